@@ -1,0 +1,81 @@
+//! The pending-event set: a binary min-heap keyed on (time, insertion sequence).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::units::Ps;
+
+struct Entry<E> {
+    /// Time in the high 64 bits, insertion sequence in the low 64: one integer compare orders
+    /// by time and breaks ties first-in first-out.
+    key: u128,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: reverse for earliest-first.
+        other.key.cmp(&self.key)
+    }
+}
+
+/// Events waiting to happen, and the current simulated time.
+pub struct Queue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    seq: u64,
+    now: Ps,
+}
+
+impl<E> Default for Queue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> Queue<E> {
+    pub fn new() -> Self {
+        Queue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: 0 }
+    }
+
+    /// The time of the event being handled (or of the last one handled).
+    pub fn now(&self) -> Ps {
+        self.now
+    }
+
+    /// Schedules `event` at absolute time `at`. Scheduling into the past is a model bug.
+    #[inline]
+    pub fn schedule(&mut self, at: Ps, event: E) {
+        debug_assert!(at >= self.now, "causality: event at {at} ps scheduled at {} ps", self.now);
+        let key = ((at as u128) << 64) | self.seq as u128;
+        self.seq += 1;
+        self.heap.push(Entry { key, event });
+    }
+
+    /// Removes the earliest event and advances the clock to it.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Ps, E)> {
+        let Entry { key, event } = self.heap.pop()?;
+        let at = (key >> 64) as Ps;
+        self.now = at;
+        Some((at, event))
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}

@@ -1,0 +1,6 @@
+//! gdrsim: a discrete-event performance model of GPU memory <-> remote machine transfers over RDMA.
+pub mod engine;
+pub mod record;
+pub mod report;
+pub mod stats;
+pub mod units;

@@ -1,0 +1,71 @@
+//! Everything a run writes: CSVs, charts, the Markdown report, the walk-through text and traces.
+//!
+//! Writers take plain result data ([`crate::stats::Summary`], [`RunInfo`]) and know nothing of
+//! the engine or the hardware components. Every file goes through [`atomic`]: written to a
+//! temporary name and renamed, so a failed run never leaves a half-written output behind.
+
+pub mod atomic;
+pub mod charts;
+pub mod csv_out;
+pub mod markdown;
+
+/// What the report needs to know about the run besides the result rows.
+#[derive(Clone, Debug, Default)]
+pub struct RunInfo {
+    /// The config's `name` (also the output folder name).
+    pub config_name: String,
+    /// One line on the simulated hardware, for chart titles, e.g.
+    /// "H100 (PCIe Gen5 x16) + ConnectX-7 NDR 400 Gb/s".
+    pub hardware: String,
+    /// The exact command line that reproduces this run.
+    pub command: String,
+    pub scenarios: Vec<ScenarioInfo>,
+    pub output: OutputOptions,
+}
+
+/// One scenario (a sender/receiver placement) as the report describes it.
+#[derive(Clone, Debug, Default)]
+pub struct ScenarioInfo {
+    pub name: String,
+    /// GPU-NIC affinity class (PIX, PXB, PHB, NODE, SYS).
+    pub class: String,
+    /// The sender's payload route, hop by hop, e.g. ["gpu0", "pcie Gen5 x16", "sw0", ..., "nic0"].
+    pub route: Vec<String>,
+    /// An `nvidia-smi topo -m` style matrix of the sender host (plain text, may be empty).
+    pub topo_matrix: String,
+    /// The bottleneck ceiling of the scenario's route for bandwidth charts (GB/s, 1e9 B/s).
+    pub ceiling_gbps: f64,
+    /// Its label, e.g. "PCIe Gen5 x16 eff. 52.7 GB/s" or "wire NDR 400 Gb/s eff. 49.3 GB/s".
+    pub ceiling_label: String,
+}
+
+/// Chart options from the config's `[output]` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputOptions {
+    /// Which charts to draw: any of "latency", "bandwidth", "speedup", "breakdown", "scenarios".
+    pub charts: Vec<String>,
+    /// Any of "svg", "png".
+    pub formats: Vec<String>,
+    pub width_px: u32,
+    pub height_px: u32,
+    /// Message sizes for the stage-breakdown chart (small, medium, large). Sizes not in the
+    /// sweep are replaced by the nearest swept size.
+    pub breakdown_sizes: Vec<u64>,
+    /// Message size for the scenario-comparison chart.
+    pub compare_size: u64,
+}
+
+impl Default for OutputOptions {
+    fn default() -> Self {
+        OutputOptions {
+            charts: ["latency", "bandwidth", "speedup", "breakdown", "scenarios"]
+                .map(String::from)
+                .to_vec(),
+            formats: vec!["svg".into(), "png".into()],
+            width_px: 1600,
+            height_px: 1000,
+            breakdown_sizes: vec![8, 64 << 10, 16 << 20],
+            compare_size: 1 << 20,
+        }
+    }
+}
