@@ -1,1 +1,75 @@
-fn main() {}
+//! The gdrsim command line. Exit codes: 0 success, 2 bad input (config), 1 internal failure.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use gdrsim::app;
+use gdrsim::config::ConfigError;
+
+#[derive(Parser)]
+#[command(name = "gdrsim", version, about = "Discrete-event model of GPUDirect RDMA vs host-staged transfers")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a study and write results.csv, stages.csv, config.toml, charts and report.md.
+    Run {
+        /// Config file (default: the embedded configs/default.toml).
+        config: Option<PathBuf>,
+        /// Output folder (default: output/<config name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override the config's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Worker threads (default: all cores).
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+        /// Print nothing but errors.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Validate a config and run nothing.
+    Check { config: PathBuf },
+    /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix.
+    Topo { config: Option<PathBuf> },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let line: Vec<String> = std::env::args().collect();
+    let command = if line.len() <= 1 { "cargo run --release".to_string() } else { format!("gdrsim {}", line[1..].join(" ")) };
+    let result = match cli.command {
+        None => app::run(None, None, None, 0, false, &command).map(|_| ()),
+        Some(Command::Run { config, out, seed, jobs, quiet }) => {
+            app::run(config.as_deref(), out.as_deref(), seed, jobs, quiet, &command).map(|_| ())
+        }
+        Some(Command::Check { config }) => app::load_config(Some(&config)).map_err(Into::into).map(|cfg| {
+            let points = gdrsim::scenario::plan(&cfg).len();
+            println!("{}: ok ({} scenarios, {} paths, {} sizes: {points} points)", config.display(), cfg.scenarios.len(), cfg.paths.len(), cfg.sizes.len());
+        }),
+        Some(Command::Topo { config }) => app::load_config(config.as_deref()).map_err(Into::into).map(|cfg| {
+            for h in &gdrsim::scenario::topologies(&cfg)[..1] {
+                for host in &h.hosts {
+                    println!("{} ({})", host.name, host.spec.name);
+                    println!("{}", gdrsim::topology::topo_matrix::render(host));
+                }
+            }
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            if e.chain().any(|c| c.downcast_ref::<ConfigError>().is_some()) { ExitCode::from(2) } else { ExitCode::from(1) }
+        }
+    }
+}

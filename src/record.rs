@@ -65,17 +65,31 @@ impl Stage {
     }
 }
 
-/// One piece of work done for one message by one component.
+/// One stage of one message, as the first and the last byte saw it.
+///
+/// A streaming stage (DMA, wire) is entered by the message's first byte at `start` and left by
+/// it at `first_out`; the last byte enters at `last_in` and leaves at `end`. Control stages have
+/// `first_out == end` and `last_in == start`. The critical-path attribution needs all four: a
+/// stage that held the last byte longer than the first was the bottleneck.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
     pub msg: u32,
     pub stage: Stage,
-    /// Which component did it, e.g. `node-a/nic0` or `node-a/pcie:sw0>nic0`.
+    /// Which component did it (index into [`Recorder::component_names`]).
     pub component: u32,
     pub start: Ps,
+    pub first_out: Ps,
+    pub last_in: Ps,
     pub end: Ps,
-    /// Payload bytes moved by this span (0 for control work).
+    /// Payload bytes moved by this stage (0 for control work).
     pub bytes: u64,
+}
+
+impl Span {
+    /// A control stage: one piece of work from `start` to `end`.
+    pub fn control(msg: u32, stage: Stage, component: u32, start: Ps, end: Ps) -> Span {
+        Span { msg, stage, component, start, first_out: end, last_in: start, end, bytes: 0 }
+    }
 }
 
 /// A DMA descriptor as a NIC builds it (the seed program's `DmaDescriptor`).
@@ -118,10 +132,10 @@ impl Recorder {
     }
 
     #[inline]
-    pub fn span(&mut self, msg: u32, stage: Stage, component: u32, start: Ps, end: Ps, bytes: u64) {
+    pub fn span(&mut self, span: Span) {
         if self.enabled {
-            debug_assert!(end >= start, "span {stage:?} ends before it starts");
-            self.spans.push(Span { msg, stage, component, start, end, bytes });
+            debug_assert!(span.end >= span.start, "span {:?} ends before it starts", span.stage);
+            self.spans.push(span);
         }
     }
 

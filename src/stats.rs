@@ -83,53 +83,54 @@ pub fn latency_stats(samples_ps: &[Ps]) -> LatencyStats {
     }
 }
 
-/// Splits `[0, end)` among the spans of one message: at each instant the active span furthest
-/// down the pipeline owns the time; an instant covered by no span belongs to the next span to
-/// start (the work being waited for). The shares therefore sum exactly to `end`.
+/// Splits `[0, end)` among the stages of one message along its critical path, walking back from
+/// the end. While following the last byte, a stage owns the time the last byte spent in it; a
+/// stage that held the last byte longer than the first byte was busy (the bottleneck), so the
+/// path runs back through its whole busy period to the first byte's arrival, and from there
+/// follows the first byte through the earlier stages. The shares tile `[0, end)` and so sum
+/// exactly to `end`; time before the first stage goes to the first stage.
 ///
-/// Returns one row per stage that occurs, in pipeline order; `name_of` names components.
+/// `spans` must be in the order the stages happen for this path. Returns one row per stage
+/// kind, in pipeline order; `name_of` names components.
 pub fn critical_path(spans: &[&Span], end: Ps, name_of: impl Fn(u32) -> String) -> Vec<StageRow> {
-    let mut cuts: Vec<Ps> = vec![0, end];
-    for s in spans {
-        for t in [s.start, s.end] {
-            if t < end {
-                cuts.push(t);
-            }
-        }
-    }
-    cuts.sort_unstable();
-    cuts.dedup();
     let mut share = [0 as Ps; Stage::ALL.len()];
-    for w in cuts.windows(2) {
-        let (a, b) = (w[0], w[1]);
-        let owner = spans
-            .iter()
-            .filter(|s| s.start <= a && s.end >= b && s.end > s.start)
-            .map(|s| s.stage)
-            .max()
-            .or_else(|| {
-                spans.iter().filter(|s| s.start >= b).min_by_key(|s| (s.start, s.stage)).map(|s| s.stage)
-            })
-            .or_else(|| spans.iter().map(|s| s.stage).max());
-        if let Some(stage) = owner {
-            share[stage as usize] += b - a;
-        }
+    let mut tau = end;
+    let mut following_tail = true;
+    for (i, s) in spans.iter().enumerate().rev() {
+        let begin = if following_tail {
+            let tail_transit = s.end.saturating_sub(s.last_in);
+            let head_transit = s.first_out.saturating_sub(s.start);
+            // The first streaming stage gets the whole message at once: it owns its full span.
+            let busy = tail_transit > head_transit + head_transit / 8 + 1_000 || i == 0;
+            if busy {
+                following_tail = false;
+                s.start
+            } else {
+                s.last_in
+            }
+        } else {
+            s.start
+        };
+        let begin = begin.min(tau);
+        share[s.stage as usize] += tau - begin;
+        tau = begin;
+    }
+    if let Some(first) = spans.first() {
+        share[first.stage as usize] += tau;
+    } else {
+        return Vec::new();
     }
     let mut rows = Vec::new();
     for stage in Stage::ALL {
         let of_stage: Vec<&&Span> = spans.iter().filter(|s| s.stage == stage).collect();
-        if of_stage.is_empty() {
+        let Some(main) = of_stage.iter().max_by_key(|s| (s.end - s.start, std::cmp::Reverse(s.start))) else {
             continue;
-        }
-        let start = of_stage.iter().map(|s| s.start).min().unwrap_or(0);
-        let stop = of_stage.iter().map(|s| s.end).max().unwrap_or(0);
-        // The component that carried the longest piece of the stage names it.
-        let main = of_stage.iter().max_by_key(|s| (s.end - s.start, std::cmp::Reverse(s.start))).unwrap();
+        };
         rows.push(StageRow {
             stage,
             component: name_of(main.component),
-            start_ps: start,
-            end_ps: stop,
+            start_ps: of_stage.iter().map(|s| s.start).min().unwrap_or(0),
+            end_ps: of_stage.iter().map(|s| s.end).max().unwrap_or(0),
             critical_ps: share[stage as usize],
         });
     }
@@ -140,29 +141,44 @@ pub fn critical_path(spans: &[&Span], end: Ps, name_of: impl Fn(u32) -> String) 
 mod tests {
     use super::*;
 
-    fn span(stage: Stage, start: Ps, end: Ps) -> Span {
-        Span { msg: 0, stage, component: 0, start, end, bytes: 0 }
+    fn stream(stage: Stage, start: Ps, first_out: Ps, last_in: Ps, end: Ps) -> Span {
+        Span { msg: 0, stage, component: 0, start, first_out, last_in, end, bytes: 0 }
     }
 
+    /// A wire-bound transfer: the read streams out by 20_000 ps, the wire holds the last byte
+    /// for 1_300_000 ps more than the first, so the wire owns its whole busy period.
     #[test]
-    fn shares_sum_to_the_end_time_with_overlap_and_gaps() {
+    fn the_bottleneck_stage_owns_its_busy_period() {
+        let ns = 1_000;
         let spans = [
-            span(Stage::Post, 0, 100),
-            span(Stage::DmaRead, 150, 1000),
-            span(Stage::Wire, 400, 1200),
-            span(Stage::Poll, 1300, 1400),
+            Span::control(0, Stage::Post, 0, 0, 500 * ns),
+            stream(Stage::DmaRead, 500 * ns, 1_300 * ns, 500 * ns, 20_400_000 * ns),
+            stream(Stage::Wire, 1_300 * ns, 1_400 * ns, 20_400_000 * ns, 21_700_000 * ns),
+            Span::control(0, Stage::Poll, 0, 21_700_500 * ns, 21_700_600 * ns),
         ];
         let refs: Vec<&Span> = spans.iter().collect();
-        let rows = critical_path(&refs, 1400, |_| "c".into());
-        let total: Ps = rows.iter().map(|r| r.critical_ps).sum();
-        assert_eq!(total, 1400);
+        let end = 21_700_600 * ns;
+        let rows = critical_path(&refs, end, |_| "c".into());
+        assert_eq!(rows.iter().map(|r| r.critical_ps).sum::<Ps>(), end);
         let get = |st| rows.iter().find(|r| r.stage == st).unwrap().critical_ps;
-        assert_eq!(get(Stage::Post), 100);
-        // gap 100..150 waits for the DMA read, which then owns until the wire starts
-        assert_eq!(get(Stage::DmaRead), 300);
-        assert_eq!(get(Stage::Wire), 800);
-        // gap 1200..1300 waits for the poll
-        assert_eq!(get(Stage::Poll), 200);
+        assert_eq!(get(Stage::Post), 500 * ns);
+        assert_eq!(get(Stage::DmaRead), 800 * ns);
+        assert_eq!(get(Stage::Wire), (21_700_500 - 1_300) * ns);
+        assert_eq!(get(Stage::Poll), 100 * ns);
+    }
+
+    /// A read-bound transfer: the wire passes the last byte as fast as the first, so the path
+    /// follows the last byte back into the read, which owns its whole span.
+    #[test]
+    fn an_upstream_bottleneck_is_found_through_the_last_byte() {
+        let spans = [
+            stream(Stage::DmaRead, 0, 800, 0, 10_000),
+            stream(Stage::Wire, 800, 900, 9_900, 10_000),
+        ];
+        let refs: Vec<&Span> = spans.iter().collect();
+        let rows = critical_path(&refs, 10_000, |_| "c".into());
+        assert_eq!(rows[0].critical_ps + rows[1].critical_ps, 10_000);
+        assert_eq!(rows[1].critical_ps, 100);
     }
 
     #[test]

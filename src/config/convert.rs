@@ -1,0 +1,580 @@
+//! Raw TOML -> typed, validated [`Config`]: parses quantities, fills defaults, resolves names,
+//! and checks the topology is a tree that every scenario can use.
+
+use std::collections::HashSet;
+
+use super::defaults as d;
+use super::raw::*;
+use super::{Config, ConfigError, Endpoint, PathKind, Registration, ScenarioSpec, SimConfig};
+use crate::report::OutputOptions;
+use crate::topology::pcie;
+use crate::topology::spec::*;
+use crate::units::{self, Ps, Rate};
+
+type R<T> = Result<T, ConfigError>;
+
+struct Cx<'a> {
+    file: &'a str,
+}
+
+fn show(q: &Q) -> String {
+    match q {
+        Q::Int(v) => v.to_string(),
+        Q::Float(v) => v.to_string(),
+        Q::Str(s) => format!("{s:?}"),
+    }
+}
+
+impl Cx<'_> {
+    fn err(&self, key: &str, expected: impl Into<String>, found: impl Into<String>) -> ConfigError {
+        ConfigError::new(self.file, key, expected, found)
+    }
+
+    /// A duration: a bare number is nanoseconds; a string carries its unit.
+    fn dur(&self, q: &Option<Q>, key: &str, default: Ps) -> R<Ps> {
+        let expected = "a duration (a number of nanoseconds, or a string such as \"120ns\" or \"1.5us\")";
+        match q {
+            None => Ok(default),
+            Some(Q::Int(v)) if *v >= 0 => Ok(*v as u64 * units::PS_PER_NS),
+            Some(Q::Float(v)) if *v >= 0.0 && v.is_finite() => Ok((v * 1000.0).round() as u64),
+            Some(Q::Str(s)) => units::parse_duration(s).map_err(|_| self.err(key, expected, show(q.as_ref().unwrap()))),
+            Some(other) => Err(self.err(key, expected, show(other))),
+        }
+    }
+
+    /// A size in bytes (> 0): a bare number is bytes; a string carries its unit.
+    fn bytes(&self, q: &Option<Q>, key: &str, default: u64) -> R<u64> {
+        let expected = "a positive size in bytes (a number, or a string such as \"4KiB\" or \"1MiB\")";
+        let v = match q {
+            None => return Ok(default),
+            Some(Q::Int(v)) if *v > 0 => *v as u64,
+            Some(Q::Str(s)) => units::parse_bytes(s).map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
+            Some(other) => return Err(self.err(key, expected, show(other))),
+        };
+        if v == 0 {
+            return Err(self.err(key, expected, show(q.as_ref().unwrap())));
+        }
+        Ok(v)
+    }
+
+    fn size(&self, q: &Q, key: &str) -> R<u64> {
+        self.bytes(&Some(q.clone()), key, 0)
+    }
+
+    /// A rate: a bare number is Gb/s (bits); a string carries its unit ("26GB/s", "200Gb/s").
+    fn rate(&self, q: &Option<Q>, key: &str, default: Rate) -> R<Rate> {
+        let expected = "a positive rate (a number of Gb/s, or a string such as \"200Gb/s\" or \"26GB/s\")";
+        let r = match q {
+            None => return Ok(default),
+            Some(Q::Int(v)) if *v > 0 => Rate::from_bps(*v as u64 * 1_000_000_000),
+            Some(Q::Float(v)) if *v > 0.0 && v.is_finite() => Rate::from_bps((v * 1e9).round() as u64),
+            Some(Q::Str(s)) => units::parse_rate(s).map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
+            Some(other) => return Err(self.err(key, expected, show(other))),
+        };
+        if r.bps() == 0 {
+            return Err(self.err(key, expected, show(q.as_ref().unwrap())));
+        }
+        Ok(r)
+    }
+
+    fn opt_rate(&self, q: &Option<Q>, key: &str) -> R<Option<Rate>> {
+        match q {
+            None => Ok(None),
+            Some(_) => self.rate(q, key, Rate::from_bps(0)).map(Some),
+        }
+    }
+
+    /// MPS / MRRS: a power of two from 128 to 4096 bytes.
+    fn payload_size(&self, q: &Option<Q>, key: &str, default: u64) -> R<u64> {
+        let v = self.bytes(q, key, default)?;
+        if !pcie::valid_payload_size(v) {
+            return Err(self.err(key, "a power of two from 128 to 4096 bytes", v.to_string()));
+        }
+        Ok(v)
+    }
+
+    fn p2p(&self, allowed: Option<bool>, cap: &Option<Q>, key: &str) -> R<P2p> {
+        Ok(match allowed.unwrap_or(true) {
+            false => P2p::Refused,
+            true => P2p::Allowed(self.opt_rate(cap, key)?),
+        })
+    }
+
+    fn one_of(&self, v: &Option<String>, key: &str, options: &[&str], default: &str) -> R<String> {
+        let v = v.clone().unwrap_or_else(|| default.to_string());
+        if !options.contains(&v.as_str()) {
+            return Err(self.err(key, format!("one of {}", options.join(", ")), format!("{v:?}")));
+        }
+        Ok(v)
+    }
+
+    fn unique<'s>(&self, names: impl Iterator<Item = &'s str>, key: &str) -> R<()> {
+        let mut seen = HashSet::new();
+        for n in names {
+            if !seen.insert(n) {
+                return Err(self.err(key, "unique names", format!("{n:?} twice")));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
+    let cx = Cx { file };
+    if raw.name.is_empty() || raw.name.contains(['/', '\\']) || raw.name.starts_with('.') {
+        return Err(cx.err("name", "a non-empty name usable as a folder name", format!("{:?}", raw.name)));
+    }
+    let sim = convert_sim(&cx, &raw.sim)?;
+    let sizes = convert_sizes(&cx, &raw.sweep.sizes)?;
+    let mut paths = Vec::new();
+    for (i, p) in raw.sweep.paths.iter().enumerate() {
+        let kind = PathKind::parse(p)
+            .ok_or_else(|| cx.err(&format!("sweep.paths[{i}]"), "one of host, staged, gpudirect", format!("{p:?}")))?;
+        if !paths.contains(&kind) {
+            paths.push(kind);
+        }
+    }
+    if paths.is_empty() {
+        return Err(cx.err("sweep.paths", "at least one path", "an empty list"));
+    }
+    let ops = raw.sweep.ops.clone().unwrap_or_else(|| vec!["write".into()]);
+    for (i, op) in ops.iter().enumerate() {
+        if op != "write" {
+            return Err(cx.err(&format!("sweep.ops[{i}]"), "\"write\" (RDMA Write with Immediate)", format!("{op:?}")));
+        }
+    }
+    let output = convert_output(&cx, &raw.output)?;
+    let network = NetworkSpec {
+        switch_hops: raw.network.switch_hops.unwrap_or(1),
+        switch_latency: cx.dur(&raw.network.switch_latency_ns, "network.switch_latency_ns", d::NET_SWITCH_LATENCY)?,
+        cable_m: raw.network.cable_m.unwrap_or(d::CABLE_M),
+        propagation_per_m: cx.dur(&raw.network.propagation_ns_per_m, "network.propagation_ns_per_m", d::PROPAGATION_PER_M)?,
+    };
+    cx.unique(raw.machines.iter().map(|m| m.name.as_str()), "machines")?;
+    let machines = raw.machines.iter().enumerate().map(|(i, m)| convert_machine(&cx, i, m)).collect::<R<Vec<_>>>()?;
+    cx.unique(raw.hosts.iter().map(|h| h.name.as_str()), "hosts")?;
+    let mut hosts = Vec::new();
+    for (i, h) in raw.hosts.iter().enumerate() {
+        let machine = machines.iter().find(|m| m.name == h.machine).ok_or_else(|| {
+            cx.err(&format!("hosts[{i}].machine"), "the name of a [[machines]] entry", format!("{:?}", h.machine))
+        })?;
+        hosts.push(HostSpec { name: h.name.clone(), machine: machine.clone() });
+    }
+    if raw.scenarios.is_empty() {
+        return Err(cx.err("scenarios", "at least one [[scenarios]] entry", "none"));
+    }
+    cx.unique(raw.scenarios.iter().map(|s| s.name.as_str()), "scenarios")?;
+    let needs_gpu = paths.iter().any(|p| *p != PathKind::Host);
+    let mut scenarios = Vec::new();
+    for (i, s) in raw.scenarios.iter().enumerate() {
+        let key = format!("scenarios[{i}]");
+        let sender = endpoint(&cx, &hosts, &s.sender, &format!("{key}.sender"), needs_gpu)?;
+        let receiver = endpoint(&cx, &hosts, &s.receiver, &format!("{key}.receiver"), needs_gpu)?;
+        if sender.host == receiver.host {
+            return Err(cx.err(&format!("{key}.receiver.host"), "a host other than the sender's", format!("{:?}", s.receiver.host)));
+        }
+        scenarios.push(ScenarioSpec { name: s.name.clone(), sender, receiver });
+    }
+    Ok(Config {
+        name: raw.name,
+        description: raw.description.unwrap_or_default(),
+        seed: raw.seed.unwrap_or(1),
+        sim,
+        sizes,
+        paths,
+        ops,
+        output,
+        network,
+        hosts,
+        scenarios,
+    })
+}
+
+fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
+    let granularity = cx.one_of(&s.granularity, "sim.granularity", &["auto", "tlp"], "auto")?;
+    let registration = cx.one_of(&s.registration, "sim.registration", &["cached", "per_transfer"], "cached")?;
+    let flush = cx.one_of(&s.flush, "sim.flush", &["rdma_read", "none"], "rdma_read")?;
+    let positive = |v: Option<u32>, key: &str, default: u32| -> R<u32> {
+        match v {
+            Some(0) => Err(cx.err(key, "a positive integer", "0")),
+            Some(v) => Ok(v),
+            None => Ok(default),
+        }
+    };
+    let burst = cx.bytes(&s.burst_bytes, "sim.burst_bytes", 256 << 10)?;
+    if burst < 4096 {
+        return Err(cx.err("sim.burst_bytes", "at least 4096 bytes", burst.to_string()));
+    }
+    Ok(SimConfig {
+        iterations: positive(s.iterations, "sim.iterations", 100)?,
+        min_iterations: positive(s.min_iterations, "sim.min_iterations", 5)?,
+        iteration_budget_bytes: cx.bytes(&s.iteration_budget_bytes, "sim.iteration_budget_bytes", 1 << 30)?,
+        stream_window: positive(s.stream_window, "sim.stream_window", 16)?,
+        stream_messages: positive(s.stream_messages, "sim.stream_messages", 128)?,
+        stream_budget_bytes: cx.bytes(&s.stream_budget_bytes, "sim.stream_budget_bytes", 2 << 30)?,
+        tlp_granularity: granularity == "tlp",
+        coalesce_above: cx.bytes(&s.coalesce_above_bytes, "sim.coalesce_above_bytes", 64 << 10)?,
+        burst_bytes: burst,
+        registration: if registration == "cached" { Registration::Cached } else { Registration::PerTransfer },
+        jitter: s.jitter.unwrap_or(true),
+        flush: flush == "rdma_read",
+    })
+}
+
+fn convert_sizes(cx: &Cx, s: &RawSizes) -> R<Vec<u64>> {
+    let mut sizes = match s {
+        RawSizes::List(list) => {
+            list.iter().enumerate().map(|(i, q)| cx.size(q, &format!("sweep.sizes[{i}]"))).collect::<R<Vec<_>>>()?
+        }
+        RawSizes::Range(r) => {
+            let from = cx.size(&r.from, "sweep.sizes.from")?;
+            let to = cx.size(&r.to, "sweep.sizes.to")?;
+            let factor = r.factor.unwrap_or(2);
+            if factor < 2 {
+                return Err(cx.err("sweep.sizes.factor", "an integer factor of at least 2", factor.to_string()));
+            }
+            if to < from {
+                return Err(cx.err("sweep.sizes.to", format!("a size of at least `from` ({from} bytes)"), to.to_string()));
+            }
+            let mut v = vec![];
+            let mut x = from;
+            while x <= to {
+                v.push(x);
+                x = match x.checked_mul(factor) {
+                    Some(n) => n,
+                    None => break,
+                };
+            }
+            v
+        }
+    };
+    if sizes.is_empty() {
+        return Err(cx.err("sweep.sizes", "at least one size", "an empty list"));
+    }
+    if let Some(&big) = sizes.iter().find(|&&s| s > 16 << 30) {
+        return Err(cx.err("sweep.sizes", "sizes up to 16 GiB", big.to_string()));
+    }
+    sizes.dedup();
+    Ok(sizes)
+}
+
+fn convert_output(cx: &Cx, o: &RawOutput) -> R<OutputOptions> {
+    let mut out = OutputOptions::default();
+    if let Some(charts) = &o.charts {
+        for (i, c) in charts.iter().enumerate() {
+            if !["latency", "bandwidth", "speedup", "breakdown", "scenarios"].contains(&c.as_str()) {
+                return Err(cx.err(&format!("output.charts[{i}]"), "one of latency, bandwidth, speedup, breakdown, scenarios", format!("{c:?}")));
+            }
+        }
+        out.charts = charts.clone();
+    }
+    if let Some(formats) = &o.formats {
+        for (i, f) in formats.iter().enumerate() {
+            if !["svg", "png"].contains(&f.as_str()) {
+                return Err(cx.err(&format!("output.formats[{i}]"), "one of svg, png", format!("{f:?}")));
+            }
+        }
+        out.formats = formats.clone();
+    }
+    for (v, key, slot) in [(o.width_px, "output.width_px", &mut out.width_px), (o.height_px, "output.height_px", &mut out.height_px)] {
+        if let Some(v) = v {
+            if !(200..=8000).contains(&v) {
+                return Err(cx.err(key, "a size from 200 to 8000 pixels", v.to_string()));
+            }
+            *slot = v;
+        }
+    }
+    if let Some(sizes) = &o.breakdown_sizes {
+        out.breakdown_sizes =
+            sizes.iter().enumerate().map(|(i, q)| cx.size(q, &format!("output.breakdown_sizes[{i}]"))).collect::<R<_>>()?;
+    }
+    if let Some(q) = &o.compare_size {
+        out.compare_size = cx.size(q, "output.compare_size")?;
+    }
+    Ok(out)
+}
+
+fn memory(cx: &Cx, key: &str, lat: &Option<Q>, rate: &Option<Q>, jitter: &Option<Q>, defaults: (Ps, Rate, Ps)) -> R<MemorySpec> {
+    Ok(MemorySpec {
+        latency: cx.dur(lat, &format!("{key}_latency_ns"), defaults.0)?,
+        rate: cx.rate(rate, &format!("{key}_rate_gbps"), defaults.1)?,
+        jitter_median: cx.dur(jitter, &format!("{key}_jitter_ns"), defaults.2)?,
+    })
+}
+
+fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
+    let k = |rest: &str| format!("machines[{i}].{rest}");
+    let cpu = CpuSpec {
+        post: cx.dur(&m.cpu.post_ns, &k("cpu.post_ns"), d::CPU_POST)?,
+        post_recv: cx.dur(&m.cpu.post_recv_ns, &k("cpu.post_recv_ns"), d::CPU_POST_RECV)?,
+        poll: cx.dur(&m.cpu.poll_ns, &k("cpu.poll_ns"), d::CPU_POLL)?,
+    };
+    let r = &m.registration;
+    let registration = RegistrationSpec {
+        host_base: cx.dur(&r.host_base_ns, &k("registration.host_base_ns"), d::REG_HOST_BASE)?,
+        host_per_page: cx.dur(&r.host_per_page_ns, &k("registration.host_per_page_ns"), d::REG_HOST_PER_PAGE)?,
+        gpu_base: cx.dur(&r.gpu_base_ns, &k("registration.gpu_base_ns"), d::REG_GPU_BASE)?,
+        gpu_per_page: cx.dur(&r.gpu_per_page_ns, &k("registration.gpu_per_page_ns"), d::REG_GPU_PER_PAGE)?,
+        bounce_alloc: cx.dur(&r.bounce_alloc_ns, &k("registration.bounce_alloc_ns"), d::BOUNCE_ALLOC)?,
+    };
+    let pcie_spec = PcieSpec {
+        link_latency: cx.dur(&m.pcie.link_latency_ns, &k("pcie.link_latency_ns"), d::PCIE_LINK_LATENCY)?,
+        mps: cx.payload_size(&m.pcie.mps_bytes, &k("pcie.mps_bytes"), d::PCIE_MPS)?,
+        rcb: {
+            let v = cx.bytes(&m.pcie.rcb_bytes, &k("pcie.rcb_bytes"), d::PCIE_RCB)?;
+            if v != 64 && v != 128 {
+                return Err(cx.err(&k("pcie.rcb_bytes"), "64 or 128", v.to_string()));
+            }
+            v
+        },
+        ecrc: m.pcie.ecrc.unwrap_or(false),
+    };
+    if m.sockets.is_empty() {
+        return Err(cx.err(&k("sockets"), "at least one socket", "none"));
+    }
+    let sockets = m
+        .sockets
+        .iter()
+        .enumerate()
+        .map(|(j, s)| {
+            Ok(SocketSpec {
+                name: s.name.clone(),
+                dram: memory(cx, &k(&format!("sockets[{j}].dram")), &s.dram_latency_ns, &s.dram_rate_gbps, &s.dram_jitter_ns, (d::DRAM_LATENCY, d::DRAM_RATE, d::DRAM_JITTER))?,
+            })
+        })
+        .collect::<R<Vec<_>>>()?;
+    let socket_names: Vec<&str> = sockets.iter().map(|s| s.name.as_str()).collect();
+    let socket_ref = |name: &str, key: String| -> R<()> {
+        if socket_names.contains(&name) { Ok(()) } else { Err(cx.err(&key, format!("one of the machine's sockets ({})", socket_names.join(", ")), format!("{name:?}"))) }
+    };
+    let mut socket_links = Vec::new();
+    for (j, l) in m.socket_links.iter().enumerate() {
+        let kk = |f: &str| k(&format!("socket_links[{j}].{f}"));
+        socket_ref(&l.a, kk("a"))?;
+        socket_ref(&l.b, kk("b"))?;
+        socket_links.push(SocketLinkSpec {
+            a: l.a.clone(),
+            b: l.b.clone(),
+            rate: cx.rate(&l.rate_gbps, &kk("rate_gbps"), d::SOCKET_LINK_RATE)?,
+            latency: cx.dur(&l.latency_ns, &kk("latency_ns"), d::SOCKET_LINK_LATENCY)?,
+            p2p_read: cx.p2p(l.p2p_read, &l.p2p_read_rate_gbps, &kk("p2p_read_rate_gbps"))?,
+            p2p_write: cx.p2p(l.p2p_write, &l.p2p_write_rate_gbps, &kk("p2p_write_rate_gbps"))?,
+        });
+    }
+    for (x, a) in socket_names.iter().enumerate() {
+        for b in &socket_names[x + 1..] {
+            if !socket_links.iter().any(|l| (l.a == *a && l.b == *b) || (l.a == *b && l.b == *a)) {
+                return Err(cx.err(&k("socket_links"), format!("a link between sockets {a:?} and {b:?}"), "none"));
+            }
+        }
+    }
+    let mut root_complexes = Vec::new();
+    for (j, rc) in m.root_complexes.iter().enumerate() {
+        let kk = |f: &str| k(&format!("root_complexes[{j}].{f}"));
+        socket_ref(&rc.socket, kk("socket"))?;
+        root_complexes.push(RootComplexSpec {
+            name: rc.name.clone(),
+            socket: rc.socket.clone(),
+            latency: cx.dur(&rc.latency_ns, &kk("latency_ns"), d::ROOT_COMPLEX_LATENCY)?,
+            p2p_read: cx.p2p(rc.p2p_read, &rc.p2p_read_rate_gbps, &kk("p2p_read_rate_gbps"))?,
+            p2p_write: cx.p2p(rc.p2p_write, &rc.p2p_write_rate_gbps, &kk("p2p_write_rate_gbps"))?,
+        });
+    }
+    let switches = m
+        .switches
+        .iter()
+        .enumerate()
+        .map(|(j, s)| {
+            Ok(SwitchSpec {
+                name: s.name.clone(),
+                latency: cx.dur(&s.latency_ns, &k(&format!("switches[{j}].latency_ns")), d::SWITCH_LATENCY)?,
+                acs_redirect: s.acs_redirect.unwrap_or(false),
+            })
+        })
+        .collect::<R<Vec<_>>>()?;
+    let gpus = m
+        .gpus
+        .iter()
+        .enumerate()
+        .map(|(j, g)| {
+            let kk = |f: &str| k(&format!("gpus[{j}].{f}"));
+            let window = g.ce_read_window.unwrap_or(d::CE_READ_WINDOW);
+            if window == 0 {
+                return Err(cx.err(&kk("ce_read_window"), "a positive number of outstanding reads", "0"));
+            }
+            Ok(GpuSpec {
+                name: g.name.clone(),
+                model: g.model.clone().unwrap_or_else(|| "H100 PCIe".into()),
+                memory: memory(cx, &k(&format!("gpus[{j}].memory")), &g.memory_latency_ns, &g.memory_rate_gbps, &g.memory_jitter_ns, (d::GPU_MEMORY_LATENCY, d::GPU_MEMORY_RATE, 0))?,
+                heap_base: g.heap_base.unwrap_or(d::GPU_HEAP_BASE),
+                bar_offset: g.bar_offset.unwrap_or(d::GPU_BAR_OFFSET),
+                copy_engine: CopyEngineSpec {
+                    launch: cx.dur(&g.memcpy_launch_ns, &kk("memcpy_launch_ns"), d::MEMCPY_LAUNCH)?,
+                    sync: cx.dur(&g.memcpy_sync_ns, &kk("memcpy_sync_ns"), d::MEMCPY_SYNC)?,
+                    read_window: window,
+                    mrrs: cx.payload_size(&g.ce_mrrs_bytes, &kk("ce_mrrs_bytes"), d::CE_MRRS)?,
+                },
+            })
+        })
+        .collect::<R<Vec<_>>>()?;
+    let nics = m.nics.iter().enumerate().map(|(j, n)| convert_nic(cx, &k(&format!("nics[{j}]")), n)).collect::<R<Vec<_>>>()?;
+    // Names are one namespace per machine: links refer to them.
+    let all_names: Vec<&str> = socket_names
+        .iter()
+        .copied()
+        .chain(root_complexes.iter().map(|x| x.name.as_str()))
+        .chain(switches.iter().map(|x| x.name.as_str()))
+        .chain(gpus.iter().map(|x| x.name.as_str()))
+        .chain(nics.iter().map(|x| x.name.as_str()))
+        .collect();
+    cx.unique(all_names.iter().copied(), &k("(sockets, root complexes, switches, gpus, nics)"))?;
+    let is = |name: &str, v: &[&str]| v.contains(&name);
+    let uppers: Vec<&str> = root_complexes.iter().map(|x| x.name.as_str()).chain(switches.iter().map(|x| x.name.as_str())).collect();
+    let downs: Vec<&str> = switches
+        .iter()
+        .map(|x| x.name.as_str())
+        .chain(gpus.iter().map(|x| x.name.as_str()))
+        .chain(nics.iter().map(|x| x.name.as_str()))
+        .collect();
+    let mut links = Vec::new();
+    for (j, l) in m.links.iter().enumerate() {
+        let kk = |f: &str| k(&format!("links[{j}].{f}"));
+        if !is(&l.up, &uppers) {
+            return Err(cx.err(&kk("up"), format!("a root complex or switch of this machine ({})", uppers.join(", ")), format!("{:?}", l.up)));
+        }
+        if !is(&l.down, &downs) {
+            return Err(cx.err(&kk("down"), format!("a switch, GPU or NIC of this machine ({})", downs.join(", ")), format!("{:?}", l.down)));
+        }
+        if !pcie::valid_generation(l.generation) {
+            return Err(cx.err(&kk("generation"), "a PCIe generation from 1 to 6", l.generation.to_string()));
+        }
+        if !pcie::valid_width(l.width) {
+            return Err(cx.err(&kk("width"), "a link width of 1, 2, 4, 8, 12, 16 or 32 lanes", l.width.to_string()));
+        }
+        links.push(LinkSpec {
+            up: l.up.clone(),
+            down: l.down.clone(),
+            generation: l.generation,
+            width: l.width,
+            mps: cx.payload_size(&l.mps_bytes, &kk("mps_bytes"), pcie_spec.mps)?,
+            latency: cx.dur(&l.latency_ns, &kk("latency_ns"), pcie_spec.link_latency)?,
+        });
+    }
+    // Each downstream node hangs from exactly one link, and every chain reaches a root complex.
+    for name in &downs {
+        let n = links.iter().filter(|l| l.down == *name).count();
+        if n != 1 {
+            return Err(cx.err(&k("links"), format!("exactly one upstream link for {name:?}"), format!("{n}")));
+        }
+    }
+    for name in &downs {
+        let mut cur = *name;
+        let mut steps = 0;
+        while let Some(l) = links.iter().find(|l| l.down == cur) {
+            cur = &l.up;
+            steps += 1;
+            if steps > downs.len() {
+                return Err(cx.err(&k("links"), "a tree of links (no cycles)", format!("a cycle through {name:?}")));
+            }
+        }
+        if !root_complexes.iter().any(|r| r.name == cur) {
+            return Err(cx.err(&k("links"), format!("a chain of links from {name:?} up to a root complex"), format!("it ends at {cur:?}")));
+        }
+    }
+    if nics.is_empty() {
+        return Err(cx.err(&k("nics"), "at least one NIC", "none"));
+    }
+    Ok(MachineSpec {
+        name: m.name.clone(),
+        cpu,
+        registration,
+        pcie: pcie_spec,
+        host_buffer_base: m.host_buffer_base.unwrap_or(d::HOST_BUFFER_BASE),
+        sockets,
+        socket_links,
+        root_complexes,
+        switches,
+        gpus,
+        nics,
+        links,
+    })
+}
+
+fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
+    let k = |f: &str| format!("{key}.{f}");
+    let delivery = cx.one_of(&n.wqe_delivery, &k("wqe_delivery"), &["blueflame", "doorbell"], "blueflame")?;
+    let window = n.read_window.unwrap_or(d::NIC_READ_WINDOW);
+    if window == 0 {
+        return Err(cx.err(&k("read_window"), "a positive number of outstanding reads", "0"));
+    }
+    let mtu = cx.bytes(&n.mtu_bytes, &k("mtu_bytes"), d::MTU)?;
+    if !mtu.is_power_of_two() || !(256..=9216).contains(&mtu) {
+        return Err(cx.err(&k("mtu_bytes"), "a power of two from 256 to 4096 bytes", mtu.to_string()));
+    }
+    let size0 = |q: &Option<Q>, f: &str, def: u64| -> R<u64> {
+        match q {
+            Some(Q::Int(0)) => Ok(0),
+            _ => cx.bytes(q, &k(f), def),
+        }
+    };
+    Ok(NicSpec {
+        name: n.name.clone(),
+        model: n.model.clone().unwrap_or_else(|| "ConnectX-7".into()),
+        wire_rate: cx.rate(&n.wire_rate_gbps, &k("wire_rate_gbps"), d::WIRE_RATE)?,
+        mtu,
+        packet_overhead: size0(&n.packet_overhead_bytes, "packet_overhead_bytes", d::PACKET_OVERHEAD)?,
+        ack_bytes: cx.bytes(&n.ack_bytes, &k("ack_bytes"), d::ACK_BYTES)?,
+        wqe_delivery: if delivery == "blueflame" { WqeDelivery::BlueFlame } else { WqeDelivery::Doorbell },
+        wqe_bytes: cx.bytes(&n.wqe_bytes, &k("wqe_bytes"), d::WQE_BYTES)?,
+        cqe_bytes: cx.bytes(&n.cqe_bytes, &k("cqe_bytes"), d::CQE_BYTES)?,
+        inline_max: size0(&n.inline_max_bytes, "inline_max_bytes", d::INLINE_MAX)?,
+        wqe_process: cx.dur(&n.wqe_process_ns, &k("wqe_process_ns"), d::WQE_PROCESS)?,
+        wqe_interval: cx.dur(&n.wqe_interval_ns, &k("wqe_interval_ns"), d::WQE_INTERVAL)?,
+        mtt_lookup: cx.dur(&n.mtt_lookup_ns, &k("mtt_lookup_ns"), d::MTT_LOOKUP)?,
+        tx_pipeline: cx.dur(&n.tx_pipeline_ns, &k("tx_pipeline_ns"), d::TX_PIPELINE)?,
+        rx_pipeline: cx.dur(&n.rx_pipeline_ns, &k("rx_pipeline_ns"), d::RX_PIPELINE)?,
+        read_window: window,
+        mrrs: cx.payload_size(&n.mrrs_bytes, &k("mrrs_bytes"), d::NIC_MRRS)?,
+    })
+}
+
+fn endpoint(cx: &Cx, hosts: &[HostSpec], e: &RawEndpoint, key: &str, needs_gpu: bool) -> R<Endpoint> {
+    let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+    let host = hosts
+        .iter()
+        .position(|h| h.name == e.host)
+        .ok_or_else(|| cx.err(&format!("{key}.host"), format!("one of the [[hosts]] ({})", names.join(", ")), format!("{:?}", e.host)))?;
+    let m = &hosts[host].machine;
+    let list = |v: Vec<&str>| if v.is_empty() { "none defined".to_string() } else { v.join(", ") };
+    let nic = m.nics.iter().position(|n| n.name == e.nic).ok_or_else(|| {
+        cx.err(&format!("{key}.nic"), format!("a NIC of machine {:?} ({})", m.name, list(m.nics.iter().map(|n| n.name.as_str()).collect())), format!("{:?}", e.nic))
+    })?;
+    let gpu = match &e.gpu {
+        Some(g) => Some(m.gpus.iter().position(|x| &x.name == g).ok_or_else(|| {
+            cx.err(&format!("{key}.gpu"), format!("a GPU of machine {:?} ({})", m.name, list(m.gpus.iter().map(|n| n.name.as_str()).collect())), format!("{g:?}"))
+        })?),
+        None if needs_gpu => {
+            return Err(cx.err(&format!("{key}.gpu"), "a GPU (the sweep has a staged or gpudirect path)", "no gpu key"));
+        }
+        None => None,
+    };
+    // Default: host buffers on the NIC's socket.
+    let nic_socket = socket_of(m, &e.nic);
+    let memory_socket = match &e.memory {
+        Some(s) => m.sockets.iter().position(|x| &x.name == s).ok_or_else(|| {
+            cx.err(&format!("{key}.memory"), format!("a socket of machine {:?}", m.name), format!("{s:?}"))
+        })?,
+        None => nic_socket,
+    };
+    Ok(Endpoint { host, nic, gpu, memory_socket })
+}
+
+/// The socket a device hangs under (validated tree).
+fn socket_of(m: &MachineSpec, device: &str) -> usize {
+    let mut cur = device.to_string();
+    while let Some(l) = m.links.iter().find(|l| l.down == cur) {
+        cur = l.up.clone();
+    }
+    let rc = m.root_complexes.iter().find(|r| r.name == cur).expect("validated chain");
+    m.sockets.iter().position(|s| s.name == rc.socket).expect("validated socket")
+}

@@ -1,0 +1,112 @@
+//! Defaults of every model parameter, with where each comes from. Row ids refer to the project's
+//! reference measurements (shared/reference/measurements.md); "calibrated" means chosen so that
+//! a composed figure of the model matches the cited row; "estimate" means no source pins it.
+
+use crate::units::{Ps, Rate, ns};
+
+// ---- host CPU ------------------------------------------------------------------------------
+/// Building a send WQE and issuing its BlueFlame copy. Estimate (part of the 0.9-1.9 µs host
+/// verbs latency of rows F1/F5/F6 that the adapter's sub-600 ns of row F7 leaves to the host).
+pub const CPU_POST: Ps = ns(100);
+/// Reposting one receive WQE. Estimate.
+pub const CPU_POST_RECV: Ps = ns(40);
+/// One CQ poll that finds a CQE (a cache-line read of the NIC-written CQE). Estimate.
+pub const CPU_POLL: Ps = ns(60);
+
+// ---- registration --------------------------------------------------------------------------
+/// ibv_reg_mr fixed cost. Estimate (rows E4/E5 give only per-GB figures).
+pub const REG_HOST_BASE: Ps = ns(5_000);
+/// Per 4 KiB host page: row E4 (256 GB in > 20 s ≈ 78 ms/GB ≈ 0.3 µs per page).
+pub const REG_HOST_PER_PAGE: Ps = ns(300);
+/// GPU pinning through peer memory, fixed part: row E2 (T4: 41.6 µs for 64 KiB).
+pub const REG_GPU_BASE: Ps = ns(40_500);
+/// Per 64 KiB GPU page: row E2 (42.7 µs for 128 KiB vs 41.6 µs for 64 KiB).
+pub const REG_GPU_PER_PAGE: Ps = ns(1_100);
+/// cudaMallocHost of a pinned bounce buffer: row D18 (~1038 µs per call).
+pub const BOUNCE_ALLOC: Ps = ns(1_000_000);
+
+// ---- PCIe ----------------------------------------------------------------------------------
+/// PHY + data-link latency per link traversal. Calibrated with ROOT_COMPLEX_LATENCY and
+/// DRAM_LATENCY so that a 64 B DMA read from a root-port device takes ~0.55 µs (rows C10/C11).
+pub const PCIE_LINK_LATENCY: Ps = ns(20);
+/// MPS 256: the setting of the row C5 model figures and common on servers.
+pub const PCIE_MPS: u64 = 256;
+/// Root-complex read completion boundary (64 B, PCIe base spec).
+pub const PCIE_RCB: u64 = 64;
+
+// ---- sockets and root complexes ------------------------------------------------------------
+/// DRAM access latency: ~100 ns (DESIGN.md; with the above gives rows C10/C11).
+pub const DRAM_LATENCY: Ps = ns(100);
+/// DRAM bandwidth per socket: 8 channels of DDR5-4800 (datasheet, 307 GB/s), rounded down.
+pub const DRAM_RATE: Rate = Rate::from_bytes_per_s(300_000_000_000);
+/// Median extra DMA read delay: row C10, median - min of the 8 B read (533 - 506 ns).
+pub const DRAM_JITTER: Ps = ns(27);
+/// One root-complex traversal. Calibrated: 2 x 20 ns links + 2 x 200 ns + 100 ns DRAM + TLP
+/// serialisation ≈ 0.55 µs for a 64 B read (rows C10/C11).
+pub const ROOT_COMPLEX_LATENCY: Ps = ns(200);
+/// Inter-socket link (UPI) one way: rows C13/C14, remote memory adds ~106 ns per round trip.
+pub const SOCKET_LINK_LATENCY: Ps = ns(53);
+/// One UPI 2.0 link at 16 GT/s: ~32 GB/s per direction (Intel Xeon Scalable datasheets).
+pub const SOCKET_LINK_RATE: Rate = Rate::from_bytes_per_s(32_000_000_000);
+
+// ---- PCIe switch ---------------------------------------------------------------------------
+/// Cut-through port-to-port latency: row C7 (Broadcom PEX88000 Gen4: 105 ns).
+pub const SWITCH_LATENCY: Ps = ns(105);
+
+// ---- GPU -----------------------------------------------------------------------------------
+/// GPU memory as seen through the BAR by a peer: derived from row D4 (a 1 B BAR read from the
+/// CPU takes 0.91 µs round trip, of which ~0.55 µs is PCIe and root complex, rows C10/C11).
+pub const GPU_MEMORY_LATENCY: Ps = ns(350);
+/// H100 PCIe HBM2e bandwidth, 2.0 TB/s (NVIDIA datasheet).
+pub const GPU_MEMORY_RATE: Rate = Rate::from_bytes_per_s(2_000_000_000_000);
+/// The seed program's GPU heap base and BAR offset.
+pub const GPU_HEAP_BASE: u64 = 0x2A_0000_0000;
+pub const GPU_BAR_OFFSET: u64 = 0x8000_0000;
+/// The seed program's pinned host buffer.
+pub const HOST_BUFFER_BASE: u64 = 0x1000_0000;
+/// cudaMemcpy call-to-DMA and DMA-to-return overheads: rows D1 (6-7 µs), D2 (8-9 µs) and S2
+/// (UCX cuda_copy: 4.0 µs send overhead + 1.8 µs latency).
+pub const MEMCPY_LAUNCH: Ps = ns(4_500);
+pub const MEMCPY_SYNC: Ps = ns(2_000);
+/// Copy-engine outstanding reads for H2D. Calibrated on row D12 (H100 Gen5: H2D 35 GB/s while
+/// D2H reaches 52.8 GB/s): 64 x 512 B over the ~0.9 µs round trip behind a switch.
+pub const CE_READ_WINDOW: u32 = 64;
+pub const CE_MRRS: u64 = 512;
+
+// ---- NIC -----------------------------------------------------------------------------------
+/// ConnectX-7 NDR: 400 Gb/s net data rate (rows F9, F10: 4 x 106.25 Gb/s PAM4 signalling).
+pub const WIRE_RATE: Rate = Rate::from_bps(400_000_000_000);
+/// InfiniBand maximum MTU.
+pub const MTU: u64 = 4096;
+/// Per-packet bytes of an RDMA Write with Immediate on InfiniBand: LRH 8 + BTH 12 + RETH 16 +
+/// ImmDt 4 + ICRC 4 + VCRC 2 (IBTA spec; the fields row S1 lists for UCX's model).
+pub const PACKET_OVERHEAD: u64 = 46;
+/// ACK packet: LRH 8 + BTH 12 + AETH 4 + ICRC 4 + VCRC 2.
+pub const ACK_BYTES: u64 = 30;
+/// One 64-byte WQE basic block, and mlx5's 64-byte CQE.
+pub const WQE_BYTES: u64 = 64;
+pub const CQE_BYTES: u64 = 64;
+/// Inline payload limit for host memory: mlx5's typical max_inline_data (perftest's latency
+/// tests post small messages inline; with CUDA buffers perftest forces inline off).
+pub const INLINE_MAX: u64 = 220;
+/// WQE parsing and scheduling. Estimate within the adapter's sub-600 ns (rows F7, F8, F11).
+pub const WQE_PROCESS: Ps = ns(50);
+/// WQE spacing in the send engine: row F9, 330-370 M msg/s ≈ 3 ns per message.
+pub const WQE_INTERVAL: Ps = ns(3);
+/// MTT lookup per work request (translation-cache hit). Estimate.
+pub const MTT_LOOKUP: Ps = ns(30);
+/// Transmit and receive pipelines. Estimates that keep the adapter's own share under the
+/// sub-600 ns of rows F7/F8/F11 (50 + 30 + 150 + 150 + 30 = 410 ns).
+pub const TX_PIPELINE: Ps = ns(150);
+pub const RX_PIPELINE: Ps = ns(150);
+/// Outstanding DMA read requests of the NIC. Estimate: with 512 B requests, 64 KiB in flight
+/// sustains PCIe Gen5 x16 up to a ~1.2 µs round trip (PIX, PHB) but not across sockets.
+pub const NIC_READ_WINDOW: u32 = 128;
+pub const NIC_MRRS: u64 = 512;
+
+// ---- network -------------------------------------------------------------------------------
+/// InfiniBand HDR/NDR switch port-to-port: row F12 (QM8790 "sub-130 ns"; conflicting sources).
+pub const NET_SWITCH_LATENCY: Ps = ns(130);
+pub const CABLE_M: u64 = 3;
+/// Signal propagation in copper or fibre: ~5 ns/m (DESIGN.md).
+pub const PROPAGATION_PER_M: Ps = ns(5);

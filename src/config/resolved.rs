@@ -1,0 +1,261 @@
+//! The fully resolved config (every default filled in) as TOML, written next to each run's
+//! results so that any run can be reproduced from its own output folder.
+
+use toml::{Table, Value};
+
+use super::{Config, Endpoint, Registration};
+use crate::topology::spec::{MachineSpec, P2p, WqeDelivery};
+use crate::units::{PS_PER_NS, Ps, Rate};
+
+fn dur(ps: Ps) -> Value {
+    if ps % PS_PER_NS == 0 { Value::Integer((ps / PS_PER_NS) as i64) } else { Value::String(format!("{ps}ps")) }
+}
+
+fn rate(r: Rate) -> Value {
+    if r.bps() % 1_000_000_000 == 0 {
+        Value::Integer((r.bps() / 1_000_000_000) as i64)
+    } else {
+        Value::String(format!("{}b/s", r.bps()))
+    }
+}
+
+fn int(v: u64) -> Value {
+    Value::Integer(v as i64)
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
+fn table(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Table(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+fn p2p(t: &mut Table, key: &str, p: P2p) {
+    t.insert(key.into(), Value::Boolean(p != P2p::Refused));
+    if let P2p::Allowed(Some(cap)) = p {
+        t.insert(format!("{key}_rate_gbps"), rate(cap));
+    }
+}
+
+fn machine(m: &MachineSpec) -> Value {
+    let mut t = Table::new();
+    t.insert("name".into(), s(&m.name));
+    t.insert("host_buffer_base".into(), int(m.host_buffer_base));
+    t.insert("cpu".into(), table(vec![("post_ns", dur(m.cpu.post)), ("post_recv_ns", dur(m.cpu.post_recv)), ("poll_ns", dur(m.cpu.poll))]));
+    let r = &m.registration;
+    t.insert(
+        "registration".into(),
+        table(vec![
+            ("host_base_ns", dur(r.host_base)),
+            ("host_per_page_ns", dur(r.host_per_page)),
+            ("gpu_base_ns", dur(r.gpu_base)),
+            ("gpu_per_page_ns", dur(r.gpu_per_page)),
+            ("bounce_alloc_ns", dur(r.bounce_alloc)),
+        ]),
+    );
+    t.insert(
+        "pcie".into(),
+        table(vec![
+            ("link_latency_ns", dur(m.pcie.link_latency)),
+            ("mps_bytes", int(m.pcie.mps)),
+            ("rcb_bytes", int(m.pcie.rcb)),
+            ("ecrc", Value::Boolean(m.pcie.ecrc)),
+        ]),
+    );
+    let sockets = m
+        .sockets
+        .iter()
+        .map(|x| {
+            table(vec![
+                ("name", s(&x.name)),
+                ("dram_latency_ns", dur(x.dram.latency)),
+                ("dram_rate_gbps", rate(x.dram.rate)),
+                ("dram_jitter_ns", dur(x.dram.jitter_median)),
+            ])
+        })
+        .collect();
+    t.insert("sockets".into(), Value::Array(sockets));
+    let links = m
+        .socket_links
+        .iter()
+        .map(|l| {
+            let mut x = Table::new();
+            x.insert("a".into(), s(&l.a));
+            x.insert("b".into(), s(&l.b));
+            x.insert("rate_gbps".into(), rate(l.rate));
+            x.insert("latency_ns".into(), dur(l.latency));
+            p2p(&mut x, "p2p_read", l.p2p_read);
+            p2p(&mut x, "p2p_write", l.p2p_write);
+            Value::Table(x)
+        })
+        .collect();
+    t.insert("socket_links".into(), Value::Array(links));
+    let rcs = m
+        .root_complexes
+        .iter()
+        .map(|r| {
+            let mut x = Table::new();
+            x.insert("name".into(), s(&r.name));
+            x.insert("socket".into(), s(&r.socket));
+            x.insert("latency_ns".into(), dur(r.latency));
+            p2p(&mut x, "p2p_read", r.p2p_read);
+            p2p(&mut x, "p2p_write", r.p2p_write);
+            Value::Table(x)
+        })
+        .collect();
+    t.insert("root_complexes".into(), Value::Array(rcs));
+    let sws = m
+        .switches
+        .iter()
+        .map(|x| table(vec![("name", s(&x.name)), ("latency_ns", dur(x.latency)), ("acs_redirect", Value::Boolean(x.acs_redirect))]))
+        .collect();
+    t.insert("switches".into(), Value::Array(sws));
+    let gpus = m
+        .gpus
+        .iter()
+        .map(|g| {
+            table(vec![
+                ("name", s(&g.name)),
+                ("model", s(&g.model)),
+                ("memory_latency_ns", dur(g.memory.latency)),
+                ("memory_rate_gbps", rate(g.memory.rate)),
+                ("memory_jitter_ns", dur(g.memory.jitter_median)),
+                ("heap_base", int(g.heap_base)),
+                ("bar_offset", int(g.bar_offset)),
+                ("memcpy_launch_ns", dur(g.copy_engine.launch)),
+                ("memcpy_sync_ns", dur(g.copy_engine.sync)),
+                ("ce_read_window", int(g.copy_engine.read_window as u64)),
+                ("ce_mrrs_bytes", int(g.copy_engine.mrrs)),
+            ])
+        })
+        .collect();
+    t.insert("gpus".into(), Value::Array(gpus));
+    let nics = m
+        .nics
+        .iter()
+        .map(|n| {
+            table(vec![
+                ("name", s(&n.name)),
+                ("model", s(&n.model)),
+                ("wire_rate_gbps", rate(n.wire_rate)),
+                ("mtu_bytes", int(n.mtu)),
+                ("packet_overhead_bytes", int(n.packet_overhead)),
+                ("ack_bytes", int(n.ack_bytes)),
+                ("wqe_delivery", s(if n.wqe_delivery == WqeDelivery::BlueFlame { "blueflame" } else { "doorbell" })),
+                ("wqe_bytes", int(n.wqe_bytes)),
+                ("cqe_bytes", int(n.cqe_bytes)),
+                ("inline_max_bytes", int(n.inline_max)),
+                ("wqe_process_ns", dur(n.wqe_process)),
+                ("wqe_interval_ns", dur(n.wqe_interval)),
+                ("mtt_lookup_ns", dur(n.mtt_lookup)),
+                ("tx_pipeline_ns", dur(n.tx_pipeline)),
+                ("rx_pipeline_ns", dur(n.rx_pipeline)),
+                ("read_window", int(n.read_window as u64)),
+                ("mrrs_bytes", int(n.mrrs)),
+            ])
+        })
+        .collect();
+    t.insert("nics".into(), Value::Array(nics));
+    let links = m
+        .links
+        .iter()
+        .map(|l| {
+            table(vec![
+                ("up", s(&l.up)),
+                ("down", s(&l.down)),
+                ("generation", int(l.generation as u64)),
+                ("width", int(l.width as u64)),
+                ("mps_bytes", int(l.mps)),
+                ("latency_ns", dur(l.latency)),
+            ])
+        })
+        .collect();
+    t.insert("links".into(), Value::Array(links));
+    Value::Table(t)
+}
+
+/// The resolved config as TOML text (loads back to an equal [`Config`]).
+pub fn to_toml(c: &Config) -> String {
+    let mut t = Table::new();
+    t.insert("name".into(), s(&c.name));
+    t.insert("description".into(), s(&c.description));
+    t.insert("seed".into(), int(c.seed));
+    let sim = &c.sim;
+    t.insert(
+        "sim".into(),
+        table(vec![
+            ("iterations", int(sim.iterations as u64)),
+            ("min_iterations", int(sim.min_iterations as u64)),
+            ("iteration_budget_bytes", int(sim.iteration_budget_bytes)),
+            ("stream_window", int(sim.stream_window as u64)),
+            ("stream_messages", int(sim.stream_messages as u64)),
+            ("stream_budget_bytes", int(sim.stream_budget_bytes)),
+            ("granularity", s(if sim.tlp_granularity { "tlp" } else { "auto" })),
+            ("coalesce_above_bytes", int(sim.coalesce_above)),
+            ("burst_bytes", int(sim.burst_bytes)),
+            ("registration", s(if sim.registration == Registration::Cached { "cached" } else { "per_transfer" })),
+            ("jitter", Value::Boolean(sim.jitter)),
+            ("flush", s(if sim.flush { "rdma_read" } else { "none" })),
+        ]),
+    );
+    t.insert(
+        "sweep".into(),
+        table(vec![
+            ("sizes", Value::Array(c.sizes.iter().map(|&v| int(v)).collect())),
+            ("paths", Value::Array(c.paths.iter().map(|p| s(p.name())).collect())),
+            ("ops", Value::Array(c.ops.iter().map(|p| s(p)).collect())),
+        ]),
+    );
+    let o = &c.output;
+    t.insert(
+        "output".into(),
+        table(vec![
+            ("charts", Value::Array(o.charts.iter().map(|v| s(v)).collect())),
+            ("formats", Value::Array(o.formats.iter().map(|v| s(v)).collect())),
+            ("width_px", int(o.width_px as u64)),
+            ("height_px", int(o.height_px as u64)),
+            ("breakdown_sizes", Value::Array(o.breakdown_sizes.iter().map(|&v| int(v)).collect())),
+            ("compare_size", int(o.compare_size)),
+        ]),
+    );
+    t.insert(
+        "network".into(),
+        table(vec![
+            ("switch_hops", int(c.network.switch_hops as u64)),
+            ("switch_latency_ns", dur(c.network.switch_latency)),
+            ("cable_m", int(c.network.cable_m)),
+            ("propagation_ns_per_m", dur(c.network.propagation_per_m)),
+        ]),
+    );
+    // One machine entry per distinct machine, in host order.
+    let mut machines: Vec<&MachineSpec> = Vec::new();
+    for h in &c.hosts {
+        if !machines.iter().any(|m| m.name == h.machine.name) {
+            machines.push(&h.machine);
+        }
+    }
+    t.insert("machines".into(), Value::Array(machines.into_iter().map(machine).collect()));
+    t.insert(
+        "hosts".into(),
+        Value::Array(c.hosts.iter().map(|h| table(vec![("name", s(&h.name)), ("machine", s(&h.machine.name))])).collect()),
+    );
+    let ep = |e: &Endpoint| {
+        let m = &c.hosts[e.host].machine;
+        let mut x = Table::new();
+        x.insert("host".into(), s(&c.hosts[e.host].name));
+        x.insert("nic".into(), s(&m.nics[e.nic].name));
+        if let Some(g) = e.gpu {
+            x.insert("gpu".into(), s(&m.gpus[g].name));
+        }
+        x.insert("memory".into(), s(&m.sockets[e.memory_socket].name));
+        Value::Table(x)
+    };
+    t.insert(
+        "scenarios".into(),
+        Value::Array(
+            c.scenarios.iter().map(|sc| table(vec![("name", s(&sc.name)), ("sender", ep(&sc.sender)), ("receiver", ep(&sc.receiver))])).collect(),
+        ),
+    );
+    format!("# Fully resolved gdrsim config: every default filled in. Durations in ns, rates in Gb/s, sizes in bytes.\n{}", toml::to_string(&Value::Table(t)).unwrap_or_default())
+}

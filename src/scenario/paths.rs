@@ -1,0 +1,93 @@
+//! The data paths as plans for the fabric: which buffer each NIC touches, which copies are
+//! staged, what registration costs, and where GPUDirect falls back to staging.
+
+use crate::components::{Buffer, Plan, SidePlan, Staging};
+use crate::config::{Config, Endpoint, PathKind, Registration, ScenarioSpec};
+use crate::topology::{Flow, NodeKind, Place, Topology};
+use crate::units::Ps;
+
+/// How each side ends up moving the data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SideMode {
+    Host,
+    Staged,
+    Direct,
+}
+
+/// The path that actually runs, as reported in `effective_path`.
+pub fn effective_name(sender: SideMode, receiver: SideMode) -> &'static str {
+    match (sender, receiver) {
+        (SideMode::Host, _) | (_, SideMode::Host) => "host",
+        (SideMode::Staged, SideMode::Staged) => "staged",
+        (SideMode::Direct, SideMode::Direct) => "gpudirect",
+        (SideMode::Direct, SideMode::Staged) => "gpudirect_send_staged_recv",
+        (SideMode::Staged, SideMode::Direct) => "staged_send_gpudirect_recv",
+    }
+}
+
+/// Whether the NIC of `e` may reach its GPU by peer-to-peer: reads for a sender (the NIC reads
+/// GPU memory), writes for a receiver (and reads too when the flush is an RDMA Read).
+pub fn p2p_allowed(topo: &Topology, host: usize, e: &Endpoint, sender: bool, flush: bool) -> bool {
+    let h = &topo.hosts[host];
+    let Some(g) = e.gpu else { return false };
+    let nic = Place::Device(h.node_index(NodeKind::Nic(e.nic)));
+    let gpu = Place::Device(h.node_index(NodeKind::Gpu(g)));
+    let reads = h.route(nic, gpu, Flow::ReadRequest).is_ok() && h.route(gpu, nic, Flow::ReadCompletion).is_ok();
+    let writes = h.route(nic, gpu, Flow::Write).is_ok();
+    if sender { reads } else { writes && (!flush || reads) }
+}
+
+/// The socket a host's NIC hangs under (where its driving thread and queues live).
+fn nic_socket(topo: &Topology, host: usize, nic: usize) -> usize {
+    let h = &topo.hosts[host];
+    h.nodes[h.node_index(NodeKind::Nic(nic))].socket
+}
+
+/// Builds the plan of `path` for one scenario and size; returns it with each side's mode and
+/// the one-time setup cost (kept out of the per-message latency).
+pub fn plan(cfg: &Config, sc: &ScenarioSpec, topo: &Topology, path: PathKind, size: u64) -> (Plan, SideMode, SideMode, Ps) {
+    let window = cfg.sim.stream_window as u64;
+    let per_transfer = cfg.sim.registration == Registration::PerTransfer;
+    let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps) {
+        let m = &cfg.hosts[e.host].machine;
+        let reg = &m.registration;
+        let host_buf = Buffer::Host { socket: e.memory_socket, addr: m.host_buffer_base };
+        let mode = match path {
+            PathKind::Host => SideMode::Host,
+            PathKind::Staged => SideMode::Staged,
+            PathKind::GpuDirect if p2p_allowed(topo, host, e, sender, cfg.sim.flush) => SideMode::Direct,
+            PathKind::GpuDirect => SideMode::Staged,
+        };
+        let base = SidePlan {
+            nic: e.nic,
+            cpu_socket: nic_socket(topo, host, e.nic),
+            nic_buffer: host_buf,
+            staging: None,
+            register: 0,
+        };
+        match mode {
+            SideMode::Host => {
+                let cost = reg.host_cost(size);
+                (SidePlan { register: if per_transfer { cost } else { 0 }, ..base }, mode, if per_transfer { 0 } else { cost })
+            }
+            SideMode::Staged => {
+                let g = e.gpu.expect("validated: staged paths have GPUs");
+                let staging = Staging { gpu: g, gpu_va: m.gpus[g].heap_base, bounce_socket: e.memory_socket, bounce_addr: m.host_buffer_base };
+                // W pinned bounce buffers, allocated and registered once.
+                let setup = window * (reg.bounce_alloc + reg.host_cost(size));
+                (SidePlan { staging: Some(staging), ..base }, mode, setup)
+            }
+            SideMode::Direct => {
+                let g = e.gpu.expect("direct sides have GPUs");
+                let va = m.gpus[g].heap_base;
+                let cost = reg.gpu_cost(size);
+                let buf = Buffer::Gpu { gpu: g, va, bus: va + m.gpus[g].bar_offset };
+                (SidePlan { nic_buffer: buf, register: if per_transfer { cost } else { 0 }, ..base }, mode, if per_transfer { 0 } else { cost })
+            }
+        }
+    };
+    let (sender, s_mode, s_setup) = side(0, &sc.sender, true);
+    let (receiver, r_mode, r_setup) = side(1, &sc.receiver, false);
+    let flush = cfg.sim.flush && r_mode == SideMode::Direct;
+    (Plan { size, sender, receiver, flush }, s_mode, r_mode, s_setup.max(r_setup))
+}

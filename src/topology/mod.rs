@@ -1,0 +1,168 @@
+//! The simulated machines as a graph: hosts with sockets, root complexes, PCIe switches and
+//! devices (GPUs, NICs), the links between them, the network between hosts, and the routes that
+//! traffic takes. Plain data: the components read it, nothing here simulates.
+//!
+//! Every place where traffic queues or waits is a *channel*: one direction of a PCIe link, a
+//! switch or root-complex traversal, a P2P forwarding limit, an inter-socket link direction, a
+//! memory, a NIC pipeline stage, a wire. A route is the list of channels a transfer crosses.
+
+mod build;
+pub mod pcie;
+mod route;
+pub mod spec;
+pub mod topo_matrix;
+
+pub use build::build;
+pub use route::{Flow, Place, Route, RouteError};
+
+use crate::units::{Ps, Rate};
+use spec::{MachineSpec, NetworkSpec};
+
+pub type ChannelId = u32;
+
+/// The kinds of unit a channel carries; per-unit overhead bytes depend on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A posted memory write TLP (header + payload).
+    Write = 0,
+    /// A memory read request TLP (header only on the link).
+    ReadRequest = 1,
+    /// A completion with data.
+    Completion = 2,
+    /// A network packet.
+    Packet = 3,
+}
+
+/// What a channel is, for names, traces and the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChannelKind {
+    PcieLink { generation: u32, width: u32, upstream: bool },
+    Switch,
+    RootComplex,
+    P2pCap,
+    SocketLink,
+    HostMemory,
+    GpuMemory,
+    NicEngine,
+    NicPipeline,
+    Wire,
+    NetworkSwitch,
+}
+
+/// A FIFO server: `rate` (0 = no serialisation, latency only) and a fixed `latency`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChannelSpec {
+    pub name: String,
+    pub kind: ChannelKind,
+    pub rate: Rate,
+    pub latency: Ps,
+    /// Overhead bytes per unit, indexed by [`Unit`].
+    pub overhead: [u64; 4],
+    /// Which host it belongs to (None: the network).
+    pub host: Option<usize>,
+    /// Median extra access delay when jitter is on (memories only; 0 = none).
+    pub jitter_median: Ps,
+}
+
+impl ChannelSpec {
+    /// Whether the channel has queueing state (a rate); latency-only channels need no event.
+    pub fn is_server(&self) -> bool {
+        self.rate.bps() > 0
+    }
+    /// Bytes this channel serialises for `units` units of `unit` carrying `payload` data bytes.
+    #[inline]
+    pub fn wire_bytes(&self, unit: Unit, payload: u64, units: u64) -> u64 {
+        payload + units * self.overhead[unit as usize]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Socket(usize),
+    RootComplex(usize),
+    Switch(usize),
+    Gpu(usize),
+    Nic(usize),
+}
+
+/// A node of a host's PCIe tree (sockets at the top).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    pub kind: NodeKind,
+    /// Upstream neighbour and the link to it: (node, up-direction channel, down-direction channel).
+    pub parent: Option<(usize, ChannelId, ChannelId)>,
+    /// MPS of the link to the parent.
+    pub link_mps: u64,
+    /// Generation and width of the link to the parent (0 for sockets and root complexes).
+    pub link: (u32, u32),
+    /// The socket this node hangs under.
+    pub socket: usize,
+    /// The channel a transfer crosses when it passes through this node (switch, root complex).
+    pub traverse: Option<ChannelId>,
+}
+
+/// The channels of one NIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NicChannels {
+    /// The send engine: spaces WQEs by the NIC's message rate.
+    pub engine: ChannelId,
+    pub tx: ChannelId,
+    pub rx: ChannelId,
+}
+
+/// One instantiated host.
+#[derive(Clone, Debug)]
+pub struct HostTopo {
+    pub name: String,
+    pub spec: MachineSpec,
+    pub nodes: Vec<Node>,
+    /// DRAM channel per socket.
+    pub dram: Vec<ChannelId>,
+    /// Device-memory channel per GPU.
+    pub gpu_memory: Vec<ChannelId>,
+    pub nics: Vec<NicChannels>,
+    /// Root-complex P2P caps: (read, write) channel per root complex, when capped.
+    pub rc_caps: Vec<(Option<ChannelId>, Option<ChannelId>)>,
+    /// Socket-link channels: (a, b, a->b, b->a, read cap a->b, read cap b->a, write cap a->b, write cap b->a).
+    pub socket_links: Vec<SocketLinkChannels>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SocketLinkChannels {
+    pub a: usize,
+    pub b: usize,
+    pub forward: ChannelId,
+    pub backward: ChannelId,
+    pub read_cap: [Option<ChannelId>; 2],
+    pub write_cap: [Option<ChannelId>; 2],
+}
+
+/// The two hosts of a scenario, sender first, and the network between them.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub hosts: Vec<HostTopo>,
+    pub channels: Vec<ChannelSpec>,
+    pub network: NetworkSpec,
+    /// Wire route from host 0's port to host 1's, per (sender nic, receiver nic) as built.
+    pub wire_forward: Vec<ChannelId>,
+    pub wire_backward: Vec<ChannelId>,
+}
+
+impl HostTopo {
+    pub fn node_index(&self, kind: NodeKind) -> usize {
+        self.nodes.iter().position(|n| n.kind == kind).expect("node exists by construction")
+    }
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+    pub fn gpu_index(&self, name: &str) -> Option<usize> {
+        self.spec.gpus.iter().position(|g| g.name == name)
+    }
+    pub fn nic_index(&self, name: &str) -> Option<usize> {
+        self.spec.nics.iter().position(|g| g.name == name)
+    }
+    pub fn socket_index(&self, name: &str) -> Option<usize> {
+        self.spec.sockets.iter().position(|g| g.name == name)
+    }
+}

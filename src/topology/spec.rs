@@ -1,0 +1,214 @@
+//! The typed description of the simulated hardware: what a validated config holds and what the
+//! components read their parameters from. Plain data with units in the types (picoseconds,
+//! bytes, [`Rate`]); defaults and their sources live with the config (configs/default.toml).
+
+use crate::units::{Ps, Rate};
+
+/// Peer-to-peer forwarding policy of a root complex or inter-socket link for one direction of
+/// traffic (reads or writes). Client CPUs forward P2P writes only (row B7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum P2p {
+    Refused,
+    /// Allowed, optionally capped at a forwarding rate.
+    Allowed(Option<Rate>),
+}
+
+/// A memory (host DRAM of one socket, or a GPU's device memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemorySpec {
+    /// Access latency seen by a DMA request arriving at the memory controller.
+    pub latency: Ps,
+    pub rate: Rate,
+    /// Median of the extra access delay drawn per access when jitter is on (0 = none).
+    pub jitter_median: Ps,
+}
+
+/// Host-software costs of one CPU thread driving the verbs and CUDA APIs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuSpec {
+    /// Building and posting one send WQE (before the MMIO write leaves the core).
+    pub post: Ps,
+    /// Reposting one receive WQE after consuming a receive completion.
+    pub post_recv: Ps,
+    /// One CQ poll that finds a completion (reads the CQE line written by the NIC).
+    pub poll: Ps,
+}
+
+/// Memory-registration costs (ibv_reg_mr; GPU memory through peer memory / dma-buf).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegistrationSpec {
+    pub host_base: Ps,
+    /// Per 4 KiB host page.
+    pub host_per_page: Ps,
+    pub gpu_base: Ps,
+    /// Per 64 KiB GPU page.
+    pub gpu_per_page: Ps,
+    /// cudaMallocHost of one pinned bounce buffer.
+    pub bounce_alloc: Ps,
+}
+
+pub const HOST_PAGE: u64 = 4096;
+pub const GPU_PAGE: u64 = 64 << 10;
+
+impl RegistrationSpec {
+    pub fn host_cost(&self, bytes: u64) -> Ps {
+        self.host_base + bytes.div_ceil(HOST_PAGE).max(1) * self.host_per_page
+    }
+    pub fn gpu_cost(&self, bytes: u64) -> Ps {
+        self.gpu_base + bytes.div_ceil(GPU_PAGE).max(1) * self.gpu_per_page
+    }
+}
+
+/// Link-level PCIe settings shared by a machine's links unless a link overrides them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PcieSpec {
+    /// PHY + data-link pipeline latency of one link traversal.
+    pub link_latency: Ps,
+    pub mps: u64,
+    /// Read completion boundary of completers (root complex, GPU BAR).
+    pub rcb: u64,
+    pub ecrc: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SocketSpec {
+    pub name: String,
+    pub dram: MemorySpec,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SocketLinkSpec {
+    pub a: String,
+    pub b: String,
+    pub rate: Rate,
+    pub latency: Ps,
+    pub p2p_read: P2p,
+    pub p2p_write: P2p,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RootComplexSpec {
+    pub name: String,
+    pub socket: String,
+    /// One traversal (root port <-> memory fabric, or root port <-> root port for P2P).
+    pub latency: Ps,
+    pub p2p_read: P2p,
+    pub p2p_write: P2p,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchSpec {
+    pub name: String,
+    /// Cut-through port-to-port latency.
+    pub latency: Ps,
+    /// ACS P2P redirect on the downstream ports: P2P between devices under this switch goes up
+    /// through the root complex instead of turning inside the switch.
+    pub acs_redirect: bool,
+}
+
+/// The GPU's copy engine (cudaMemcpy) and its host-software overheads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyEngineSpec {
+    /// cudaMemcpy call and launch until the copy engine starts moving data.
+    pub launch: Ps,
+    /// From the last byte landing to the calling thread returning (completion signalling).
+    pub sync: Ps,
+    /// Outstanding read requests (H2D reads host memory).
+    pub read_window: u32,
+    pub mrrs: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuSpec {
+    pub name: String,
+    pub model: String,
+    pub memory: MemorySpec,
+    /// Virtual address of the first allocation (cuMemAlloc heap), as in the seed program.
+    pub heap_base: u64,
+    /// Bus address = virtual address + this offset (the BAR window), as in the seed program.
+    pub bar_offset: u64,
+    pub copy_engine: CopyEngineSpec,
+}
+
+/// How the NIC receives a send WQE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WqeDelivery {
+    /// The CPU writes the WQE itself through MMIO together with the doorbell (mlx5 default).
+    BlueFlame,
+    /// The CPU rings an 8-byte doorbell; the NIC fetches the WQE by DMA read.
+    Doorbell,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NicSpec {
+    pub name: String,
+    pub model: String,
+    /// Net data rate of the port (after line coding and FEC).
+    pub wire_rate: Rate,
+    pub mtu: u64,
+    /// Header and trailer bytes per packet on the wire (transport + link headers, CRCs).
+    pub packet_overhead: u64,
+    /// Size of an ACK packet on the wire.
+    pub ack_bytes: u64,
+    pub wqe_delivery: WqeDelivery,
+    pub wqe_bytes: u64,
+    pub cqe_bytes: u64,
+    /// Payloads up to this size are copied into the WQE by the CPU (host memory only).
+    pub inline_max: u64,
+    /// WQE parsing and scheduling latency inside the NIC.
+    pub wqe_process: Ps,
+    /// Minimum spacing between WQEs in the send engine (1 / message rate).
+    pub wqe_interval: Ps,
+    /// Address translation (MTT lookup) per work request.
+    pub mtt_lookup: Ps,
+    pub tx_pipeline: Ps,
+    pub rx_pipeline: Ps,
+    /// Outstanding DMA read requests (tags).
+    pub read_window: u32,
+    pub mrrs: u64,
+}
+
+/// Links of a machine's PCIe tree: `up` is the upstream node (root complex or switch), `down`
+/// the downstream one (switch, GPU or NIC).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkSpec {
+    pub up: String,
+    pub down: String,
+    pub generation: u32,
+    pub width: u32,
+    pub mps: u64,
+    pub latency: Ps,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MachineSpec {
+    pub name: String,
+    pub cpu: CpuSpec,
+    pub registration: RegistrationSpec,
+    pub pcie: PcieSpec,
+    /// Base address of the pinned host (bounce) buffers, as in the seed program.
+    pub host_buffer_base: u64,
+    pub sockets: Vec<SocketSpec>,
+    pub socket_links: Vec<SocketLinkSpec>,
+    pub root_complexes: Vec<RootComplexSpec>,
+    pub switches: Vec<SwitchSpec>,
+    pub gpus: Vec<GpuSpec>,
+    pub nics: Vec<NicSpec>,
+    pub links: Vec<LinkSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostSpec {
+    pub name: String,
+    pub machine: MachineSpec,
+}
+
+/// The network between the two hosts' NIC ports: cables and cut-through switches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetworkSpec {
+    pub switch_hops: u32,
+    pub switch_latency: Ps,
+    /// Length of each cable (there are switch_hops + 1 of them).
+    pub cable_m: u64,
+    pub propagation_per_m: Ps,
+}
