@@ -29,12 +29,17 @@ pub fn simulate(cfg: &Config, jobs: usize, progress: bool) -> Result<Vec<PointRe
     let bar = progress.then(|| {
         let b = indicatif::ProgressBar::new(points.len() as u64);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {pos}/{len} points {wide_bar} {elapsed_precise}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {pos}/{len} points {wide_bar} {elapsed_precise}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         b
     });
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().context("starting worker threads")?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("starting worker threads")?;
     let results = pool.install(|| {
         points
             .par_iter()
@@ -75,7 +80,12 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
             };
             let route: Vec<String> = h
                 .route(src, nic, topology::Flow::ReadCompletion)
-                .map(|r| r.channels.iter().map(|&c| topo.channels[c as usize].name.clone()).collect())
+                .map(|r| {
+                    r.channels
+                        .iter()
+                        .map(|&c| topo.channels[c as usize].name.clone())
+                        .collect()
+                })
                 .unwrap_or_else(|e| vec![format!("(P2P refused: {e})")]);
             let (ceiling_gbps, ceiling_label) = ceiling(cfg, sc);
             ScenarioInfo {
@@ -90,10 +100,18 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
         .collect();
     let m = &cfg.hosts[cfg.scenarios[0].sender.host].machine;
     let nic = &m.nics[cfg.scenarios[0].sender.nic];
-    let gpu = cfg.scenarios[0].sender.gpu.map(|g| m.gpus[g].model.clone()).unwrap_or_else(|| "host memory".into());
+    let gpu = cfg.scenarios[0]
+        .sender
+        .gpu
+        .map(|g| m.gpus[g].model.clone())
+        .unwrap_or_else(|| "host memory".into());
     RunInfo {
         config_name: cfg.name.clone(),
-        hardware: format!("{gpu} + {} {} Gb/s", nic.model, nic.wire_rate.bps() / 1_000_000_000),
+        hardware: format!(
+            "{gpu} + {} {} Gb/s",
+            nic.model,
+            nic.wire_rate.bps() / 1_000_000_000
+        ),
         command: command.to_string(),
         scenarios,
         output: cfg.output.clone(),
@@ -106,18 +124,43 @@ fn ceiling(cfg: &Config, sc: &config::ScenarioSpec) -> (f64, String) {
     let m = &cfg.hosts[sc.sender.host].machine;
     let nic = &m.nics[sc.sender.nic];
     let wire = nic.wire_rate.scale(nic.mtu, nic.mtu + nic.packet_overhead);
-    let link = m.links.iter().find(|l| l.down == nic.name).expect("validated");
-    let pcie = topology::pcie::effective_read_rate(link.generation, link.width, link.mps, m.pcie.ecrc);
+    let link = m
+        .links
+        .iter()
+        .find(|l| l.down == nic.name)
+        .expect("validated");
+    let pcie =
+        topology::pcie::effective_read_rate(link.generation, link.width, link.mps, m.pcie.ecrc);
     if pcie < wire {
-        (pcie.gbytes_per_s(), format!("PCIe Gen{} x{} eff. {:.1} GB/s", link.generation, link.width, pcie.gbytes_per_s()))
+        (
+            pcie.gbytes_per_s(),
+            format!(
+                "PCIe Gen{} x{} eff. {:.1} GB/s",
+                link.generation,
+                link.width,
+                pcie.gbytes_per_s()
+            ),
+        )
     } else {
-        (wire.gbytes_per_s(), format!("wire {} Gb/s eff. {:.1} GB/s", nic.wire_rate.bps() / 1_000_000_000, wire.gbytes_per_s()))
+        (
+            wire.gbytes_per_s(),
+            format!(
+                "wire {} Gb/s eff. {:.1} GB/s",
+                nic.wire_rate.bps() / 1_000_000_000,
+                wire.gbytes_per_s()
+            ),
+        )
     }
 }
 
 /// Writes every output of a run into `dir`: CSVs and resolved config first, then charts and
 /// the report. Each file is written atomically.
-pub fn write_outputs(dir: &Path, cfg: &Config, info: &RunInfo, rows: &[Summary]) -> Result<Vec<PathBuf>> {
+pub fn write_outputs(
+    dir: &Path,
+    cfg: &Config,
+    info: &RunInfo,
+    rows: &[Summary],
+) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for (name, bytes) in [
         ("results.csv", csv_out::results_csv(rows)?),
@@ -156,8 +199,13 @@ pub fn summary_table(rows: &[Summary]) -> String {
         }
     }
     for (s, p) in keys {
-        let of = |size| rows.iter().find(|r| r.scenario == s && r.path == p && r.size_bytes == size);
-        let (Some(a), Some(b)) = (of(small), of(large)) else { continue };
+        let of = |size| {
+            rows.iter()
+                .find(|r| r.scenario == s && r.path == p && r.size_bytes == size)
+        };
+        let (Some(a), Some(b)) = (of(small), of(large)) else {
+            continue;
+        };
         out.push_str(&format!(
             "{:<10} {:<6} {:<10} {:<28} {:>11.3} us {:>11.1} us {:>16.2}\n",
             s,
@@ -173,12 +221,21 @@ pub fn summary_table(rows: &[Summary]) -> String {
 }
 
 /// `gdrsim run`: the whole job. Returns the output folder.
-pub fn run(config: Option<&Path>, out: Option<&Path>, seed: Option<u64>, jobs: usize, quiet: bool, command: &str) -> Result<PathBuf> {
+pub fn run(
+    config: Option<&Path>,
+    out: Option<&Path>,
+    seed: Option<u64>,
+    jobs: usize,
+    quiet: bool,
+    command: &str,
+) -> Result<PathBuf> {
     let mut cfg = load_config(config)?;
     if let Some(s) = seed {
         cfg.seed = s;
     }
-    let dir = out.map(Path::to_path_buf).unwrap_or_else(|| Path::new("output").join(&cfg.name));
+    let dir = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new("output").join(&cfg.name));
     let progress = !quiet && std::io::stderr().is_terminal();
     let results = simulate(&cfg, jobs, progress)?;
     let rows: Vec<Summary> = results.into_iter().map(|r| r.summary).collect();

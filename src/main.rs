@@ -9,7 +9,11 @@ use gdrsim::app;
 use gdrsim::config::ConfigError;
 
 #[derive(Parser)]
-#[command(name = "gdrsim", version, about = "Discrete-event model of GPUDirect RDMA vs host-staged transfers")]
+#[command(
+    name = "gdrsim",
+    version,
+    about = "Discrete-event model of GPUDirect RDMA vs host-staged transfers"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -43,25 +47,52 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let line: Vec<String> = std::env::args().collect();
-    let command = if line.len() <= 1 { "cargo run --release".to_string() } else { format!("gdrsim {}", line[1..].join(" ")) };
-    let result = match cli.command {
-        None => app::run(None, None, None, 0, false, &command).map(|_| ()),
-        Some(Command::Run { config, out, seed, jobs, quiet }) => {
-            app::run(config.as_deref(), out.as_deref(), seed, jobs, quiet, &command).map(|_| ())
-        }
-        Some(Command::Check { config }) => app::load_config(Some(&config)).map_err(Into::into).map(|cfg| {
-            let points = gdrsim::scenario::plan(&cfg).len();
-            println!("{}: ok ({} scenarios, {} paths, {} sizes: {points} points)", config.display(), cfg.scenarios.len(), cfg.paths.len(), cfg.sizes.len());
-        }),
-        Some(Command::Topo { config }) => app::load_config(config.as_deref()).map_err(Into::into).map(|cfg| {
-            for h in &gdrsim::scenario::topologies(&cfg)[..1] {
-                for host in &h.hosts {
-                    println!("{} ({})", host.name, host.spec.name);
-                    println!("{}", gdrsim::topology::topo_matrix::render(host));
-                }
-            }
-        }),
+    let command = if line.len() <= 1 {
+        "cargo run --release".to_string()
+    } else {
+        format!("gdrsim {}", line[1..].join(" "))
     };
+    let result =
+        match cli.command {
+            None => app::run(None, None, None, 0, false, &command).map(|_| ()),
+            Some(Command::Run {
+                config,
+                out,
+                seed,
+                jobs,
+                quiet,
+            }) => app::run(
+                config.as_deref(),
+                out.as_deref(),
+                seed,
+                jobs,
+                quiet,
+                &command,
+            )
+            .map(|_| ()),
+            Some(Command::Check { config }) => app::load_config(Some(&config))
+                .map_err(Into::into)
+                .map(|cfg| {
+                    let points = gdrsim::scenario::plan(&cfg).len();
+                    println!(
+                        "{}: ok ({} scenarios, {} paths, {} sizes: {points} points)",
+                        config.display(),
+                        cfg.scenarios.len(),
+                        cfg.paths.len(),
+                        cfg.sizes.len()
+                    );
+                }),
+            Some(Command::Topo { config }) => app::load_config(config.as_deref())
+                .map_err(Into::into)
+                .map(|cfg| {
+                    for h in &gdrsim::scenario::topologies(&cfg)[..1] {
+                        for host in &h.hosts {
+                            println!("{} ({})", host.name, host.spec.name);
+                            println!("{}", gdrsim::topology::topo_matrix::render(host));
+                        }
+                    }
+                }),
+        };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -69,7 +100,11 @@ fn main() -> ExitCode {
             for cause in e.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            if e.chain().any(|c| c.downcast_ref::<ConfigError>().is_some()) { ExitCode::from(2) } else { ExitCode::from(1) }
+            if e.chain().any(|c| c.downcast_ref::<ConfigError>().is_some()) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }

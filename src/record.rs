@@ -88,7 +88,16 @@ pub struct Span {
 impl Span {
     /// A control stage: one piece of work from `start` to `end`.
     pub fn control(msg: u32, stage: Stage, component: u32, start: Ps, end: Ps) -> Span {
-        Span { msg, stage, component, start, first_out: end, last_in: start, end, bytes: 0 }
+        Span {
+            msg,
+            stage,
+            component,
+            start,
+            first_out: end,
+            last_in: start,
+            end,
+            bytes: 0,
+        }
     }
 }
 
@@ -128,13 +137,22 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(enabled: bool, component_names: Vec<String>) -> Self {
-        Recorder { enabled, spans: Vec::new(), descriptors: Vec::new(), component_names }
+        Recorder {
+            enabled,
+            spans: Vec::new(),
+            descriptors: Vec::new(),
+            component_names,
+        }
     }
 
     #[inline]
     pub fn span(&mut self, span: Span) {
         if self.enabled {
-            debug_assert!(span.end >= span.start, "span {:?} ends before it starts", span.stage);
+            debug_assert!(
+                span.end >= span.start,
+                "span {:?} ends before it starts",
+                span.stage
+            );
             self.spans.push(span);
         }
     }
@@ -146,6 +164,8 @@ impl Recorder {
     }
 
     pub fn component_name(&self, id: u32) -> &str {
-        self.component_names.get(id as usize).map_or("?", String::as_str)
+        self.component_names
+            .get(id as usize)
+            .map_or("?", String::as_str)
     }
 }

@@ -63,7 +63,11 @@ pub fn latency_stats(samples_ps: &[Ps]) -> LatencyStats {
     let n = us.len();
     let mut data = Data::new(us);
     let mean = data.mean().unwrap_or(0.0);
-    let stdev = if n > 1 { data.std_dev().unwrap_or(0.0) } else { 0.0 };
+    let stdev = if n > 1 {
+        data.std_dev().unwrap_or(0.0)
+    } else {
+        0.0
+    };
     let ci95 = if n > 1 {
         let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
             .map(|d| d.inverse_cdf(0.975))
@@ -123,7 +127,10 @@ pub fn critical_path(spans: &[&Span], end: Ps, name_of: impl Fn(u32) -> String) 
     let mut rows = Vec::new();
     for stage in Stage::ALL {
         let of_stage: Vec<&&Span> = spans.iter().filter(|s| s.stage == stage).collect();
-        let Some(main) = of_stage.iter().max_by_key(|s| (s.end - s.start, std::cmp::Reverse(s.start))) else {
+        let Some(main) = of_stage
+            .iter()
+            .max_by_key(|s| (s.end - s.start, std::cmp::Reverse(s.start)))
+        else {
             continue;
         };
         rows.push(StageRow {
@@ -142,7 +149,16 @@ mod tests {
     use super::*;
 
     fn stream(stage: Stage, start: Ps, first_out: Ps, last_in: Ps, end: Ps) -> Span {
-        Span { msg: 0, stage, component: 0, start, first_out, last_in, end, bytes: 0 }
+        Span {
+            msg: 0,
+            stage,
+            component: 0,
+            start,
+            first_out,
+            last_in,
+            end,
+            bytes: 0,
+        }
     }
 
     /// A wire-bound transfer: the read streams out by 20_000 ps, the wire holds the last byte
@@ -152,8 +168,20 @@ mod tests {
         let ns = 1_000;
         let spans = [
             Span::control(0, Stage::Post, 0, 0, 500 * ns),
-            stream(Stage::DmaRead, 500 * ns, 1_300 * ns, 500 * ns, 20_400_000 * ns),
-            stream(Stage::Wire, 1_300 * ns, 1_400 * ns, 20_400_000 * ns, 21_700_000 * ns),
+            stream(
+                Stage::DmaRead,
+                500 * ns,
+                1_300 * ns,
+                500 * ns,
+                20_400_000 * ns,
+            ),
+            stream(
+                Stage::Wire,
+                1_300 * ns,
+                1_400 * ns,
+                20_400_000 * ns,
+                21_700_000 * ns,
+            ),
             Span::control(0, Stage::Poll, 0, 21_700_500 * ns, 21_700_600 * ns),
         ];
         let refs: Vec<&Span> = spans.iter().collect();

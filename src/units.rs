@@ -35,7 +35,9 @@ impl Rate {
     }
     /// Bytes per second, as users of GB/s figures think of it.
     pub const fn from_bytes_per_s(bytes_per_s: u64) -> Self {
-        Rate { bits_per_s: bytes_per_s * 8 }
+        Rate {
+            bits_per_s: bytes_per_s * 8,
+        }
     }
     pub const fn bps(self) -> u64 {
         self.bits_per_s
@@ -58,7 +60,11 @@ impl Rate {
         Rate::from_bps((self.bits_per_s as u128 * num as u128 / den as u128) as u64)
     }
     pub fn min(self, other: Rate) -> Rate {
-        if self.bits_per_s <= other.bits_per_s { self } else { other }
+        if self.bits_per_s <= other.bits_per_s {
+            self
+        } else {
+            other
+        }
     }
 }
 
@@ -89,7 +95,7 @@ pub fn fmt_bytes(b: u64) -> String {
     ];
     for (name, unit) in UNITS {
         if b >= unit {
-            return if b % unit == 0 {
+            return if b.is_multiple_of(unit) {
                 format!("{} {name}", b / unit)
             } else {
                 format!("{:.1} {name}", b as f64 / unit as f64)
@@ -142,7 +148,10 @@ impl Decimal {
         }
         let digits = format!("{int}{frac}");
         let mantissa = digits.parse::<u128>().ok()?;
-        Some(Decimal { mantissa, scale: frac.len() as u32 })
+        Some(Decimal {
+            mantissa,
+            scale: frac.len() as u32,
+        })
     }
     /// value x multiplier, exactly when the product is a whole number.
     fn times(self, multiplier: u128) -> Option<u64> {
@@ -209,7 +218,10 @@ pub fn parse_rate(s: &str) -> Result<Rate, ParseError> {
         found: s.to_string(),
     };
     let (num, unit) = split_number(s).ok_or_else(err)?;
-    let unit = unit.strip_suffix("ps").map(|u| format!("{u}/s")).unwrap_or(unit.to_string());
+    let unit = unit
+        .strip_suffix("ps")
+        .map(|u| format!("{u}/s"))
+        .unwrap_or(unit.to_string());
     let (prefix, per) = unit.split_once('/').ok_or_else(err)?;
     if per != "s" || prefix.is_empty() {
         return Err(err());

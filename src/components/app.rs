@@ -33,11 +33,20 @@ impl Fabric<'_> {
         }
         self.next_msg = first;
         let stats = engine::run(self, &mut q);
-        let messages = self.msgs.iter().map(|m| (m.start, m.delivered.unwrap_or(stats.end_time))).collect();
+        let messages = self
+            .msgs
+            .iter()
+            .map(|m| (m.start, m.delivered.unwrap_or(stats.end_time)))
+            .collect();
         if self.recorder.enabled {
             self.record_spans(0);
         }
-        Outcome { messages, stats, cpu_busy: self.msgs[0].cpu_busy, host_mem_bytes: self.host_mem_payload_bytes() }
+        Outcome {
+            messages,
+            stats,
+            cpu_busy: self.msgs[0].cpu_busy,
+            host_mem_bytes: self.host_mem_payload_bytes(),
+        }
     }
 
     pub fn start_message(&mut self, msg: u32, now: Ps, q: &mut Queue<Event>) {
@@ -47,13 +56,29 @@ impl Fabric<'_> {
             self.cpu_push(0, Task::MemcpyD2h { msg }, now, q);
         }
         if s.register > 0 {
-            self.cpu_push(0, Task::Register { msg, cost: s.register }, now, q);
+            self.cpu_push(
+                0,
+                Task::Register {
+                    msg,
+                    cost: s.register,
+                },
+                now,
+                q,
+            );
         }
         self.cpu_push(0, Task::Post { msg }, now, q);
         if r.register > 0 {
             // The receiver registers its buffer meanwhile (it must exist before the data lands;
             // with equal costs it always does, since the sender registers first too).
-            self.cpu_push(1, Task::Register { msg, cost: r.register }, now, q);
+            self.cpu_push(
+                1,
+                Task::Register {
+                    msg,
+                    cost: r.register,
+                },
+                now,
+                q,
+            );
         }
     }
 
@@ -86,7 +111,10 @@ impl Fabric<'_> {
         let mut stages = m.stages;
         // The receive CQE is only meaningful once the data it announces has landed; where the
         // data shares its route (host memory) the CQE's own cost starts after the data.
-        if let (Some(w), Some(c)) = (stages[Stage::DmaWrite as usize], stages[Stage::Cqe as usize].as_mut()) {
+        if let (Some(w), Some(c)) = (
+            stages[Stage::DmaWrite as usize],
+            stages[Stage::Cqe as usize].as_mut(),
+        ) {
             let s = w.end.clamp(c.start, c.end);
             c.start = s;
             c.last_in = s;

@@ -61,11 +61,21 @@ impl ChannelState {
     /// that median; each channel draws from its own stream seeded by (seed, channel id).
     pub fn new(jitter_median: Ps, seed: u64, id: u32) -> Self {
         let jitter = (jitter_median > 0).then(|| {
-            let d = LogNormal::new((jitter_median as f64).ln(), JITTER_SIGMA).expect("valid lognormal");
-            let rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(id as u64 + 1)));
+            let d =
+                LogNormal::new((jitter_median as f64).ln(), JITTER_SIGMA).expect("valid lognormal");
+            let rng = Xoshiro256PlusPlus::seed_from_u64(
+                seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(id as u64 + 1)),
+            );
             (d, rng)
         });
-        ChannelState { free_at: 0, occupant: u32::MAX, occupant_unit: 0, last_tail: Vec::new(), payload_bytes: 0, jitter }
+        ChannelState {
+            free_at: 0,
+            occupant: u32::MAX,
+            occupant_unit: 0,
+            last_tail: Vec::new(),
+            payload_bytes: 0,
+            jitter,
+        }
     }
 
     /// A source's trains leave in order: this tail is at least one unit after its last one.
@@ -97,14 +107,25 @@ pub const INTERLEAVE_MAX_BYTES: u64 = 4096;
 /// Moves a train from source `src` through one channel; returns its (head, tail) after it.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-pub fn pass(spec: &ChannelSpec, state: &mut ChannelState, unit: Unit, units: u64, payload: u64, head: Ps, tail: Ps, src: u32) -> (Ps, Ps) {
+pub fn pass(
+    spec: &ChannelSpec,
+    state: &mut ChannelState,
+    unit: Unit,
+    units: u64,
+    payload: u64,
+    head: Ps,
+    tail: Ps,
+    src: u32,
+) -> (Ps, Ps) {
     let extra = state.draw_jitter();
     if !spec.is_server() {
         return (head + spec.latency + extra, tail + spec.latency + extra);
     }
     let units = units.max(1);
     let per_unit_payload = payload.div_ceil(units);
-    let u = spec.rate.tx_time(spec.wire_bytes(unit, per_unit_payload, 1));
+    let u = spec
+        .rate
+        .tx_time(spec.wire_bytes(unit, per_unit_payload, 1));
     let total = spec.rate.tx_time(spec.wire_bytes(unit, payload, units));
     let lat = spec.latency + extra;
     let wire = spec.wire_bytes(unit, payload, units);
@@ -133,7 +154,11 @@ pub fn is_host_memory(spec: &ChannelSpec) -> bool {
 
 /// A uniformly drawn phase in `[0, period)` for CQ polling, from a host's own stream.
 pub fn poll_phase(rng: &mut Xoshiro256PlusPlus, period: Ps) -> Ps {
-    if period == 0 { 0 } else { rng.random_range(0..period) }
+    if period == 0 {
+        0
+    } else {
+        rng.random_range(0..period)
+    }
 }
 
 #[cfg(test)]

@@ -45,7 +45,11 @@ pub struct Cpu {
 
 impl Cpu {
     pub fn new(seed: u64, host: usize) -> Self {
-        Cpu { queue: VecDeque::new(), current: None, rng: cpu_rng(seed, host) }
+        Cpu {
+            queue: VecDeque::new(),
+            current: None,
+            rng: cpu_rng(seed, host),
+        }
     }
 }
 
@@ -58,7 +62,9 @@ impl Fabric<'_> {
     }
 
     fn cpu_next(&mut self, host: usize, now: Ps, q: &mut Queue<Event>) {
-        let Some(task) = self.cpus[host].queue.pop_front() else { return };
+        let Some(task) = self.cpus[host].queue.pop_front() else {
+            return;
+        };
         let spec = &self.topo.hosts[host].spec;
         let cpu = spec.cpu;
         let busy = match task {
@@ -66,11 +72,25 @@ impl Fabric<'_> {
             Task::Post { .. } | Task::FlushPost { .. } => cpu.post,
             Task::Poll { kind, .. } => {
                 // A busy-polling thread notices the CQE at a random phase of its poll loop.
-                let phase = if self.opts.jitter { poll_phase(&mut self.cpus[host].rng, cpu.poll) } else { 0 };
-                cpu.poll + phase + if kind == CqeKind::Recv { cpu.post_recv } else { 0 }
+                let phase = if self.opts.jitter {
+                    poll_phase(&mut self.cpus[host].rng, cpu.poll)
+                } else {
+                    0
+                };
+                cpu.poll
+                    + phase
+                    + if kind == CqeKind::Recv {
+                        cpu.post_recv
+                    } else {
+                        0
+                    }
             }
             Task::MemcpyD2h { .. } | Task::MemcpyH2d { .. } => {
-                let side = if host == 0 { self.plan.sender } else { self.plan.receiver };
+                let side = if host == 0 {
+                    self.plan.sender
+                } else {
+                    self.plan.receiver
+                };
                 let g = side.staging.expect("memcpy only on staged sides").gpu;
                 spec.gpus[g].copy_engine.launch
             }
@@ -81,7 +101,9 @@ impl Fabric<'_> {
 
     /// The current task's scheduled work ended.
     pub fn cpu_done(&mut self, host: usize, now: Ps, q: &mut Queue<Event>) {
-        let Some((task, phase, started)) = self.cpus[host].current else { return };
+        let Some((task, phase, started)) = self.cpus[host].current else {
+            return;
+        };
         let cpu_id = self.comp.cpu[host];
         match (task, phase) {
             (Task::MemcpyD2h { msg } | Task::MemcpyH2d { msg }, Phase::Busy) => {
@@ -152,7 +174,11 @@ impl Fabric<'_> {
         let Some((task, Phase::Copying, started)) = self.cpus[host].current else {
             unreachable!("memcpy data landed without a waiting thread")
         };
-        let side = if host == 0 { self.plan.sender } else { self.plan.receiver };
+        let side = if host == 0 {
+            self.plan.sender
+        } else {
+            self.plan.receiver
+        };
         let g = side.staging.expect("staged").gpu;
         let sync = self.topo.hosts[host].spec.gpus[g].copy_engine.sync;
         self.cpus[host].current = Some((task, Phase::Sync, started));
@@ -164,7 +190,14 @@ impl Fabric<'_> {
         let nic = &self.topo.hosts[side].spec.nics[self.side(side).nic];
         let inline = !flush && self.inline();
         let bytes = match nic.wqe_delivery {
-            WqeDelivery::BlueFlame => nic.wqe_bytes + if inline { self.plan.size.next_multiple_of(16) } else { 0 },
+            WqeDelivery::BlueFlame => {
+                nic.wqe_bytes
+                    + if inline {
+                        self.plan.size.next_multiple_of(16)
+                    } else {
+                        0
+                    }
+            }
             WqeDelivery::Doorbell => 8,
         };
         if inline && let super::plan::Buffer::Host { socket, .. } = self.plan.sender.nic_buffer {
@@ -174,7 +207,19 @@ impl Fabric<'_> {
             self.msgs[msg as usize].host_mem_bytes += self.plan.size;
         }
         let route = self.r.mmio[side];
-        let t = self.train(route, msg, Tag::Mmio { side: side as u8, flush }, Unit::Write, 1, bytes, now, now);
+        let t = self.train(
+            route,
+            msg,
+            Tag::Mmio {
+                side: side as u8,
+                flush,
+            },
+            Unit::Write,
+            1,
+            bytes,
+            now,
+            now,
+        );
         self.launch(t, now, q);
     }
 }

@@ -10,10 +10,10 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::Event;
 use super::channel::{self, ChannelState};
 use super::cpu::Cpu;
 use super::plan::{Buffer, Plan, SimOptions};
-use super::Event;
 use crate::engine::{Handler, Queue};
 use crate::record::{Recorder, Stage};
 use crate::topology::{ChannelId, ChannelSpec, Flow, Place, RouteError, Topology, Unit};
@@ -27,11 +27,17 @@ pub type RouteId = u16;
 pub enum Tag {
     /// MMIO write (BlueFlame WQE or doorbell) reaching the NIC of `side`; `flush` for the
     /// receiver's loopback read.
-    Mmio { side: u8, flush: bool },
+    Mmio {
+        side: u8,
+        flush: bool,
+    },
     /// The doorbell-fetched WQE arriving at the sender NIC.
     WqeFetched,
     /// A WQE leaving the NIC's send engine.
-    SqEngine { side: u8, flush: bool },
+    SqEngine {
+        side: u8,
+        flush: bool,
+    },
     /// Payload read completions arriving at the sender NIC.
     PayloadRead,
     TxDone,
@@ -45,7 +51,9 @@ pub enum Tag {
     Cqe(CqeKind),
     /// cudaMemcpy data committed (D2H in host memory, H2D in GPU memory).
     D2h,
+    /// H2D completions reaching the GPU (frees read tags), then committed in GPU memory.
     H2d,
+    H2dCommitted,
     /// The flush read's completion reaching the receiver NIC.
     FlushRead,
 }
@@ -111,6 +119,7 @@ pub struct Routes {
     pub d2h: Option<RouteId>,
     pub h2d_req: Option<RouteId>,
     pub h2d_cpl: Option<RouteId>,
+    pub h2d_commit: Option<RouteId>,
     pub flush_req: Option<RouteId>,
     pub flush_cpl: Option<RouteId>,
     /// Effective MPS of the payload read, payload write, D2H and H2D routes.
@@ -204,14 +213,26 @@ impl<'t> Fabric<'t> {
         let mut comp = Components::default();
         for (h, side) in [plan.sender, plan.receiver].iter().enumerate() {
             let host = &topo.hosts[h];
-            comp.cpu[h] = push_name(&mut names, format!("{}/{}.cpu", host.name, host.spec.sockets[side.cpu_socket].name));
-            comp.nic[h] = push_name(&mut names, format!("{}/{}", host.name, host.spec.nics[side.nic].name));
+            comp.cpu[h] = push_name(
+                &mut names,
+                format!(
+                    "{}/{}.cpu",
+                    host.name, host.spec.sockets[side.cpu_socket].name
+                ),
+            );
+            comp.nic[h] = push_name(
+                &mut names,
+                format!("{}/{}", host.name, host.spec.nics[side.nic].name),
+            );
             let gpu = side.staging.map(|s| s.gpu).or(match side.nic_buffer {
                 Buffer::Gpu { gpu, .. } => Some(gpu),
                 Buffer::Host { .. } => None,
             });
             comp.gpu[h] = match gpu {
-                Some(g) => push_name(&mut names, format!("{}/{}.ce", host.name, host.spec.gpus[g].name)),
+                Some(g) => push_name(
+                    &mut names,
+                    format!("{}/{}.ce", host.name, host.spec.gpus[g].name),
+                ),
                 None => comp.cpu[h],
             };
         }
@@ -244,7 +265,10 @@ impl<'t> Fabric<'t> {
             .map(|s| topo.hosts[1].spec.gpus[s.gpu].copy_engine.read_window)
             .unwrap_or(1);
         for tags in [s_nic.read_window, r_nic.read_window, r_gpu_window] {
-            f.engines.push(ReadEngine { tags_free: tags, waiting: VecDeque::new() });
+            f.engines.push(ReadEngine {
+                tags_free: tags,
+                waiting: VecDeque::new(),
+            });
         }
         Ok(f)
     }
@@ -258,8 +282,10 @@ impl<'t> Fabric<'t> {
         let topo = self.topo;
         let plan = self.plan;
         let sides = [plan.sender, plan.receiver];
-        let nic_node = |h: usize| topo.hosts[h].node_index(crate::topology::NodeKind::Nic(sides[h].nic));
-        let gpu_node = |h: usize, g: usize| topo.hosts[h].node_index(crate::topology::NodeKind::Gpu(g));
+        let nic_node =
+            |h: usize| topo.hosts[h].node_index(crate::topology::NodeKind::Nic(sides[h].nic));
+        let gpu_node =
+            |h: usize, g: usize| topo.hosts[h].node_index(crate::topology::NodeKind::Gpu(g));
         let place_of = |h: usize, b: Buffer| match b {
             Buffer::Host { socket, .. } => Place::Memory(socket),
             Buffer::Gpu { gpu, .. } => Place::Device(gpu_node(h, gpu)),
@@ -268,17 +294,17 @@ impl<'t> Fabric<'t> {
             Buffer::Host { socket, .. } => topo.hosts[h].dram[socket],
             Buffer::Gpu { gpu, .. } => topo.hosts[h].gpu_memory[gpu],
         };
-        for h in 0..2 {
+        for (h, side) in sides.iter().enumerate() {
             let host = &topo.hosts[h];
             let nic = Place::Device(nic_node(h));
-            let cpu = Place::Cpu(sides[h].cpu_socket);
-            let mem = Place::Memory(sides[h].cpu_socket);
+            let cpu = Place::Cpu(side.cpu_socket);
+            let mem = Place::Memory(side.cpu_socket);
             let mmio = host.route(cpu, nic, Flow::Write)?.channels;
             self.r.mmio[h] = self.add_route(mmio);
             let mut cqe = host.route(nic, mem, Flow::Write)?.channels;
-            cqe.push(host.dram[sides[h].cpu_socket]);
+            cqe.push(host.dram[side.cpu_socket]);
             self.r.cqe[h] = self.add_route(cqe);
-            self.r.engine[h] = self.add_route(vec![host.nics[sides[h].nic].engine]);
+            self.r.engine[h] = self.add_route(vec![host.nics[side.nic].engine]);
         }
         // Sender: WQE fetch and payload read.
         let (s, rcv) = (&topo.hosts[0], &topo.hosts[1]);
@@ -326,19 +352,21 @@ impl<'t> Fabric<'t> {
         if let Some(st) = plan.receiver.staging {
             let g = Place::Device(gpu_node(1, st.gpu));
             let bounce = Place::Memory(st.bounce_socket);
-            self.r.h2d_req = Some(self.add_route(rcv.route(g, bounce, Flow::ReadRequest)?.channels));
+            self.r.h2d_req =
+                Some(self.add_route(rcv.route(g, bounce, Flow::ReadRequest)?.channels));
             let back = rcv.route(bounce, g, Flow::ReadCompletion)?;
             self.r.mps_h2d = back.mps;
             let mut c = vec![rcv.dram[st.bounce_socket]];
             c.extend(back.channels);
-            c.push(rcv.gpu_memory[st.gpu]);
             self.r.h2d_cpl = Some(self.add_route(c));
+            self.r.h2d_commit = Some(self.add_route(vec![rcv.gpu_memory[st.gpu]]));
         }
         if plan.flush
             && let Buffer::Gpu { gpu, .. } = plan.receiver.nic_buffer
         {
             let g = Place::Device(gpu_node(1, gpu));
-            self.r.flush_req = Some(self.add_route(rcv.route(r_nic, g, Flow::ReadRequest)?.channels));
+            self.r.flush_req =
+                Some(self.add_route(rcv.route(r_nic, g, Flow::ReadRequest)?.channels));
             let mut c = vec![rcv.gpu_memory[gpu]];
             c.extend(rcv.route(g, r_nic, Flow::ReadCompletion)?.channels);
             self.r.flush_cpl = Some(self.add_route(c));
@@ -361,7 +389,17 @@ impl<'t> Fabric<'t> {
 
     /// A fresh train description (no read request), entering `route` at (head, tail).
     #[allow(clippy::too_many_arguments)]
-    pub fn train(&self, route: RouteId, msg: u32, tag: Tag, unit: Unit, units: u64, payload: u64, head: Ps, tail: Ps) -> Train {
+    pub fn train(
+        &self,
+        route: RouteId,
+        msg: u32,
+        tag: Tag,
+        unit: Unit,
+        units: u64,
+        payload: u64,
+        head: Ps,
+        tail: Ps,
+    ) -> Train {
         Train {
             route,
             hop: 0,
@@ -379,7 +417,10 @@ impl<'t> Fabric<'t> {
             tag,
             stage_in: (head, tail),
             counts_payload: false,
-            src: self.routes[route as usize].first().copied().unwrap_or(u32::MAX),
+            src: self.routes[route as usize]
+                .first()
+                .copied()
+                .unwrap_or(u32::MAX),
         }
     }
 
@@ -407,7 +448,10 @@ impl<'t> Fabric<'t> {
                     t.requested = 0;
                     t.route = t.cpl_route;
                     t.hop = 0;
-                    t.src = self.routes[t.route as usize].first().copied().unwrap_or(u32::MAX);
+                    t.src = self.routes[t.route as usize]
+                        .first()
+                        .copied()
+                        .unwrap_or(u32::MAX);
                     continue;
                 }
                 let train = *t;
@@ -422,7 +466,8 @@ impl<'t> Fabric<'t> {
                 return;
             }
             let st = &mut self.state[c as usize];
-            let (h, tl) = channel::pass(spec, st, t.unit, t.units, t.payload, t.head, t.tail, t.src);
+            let (h, tl) =
+                channel::pass(spec, st, t.unit, t.units, t.payload, t.head, t.tail, t.src);
             if t.counts_payload && channel::is_host_memory(spec) {
                 st.payload_bytes += t.payload;
                 self.msgs[t.msg as usize].host_mem_bytes += t.payload;
@@ -438,7 +483,20 @@ impl<'t> Fabric<'t> {
     /// Queues a read of `bytes` (split into `requests` requests of at most `mrrs`) on a read
     /// engine; it issues when the engine has `requests` tags free.
     #[allow(clippy::too_many_arguments)]
-    pub fn read(&mut self, engine: u8, req: RouteId, cpl: RouteId, mrrs: u64, mps: u64, bytes: u64, msg: u32, tag: Tag, counts_payload: bool, now: Ps, q: &mut Queue<Event>) {
+    pub fn read(
+        &mut self,
+        engine: u8,
+        req: RouteId,
+        cpl: RouteId,
+        mrrs: u64,
+        mps: u64,
+        bytes: u64,
+        msg: u32,
+        tag: Tag,
+        counts_payload: bool,
+        now: Ps,
+        q: &mut Queue<Event>,
+    ) {
         let requests = bytes.div_ceil(mrrs).max(1);
         let full = bytes / mrrs;
         let rem = bytes % mrrs;
@@ -494,7 +552,7 @@ impl<'t> Fabric<'t> {
     /// that coalesced bursts keep the window's throughput (N x MRRS per round trip).
     pub fn read_chunk(&self, size: u64, mrrs: u64, window: u32) -> u64 {
         let mut g = (self.chunk(size, mrrs) / mrrs).clamp(1, window.max(1) as u64);
-        while window as u64 % g != 0 {
+        while !(window as u64).is_multiple_of(g) {
             g -= 1;
         }
         g * mrrs
@@ -507,7 +565,12 @@ impl<'t> Fabric<'t> {
         let m = &mut self.msgs[msg as usize];
         let slot = &mut m.stages[stage as usize];
         *slot = Some(match *slot {
-            None => StageTimes { start: inp.0, last_in: inp.1, first_out: out.0, end: out.1 },
+            None => StageTimes {
+                start: inp.0,
+                last_in: inp.1,
+                first_out: out.0,
+                end: out.1,
+            },
             Some(s) => StageTimes {
                 start: s.start.min(inp.0),
                 last_in: s.last_in.max(inp.1),

@@ -12,7 +12,11 @@ use crate::units::Ps;
 
 impl Fabric<'_> {
     pub fn side(&self, side: usize) -> SidePlan {
-        if side == 0 { self.plan.sender } else { self.plan.receiver }
+        if side == 0 {
+            self.plan.sender
+        } else {
+            self.plan.receiver
+        }
     }
 
     pub fn nic_spec(&self, side: usize) -> &NicSpec {
@@ -38,7 +42,19 @@ impl Fabric<'_> {
                 if side == 0 && self.nic_spec(0).wqe_delivery == WqeDelivery::Doorbell {
                     let (mrrs, wqe) = (self.nic_spec(0).mrrs, self.nic_spec(0).wqe_bytes);
                     let mps = self.r.mps_read.min(4096);
-                    self.read(ENGINE_SEND_NIC, self.r.wqe_req, self.r.wqe_cpl, mrrs, mps, wqe, msg, Tag::WqeFetched, false, now, q);
+                    self.read(
+                        ENGINE_SEND_NIC,
+                        self.r.wqe_req,
+                        self.r.wqe_cpl,
+                        mrrs,
+                        mps,
+                        wqe,
+                        msg,
+                        Tag::WqeFetched,
+                        false,
+                        now,
+                        q,
+                    );
                 } else {
                     self.send_engine(side, msg, flush, now, q);
                 }
@@ -51,41 +67,101 @@ impl Fabric<'_> {
             Tag::SqEngine { .. } => {
                 // The flush: a 1-byte RDMA Read of the receive buffer through a loopback QP. Its
                 // request queues behind the payload's posted writes on the way to the GPU.
-                let (req, cpl) = (self.r.flush_req.expect("flush route"), self.r.flush_cpl.expect("flush route"));
+                let (req, cpl) = (
+                    self.r.flush_req.expect("flush route"),
+                    self.r.flush_cpl.expect("flush route"),
+                );
                 let mrrs = self.nic_spec(1).mrrs;
-                self.read(ENGINE_RECV_NIC, req, cpl, mrrs, 256, 1, msg, Tag::FlushRead, false, now, q);
+                self.read(
+                    ENGINE_RECV_NIC,
+                    req,
+                    cpl,
+                    mrrs,
+                    256,
+                    1,
+                    msg,
+                    Tag::FlushRead,
+                    false,
+                    now,
+                    q,
+                );
             }
             Tag::PayloadRead => {
                 self.read_done(&t, now, q);
                 let start = self.msgs[msg as usize].read_start;
-                self.stage(msg, Stage::DmaRead, self.comp.nic[0], (start, start), (t.head, t.tail));
+                self.stage(
+                    msg,
+                    Stage::DmaRead,
+                    self.comp.nic[0],
+                    (start, start),
+                    (t.head, t.tail),
+                );
                 self.packetise(msg, t.payload, t.head, t.tail, now, q);
             }
             Tag::TxDone => {
-                self.stage(msg, Stage::NicTx, self.comp.nic[0], t.stage_in, (t.head, t.tail));
+                self.stage(
+                    msg,
+                    Stage::NicTx,
+                    self.comp.nic[0],
+                    t.stage_in,
+                    (t.head, t.tail),
+                );
                 self.relaunch(t, self.r.wire, Tag::WireDone, now, q);
             }
             Tag::WireDone => {
-                self.stage(msg, Stage::Wire, self.comp.wire, t.stage_in, (t.head, t.tail));
+                self.stage(
+                    msg,
+                    Stage::Wire,
+                    self.comp.wire,
+                    t.stage_in,
+                    (t.head, t.tail),
+                );
                 self.relaunch(t, self.r.rx, Tag::RxDone, now, q);
             }
             Tag::RxDone => {
-                self.stage(msg, Stage::NicRx, self.comp.nic[1], t.stage_in, (t.head, t.tail));
+                self.stage(
+                    msg,
+                    Stage::NicRx,
+                    self.comp.nic[1],
+                    t.stage_in,
+                    (t.head, t.tail),
+                );
                 self.receive(t, now, q);
             }
             Tag::PayloadWritten => {
-                self.stage(msg, Stage::DmaWrite, self.comp.nic[1], t.stage_in, (t.head, t.tail));
+                self.stage(
+                    msg,
+                    Stage::DmaWrite,
+                    self.comp.nic[1],
+                    t.stage_in,
+                    (t.head, t.tail),
+                );
                 self.msgs[msg as usize].writes_left -= 1;
             }
             Tag::Ack => {
                 let cqe = self.nic_spec(0).cqe_bytes;
-                let c = self.train(self.r.cqe[0], msg, Tag::Cqe(CqeKind::Send), Unit::Write, 1, cqe, t.tail, t.tail);
+                let c = self.train(
+                    self.r.cqe[0],
+                    msg,
+                    Tag::Cqe(CqeKind::Send),
+                    Unit::Write,
+                    1,
+                    cqe,
+                    t.tail,
+                    t.tail,
+                );
                 self.launch(c, now, q);
             }
             Tag::Cqe(kind) => match kind {
                 CqeKind::Recv => {
                     self.msgs[msg as usize].cqe_commit = t.tail;
-                    self.stage(msg, Stage::Cqe, self.comp.nic[1], t.stage_in, (t.head, t.tail));
+                    self.stage(
+                        msg,
+                        Stage::Cqe,
+                        self.comp.nic[1],
+                        t.stage_in,
+                        (t.head, t.tail),
+                    );
                     self.cpu_push(1, super::cpu::Task::Poll { msg, kind }, now, q);
                 }
                 CqeKind::Send => self.cpu_push(0, super::cpu::Task::Poll { msg, kind }, now, q),
@@ -94,7 +170,16 @@ impl Fabric<'_> {
             Tag::FlushRead => {
                 self.read_done(&t, now, q);
                 let cqe = self.nic_spec(1).cqe_bytes;
-                let c = self.train(self.r.cqe[1], msg, Tag::Cqe(CqeKind::Flush), Unit::Write, 1, cqe, t.tail, t.tail);
+                let c = self.train(
+                    self.r.cqe[1],
+                    msg,
+                    Tag::Cqe(CqeKind::Flush),
+                    Unit::Write,
+                    1,
+                    cqe,
+                    t.tail,
+                    t.tail,
+                );
                 self.launch(c, now, q);
             }
             Tag::D2h => {
@@ -105,7 +190,12 @@ impl Fabric<'_> {
                 }
             }
             Tag::H2d => {
+                // The copy engine frees the request's tag on arrival, then writes GPU memory.
                 self.read_done(&t, now, q);
+                let route = self.r.h2d_commit.expect("staged receiver");
+                self.relaunch(t, route, Tag::H2dCommitted, now, q);
+            }
+            Tag::H2dCommitted => {
                 let m = &mut self.msgs[msg as usize];
                 m.memcpy_left -= 1;
                 if m.memcpy_left == 0 {
@@ -118,7 +208,19 @@ impl Fabric<'_> {
     /// The WQE passes the send engine (spaced by the NIC's message rate, after parsing).
     fn send_engine(&mut self, side: usize, msg: u32, flush: bool, now: Ps, q: &mut Queue<Event>) {
         let bytes = self.nic_spec(side).wqe_bytes;
-        let t = self.train(self.r.engine[side], msg, Tag::SqEngine { side: side as u8, flush }, Unit::Packet, 1, bytes, now, now);
+        let t = self.train(
+            self.r.engine[side],
+            msg,
+            Tag::SqEngine {
+                side: side as u8,
+                flush,
+            },
+            Unit::Packet,
+            1,
+            bytes,
+            now,
+            now,
+        );
         self.launch(t, now, q);
     }
 
@@ -153,26 +255,54 @@ impl Fabric<'_> {
         let mut off = 0;
         while off < size.max(1) {
             let bytes = chunk.min(size - off).max(1);
-            self.read(ENGINE_SEND_NIC, self.r.payload_req, self.r.payload_cpl, mrrs, mps, bytes, msg, Tag::PayloadRead, true, start, q);
+            self.read(
+                ENGINE_SEND_NIC,
+                self.r.payload_req,
+                self.r.payload_cpl,
+                mrrs,
+                mps,
+                bytes,
+                msg,
+                Tag::PayloadRead,
+                true,
+                start,
+                q,
+            );
             off += bytes;
         }
     }
 
     /// Payload bytes reached the sender NIC: emit every packet they complete.
-    fn packetise(&mut self, msg: u32, bytes: u64, head: Ps, tail: Ps, now: Ps, q: &mut Queue<Event>) {
+    fn packetise(
+        &mut self,
+        msg: u32,
+        bytes: u64,
+        head: Ps,
+        tail: Ps,
+        now: Ps,
+        q: &mut Queue<Event>,
+    ) {
         let mtu = self.nic_spec(0).mtu;
         let size = self.plan.size;
         let m = &mut self.msgs[msg as usize];
         m.tx_ready += bytes;
         let ready = m.tx_ready.min(size);
-        let emit = if ready >= size { size.saturating_sub(m.tx_sent) } else { (ready - m.tx_sent) / mtu * mtu };
+        let emit = if ready >= size {
+            size.saturating_sub(m.tx_sent)
+        } else {
+            (ready - m.tx_sent) / mtu * mtu
+        };
         if emit == 0 {
             return;
         }
         // When did the first packet of this batch complete? Bytes of this arrival are spread
         // evenly between its head and tail.
         let first_end = (m.tx_sent + emit.min(mtu)).saturating_sub(m.tx_ready - bytes);
-        let head = if bytes == 0 || tail == head { tail } else { head + ((tail - head) as u128 * first_end.min(bytes) as u128 / bytes as u128) as Ps };
+        let head = if bytes == 0 || tail == head {
+            tail
+        } else {
+            head + ((tail - head) as u128 * first_end.min(bytes) as u128 / bytes as u128) as Ps
+        };
         m.tx_sent += emit;
         let chunk = self.chunk(size, mtu);
         let mut off = 0;
@@ -181,8 +311,22 @@ impl Fabric<'_> {
             let b = chunk.min(emit - off);
             let units = b.div_ceil(mtu).max(1);
             // TLP/packet granularity: each packet leaves when complete; bursts keep head/tail.
-            let (h, t) = if n == 1 { (head, tail) } else { let at = head + (tail - head) * (i + 1) / n; (at, at) };
-            let mut tr = self.train(self.r.tx, msg, Tag::TxDone, Unit::Packet, units, b, h.max(now), t.max(now));
+            let (h, t) = if n == 1 {
+                (head, tail)
+            } else {
+                let at = head + (tail - head) * (i + 1) / n;
+                (at, at)
+            };
+            let mut tr = self.train(
+                self.r.tx,
+                msg,
+                Tag::TxDone,
+                Unit::Packet,
+                units,
+                b,
+                h.max(now),
+                t.max(now),
+            );
             tr.stage_in = (tr.head, tr.tail);
             self.launch(tr, now, q);
             off += b;
@@ -194,7 +338,10 @@ impl Fabric<'_> {
         t.route = route;
         t.hop = 0;
         t.tag = tag;
-        t.src = self.routes[route as usize].first().copied().unwrap_or(u32::MAX);
+        t.src = self.routes[route as usize]
+            .first()
+            .copied()
+            .unwrap_or(u32::MAX);
         t.stage_in = (t.head, t.tail);
         self.launch(t, now, q);
     }
@@ -228,8 +375,22 @@ impl Fabric<'_> {
         let mut off = 0;
         for i in 0..n {
             let b = chunk.min(t.payload - off);
-            let (h, tl) = if n == 1 { (head, tail) } else { let at = head + (tail - head) * (i + 1) / n; (at, at) };
-            let mut w = self.train(self.r.payload_write, msg, Tag::PayloadWritten, Unit::Write, b.div_ceil(mps), b, h, tl);
+            let (h, tl) = if n == 1 {
+                (head, tail)
+            } else {
+                let at = head + (tail - head) * (i + 1) / n;
+                (at, at)
+            };
+            let mut w = self.train(
+                self.r.payload_write,
+                msg,
+                Tag::PayloadWritten,
+                Unit::Write,
+                b.div_ceil(mps),
+                b,
+                h,
+                tl,
+            );
             w.counts_payload = true;
             self.msgs[msg as usize].writes_left += 1;
             self.launch(w, now, q);
@@ -238,12 +399,30 @@ impl Fabric<'_> {
         if self.msgs[msg as usize].rx_bytes >= size {
             // Write with Immediate: consume the pre-posted receive WQE, write the CQE after the
             // data (same queue, so it cannot pass the payload on a shared route).
-            let c = self.train(self.r.cqe[1], msg, Tag::Cqe(CqeKind::Recv), Unit::Write, 1, cqe_bytes, tail, tail);
+            let c = self.train(
+                self.r.cqe[1],
+                msg,
+                Tag::Cqe(CqeKind::Recv),
+                Unit::Write,
+                1,
+                cqe_bytes,
+                tail,
+                tail,
+            );
             self.launch(c, now, q);
             // Reliable connection: the ACK completes the sender's work request.
             let nic = self.nic_spec(1);
             let ack_payload = nic.ack_bytes.saturating_sub(nic.packet_overhead);
-            let a = self.train(self.r.ack, msg, Tag::Ack, Unit::Packet, 1, ack_payload, t.tail, t.tail);
+            let a = self.train(
+                self.r.ack,
+                msg,
+                Tag::Ack,
+                Unit::Packet,
+                1,
+                ack_payload,
+                t.tail,
+                t.tail,
+            );
             self.launch(a, now, q);
         }
     }
@@ -259,7 +438,16 @@ impl Fabric<'_> {
         let mut off = 0;
         for _ in 0..n {
             let b = chunk.min(size - off);
-            let mut w = self.train(route, msg, Tag::D2h, Unit::Write, b.div_ceil(mps), b, now, now);
+            let mut w = self.train(
+                route,
+                msg,
+                Tag::D2h,
+                Unit::Write,
+                b.div_ceil(mps),
+                b,
+                now,
+                now,
+            );
             w.counts_payload = true;
             self.launch(w, now, q);
             off += b;
@@ -279,7 +467,19 @@ impl Fabric<'_> {
         let mut off = 0;
         for _ in 0..n {
             let b = chunk.min(size - off);
-            self.read(super::fabric::ENGINE_RECV_GPU, req, cpl, ce.mrrs, mps, b, msg, Tag::H2d, true, now, q);
+            self.read(
+                super::fabric::ENGINE_RECV_GPU,
+                req,
+                cpl,
+                ce.mrrs,
+                mps,
+                b,
+                msg,
+                Tag::H2d,
+                true,
+                now,
+                q,
+            );
             off += b;
         }
     }

@@ -32,23 +32,27 @@ impl Cx<'_> {
 
     /// A duration: a bare number is nanoseconds; a string carries its unit.
     fn dur(&self, q: &Option<Q>, key: &str, default: Ps) -> R<Ps> {
-        let expected = "a duration (a number of nanoseconds, or a string such as \"120ns\" or \"1.5us\")";
+        let expected =
+            "a duration (a number of nanoseconds, or a string such as \"120ns\" or \"1.5us\")";
         match q {
             None => Ok(default),
             Some(Q::Int(v)) if *v >= 0 => Ok(*v as u64 * units::PS_PER_NS),
             Some(Q::Float(v)) if *v >= 0.0 && v.is_finite() => Ok((v * 1000.0).round() as u64),
-            Some(Q::Str(s)) => units::parse_duration(s).map_err(|_| self.err(key, expected, show(q.as_ref().unwrap()))),
+            Some(Q::Str(s)) => units::parse_duration(s)
+                .map_err(|_| self.err(key, expected, show(q.as_ref().unwrap()))),
             Some(other) => Err(self.err(key, expected, show(other))),
         }
     }
 
     /// A size in bytes (> 0): a bare number is bytes; a string carries its unit.
     fn bytes(&self, q: &Option<Q>, key: &str, default: u64) -> R<u64> {
-        let expected = "a positive size in bytes (a number, or a string such as \"4KiB\" or \"1MiB\")";
+        let expected =
+            "a positive size in bytes (a number, or a string such as \"4KiB\" or \"1MiB\")";
         let v = match q {
             None => return Ok(default),
             Some(Q::Int(v)) if *v > 0 => *v as u64,
-            Some(Q::Str(s)) => units::parse_bytes(s).map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
+            Some(Q::Str(s)) => units::parse_bytes(s)
+                .map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
             Some(other) => return Err(self.err(key, expected, show(other))),
         };
         if v == 0 {
@@ -63,12 +67,16 @@ impl Cx<'_> {
 
     /// A rate: a bare number is Gb/s (bits); a string carries its unit ("26GB/s", "200Gb/s").
     fn rate(&self, q: &Option<Q>, key: &str, default: Rate) -> R<Rate> {
-        let expected = "a positive rate (a number of Gb/s, or a string such as \"200Gb/s\" or \"26GB/s\")";
+        let expected =
+            "a positive rate (a number of Gb/s, or a string such as \"200Gb/s\" or \"26GB/s\")";
         let r = match q {
             None => return Ok(default),
             Some(Q::Int(v)) if *v > 0 => Rate::from_bps(*v as u64 * 1_000_000_000),
-            Some(Q::Float(v)) if *v > 0.0 && v.is_finite() => Rate::from_bps((v * 1e9).round() as u64),
-            Some(Q::Str(s)) => units::parse_rate(s).map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
+            Some(Q::Float(v)) if *v > 0.0 && v.is_finite() => {
+                Rate::from_bps((v * 1e9).round() as u64)
+            }
+            Some(Q::Str(s)) => units::parse_rate(s)
+                .map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
             Some(other) => return Err(self.err(key, expected, show(other))),
         };
         if r.bps() == 0 {
@@ -103,7 +111,11 @@ impl Cx<'_> {
     fn one_of(&self, v: &Option<String>, key: &str, options: &[&str], default: &str) -> R<String> {
         let v = v.clone().unwrap_or_else(|| default.to_string());
         if !options.contains(&v.as_str()) {
-            return Err(self.err(key, format!("one of {}", options.join(", ")), format!("{v:?}")));
+            return Err(self.err(
+                key,
+                format!("one of {}", options.join(", ")),
+                format!("{v:?}"),
+            ));
         }
         Ok(v)
     }
@@ -122,14 +134,23 @@ impl Cx<'_> {
 pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
     let cx = Cx { file };
     if raw.name.is_empty() || raw.name.contains(['/', '\\']) || raw.name.starts_with('.') {
-        return Err(cx.err("name", "a non-empty name usable as a folder name", format!("{:?}", raw.name)));
+        return Err(cx.err(
+            "name",
+            "a non-empty name usable as a folder name",
+            format!("{:?}", raw.name),
+        ));
     }
     let sim = convert_sim(&cx, &raw.sim)?;
     let sizes = convert_sizes(&cx, &raw.sweep.sizes)?;
     let mut paths = Vec::new();
     for (i, p) in raw.sweep.paths.iter().enumerate() {
-        let kind = PathKind::parse(p)
-            .ok_or_else(|| cx.err(&format!("sweep.paths[{i}]"), "one of host, staged, gpudirect", format!("{p:?}")))?;
+        let kind = PathKind::parse(p).ok_or_else(|| {
+            cx.err(
+                &format!("sweep.paths[{i}]"),
+                "one of host, staged, gpudirect",
+                format!("{p:?}"),
+            )
+        })?;
         if !paths.contains(&kind) {
             paths.push(kind);
         }
@@ -137,28 +158,59 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
     if paths.is_empty() {
         return Err(cx.err("sweep.paths", "at least one path", "an empty list"));
     }
-    let ops = raw.sweep.ops.clone().unwrap_or_else(|| vec!["write".into()]);
+    let ops = raw
+        .sweep
+        .ops
+        .clone()
+        .unwrap_or_else(|| vec!["write".into()]);
     for (i, op) in ops.iter().enumerate() {
         if op != "write" {
-            return Err(cx.err(&format!("sweep.ops[{i}]"), "\"write\" (RDMA Write with Immediate)", format!("{op:?}")));
+            return Err(cx.err(
+                &format!("sweep.ops[{i}]"),
+                "\"write\" (RDMA Write with Immediate)",
+                format!("{op:?}"),
+            ));
         }
     }
     let output = convert_output(&cx, &raw.output)?;
     let network = NetworkSpec {
         switch_hops: raw.network.switch_hops.unwrap_or(1),
-        switch_latency: cx.dur(&raw.network.switch_latency_ns, "network.switch_latency_ns", d::NET_SWITCH_LATENCY)?,
+        switch_latency: cx.dur(
+            &raw.network.switch_latency_ns,
+            "network.switch_latency_ns",
+            d::NET_SWITCH_LATENCY,
+        )?,
         cable_m: raw.network.cable_m.unwrap_or(d::CABLE_M),
-        propagation_per_m: cx.dur(&raw.network.propagation_ns_per_m, "network.propagation_ns_per_m", d::PROPAGATION_PER_M)?,
+        propagation_per_m: cx.dur(
+            &raw.network.propagation_ns_per_m,
+            "network.propagation_ns_per_m",
+            d::PROPAGATION_PER_M,
+        )?,
     };
     cx.unique(raw.machines.iter().map(|m| m.name.as_str()), "machines")?;
-    let machines = raw.machines.iter().enumerate().map(|(i, m)| convert_machine(&cx, i, m)).collect::<R<Vec<_>>>()?;
+    let machines = raw
+        .machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| convert_machine(&cx, i, m))
+        .collect::<R<Vec<_>>>()?;
     cx.unique(raw.hosts.iter().map(|h| h.name.as_str()), "hosts")?;
     let mut hosts = Vec::new();
     for (i, h) in raw.hosts.iter().enumerate() {
-        let machine = machines.iter().find(|m| m.name == h.machine).ok_or_else(|| {
-            cx.err(&format!("hosts[{i}].machine"), "the name of a [[machines]] entry", format!("{:?}", h.machine))
-        })?;
-        hosts.push(HostSpec { name: h.name.clone(), machine: machine.clone() });
+        let machine = machines
+            .iter()
+            .find(|m| m.name == h.machine)
+            .ok_or_else(|| {
+                cx.err(
+                    &format!("hosts[{i}].machine"),
+                    "the name of a [[machines]] entry",
+                    format!("{:?}", h.machine),
+                )
+            })?;
+        hosts.push(HostSpec {
+            name: h.name.clone(),
+            machine: machine.clone(),
+        });
     }
     if raw.scenarios.is_empty() {
         return Err(cx.err("scenarios", "at least one [[scenarios]] entry", "none"));
@@ -169,11 +221,25 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
     for (i, s) in raw.scenarios.iter().enumerate() {
         let key = format!("scenarios[{i}]");
         let sender = endpoint(&cx, &hosts, &s.sender, &format!("{key}.sender"), needs_gpu)?;
-        let receiver = endpoint(&cx, &hosts, &s.receiver, &format!("{key}.receiver"), needs_gpu)?;
+        let receiver = endpoint(
+            &cx,
+            &hosts,
+            &s.receiver,
+            &format!("{key}.receiver"),
+            needs_gpu,
+        )?;
         if sender.host == receiver.host {
-            return Err(cx.err(&format!("{key}.receiver.host"), "a host other than the sender's", format!("{:?}", s.receiver.host)));
+            return Err(cx.err(
+                &format!("{key}.receiver.host"),
+                "a host other than the sender's",
+                format!("{:?}", s.receiver.host),
+            ));
         }
-        scenarios.push(ScenarioSpec { name: s.name.clone(), sender, receiver });
+        scenarios.push(ScenarioSpec {
+            name: s.name.clone(),
+            sender,
+            receiver,
+        });
     }
     Ok(Config {
         name: raw.name,
@@ -192,7 +258,12 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
 
 fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
     let granularity = cx.one_of(&s.granularity, "sim.granularity", &["auto", "tlp"], "auto")?;
-    let registration = cx.one_of(&s.registration, "sim.registration", &["cached", "per_transfer"], "cached")?;
+    let registration = cx.one_of(
+        &s.registration,
+        "sim.registration",
+        &["cached", "per_transfer"],
+        "cached",
+    )?;
     let flush = cx.one_of(&s.flush, "sim.flush", &["rdma_read", "none"], "rdma_read")?;
     let positive = |v: Option<u32>, key: &str, default: u32| -> R<u32> {
         match v {
@@ -208,14 +279,30 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
     Ok(SimConfig {
         iterations: positive(s.iterations, "sim.iterations", 100)?,
         min_iterations: positive(s.min_iterations, "sim.min_iterations", 5)?,
-        iteration_budget_bytes: cx.bytes(&s.iteration_budget_bytes, "sim.iteration_budget_bytes", 1 << 30)?,
+        iteration_budget_bytes: cx.bytes(
+            &s.iteration_budget_bytes,
+            "sim.iteration_budget_bytes",
+            1 << 30,
+        )?,
         stream_window: positive(s.stream_window, "sim.stream_window", 16)?,
         stream_messages: positive(s.stream_messages, "sim.stream_messages", 128)?,
-        stream_budget_bytes: cx.bytes(&s.stream_budget_bytes, "sim.stream_budget_bytes", 2 << 30)?,
+        stream_budget_bytes: cx.bytes(
+            &s.stream_budget_bytes,
+            "sim.stream_budget_bytes",
+            2 << 30,
+        )?,
         tlp_granularity: granularity == "tlp",
-        coalesce_above: cx.bytes(&s.coalesce_above_bytes, "sim.coalesce_above_bytes", 64 << 10)?,
+        coalesce_above: cx.bytes(
+            &s.coalesce_above_bytes,
+            "sim.coalesce_above_bytes",
+            64 << 10,
+        )?,
         burst_bytes: burst,
-        registration: if registration == "cached" { Registration::Cached } else { Registration::PerTransfer },
+        registration: if registration == "cached" {
+            Registration::Cached
+        } else {
+            Registration::PerTransfer
+        },
         jitter: s.jitter.unwrap_or(true),
         flush: flush == "rdma_read",
     })
@@ -223,18 +310,28 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
 
 fn convert_sizes(cx: &Cx, s: &RawSizes) -> R<Vec<u64>> {
     let mut sizes = match s {
-        RawSizes::List(list) => {
-            list.iter().enumerate().map(|(i, q)| cx.size(q, &format!("sweep.sizes[{i}]"))).collect::<R<Vec<_>>>()?
-        }
+        RawSizes::List(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, q)| cx.size(q, &format!("sweep.sizes[{i}]")))
+            .collect::<R<Vec<_>>>()?,
         RawSizes::Range(r) => {
             let from = cx.size(&r.from, "sweep.sizes.from")?;
             let to = cx.size(&r.to, "sweep.sizes.to")?;
             let factor = r.factor.unwrap_or(2);
             if factor < 2 {
-                return Err(cx.err("sweep.sizes.factor", "an integer factor of at least 2", factor.to_string()));
+                return Err(cx.err(
+                    "sweep.sizes.factor",
+                    "an integer factor of at least 2",
+                    factor.to_string(),
+                ));
             }
             if to < from {
-                return Err(cx.err("sweep.sizes.to", format!("a size of at least `from` ({from} bytes)"), to.to_string()));
+                return Err(cx.err(
+                    "sweep.sizes.to",
+                    format!("a size of at least `from` ({from} bytes)"),
+                    to.to_string(),
+                ));
             }
             let mut v = vec![];
             let mut x = from;
@@ -262,8 +359,13 @@ fn convert_output(cx: &Cx, o: &RawOutput) -> R<OutputOptions> {
     let mut out = OutputOptions::default();
     if let Some(charts) = &o.charts {
         for (i, c) in charts.iter().enumerate() {
-            if !["latency", "bandwidth", "speedup", "breakdown", "scenarios"].contains(&c.as_str()) {
-                return Err(cx.err(&format!("output.charts[{i}]"), "one of latency, bandwidth, speedup, breakdown, scenarios", format!("{c:?}")));
+            if !["latency", "bandwidth", "speedup", "breakdown", "scenarios"].contains(&c.as_str())
+            {
+                return Err(cx.err(
+                    &format!("output.charts[{i}]"),
+                    "one of latency, bandwidth, speedup, breakdown, scenarios",
+                    format!("{c:?}"),
+                ));
             }
         }
         out.charts = charts.clone();
@@ -271,12 +373,19 @@ fn convert_output(cx: &Cx, o: &RawOutput) -> R<OutputOptions> {
     if let Some(formats) = &o.formats {
         for (i, f) in formats.iter().enumerate() {
             if !["svg", "png"].contains(&f.as_str()) {
-                return Err(cx.err(&format!("output.formats[{i}]"), "one of svg, png", format!("{f:?}")));
+                return Err(cx.err(
+                    &format!("output.formats[{i}]"),
+                    "one of svg, png",
+                    format!("{f:?}"),
+                ));
             }
         }
         out.formats = formats.clone();
     }
-    for (v, key, slot) in [(o.width_px, "output.width_px", &mut out.width_px), (o.height_px, "output.height_px", &mut out.height_px)] {
+    for (v, key, slot) in [
+        (o.width_px, "output.width_px", &mut out.width_px),
+        (o.height_px, "output.height_px", &mut out.height_px),
+    ] {
         if let Some(v) = v {
             if !(200..=8000).contains(&v) {
                 return Err(cx.err(key, "a size from 200 to 8000 pixels", v.to_string()));
@@ -285,8 +394,11 @@ fn convert_output(cx: &Cx, o: &RawOutput) -> R<OutputOptions> {
         }
     }
     if let Some(sizes) = &o.breakdown_sizes {
-        out.breakdown_sizes =
-            sizes.iter().enumerate().map(|(i, q)| cx.size(q, &format!("output.breakdown_sizes[{i}]"))).collect::<R<_>>()?;
+        out.breakdown_sizes = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, q)| cx.size(q, &format!("output.breakdown_sizes[{i}]")))
+            .collect::<R<_>>()?;
     }
     if let Some(q) = &o.compare_size {
         out.compare_size = cx.size(q, "output.compare_size")?;
@@ -294,7 +406,14 @@ fn convert_output(cx: &Cx, o: &RawOutput) -> R<OutputOptions> {
     Ok(out)
 }
 
-fn memory(cx: &Cx, key: &str, lat: &Option<Q>, rate: &Option<Q>, jitter: &Option<Q>, defaults: (Ps, Rate, Ps)) -> R<MemorySpec> {
+fn memory(
+    cx: &Cx,
+    key: &str,
+    lat: &Option<Q>,
+    rate: &Option<Q>,
+    jitter: &Option<Q>,
+    defaults: (Ps, Rate, Ps),
+) -> R<MemorySpec> {
     Ok(MemorySpec {
         latency: cx.dur(lat, &format!("{key}_latency_ns"), defaults.0)?,
         rate: cx.rate(rate, &format!("{key}_rate_gbps"), defaults.1)?,
@@ -306,19 +425,47 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     let k = |rest: &str| format!("machines[{i}].{rest}");
     let cpu = CpuSpec {
         post: cx.dur(&m.cpu.post_ns, &k("cpu.post_ns"), d::CPU_POST)?,
-        post_recv: cx.dur(&m.cpu.post_recv_ns, &k("cpu.post_recv_ns"), d::CPU_POST_RECV)?,
+        post_recv: cx.dur(
+            &m.cpu.post_recv_ns,
+            &k("cpu.post_recv_ns"),
+            d::CPU_POST_RECV,
+        )?,
         poll: cx.dur(&m.cpu.poll_ns, &k("cpu.poll_ns"), d::CPU_POLL)?,
     };
     let r = &m.registration;
     let registration = RegistrationSpec {
-        host_base: cx.dur(&r.host_base_ns, &k("registration.host_base_ns"), d::REG_HOST_BASE)?,
-        host_per_page: cx.dur(&r.host_per_page_ns, &k("registration.host_per_page_ns"), d::REG_HOST_PER_PAGE)?,
-        gpu_base: cx.dur(&r.gpu_base_ns, &k("registration.gpu_base_ns"), d::REG_GPU_BASE)?,
-        gpu_per_page: cx.dur(&r.gpu_per_page_ns, &k("registration.gpu_per_page_ns"), d::REG_GPU_PER_PAGE)?,
-        bounce_alloc: cx.dur(&r.bounce_alloc_ns, &k("registration.bounce_alloc_ns"), d::BOUNCE_ALLOC)?,
+        host_base: cx.dur(
+            &r.host_base_ns,
+            &k("registration.host_base_ns"),
+            d::REG_HOST_BASE,
+        )?,
+        host_per_page: cx.dur(
+            &r.host_per_page_ns,
+            &k("registration.host_per_page_ns"),
+            d::REG_HOST_PER_PAGE,
+        )?,
+        gpu_base: cx.dur(
+            &r.gpu_base_ns,
+            &k("registration.gpu_base_ns"),
+            d::REG_GPU_BASE,
+        )?,
+        gpu_per_page: cx.dur(
+            &r.gpu_per_page_ns,
+            &k("registration.gpu_per_page_ns"),
+            d::REG_GPU_PER_PAGE,
+        )?,
+        bounce_alloc: cx.dur(
+            &r.bounce_alloc_ns,
+            &k("registration.bounce_alloc_ns"),
+            d::BOUNCE_ALLOC,
+        )?,
     };
     let pcie_spec = PcieSpec {
-        link_latency: cx.dur(&m.pcie.link_latency_ns, &k("pcie.link_latency_ns"), d::PCIE_LINK_LATENCY)?,
+        link_latency: cx.dur(
+            &m.pcie.link_latency_ns,
+            &k("pcie.link_latency_ns"),
+            d::PCIE_LINK_LATENCY,
+        )?,
         mps: cx.payload_size(&m.pcie.mps_bytes, &k("pcie.mps_bytes"), d::PCIE_MPS)?,
         rcb: {
             let v = cx.bytes(&m.pcie.rcb_bytes, &k("pcie.rcb_bytes"), d::PCIE_RCB)?;
@@ -339,13 +486,28 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         .map(|(j, s)| {
             Ok(SocketSpec {
                 name: s.name.clone(),
-                dram: memory(cx, &k(&format!("sockets[{j}].dram")), &s.dram_latency_ns, &s.dram_rate_gbps, &s.dram_jitter_ns, (d::DRAM_LATENCY, d::DRAM_RATE, d::DRAM_JITTER))?,
+                dram: memory(
+                    cx,
+                    &k(&format!("sockets[{j}].dram")),
+                    &s.dram_latency_ns,
+                    &s.dram_rate_gbps,
+                    &s.dram_jitter_ns,
+                    (d::DRAM_LATENCY, d::DRAM_RATE, d::DRAM_JITTER),
+                )?,
             })
         })
         .collect::<R<Vec<_>>>()?;
     let socket_names: Vec<&str> = sockets.iter().map(|s| s.name.as_str()).collect();
     let socket_ref = |name: &str, key: String| -> R<()> {
-        if socket_names.contains(&name) { Ok(()) } else { Err(cx.err(&key, format!("one of the machine's sockets ({})", socket_names.join(", ")), format!("{name:?}"))) }
+        if socket_names.contains(&name) {
+            Ok(())
+        } else {
+            Err(cx.err(
+                &key,
+                format!("one of the machine's sockets ({})", socket_names.join(", ")),
+                format!("{name:?}"),
+            ))
+        }
     };
     let mut socket_links = Vec::new();
     for (j, l) in m.socket_links.iter().enumerate() {
@@ -358,13 +520,24 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             rate: cx.rate(&l.rate_gbps, &kk("rate_gbps"), d::SOCKET_LINK_RATE)?,
             latency: cx.dur(&l.latency_ns, &kk("latency_ns"), d::SOCKET_LINK_LATENCY)?,
             p2p_read: cx.p2p(l.p2p_read, &l.p2p_read_rate_gbps, &kk("p2p_read_rate_gbps"))?,
-            p2p_write: cx.p2p(l.p2p_write, &l.p2p_write_rate_gbps, &kk("p2p_write_rate_gbps"))?,
+            p2p_write: cx.p2p(
+                l.p2p_write,
+                &l.p2p_write_rate_gbps,
+                &kk("p2p_write_rate_gbps"),
+            )?,
         });
     }
     for (x, a) in socket_names.iter().enumerate() {
         for b in &socket_names[x + 1..] {
-            if !socket_links.iter().any(|l| (l.a == *a && l.b == *b) || (l.a == *b && l.b == *a)) {
-                return Err(cx.err(&k("socket_links"), format!("a link between sockets {a:?} and {b:?}"), "none"));
+            if !socket_links
+                .iter()
+                .any(|l| (l.a == *a && l.b == *b) || (l.a == *b && l.b == *a))
+            {
+                return Err(cx.err(
+                    &k("socket_links"),
+                    format!("a link between sockets {a:?} and {b:?}"),
+                    "none",
+                ));
             }
         }
     }
@@ -376,8 +549,16 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             name: rc.name.clone(),
             socket: rc.socket.clone(),
             latency: cx.dur(&rc.latency_ns, &kk("latency_ns"), d::ROOT_COMPLEX_LATENCY)?,
-            p2p_read: cx.p2p(rc.p2p_read, &rc.p2p_read_rate_gbps, &kk("p2p_read_rate_gbps"))?,
-            p2p_write: cx.p2p(rc.p2p_write, &rc.p2p_write_rate_gbps, &kk("p2p_write_rate_gbps"))?,
+            p2p_read: cx.p2p(
+                rc.p2p_read,
+                &rc.p2p_read_rate_gbps,
+                &kk("p2p_read_rate_gbps"),
+            )?,
+            p2p_write: cx.p2p(
+                rc.p2p_write,
+                &rc.p2p_write_rate_gbps,
+                &kk("p2p_write_rate_gbps"),
+            )?,
         });
     }
     let switches = m
@@ -387,7 +568,11 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         .map(|(j, s)| {
             Ok(SwitchSpec {
                 name: s.name.clone(),
-                latency: cx.dur(&s.latency_ns, &k(&format!("switches[{j}].latency_ns")), d::SWITCH_LATENCY)?,
+                latency: cx.dur(
+                    &s.latency_ns,
+                    &k(&format!("switches[{j}].latency_ns")),
+                    d::SWITCH_LATENCY,
+                )?,
                 acs_redirect: s.acs_redirect.unwrap_or(false),
             })
         })
@@ -400,16 +585,31 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             let kk = |f: &str| k(&format!("gpus[{j}].{f}"));
             let window = g.ce_read_window.unwrap_or(d::CE_READ_WINDOW);
             if window == 0 {
-                return Err(cx.err(&kk("ce_read_window"), "a positive number of outstanding reads", "0"));
+                return Err(cx.err(
+                    &kk("ce_read_window"),
+                    "a positive number of outstanding reads",
+                    "0",
+                ));
             }
             Ok(GpuSpec {
                 name: g.name.clone(),
                 model: g.model.clone().unwrap_or_else(|| "H100 PCIe".into()),
-                memory: memory(cx, &k(&format!("gpus[{j}].memory")), &g.memory_latency_ns, &g.memory_rate_gbps, &g.memory_jitter_ns, (d::GPU_MEMORY_LATENCY, d::GPU_MEMORY_RATE, 0))?,
+                memory: memory(
+                    cx,
+                    &k(&format!("gpus[{j}].memory")),
+                    &g.memory_latency_ns,
+                    &g.memory_rate_gbps,
+                    &g.memory_jitter_ns,
+                    (d::GPU_MEMORY_LATENCY, d::GPU_MEMORY_RATE, 0),
+                )?,
                 heap_base: g.heap_base.unwrap_or(d::GPU_HEAP_BASE),
                 bar_offset: g.bar_offset.unwrap_or(d::GPU_BAR_OFFSET),
                 copy_engine: CopyEngineSpec {
-                    launch: cx.dur(&g.memcpy_launch_ns, &kk("memcpy_launch_ns"), d::MEMCPY_LAUNCH)?,
+                    launch: cx.dur(
+                        &g.memcpy_launch_ns,
+                        &kk("memcpy_launch_ns"),
+                        d::MEMCPY_LAUNCH,
+                    )?,
                     sync: cx.dur(&g.memcpy_sync_ns, &kk("memcpy_sync_ns"), d::MEMCPY_SYNC)?,
                     read_window: window,
                     mrrs: cx.payload_size(&g.ce_mrrs_bytes, &kk("ce_mrrs_bytes"), d::CE_MRRS)?,
@@ -417,7 +617,12 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             })
         })
         .collect::<R<Vec<_>>>()?;
-    let nics = m.nics.iter().enumerate().map(|(j, n)| convert_nic(cx, &k(&format!("nics[{j}]")), n)).collect::<R<Vec<_>>>()?;
+    let nics = m
+        .nics
+        .iter()
+        .enumerate()
+        .map(|(j, n)| convert_nic(cx, &k(&format!("nics[{j}]")), n))
+        .collect::<R<Vec<_>>>()?;
     // Names are one namespace per machine: links refer to them.
     let all_names: Vec<&str> = socket_names
         .iter()
@@ -427,9 +632,16 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         .chain(gpus.iter().map(|x| x.name.as_str()))
         .chain(nics.iter().map(|x| x.name.as_str()))
         .collect();
-    cx.unique(all_names.iter().copied(), &k("(sockets, root complexes, switches, gpus, nics)"))?;
+    cx.unique(
+        all_names.iter().copied(),
+        &k("(sockets, root complexes, switches, gpus, nics)"),
+    )?;
     let is = |name: &str, v: &[&str]| v.contains(&name);
-    let uppers: Vec<&str> = root_complexes.iter().map(|x| x.name.as_str()).chain(switches.iter().map(|x| x.name.as_str())).collect();
+    let uppers: Vec<&str> = root_complexes
+        .iter()
+        .map(|x| x.name.as_str())
+        .chain(switches.iter().map(|x| x.name.as_str()))
+        .collect();
     let downs: Vec<&str> = switches
         .iter()
         .map(|x| x.name.as_str())
@@ -440,16 +652,38 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     for (j, l) in m.links.iter().enumerate() {
         let kk = |f: &str| k(&format!("links[{j}].{f}"));
         if !is(&l.up, &uppers) {
-            return Err(cx.err(&kk("up"), format!("a root complex or switch of this machine ({})", uppers.join(", ")), format!("{:?}", l.up)));
+            return Err(cx.err(
+                &kk("up"),
+                format!(
+                    "a root complex or switch of this machine ({})",
+                    uppers.join(", ")
+                ),
+                format!("{:?}", l.up),
+            ));
         }
         if !is(&l.down, &downs) {
-            return Err(cx.err(&kk("down"), format!("a switch, GPU or NIC of this machine ({})", downs.join(", ")), format!("{:?}", l.down)));
+            return Err(cx.err(
+                &kk("down"),
+                format!(
+                    "a switch, GPU or NIC of this machine ({})",
+                    downs.join(", ")
+                ),
+                format!("{:?}", l.down),
+            ));
         }
         if !pcie::valid_generation(l.generation) {
-            return Err(cx.err(&kk("generation"), "a PCIe generation from 1 to 6", l.generation.to_string()));
+            return Err(cx.err(
+                &kk("generation"),
+                "a PCIe generation from 1 to 6",
+                l.generation.to_string(),
+            ));
         }
         if !pcie::valid_width(l.width) {
-            return Err(cx.err(&kk("width"), "a link width of 1, 2, 4, 8, 12, 16 or 32 lanes", l.width.to_string()));
+            return Err(cx.err(
+                &kk("width"),
+                "a link width of 1, 2, 4, 8, 12, 16 or 32 lanes",
+                l.width.to_string(),
+            ));
         }
         links.push(LinkSpec {
             up: l.up.clone(),
@@ -464,7 +698,11 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     for name in &downs {
         let n = links.iter().filter(|l| l.down == *name).count();
         if n != 1 {
-            return Err(cx.err(&k("links"), format!("exactly one upstream link for {name:?}"), format!("{n}")));
+            return Err(cx.err(
+                &k("links"),
+                format!("exactly one upstream link for {name:?}"),
+                format!("{n}"),
+            ));
         }
     }
     for name in &downs {
@@ -474,11 +712,19 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             cur = &l.up;
             steps += 1;
             if steps > downs.len() {
-                return Err(cx.err(&k("links"), "a tree of links (no cycles)", format!("a cycle through {name:?}")));
+                return Err(cx.err(
+                    &k("links"),
+                    "a tree of links (no cycles)",
+                    format!("a cycle through {name:?}"),
+                ));
             }
         }
         if !root_complexes.iter().any(|r| r.name == cur) {
-            return Err(cx.err(&k("links"), format!("a chain of links from {name:?} up to a root complex"), format!("it ends at {cur:?}")));
+            return Err(cx.err(
+                &k("links"),
+                format!("a chain of links from {name:?} up to a root complex"),
+                format!("it ends at {cur:?}"),
+            ));
         }
     }
     if nics.is_empty() {
@@ -502,14 +748,27 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
 
 fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
     let k = |f: &str| format!("{key}.{f}");
-    let delivery = cx.one_of(&n.wqe_delivery, &k("wqe_delivery"), &["blueflame", "doorbell"], "blueflame")?;
+    let delivery = cx.one_of(
+        &n.wqe_delivery,
+        &k("wqe_delivery"),
+        &["blueflame", "doorbell"],
+        "blueflame",
+    )?;
     let window = n.read_window.unwrap_or(d::NIC_READ_WINDOW);
     if window == 0 {
-        return Err(cx.err(&k("read_window"), "a positive number of outstanding reads", "0"));
+        return Err(cx.err(
+            &k("read_window"),
+            "a positive number of outstanding reads",
+            "0",
+        ));
     }
     let mtu = cx.bytes(&n.mtu_bytes, &k("mtu_bytes"), d::MTU)?;
     if !mtu.is_power_of_two() || !(256..=9216).contains(&mtu) {
-        return Err(cx.err(&k("mtu_bytes"), "a power of two from 256 to 4096 bytes", mtu.to_string()));
+        return Err(cx.err(
+            &k("mtu_bytes"),
+            "a power of two from 256 to 4096 bytes",
+            mtu.to_string(),
+        ));
     }
     let size0 = |q: &Option<Q>, f: &str, def: u64| -> R<u64> {
         match q {
@@ -522,9 +781,17 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
         model: n.model.clone().unwrap_or_else(|| "ConnectX-7".into()),
         wire_rate: cx.rate(&n.wire_rate_gbps, &k("wire_rate_gbps"), d::WIRE_RATE)?,
         mtu,
-        packet_overhead: size0(&n.packet_overhead_bytes, "packet_overhead_bytes", d::PACKET_OVERHEAD)?,
+        packet_overhead: size0(
+            &n.packet_overhead_bytes,
+            "packet_overhead_bytes",
+            d::PACKET_OVERHEAD,
+        )?,
         ack_bytes: cx.bytes(&n.ack_bytes, &k("ack_bytes"), d::ACK_BYTES)?,
-        wqe_delivery: if delivery == "blueflame" { WqeDelivery::BlueFlame } else { WqeDelivery::Doorbell },
+        wqe_delivery: if delivery == "blueflame" {
+            WqeDelivery::BlueFlame
+        } else {
+            WqeDelivery::Doorbell
+        },
         wqe_bytes: cx.bytes(&n.wqe_bytes, &k("wqe_bytes"), d::WQE_BYTES)?,
         cqe_bytes: cx.bytes(&n.cqe_bytes, &k("cqe_bytes"), d::CQE_BYTES)?,
         inline_max: size0(&n.inline_max_bytes, "inline_max_bytes", d::INLINE_MAX)?,
@@ -538,23 +805,58 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
     })
 }
 
-fn endpoint(cx: &Cx, hosts: &[HostSpec], e: &RawEndpoint, key: &str, needs_gpu: bool) -> R<Endpoint> {
+fn endpoint(
+    cx: &Cx,
+    hosts: &[HostSpec],
+    e: &RawEndpoint,
+    key: &str,
+    needs_gpu: bool,
+) -> R<Endpoint> {
     let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
-    let host = hosts
-        .iter()
-        .position(|h| h.name == e.host)
-        .ok_or_else(|| cx.err(&format!("{key}.host"), format!("one of the [[hosts]] ({})", names.join(", ")), format!("{:?}", e.host)))?;
+    let host = hosts.iter().position(|h| h.name == e.host).ok_or_else(|| {
+        cx.err(
+            &format!("{key}.host"),
+            format!("one of the [[hosts]] ({})", names.join(", ")),
+            format!("{:?}", e.host),
+        )
+    })?;
     let m = &hosts[host].machine;
-    let list = |v: Vec<&str>| if v.is_empty() { "none defined".to_string() } else { v.join(", ") };
+    let list = |v: Vec<&str>| {
+        if v.is_empty() {
+            "none defined".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
     let nic = m.nics.iter().position(|n| n.name == e.nic).ok_or_else(|| {
-        cx.err(&format!("{key}.nic"), format!("a NIC of machine {:?} ({})", m.name, list(m.nics.iter().map(|n| n.name.as_str()).collect())), format!("{:?}", e.nic))
+        cx.err(
+            &format!("{key}.nic"),
+            format!(
+                "a NIC of machine {:?} ({})",
+                m.name,
+                list(m.nics.iter().map(|n| n.name.as_str()).collect())
+            ),
+            format!("{:?}", e.nic),
+        )
     })?;
     let gpu = match &e.gpu {
         Some(g) => Some(m.gpus.iter().position(|x| &x.name == g).ok_or_else(|| {
-            cx.err(&format!("{key}.gpu"), format!("a GPU of machine {:?} ({})", m.name, list(m.gpus.iter().map(|n| n.name.as_str()).collect())), format!("{g:?}"))
+            cx.err(
+                &format!("{key}.gpu"),
+                format!(
+                    "a GPU of machine {:?} ({})",
+                    m.name,
+                    list(m.gpus.iter().map(|n| n.name.as_str()).collect())
+                ),
+                format!("{g:?}"),
+            )
         })?),
         None if needs_gpu => {
-            return Err(cx.err(&format!("{key}.gpu"), "a GPU (the sweep has a staged or gpudirect path)", "no gpu key"));
+            return Err(cx.err(
+                &format!("{key}.gpu"),
+                "a GPU (the sweep has a staged or gpudirect path)",
+                "no gpu key",
+            ));
         }
         None => None,
     };
@@ -562,11 +864,20 @@ fn endpoint(cx: &Cx, hosts: &[HostSpec], e: &RawEndpoint, key: &str, needs_gpu: 
     let nic_socket = socket_of(m, &e.nic);
     let memory_socket = match &e.memory {
         Some(s) => m.sockets.iter().position(|x| &x.name == s).ok_or_else(|| {
-            cx.err(&format!("{key}.memory"), format!("a socket of machine {:?}", m.name), format!("{s:?}"))
+            cx.err(
+                &format!("{key}.memory"),
+                format!("a socket of machine {:?}", m.name),
+                format!("{s:?}"),
+            )
         })?,
         None => nic_socket,
     };
-    Ok(Endpoint { host, nic, gpu, memory_socket })
+    Ok(Endpoint {
+        host,
+        nic,
+        gpu,
+        memory_socket,
+    })
 }
 
 /// The socket a device hangs under (validated tree).
@@ -575,6 +886,13 @@ fn socket_of(m: &MachineSpec, device: &str) -> usize {
     while let Some(l) = m.links.iter().find(|l| l.down == cur) {
         cur = l.up.clone();
     }
-    let rc = m.root_complexes.iter().find(|r| r.name == cur).expect("validated chain");
-    m.sockets.iter().position(|s| s.name == rc.socket).expect("validated socket")
+    let rc = m
+        .root_complexes
+        .iter()
+        .find(|r| r.name == cur)
+        .expect("validated chain");
+    m.sockets
+        .iter()
+        .position(|s| s.name == rc.socket)
+        .expect("validated socket")
 }

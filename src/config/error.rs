@@ -15,9 +15,17 @@ pub struct ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.key.is_empty() {
-            write!(f, "{}: expected {}, found {}", self.file, self.expected, self.found)
+            write!(
+                f,
+                "{}: expected {}, found {}",
+                self.file, self.expected, self.found
+            )
         } else {
-            write!(f, "{}: key `{}`: expected {}, found {}", self.file, self.key, self.expected, self.found)
+            write!(
+                f,
+                "{}: key `{}`: expected {}, found {}",
+                self.file, self.key, self.expected, self.found
+            )
         }
     }
 }
@@ -25,7 +33,17 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 impl ConfigError {
-    pub fn new(file: &str, key: impl Into<String>, expected: impl Into<String>, found: impl Into<String>) -> Self {
-        ConfigError { file: file.to_string(), key: key.into(), expected: expected.into(), found: found.into() }
+    pub fn new(
+        file: &str,
+        key: impl Into<String>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        ConfigError {
+            file: file.to_string(),
+            key: key.into(),
+            expected: expected.into(),
+            found: found.into(),
+        }
     }
 }

@@ -51,7 +51,9 @@ impl PathKind {
         }
     }
     pub fn parse(s: &str) -> Option<PathKind> {
-        [PathKind::Host, PathKind::Staged, PathKind::GpuDirect].into_iter().find(|p| p.name() == s)
+        [PathKind::Host, PathKind::Staged, PathKind::GpuDirect]
+            .into_iter()
+            .find(|p| p.name() == s)
     }
 }
 
@@ -106,15 +108,26 @@ pub struct Config {
 /// Reads and validates a config file.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(&file, "", "a readable TOML file", format!("an I/O error: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError::new(
+            &file,
+            "",
+            "a readable TOML file",
+            format!("an I/O error: {e}"),
+        )
+    })?;
     parse(&text, &file)
 }
 
 /// Validates config text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
     let de = toml::Deserializer::parse(text).map_err(|e| {
-        ConfigError::new(file, "", "a TOML document", format!("a syntax error: {}", e.message().trim()))
+        ConfigError::new(
+            file,
+            "",
+            "a TOML document",
+            format!("a syntax error: {}", e.message().trim()),
+        )
     })?;
     let raw: raw::RawConfig = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
@@ -130,14 +143,25 @@ pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
 /// (expected, found).
 fn split_serde_message(msg: &str) -> (String, String) {
     if let Some(rest) = msg.strip_prefix("unknown field ") {
-        let (field, exp) = rest.split_once(", expected ").unwrap_or((rest, "a known key"));
-        return (format!("a known key ({exp})"), format!("unknown key {field}"));
+        let (field, exp) = rest
+            .split_once(", expected ")
+            .unwrap_or((rest, "a known key"));
+        return (
+            format!("a known key ({exp})"),
+            format!("unknown key {field}"),
+        );
     }
     if let Some(rest) = msg.strip_prefix("missing field ") {
         return (format!("key {rest} to be present"), "it missing".into());
     }
     if let Some((found, exp)) = msg.split_once(", expected ") {
-        return (exp.to_string(), found.trim_start_matches("invalid type: ").trim_start_matches("invalid value: ").to_string());
+        return (
+            exp.to_string(),
+            found
+                .trim_start_matches("invalid type: ")
+                .trim_start_matches("invalid value: ")
+                .to_string(),
+        );
     }
     ("a valid value".into(), msg.to_string())
 }

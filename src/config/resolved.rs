@@ -8,11 +8,15 @@ use crate::topology::spec::{MachineSpec, P2p, WqeDelivery};
 use crate::units::{PS_PER_NS, Ps, Rate};
 
 fn dur(ps: Ps) -> Value {
-    if ps % PS_PER_NS == 0 { Value::Integer((ps / PS_PER_NS) as i64) } else { Value::String(format!("{ps}ps")) }
+    if ps.is_multiple_of(PS_PER_NS) {
+        Value::Integer((ps / PS_PER_NS) as i64)
+    } else {
+        Value::String(format!("{ps}ps"))
+    }
 }
 
 fn rate(r: Rate) -> Value {
-    if r.bps() % 1_000_000_000 == 0 {
+    if r.bps().is_multiple_of(1_000_000_000) {
         Value::Integer((r.bps() / 1_000_000_000) as i64)
     } else {
         Value::String(format!("{}b/s", r.bps()))
@@ -42,7 +46,14 @@ fn machine(m: &MachineSpec) -> Value {
     let mut t = Table::new();
     t.insert("name".into(), s(&m.name));
     t.insert("host_buffer_base".into(), int(m.host_buffer_base));
-    t.insert("cpu".into(), table(vec![("post_ns", dur(m.cpu.post)), ("post_recv_ns", dur(m.cpu.post_recv)), ("poll_ns", dur(m.cpu.poll))]));
+    t.insert(
+        "cpu".into(),
+        table(vec![
+            ("post_ns", dur(m.cpu.post)),
+            ("post_recv_ns", dur(m.cpu.post_recv)),
+            ("poll_ns", dur(m.cpu.poll)),
+        ]),
+    );
     let r = &m.registration;
     t.insert(
         "registration".into(),
@@ -108,7 +119,13 @@ fn machine(m: &MachineSpec) -> Value {
     let sws = m
         .switches
         .iter()
-        .map(|x| table(vec![("name", s(&x.name)), ("latency_ns", dur(x.latency)), ("acs_redirect", Value::Boolean(x.acs_redirect))]))
+        .map(|x| {
+            table(vec![
+                ("name", s(&x.name)),
+                ("latency_ns", dur(x.latency)),
+                ("acs_redirect", Value::Boolean(x.acs_redirect)),
+            ])
+        })
         .collect();
     t.insert("switches".into(), Value::Array(sws));
     let gpus = m
@@ -142,7 +159,14 @@ fn machine(m: &MachineSpec) -> Value {
                 ("mtu_bytes", int(n.mtu)),
                 ("packet_overhead_bytes", int(n.packet_overhead)),
                 ("ack_bytes", int(n.ack_bytes)),
-                ("wqe_delivery", s(if n.wqe_delivery == WqeDelivery::BlueFlame { "blueflame" } else { "doorbell" })),
+                (
+                    "wqe_delivery",
+                    s(if n.wqe_delivery == WqeDelivery::BlueFlame {
+                        "blueflame"
+                    } else {
+                        "doorbell"
+                    }),
+                ),
                 ("wqe_bytes", int(n.wqe_bytes)),
                 ("cqe_bytes", int(n.cqe_bytes)),
                 ("inline_max_bytes", int(n.inline_max)),
@@ -191,10 +215,20 @@ pub fn to_toml(c: &Config) -> String {
             ("stream_window", int(sim.stream_window as u64)),
             ("stream_messages", int(sim.stream_messages as u64)),
             ("stream_budget_bytes", int(sim.stream_budget_bytes)),
-            ("granularity", s(if sim.tlp_granularity { "tlp" } else { "auto" })),
+            (
+                "granularity",
+                s(if sim.tlp_granularity { "tlp" } else { "auto" }),
+            ),
             ("coalesce_above_bytes", int(sim.coalesce_above)),
             ("burst_bytes", int(sim.burst_bytes)),
-            ("registration", s(if sim.registration == Registration::Cached { "cached" } else { "per_transfer" })),
+            (
+                "registration",
+                s(if sim.registration == Registration::Cached {
+                    "cached"
+                } else {
+                    "per_transfer"
+                }),
+            ),
             ("jitter", Value::Boolean(sim.jitter)),
             ("flush", s(if sim.flush { "rdma_read" } else { "none" })),
         ]),
@@ -202,8 +236,14 @@ pub fn to_toml(c: &Config) -> String {
     t.insert(
         "sweep".into(),
         table(vec![
-            ("sizes", Value::Array(c.sizes.iter().map(|&v| int(v)).collect())),
-            ("paths", Value::Array(c.paths.iter().map(|p| s(p.name())).collect())),
+            (
+                "sizes",
+                Value::Array(c.sizes.iter().map(|&v| int(v)).collect()),
+            ),
+            (
+                "paths",
+                Value::Array(c.paths.iter().map(|p| s(p.name())).collect()),
+            ),
             ("ops", Value::Array(c.ops.iter().map(|p| s(p)).collect())),
         ]),
     );
@@ -211,11 +251,20 @@ pub fn to_toml(c: &Config) -> String {
     t.insert(
         "output".into(),
         table(vec![
-            ("charts", Value::Array(o.charts.iter().map(|v| s(v)).collect())),
-            ("formats", Value::Array(o.formats.iter().map(|v| s(v)).collect())),
+            (
+                "charts",
+                Value::Array(o.charts.iter().map(|v| s(v)).collect()),
+            ),
+            (
+                "formats",
+                Value::Array(o.formats.iter().map(|v| s(v)).collect()),
+            ),
             ("width_px", int(o.width_px as u64)),
             ("height_px", int(o.height_px as u64)),
-            ("breakdown_sizes", Value::Array(o.breakdown_sizes.iter().map(|&v| int(v)).collect())),
+            (
+                "breakdown_sizes",
+                Value::Array(o.breakdown_sizes.iter().map(|&v| int(v)).collect()),
+            ),
             ("compare_size", int(o.compare_size)),
         ]),
     );
@@ -235,10 +284,18 @@ pub fn to_toml(c: &Config) -> String {
             machines.push(&h.machine);
         }
     }
-    t.insert("machines".into(), Value::Array(machines.into_iter().map(machine).collect()));
+    t.insert(
+        "machines".into(),
+        Value::Array(machines.into_iter().map(machine).collect()),
+    );
     t.insert(
         "hosts".into(),
-        Value::Array(c.hosts.iter().map(|h| table(vec![("name", s(&h.name)), ("machine", s(&h.machine.name))])).collect()),
+        Value::Array(
+            c.hosts
+                .iter()
+                .map(|h| table(vec![("name", s(&h.name)), ("machine", s(&h.machine.name))]))
+                .collect(),
+        ),
     );
     let ep = |e: &Endpoint| {
         let m = &c.hosts[e.host].machine;
@@ -254,8 +311,20 @@ pub fn to_toml(c: &Config) -> String {
     t.insert(
         "scenarios".into(),
         Value::Array(
-            c.scenarios.iter().map(|sc| table(vec![("name", s(&sc.name)), ("sender", ep(&sc.sender)), ("receiver", ep(&sc.receiver))])).collect(),
+            c.scenarios
+                .iter()
+                .map(|sc| {
+                    table(vec![
+                        ("name", s(&sc.name)),
+                        ("sender", ep(&sc.sender)),
+                        ("receiver", ep(&sc.receiver)),
+                    ])
+                })
+                .collect(),
         ),
     );
-    format!("# Fully resolved gdrsim config: every default filled in. Durations in ns, rates in Gb/s, sizes in bytes.\n{}", toml::to_string(&Value::Table(t)).unwrap_or_default())
+    format!(
+        "# Fully resolved gdrsim config: every default filled in. Durations in ns, rates in Gb/s, sizes in bytes.\n{}",
+        toml::to_string(&Value::Table(t)).unwrap_or_default()
+    )
 }

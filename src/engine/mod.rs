@@ -31,7 +31,10 @@ pub fn run<H: Handler>(handler: &mut H, queue: &mut Queue<H::Event>) -> RunStats
         handler.handle(now, event, queue);
         events += 1;
     }
-    RunStats { events, end_time: queue.now() }
+    RunStats {
+        events,
+        end_time: queue.now(),
+    }
 }
 
 #[cfg(test)]

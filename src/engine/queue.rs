@@ -45,7 +45,11 @@ impl<E> Default for Queue<E> {
 
 impl<E> Queue<E> {
     pub fn new() -> Self {
-        Queue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: 0 }
+        Queue {
+            heap: BinaryHeap::with_capacity(1024),
+            seq: 0,
+            now: 0,
+        }
     }
 
     /// The time of the event being handled (or of the last one handled).
@@ -56,7 +60,11 @@ impl<E> Queue<E> {
     /// Schedules `event` at absolute time `at`. Scheduling into the past is a model bug.
     #[inline]
     pub fn schedule(&mut self, at: Ps, event: E) {
-        debug_assert!(at >= self.now, "causality: event at {at} ps scheduled at {} ps", self.now);
+        debug_assert!(
+            at >= self.now,
+            "causality: event at {at} ps scheduled at {} ps",
+            self.now
+        );
         let key = ((at as u128) << 64) | self.seq as u128;
         self.seq += 1;
         self.heap.push(Entry { key, event });

@@ -12,10 +12,13 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating folder {}", dir.display()))?;
     let tmp = temp_name(path);
     let result = (|| -> Result<()> {
-        let mut f = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        f.write_all(bytes).with_context(|| format!("writing {}", tmp.display()))?;
+        let mut f =
+            fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        f.write_all(bytes)
+            .with_context(|| format!("writing {}", tmp.display()))?;
         f.sync_all().ok();
-        fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+        fs::rename(&tmp, path)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -30,7 +33,8 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result
     fs::create_dir_all(dir).with_context(|| format!("creating folder {}", dir.display()))?;
     let tmp = temp_name(path);
     let result = fill(&tmp).and_then(|()| {
-        fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+        fs::rename(&tmp, path)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
     });
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

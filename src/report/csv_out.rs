@@ -27,8 +27,17 @@ pub const RESULTS_HEADER: [&str; 20] = [
     "setup_us",
 ];
 
-pub const STAGES_HEADER: [&str; 9] =
-    ["scenario", "path", "op", "size_bytes", "stage", "component", "start_us", "end_us", "critical_us"];
+pub const STAGES_HEADER: [&str; 9] = [
+    "scenario",
+    "path",
+    "op",
+    "size_bytes",
+    "stage",
+    "component",
+    "start_us",
+    "end_us",
+    "critical_us",
+];
 
 fn f(v: f64) -> String {
     format!("{v:.6}")

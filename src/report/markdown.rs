@@ -1,1 +1,875 @@
-//! report.md (being written).
+//! report.md: a self-contained Markdown report of one run, written for a design review.
+//!
+//! It reads the same grouping as the charts ([`crate::report::charts::data::Model`]) so the
+//! report and the charts always agree on scenario order, snapped sizes and crossovers. It links
+//! only chart files that exist, by paths relative to the report, so the output folder can be
+//! moved or published as a whole.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::report::charts::data::{
+    Crossover, Metric, Model, Series, Speedup, fmt_ratio, fmt_us, nearest_size, sig3,
+};
+use crate::report::{RunInfo, atomic};
+use crate::stats::Summary;
+use crate::units::{fmt_bytes, ps_to_us};
+
+/// The sizes the key table shows when the sweep has them.
+const STANDARD_SIZES: [u64; 6] = [8, 4 << 10, 64 << 10, 1 << 20, 16 << 20, 1 << 30];
+
+/// Writes `<dir>/report.md` and returns its path. `charts` are the files [`super::charts::write_charts`]
+/// wrote; only those that exist are linked.
+pub fn write_markdown(
+    dir: &Path,
+    info: &RunInfo,
+    rows: &[Summary],
+    charts: &[PathBuf],
+) -> Result<PathBuf> {
+    let text = render(dir, info, rows, charts);
+    let path = dir.join("report.md");
+    atomic::write(&path, text.as_bytes())?;
+    Ok(path)
+}
+
+/// The report text (see [`write_markdown`]).
+pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) -> String {
+    let m = Model::new(info, rows);
+    let mut out = String::new();
+    let title = if info.config_name.is_empty() {
+        "gdrsim run".to_string()
+    } else {
+        info.config_name.clone()
+    };
+    let _ = writeln!(
+        out,
+        "# GPU ↔ remote RDMA transfers: {}\n",
+        md_inline(&title)
+    );
+    intro(&mut out, info, &m);
+    simulated(&mut out, &m);
+    key_results(&mut out, &m);
+    crossovers(&mut out, &m);
+    time_goes(&mut out, info, &m);
+    charts_section(&mut out, dir, charts);
+    reproduce(&mut out, dir, info);
+    out
+}
+
+fn intro(out: &mut String, info: &RunInfo, m: &Model) {
+    if !info.hardware.trim().is_empty() {
+        let _ = writeln!(
+            out,
+            "Simulated hardware: **{}**.\n",
+            md_inline(info.hardware.trim())
+        );
+    }
+    if m.sizes.is_empty() {
+        let _ = writeln!(out, "This run produced no results.\n");
+        return;
+    }
+    let iters: Vec<u32> = rows_of(m).map(|r| r.iterations).collect();
+    let (lo, hi) = (
+        iters.iter().min().copied().unwrap_or(0),
+        iters.iter().max().copied().unwrap_or(0),
+    );
+    let iters = if lo == hi {
+        format!("{lo}")
+    } else {
+        format!("{lo} to {hi}")
+    };
+    let _ = writeln!(
+        out,
+        "{} scenario{} × {} path{} ({}) × {} message size{} from {} to {}; {} {}; {} jittered iterations per point.\n",
+        m.scenarios.len(),
+        plural(m.scenarios.len()),
+        m.paths.len(),
+        plural(m.paths.len()),
+        m.paths.join(", "),
+        m.sizes.len(),
+        plural(m.sizes.len()),
+        fmt_bytes(m.sizes[0]),
+        fmt_bytes(m.sizes[m.sizes.len() - 1]),
+        if m.multi_op() { "ops" } else { "op" },
+        m.ops.join(", "),
+        iters
+    );
+    let _ = writeln!(
+        out,
+        "Latency is **one-way**: from the data being ready in the sender's source buffer until it is \
+         visible to its consumer on the receiver (p50 = median over the jittered iterations). \
+         Bandwidth is the steady streaming rate in GB/s (10⁹ bytes/s). \"Speedup\" is GPUDirect \
+         over staged: staged p50 / GPUDirect p50 for latency, GPUDirect / staged for bandwidth; \
+         above 1× GPUDirect is better.\n"
+    );
+}
+
+fn rows_of<'a>(m: &'a Model<'a>) -> impl Iterator<Item = &'a Summary> + 'a {
+    m.series.iter().flat_map(|s| s.rows.iter().copied())
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// What an `nvidia-smi topo -m` class means for the GPU-NIC pair.
+fn class_meaning(class: &str) -> &'static str {
+    match class {
+        "PIX" => "GPU and NIC behind a single PCIe switch (at most one PCIe bridge)",
+        "PXB" => "GPU and NIC across several PCIe bridges, without the CPU's host bridge",
+        "PHB" => "GPU and NIC meet at the CPU's PCIe host bridge",
+        "NODE" => "GPU and NIC on different host bridges of the same NUMA node",
+        "SYS" => "GPU and NIC on different NUMA nodes: traffic crosses the inter-socket link",
+        c if c.starts_with("NV") => "connected through NVLink",
+        _ => "",
+    }
+}
+
+/// What a path does, for readers who do not know the names.
+fn path_meaning(path: &str) -> &'static str {
+    match path {
+        "host" => "host memory on both ends, the RDMA baseline without a GPU",
+        "staged" => {
+            "cudaMemcpy to a host bounce buffer, RDMA between host buffers, cudaMemcpy to the GPU"
+        }
+        "gpudirect" => "the NIC reads and writes GPU memory directly over PCIe peer-to-peer",
+        _ => "",
+    }
+}
+
+/// Markdown-safe inline text: escapes table pipes and leading characters that would start markup.
+fn md_inline(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('\n', " ")
+}
+
+/// A fenced code block whose fence is longer than any backtick run inside it.
+fn code_block(out: &mut String, lang: &str, body: &str) {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in body.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    let _ = writeln!(
+        out,
+        "{fence}{lang}\n{}\n{fence}\n",
+        body.trim_end_matches('\n')
+    );
+}
+
+/// "gpu0 -> pcie Gen5 x16 -> sw0 -> ..." wrapped at about 88 columns.
+fn route_chain(route: &[String]) -> String {
+    let mut lines: Vec<String> = vec![String::new()];
+    for (i, hop) in route.iter().enumerate() {
+        let piece = if i == 0 {
+            hop.clone()
+        } else {
+            format!(" -> {hop}")
+        };
+        let cur = lines.last_mut().expect("non-empty");
+        if i > 0 && cur.len() + piece.len() > 88 {
+            lines.push(format!("   -> {hop}"));
+        } else {
+            cur.push_str(&piece);
+        }
+    }
+    lines.join("\n")
+}
+
+fn simulated(out: &mut String, m: &Model) {
+    let _ = writeln!(out, "## What was simulated\n");
+    if m.scenarios.is_empty() {
+        let _ = writeln!(out, "No scenario produced results.\n");
+        return;
+    }
+    let _ = writeln!(out, "Paths:\n");
+    for p in &m.paths {
+        let meaning = path_meaning(p);
+        if meaning.is_empty() {
+            let _ = writeln!(out, "- `{p}`");
+        } else {
+            let _ = writeln!(out, "- `{p}`: {meaning}.");
+        }
+    }
+    let _ = writeln!(out);
+    for s in &m.scenarios {
+        let head = if s.class.is_empty() || s.class == s.name {
+            md_inline(&s.name)
+        } else {
+            format!("{} ({})", md_inline(&s.name), md_inline(&s.class))
+        };
+        let _ = writeln!(out, "### {head}\n");
+        let meaning = class_meaning(&s.class);
+        if !meaning.is_empty() {
+            let _ = writeln!(out, "Placement class **{}**: {meaning}.", s.class);
+        }
+        if let Some(info) = s.info {
+            if info.ceiling_gbps > 0.0 {
+                let label = if info.ceiling_label.is_empty() {
+                    format!("{} GB/s", sig3(info.ceiling_gbps))
+                } else {
+                    md_inline(&info.ceiling_label)
+                };
+                let _ = writeln!(out, "Bandwidth ceiling of the route: {label}.");
+            }
+            let _ = writeln!(out);
+            if !info.route.is_empty() {
+                let _ = writeln!(out, "Sender payload route:\n");
+                code_block(out, "text", &route_chain(&info.route));
+            }
+            if !info.topo_matrix.trim().is_empty() {
+                let _ = writeln!(out, "Sender host topology (`nvidia-smi topo -m` style):\n");
+                code_block(out, "text", &info.topo_matrix);
+            }
+        } else {
+            let _ = writeln!(out);
+        }
+        let fallbacks: Vec<&Series> = m
+            .series
+            .iter()
+            .filter(|x| m.scenarios[x.scenario].name == s.name && x.fallback.is_some())
+            .collect();
+        for f in fallbacks {
+            let _ = writeln!(
+                out,
+                "Note: `{}` ran as `{}` here (no peer-to-peer path), so its numbers are those of the fallback.\n",
+                m.paths[f.path],
+                f.fallback.as_deref().unwrap_or("?")
+            );
+        }
+    }
+}
+
+/// The standard sizes present in the sweep; when fewer than two are, up to six sizes spread
+/// evenly over the sweep instead.
+fn table_sizes(sizes: &[u64]) -> Vec<u64> {
+    let std: Vec<u64> = STANDARD_SIZES
+        .into_iter()
+        .filter(|s| sizes.contains(s))
+        .collect();
+    if std.len() >= 2 || sizes.len() <= 1 {
+        return if std.is_empty() { sizes.to_vec() } else { std };
+    }
+    let n = sizes.len().min(6);
+    let mut out: Vec<u64> = (0..n)
+        .map(|i| sizes[i * (sizes.len() - 1) / (n - 1).max(1)])
+        .collect();
+    out.dedup();
+    out
+}
+
+fn key_results(out: &mut String, m: &Model) {
+    let _ = writeln!(out, "## Key results\n");
+    if m.series.is_empty() {
+        let _ = writeln!(out, "No results.\n");
+        return;
+    }
+    let sizes = table_sizes(&m.sizes);
+    let speedups = m.speedups();
+    // The headline: the spread at the smallest and the largest size.
+    let ends: Vec<u64> = {
+        let mut v = vec![m.sizes[0], m.sizes[m.sizes.len() - 1]];
+        v.dedup();
+        v
+    };
+    for z in ends {
+        let at: Vec<(&Series, &Summary)> = m
+            .series
+            .iter()
+            .filter_map(|s| s.at(z).map(|r| (s, r)))
+            .collect();
+        let by = |a: &&(&Series, &Summary), b: &&(&Series, &Summary)| {
+            a.1.lat.p50_us.total_cmp(&b.1.lat.p50_us)
+        };
+        let (Some(fast), Some(slow)) = (at.iter().min_by(by), at.iter().max_by(by)) else {
+            continue;
+        };
+        let who = |x: &(&Series, &Summary)| {
+            format!("{} {}", m.scenarios[x.0.scenario].name, m.paths[x.0.path])
+        };
+        let mut line = format!(
+            "- **At {}**: p50 from {} ({}) to {} ({})",
+            fmt_bytes(z),
+            fmt_us(fast.1.lat.p50_us),
+            md_inline(&who(fast)),
+            fmt_us(slow.1.lat.p50_us),
+            md_inline(&who(slow))
+        );
+        let ratios: Vec<f64> = speedups
+            .iter()
+            .filter_map(|sp| {
+                sp.points
+                    .iter()
+                    .find(|p| p.size == z)
+                    .and_then(|p| p.latency)
+            })
+            .collect();
+        if let (Some(lo), Some(hi)) = (
+            ratios.iter().copied().reduce(f64::min),
+            ratios.iter().copied().reduce(f64::max),
+        ) {
+            let range = if (hi - lo).abs() < 1e-9 {
+                fmt_ratio(lo)
+            } else {
+                format!("{} to {}", fmt_ratio(lo), fmt_ratio(hi))
+            };
+            line.push_str(&format!("; GPUDirect latency speedup over staged {range}"));
+        }
+        let _ = writeln!(out, "{line}.");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "p50 one-way latency and streaming bandwidth at standard sizes, per scenario.\n"
+    );
+    for (si, sc) in m.scenarios.iter().enumerate() {
+        for (oi, op) in m.ops.iter().enumerate() {
+            let series: Vec<&Series> = m
+                .series
+                .iter()
+                .filter(|s| s.scenario == si && s.op == oi)
+                .collect();
+            if series.is_empty() {
+                continue;
+            }
+            let sp = speedups.iter().find(|s| s.scenario == si && s.op == oi);
+            let op_note = if m.multi_op() {
+                format!(", {op}")
+            } else {
+                String::new()
+            };
+            let class = if sc.class.is_empty() || sc.class == sc.name {
+                String::new()
+            } else {
+                format!(" ({})", sc.class)
+            };
+            let _ = writeln!(
+                out,
+                "### {}{}{}\n",
+                md_inline(&sc.name),
+                md_inline(&class),
+                md_inline(&op_note)
+            );
+            let mut head = vec!["Size".to_string()];
+            head.extend(series.iter().map(|s| format!("{} p50", m.paths[s.path])));
+            head.extend(series.iter().map(|s| format!("{} BW", m.paths[s.path])));
+            if sp.is_some() {
+                head.push("GPUDirect speedup (latency / BW)".into());
+            }
+            let _ = writeln!(out, "| {} |", head.join(" | "));
+            let align = vec!["---:"; head.len()];
+            let _ = writeln!(out, "|{}|", align.join("|"));
+            for &z in &sizes {
+                let mut cells = vec![fmt_bytes(z)];
+                cells.extend(
+                    series
+                        .iter()
+                        .map(|s| s.at(z).map_or("–".into(), |r| fmt_us(r.lat.p50_us))),
+                );
+                cells.extend(
+                    series
+                        .iter()
+                        .map(|s| s.at(z).map_or("–".into(), |r| fmt_gbps(r.bw_gbps))),
+                );
+                if let Some(sp) = sp {
+                    let p = sp.points.iter().find(|p| p.size == z);
+                    let f = |v: Option<f64>| v.map_or("–".to_string(), fmt_ratio);
+                    cells.push(p.map_or("–".into(), |p| {
+                        format!("{} / {}", f(p.latency), f(p.bandwidth))
+                    }));
+                }
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+            }
+            let _ = writeln!(out);
+        }
+    }
+}
+
+/// "GPUDirect wins at every swept size (1.2× to 2.4×)" and similar, for a metric without
+/// crossovers.
+fn steady(sp: &Speedup, metric: Metric) -> String {
+    match sp.range(metric) {
+        None => format!(
+            "no {} ratio could be computed (a zero or missing value)",
+            metric.name()
+        ),
+        Some((lo, hi)) => {
+            let range = if (hi - lo).abs() < 1e-9 {
+                fmt_ratio(lo)
+            } else {
+                format!("{} to {}", fmt_ratio(lo), fmt_ratio(hi))
+            };
+            let tie = crate::report::charts::data::TIE;
+            if lo > 1.0 + tie {
+                format!("GPUDirect wins at every swept size ({range})")
+            } else if hi < 1.0 - tie {
+                format!("staged wins at every swept size ({range})")
+            } else if lo >= 1.0 - tie {
+                format!("GPUDirect wins or ties at every swept size ({range})")
+            } else if hi <= 1.0 + tie {
+                format!("staged wins or ties at every swept size ({range})")
+            } else {
+                format!("no consistent winner ({range})")
+            }
+        }
+    }
+}
+
+/// "48.1 GB/s", or "278 MB/s" below 1 GB/s so small-message bandwidth keeps its digits.
+fn fmt_gbps(v: f64) -> String {
+    if v > 0.0 && v < 1.0 {
+        format!("{} MB/s", sig3(v * 1e3))
+    } else {
+        format!("{} GB/s", sig3(v))
+    }
+}
+
+/// "35%", or "<1%" for a share that rounds to zero but is not zero.
+fn fmt_pct(p: f64) -> String {
+    if p > 0.0 && p < 0.5 {
+        "<1%".into()
+    } else {
+        format!("{p:.0}%")
+    }
+}
+
+/// "gpudirect" as "GPUDirect" in prose; other paths as they are.
+fn display(path: &str) -> &str {
+    if path == "gpudirect" {
+        "GPUDirect"
+    } else {
+        path
+    }
+}
+
+/// "GPUDirect wins up to 32 KiB; staged from 256 KiB up (crossing ≈ 90.5 KiB); ratio 2.23× at
+/// 8 B to 0.76× at 1 GiB".
+fn crossing_text(sp: &Speedup, metric: Metric, cs: &[Crossover]) -> String {
+    let first = if cs[0].winner == "staged" {
+        "gpudirect"
+    } else {
+        "staged"
+    };
+    let mut parts = vec![format!(
+        "{} wins up to {}",
+        display(first),
+        fmt_bytes(cs[0].below)
+    )];
+    for (i, c) in cs.iter().enumerate() {
+        let until = cs
+            .get(i + 1)
+            .map_or(" up".to_string(), |n| format!(" to {}", fmt_bytes(n.below)));
+        let at = fmt_bytes(c.at.round().max(1.0) as u64);
+        parts.push(format!(
+            "{} from {}{until} (crossing ≈ {at})",
+            display(c.winner),
+            fmt_bytes(c.above)
+        ));
+    }
+    let pts: Vec<(u64, f64)> = sp
+        .points
+        .iter()
+        .filter_map(|p| metric.of(p).map(|r| (p.size, r)))
+        .collect();
+    let ends = match (pts.first(), pts.last()) {
+        (Some(a), Some(b)) => {
+            format!(
+                "; ratio {} at {} to {} at {}",
+                fmt_ratio(a.1),
+                fmt_bytes(a.0),
+                fmt_ratio(b.1),
+                fmt_bytes(b.0)
+            )
+        }
+        _ => String::new(),
+    };
+    format!("{}{ends}", parts.join("; "))
+}
+
+fn crossovers(out: &mut String, m: &Model) {
+    let _ = writeln!(out, "## Crossovers\n");
+    let sp = m.speedups();
+    if sp.is_empty() {
+        let _ = writeln!(
+            out,
+            "No scenario ran both `staged` and `gpudirect`, so there is no crossover to report.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Where the better of GPUDirect and staged changes with message size (first swept size at which \
+         the new winner wins; the chart marks the interpolated crossing).\n"
+    );
+    for s in &sp {
+        let mut name = m.scenarios[s.scenario].name.clone();
+        if m.multi_op() {
+            name = format!("{name} {}", m.ops[s.op]);
+        }
+        for metric in [Metric::Latency, Metric::Bandwidth] {
+            let cs: Vec<Crossover> = s.crossovers(metric);
+            let text = if cs.is_empty() {
+                steady(s, metric)
+            } else {
+                crossing_text(s, metric, &cs)
+            };
+            let _ = writeln!(
+                out,
+                "- **{}**, {}: {}.",
+                md_inline(&name),
+                metric.name(),
+                text
+            );
+        }
+        if let Some(f) = &s.gpudirect_fallback {
+            let _ = writeln!(
+                out,
+                "  (`gpudirect` ran as `{f}` here, so these ratios compare the fallback with staged.)"
+            );
+        }
+    }
+    let _ = writeln!(out);
+}
+
+/// The small and large sizes to explain: the extreme configured breakdown sizes (snapped), or the
+/// extremes of the sweep when those coincide.
+fn explain_sizes(info: &RunInfo, sizes: &[u64]) -> Vec<u64> {
+    let snapped: Vec<u64> = info
+        .output
+        .breakdown_sizes
+        .iter()
+        .filter_map(|&s| nearest_size(sizes, s))
+        .collect();
+    let (mut lo, mut hi) = (snapped.iter().min().copied(), snapped.iter().max().copied());
+    if lo == hi {
+        lo = sizes.first().copied();
+        hi = sizes.last().copied();
+    }
+    let mut out: Vec<u64> = lo.into_iter().chain(hi).collect();
+    out.dedup();
+    out
+}
+
+fn time_goes(out: &mut String, info: &RunInfo, m: &Model) {
+    let _ = writeln!(out, "## Where the time goes\n");
+    let sizes = explain_sizes(info, &m.sizes);
+    if sizes.is_empty() {
+        let _ = writeln!(out, "No results.\n");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Critical path of the noise-free message: each stage's exclusive share of the one-way latency \
+         (shares add up to the model latency exactly).\n"
+    );
+    for z in sizes {
+        let _ = writeln!(out, "### At {}\n", fmt_bytes(z));
+        let at: Vec<(&Series, &Summary)> = m
+            .series
+            .iter()
+            .filter_map(|s| s.at(z).map(|r| (s, r)))
+            .collect();
+        // Which stage is largest, and how often.
+        let mut tops: Vec<(&'static str, usize)> = Vec::new();
+        for (_, r) in &at {
+            if let Some(top) = r
+                .stages
+                .iter()
+                .filter(|s| s.critical_ps > 0)
+                .max_by_key(|s| s.critical_ps)
+            {
+                match tops.iter_mut().find(|(n, _)| *n == top.stage.name()) {
+                    Some((_, c)) => *c += 1,
+                    None => tops.push((top.stage.name(), 1)),
+                }
+            }
+        }
+        tops.sort_by_key(|t| std::cmp::Reverse(t.1));
+        if !tops.is_empty() {
+            let words: Vec<String> = tops
+                .iter()
+                .map(|(n, c)| format!("`{n}` in {c} of {}", at.len()))
+                .collect();
+            let _ = writeln!(out, "Largest single stage: {}.\n", words.join(", "));
+        }
+        let _ = writeln!(
+            out,
+            "| Scenario | Path | One-way latency (model) | Top stages (time, share of latency) |"
+        );
+        let _ = writeln!(out, "|---|---|---:|---|");
+        for (s, r) in at {
+            let total: u64 = r.stages.iter().map(|x| x.critical_ps).sum();
+            let total = if total > 0 { total } else { r.lat_model_ps };
+            let mut st: Vec<_> = r.stages.iter().filter(|x| x.critical_ps > 0).collect();
+            st.sort_by(|a, b| {
+                b.critical_ps
+                    .cmp(&a.critical_ps)
+                    .then(a.stage.cmp(&b.stage))
+            });
+            let top: Vec<String> = st
+                .iter()
+                .take(3)
+                .map(|x| {
+                    let pct = if total > 0 {
+                        100.0 * x.critical_ps as f64 / total as f64
+                    } else {
+                        0.0
+                    };
+                    format!(
+                        "`{}` {} ({})",
+                        x.stage.name(),
+                        fmt_us(ps_to_us(x.critical_ps)),
+                        fmt_pct(pct)
+                    )
+                })
+                .collect();
+            let mut path = m.paths[s.path].clone();
+            if m.multi_op() {
+                path = format!("{path} {}", m.ops[s.op]);
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                md_inline(&m.scenarios[s.scenario].name),
+                md_inline(&path),
+                fmt_us(ps_to_us(total)),
+                if top.is_empty() {
+                    "(no stage breakdown)".into()
+                } else {
+                    top.join(", ")
+                }
+            );
+        }
+        let _ = writeln!(out);
+    }
+}
+
+/// `p` relative to `dir` with forward slashes (Markdown links), or as given when it is not
+/// inside `dir`.
+fn relative(dir: &Path, p: &Path) -> String {
+    let rel = p.strip_prefix(dir).unwrap_or(p);
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/").replace(' ', "%20")
+}
+
+/// What each chart shows, for its caption.
+fn chart_caption(stem: &str) -> &'static str {
+    match stem {
+        "latency" => "One-way latency (p50, with a min to p99 band) against message size, log-log.",
+        "bandwidth" => {
+            "Streaming bandwidth against message size, with each scenario's route ceiling."
+        }
+        "speedup" => {
+            "GPUDirect over staged: latency and bandwidth ratios against size, crossovers marked."
+        }
+        "breakdown" => {
+            "Critical-path stages at selected sizes; one panel per size, each with its own time scale."
+        }
+        "scenarios" => {
+            "Scenarios side by side at one message size: latency and bandwidth per path."
+        }
+        _ => "",
+    }
+}
+
+fn charts_section(out: &mut String, dir: &Path, charts: &[PathBuf]) {
+    let _ = writeln!(out, "## Charts\n");
+    // Group the existing files by stem, keeping the order they were written in.
+    let mut stems: Vec<(String, Vec<&PathBuf>)> = Vec::new();
+    for p in charts.iter().filter(|p| p.is_file()) {
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match stems.iter_mut().find(|(s, _)| *s == stem) {
+            Some((_, v)) => v.push(p),
+            None => stems.push((stem, vec![p])),
+        }
+    }
+    if stems.is_empty() {
+        let _ = writeln!(out, "No charts were written for this run.\n");
+        return;
+    }
+    for (stem, files) in stems {
+        let ext = |p: &&PathBuf| {
+            p.extension()
+                .map(|e| e.to_string_lossy().to_lowercase())
+                .unwrap_or_default()
+        };
+        // PNG renders everywhere Markdown is shown; SVG is the fallback and the zoomable version.
+        let shown = files
+            .iter()
+            .find(|p| ext(p) == "png")
+            .or_else(|| files.iter().find(|p| ext(p) == "svg"));
+        let caption = chart_caption(&stem);
+        let _ = writeln!(out, "### {}\n", md_inline(&stem));
+        if !caption.is_empty() {
+            let _ = writeln!(out, "{caption}\n");
+        }
+        if let Some(p) = shown {
+            let _ = writeln!(out, "![{}]({})\n", md_inline(&stem), relative(dir, p));
+        }
+        let links: Vec<String> = files
+            .iter()
+            .map(|p| format!("[{}]({})", ext(p).to_uppercase(), relative(dir, p)))
+            .collect();
+        let _ = writeln!(out, "Files: {}\n", links.join(", "));
+    }
+}
+
+fn reproduce(out: &mut String, dir: &Path, info: &RunInfo) {
+    let _ = writeln!(out, "## Reproduce\n");
+    if info.command.trim().is_empty() {
+        let _ = writeln!(out, "The command of this run was not recorded.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "This exact command reproduces the run (the model is deterministic for a given seed):\n"
+        );
+        code_block(out, "sh", info.command.trim());
+    }
+    let data: Vec<String> = ["config.toml", "results.csv", "stages.csv"]
+        .into_iter()
+        .filter(|f| dir.join(f).is_file())
+        .map(|f| format!("[`{f}`]({f})"))
+        .collect();
+    if !data.is_empty() {
+        let _ = writeln!(
+            out,
+            "Data and resolved configuration next to this report: {}.",
+            data.join(", ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::charts::testdata;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("gdrsim-md-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    const SECTIONS: [&str; 6] = [
+        "## What was simulated",
+        "## Key results",
+        "## Crossovers",
+        "## Where the time goes",
+        "## Charts",
+        "## Reproduce",
+    ];
+
+    #[test]
+    fn report_has_every_section_and_links_only_existing_charts() {
+        let dir = tmp("full");
+        let (info, rows) = testdata::realistic();
+        std::fs::write(dir.join("latency.png"), b"png").unwrap();
+        std::fs::write(dir.join("latency.svg"), b"<svg/>").unwrap();
+        let charts = vec![
+            dir.join("latency.svg"),
+            dir.join("latency.png"),
+            dir.join("speedup.png"),
+        ];
+        let path = write_markdown(&dir, &info, &rows, &charts).unwrap();
+        assert_eq!(path, dir.join("report.md"));
+        let md = std::fs::read_to_string(&path).unwrap();
+        let mut last = 0;
+        for s in SECTIONS {
+            let at = md.find(s).unwrap_or_else(|| panic!("missing {s}:\n{md}"));
+            assert!(at >= last, "{s} out of order");
+            last = at;
+        }
+        assert!(md.contains("![latency](latency.png)"), "{md}");
+        assert!(md.contains("[SVG](latency.svg)"));
+        assert!(
+            !md.contains("speedup.png"),
+            "a chart that does not exist is linked"
+        );
+        assert!(md.contains(&format!("```sh\n{}\n```", info.command)));
+        assert!(md.contains("H100 (PCIe Gen5 x16)"));
+        assert!(md.contains("gpu0 -> pcie Gen5 x16 -> sw0"));
+        assert!(
+            md.contains("GPU0     X    PIX"),
+            "topology matrix in a code block"
+        );
+        // Key table: the standard sizes of the sweep, with the GPUDirect speedup.
+        assert!(md.contains("| 8 B |") && md.contains("| 1 GiB |") && !md.contains("| 64 B |"));
+        assert!(md.contains("GPUDirect speedup (latency / BW)"));
+        // The synthetic SYS placement is slower over peer-to-peer, so staged overtakes.
+        assert!(md.contains("staged from 256 KiB up (crossing ≈"), "{md}");
+        assert!(md.contains("**SYS**, latency"));
+        // Where the time goes at a small and a large size, in words and numbers.
+        assert!(
+            md.contains("### At 8 B") && md.contains("### At 16 MiB"),
+            "{md}"
+        );
+        assert!(md.contains("Largest single stage:"));
+        assert!(md.contains('%'));
+        assert!(
+            !dir.read_dir().unwrap().any(|e| e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".tmp"))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn degenerate_inputs_still_give_every_section() {
+        let dir = tmp("degenerate");
+        let one = [testdata::SCENARIOS[0]];
+        let info = testdata::info(&one);
+        let cases: Vec<Vec<Summary>> = vec![
+            vec![],
+            testdata::rows(&one, &["gpudirect"], &[4096]),
+            testdata::rows(&one, &["host", "staged"], &[100, 200]),
+        ];
+        for rows in cases {
+            let md = render(&dir, &info, &rows, &[]);
+            for s in SECTIONS {
+                assert!(md.contains(s), "missing {s} for {} rows", rows.len());
+            }
+            assert!(md.contains("No charts were written"));
+        }
+        let md = render(
+            &dir,
+            &info,
+            &testdata::rows(&one, &["host", "staged"], &[100, 200]),
+            &[],
+        );
+        assert!(md.contains("No scenario ran both"));
+        assert!(
+            md.contains("| 100 B |") && md.contains("| 200 B |"),
+            "non-standard sweep falls back to its own sizes"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn helpers() {
+        let mut s = String::new();
+        code_block(&mut s, "sh", "echo ```x```");
+        assert!(s.starts_with("````sh\n"));
+        assert_eq!(md_inline("a|b"), "a\\|b");
+        assert_eq!(
+            relative(Path::new("/o/x"), Path::new("/o/x/a b.png")),
+            "a%20b.png"
+        );
+        assert_eq!(table_sizes(&[8, 16, 4096, 1 << 20]), vec![8, 4096, 1 << 20]);
+        let long: Vec<String> = (0..30).map(|i| format!("hop{i}")).collect();
+        assert!(route_chain(&long).lines().all(|l| l.len() <= 96));
+    }
+}

@@ -28,7 +28,13 @@ pub fn plan(cfg: &Config) -> Vec<Point> {
             for op in &cfg.ops {
                 for &size in &cfg.sizes {
                     let seed = mix(cfg.seed, &[si as u64, path as u64, size]);
-                    points.push(Point { scenario: si, path, op: op.clone(), size, seed });
+                    points.push(Point {
+                        scenario: si,
+                        path,
+                        op: op.clone(),
+                        size,
+                        seed,
+                    });
                 }
             }
         }
@@ -41,7 +47,13 @@ pub fn topologies(cfg: &Config) -> Vec<Topology> {
     cfg.scenarios
         .iter()
         .map(|sc| {
-            topology::build(&cfg.hosts[sc.sender.host], &cfg.hosts[sc.receiver.host], sc.sender.nic, sc.receiver.nic, &cfg.network)
+            topology::build(
+                &cfg.hosts[sc.sender.host],
+                &cfg.hosts[sc.receiver.host],
+                sc.sender.nic,
+                sc.receiver.nic,
+                &cfg.network,
+            )
         })
         .collect()
 }

@@ -32,9 +32,14 @@ pub fn p2p_allowed(topo: &Topology, host: usize, e: &Endpoint, sender: bool, flu
     let Some(g) = e.gpu else { return false };
     let nic = Place::Device(h.node_index(NodeKind::Nic(e.nic)));
     let gpu = Place::Device(h.node_index(NodeKind::Gpu(g)));
-    let reads = h.route(nic, gpu, Flow::ReadRequest).is_ok() && h.route(gpu, nic, Flow::ReadCompletion).is_ok();
+    let reads = h.route(nic, gpu, Flow::ReadRequest).is_ok()
+        && h.route(gpu, nic, Flow::ReadCompletion).is_ok();
     let writes = h.route(nic, gpu, Flow::Write).is_ok();
-    if sender { reads } else { writes && (!flush || reads) }
+    if sender {
+        reads
+    } else {
+        writes && (!flush || reads)
+    }
 }
 
 /// The socket a host's NIC hangs under (where its driving thread and queues live).
@@ -45,17 +50,28 @@ fn nic_socket(topo: &Topology, host: usize, nic: usize) -> usize {
 
 /// Builds the plan of `path` for one scenario and size; returns it with each side's mode and
 /// the one-time setup cost (kept out of the per-message latency).
-pub fn plan(cfg: &Config, sc: &ScenarioSpec, topo: &Topology, path: PathKind, size: u64) -> (Plan, SideMode, SideMode, Ps) {
+pub fn plan(
+    cfg: &Config,
+    sc: &ScenarioSpec,
+    topo: &Topology,
+    path: PathKind,
+    size: u64,
+) -> (Plan, SideMode, SideMode, Ps) {
     let window = cfg.sim.stream_window as u64;
     let per_transfer = cfg.sim.registration == Registration::PerTransfer;
     let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps) {
         let m = &cfg.hosts[e.host].machine;
         let reg = &m.registration;
-        let host_buf = Buffer::Host { socket: e.memory_socket, addr: m.host_buffer_base };
+        let host_buf = Buffer::Host {
+            socket: e.memory_socket,
+            addr: m.host_buffer_base,
+        };
         let mode = match path {
             PathKind::Host => SideMode::Host,
             PathKind::Staged => SideMode::Staged,
-            PathKind::GpuDirect if p2p_allowed(topo, host, e, sender, cfg.sim.flush) => SideMode::Direct,
+            PathKind::GpuDirect if p2p_allowed(topo, host, e, sender, cfg.sim.flush) => {
+                SideMode::Direct
+            }
             PathKind::GpuDirect => SideMode::Staged,
         };
         let base = SidePlan {
@@ -68,26 +84,67 @@ pub fn plan(cfg: &Config, sc: &ScenarioSpec, topo: &Topology, path: PathKind, si
         match mode {
             SideMode::Host => {
                 let cost = reg.host_cost(size);
-                (SidePlan { register: if per_transfer { cost } else { 0 }, ..base }, mode, if per_transfer { 0 } else { cost })
+                (
+                    SidePlan {
+                        register: if per_transfer { cost } else { 0 },
+                        ..base
+                    },
+                    mode,
+                    if per_transfer { 0 } else { cost },
+                )
             }
             SideMode::Staged => {
                 let g = e.gpu.expect("validated: staged paths have GPUs");
-                let staging = Staging { gpu: g, gpu_va: m.gpus[g].heap_base, bounce_socket: e.memory_socket, bounce_addr: m.host_buffer_base };
+                let staging = Staging {
+                    gpu: g,
+                    gpu_va: m.gpus[g].heap_base,
+                    bounce_socket: e.memory_socket,
+                    bounce_addr: m.host_buffer_base,
+                };
                 // W pinned bounce buffers, allocated and registered once.
                 let setup = window * (reg.bounce_alloc + reg.host_cost(size));
-                (SidePlan { staging: Some(staging), ..base }, mode, setup)
+                (
+                    SidePlan {
+                        staging: Some(staging),
+                        ..base
+                    },
+                    mode,
+                    setup,
+                )
             }
             SideMode::Direct => {
                 let g = e.gpu.expect("direct sides have GPUs");
                 let va = m.gpus[g].heap_base;
                 let cost = reg.gpu_cost(size);
-                let buf = Buffer::Gpu { gpu: g, va, bus: va + m.gpus[g].bar_offset };
-                (SidePlan { nic_buffer: buf, register: if per_transfer { cost } else { 0 }, ..base }, mode, if per_transfer { 0 } else { cost })
+                let buf = Buffer::Gpu {
+                    gpu: g,
+                    va,
+                    bus: va + m.gpus[g].bar_offset,
+                };
+                (
+                    SidePlan {
+                        nic_buffer: buf,
+                        register: if per_transfer { cost } else { 0 },
+                        ..base
+                    },
+                    mode,
+                    if per_transfer { 0 } else { cost },
+                )
             }
         }
     };
     let (sender, s_mode, s_setup) = side(0, &sc.sender, true);
     let (receiver, r_mode, r_setup) = side(1, &sc.receiver, false);
     let flush = cfg.sim.flush && r_mode == SideMode::Direct;
-    (Plan { size, sender, receiver, flush }, s_mode, r_mode, s_setup.max(r_setup))
+    (
+        Plan {
+            size,
+            sender,
+            receiver,
+            flush,
+        },
+        s_mode,
+        r_mode,
+        s_setup.max(r_setup),
+    )
 }

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::record::Recorder;
 use crate::stats::{self, Summary};
 use crate::topology::{Place, Topology};
-use crate::units::{Ps, PS_PER_S};
+use crate::units::{PS_PER_S, Ps};
 
 /// A point's result row and what the noise-free run recorded.
 pub struct PointResult {
@@ -22,14 +22,33 @@ pub struct PointResult {
 /// configured minimum. Large messages thus get fewer (still reported in `iterations`).
 pub fn iterations(cfg: &Config, size: u64) -> u32 {
     let by_budget = (cfg.sim.iteration_budget_bytes / size.max(1)).min(u32::MAX as u64) as u32;
-    by_budget.clamp(cfg.sim.min_iterations.min(cfg.sim.iterations), cfg.sim.iterations)
+    by_budget.clamp(
+        cfg.sim.min_iterations.min(cfg.sim.iterations),
+        cfg.sim.iterations,
+    )
 }
 
 /// Messages and window of the streaming run.
 pub fn stream_shape(cfg: &Config, size: u64) -> (u32, u32) {
     let by_budget = (cfg.sim.stream_budget_bytes / size.max(1)).min(u32::MAX as u64) as u32;
-    let messages = by_budget.clamp(2, cfg.sim.stream_messages.max(2));
+    let messages = by_budget.clamp(3, cfg.sim.stream_messages.max(3));
     (cfg.sim.stream_window.min(messages), messages)
+}
+
+/// Bandwidth of a streaming run as perftest's `BW average` defines it: all bytes over the time
+/// from the first post to the last completion (here: the last delivery to the consumer), so the
+/// pipeline fill is included and the figure can never exceed the bottleneck.
+/// Returns (GB/s, million messages/s).
+pub fn delivery_rate(messages: &[(Ps, Ps)], size: u64) -> (f64, f64) {
+    let first = messages.iter().map(|m| m.0).min().unwrap_or(0);
+    let last = messages.iter().map(|m| m.1).max().unwrap_or(0);
+    let n = messages.len() as f64;
+    let span_s = (last - first) as f64 / PS_PER_S as f64;
+    if span_s > 0.0 {
+        (n * size as f64 / span_s / 1e9, n / span_s / 1e6)
+    } else {
+        (0.0, 0.0)
+    }
 }
 
 pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
@@ -46,18 +65,22 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let mut events = 0;
 
     // The noise-free message: model latency, stages, CPU time, host-memory bytes.
-    let mut f = Fabric::new(topo, plan, opts(false, true, p.seed)).expect("plan routes were checked");
+    let mut f =
+        Fabric::new(topo, plan, opts(false, true, p.seed)).expect("plan routes were checked");
     let model = f.run(1, 1);
     events += model.stats.events;
     let (start, end) = model.messages[0];
     let lat_model_ps = end - start;
     let recorder = std::mem::take(&mut f.recorder);
     let spans: Vec<_> = recorder.spans.iter().filter(|s| s.msg == 0).collect();
-    let stages = stats::critical_path(&spans, lat_model_ps, |c| recorder.component_name(c).to_string());
+    let stages = stats::critical_path(&spans, lat_model_ps, |c| {
+        recorder.component_name(c).to_string()
+    });
 
     // Jittered iterations, one message at a time.
     let n = iterations(cfg, p.size);
-    let mut f = Fabric::new(topo, plan, opts(true, false, super::mix(p.seed, &[1]))).expect("routes");
+    let mut f =
+        Fabric::new(topo, plan, opts(true, false, super::mix(p.seed, &[1]))).expect("routes");
     let it = f.run(1, n);
     events += it.stats.events;
     let samples: Vec<Ps> = it.messages.iter().map(|(s, e)| e - s).collect();
@@ -65,23 +88,23 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
 
     // Streaming: a window of messages in flight.
     let (window, messages) = stream_shape(cfg, p.size);
-    let mut f = Fabric::new(topo, plan, opts(true, false, super::mix(p.seed, &[2]))).expect("routes");
+    let mut f =
+        Fabric::new(topo, plan, opts(true, false, super::mix(p.seed, &[2]))).expect("routes");
     let st = f.run(window, messages);
     events += st.stats.events;
-    let first = st.messages.iter().map(|m| m.0).min().unwrap_or(0);
-    let last = st.messages.iter().map(|m| m.1).max().unwrap_or(0);
-    let span_s = (last - first) as f64 / PS_PER_S as f64;
-    let (bw_gbps, msg_rate_mps) = if span_s > 0.0 {
-        (messages as f64 * p.size as f64 / span_s / 1e9, messages as f64 / span_s / 1e6)
-    } else {
-        (0.0, 0.0)
-    };
+    let (bw_gbps, msg_rate_mps) = delivery_rate(&st.messages, p.size);
 
     let h = &topo.hosts[0];
     let nic_node = h.node_index(crate::topology::NodeKind::Nic(sc.sender.nic));
     let class = match (p.path, sc.sender.gpu) {
-        (crate::config::PathKind::Host, _) | (_, None) => h.class(Place::Memory(sc.sender.memory_socket), Place::Device(nic_node)),
-        (_, Some(g)) => h.class(Place::Device(h.node_index(crate::topology::NodeKind::Gpu(g))), Place::Device(nic_node)),
+        (crate::config::PathKind::Host, _) | (_, None) => h.class(
+            Place::Memory(sc.sender.memory_socket),
+            Place::Device(nic_node),
+        ),
+        (_, Some(g)) => h.class(
+            Place::Device(h.node_index(crate::topology::NodeKind::Gpu(g))),
+            Place::Device(nic_node),
+        ),
     };
     let summary = Summary {
         scenario: sc.name.clone(),
@@ -100,5 +123,9 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         setup_ps,
         stages,
     };
-    PointResult { summary, recorder, events }
+    PointResult {
+        summary,
+        recorder,
+        events,
+    }
 }

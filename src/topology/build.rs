@@ -10,16 +10,40 @@ struct Builder {
 }
 
 impl Builder {
-    fn add(&mut self, name: String, kind: ChannelKind, rate: Rate, latency: Ps, overhead: [u64; 4], host: Option<usize>) -> ChannelId {
-        self.channels.push(ChannelSpec { name, kind, rate, latency, overhead, host, jitter_median: 0 });
+    fn add(
+        &mut self,
+        name: String,
+        kind: ChannelKind,
+        rate: Rate,
+        latency: Ps,
+        overhead: [u64; 4],
+        host: Option<usize>,
+    ) -> ChannelId {
+        self.channels.push(ChannelSpec {
+            name,
+            kind,
+            rate,
+            latency,
+            overhead,
+            host,
+            jitter_median: 0,
+        });
         (self.channels.len() - 1) as ChannelId
     }
-    fn latency_only(&mut self, name: String, kind: ChannelKind, latency: Ps, host: Option<usize>) -> ChannelId {
+    fn latency_only(
+        &mut self,
+        name: String,
+        kind: ChannelKind,
+        latency: Ps,
+        host: Option<usize>,
+    ) -> ChannelId {
         self.add(name, kind, Rate::from_bps(0), latency, [0; 4], host)
     }
     fn cap(&mut self, name: String, p2p: P2p, host: usize) -> Option<ChannelId> {
         match p2p {
-            P2p::Allowed(Some(rate)) => Some(self.add(name, ChannelKind::P2pCap, rate, 0, [0; 4], Some(host))),
+            P2p::Allowed(Some(rate)) => {
+                Some(self.add(name, ChannelKind::P2pCap, rate, 0, [0; 4], Some(host)))
+            }
             _ => None,
         }
     }
@@ -27,16 +51,34 @@ impl Builder {
 
 /// Instantiates the sender and receiver hosts and the network between the two named NIC ports.
 /// Node and channel names are prefixed with the host name (`node-a/sw0`).
-pub fn build(sender: &HostSpec, receiver: &HostSpec, sender_nic: usize, receiver_nic: usize, network: &NetworkSpec) -> Topology {
-    let mut b = Builder { channels: Vec::new() };
-    let hosts = vec![build_host(&mut b, 0, sender), build_host(&mut b, 1, receiver)];
+pub fn build(
+    sender: &HostSpec,
+    receiver: &HostSpec,
+    sender_nic: usize,
+    receiver_nic: usize,
+    network: &NetworkSpec,
+) -> Topology {
+    let mut b = Builder {
+        channels: Vec::new(),
+    };
+    let hosts = vec![
+        build_host(&mut b, 0, sender),
+        build_host(&mut b, 1, receiver),
+    ];
     let s_nic = &sender.machine.nics[sender_nic];
     let r_nic = &receiver.machine.nics[receiver_nic];
     let rate = s_nic.wire_rate.min(r_nic.wire_rate);
     let cable = network.cable_m * network.propagation_per_m;
     let mut wire = |from: &str, to: &str, ovh: u64| -> Vec<ChannelId> {
         let mut route = vec![b.add(
-            format!("wire:{from}>{}", if network.switch_hops == 0 { to } else { "switch1" }),
+            format!(
+                "wire:{from}>{}",
+                if network.switch_hops == 0 {
+                    to
+                } else {
+                    "switch1"
+                }
+            ),
             ChannelKind::Wire,
             rate,
             cable,
@@ -44,7 +86,11 @@ pub fn build(sender: &HostSpec, receiver: &HostSpec, sender_nic: usize, receiver
             None,
         )];
         for i in 0..network.switch_hops {
-            let next = if i + 1 == network.switch_hops { to.to_string() } else { format!("switch{}", i + 2) };
+            let next = if i + 1 == network.switch_hops {
+                to.to_string()
+            } else {
+                format!("switch{}", i + 2)
+            };
             route.push(b.add(
                 format!("switch{}>{next}", i + 1),
                 ChannelKind::NetworkSwitch,
@@ -61,7 +107,13 @@ pub fn build(sender: &HostSpec, receiver: &HostSpec, sender_nic: usize, receiver
     let ovh = s_nic.packet_overhead.max(r_nic.packet_overhead);
     let wire_forward = wire(&a, &z, ovh);
     let wire_backward = wire(&z, &a, ovh);
-    Topology { hosts, channels: b.channels, network: *network, wire_forward, wire_backward }
+    Topology {
+        hosts,
+        channels: b.channels,
+        network: *network,
+        wire_forward,
+        wire_backward,
+    }
 }
 
 fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
@@ -72,32 +124,90 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
         .sockets
         .iter()
         .map(|s| {
-            let id = b.add(name(&format!("{}.dram", s.name)), ChannelKind::HostMemory, s.dram.rate, s.dram.latency, [0; 4], Some(h));
+            let id = b.add(
+                name(&format!("{}.dram", s.name)),
+                ChannelKind::HostMemory,
+                s.dram.rate,
+                s.dram.latency,
+                [0; 4],
+                Some(h),
+            );
             b.channels[id as usize].jitter_median = s.dram.jitter_median;
             id
         })
         .collect();
     for (i, s) in m.sockets.iter().enumerate() {
-        nodes.push(Node { name: s.name.clone(), kind: NodeKind::Socket(i), parent: None, link_mps: 0, link: (0, 0), socket: i, traverse: None });
+        nodes.push(Node {
+            name: s.name.clone(),
+            kind: NodeKind::Socket(i),
+            parent: None,
+            link_mps: 0,
+            link: (0, 0),
+            socket: i,
+            traverse: None,
+        });
     }
     let mut rc_caps = Vec::new();
     for (i, rc) in m.root_complexes.iter().enumerate() {
-        let socket = m.sockets.iter().position(|s| s.name == rc.socket).expect("validated");
-        let traverse = b.latency_only(name(&rc.name), ChannelKind::RootComplex, rc.latency, Some(h));
-        nodes.push(Node { name: rc.name.clone(), kind: NodeKind::RootComplex(i), parent: None, link_mps: 0, link: (0, 0), socket, traverse: Some(traverse) });
-        rc_caps.push((b.cap(name(&format!("{}.p2p-read", rc.name)), rc.p2p_read, h), b.cap(name(&format!("{}.p2p-write", rc.name)), rc.p2p_write, h)));
+        let socket = m
+            .sockets
+            .iter()
+            .position(|s| s.name == rc.socket)
+            .expect("validated");
+        let traverse = b.latency_only(
+            name(&rc.name),
+            ChannelKind::RootComplex,
+            rc.latency,
+            Some(h),
+        );
+        nodes.push(Node {
+            name: rc.name.clone(),
+            kind: NodeKind::RootComplex(i),
+            parent: None,
+            link_mps: 0,
+            link: (0, 0),
+            socket,
+            traverse: Some(traverse),
+        });
+        rc_caps.push((
+            b.cap(name(&format!("{}.p2p-read", rc.name)), rc.p2p_read, h),
+            b.cap(name(&format!("{}.p2p-write", rc.name)), rc.p2p_write, h),
+        ));
     }
     for (i, sw) in m.switches.iter().enumerate() {
         let traverse = b.latency_only(name(&sw.name), ChannelKind::Switch, sw.latency, Some(h));
-        nodes.push(Node { name: sw.name.clone(), kind: NodeKind::Switch(i), parent: None, link_mps: 0, link: (0, 0), socket: 0, traverse: Some(traverse) });
+        nodes.push(Node {
+            name: sw.name.clone(),
+            kind: NodeKind::Switch(i),
+            parent: None,
+            link_mps: 0,
+            link: (0, 0),
+            socket: 0,
+            traverse: Some(traverse),
+        });
     }
     let gpu_memory = m
         .gpus
         .iter()
         .enumerate()
         .map(|(i, g)| {
-            nodes.push(Node { name: g.name.clone(), kind: NodeKind::Gpu(i), parent: None, link_mps: 0, link: (0, 0), socket: 0, traverse: None });
-            let id = b.add(name(&format!("{}.mem", g.name)), ChannelKind::GpuMemory, g.memory.rate, g.memory.latency, [0; 4], Some(h));
+            nodes.push(Node {
+                name: g.name.clone(),
+                kind: NodeKind::Gpu(i),
+                parent: None,
+                link_mps: 0,
+                link: (0, 0),
+                socket: 0,
+                traverse: None,
+            });
+            let id = b.add(
+                name(&format!("{}.mem", g.name)),
+                ChannelKind::GpuMemory,
+                g.memory.rate,
+                g.memory.latency,
+                [0; 4],
+                Some(h),
+            );
             b.channels[id as usize].jitter_median = g.memory.jitter_median;
             id
         })
@@ -107,23 +217,57 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            nodes.push(Node { name: n.name.clone(), kind: NodeKind::Nic(i), parent: None, link_mps: 0, link: (0, 0), socket: 0, traverse: None });
+            nodes.push(Node {
+                name: n.name.clone(),
+                kind: NodeKind::Nic(i),
+                parent: None,
+                link_mps: 0,
+                link: (0, 0),
+                socket: 0,
+                traverse: None,
+            });
             // The send engine serialises WQEs: a rate such that one 64-byte WQE takes wqe_interval.
             let engine_rate = if n.wqe_interval == 0 {
                 Rate::from_bps(0)
             } else {
-                Rate::from_bps(((n.wqe_bytes as u128 * 8 * crate::units::PS_PER_S as u128) / n.wqe_interval as u128) as u64)
+                Rate::from_bps(
+                    ((n.wqe_bytes as u128 * 8 * crate::units::PS_PER_S as u128)
+                        / n.wqe_interval as u128) as u64,
+                )
             };
             NicChannels {
-                engine: b.add(name(&format!("{}.sq", n.name)), ChannelKind::NicEngine, engine_rate, n.wqe_process, [0; 4], Some(h)),
-                tx: b.latency_only(name(&format!("{}.tx", n.name)), ChannelKind::NicPipeline, n.tx_pipeline, Some(h)),
-                rx: b.latency_only(name(&format!("{}.rx", n.name)), ChannelKind::NicPipeline, n.rx_pipeline, Some(h)),
+                engine: b.add(
+                    name(&format!("{}.sq", n.name)),
+                    ChannelKind::NicEngine,
+                    engine_rate,
+                    n.wqe_process,
+                    [0; 4],
+                    Some(h),
+                ),
+                tx: b.latency_only(
+                    name(&format!("{}.tx", n.name)),
+                    ChannelKind::NicPipeline,
+                    n.tx_pipeline,
+                    Some(h),
+                ),
+                rx: b.latency_only(
+                    name(&format!("{}.rx", n.name)),
+                    ChannelKind::NicPipeline,
+                    n.rx_pipeline,
+                    Some(h),
+                ),
             }
         })
         .collect();
     for link in &m.links {
-        let up = nodes.iter().position(|n| n.name == link.up).expect("validated");
-        let down = nodes.iter().position(|n| n.name == link.down).expect("validated");
+        let up = nodes
+            .iter()
+            .position(|n| n.name == link.up)
+            .expect("validated");
+        let down = nodes
+            .iter()
+            .position(|n| n.name == link.down)
+            .expect("validated");
         let rate = pcie::tlp_rate(link.generation, link.width, link.mps);
         let ovh = [
             pcie::request_overhead(link.generation, m.pcie.ecrc),
@@ -131,9 +275,27 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
             pcie::completion_overhead(link.generation, m.pcie.ecrc),
             0,
         ];
-        let kind = |upstream| ChannelKind::PcieLink { generation: link.generation, width: link.width, upstream };
-        let up_ch = b.add(name(&format!("pcie:{}>{}", link.down, link.up)), kind(true), rate, link.latency, ovh, Some(h));
-        let down_ch = b.add(name(&format!("pcie:{}>{}", link.up, link.down)), kind(false), rate, link.latency, ovh, Some(h));
+        let kind = |upstream| ChannelKind::PcieLink {
+            generation: link.generation,
+            width: link.width,
+            upstream,
+        };
+        let up_ch = b.add(
+            name(&format!("pcie:{}>{}", link.down, link.up)),
+            kind(true),
+            rate,
+            link.latency,
+            ovh,
+            Some(h),
+        );
+        let down_ch = b.add(
+            name(&format!("pcie:{}>{}", link.up, link.down)),
+            kind(false),
+            rate,
+            link.latency,
+            ovh,
+            Some(h),
+        );
         nodes[down].parent = Some((up, up_ch, down_ch));
         nodes[down].link_mps = link.mps;
         nodes[down].link = (link.generation, link.width);
@@ -150,10 +312,25 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
         .socket_links
         .iter()
         .map(|l| {
-            let a = m.sockets.iter().position(|s| s.name == l.a).expect("validated");
-            let z = m.sockets.iter().position(|s| s.name == l.b).expect("validated");
+            let a = m
+                .sockets
+                .iter()
+                .position(|s| s.name == l.a)
+                .expect("validated");
+            let z = m
+                .sockets
+                .iter()
+                .position(|s| s.name == l.b)
+                .expect("validated");
             let ch = |b: &mut Builder, from: &str, to: &str| {
-                b.add(name(&format!("upi:{from}>{to}")), ChannelKind::SocketLink, l.rate, l.latency, [0; 4], Some(h))
+                b.add(
+                    name(&format!("upi:{from}>{to}")),
+                    ChannelKind::SocketLink,
+                    l.rate,
+                    l.latency,
+                    [0; 4],
+                    Some(h),
+                )
             };
             SocketLinkChannels {
                 a,
@@ -161,15 +338,40 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
                 forward: ch(b, &l.a, &l.b),
                 backward: ch(b, &l.b, &l.a),
                 read_cap: [
-                    b.cap(name(&format!("upi:{}>{}.p2p-read", l.a, l.b)), l.p2p_read, h),
-                    b.cap(name(&format!("upi:{}>{}.p2p-read", l.b, l.a)), l.p2p_read, h),
+                    b.cap(
+                        name(&format!("upi:{}>{}.p2p-read", l.a, l.b)),
+                        l.p2p_read,
+                        h,
+                    ),
+                    b.cap(
+                        name(&format!("upi:{}>{}.p2p-read", l.b, l.a)),
+                        l.p2p_read,
+                        h,
+                    ),
                 ],
                 write_cap: [
-                    b.cap(name(&format!("upi:{}>{}.p2p-write", l.a, l.b)), l.p2p_write, h),
-                    b.cap(name(&format!("upi:{}>{}.p2p-write", l.b, l.a)), l.p2p_write, h),
+                    b.cap(
+                        name(&format!("upi:{}>{}.p2p-write", l.a, l.b)),
+                        l.p2p_write,
+                        h,
+                    ),
+                    b.cap(
+                        name(&format!("upi:{}>{}.p2p-write", l.b, l.a)),
+                        l.p2p_write,
+                        h,
+                    ),
                 ],
             }
         })
         .collect();
-    HostTopo { name: host.name.clone(), spec: m.clone(), nodes, dram, gpu_memory, nics, rc_caps, socket_links }
+    HostTopo {
+        name: host.name.clone(),
+        spec: m.clone(),
+        nodes,
+        dram,
+        gpu_memory,
+        nics,
+        rc_caps,
+        socket_links,
+    }
 }

@@ -36,7 +36,11 @@ pub enum Unit {
 /// What a channel is, for names, traces and the report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChannelKind {
-    PcieLink { generation: u32, width: u32, upstream: bool },
+    PcieLink {
+        generation: u32,
+        width: u32,
+        upstream: bool,
+    },
     Switch,
     RootComplex,
     P2pCap,
@@ -151,7 +155,10 @@ pub struct Topology {
 
 impl HostTopo {
     pub fn node_index(&self, kind: NodeKind) -> usize {
-        self.nodes.iter().position(|n| n.kind == kind).expect("node exists by construction")
+        self.nodes
+            .iter()
+            .position(|n| n.kind == kind)
+            .expect("node exists by construction")
     }
     pub fn find(&self, name: &str) -> Option<usize> {
         self.nodes.iter().position(|n| n.name == name)

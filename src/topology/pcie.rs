@@ -125,13 +125,21 @@ pub fn tlp_rate(generation: u32, width: u32, mps: u64) -> Rate {
 
 /// Per-TLP overhead bytes of a memory write or read request.
 pub fn request_overhead(generation: u32, ecrc: bool) -> u64 {
-    let base = if generation >= 6 { FLIT_MEM_REQUEST_OVERHEAD } else { MEM_REQUEST_OVERHEAD };
+    let base = if generation >= 6 {
+        FLIT_MEM_REQUEST_OVERHEAD
+    } else {
+        MEM_REQUEST_OVERHEAD
+    };
     base + if ecrc { ECRC_BYTES } else { 0 }
 }
 
 /// Per-TLP overhead bytes of a completion with data.
 pub fn completion_overhead(generation: u32, ecrc: bool) -> u64 {
-    let base = if generation >= 6 { FLIT_COMPLETION_OVERHEAD } else { COMPLETION_OVERHEAD };
+    let base = if generation >= 6 {
+        FLIT_COMPLETION_OVERHEAD
+    } else {
+        COMPLETION_OVERHEAD
+    };
     base + if ecrc { ECRC_BYTES } else { 0 }
 }
 
@@ -165,7 +173,11 @@ mod tests {
     #[test]
     fn gen3_x16_tlp_layer_rate_matches_row_c4() {
         assert!(within(gbps(raw_rate(3, 16)), 126.03, 0.0005));
-        assert!(within(gbps(tlp_rate(3, 16, 256)), 113.70, 0.001), "{}", gbps(tlp_rate(3, 16, 256)));
+        assert!(
+            within(gbps(tlp_rate(3, 16, 256)), 113.70, 0.001),
+            "{}",
+            gbps(tlp_rate(3, 16, 256))
+        );
         assert!(within(gbps(tlp_rate(3, 8, 256)), 57.88, 0.001));
         assert!(within(gbps(tlp_rate(4, 16, 256)), 227.40, 0.001));
         assert!(within(gbps(tlp_rate(5, 16, 256)), 454.80, 0.001));
@@ -181,8 +193,16 @@ mod tests {
             assert!(within(rd, r, 0.01), "gen{generation} read {rd}");
         }
         // MPS 512 and 128 (row C5): writes 13.69 and 11.76 GB/s on Gen3.
-        assert!(within(gbytes(effective_write_rate(3, 16, 512, false)), 13.69, 0.01));
-        assert!(within(gbytes(effective_write_rate(3, 16, 128, false)), 11.76, 0.01));
+        assert!(within(
+            gbytes(effective_write_rate(3, 16, 512, false)),
+            13.69,
+            0.01
+        ));
+        assert!(within(
+            gbytes(effective_write_rate(3, 16, 128, false)),
+            11.76,
+            0.01
+        ));
     }
 
     #[test]

@@ -46,7 +46,11 @@ impl fmt::Display for RouteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RouteError::P2pRefused { at, reads } => {
-                write!(f, "peer-to-peer {} refused at {at}", if *reads { "reads" } else { "writes" })
+                write!(
+                    f,
+                    "peer-to-peer {} refused at {at}",
+                    if *reads { "reads" } else { "writes" }
+                )
             }
         }
     }
@@ -87,7 +91,10 @@ impl HostTopo {
                     }
                 }
                 let i = up.iter().position(|&n| n == lca).unwrap_or(i);
-                let j = down.iter().position(|&n| n == lca).expect("lca on both chains");
+                let j = down
+                    .iter()
+                    .position(|&n| n == lca)
+                    .expect("lca on both chains");
                 let mut path: Vec<usize> = up[..=i].to_vec();
                 path.extend(down[..j].iter().rev());
                 path
@@ -122,14 +129,20 @@ impl HostTopo {
                 {
                     channels.push(down_ch);
                     mps = mps.min(node.link_mps);
-                } else if let (NodeKind::Socket(a), NodeKind::Socket(b)) = (self.nodes[prev].kind, node.kind) {
+                } else if let (NodeKind::Socket(a), NodeKind::Socket(b)) =
+                    (self.nodes[prev].kind, node.kind)
+                {
                     let link = self
                         .socket_links
                         .iter()
                         .find(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a))
                         .expect("validated: sockets are linked");
                     let dir = usize::from(link.a != a);
-                    channels.push(if dir == 0 { link.forward } else { link.backward });
+                    channels.push(if dir == 0 {
+                        link.forward
+                    } else {
+                        link.backward
+                    });
                     if p2p {
                         let spec = self
                             .spec
@@ -142,9 +155,16 @@ impl HostTopo {
                             .expect("socket link spec");
                         let policy = if reads { spec.p2p_read } else { spec.p2p_write };
                         if policy == P2p::Refused {
-                            return Err(RouteError::P2pRefused { at: format!("{}-{}", spec.a, spec.b), reads });
+                            return Err(RouteError::P2pRefused {
+                                at: format!("{}-{}", spec.a, spec.b),
+                                reads,
+                            });
                         }
-                        let cap = if reads { link.read_cap[dir] } else { link.write_cap[dir] };
+                        let cap = if reads {
+                            link.read_cap[dir]
+                        } else {
+                            link.write_cap[dir]
+                        };
                         channels.extend(cap);
                     }
                 }
@@ -156,7 +176,10 @@ impl HostTopo {
                     let spec = &self.spec.root_complexes[r];
                     let policy = if reads { spec.p2p_read } else { spec.p2p_write };
                     if policy == P2p::Refused {
-                        return Err(RouteError::P2pRefused { at: spec.name.clone(), reads });
+                        return Err(RouteError::P2pRefused {
+                            at: spec.name.clone(),
+                            reads,
+                        });
                     }
                     // Read caps limit the data (completions), write caps the posted writes.
                     let cap = match flow {
@@ -168,19 +191,37 @@ impl HostTopo {
                 }
             }
         }
-        Ok(Route { channels, mps: if mps == u64::MAX { 4096 } else { mps }, p2p, class: self.class(from, to) })
+        Ok(Route {
+            channels,
+            mps: if mps == u64::MAX { 4096 } else { mps },
+            p2p,
+            class: self.class(from, to),
+        })
     }
 
     /// The `nvidia-smi topo -m` class of two places, from the structure of the path between them
     /// (ACS is a routing policy, not topology, so it does not change the class).
     pub fn class(&self, a: Place, b: Place) -> &'static str {
         let path = self.node_path(a, b, false);
-        let sockets = path.iter().filter(|&&n| matches!(self.nodes[n].kind, NodeKind::Socket(_))).count();
-        let first_socket = path.iter().position(|&n| matches!(self.nodes[n].kind, NodeKind::Socket(_)));
-        let last_socket = path.iter().rposition(|&n| matches!(self.nodes[n].kind, NodeKind::Socket(_)));
+        let sockets = path
+            .iter()
+            .filter(|&&n| matches!(self.nodes[n].kind, NodeKind::Socket(_)))
+            .count();
+        let first_socket = path
+            .iter()
+            .position(|&n| matches!(self.nodes[n].kind, NodeKind::Socket(_)));
+        let last_socket = path
+            .iter()
+            .rposition(|&n| matches!(self.nodes[n].kind, NodeKind::Socket(_)));
         let inner = &path[1..path.len().saturating_sub(1).max(1)];
-        let rcs = inner.iter().filter(|&&n| matches!(self.nodes[n].kind, NodeKind::RootComplex(_))).count();
-        let switches = inner.iter().filter(|&&n| matches!(self.nodes[n].kind, NodeKind::Switch(_))).count();
+        let rcs = inner
+            .iter()
+            .filter(|&&n| matches!(self.nodes[n].kind, NodeKind::RootComplex(_)))
+            .count();
+        let switches = inner
+            .iter()
+            .filter(|&&n| matches!(self.nodes[n].kind, NodeKind::Switch(_)))
+            .count();
         if sockets >= 2 && first_socket != last_socket {
             "SYS"
         } else if rcs >= 2 {

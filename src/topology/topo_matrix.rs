@@ -12,10 +12,15 @@ pub fn render(host: &HostTopo) -> String {
             NodeKind::Gpu(g) => Some((format!("GPU{g}"), i)),
             _ => None,
         })
-        .chain(host.nodes.iter().enumerate().filter_map(|(i, n)| match n.kind {
-            NodeKind::Nic(k) => Some((format!("NIC{k}"), i)),
-            _ => None,
-        }))
+        .chain(
+            host.nodes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| match n.kind {
+                    NodeKind::Nic(k) => Some((format!("NIC{k}"), i)),
+                    _ => None,
+                }),
+        )
         .collect();
     let mut out = String::from("\t");
     for (name, _) in &devices {
@@ -27,13 +32,20 @@ pub fn render(host: &HostTopo) -> String {
         out.push_str(name);
         out.push('\t');
         for (_, b) in &devices {
-            let cell = if a == b { " X " } else { host.class(Place::Device(*a), Place::Device(*b)) };
+            let cell = if a == b {
+                " X "
+            } else {
+                host.class(Place::Device(*a), Place::Device(*b))
+            };
             out.push_str(cell);
             out.push('\t');
         }
         let node = &host.nodes[*a];
         if matches!(node.kind, NodeKind::Gpu(_)) {
-            out.push_str(&format!("{}\t{}\n", host.spec.sockets[node.socket].name, node.socket));
+            out.push_str(&format!(
+                "{}\t{}\n",
+                host.spec.sockets[node.socket].name, node.socket
+            ));
         } else {
             out.push_str("\t\n");
         }

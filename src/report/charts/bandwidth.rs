@@ -1,0 +1,174 @@
+//! `bandwidth`: streaming bandwidth against message size (log x, linear y from 0).
+//!
+//! The y axis is linear because bandwidth is read as a fraction of a ceiling, and each scenario's
+//! route ceiling is drawn as a dashed horizontal line in its colour with its label. Scenarios that
+//! share a ceiling (same value and label) share one line, labelled with all their names, so equal
+//! ceilings do not stack illegible labels on top of each other; labels of close ceilings are
+//! pushed apart vertically.
+
+use anyhow::Result;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::data::sig3;
+use super::style::{self, ChartSpec, Dash, Legend};
+use super::{Ctx, Kind};
+
+/// One dashed ceiling line and the scenarios it belongs to.
+struct Ceiling {
+    gbps: f64,
+    label: String,
+    scenarios: Vec<usize>,
+}
+
+pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()> {
+    let (m, th) = (ctx.model, &ctx.th);
+    let mut ceilings: Vec<Ceiling> = Vec::new();
+    for (i, s) in m.scenarios.iter().enumerate() {
+        let Some(info) = s.info else { continue };
+        if !(info.ceiling_gbps > 0.0 && info.ceiling_gbps.is_finite()) {
+            continue;
+        }
+        match ceilings
+            .iter_mut()
+            .find(|c| (c.gbps - info.ceiling_gbps).abs() < 1e-9 && c.label == info.ceiling_label)
+        {
+            Some(c) => c.scenarios.push(i),
+            None => ceilings.push(Ceiling {
+                gbps: info.ceiling_gbps,
+                label: info.ceiling_label.clone(),
+                scenarios: vec![i],
+            }),
+        }
+    }
+
+    let mut legend = style::series_legend(m, true);
+    if !ceilings.is_empty() {
+        legend.push(Legend::Gap);
+        legend.push(Legend::Line(
+            style::MUTED,
+            Dash::Dashed,
+            None,
+            "route ceiling".into(),
+        ));
+    }
+    if let Some(note) = m.coincident_note(|r| r.bw_gbps) {
+        legend.push(Legend::Gap);
+        legend.push(Legend::Note(note));
+    }
+    legend.push(Legend::Gap);
+    legend.push(Legend::Note("GB/s = 10⁹ bytes per second. Ceiling: the slowest link of the route, after protocol overhead.".into()));
+    let subtitle = "Back-to-back messages, bandwidth of the steady stream. Dashed: each scenario's bottleneck ceiling.";
+    let plot = super::frame(
+        root,
+        ctx,
+        &ctx.title(Kind::Bandwidth.title()),
+        subtitle,
+        &legend,
+    )?;
+    if m.series.is_empty() {
+        return style::message(&plot, th, "No bandwidth results to plot.");
+    }
+
+    let top = m
+        .series
+        .iter()
+        .flat_map(|s| s.rows.iter().map(|r| r.bw_gbps))
+        .chain(ceilings.iter().map(|c| c.gbps))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let (pw, ph) = plot.dim_in_pixel();
+    let x = style::size_axis(&m.sizes, (pw as i32 / th.px(100.0)).max(2) as usize);
+    let y = style::linear_axis(top, (ph as i32 / th.px(70.0)).clamp(2, 12) as usize, 0.1);
+    let spec = ChartSpec {
+        x: x.clone(),
+        y,
+        x_desc: "message size (log scale)",
+        y_desc: "bandwidth (GB/s)",
+        x_fmt: &|v| style::size_label(*v),
+        y_fmt: &|v| sig3(*v),
+        caption: None,
+        y_label_space: None,
+    };
+    let chart = style::build_chart(&plot, th, &spec)?;
+    let pa = chart.plotting_area();
+    let (x0, x1) = (x.range.start, x.range.end);
+
+    // Ceilings under the data, labels last (over everything).
+    for c in &ceilings {
+        let color = if c.scenarios.len() == 1 {
+            style::scenario_color(c.scenarios[0])
+        } else {
+            style::MUTED
+        };
+        style::draw_path(
+            pa,
+            vec![(x0, c.gbps), (x1, c.gbps)],
+            &color,
+            Dash::Dashed,
+            th.stroke(2.0),
+            th,
+        )?;
+    }
+    let lx = |b: u64| (b.max(1) as f64).log2();
+    for s in &m.series {
+        let c = style::scenario_color(s.scenario);
+        let ps = style::path_style(&m.paths[s.path], s.path);
+        let pts: Vec<(f64, f64)> = s
+            .rows
+            .iter()
+            .filter(|r| r.bw_gbps.is_finite())
+            .map(|r| (lx(r.size_bytes), r.bw_gbps.max(0.0)))
+            .collect();
+        style::draw_path(
+            pa,
+            pts.clone(),
+            &c,
+            ps.dash,
+            th.stroke(style::op_width(s.op)),
+            th,
+        )?;
+        for p in pts {
+            style::draw_marker(pa, p, ps.marker, &c, th)?;
+        }
+    }
+
+    // Labels just above their line at the left (where bandwidth is lowest and the area empty),
+    // top to bottom, each pushed below the previous one if they would overlap.
+    let mut order: Vec<&Ceiling> = ceilings.iter().collect();
+    order.sort_by(|a, b| b.gbps.total_cmp(&a.gbps));
+    let lh = (th.fs(style::fs::NOTE) * 1.45) as i32;
+    let left = chart.backend_coord(&(x0, 0.0)).0 + th.px(10.0);
+    let mut prev_bottom = i32::MIN;
+    for c in order {
+        let names: Vec<&str> = c
+            .scenarios
+            .iter()
+            .map(|&i| m.scenarios[i].name.as_str())
+            .collect();
+        let what = if c.label.is_empty() {
+            format!("{} GB/s", sig3(c.gbps))
+        } else {
+            c.label.clone()
+        };
+        let text = format!("{} ceiling: {what}", names.join(", "));
+        let color = if c.scenarios.len() == 1 {
+            style::scenario_color(c.scenarios[0])
+        } else {
+            style::INK
+        };
+        let line_y = chart.backend_coord(&(x0, c.gbps)).1;
+        let bottom = (line_y - th.px(5.0)).max(prev_bottom + lh);
+        style::boxed_label(
+            root,
+            th,
+            &text,
+            (left, bottom),
+            Pos::new(HPos::Left, VPos::Bottom),
+            &color,
+            style::fs::NOTE,
+        )?;
+        prev_bottom = bottom;
+    }
+    Ok(())
+}

@@ -1,0 +1,244 @@
+//! The run's charts, each written as SVG and/or PNG with the same content.
+//!
+//! | name        | what it shows                                                                 |
+//! |-------------|-------------------------------------------------------------------------------|
+//! | `latency`   | one-way p50 latency vs size, log-log, with a min..p99 band per line           |
+//! | `bandwidth` | streaming bandwidth vs size with each scenario's route ceiling                |
+//! | `speedup`   | GPUDirect over staged (latency and bandwidth ratios) with crossovers          |
+//! | `breakdown` | stacked critical-path stages at a few sizes, one panel per size               |
+//! | `scenarios` | scenarios side by side at one size, latency and bandwidth per path            |
+//!
+//! Every chart is drawn by one function generic over the plotters backend, so the SVG, the PNG
+//! and the in-memory bitmap the tests inspect come from the same code. The encoding follows the
+//! same rules in every chart of a run: one Okabe-Ito colour per scenario, one stroke pattern and
+//! marker per path (`style::path_style`), legends in a panel to the right of the data, sizes
+//! labelled 8 B / 4 KiB / 1 GiB and times µs / ms.
+//!
+//! Text is rendered with DejaVu Sans embedded in the binary (the `dejavu` crate) and registered
+//! with plotters once per process, so PNGs need no system fonts: plotters panics when drawing
+//! bitmap text with no font registered.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use anyhow::{Context, Result, bail};
+use plotters::prelude::*;
+
+use crate::report::{RunInfo, atomic};
+use crate::stats::Summary;
+
+mod bandwidth;
+mod breakdown;
+pub mod data;
+mod latency;
+mod scenarios;
+mod speedup;
+mod style;
+#[cfg(test)]
+pub(crate) mod testdata;
+#[cfg(test)]
+mod tests;
+
+use data::Model;
+use style::{Area, PlotResult, Theme};
+
+/// The chart names the `[output] charts` option accepts, in the order they are drawn.
+pub const CHART_NAMES: [&str; 5] = ["latency", "bandwidth", "speedup", "breakdown", "scenarios"];
+/// The formats the `[output] formats` option accepts.
+pub const FORMATS: [&str; 2] = ["svg", "png"];
+
+/// One chart kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Latency,
+    Bandwidth,
+    Speedup,
+    Breakdown,
+    Scenarios,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 5] = [
+        Kind::Latency,
+        Kind::Bandwidth,
+        Kind::Speedup,
+        Kind::Breakdown,
+        Kind::Scenarios,
+    ];
+
+    pub fn name(self) -> &'static str {
+        CHART_NAMES[self as usize]
+    }
+
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The chart's title without the hardware, e.g. "One-way latency vs message size".
+    pub fn title(self) -> &'static str {
+        match self {
+            Kind::Latency => "One-way latency vs message size",
+            Kind::Bandwidth => "Streaming bandwidth vs message size",
+            Kind::Speedup => "GPUDirect RDMA vs host-staged: speedup vs message size",
+            Kind::Breakdown => "Where the time goes: critical-path stages",
+            Kind::Scenarios => "Scenarios compared",
+        }
+    }
+}
+
+/// Everything a chart function reads.
+pub(crate) struct Ctx<'a> {
+    pub model: &'a Model<'a>,
+    pub info: &'a RunInfo,
+    pub th: Theme,
+}
+
+impl Ctx<'_> {
+    /// "{what} — {hardware}", or just what when the hardware is not described.
+    pub fn title(&self, what: &str) -> String {
+        if self.info.hardware.trim().is_empty() {
+            what.to_string()
+        } else {
+            format!("{what} — {}", self.info.hardware.trim())
+        }
+    }
+}
+
+/// Registers DejaVu Sans (regular and bold) as plotters' "sans-serif", once per process.
+pub fn register_fonts() -> Result<()> {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    let ok = *DONE.get_or_init(|| {
+        let regular = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        )
+        .is_ok();
+        let bold =
+            plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold())
+                .is_ok();
+        regular && bold
+    });
+    if !ok {
+        bail!("the embedded DejaVu Sans font could not be loaded");
+    }
+    Ok(())
+}
+
+/// The image size: the configured one, with the default standing in for a zero dimension.
+pub fn image_size(info: &RunInfo) -> (u32, u32) {
+    let d = crate::report::OutputOptions::default();
+    let w = if info.output.width_px == 0 {
+        d.width_px
+    } else {
+        info.output.width_px
+    };
+    let h = if info.output.height_px == 0 {
+        d.height_px
+    } else {
+        info.output.height_px
+    };
+    (w, h)
+}
+
+/// Draws every chart that `info.output.charts` names, in every format of `info.output.formats`,
+/// as `<dir>/<name>.<format>`; returns the paths written, chart by chart in the configured order.
+///
+/// Each file is rendered completely before it is renamed into place ([`atomic`]), so a failure
+/// leaves earlier charts intact and no half-written file. Unknown chart or format names are an
+/// error (the config layer should have rejected them; see [`CHART_NAMES`], [`FORMATS`]).
+/// Degenerate input (no rows, one size, one path, zero bandwidth, no staged/GPUDirect pair)
+/// still gives every chart, with a message where there is nothing to plot.
+pub fn write_charts(dir: &Path, info: &RunInfo, rows: &[Summary]) -> Result<Vec<PathBuf>> {
+    register_fonts()?;
+    let mut kinds: Vec<Kind> = Vec::new();
+    for name in &info.output.charts {
+        let Some(k) = Kind::from_name(name) else {
+            bail!(
+                "unknown chart {name:?} (expected one of {})",
+                CHART_NAMES.join(", ")
+            );
+        };
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    let mut formats: Vec<&str> = Vec::new();
+    for f in &info.output.formats {
+        let Some(f) = FORMATS.iter().find(|x| **x == f) else {
+            bail!(
+                "unknown chart format {f:?} (expected one of {})",
+                FORMATS.join(", ")
+            );
+        };
+        if !formats.contains(f) {
+            formats.push(f);
+        }
+    }
+    let (w, h) = image_size(info);
+    let model = Model::new(info, rows);
+    let ctx = Ctx {
+        model: &model,
+        info,
+        th: Theme::new(w, h),
+    };
+    let mut written = Vec::new();
+    for kind in kinds {
+        for &format in &formats {
+            let path = dir.join(format!("{}.{format}", kind.name()));
+            let result = match format {
+                "svg" => {
+                    render_svg(kind, &ctx).and_then(|svg| atomic::write(&path, svg.as_bytes()))
+                }
+                _ => atomic::write_with(&path, |tmp| {
+                    let root = BitMapBackend::new(tmp, (w, h)).into_drawing_area();
+                    draw(&root, kind, &ctx)?;
+                    root.present().plot()
+                }),
+            };
+            result.with_context(|| format!("writing chart {}", path.display()))?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+/// Renders one chart as an SVG document.
+pub(crate) fn render_svg(kind: Kind, ctx: &Ctx) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (ctx.th.w, ctx.th.h)).into_drawing_area();
+        draw(&root, kind, ctx)?;
+        root.present().plot()?;
+    }
+    Ok(svg)
+}
+
+/// Draws one chart onto any backend.
+pub(crate) fn draw<DB: DrawingBackend>(root: &Area<DB>, kind: Kind, ctx: &Ctx) -> Result<()> {
+    root.fill(&WHITE).plot()?;
+    match kind {
+        Kind::Latency => latency::draw(root, ctx),
+        Kind::Bandwidth => bandwidth::draw(root, ctx),
+        Kind::Speedup => speedup::draw(root, ctx),
+        Kind::Breakdown => breakdown::draw(root, ctx),
+        Kind::Scenarios => scenarios::draw(root, ctx),
+    }
+}
+
+/// Title block and legend panel around a data area: returns the data area.
+fn frame<DB: DrawingBackend>(
+    root: &Area<DB>,
+    ctx: &Ctx,
+    title: &str,
+    subtitle: &str,
+    legend: &[style::Legend],
+) -> Result<Area<DB>> {
+    let th = &ctx.th;
+    let body = style::title_block(root, th, title, subtitle)?;
+    let lw = style::legend_width(th, legend);
+    let (bw, _) = body.dim_in_pixel();
+    let (plot, leg) = body.split_horizontally(bw.saturating_sub(lw));
+    style::draw_legend(&leg, th, legend)?;
+    Ok(plot)
+}

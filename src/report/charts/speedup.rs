@@ -1,0 +1,242 @@
+//! `speedup`: GPUDirect over host-staged, per scenario, against message size.
+//!
+//! Two panels share the size axis: latency (staged p50 / GPUDirect p50) above, bandwidth
+//! (GPUDirect / staged) below, so "above 1x" always means GPUDirect is better. The ratio axis is
+//! logarithmic so 2x and 0.5x are the same distance from the 1x line. Every change of winner is
+//! marked with a vertical line at the (log-log interpolated) crossover and a sentence naming the
+//! first swept size where the new winner wins; the same sentences are listed in the legend.
+
+use anyhow::Result;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::data::{Metric, Speedup};
+use super::style::{self, ChartSpec, Dash, Legend, PlotResult};
+use super::{Ctx, Kind};
+
+pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()> {
+    let (m, th) = (ctx.model, &ctx.th);
+    let sp = m.speedups();
+    let name = |s: &Speedup| {
+        if m.multi_op() {
+            format!("{} {}", m.scenarios[s.scenario].name, m.ops[s.op])
+        } else {
+            m.scenarios[s.scenario].name.clone()
+        }
+    };
+
+    let mut legend = Vec::new();
+    if !sp.is_empty() {
+        legend.push(Legend::Head("Scenario (colour)".into()));
+    }
+    let mut seen = Vec::new();
+    for s in &sp {
+        if !seen.contains(&s.scenario) {
+            seen.push(s.scenario);
+            let sc = &m.scenarios[s.scenario];
+            let label = if sc.class.is_empty() || sc.class == sc.name {
+                sc.name.clone()
+            } else {
+                format!("{} ({})", sc.name, sc.class)
+            };
+            legend.push(Legend::Color(style::scenario_color(s.scenario), label));
+        }
+    }
+    if m.multi_op() {
+        legend.push(Legend::Gap);
+        legend.push(Legend::Head("Op (line width)".into()));
+        for (i, op) in m.ops.iter().enumerate() {
+            legend.push(Legend::Stroke(style::op_width(i), op.clone()));
+        }
+    }
+    if !sp.is_empty() {
+        legend.push(Legend::Gap);
+        legend.push(Legend::Line(
+            style::INK,
+            Dash::Solid,
+            None,
+            "1× (equal)".into(),
+        ));
+        legend.push(Legend::Note("Above 1×: GPUDirect better. Latency: staged p50 / GPUDirect p50. Bandwidth: GPUDirect / staged.".into()));
+    }
+    let mut crossings = Vec::new();
+    for metric in [Metric::Latency, Metric::Bandwidth] {
+        for s in &sp {
+            for c in s.crossovers(metric) {
+                crossings.push((metric, s, c));
+            }
+        }
+    }
+    if !sp.is_empty() {
+        legend.push(Legend::Gap);
+        legend.push(Legend::Head("Crossovers".into()));
+        if crossings.is_empty() {
+            legend.push(Legend::Note(
+                "None: the same path wins at every swept size.".into(),
+            ));
+        }
+        for (metric, s, c) in &crossings {
+            legend.push(Legend::Note(format!(
+                "{}: {}.",
+                capital(metric.name()),
+                c.headline(&name(s))
+            )));
+        }
+    }
+    for s in sp.iter().filter(|s| s.gpudirect_fallback.is_some()) {
+        legend.push(Legend::Note(format!(
+            "{}: gpudirect ran {} (no peer-to-peer), so its ratio is not GPUDirect's.",
+            name(s),
+            s.gpudirect_fallback.as_deref().unwrap_or("another path")
+        )));
+    }
+
+    let subtitle = "Ratio of GPUDirect RDMA to the host-staged path (cudaMemcpy through a host bounce buffer), same scenario and size.";
+    let plot = super::frame(
+        root,
+        ctx,
+        &ctx.title(Kind::Speedup.title()),
+        subtitle,
+        &legend,
+    )?;
+    if sp.is_empty() {
+        return style::message(
+            &plot,
+            th,
+            "No staged + gpudirect pair in this run: nothing to compare. Run both paths on a scenario to get this chart.",
+        );
+    }
+
+    let mut sizes: Vec<u64> = sp
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.size))
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let panels = plot.split_evenly((2, 1));
+    let metrics = [Metric::Latency, Metric::Bandwidth];
+    let axes: Vec<style::Axis> = metrics
+        .iter()
+        .map(|metric| {
+            let vals = sp
+                .iter()
+                .flat_map(|s| s.points.iter().filter_map(|p| metric.of(p)));
+            let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            });
+            style::ratio_axis(lo, hi)
+        })
+        .collect();
+    // One label width for both panels, so their size axes line up.
+    let tick = th.font(style::fs::TICK);
+    let widest = axes
+        .iter()
+        .flat_map(|a| {
+            a.bold
+                .iter()
+                .map(|v| style::text_size(&tick, &style::ratio_label(*v)).0)
+        })
+        .max()
+        .unwrap_or(0);
+    let y_space = widest + th.px(18.0) + (th.fs(style::fs::AXIS_DESC) * 1.6) as i32;
+    for ((panel, metric), y) in panels.iter().zip(metrics).zip(axes) {
+        let (pw, _) = panel.dim_in_pixel();
+        let x = style::size_axis(&sizes, (pw as i32 / th.px(100.0)).max(2) as usize);
+        let caption = match metric {
+            Metric::Latency => "Latency speedup: staged p50 / GPUDirect p50 (log scale)",
+            Metric::Bandwidth => "Bandwidth ratio: GPUDirect / staged (log scale)",
+        };
+        let spec = ChartSpec {
+            x: x.clone(),
+            y: y.clone(),
+            x_desc: "message size (log scale)",
+            // Rotated, the left arrow points down and the right one up.
+            y_desc: "← staged better | GPUDirect better →",
+            x_fmt: &|v| style::size_label(*v),
+            y_fmt: &|v| style::ratio_label(*v),
+            caption: Some(caption),
+            y_label_space: Some(y_space),
+        };
+        let chart = style::build_chart(panel, th, &spec)?;
+        let pa = chart.plotting_area();
+        let (x0, x1) = (x.range.start, x.range.end);
+        pa.draw(&PathElement::new(
+            vec![(x0, 0.0), (x1, 0.0)],
+            style::INK.stroke_width(th.stroke(2.0)),
+        ))
+        .plot()?;
+
+        let ours: Vec<_> = crossings
+            .iter()
+            .filter(|(mt, _, _)| *mt == metric)
+            .collect();
+        for (_, s, c) in &ours {
+            let color = style::scenario_color(s.scenario);
+            let cx = c.at.max(1.0).log2();
+            style::draw_path(
+                pa,
+                vec![(cx, y.range.start), (cx, y.range.end)],
+                &color,
+                Dash::Dotted,
+                th.stroke(2.0),
+                th,
+            )?;
+        }
+        let lx = |b: u64| (b.max(1) as f64).log2();
+        for s in &sp {
+            let color = style::scenario_color(s.scenario);
+            let pts: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .filter_map(|p| metric.of(p).map(|r| (lx(p.size), r.log2())))
+                .collect();
+            style::draw_path(
+                pa,
+                pts.clone(),
+                &color,
+                Dash::Solid,
+                th.stroke(style::op_width(s.op)),
+                th,
+            )?;
+            for p in pts {
+                style::draw_marker(pa, p, style::Marker::Circle, &color, th)?;
+            }
+        }
+
+        let (left, top) = chart.backend_coord(&(x0, y.range.end));
+        let pad = th.px(10.0);
+
+        // Crossover sentences at the top of their line, one row each, on the side with room.
+        let (right, _) = chart.backend_coord(&(x1, 0.0));
+        let lh = (th.fs(style::fs::NOTE) * 1.55) as i32;
+        for (i, (_, s, c)) in ours.iter().enumerate() {
+            let color = style::scenario_color(s.scenario);
+            let (px, _) = chart.backend_coord(&(c.at.max(1.0).log2(), 0.0));
+            let row = top + pad + lh * i as i32;
+            let text = c.headline(&name(s));
+            let (at, h) = if px > left + (right - left) * 6 / 10 {
+                ((px - th.px(6.0), row), HPos::Right)
+            } else {
+                ((px + th.px(6.0), row), HPos::Left)
+            };
+            style::boxed_label(
+                root,
+                th,
+                &text,
+                at,
+                Pos::new(h, VPos::Top),
+                &color,
+                style::fs::NOTE,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// "latency" -> "Latency".
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}

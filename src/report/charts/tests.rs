@@ -1,0 +1,356 @@
+//! Chart tests on synthetic rows: every chart in both formats, SVG well-formed with its title and
+//! axis text, PNG of the configured size and not blank, degenerate sets without panics.
+
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+
+use super::data::Model;
+use super::style::Theme;
+use super::testdata::{self, SCENARIOS};
+use super::*;
+use crate::report::RunInfo;
+use crate::stats::Summary;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gdrsim-charts-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Text every chart's SVG must contain besides its title: an axis label (or, for charts with
+/// nothing to plot, the explanation).
+fn axis_text(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Latency => "one-way latency, p50 (log scale)",
+        Kind::Bandwidth => "bandwidth (GB/s)",
+        Kind::Speedup => "message size (log scale)",
+        Kind::Breakdown => "critical-path time",
+        Kind::Scenarios => "one-way latency, p50",
+    }
+}
+
+/// A minimal XML well-formedness check: declaration or <svg> first, </svg> last, and every tag
+/// closed in order (plotters escapes text, so '<' only starts tags).
+fn check_well_formed(svg: &str) -> Result<(), String> {
+    let t = svg.trim();
+    if !(t.starts_with("<svg") || t.starts_with("<?xml")) {
+        return Err("does not start with <svg or <?xml".into());
+    }
+    if !t.ends_with("</svg>") {
+        return Err("does not end with </svg>".into());
+    }
+    let mut stack: Vec<&str> = Vec::new();
+    let mut rest = t;
+    while let Some(i) = rest.find('<') {
+        let j = rest[i..].find('>').ok_or("unterminated tag")? + i;
+        let tag = &rest[i + 1..j];
+        rest = &rest[j + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') {
+            continue;
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            match stack.pop() {
+                Some(open) if open == name.trim() => {}
+                other => return Err(format!("</{name}> closes {other:?}")),
+            }
+        } else if !tag.ends_with('/') {
+            let name = tag.split_whitespace().next().ok_or("empty tag")?;
+            stack.push(name);
+        }
+    }
+    if stack.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("unclosed {stack:?}"))
+    }
+}
+
+/// Width and height from a PNG's IHDR chunk.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.len() > 24, "PNG too short");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    (be(&bytes[16..20]), be(&bytes[20..24]))
+}
+
+/// Renders a chart into an RGB buffer and counts non-white pixels: (overall, in the title strip).
+fn ink(kind: Kind, info: &RunInfo, rows: &[Summary]) -> (usize, usize) {
+    register_fonts().unwrap();
+    let (w, h) = image_size(info);
+    let model = Model::new(info, rows);
+    let ctx = Ctx {
+        model: &model,
+        info,
+        th: Theme::new(w, h),
+    };
+    let mut buf = vec![0u8; (w * h * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+        draw(&root, kind, &ctx).unwrap();
+        root.present().unwrap();
+    }
+    let dark = |px: &[u8]| px.iter().any(|&c| c < 235);
+    let all = buf.chunks(3).filter(|p| dark(p)).count();
+    let title_rows = (h as usize) * 6 / 100;
+    let title = buf[..title_rows * w as usize * 3]
+        .chunks(3)
+        .filter(|p| dark(p))
+        .count();
+    (all, title)
+}
+
+/// Writes all charts and checks every file; returns the paths.
+fn check_all(name: &str, info: &RunInfo, rows: &[Summary]) -> Vec<PathBuf> {
+    let dir = tmp(name);
+    let paths = write_charts(&dir, info, rows).unwrap();
+    assert_eq!(paths.len(), 10, "{paths:?}");
+    let (w, h) = image_size(info);
+    for kind in Kind::ALL {
+        let svg_path = dir.join(format!("{}.svg", kind.name()));
+        let png_path = dir.join(format!("{}.png", kind.name()));
+        assert!(paths.contains(&svg_path) && paths.contains(&png_path));
+        let svg = std::fs::read_to_string(&svg_path).unwrap();
+        check_well_formed(&svg).unwrap_or_else(|e| panic!("{name} {}: {e}", kind.name()));
+        assert!(
+            svg.contains(kind.title()),
+            "{name} {}: title missing",
+            kind.name()
+        );
+        let png = std::fs::read(&png_path).unwrap();
+        assert_eq!(png_size(&png), (w, h), "{name} {}", kind.name());
+    }
+    for kind in Kind::ALL {
+        let (_, title) = ink(kind, info, rows);
+        assert!(title > 100, "{name} {}: title strip blank", kind.name());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    paths
+}
+
+#[test]
+fn realistic_run_gives_every_chart_in_both_formats() {
+    let (mut info, rows) = testdata::realistic();
+    // A non-default size, to check that the configured one is used.
+    info.output.width_px = 1200;
+    info.output.height_px = 750;
+    let dir = tmp("realistic");
+    let paths = write_charts(&dir, &info, &rows).unwrap();
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names[..2],
+        ["latency.svg", "latency.png"],
+        "configured order, svg then png"
+    );
+    for kind in Kind::ALL {
+        let svg = std::fs::read_to_string(dir.join(format!("{}.svg", kind.name()))).unwrap();
+        check_well_formed(&svg).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+        assert!(svg.contains(kind.title()), "{}", kind.name());
+        assert!(
+            svg.contains(&info.hardware),
+            "{}: hardware in the title",
+            kind.name()
+        );
+        assert!(
+            svg.contains(axis_text(kind)),
+            "{}: axis label missing",
+            kind.name()
+        );
+        assert_eq!(
+            png_size(&std::fs::read(dir.join(format!("{}.png", kind.name()))).unwrap()),
+            (1200, 750)
+        );
+        let (all, title) = ink(kind, &info, &rows);
+        let area = 1200 * 750;
+        assert!(all > area / 50, "{}: only {all} drawn pixels", kind.name());
+        assert!(title > 300, "{}: title strip blank ({title})", kind.name());
+    }
+    // Chart-specific content.
+    let speedup = std::fs::read_to_string(dir.join("speedup.svg")).unwrap();
+    assert!(
+        speedup.contains("staged wins at ≥") && speedup.contains("on SYS"),
+        "crossover annotated in words"
+    );
+    let bw = std::fs::read_to_string(dir.join("bandwidth.svg")).unwrap();
+    assert!(bw.contains("ceiling: wire NDR 400 Gb/s eff."));
+    let latency = std::fs::read_to_string(dir.join("latency.svg")).unwrap();
+    for label in ["8 B", "1 GiB", "µs"] {
+        assert!(latency.contains(label), "latency tick {label}");
+    }
+    let breakdown = std::fs::read_to_string(dir.join("breakdown.svg")).unwrap();
+    for stage in ["wire", "memcpy_d2h", "flush"] {
+        assert!(breakdown.contains(stage), "breakdown legend lacks {stage}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn only_configured_charts_and_formats_are_written() {
+    let (mut info, rows) = testdata::realistic();
+    info.output.charts = vec!["speedup".into(), "latency".into(), "speedup".into()];
+    info.output.formats = vec!["png".into()];
+    info.output.width_px = 640;
+    info.output.height_px = 400;
+    let dir = tmp("subset");
+    let paths = write_charts(&dir, &info, &rows).unwrap();
+    assert_eq!(
+        paths,
+        vec![dir.join("speedup.png"), dir.join("latency.png")]
+    );
+    assert_eq!(png_size(&std::fs::read(&paths[0]).unwrap()), (640, 400));
+    assert!(!dir.join("latency.svg").exists());
+    info.output.charts = vec!["pie".into()];
+    assert!(write_charts(&dir, &info, &rows).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn degenerate_sets_render_without_panicking() {
+    let one = [SCENARIOS[2]];
+    let small = |mut info: RunInfo| {
+        info.output.width_px = 800;
+        info.output.height_px = 500;
+        info
+    };
+    // A single size, a single path, a single scenario.
+    let info = small(testdata::info(&one));
+    check_all(
+        "single",
+        &info,
+        &testdata::rows(&one, &["gpudirect"], &[4096]),
+    );
+    // Staged and GPUDirect at one size only: a speedup with a single point, no crossover.
+    check_all(
+        "pair1",
+        &info,
+        &testdata::rows(&one, &["staged", "gpudirect"], &[1 << 20]),
+    );
+    // No staged/GPUDirect pair: the speedup chart says so.
+    let rows = testdata::rows(&one, &["host", "staged"], &testdata::sweep());
+    check_all("nopair", &info, &rows);
+    let dir = tmp("nopair-text");
+    write_charts(&dir, &info, &rows).unwrap();
+    assert!(
+        std::fs::read_to_string(dir.join("speedup.svg"))
+            .unwrap()
+            .contains("No staged + gpudirect pair")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Zero bandwidth and zero latencies everywhere.
+    let mut zero = testdata::rows(&one, &["staged", "gpudirect"], &[8, 64]);
+    for r in &mut zero {
+        r.bw_gbps = 0.0;
+        r.lat = Default::default();
+        r.lat_model_ps = 0;
+        r.stages.clear();
+    }
+    check_all("zero", &info, &zero);
+    // No rows at all, and no run description at all.
+    check_all("empty", &info, &[]);
+    check_all(
+        "bare",
+        &small(RunInfo::default()),
+        &testdata::rows(&one, &["host"], &[8, 1 << 30]),
+    );
+    // A GPUDirect fallback, two ops, and a scenario the run info does not describe.
+    let mut rows = testdata::rows(&SCENARIOS, &["staged", "gpudirect"], &[8, 4096, 1 << 20]);
+    for r in rows
+        .iter_mut()
+        .filter(|r| r.scenario == "SYS" && r.path == "gpudirect")
+    {
+        r.effective_path = "staged".into();
+    }
+    let mut read = rows.clone();
+    for r in &mut read {
+        r.op = "read".into();
+    }
+    rows.extend(read);
+    check_all("mixed", &small(testdata::info(&SCENARIOS[..1])), &rows);
+    // Many bars in the breakdown (side-by-side panels) and tiny images.
+    let mut info = testdata::info(&SCENARIOS);
+    info.output.width_px = 320;
+    info.output.height_px = 200;
+    let mut rows = testdata::rows(
+        &SCENARIOS,
+        &["host", "staged", "gpudirect"],
+        &testdata::sweep(),
+    );
+    rows.extend(testdata::rows(
+        &[("NODE", "NODE", 20.0, 40.0), ("PXB", "PXB", 40.0, 45.0)],
+        &["host", "staged", "gpudirect"],
+        &testdata::sweep(),
+    ));
+    check_all("crowded", &info, &rows);
+}
+
+#[test]
+fn charts_are_byte_for_byte_reproducible() {
+    let (mut info, rows) = testdata::realistic();
+    info.output.width_px = 480;
+    info.output.height_px = 300;
+    let (a, b) = (tmp("repro-a"), tmp("repro-b"));
+    let pa = write_charts(&a, &info, &rows).unwrap();
+    let pb = write_charts(&b, &info, &rows).unwrap();
+    for (x, y) in pa.iter().zip(&pb) {
+        assert_eq!(
+            std::fs::read(x).unwrap(),
+            std::fs::read(y).unwrap(),
+            "{}",
+            x.display()
+        );
+    }
+    std::fs::remove_dir_all(&a).unwrap();
+    std::fs::remove_dir_all(&b).unwrap();
+}
+
+/// Renders the realistic set to `$GDRSIM_CHART_PREVIEW` (default /tmp/charts-preview) for a
+/// human to look at: `cargo test --lib report::charts::tests::preview -- --ignored`.
+#[test]
+#[ignore]
+fn preview() {
+    let dir =
+        std::env::var("GDRSIM_CHART_PREVIEW").unwrap_or_else(|_| "/tmp/charts-preview".into());
+    let dir = Path::new(&dir);
+    let (info, rows) = testdata::realistic();
+    let charts = write_charts(dir, &info, &rows).unwrap();
+    crate::report::markdown::write_markdown(dir, &info, &rows, &charts).unwrap();
+    // Degenerate and small variants, to look at too.
+    let one = [SCENARIOS[2]];
+    let mut small = testdata::info(&SCENARIOS);
+    small.output.width_px = 800;
+    small.output.height_px = 500;
+    write_charts(&dir.join("small"), &small, &rows).unwrap();
+    let single = testdata::info(&one);
+    write_charts(
+        &dir.join("single"),
+        &single,
+        &testdata::rows(&one, &["gpudirect"], &[4096]),
+    )
+    .unwrap();
+    let nopair = testdata::rows(&one, &["host", "staged"], &testdata::sweep());
+    write_charts(&dir.join("nopair"), &single, &nopair).unwrap();
+    let mut mixed = testdata::rows(&SCENARIOS, &["staged", "gpudirect"], &testdata::sweep());
+    for r in mixed
+        .iter_mut()
+        .filter(|r| r.scenario == "SYS" && r.path == "gpudirect")
+    {
+        r.effective_path = "staged".into();
+    }
+    let mut read = mixed.clone();
+    for r in &mut read {
+        r.op = "read".into();
+        r.lat.p50_us *= 1.2;
+    }
+    mixed.extend(read);
+    write_charts(&dir.join("mixed"), &testdata::info(&SCENARIOS), &mixed).unwrap();
+}
