@@ -126,12 +126,30 @@ pub enum DescriptorDir {
     Scatter,
 }
 
+/// One train (a TLP, a packet, or a coalesced burst of them) crossing one channel: the raw
+/// material of timelines. Channel ids index [`Recorder::component_names`] directly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub msg: u32,
+    /// Identifies the train across its hops (for flow arrows); unique within a run.
+    pub train: u64,
+    pub channel: u32,
+    /// Service start (or arrival, for latency-only channels) and when its last unit left.
+    pub start: Ps,
+    pub end: Ps,
+    pub payload: u64,
+    pub units: u64,
+    /// What the train is for, e.g. "PayloadRead" or "Cqe(Recv)".
+    pub what: &'static str,
+}
+
 /// Everything recorded during one simulation, plus the names spans refer to.
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
     pub enabled: bool,
     pub spans: Vec<Span>,
     pub descriptors: Vec<Descriptor>,
+    pub hops: Vec<Hop>,
     pub component_names: Vec<String>,
 }
 
@@ -141,6 +159,7 @@ impl Recorder {
             enabled,
             spans: Vec::new(),
             descriptors: Vec::new(),
+            hops: Vec::new(),
             component_names,
         }
     }

@@ -104,7 +104,8 @@ impl ChannelState {
 /// Trains up to this many bytes on a link interleave with another source's burst.
 pub const INTERLEAVE_MAX_BYTES: u64 = 4096;
 
-/// Moves a train from source `src` through one channel; returns its (head, tail) after it.
+/// Moves a train from source `src` through one channel; returns (start of service, head after,
+/// tail after).
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub fn pass(
@@ -116,10 +117,14 @@ pub fn pass(
     head: Ps,
     tail: Ps,
     src: u32,
-) -> (Ps, Ps) {
+) -> (Ps, Ps, Ps) {
     let extra = state.draw_jitter();
     if !spec.is_server() {
-        return (head + spec.latency + extra, tail + spec.latency + extra);
+        return (
+            head,
+            head + spec.latency + extra,
+            tail + spec.latency + extra,
+        );
     }
     let units = units.max(1);
     let per_unit_payload = payload.div_ceil(units);
@@ -136,7 +141,7 @@ pub fn pass(
         if done_tail < state.free_at {
             state.free_at += total;
             let done_tail = state.keep_order(src, done_tail, u);
-            return (start + u + lat, done_tail + lat);
+            return (start, start + u + lat, done_tail + lat);
         }
     }
     let start = head.max(state.free_at);
@@ -144,7 +149,7 @@ pub fn pass(
     state.free_at = start + total;
     state.occupant = src;
     state.occupant_unit = u;
-    (start + u + lat, done_tail + lat)
+    (start, start + u + lat, done_tail + lat)
 }
 
 /// Whether a channel is one of the host DRAMs (for host_mem_bytes).
@@ -183,10 +188,10 @@ mod tests {
         let spec = link(8, 5);
         let mut st = ChannelState::new(0, 0, 0);
         // 232 + 24 = 256 bytes at 8 Gb/s = 256 ns
-        let (h, t) = pass(&spec, &mut st, Unit::Write, 1, 232, 1000, 1000, 0);
+        let (_, h, t) = pass(&spec, &mut st, Unit::Write, 1, 232, 1000, 1000, 0);
         assert_eq!((h, t), (1000 + 256_000 + 5, 1000 + 256_000 + 5));
         // a second train queues behind the first
-        let (h2, _) = pass(&spec, &mut st, Unit::Write, 1, 232, 1000, 1000, 0);
+        let (_, h2, _) = pass(&spec, &mut st, Unit::Write, 1, 232, 1000, 1000, 0);
         assert_eq!(h2, 1000 + 2 * 256_000 + 5);
     }
 
@@ -194,11 +199,11 @@ mod tests {
     fn a_burst_equals_its_units_back_to_back() {
         let spec = link(8, 0);
         let mut burst = ChannelState::new(0, 0, 0);
-        let (_, t_burst) = pass(&spec, &mut burst, Unit::Write, 16, 16 * 232, 0, 0, 0);
+        let (_, _, t_burst) = pass(&spec, &mut burst, Unit::Write, 16, 16 * 232, 0, 0, 0);
         let mut single = ChannelState::new(0, 0, 0);
         let mut t = 0;
         for _ in 0..16 {
-            t = pass(&spec, &mut single, Unit::Write, 1, 232, 0, 0, 0).1;
+            t = pass(&spec, &mut single, Unit::Write, 1, 232, 0, 0, 0).2;
         }
         assert_eq!(t_burst, t);
     }
@@ -208,14 +213,14 @@ mod tests {
         let spec = link(8, 0);
         let mut st = ChannelState::new(0, 0, 0);
         // A 64-unit burst from source 1 holds the channel for 64 x 256 ns.
-        let (_, burst_tail) = pass(&spec, &mut st, Unit::Write, 64, 64 * 232, 0, 0, 1);
+        let (_, _, burst_tail) = pass(&spec, &mut st, Unit::Write, 64, 64 * 232, 0, 0, 1);
         assert_eq!(burst_tail, 64 * 256_000);
         // A read request (24 B = 24 ns) of source 2 slips in after one unit of the burst.
-        let (h, _) = pass(&spec, &mut st, Unit::ReadRequest, 1, 0, 1000, 1000, 2);
+        let (_, h, _) = pass(&spec, &mut st, Unit::ReadRequest, 1, 0, 1000, 1000, 2);
         assert_eq!(h, 1000 + 256_000 + 24_000);
         assert_eq!(st.free_at, 64 * 256_000 + 24_000);
         // The same source's request stays behind everything (ordering).
-        let (h, _) = pass(&spec, &mut st, Unit::ReadRequest, 1, 0, 2000, 2000, 1);
+        let (_, h, _) = pass(&spec, &mut st, Unit::ReadRequest, 1, 0, 2000, 2000, 1);
         assert_eq!(h, 64 * 256_000 + 24_000 + 24_000);
     }
 
@@ -223,7 +228,7 @@ mod tests {
     fn a_slow_upstream_tail_holds_the_tail() {
         let spec = link(8, 0);
         let mut st = ChannelState::new(0, 0, 0);
-        let (h, t) = pass(&spec, &mut st, Unit::Write, 4, 4 * 232, 0, 10_000_000, 0);
+        let (_, h, t) = pass(&spec, &mut st, Unit::Write, 4, 4 * 232, 0, 10_000_000, 0);
         assert_eq!(h, 256_000);
         assert_eq!(t, 10_000_000 + 256_000);
     }

@@ -58,6 +58,31 @@ pub enum Tag {
     FlushRead,
 }
 
+impl Tag {
+    /// A short name for records and traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tag::Mmio { flush: false, .. } => "MMIO post",
+            Tag::Mmio { flush: true, .. } => "MMIO flush post",
+            Tag::WqeFetched => "WQE fetch",
+            Tag::SqEngine { .. } => "send engine",
+            Tag::PayloadRead => "payload read",
+            Tag::TxDone => "tx pipeline",
+            Tag::WireDone => "wire",
+            Tag::RxDone => "rx pipeline",
+            Tag::PayloadWritten => "payload write",
+            Tag::Ack => "ACK",
+            Tag::Cqe(CqeKind::Recv) => "receive CQE",
+            Tag::Cqe(CqeKind::Send) => "send CQE",
+            Tag::Cqe(CqeKind::Flush) => "flush CQE",
+            Tag::D2h => "memcpy D2H",
+            Tag::H2d => "memcpy H2D read",
+            Tag::H2dCommitted => "memcpy H2D write",
+            Tag::FlushRead => "flush read",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CqeKind {
     Recv,
@@ -92,6 +117,8 @@ pub struct Train {
     /// Where it entered the current route (the route's first channel): trains of one source
     /// keep their order on shared channels.
     pub src: u32,
+    /// Serial number for records (flow arrows in traces).
+    pub serial: u64,
 }
 
 /// A DMA requester's outstanding-read window, in read requests (tags).
@@ -183,6 +210,7 @@ pub struct Fabric<'t> {
     pub total: u32,
     pub next_msg: u32,
     pub recorder: Recorder,
+    serial: u64,
     /// Component ids for spans (indices into recorder.component_names).
     pub comp: Components,
 }
@@ -254,6 +282,7 @@ impl<'t> Fabric<'t> {
             total: 1,
             next_msg: 0,
             recorder: Recorder::new(opts.record, names),
+            serial: 0,
             comp,
         };
         f.build_routes()?;
@@ -377,7 +406,9 @@ impl<'t> Fabric<'t> {
     // ---- trains ------------------------------------------------------------------------------
 
     /// Allocates a train (reusing finished slots).
-    pub fn new_train(&mut self, t: Train) -> TrainId {
+    pub fn new_train(&mut self, mut t: Train) -> TrainId {
+        self.serial += 1;
+        t.serial = self.serial;
         if let Some(id) = self.free_trains.pop() {
             self.trains[id as usize] = t;
             id
@@ -417,6 +448,7 @@ impl<'t> Fabric<'t> {
             tag,
             stage_in: (head, tail),
             counts_payload: false,
+            serial: 0,
             src: self.routes[route as usize]
                 .first()
                 .copied()
@@ -466,8 +498,20 @@ impl<'t> Fabric<'t> {
                 return;
             }
             let st = &mut self.state[c as usize];
-            let (h, tl) =
+            let (start, h, tl) =
                 channel::pass(spec, st, t.unit, t.units, t.payload, t.head, t.tail, t.src);
+            if self.recorder.enabled {
+                self.recorder.hops.push(crate::record::Hop {
+                    msg: t.msg,
+                    train: t.serial,
+                    channel: c,
+                    start,
+                    end: tl,
+                    payload: t.payload,
+                    units: t.units,
+                    what: t.tag.name(),
+                });
+            }
             if t.counts_payload && channel::is_host_memory(spec) {
                 st.payload_bytes += t.payload;
                 self.msgs[t.msg as usize].host_mem_bytes += t.payload;
