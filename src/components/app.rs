@@ -18,6 +18,10 @@ pub struct Outcome {
     pub cpu_busy: Ps,
     /// Host DRAM payload bytes, from the memory channels' own records (all messages).
     pub host_mem_bytes: u64,
+    /// Per message: payload bytes that reached the receiving NIC, and that were committed in the
+    /// receiver's memory (byte conservation: both equal the message size).
+    pub received: Vec<u64>,
+    pub written: Vec<u64>,
 }
 
 impl Fabric<'_> {
@@ -46,6 +50,8 @@ impl Fabric<'_> {
             stats,
             cpu_busy: self.msgs[0].cpu_busy,
             host_mem_bytes: self.host_mem_payload_bytes(),
+            received: self.msgs.iter().map(|m| m.rx_bytes).collect(),
+            written: self.msgs.iter().map(|m| m.written_bytes).collect(),
         }
     }
 

@@ -175,6 +175,8 @@ pub struct Msg {
     pub tx_ready: u64,
     pub tx_sent: u64,
     pub rx_bytes: u64,
+    /// Payload bytes committed in the receiver's memory.
+    pub written_bytes: u64,
     pub writes_left: u32,
     pub memcpy_left: u32,
     pub cpu_busy: Ps,
@@ -468,8 +470,11 @@ impl<'t> Fabric<'t> {
             let t = &mut self.trains[id as usize];
             let route = &self.routes[t.route as usize];
             if t.hop as usize == route.len() {
-                if t.head > now {
-                    q.schedule(t.head, Event::Hop(id));
+                // Arrivals are handled when the first unit is in, except a single read
+                // request's completions: the request (and its tag) completes with its last one.
+                let due = if t.tags == 1 && t.requested == 0 { t.tail } else { t.head };
+                if due > now {
+                    q.schedule(due, Event::Hop(id));
                     return;
                 }
                 if t.requested > 0 {

@@ -137,6 +137,7 @@ impl Fabric<'_> {
                     (t.head, t.tail),
                 );
                 self.msgs[msg as usize].writes_left -= 1;
+                self.msgs[msg as usize].written_bytes += t.payload;
             }
             Tag::Ack => {
                 let cqe = self.nic_spec(0).cqe_bytes;

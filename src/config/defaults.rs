@@ -68,9 +68,11 @@ pub const HOST_BUFFER_BASE: u64 = 0x1000_0000;
 /// (UCX cuda_copy: 4.0 µs send overhead + 1.8 µs latency).
 pub const MEMCPY_LAUNCH: Ps = ns(4_500);
 pub const MEMCPY_SYNC: Ps = ns(2_000);
-/// Copy-engine outstanding reads for H2D. Calibrated on row D12 (H100 Gen5: H2D 35 GB/s while
-/// D2H reaches 52.8 GB/s): 64 x 512 B over the ~0.9 µs round trip behind a switch.
-pub const CE_READ_WINDOW: u32 = 64;
+/// Copy-engine outstanding reads for H2D. H100 reaches >= 52 GB/s in both directions on Gen5
+/// (row D15), so its window covers the round trip even behind a switch (128 x 512 B = 64 KiB
+/// over ~0.8 µs). Older GPUs read with fewer (rows D8/D9: H2D 5-10% below D2H, i.e. ~28 x 512 B
+/// over ~0.6 µs on Gen4); set it per GPU model.
+pub const CE_READ_WINDOW: u32 = 128;
 pub const CE_MRRS: u64 = 512;
 
 // ---- NIC -----------------------------------------------------------------------------------
