@@ -1,0 +1,213 @@
+//! Closed-form oracles: figures computed in the test from the config's parameters (or taken from
+//! the reference rows) and compared with what the simulation produces.
+
+mod support;
+
+use gdrsim::config::PathKind;
+use gdrsim::record::Stage;
+use gdrsim::topology::pcie;
+use gdrsim::units::{PS_PER_NS, Ps, Rate};
+use support::*;
+
+const NS: Ps = PS_PER_NS;
+
+/// The default machine with the PIX GPU (gpu0) on a root port of its own instead of under the
+/// switch, at the given generation and width, and a huge copy-engine read window unless given.
+fn gpu0_on_root_port(generation: u32, width: u32, ce_window: u32) -> gdrsim::config::Config {
+    cfg_with(&[
+        ("[[machines.links]]\nup = \"sw0\"\ndown = \"gpu0\"\ngeneration = 5\nwidth = 16", &format!("[[machines.links]]\nup = \"rc0\"\ndown = \"gpu0\"\ngeneration = {generation}\nwidth = {width}")),
+        ("ce_read_window = 128", &format!("ce_read_window = {ce_window}")),
+    ])
+}
+
+/// DMA time of a cudaMemcpy stage: its span less the launch and sync overheads.
+fn memcpy_rate_gbytes(cfg: &gdrsim::config::Config, stage: Stage, size: u64) -> f64 {
+    let (_, rec) = run_fabric(cfg, "PIX", PathKind::Staged, size, false, 1, 1);
+    let s = rec.spans.iter().find(|s| s.stage == stage).expect("memcpy stage recorded");
+    let ce = &cfg.hosts[0].machine.gpus[0].copy_engine;
+    let dma = s.end - s.start - ce.launch - ce.sync;
+    size as f64 / (dma as f64 / 1e12) / 1e9
+}
+
+/// Row C5 by simulation: a large D2H is MPS-sized posted writes (TLP rate x 256/280), a large
+/// H2D with a window covering the round trip is completion-bound (TLP rate x 256/276).
+/// Gen3/4/5 x16: writes 12.99 / 25.99 / 51.98, reads 13.18 / 26.37 / 52.73 GB/s, within 1%.
+#[test]
+fn large_dma_write_and_read_bandwidth_match_row_c5() {
+    for (generation, write, read) in [(3, 12.99, 13.18), (4, 25.99, 26.37), (5, 51.98, 52.73)] {
+        let cfg = gpu0_on_root_port(generation, 16, 4096);
+        let size = 64 << 20;
+        let d2h = memcpy_rate_gbytes(&cfg, Stage::MemcpyD2h, size);
+        let h2d = memcpy_rate_gbytes(&cfg, Stage::MemcpyH2d, size);
+        assert!(rel_diff(d2h, write) < 0.01, "Gen{generation} D2H {d2h:.3} GB/s vs {write}");
+        assert!(rel_diff(h2d, read) < 0.01, "Gen{generation} H2D {h2d:.3} GB/s vs {read}");
+    }
+}
+
+/// Row D8: a 32 MB D2H on a Gen3 x16 GPU runs at 12.0-13.2 GB/s (P100 measured 12.89).
+#[test]
+fn gen3_d2h_of_32mb_is_in_the_measured_range_of_row_d8() {
+    let cfg = gpu0_on_root_port(3, 16, 128);
+    let d2h = memcpy_rate_gbytes(&cfg, Stage::MemcpyD2h, 32 << 20);
+    assert!((12.0..=13.2).contains(&d2h), "D2H {d2h:.3} GB/s");
+}
+
+/// H2D is read-based, so it depends on the copy engine's window where D2H does not: with a
+/// window of 16 requests (8 KiB over a ~0.56 µs round trip) H2D falls well below D2H; with 4096
+/// it does not.
+#[test]
+fn h2d_and_d2h_differ_where_the_read_window_binds() {
+    let narrow = gpu0_on_root_port(4, 16, 16);
+    let wide = gpu0_on_root_port(4, 16, 4096);
+    let size = 16 << 20;
+    let (d2h_n, h2d_n) = (memcpy_rate_gbytes(&narrow, Stage::MemcpyD2h, size), memcpy_rate_gbytes(&narrow, Stage::MemcpyH2d, size));
+    let (d2h_w, h2d_w) = (memcpy_rate_gbytes(&wide, Stage::MemcpyD2h, size), memcpy_rate_gbytes(&wide, Stage::MemcpyH2d, size));
+    assert!(rel_diff(d2h_n, d2h_w) < 1e-9, "D2H does not depend on the read window");
+    assert!(h2d_n < 0.95 * d2h_n, "window-bound H2D {h2d_n:.2} should trail D2H {d2h_n:.2}");
+    assert!(h2d_w > d2h_w, "link-bound H2D {h2d_w:.2} beats D2H {d2h_w:.2} (completions carry 20 B, writes 24 B)");
+}
+
+/// A read-window-bound transfer: N requests of MRRS bytes per round trip. With the GPU on a
+/// root port (Gen3 x16), TLP by TLP, the round trip of one 512 B request is, from the config:
+///   request TLP (24 B) on the link + link latency + root complex
+///   + DRAM (first 256 B at the DRAM rate + access latency) + root complex
+///   + both 276 B completions on the link + link latency.
+/// (The second completion's DRAM time overlaps the first's link time.)
+#[test]
+fn read_window_bound_bandwidth_is_n_times_request_over_round_trip() {
+    let n = 4u64;
+    let cfg = gpu0_on_root_port(3, 16, n as u32);
+    let cfg = gdrsim::config::Config { sim: gdrsim::config::SimConfig { tlp_granularity: true, ..cfg.sim.clone() }, ..cfg };
+    let m = &cfg.hosts[0].machine;
+    let link = pcie::tlp_rate(3, 16, 256);
+    let dram = m.sockets[0].dram;
+    let rc = m.root_complexes[0].latency;
+    let lat = m.pcie.link_latency;
+    let rtt = link.tx_time(24) + lat + rc + dram.rate.tx_time(256) + dram.latency + rc + link.tx_time(2 * 276) + lat;
+    let expected = (n * 512) as f64 / (rtt as f64 / 1e12) / 1e9;
+    let size = 1 << 20;
+    let (_, rec) = run_fabric(&cfg, "PIX", PathKind::Staged, size, true, 1, 1);
+    let s = rec.spans.iter().find(|s| s.stage == Stage::MemcpyH2d).unwrap();
+    let ce = &m.gpus[0].copy_engine;
+    // The last completion is still written into GPU memory after the window drains.
+    let dma = s.end - s.start - ce.launch - ce.sync - m.gpus[0].memory.latency;
+    let got = size as f64 / (dma as f64 / 1e12) / 1e9;
+    assert!(rel_diff(got, expected) < 0.01, "window-bound H2D {got:.4} GB/s vs N x MRRS / RTT = {expected:.4}");
+}
+
+/// Rows C10/C11: a 64 B DMA read of local host memory from a device on a root port takes about
+/// 0.55 µs; the payload read of a non-inline host message is exactly that read. Rows C13/C14:
+/// memory on the other socket adds about 100 ns.
+#[test]
+fn dma_read_round_trip_emerges_from_the_parts() {
+    let nic_on_rp = [
+        ("[[machines.links]]\nup = \"sw0\"\ndown = \"nic0\"\ngeneration = 5\nwidth = 16", "[[machines.links]]\nup = \"rc0\"\ndown = \"nic0\"\ngeneration = 3\nwidth = 8"),
+        ("inline_max_bytes = 220", "inline_max_bytes = 0"),
+    ];
+    let read_of = |cfg: &gdrsim::config::Config| {
+        let (_, rec) = run_fabric(cfg, "PIX", PathKind::Host, 64, true, 1, 1);
+        let s = rec.spans.iter().find(|s| s.stage == Stage::DmaRead).unwrap();
+        (s.end - s.start) as f64 / 1e6
+    };
+    let local = read_of(&cfg_with(&nic_on_rp));
+    assert!((0.55 * 0.85..=0.55 * 1.15).contains(&local), "local 64 B read {local:.3} us");
+    let mut remote_edits = nic_on_rp.to_vec();
+    remote_edits.push(("sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }", "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\", memory = \"cpu1\" }"));
+    let remote = read_of(&cfg_with(&remote_edits));
+    let extra_ns = (remote - local) * 1000.0;
+    assert!((80.0..=130.0).contains(&extra_ns), "remote socket adds {extra_ns:.1} ns (rows C13/C14: ~106)");
+}
+
+/// The timeline of the host path for a small inline message, computed hop by hop from the
+/// config (default machine, NIC under the PCIe switch, BlueFlame, idle links):
+///   post (CPU) -> MMIO write of WQE + inline data: root complex, link, switch, link
+///   -> send engine (one WQE interval) + WQE processing -> transmit pipeline
+///   -> wire packet (payload + headers) + cable, switch egress + switch latency + cable
+///   -> receive pipeline -> MTT lookup -> payload write TLP up two links, switch, root complex,
+///      DRAM; the receive CQE follows on the same queue -> CQE in DRAM -> poll + repost.
+struct HostTimes {
+    total: Ps,
+}
+
+fn host_path_oracle(cfg: &gdrsim::config::Config, size: u64) -> HostTimes {
+    let m = &cfg.hosts[0].machine;
+    let nic = &m.nics[0];
+    let link = pcie::tlp_rate(5, 16, 256);
+    let lat = m.pcie.link_latency;
+    let (rc, sw) = (m.root_complexes[0].latency, m.switches[0].latency);
+    let dram = m.sockets[0].dram;
+    let ser = |b: u64| link.tx_time(b);
+    // MMIO: 64 B WQE + payload rounded to 16 B, one posted write TLP (+24 B).
+    let mmio = ser(nic.wqe_bytes + size.next_multiple_of(16) + 24);
+    let t_mmio = m.cpu.post + rc + (mmio + lat) + sw + (mmio + lat);
+    let engine = Rate::from_bps((nic.wqe_bytes as u128 * 8 * 1_000_000_000_000 / nic.wqe_interval as u128) as u64);
+    let t_wqe = t_mmio + engine.tx_time(nic.wqe_bytes) + nic.wqe_process;
+    let wire = nic.wire_rate.tx_time(size + nic.packet_overhead);
+    let cable = cfg.network.cable_m * cfg.network.propagation_per_m;
+    let t_rx = t_wqe + nic.tx_pipeline + (wire + cable) + (wire + cfg.network.switch_latency + cable) + nic.rx_pipeline;
+    let t0 = t_rx + nic.mtt_lookup;
+    let (d, c) = (ser(size + 24), ser(nic.cqe_bytes + 24));
+    // First link: the CQE queues behind the data TLP (same source).
+    let a1 = t0 + d + lat + sw;
+    let a2 = (t0 + d + c + lat + sw).max(a1 + d);
+    let data_at_dram = a1 + d + lat + rc;
+    let cqe_at_dram = (a2 + c + lat + rc).max(data_at_dram + dram.rate.tx_time(size));
+    let cqe_commit = cqe_at_dram + dram.rate.tx_time(nic.cqe_bytes) + dram.latency;
+    HostTimes { total: cqe_commit + m.cpu.poll + m.cpu.post_recv }
+}
+
+#[test]
+fn host_path_latency_equals_the_sum_of_its_parts() {
+    let cfg = default_cfg();
+    for size in [1, 8, 64, 200] {
+        let want = host_path_oracle(&cfg, size).total;
+        let got = model_latency(&cfg, "PIX", PathKind::Host, size, false);
+        let diff = got.abs_diff(want);
+        assert!(diff <= NS, "size {size}: simulated {got} ps, composed {want} ps");
+    }
+}
+
+/// Staged, nothing overlapping: memcpy D2H + the host path + memcpy H2D, each from the config.
+///   D2H: launch + GPU memory read + posted write TLP (GPU -> switch -> root complex) + DRAM
+///        commit + sync.
+///   H2D: launch + read request TLP up + DRAM access + completion TLP down + GPU memory write
+///        + sync.
+#[test]
+fn staged_latency_is_memcpy_d2h_plus_host_path_plus_memcpy_h2d() {
+    let cfg = default_cfg();
+    let m = &cfg.hosts[0].machine;
+    let g = &m.gpus[0];
+    let link = pcie::tlp_rate(5, 16, 256);
+    let lat = m.pcie.link_latency;
+    let (rc, sw) = (m.root_complexes[0].latency, m.switches[0].latency);
+    let dram = m.sockets[0].dram;
+    for size in [8u64, 128] {
+        let d2h = g.copy_engine.launch
+            + g.memory.rate.tx_time(size)
+            + g.memory.latency
+            + (link.tx_time(size + 24) + lat)
+            + sw
+            + (link.tx_time(size + 24) + lat)
+            + rc
+            + dram.rate.tx_time(size)
+            + dram.latency
+            + g.copy_engine.sync;
+        let h2d = g.copy_engine.launch
+            + (link.tx_time(24) + lat)
+            + sw
+            + (link.tx_time(24) + lat)
+            + rc
+            + dram.rate.tx_time(size)
+            + dram.latency
+            + rc
+            + (link.tx_time(size + 20) + lat)
+            + sw
+            + (link.tx_time(size + 20) + lat)
+            + g.memory.rate.tx_time(size)
+            + g.memory.latency
+            + g.copy_engine.sync;
+        let want = d2h + host_path_oracle(&cfg, size).total + h2d;
+        let got = model_latency(&cfg, "PIX", PathKind::Staged, size, false);
+        assert!(got.abs_diff(want) <= NS, "size {size}: simulated {got} ps, composed {want} ps");
+    }
+}

@@ -1,0 +1,68 @@
+//! Shared helpers for the model tests: configs derived from the embedded default by text edits
+//! (so they follow it), and single points simulated through the public API.
+#![allow(dead_code)]
+
+use gdrsim::components::{Fabric, Outcome, SimOptions};
+use gdrsim::config::{self, Config, PathKind};
+use gdrsim::record::Recorder;
+use gdrsim::scenario::{self, Point, PointResult};
+use gdrsim::stats::Summary;
+
+/// The default config with each `(from, to)` text replacement applied (each must match).
+pub fn cfg_with(edits: &[(&str, &str)]) -> Config {
+    let mut text = config::DEFAULT_TOML.to_string();
+    for (from, to) in edits {
+        assert!(text.contains(from), "edit target not found in default.toml: {from}");
+        text = text.replacen(from, to, 1);
+    }
+    config::parse(&text, "test.toml").unwrap_or_else(|e| panic!("test config invalid: {e}"))
+}
+
+pub fn default_cfg() -> Config {
+    cfg_with(&[])
+}
+
+pub fn scenario_index(cfg: &Config, name: &str) -> usize {
+    cfg.scenarios.iter().position(|s| s.name == name).expect("scenario exists")
+}
+
+/// Simulates one point as `gdrsim run` does.
+pub fn point(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> PointResult {
+    let si = scenario_index(cfg, scenario);
+    let topos = scenario::topologies(cfg);
+    let p = Point { scenario: si, path, op: "write".into(), size, seed: scenario::mix(cfg.seed, &[si as u64, size]) };
+    scenario::simulate_point(cfg, &topos[si], &p)
+}
+
+pub fn summary(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> Summary {
+    point(cfg, scenario, path, size).summary
+}
+
+/// One noise-free message (or a stream) through the fabric directly, with recording.
+pub fn run_fabric(cfg: &Config, scenario: &str, path: PathKind, size: u64, tlp: bool, window: u32, total: u32) -> (Outcome, Recorder) {
+    let si = scenario_index(cfg, scenario);
+    let topos = scenario::topologies(cfg);
+    let (plan, ..) = scenario::paths::plan(cfg, &cfg.scenarios[si], &topos[si], path, size);
+    let opts = SimOptions {
+        tlp_granularity: tlp,
+        coalesce_above: cfg.sim.coalesce_above,
+        burst_bytes: cfg.sim.burst_bytes,
+        jitter: false,
+        seed: 7,
+        record: true,
+    };
+    let mut f = Fabric::new(&topos[si], plan, opts).expect("routes");
+    let out = f.run(window, total);
+    let rec = std::mem::take(&mut f.recorder);
+    (out, rec)
+}
+
+/// The noise-free latency of one message, in picoseconds.
+pub fn model_latency(cfg: &Config, scenario: &str, path: PathKind, size: u64, tlp: bool) -> u64 {
+    let (out, _) = run_fabric(cfg, scenario, path, size, tlp, 1, 1);
+    out.messages[0].1 - out.messages[0].0
+}
+
+pub fn rel_diff(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(1e-300)
+}
