@@ -15,15 +15,27 @@ const NS: Ps = PS_PER_NS;
 /// switch, at the given generation and width, and a huge copy-engine read window unless given.
 fn gpu0_on_root_port(generation: u32, width: u32, ce_window: u32) -> gdrsim::config::Config {
     cfg_with(&[
-        ("[[machines.links]]\nup = \"sw0\"\ndown = \"gpu0\"\ngeneration = 5\nwidth = 16", &format!("[[machines.links]]\nup = \"rc0\"\ndown = \"gpu0\"\ngeneration = {generation}\nwidth = {width}")),
-        ("ce_read_window = 128", &format!("ce_read_window = {ce_window}")),
+        (
+            "[[machines.links]]\nup = \"sw0\"\ndown = \"gpu0\"\ngeneration = 5\nwidth = 16",
+            &format!(
+                "[[machines.links]]\nup = \"rc0\"\ndown = \"gpu0\"\ngeneration = {generation}\nwidth = {width}"
+            ),
+        ),
+        (
+            "ce_read_window = 128",
+            &format!("ce_read_window = {ce_window}"),
+        ),
     ])
 }
 
 /// DMA time of a cudaMemcpy stage: its span less the launch and sync overheads.
 fn memcpy_rate_gbytes(cfg: &gdrsim::config::Config, stage: Stage, size: u64) -> f64 {
     let (_, rec) = run_fabric(cfg, "PIX", PathKind::Staged, size, false, 1, 1);
-    let s = rec.spans.iter().find(|s| s.stage == stage).expect("memcpy stage recorded");
+    let s = rec
+        .spans
+        .iter()
+        .find(|s| s.stage == stage)
+        .expect("memcpy stage recorded");
     let ce = &cfg.hosts[0].machine.gpus[0].copy_engine;
     let dma = s.end - s.start - ce.launch - ce.sync;
     size as f64 / (dma as f64 / 1e12) / 1e9
@@ -39,8 +51,14 @@ fn large_dma_write_and_read_bandwidth_match_row_c5() {
         let size = 64 << 20;
         let d2h = memcpy_rate_gbytes(&cfg, Stage::MemcpyD2h, size);
         let h2d = memcpy_rate_gbytes(&cfg, Stage::MemcpyH2d, size);
-        assert!(rel_diff(d2h, write) < 0.01, "Gen{generation} D2H {d2h:.3} GB/s vs {write}");
-        assert!(rel_diff(h2d, read) < 0.01, "Gen{generation} H2D {h2d:.3} GB/s vs {read}");
+        assert!(
+            rel_diff(d2h, write) < 0.01,
+            "Gen{generation} D2H {d2h:.3} GB/s vs {write}"
+        );
+        assert!(
+            rel_diff(h2d, read) < 0.01,
+            "Gen{generation} H2D {h2d:.3} GB/s vs {read}"
+        );
     }
 }
 
@@ -60,11 +78,26 @@ fn h2d_and_d2h_differ_where_the_read_window_binds() {
     let narrow = gpu0_on_root_port(4, 16, 16);
     let wide = gpu0_on_root_port(4, 16, 4096);
     let size = 16 << 20;
-    let (d2h_n, h2d_n) = (memcpy_rate_gbytes(&narrow, Stage::MemcpyD2h, size), memcpy_rate_gbytes(&narrow, Stage::MemcpyH2d, size));
-    let (d2h_w, h2d_w) = (memcpy_rate_gbytes(&wide, Stage::MemcpyD2h, size), memcpy_rate_gbytes(&wide, Stage::MemcpyH2d, size));
-    assert!(rel_diff(d2h_n, d2h_w) < 1e-9, "D2H does not depend on the read window");
-    assert!(h2d_n < 0.95 * d2h_n, "window-bound H2D {h2d_n:.2} should trail D2H {d2h_n:.2}");
-    assert!(h2d_w > d2h_w, "link-bound H2D {h2d_w:.2} beats D2H {d2h_w:.2} (completions carry 20 B, writes 24 B)");
+    let (d2h_n, h2d_n) = (
+        memcpy_rate_gbytes(&narrow, Stage::MemcpyD2h, size),
+        memcpy_rate_gbytes(&narrow, Stage::MemcpyH2d, size),
+    );
+    let (d2h_w, h2d_w) = (
+        memcpy_rate_gbytes(&wide, Stage::MemcpyD2h, size),
+        memcpy_rate_gbytes(&wide, Stage::MemcpyH2d, size),
+    );
+    assert!(
+        rel_diff(d2h_n, d2h_w) < 1e-9,
+        "D2H does not depend on the read window"
+    );
+    assert!(
+        h2d_n < 0.95 * d2h_n,
+        "window-bound H2D {h2d_n:.2} should trail D2H {d2h_n:.2}"
+    );
+    assert!(
+        h2d_w > d2h_w,
+        "link-bound H2D {h2d_w:.2} beats D2H {d2h_w:.2} (completions carry 20 B, writes 24 B)"
+    );
 }
 
 /// A read-window-bound transfer: N requests of MRRS bytes per round trip. With the GPU on a
@@ -77,22 +110,42 @@ fn h2d_and_d2h_differ_where_the_read_window_binds() {
 fn read_window_bound_bandwidth_is_n_times_request_over_round_trip() {
     let n = 4u64;
     let cfg = gpu0_on_root_port(3, 16, n as u32);
-    let cfg = gdrsim::config::Config { sim: gdrsim::config::SimConfig { tlp_granularity: true, ..cfg.sim.clone() }, ..cfg };
+    let cfg = gdrsim::config::Config {
+        sim: gdrsim::config::SimConfig {
+            tlp_granularity: true,
+            ..cfg.sim.clone()
+        },
+        ..cfg
+    };
     let m = &cfg.hosts[0].machine;
     let link = pcie::tlp_rate(3, 16, 256);
     let dram = m.sockets[0].dram;
     let rc = m.root_complexes[0].latency;
     let lat = m.pcie.link_latency;
-    let rtt = link.tx_time(24) + lat + rc + dram.rate.tx_time(256) + dram.latency + rc + link.tx_time(2 * 276) + lat;
+    let rtt = link.tx_time(24)
+        + lat
+        + rc
+        + dram.rate.tx_time(256)
+        + dram.latency
+        + rc
+        + link.tx_time(2 * 276)
+        + lat;
     let expected = (n * 512) as f64 / (rtt as f64 / 1e12) / 1e9;
     let size = 1 << 20;
     let (_, rec) = run_fabric(&cfg, "PIX", PathKind::Staged, size, true, 1, 1);
-    let s = rec.spans.iter().find(|s| s.stage == Stage::MemcpyH2d).unwrap();
+    let s = rec
+        .spans
+        .iter()
+        .find(|s| s.stage == Stage::MemcpyH2d)
+        .unwrap();
     let ce = &m.gpus[0].copy_engine;
     // The last completion is still written into GPU memory after the window drains.
     let dma = s.end - s.start - ce.launch - ce.sync - m.gpus[0].memory.latency;
     let got = size as f64 / (dma as f64 / 1e12) / 1e9;
-    assert!(rel_diff(got, expected) < 0.01, "window-bound H2D {got:.4} GB/s vs N x MRRS / RTT = {expected:.4}");
+    assert!(
+        rel_diff(got, expected) < 0.01,
+        "window-bound H2D {got:.4} GB/s vs N x MRRS / RTT = {expected:.4}"
+    );
 }
 
 /// Rows C10/C11: a 64 B DMA read of local host memory from a device on a root port takes about
@@ -101,21 +154,37 @@ fn read_window_bound_bandwidth_is_n_times_request_over_round_trip() {
 #[test]
 fn dma_read_round_trip_emerges_from_the_parts() {
     let nic_on_rp = [
-        ("[[machines.links]]\nup = \"sw0\"\ndown = \"nic0\"\ngeneration = 5\nwidth = 16", "[[machines.links]]\nup = \"rc0\"\ndown = \"nic0\"\ngeneration = 3\nwidth = 8"),
+        (
+            "[[machines.links]]\nup = \"sw0\"\ndown = \"nic0\"\ngeneration = 5\nwidth = 16",
+            "[[machines.links]]\nup = \"rc0\"\ndown = \"nic0\"\ngeneration = 3\nwidth = 8",
+        ),
         ("inline_max_bytes = 220", "inline_max_bytes = 0"),
     ];
     let read_of = |cfg: &gdrsim::config::Config| {
         let (_, rec) = run_fabric(cfg, "PIX", PathKind::Host, 64, true, 1, 1);
-        let s = rec.spans.iter().find(|s| s.stage == Stage::DmaRead).unwrap();
+        let s = rec
+            .spans
+            .iter()
+            .find(|s| s.stage == Stage::DmaRead)
+            .unwrap();
         (s.end - s.start) as f64 / 1e6
     };
     let local = read_of(&cfg_with(&nic_on_rp));
-    assert!((0.55 * 0.85..=0.55 * 1.15).contains(&local), "local 64 B read {local:.3} us");
+    assert!(
+        (0.55 * 0.85..=0.55 * 1.15).contains(&local),
+        "local 64 B read {local:.3} us"
+    );
     let mut remote_edits = nic_on_rp.to_vec();
-    remote_edits.push(("sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }", "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\", memory = \"cpu1\" }"));
+    remote_edits.push((
+        "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }",
+        "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\", memory = \"cpu1\" }",
+    ));
     let remote = read_of(&cfg_with(&remote_edits));
     let extra_ns = (remote - local) * 1000.0;
-    assert!((80.0..=130.0).contains(&extra_ns), "remote socket adds {extra_ns:.1} ns (rows C13/C14: ~106)");
+    assert!(
+        (80.0..=130.0).contains(&extra_ns),
+        "remote socket adds {extra_ns:.1} ns (rows C13/C14: ~106)"
+    );
 }
 
 /// The timeline of the host path for a small inline message, computed hop by hop from the
@@ -140,11 +209,17 @@ fn host_path_oracle(cfg: &gdrsim::config::Config, size: u64) -> HostTimes {
     // MMIO: 64 B WQE + payload rounded to 16 B, one posted write TLP (+24 B).
     let mmio = ser(nic.wqe_bytes + size.next_multiple_of(16) + 24);
     let t_mmio = m.cpu.post + rc + (mmio + lat) + sw + (mmio + lat);
-    let engine = Rate::from_bps((nic.wqe_bytes as u128 * 8 * 1_000_000_000_000 / nic.wqe_interval as u128) as u64);
+    let engine = Rate::from_bps(
+        (nic.wqe_bytes as u128 * 8 * 1_000_000_000_000 / nic.wqe_interval as u128) as u64,
+    );
     let t_wqe = t_mmio + engine.tx_time(nic.wqe_bytes) + nic.wqe_process;
     let wire = nic.wire_rate.tx_time(size + nic.packet_overhead);
     let cable = cfg.network.cable_m * cfg.network.propagation_per_m;
-    let t_rx = t_wqe + nic.tx_pipeline + (wire + cable) + (wire + cfg.network.switch_latency + cable) + nic.rx_pipeline;
+    let t_rx = t_wqe
+        + nic.tx_pipeline
+        + (wire + cable)
+        + (wire + cfg.network.switch_latency + cable)
+        + nic.rx_pipeline;
     let t0 = t_rx + nic.mtt_lookup;
     let (d, c) = (ser(size + 24), ser(nic.cqe_bytes + 24));
     // First link: the CQE queues behind the data TLP (same source).
@@ -153,7 +228,9 @@ fn host_path_oracle(cfg: &gdrsim::config::Config, size: u64) -> HostTimes {
     let data_at_dram = a1 + d + lat + rc;
     let cqe_at_dram = (a2 + c + lat + rc).max(data_at_dram + dram.rate.tx_time(size));
     let cqe_commit = cqe_at_dram + dram.rate.tx_time(nic.cqe_bytes) + dram.latency;
-    HostTimes { total: cqe_commit + m.cpu.poll + m.cpu.post_recv }
+    HostTimes {
+        total: cqe_commit + m.cpu.poll + m.cpu.post_recv,
+    }
 }
 
 #[test]
@@ -163,7 +240,10 @@ fn host_path_latency_equals_the_sum_of_its_parts() {
         let want = host_path_oracle(&cfg, size).total;
         let got = model_latency(&cfg, "PIX", PathKind::Host, size, false);
         let diff = got.abs_diff(want);
-        assert!(diff <= NS, "size {size}: simulated {got} ps, composed {want} ps");
+        assert!(
+            diff <= NS,
+            "size {size}: simulated {got} ps, composed {want} ps"
+        );
     }
 }
 
@@ -208,6 +288,9 @@ fn staged_latency_is_memcpy_d2h_plus_host_path_plus_memcpy_h2d() {
             + g.copy_engine.sync;
         let want = d2h + host_path_oracle(&cfg, size).total + h2d;
         let got = model_latency(&cfg, "PIX", PathKind::Staged, size, false);
-        assert!(got.abs_diff(want) <= NS, "size {size}: simulated {got} ps, composed {want} ps");
+        assert!(
+            got.abs_diff(want) <= NS,
+            "size {size}: simulated {got} ps, composed {want} ps"
+        );
     }
 }

@@ -181,11 +181,12 @@ impl HostTopo {
                             reads,
                         });
                     }
-                    // Read caps limit the data (completions), write caps the posted writes.
+                    // Read caps limit the read data (completions); write caps the request
+                    // queue, which read requests share with posted writes (so a read cannot
+                    // overtake earlier writes, as PCIe ordering requires).
                     let cap = match flow {
-                        Flow::Write => self.rc_caps[r].1,
+                        Flow::Write | Flow::ReadRequest => self.rc_caps[r].1,
                         Flow::ReadCompletion => self.rc_caps[r].0,
-                        Flow::ReadRequest => None,
                     };
                     channels.extend(cap);
                 }

@@ -12,7 +12,10 @@ use gdrsim::stats::Summary;
 pub fn cfg_with(edits: &[(&str, &str)]) -> Config {
     let mut text = config::DEFAULT_TOML.to_string();
     for (from, to) in edits {
-        assert!(text.contains(from), "edit target not found in default.toml: {from}");
+        assert!(
+            text.contains(from),
+            "edit target not found in default.toml: {from}"
+        );
         text = text.replacen(from, to, 1);
     }
     config::parse(&text, "test.toml").unwrap_or_else(|e| panic!("test config invalid: {e}"))
@@ -23,14 +26,23 @@ pub fn default_cfg() -> Config {
 }
 
 pub fn scenario_index(cfg: &Config, name: &str) -> usize {
-    cfg.scenarios.iter().position(|s| s.name == name).expect("scenario exists")
+    cfg.scenarios
+        .iter()
+        .position(|s| s.name == name)
+        .expect("scenario exists")
 }
 
 /// Simulates one point as `gdrsim run` does.
 pub fn point(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> PointResult {
     let si = scenario_index(cfg, scenario);
     let topos = scenario::topologies(cfg);
-    let p = Point { scenario: si, path, op: "write".into(), size, seed: scenario::mix(cfg.seed, &[si as u64, size]) };
+    let p = Point {
+        scenario: si,
+        path,
+        op: "write".into(),
+        size,
+        seed: scenario::mix(cfg.seed, &[si as u64, size]),
+    };
     scenario::simulate_point(cfg, &topos[si], &p)
 }
 
@@ -39,7 +51,15 @@ pub fn summary(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> Summa
 }
 
 /// One noise-free message (or a stream) through the fabric directly, with recording.
-pub fn run_fabric(cfg: &Config, scenario: &str, path: PathKind, size: u64, tlp: bool, window: u32, total: u32) -> (Outcome, Recorder) {
+pub fn run_fabric(
+    cfg: &Config,
+    scenario: &str,
+    path: PathKind,
+    size: u64,
+    tlp: bool,
+    window: u32,
+    total: u32,
+) -> (Outcome, Recorder) {
     let si = scenario_index(cfg, scenario);
     let topos = scenario::topologies(cfg);
     let (plan, ..) = scenario::paths::plan(cfg, &cfg.scenarios[si], &topos[si], path, size);

@@ -1,0 +1,306 @@
+//! Behaviour the model must reproduce (reference rows in comments), each mechanism switched on
+//! and off where the issue asks for it.
+
+mod support;
+
+use gdrsim::config::{Config, PathKind, Registration, SimConfig};
+use gdrsim::units::{PS_PER_US, ps_to_us};
+use support::*;
+
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+/// The slower of the wire (full-MTU packets) and the sender NIC's PCIe read rate, GB/s.
+fn ceiling(cfg: &Config) -> f64 {
+    let m = &cfg.hosts[0].machine;
+    let nic = &m.nics[0];
+    let wire = nic
+        .wire_rate
+        .scale(nic.mtu, nic.mtu + nic.packet_overhead)
+        .gbytes_per_s();
+    let pcie = gdrsim::topology::pcie::effective_read_rate(5, 16, 256, false).gbytes_per_s();
+    wire.min(pcie)
+}
+
+/// Rows F1/F5/F6: host-memory verbs latency 0.85-1.9 µs on real deployments.
+#[test]
+fn host_path_small_message_latency_is_in_the_measured_window() {
+    let s = summary(&default_cfg(), "PIX", PathKind::Host, 8);
+    let lat = ps_to_us(s.lat_model_ps);
+    assert!((0.8..=2.0).contains(&lat), "host 8 B one-way {lat:.3} us");
+}
+
+/// Row A21: 392.8 of 400 Gb/s on a GPUDirect ib_write_bw; host and GPUDirect (PIX) both reach
+/// >= 90% of the slower of wire and PCIe at 1 GiB.
+#[test]
+fn one_gib_reaches_the_bottleneck_rate_on_host_and_pix_gpudirect() {
+    let cfg = default_cfg();
+    let top = ceiling(&cfg);
+    for path in [PathKind::Host, PathKind::GpuDirect] {
+        let s = summary(&cfg, "PIX", path, GIB);
+        assert!(
+            s.bw_gbps >= 0.9 * top,
+            "{path:?} at 1 GiB: {:.2} GB/s of {top:.2}",
+            s.bw_gbps
+        );
+        assert!(
+            s.bw_gbps <= top * 1.000_001,
+            "{path:?} exceeds the bottleneck"
+        );
+    }
+}
+
+/// Rows A8, D1, D2: at 8 B GPUDirect beats staging by several times (two cudaMemcpy overheads of
+/// several µs against ~1 µs of network), and lands at host-path latency plus the flush.
+#[test]
+fn small_gpudirect_is_several_times_faster_than_staged() {
+    let cfg = default_cfg();
+    let gd = summary(&cfg, "PIX", PathKind::GpuDirect, 8);
+    let st = summary(&cfg, "PIX", PathKind::Staged, 8);
+    let (gd_us, st_us) = (ps_to_us(gd.lat_model_ps), ps_to_us(st.lat_model_ps));
+    assert!(
+        st_us >= 3.0 * gd_us,
+        "staged {st_us:.2} us vs gpudirect {gd_us:.2} us"
+    );
+    assert!((1.5..=4.0).contains(&gd_us), "gpudirect 8 B {gd_us:.3} us");
+    assert_eq!(gd.effective_path, "gpudirect");
+}
+
+/// Behaviour 4: topology ordering; crossing the socket link costs GPUDirect bandwidth.
+#[test]
+fn sys_gpudirect_bandwidth_is_below_pix_at_large_sizes() {
+    let cfg = default_cfg();
+    let pix = summary(&cfg, "PIX", PathKind::GpuDirect, 64 * MIB);
+    let sys = summary(&cfg, "SYS", PathKind::GpuDirect, 64 * MIB);
+    assert!(
+        sys.bw_gbps < 0.9 * pix.bw_gbps,
+        "SYS {:.2} vs PIX {:.2} GB/s",
+        sys.bw_gbps,
+        pix.bw_gbps
+    );
+    assert!(sys.lat_model_ps > pix.lat_model_ps);
+}
+
+/// Mechanism 1: the NIC's read window over a longer round trip. With the socket link made fast
+/// enough not to matter, a 48-request window cannot cover the cross-socket round trip (SYS falls
+/// well below PIX) while a 4096-request window can (SYS within 2% of PIX).
+#[test]
+fn read_window_over_a_longer_round_trip_limits_sys() {
+    let fast_upi = ("rate_gbps = \"32GB/s\"", "rate_gbps = \"400GB/s\"");
+    let bw = |window: &str| {
+        let cfg = cfg_with(&[
+            fast_upi,
+            (
+                "read_window = 128                 #",
+                &format!("{window} #"),
+            ),
+        ]);
+        let pix = summary(&cfg, "PIX", PathKind::GpuDirect, 64 * MIB).bw_gbps;
+        let sys = summary(&cfg, "SYS", PathKind::GpuDirect, 64 * MIB).bw_gbps;
+        (pix, sys)
+    };
+    let (pix, sys) = bw("read_window = 48");
+    assert!(
+        sys < 0.8 * pix,
+        "narrow window: SYS {sys:.2} vs PIX {pix:.2}"
+    );
+    let (pix, sys) = bw("read_window = 4096");
+    assert!(
+        rel_diff(sys, pix) < 0.02,
+        "wide window: SYS {sys:.2} vs PIX {pix:.2}"
+    );
+}
+
+/// Mechanism 2: P2P forwarding caps at the root complex (PHB) and at the socket link (SYS),
+/// separate for reads and writes.
+#[test]
+fn p2p_forwarding_caps_bound_gpudirect() {
+    let base = default_cfg();
+    let uncapped = summary(&base, "PHB", PathKind::GpuDirect, 64 * MIB).bw_gbps;
+    assert!(uncapped > 45.0, "uncapped PHB {uncapped:.2}");
+    let rc_edit = "name = \"rc0\"\nsocket = \"cpu0\"\nlatency_ns = 200                  # calibrated to C10/C11 (64 B DMA read ~0.55 us)\np2p_read = true";
+    let read_cap = cfg_with(&[(
+        rc_edit,
+        &format!("{rc_edit}\np2p_read_rate_gbps = \"10GB/s\""),
+    )]);
+    let capped = summary(&read_cap, "PHB", PathKind::GpuDirect, 64 * MIB).bw_gbps;
+    assert!(
+        capped <= 10.0 && capped > 9.0,
+        "read-capped PHB {capped:.2} GB/s"
+    );
+    // A write cap limits the receiver's side the same way; reads stay free.
+    let write_cap = cfg_with(&[(
+        rc_edit,
+        &format!("{rc_edit}\np2p_write_rate_gbps = \"12GB/s\""),
+    )]);
+    let capped = summary(&write_cap, "PHB", PathKind::GpuDirect, 64 * MIB).bw_gbps;
+    assert!(
+        capped <= 12.0 && capped > 11.0,
+        "write-capped PHB {capped:.2} GB/s"
+    );
+    // Socket link P2P cap (SYS), below the link's own 32 GB/s.
+    let upi = cfg_with(&[(
+        "p2p_read = true\np2p_write = true\n\n[[machines.root_complexes]]",
+        "p2p_read = true\np2p_read_rate_gbps = \"8GB/s\"\np2p_write = true\n\n[[machines.root_complexes]]",
+    )]);
+    let sys = summary(&upi, "SYS", PathKind::GpuDirect, 64 * MIB).bw_gbps;
+    assert!(
+        sys <= 8.0 && sys > 7.0,
+        "UPI P2P read cap: SYS {sys:.2} GB/s"
+    );
+}
+
+/// Row B7: client CPUs forward P2P writes only. With reads refused at the root complex the
+/// sender cannot let the NIC read GPU memory, and the receiver cannot flush by RDMA Read: both
+/// fall back to staging; with the flush off, only the sender does.
+#[test]
+fn refused_p2p_falls_back_to_staging_per_side() {
+    let rc_edit = "name = \"rc0\"\nsocket = \"cpu0\"\nlatency_ns = 200                  # calibrated to C10/C11 (64 B DMA read ~0.55 us)\np2p_read = true";
+    let refused = cfg_with(&[(
+        rc_edit,
+        &rc_edit.replace("p2p_read = true", "p2p_read = false"),
+    )]);
+    let s = summary(&refused, "PHB", PathKind::GpuDirect, 4096);
+    assert_eq!(s.path, "gpudirect");
+    assert_eq!(s.effective_path, "staged");
+    assert_eq!(s.host_mem_bytes, 4 * 4096);
+    let staged = summary(&refused, "PHB", PathKind::Staged, 4096);
+    assert_eq!(
+        s.lat_model_ps, staged.lat_model_ps,
+        "a full fallback is the staged path"
+    );
+    let no_flush = Config {
+        sim: SimConfig {
+            flush: false,
+            ..refused.sim.clone()
+        },
+        ..refused.clone()
+    };
+    let s = summary(&no_flush, "PHB", PathKind::GpuDirect, 4096);
+    assert_eq!(s.effective_path, "staged_send_gpudirect_recv");
+    assert_eq!(s.host_mem_bytes, 2 * 4096);
+    // PIX does not cross the root complex: GPUDirect still runs there.
+    assert_eq!(
+        summary(&refused, "PIX", PathKind::GpuDirect, 4096).effective_path,
+        "gpudirect"
+    );
+}
+
+/// ACS redirect sends P2P between devices under one switch up through the root complex: the
+/// class stays PIX (topology), the latency grows by the extra hops.
+#[test]
+fn acs_redirect_routes_pix_traffic_through_the_root_complex() {
+    let plain = summary(&default_cfg(), "PIX", PathKind::GpuDirect, 8);
+    let acs = cfg_with(&[("acs_redirect = false", "acs_redirect = true")]);
+    let redirected = summary(&acs, "PIX", PathKind::GpuDirect, 8);
+    assert_eq!(redirected.class, "PIX");
+    let m = &acs.hosts[0].machine;
+    // Each P2P crossing adds: two link hops, the root complex, and the switch once more.
+    let per_crossing =
+        2 * (m.pcie.link_latency) + m.root_complexes[0].latency + m.switches[0].latency;
+    let extra = redirected.lat_model_ps - plain.lat_model_ps;
+    assert!(extra >= 3 * per_crossing, "ACS adds {} ns", extra / 1000);
+}
+
+/// Host-memory payload bytes come from the memory channels' own records: 2 x size on the host
+/// path (the NIC reads, the NIC writes; inline data is read by the CPU), 4 x size staged (plus
+/// both copies), 0 for GPUDirect. And every point's critical shares sum to its model latency.
+#[test]
+fn host_memory_bytes_and_critical_path_sums() {
+    let cfg = default_cfg();
+    for scenario in ["PIX", "PHB", "SYS"] {
+        for size in [1u64, 200, 4096, 300_000, 4 * MIB] {
+            for (path, factor) in [
+                (PathKind::Host, 2),
+                (PathKind::Staged, 4),
+                (PathKind::GpuDirect, 0),
+            ] {
+                let s = summary(&cfg, scenario, path, size);
+                assert_eq!(
+                    s.host_mem_bytes,
+                    factor * size,
+                    "{scenario} {path:?} {size}"
+                );
+                let sum: u64 = s.stages.iter().map(|r| r.critical_ps).sum();
+                assert_eq!(
+                    sum, s.lat_model_ps,
+                    "{scenario} {path:?} {size}: critical shares"
+                );
+                assert!(
+                    s.lat.min_us * PS_PER_US as f64 >= s.lat_model_ps as f64 - 1.0,
+                    "jitter only adds delay"
+                );
+            }
+        }
+    }
+}
+
+/// The noise-free latency never falls as messages grow.
+#[test]
+fn model_latency_is_non_decreasing_in_size() {
+    let cfg = default_cfg();
+    for scenario in ["PIX", "SYS"] {
+        for path in [PathKind::Host, PathKind::Staged, PathKind::GpuDirect] {
+            let mut last = 0;
+            let mut size = 1u64;
+            while size <= 64 * MIB {
+                let lat = model_latency(&cfg, scenario, path, size, false);
+                assert!(
+                    lat >= last,
+                    "{scenario} {path:?}: {size} B takes {lat} ps < {last} ps"
+                );
+                last = lat;
+                size *= 2;
+            }
+        }
+    }
+}
+
+/// Coalesced bursts and TLP-by-TLP movement agree within 1% (1 and 64 MiB; the host, staged and
+/// GPUDirect paths; a switch-local and a cross-socket placement).
+#[test]
+fn coalesced_and_tlp_by_tlp_runs_agree() {
+    let cfg = default_cfg();
+    for scenario in ["PIX", "SYS"] {
+        for path in [PathKind::Host, PathKind::Staged, PathKind::GpuDirect] {
+            for size in [MIB, 64 * MIB] {
+                let coalesced = model_latency(&cfg, scenario, path, size, false) as f64;
+                let tlp = model_latency(&cfg, scenario, path, size, true) as f64;
+                assert!(
+                    rel_diff(coalesced, tlp) < 0.01,
+                    "{scenario} {path:?} {size}: coalesced {coalesced} vs TLP {tlp}"
+                );
+            }
+        }
+    }
+}
+
+/// Registration per transfer is paid in the latency; through a cache it moves to setup_us.
+#[test]
+fn registration_cache_moves_the_cost_to_setup() {
+    let cached = default_cfg();
+    let per = Config {
+        sim: SimConfig {
+            registration: Registration::PerTransfer,
+            ..cached.sim.clone()
+        },
+        ..cached.clone()
+    };
+    let size = 4 * MIB;
+    let reg = cached.hosts[0].machine.registration;
+    let a = summary(&cached, "PIX", PathKind::GpuDirect, size);
+    let b = summary(&per, "PIX", PathKind::GpuDirect, size);
+    assert_eq!(a.setup_ps, reg.gpu_cost(size));
+    assert_eq!(b.setup_ps, 0);
+    assert_eq!(b.lat_model_ps - a.lat_model_ps, reg.gpu_cost(size));
+    let h = summary(&per, "PIX", PathKind::Host, size);
+    let hc = summary(&cached, "PIX", PathKind::Host, size);
+    assert_eq!(h.lat_model_ps - hc.lat_model_ps, reg.host_cost(size));
+    // Staging pays for its bounce buffers once, whatever the registration mode.
+    let st = summary(&per, "PIX", PathKind::Staged, size);
+    let window = per.sim.stream_window as u64;
+    assert_eq!(
+        st.setup_ps,
+        window * (reg.bounce_alloc + reg.host_cost(size))
+    );
+}
