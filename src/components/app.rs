@@ -124,6 +124,7 @@ impl Fabric<'_> {
             let s = w.end.clamp(c.start, c.end);
             c.start = s;
             c.last_in = s;
+            c.first_out = c.first_out.max(s);
         }
         for stage in Stage::ALL {
             if let Some(t) = stages[stage as usize] {
