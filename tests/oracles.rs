@@ -105,6 +105,7 @@ fn h2d_and_d2h_differ_where_the_read_window_binds() {
 ///   request TLP (24 B) on the link + link latency + root complex
 ///   + DRAM (first 256 B at the DRAM rate + access latency) + root complex
 ///   + both 276 B completions on the link + link latency.
+///
 /// (The second completion's DRAM time overlaps the first's link time.)
 #[test]
 fn read_window_bound_bandwidth_is_n_times_request_over_round_trip() {
