@@ -472,7 +472,11 @@ impl<'t> Fabric<'t> {
             if t.hop as usize == route.len() {
                 // Arrivals are handled when the first unit is in, except a single read
                 // request's completions: the request (and its tag) completes with its last one.
-                let due = if t.tags == 1 && t.requested == 0 { t.tail } else { t.head };
+                let due = if t.tags == 1 && t.requested == 0 {
+                    t.tail
+                } else {
+                    t.head
+                };
                 if due > now {
                     q.schedule(due, Event::Hop(id));
                     return;
