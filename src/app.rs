@@ -87,7 +87,7 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
                         .collect()
                 })
                 .unwrap_or_else(|e| vec![format!("(P2P refused: {e})")]);
-            let (ceiling_gbps, ceiling_label) = ceiling(cfg, sc);
+            let (ceiling_gbps, ceiling_label) = ceiling(topo, sc);
             ScenarioInfo {
                 name: sc.name.clone(),
                 class: class.to_string(),
@@ -118,38 +118,39 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
     }
 }
 
-/// The slowest of: the wire's payload rate at full-MTU packets and the sender NIC's PCIe read
-/// rate (large transfers), as a dashed ceiling for charts.
-fn ceiling(cfg: &Config, sc: &config::ScenarioSpec) -> (f64, String) {
-    let m = &cfg.hosts[sc.sender.host].machine;
-    let nic = &m.nics[sc.sender.nic];
-    let wire = nic.wire_rate.scale(nic.mtu, nic.mtu + nic.packet_overhead);
-    let link = m
-        .links
-        .iter()
-        .find(|l| l.down == nic.name)
-        .expect("validated");
-    let pcie =
-        topology::pcie::effective_read_rate(link.generation, link.width, link.mps, m.pcie.ecrc);
-    if pcie < wire {
-        (
-            pcie.gbytes_per_s(),
-            format!(
-                "PCIe Gen{} x{} eff. {:.1} GB/s",
-                link.generation,
-                link.width,
-                pcie.gbytes_per_s()
-            ),
-        )
-    } else {
-        (
-            wire.gbytes_per_s(),
-            format!(
-                "wire {} Gb/s eff. {:.1} GB/s",
-                nic.wire_rate.bps() / 1_000_000_000,
-                wire.gbytes_per_s()
-            ),
-        )
+/// The bottleneck of a scenario's GPU-to-GPU payload path (GPUDirect where P2P allows, else
+/// host memory): the slowest channel over the sender's read route, the wire and the receiver's
+/// write route, as an effective payload rate, for the dashed ceiling of the charts.
+fn ceiling(topo: &topology::Topology, sc: &config::ScenarioSpec) -> (f64, String) {
+    let mut best: Option<(crate::units::Rate, String)> =
+        topo.wire_ceiling().map(|(r, n)| (r, n.to_string()));
+    for (h, e, sender) in [(0, &sc.sender, true), (1, &sc.receiver, false)] {
+        let host = &topo.hosts[h];
+        let nic = Place::Device(host.node_index(NodeKind::Nic(e.nic)));
+        let gpu = e
+            .gpu
+            .map(|g| Place::Device(host.node_index(NodeKind::Gpu(g))));
+        let buf = gpu.unwrap_or(Place::Memory(e.memory_socket));
+        let route = if sender {
+            host.route(buf, nic, topology::Flow::ReadCompletion)
+                .map(|r| (r, topology::Unit::Completion))
+        } else {
+            host.route(nic, buf, topology::Flow::Write)
+                .map(|r| (r, topology::Unit::Write))
+        };
+        let Ok((route, unit)) = route else { continue };
+        if let Some((rate, name)) = topo.route_ceiling(&route, unit)
+            && best.as_ref().is_none_or(|(b, _)| rate < *b)
+        {
+            best = Some((rate, name.to_string()));
+        }
+    }
+    match best {
+        Some((rate, name)) => (
+            rate.gbytes_per_s(),
+            format!("{name} eff. {:.1} GB/s", rate.gbytes_per_s()),
+        ),
+        None => (0.0, "no bottleneck found".into()),
     }
 }
 

@@ -173,3 +173,39 @@ impl HostTopo {
         self.spec.sockets.iter().position(|g| g.name == name)
     }
 }
+
+impl Topology {
+    /// The slowest channel a stream of full-size units crosses on `route`, as an effective
+    /// payload rate (after per-TLP overheads at the route's MPS) and the channel's name. `unit`
+    /// is what the payload travels as (posted writes, or read completions).
+    pub fn route_ceiling(&self, route: &Route, unit: Unit) -> Option<(Rate, &str)> {
+        route
+            .channels
+            .iter()
+            .map(|&c| &self.channels[c as usize])
+            .filter(|c| c.is_server() && !matches!(c.kind, ChannelKind::NicEngine))
+            .map(|c| {
+                (
+                    c.rate.scale(route.mps, c.wire_bytes(unit, route.mps, 1)),
+                    c.name.as_str(),
+                )
+            })
+            .min_by_key(|(r, _)| *r)
+    }
+
+    /// The wire's payload rate at full packets.
+    pub fn wire_ceiling(&self) -> Option<(Rate, &str)> {
+        let c = &self.channels[*self.wire_forward.first()? as usize];
+        let mtu = self.hosts[0]
+            .spec
+            .nics
+            .iter()
+            .map(|n| n.mtu)
+            .max()
+            .unwrap_or(4096);
+        Some((
+            c.rate.scale(mtu, c.wire_bytes(Unit::Packet, mtu, 1)),
+            c.name.as_str(),
+        ))
+    }
+}
