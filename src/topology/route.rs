@@ -56,6 +56,8 @@ impl fmt::Display for RouteError {
     }
 }
 
+impl std::error::Error for RouteError {}
+
 impl HostTopo {
     /// Nodes from `place` up to (and including) its socket node.
     fn chain(&self, place: Place) -> Vec<usize> {
