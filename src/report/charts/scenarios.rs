@@ -4,7 +4,7 @@
 //! Bars are horizontal and grouped by path, with the scenarios adjacent inside each group, because
 //! the question this chart answers is "what does placement cost for a given path": the bars to
 //! compare are next to each other and share the scenario colours of every other chart. Values are
-//! printed at the bar ends; on the bandwidth side a dashed tick marks each scenario's ceiling.
+//! printed at the bar ends; on the bandwidth side a dashed tick marks each scenario's GPUDirect route ceiling.
 
 use anyhow::Result;
 use plotters::prelude::*;
@@ -129,7 +129,13 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     for (pi, panel) in panels.iter().enumerate() {
         let latency = pi == 0;
         let value = |r: &Summary| if latency { r.lat.p50_us } else { r.bw_gbps };
-        let ceiling = |b: &Bar| m.scenarios[b.scenario].info.map_or(0.0, |i| i.ceiling_gbps);
+        // The ceiling is that of the GPU-to-GPU (GPUDirect) route; other paths take other routes.
+        let ceiling = |b: &Bar| {
+            if b.row.path != "gpudirect" {
+                return 0.0;
+            }
+            m.scenarios[b.scenario].info.map_or(0.0, |i| i.ceiling_gbps)
+        };
         let mut top = bars
             .iter()
             .map(|b| value(b.row))
