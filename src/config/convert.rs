@@ -1,8 +1,6 @@
 //! Raw TOML -> typed, validated [`Config`]: parses quantities, fills defaults, resolves names,
 //! and checks the topology is a tree that every scenario can use.
 
-use std::collections::HashSet;
-
 use super::defaults as d;
 use super::raw::*;
 use super::{Config, ConfigError, Endpoint, PathKind, Registration, ScenarioSpec, SimConfig};
@@ -13,6 +11,10 @@ use crate::units::{self, Ps, Rate};
 
 type R<T> = Result<T, ConfigError>;
 
+/// Durations are held in u64 picoseconds, rates in u64 bit/s.
+const DUR_RANGE: &str = "a duration of at most 2^64 ps (about 213 days)";
+const RATE_RANGE: &str = "a rate of at most 2^64 bit/s";
+
 struct Cx<'a> {
     file: &'a str,
 }
@@ -20,7 +22,7 @@ struct Cx<'a> {
 fn show(q: &Q) -> String {
     match q {
         Q::Int(v) => v.to_string(),
-        Q::Float(v) => v.to_string(),
+        Q::Float(v) => format!("{v:?}"),
         Q::Str(s) => format!("{s:?}"),
     }
 }
@@ -36,8 +38,17 @@ impl Cx<'_> {
             "a duration (a number of nanoseconds, or a string such as \"120ns\" or \"1.5us\")";
         match q {
             None => Ok(default),
-            Some(Q::Int(v)) if *v >= 0 => Ok(*v as u64 * units::PS_PER_NS),
-            Some(Q::Float(v)) if *v >= 0.0 && v.is_finite() => Ok((v * 1000.0).round() as u64),
+            Some(Q::Int(v)) if *v >= 0 => (*v as u64)
+                .checked_mul(units::PS_PER_NS)
+                .ok_or_else(|| self.err(key, DUR_RANGE, show(q.as_ref().unwrap()))),
+            Some(Q::Float(v)) if *v >= 0.0 && v.is_finite() => {
+                let ps = (v * 1000.0).round();
+                if ps < u64::MAX as f64 {
+                    Ok(ps as u64)
+                } else {
+                    Err(self.err(key, DUR_RANGE, show(q.as_ref().unwrap())))
+                }
+            }
             Some(Q::Str(s)) => units::parse_duration(s)
                 .map_err(|_| self.err(key, expected, show(q.as_ref().unwrap()))),
             Some(other) => Err(self.err(key, expected, show(other))),
@@ -71,9 +82,17 @@ impl Cx<'_> {
             "a positive rate (a number of Gb/s, or a string such as \"200Gb/s\" or \"26GB/s\")";
         let r = match q {
             None => return Ok(default),
-            Some(Q::Int(v)) if *v > 0 => Rate::from_bps(*v as u64 * 1_000_000_000),
+            Some(Q::Int(v)) if *v > 0 => Rate::from_bps(
+                (*v as u64)
+                    .checked_mul(1_000_000_000)
+                    .ok_or_else(|| self.err(key, RATE_RANGE, show(q.as_ref().unwrap())))?,
+            ),
             Some(Q::Float(v)) if *v > 0.0 && v.is_finite() => {
-                Rate::from_bps((v * 1e9).round() as u64)
+                let bps = (v * 1e9).round();
+                if bps >= u64::MAX as f64 {
+                    return Err(self.err(key, RATE_RANGE, show(q.as_ref().unwrap())));
+                }
+                Rate::from_bps(bps as u64)
             }
             Some(Q::Str(s)) => units::parse_rate(s)
                 .map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
@@ -120,12 +139,19 @@ impl Cx<'_> {
         Ok(v)
     }
 
-    fn unique<'s>(&self, names: impl Iterator<Item = &'s str>, key: &str) -> R<()> {
-        let mut seen = HashSet::new();
-        for n in names {
-            if !seen.insert(n) {
-                return Err(self.err(key, "unique names", format!("{n:?} twice")));
+    /// Names must be unique; `names` gives each with the key that defines it, and an error
+    /// points at the second definition and says where the first one is.
+    fn unique<'s>(&self, names: impl Iterator<Item = (String, &'s str)>) -> R<()> {
+        let mut seen: Vec<(String, &str)> = Vec::new();
+        for (key, n) in names {
+            if let Some((first, _)) = seen.iter().find(|(_, m)| *m == n) {
+                return Err(self.err(
+                    &key,
+                    format!("a name not used before (names are unique; {first} is already {n:?})"),
+                    format!("{n:?} again"),
+                ));
             }
+            seen.push((key, n));
         }
         Ok(())
     }
@@ -187,14 +213,24 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
             d::PROPAGATION_PER_M,
         )?,
     };
-    cx.unique(raw.machines.iter().map(|m| m.name.as_str()), "machines")?;
+    cx.unique(
+        raw.machines
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (format!("machines[{i}].name"), m.name.as_str())),
+    )?;
     let machines = raw
         .machines
         .iter()
         .enumerate()
         .map(|(i, m)| convert_machine(&cx, i, m))
         .collect::<R<Vec<_>>>()?;
-    cx.unique(raw.hosts.iter().map(|h| h.name.as_str()), "hosts")?;
+    cx.unique(
+        raw.hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (format!("hosts[{i}].name"), h.name.as_str())),
+    )?;
     let mut hosts = Vec::new();
     for (i, h) in raw.hosts.iter().enumerate() {
         let machine = machines
@@ -215,7 +251,12 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
     if raw.scenarios.is_empty() {
         return Err(cx.err("scenarios", "at least one [[scenarios]] entry", "none"));
     }
-    cx.unique(raw.scenarios.iter().map(|s| s.name.as_str()), "scenarios")?;
+    cx.unique(
+        raw.scenarios
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (format!("scenarios[{i}].name"), s.name.as_str())),
+    )?;
     let needs_gpu = paths.iter().any(|p| *p != PathKind::Host);
     let mut scenarios = Vec::new();
     for (i, s) in raw.scenarios.iter().enumerate() {
@@ -289,7 +330,7 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
         stream_budget_bytes: cx.bytes(
             &s.stream_budget_bytes,
             "sim.stream_budget_bytes",
-            2 << 30,
+            8 << 30,
         )?,
         tlp_granularity: granularity == "tlp",
         coalesce_above: cx.bytes(
@@ -423,6 +464,32 @@ fn memory(
 
 fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     let k = |rest: &str| format!("machines[{i}].{rest}");
+    // Names are one namespace per machine: links and scenarios refer to them.
+    let mut named: Vec<(String, &str)> = Vec::new();
+    for (list, names) in [
+        (
+            "sockets",
+            m.sockets
+                .iter()
+                .map(|x| x.name.as_str())
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "root_complexes",
+            m.root_complexes.iter().map(|x| x.name.as_str()).collect(),
+        ),
+        (
+            "switches",
+            m.switches.iter().map(|x| x.name.as_str()).collect(),
+        ),
+        ("gpus", m.gpus.iter().map(|x| x.name.as_str()).collect()),
+        ("nics", m.nics.iter().map(|x| x.name.as_str()).collect()),
+    ] {
+        for (j, n) in names.into_iter().enumerate() {
+            named.push((k(&format!("{list}[{j}].name")), n));
+        }
+    }
+    cx.unique(named.into_iter())?;
     let cpu = CpuSpec {
         post: cx.dur(&m.cpu.post_ns, &k("cpu.post_ns"), d::CPU_POST)?,
         post_recv: cx.dur(
@@ -623,19 +690,6 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         .enumerate()
         .map(|(j, n)| convert_nic(cx, &k(&format!("nics[{j}]")), n))
         .collect::<R<Vec<_>>>()?;
-    // Names are one namespace per machine: links refer to them.
-    let all_names: Vec<&str> = socket_names
-        .iter()
-        .copied()
-        .chain(root_complexes.iter().map(|x| x.name.as_str()))
-        .chain(switches.iter().map(|x| x.name.as_str()))
-        .chain(gpus.iter().map(|x| x.name.as_str()))
-        .chain(nics.iter().map(|x| x.name.as_str()))
-        .collect();
-    cx.unique(
-        all_names.iter().copied(),
-        &k("(sockets, root complexes, switches, gpus, nics)"),
-    )?;
     let is = |name: &str, v: &[&str]| v.contains(&name);
     let uppers: Vec<&str> = root_complexes
         .iter()

@@ -122,46 +122,155 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 /// Validates config text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
     let de = toml::Deserializer::parse(text).map_err(|e| {
+        let at = e
+            .span()
+            .map(|s| {
+                let (line, col) = line_col(text, s.start);
+                format!(" at line {line}, column {col}")
+            })
+            .unwrap_or_default();
         ConfigError::new(
             file,
             "",
             "a TOML document",
-            format!("a syntax error: {}", e.message().trim()),
+            format!("a syntax error{at}: {}", e.message().trim()),
         )
     })?;
     let raw: raw::RawConfig = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
         let key = if key == "." { String::new() } else { key };
         let msg = e.inner().message().trim().to_string();
-        let (expected, found) = split_serde_message(&msg);
-        ConfigError::new(file, key, expected, found)
+        serde_error(text, file, key, &msg)
     })?;
     convert::convert(raw, file)
 }
 
-/// Turns serde's "unknown field `x`, expected one of ..." / "invalid type: A, expected B" into
-/// (expected, found).
-fn split_serde_message(msg: &str) -> (String, String) {
+/// 1-based line and column (in characters) of byte offset `at` in `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let at = at.min(text.len());
+    let before = text.get(..at).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// What a key's name says it holds, from its unit suffix.
+fn expected_for_key(key: &str) -> &'static str {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    if last.ends_with("_ns") {
+        "a duration (a number of nanoseconds, or a string such as \"120ns\" or \"1.5us\")"
+    } else if last.ends_with("_gbps") {
+        "a rate (a number of Gb/s, or a string such as \"200Gb/s\" or \"26GB/s\")"
+    } else if last.ends_with("_bytes")
+        || last.starts_with("sizes")
+        || last.starts_with("breakdown_sizes")
+        || last == "compare_size"
+        || last == "from"
+        || last == "to"
+    {
+        "a size in bytes (a number, or a string such as \"4KiB\" or \"1MiB\")"
+    } else {
+        "a number or a string with a unit"
+    }
+}
+
+/// The value at a serde path such as `machines[0].nics[1].mtu_bytes` in the document.
+fn lookup(text: &str, path: &str) -> Option<toml::Value> {
+    let mut cur = toml::Value::Table(text.parse::<toml::Table>().ok()?);
+    for seg in path.split('.') {
+        let (name, mut rest) = match seg.find('[') {
+            Some(i) => (&seg[..i], &seg[i..]),
+            None => (seg, ""),
+        };
+        if !name.is_empty() {
+            cur = cur.as_table()?.get(name)?.clone();
+        }
+        while let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            let i: usize = r[..end].parse().ok()?;
+            cur = cur.as_array()?.get(i)?.clone();
+            rest = &r[end + 1..];
+        }
+    }
+    Some(cur)
+}
+
+/// A TOML value as an error message shows what was found.
+fn describe(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => format!("string {s:?}"),
+        toml::Value::Integer(i) => format!("integer {i}"),
+        toml::Value::Float(f) => format!("float {f}"),
+        toml::Value::Boolean(b) => format!("boolean {b}"),
+        toml::Value::Datetime(d) => format!("date-time {d}"),
+        toml::Value::Array(a) => format!("an array of {} values", a.len()),
+        toml::Value::Table(t) => {
+            let keys: Vec<&str> = t.keys().map(String::as_str).collect();
+            format!("a table with keys {}", keys.join(", "))
+        }
+    }
+}
+
+/// Turns a serde message into a [`ConfigError`]: "unknown field `x`, expected one of ...",
+/// "missing field `x`", "invalid type: A, expected B", and untagged-enum mismatches (where
+/// serde says nothing about the value, so it is looked up in the document).
+fn serde_error(text: &str, file: &str, key: String, msg: &str) -> ConfigError {
+    let join = |field: &str| {
+        if key.is_empty() {
+            field.to_string()
+        } else {
+            format!("{key}.{field}")
+        }
+    };
     if let Some(rest) = msg.strip_prefix("unknown field ") {
         let (field, exp) = rest
             .split_once(", expected ")
-            .unwrap_or((rest, "a known key"));
-        return (
+            .unwrap_or((rest, "no other key here"));
+        let exp = exp.replace(", there are no fields", "");
+        return ConfigError::new(
+            file,
+            key.clone(),
             format!("a known key ({exp})"),
             format!("unknown key {field}"),
         );
     }
     if let Some(rest) = msg.strip_prefix("missing field ") {
-        return (format!("key {rest} to be present"), "it missing".into());
-    }
-    if let Some((found, exp)) = msg.split_once(", expected ") {
-        return (
-            exp.to_string(),
-            found
-                .trim_start_matches("invalid type: ")
-                .trim_start_matches("invalid value: ")
-                .to_string(),
+        let field = rest.trim_matches('`');
+        return ConfigError::new(
+            file,
+            join(field),
+            "a value (the key is required)",
+            "nothing (the key is missing)",
         );
     }
-    ("a valid value".into(), msg.to_string())
+    if msg.contains("did not match any variant of untagged enum") {
+        let found = lookup(text, &key)
+            .map(|v| describe(&v))
+            .unwrap_or_else(|| "a value of another type".into());
+        let expected = if msg.ends_with("RawSizes") {
+            "a list of sizes (such as [\"1B\", \"4KiB\"]) or a range table \
+             { from = \"1B\", to = \"1GiB\", factor = 2 } (keys from, to and optional factor)"
+        } else {
+            expected_for_key(&key)
+        };
+        return ConfigError::new(file, key, expected, found);
+    }
+    if let Some((found, exp)) = msg.split_once(", expected ") {
+        let exp = match exp {
+            "u8" | "u16" | "u32" | "u64" | "usize" => {
+                format!("a non-negative integer ({exp})")
+            }
+            "i8" | "i16" | "i32" | "i64" | "isize" => format!("an integer ({exp})"),
+            "a sequence" => "an array".to_string(),
+            "a map" | "struct" => "a table".to_string(),
+            e if e.starts_with("struct ") => "a table".to_string(),
+            e => e.to_string(),
+        };
+        let found = found
+            .trim_start_matches("invalid type: ")
+            .trim_start_matches("invalid value: ")
+            .replace('`', "");
+        return ConfigError::new(file, key, exp, found);
+    }
+    ConfigError::new(file, key, "a valid value", msg.to_string())
 }

@@ -1,0 +1,718 @@
+//! The `gdrsim` binary driven on real configs, as a user runs it.
+//!
+//! - every file in configs/ passes `gdrsim check`;
+//! - the default run writes the contract outputs (results.csv with its 20 columns in order,
+//!   stages.csv, config.toml), its resolved config loads back and reproduces results.csv byte
+//!   for byte, and running it twice gives identical bytes;
+//! - `--jobs 1` and `--jobs 2` give identical bytes; `--seed` changes the jitter only;
+//! - bad input: one test per class of mistake, each expecting exit code 2, exactly one error line
+//!   on stderr naming the file, the key path, what was expected and what was found, no panic,
+//!   and nothing written (plus a wrong-typed quantity, a duplicate name and a TOML syntax
+//!   error, whose messages must still say what was found and where);
+//! - `gdrsim topo` prints the `nvidia-smi topo -m` matrix and its legend;
+//! - the client-cpu example falls back from GPUDirect to staging.
+//!
+//! Bad configs are made by editing a copy of configs/default.toml (one replacement each, whose
+//! anchor must exist), so they follow the real config. Runs other than the default one use a
+//! reduced sweep to keep this file fast. Outputs go under CARGO_TARGET_TMPDIR.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const BIN: &str = env!("CARGO_BIN_EXE_gdrsim");
+
+/// The frozen first twenty columns of results.csv (DESIGN.md section 1).
+const RESULTS_COLUMNS: [&str; 20] = [
+    "scenario",
+    "class",
+    "path",
+    "effective_path",
+    "op",
+    "size_bytes",
+    "iterations",
+    "lat_model_us",
+    "lat_min_us",
+    "lat_p50_us",
+    "lat_mean_us",
+    "lat_p99_us",
+    "lat_max_us",
+    "lat_stdev_us",
+    "lat_ci95_us",
+    "bw_GBps",
+    "msg_rate_mps",
+    "cpu_busy_us",
+    "host_mem_bytes",
+    "setup_us",
+];
+
+const STAGES_COLUMNS: [&str; 9] = [
+    "scenario",
+    "path",
+    "op",
+    "size_bytes",
+    "stage",
+    "component",
+    "start_us",
+    "end_us",
+    "critical_us",
+];
+
+/// A reduced sweep for runs other than the default one: a small message (inline, TLP by TLP),
+/// a medium one, and two large ones that move in coalesced bursts.
+const SMALL_SWEEP: &str = r#"sizes = ["8B", "4KiB", "256KiB", "4MiB"]"#;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh (absent) path under the cargo-provided scratch folder.
+fn scratch(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
+    let _ = fs::remove_dir_all(&p);
+    let _ = fs::remove_file(&p);
+    p
+}
+
+fn gdrsim(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the gdrsim binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed with {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+fn default_toml() -> String {
+    fs::read_to_string(root().join("configs/default.toml")).expect("configs/default.toml")
+}
+
+/// configs/default.toml with the first occurrence of each `old` replaced by `new`. Every anchor
+/// must exist, so a change to the default config shows up here instead of silently testing
+/// nothing.
+fn default_with(edits: &[(&str, &str)]) -> String {
+    let mut t = default_toml();
+    for (old, new) in edits {
+        assert!(
+            t.contains(old),
+            "anchor {old:?} is no longer in configs/default.toml: update this test"
+        );
+        t = t.replacen(old, new, 1);
+    }
+    t
+}
+
+/// Replaces the `sizes = ...` line of a config's [sweep] table.
+fn with_sizes(config: &str, sizes_line: &str) -> String {
+    let mut replaced = 0;
+    let lines: Vec<&str> = config
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("sizes =") {
+                replaced += 1;
+                sizes_line
+            } else {
+                l
+            }
+        })
+        .collect();
+    assert_eq!(replaced, 1, "expected exactly one `sizes =` line");
+    lines.join("\n") + "\n"
+}
+
+/// Writes `contents` as `<scratch>/<name>.toml` and returns the path.
+fn write_config(name: &str, contents: &str) -> PathBuf {
+    let dir = scratch(&format!("{name}-cfg"));
+    fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.toml"));
+    fs::write(&p, contents).unwrap();
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// `gdrsim run CONFIG --quiet --out DIR [extra...]`; returns DIR.
+fn run_config(config: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let out = scratch(name);
+    let mut args = vec!["run", s(config), "--quiet", "--out", s(&out)];
+    args.extend_from_slice(extra);
+    let o = gdrsim(&args);
+    assert_ok(&o, &format!("gdrsim {}", args.join(" ")));
+    assert!(o.stdout.is_empty(), "--quiet printed: {}", text(&o.stdout));
+    out
+}
+
+/// The embedded default config, run once for every test that needs it.
+fn default_run() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = scratch("default-a");
+        let o = gdrsim(&["run", "--quiet", "--out", s(&out)]);
+        assert_ok(&o, "gdrsim run --quiet (embedded default)");
+        assert!(o.stdout.is_empty(), "--quiet printed: {}", text(&o.stdout));
+        out
+    })
+}
+
+fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let body = String::from_utf8(read(path)).expect("utf-8 csv");
+    let mut lines = body.lines();
+    let header = lines
+        .next()
+        .expect("a header")
+        .split(',')
+        .map(String::from)
+        .collect();
+    // No field of these files contains a comma or a quote (names, numbers, stage names).
+    let rows = lines
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+/// A decimal microsecond value with at most 6 decimals as exact picoseconds.
+fn ps(us: &str) -> i128 {
+    let (int, frac) = us.split_once('.').unwrap_or((us, ""));
+    assert!(frac.len() <= 6, "more than 6 decimals: {us}");
+    let frac = format!("{frac:0<6}");
+    let v: i128 = format!("{}{frac}", int.trim_start_matches('-'))
+        .parse()
+        .unwrap_or_else(|_| panic!("not a decimal: {us}"));
+    if us.starts_with('-') { -v } else { v }
+}
+
+// ---- configs/ ---------------------------------------------------------------------------------
+
+#[test]
+fn every_config_in_configs_passes_check() {
+    let mut configs: Vec<PathBuf> = fs::read_dir(root().join("configs"))
+        .expect("configs/")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    configs.sort();
+    let names: Vec<String> = configs
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for must in [
+        "default.toml",
+        "topologies.toml",
+        "client-cpu.toml",
+        "dgx-a100.toml",
+        "registration.toml",
+    ] {
+        assert!(names.iter().any(|n| n == must), "configs/{must} missing");
+    }
+    for c in &configs {
+        let o = gdrsim(&["check", s(c)]);
+        assert_ok(&o, &format!("gdrsim check {}", c.display()));
+        let stdout = text(&o.stdout);
+        assert!(stdout.contains(": ok ("), "{}: {stdout}", c.display());
+        assert!(o.stderr.is_empty(), "{}: {}", c.display(), text(&o.stderr));
+    }
+}
+
+// ---- the default run ----------------------------------------------------------------------------
+
+#[test]
+fn default_run_writes_the_contract_outputs() {
+    let dir = default_run();
+    for f in ["results.csv", "stages.csv", "config.toml", "report.md"] {
+        assert!(dir.join(f).is_file(), "{f} not written");
+    }
+    // No temp files left behind by the atomic writes.
+    for e in fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            !name.starts_with('.') && !name.ends_with(".tmp"),
+            "left over: {name}"
+        );
+    }
+
+    let (header, rows) = csv_rows(&dir.join("results.csv"));
+    assert!(header.len() >= 20, "results.csv header: {header:?}");
+    assert_eq!(
+        header[..20],
+        RESULTS_COLUMNS,
+        "results.csv contract columns"
+    );
+    assert!(!rows.is_empty());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut points = BTreeMap::new();
+    for r in &rows {
+        assert_eq!(r.len(), header.len(), "row {r:?}");
+        // Jitter only ever adds delay.
+        assert!(
+            ps(&r[col("lat_min_us")]) >= ps(&r[col("lat_model_us")]),
+            "lat_min_us < lat_model_us: {r:?}"
+        );
+        let key = (
+            r[col("scenario")].clone(),
+            r[col("path")].clone(),
+            r[col("op")].clone(),
+            r[col("size_bytes")].clone(),
+        );
+        assert!(
+            points.insert(key, ps(&r[col("lat_model_us")])).is_none(),
+            "duplicate point {r:?}"
+        );
+    }
+
+    let (sheader, srows) = csv_rows(&dir.join("stages.csv"));
+    assert_eq!(sheader, STAGES_COLUMNS, "stages.csv columns");
+    // The critical_us of a point sum exactly to its lat_model_us.
+    let mut sums: BTreeMap<(String, String, String, String), i128> = BTreeMap::new();
+    for r in &srows {
+        assert_eq!(r.len(), 9, "row {r:?}");
+        *sums
+            .entry((r[0].clone(), r[1].clone(), r[2].clone(), r[3].clone()))
+            .or_default() += ps(&r[8]);
+    }
+    assert_eq!(
+        sums.keys().collect::<Vec<_>>(),
+        points.keys().collect::<Vec<_>>(),
+        "stages.csv covers the points of results.csv"
+    );
+    for (k, model) in &points {
+        assert_eq!(sums[k], *model, "critical_us sum of {k:?}");
+    }
+
+    // The resolved config loads back.
+    let cfg = dir.join("config.toml");
+    let o = gdrsim(&["check", s(&cfg)]);
+    assert_ok(&o, "gdrsim check <out>/config.toml");
+}
+
+#[test]
+fn the_resolved_config_reproduces_the_run() {
+    let a = default_run();
+    let c = run_config(&a.join("config.toml"), "default-from-resolved", &[]);
+    for f in ["results.csv", "stages.csv", "config.toml"] {
+        assert!(
+            read(&a.join(f)) == read(&c.join(f)),
+            "{f} differs when re-run from the resolved config.toml"
+        );
+    }
+}
+
+#[test]
+fn running_the_default_config_twice_gives_identical_bytes() {
+    let a = default_run();
+    let b = scratch("default-b");
+    let o = gdrsim(&["run", "--quiet", "--out", s(&b)]);
+    assert_ok(&o, "second default run");
+    let mut files: Vec<String> = fs::read_dir(a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut compared = 0;
+    for f in &files {
+        let (x, y) = (read(&a.join(f)), read(&b.join(f)));
+        if f == "report.md" {
+            // The report quotes the command line, which names the output folder.
+            let x = text(&x).replace(s(a), "<out>");
+            let y = text(&y).replace(s(&b), "<out>");
+            assert!(x == y, "report.md differs beyond the output folder");
+        } else {
+            assert!(x == y, "{f} differs between two identical runs");
+        }
+        compared += 1;
+    }
+    assert!(compared >= 4, "compared only {files:?}");
+}
+
+// ---- threads and seeds --------------------------------------------------------------------------
+
+#[test]
+fn jobs_1_and_jobs_2_give_identical_bytes_and_seed_moves_only_the_jitter() {
+    let cfg = write_config("small", &with_sizes(&default_toml(), SMALL_SWEEP));
+    let one = run_config(&cfg, "small-jobs1", &["--jobs", "1"]);
+    let two = run_config(&cfg, "small-jobs2", &["--jobs", "2"]);
+    for f in ["results.csv", "stages.csv", "config.toml"] {
+        assert!(
+            read(&one.join(f)) == read(&two.join(f)),
+            "{f} differs between --jobs 1 and --jobs 2"
+        );
+    }
+
+    // Another seed: the noise-free model and its stages stay, the jittered statistics move.
+    let seeded = run_config(&cfg, "small-seed", &["--jobs", "2", "--seed", "7"]);
+    assert!(read(&one.join("stages.csv")) == read(&seeded.join("stages.csv")));
+    let (h, a) = csv_rows(&one.join("results.csv"));
+    let (_, b) = csv_rows(&seeded.join("results.csv"));
+    let col = |name: &str| h.iter().position(|x| x == name).unwrap();
+    assert_eq!(a.len(), b.len());
+    let mut moved = 0;
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x[col("lat_model_us")], y[col("lat_model_us")]);
+        if x[col("lat_p50_us")] != y[col("lat_p50_us")] {
+            moved += 1;
+        }
+    }
+    assert!(moved > 0, "--seed 7 changed no jittered statistic");
+    assert!(
+        text(&read(&seeded.join("config.toml"))).contains("seed = 7"),
+        "the resolved config records the overriding seed"
+    );
+}
+
+// ---- bad input ----------------------------------------------------------------------------------
+
+/// Runs `check` and `run` on a bad config file and checks the error report: exit code 2, one
+/// line on stderr naming the file and every `needles` fragment (key path, expected, found), no
+/// panic, nothing on stdout, and no output folder.
+fn assert_rejected(config: &Path, needles: &[&str]) {
+    let out = scratch(&format!(
+        "{}-out",
+        config.file_stem().unwrap().to_string_lossy()
+    ));
+    for args in [
+        vec!["check", s(config)],
+        vec!["run", s(config), "--out", s(&out)],
+    ] {
+        let o = gdrsim(&args);
+        let stderr = text(&o.stderr);
+        let what = format!("gdrsim {}", args.join(" "));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{what}: exit code; stderr:\n{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{what} panicked:\n{stderr}");
+        assert!(o.stdout.is_empty(), "{what} printed: {}", text(&o.stdout));
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{what}: one error line expected:\n{stderr}");
+        let line = lines[0];
+        assert!(line.starts_with("error: "), "{what}: {line}");
+        assert!(
+            line.contains(s(config)),
+            "{what}: does not name the file: {line}"
+        );
+        assert!(
+            line.contains("expected ") && line.contains(", found "),
+            "{what}: no expected/found: {line}"
+        );
+        for n in needles {
+            assert!(line.contains(n), "{what}: {n:?} missing from: {line}");
+        }
+        assert!(!out.exists(), "{what}: wrote {}", out.display());
+    }
+}
+
+/// A bad config derived from configs/default.toml by one replacement.
+fn assert_edit_rejected(name: &str, old: &str, new: &str, needles: &[&str]) {
+    let cfg = write_config(name, &default_with(&[(old, new)]));
+    assert_rejected(&cfg, needles);
+}
+
+#[test]
+fn bad_input_unknown_key() {
+    assert_edit_rejected(
+        "unknown-key",
+        "[sim]\n",
+        "[sim]\nwarmup_iterations = 5\n",
+        &[
+            "key `sim.warmup_iterations`",
+            "expected a known key (one of",
+            "`iterations`",
+            "found unknown key `warmup_iterations`",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_rate_where_a_size_is_expected() {
+    assert_edit_rejected(
+        "rate-for-size",
+        "mtu_bytes = 4096",
+        r#"mtu_bytes = "4KB/s""#,
+        &[
+            "key `machines[0].nics[0].mtu_bytes`",
+            "expected a positive size in bytes",
+            r#"found "4KB/s""#,
+        ],
+    );
+}
+
+#[test]
+fn bad_input_zero_size() {
+    assert_edit_rejected(
+        "zero-size",
+        "wqe_bytes = 64",
+        "wqe_bytes = 0",
+        &[
+            "key `machines[0].nics[0].wqe_bytes`",
+            "expected a positive size in bytes",
+            "found 0",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_negative_size() {
+    assert_edit_rejected(
+        "negative-size",
+        "cqe_bytes = 64",
+        "cqe_bytes = -64",
+        &[
+            "key `machines[0].nics[0].cqe_bytes`",
+            "expected a positive size in bytes",
+            "found -64",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_link_width_3() {
+    assert_edit_rejected(
+        "width-3",
+        "width = 16",
+        "width = 3",
+        &[
+            "key `machines[0].links[0].width`",
+            "expected a link width of 1, 2, 4, 8, 12, 16 or 32 lanes",
+            "found 3",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_mps_not_a_power_of_two() {
+    assert_edit_rejected(
+        "mps-384",
+        "mps_bytes = 256",
+        "mps_bytes = 384",
+        &[
+            "key `machines[0].pcie.mps_bytes`",
+            "expected a power of two from 128 to 4096 bytes",
+            "found 384",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_mrrs_out_of_range() {
+    for (v, name) in [("64", "mrrs-64"), ("8192", "mrrs-8192")] {
+        assert_edit_rejected(
+            name,
+            "\nmrrs_bytes = 512",
+            &format!("\nmrrs_bytes = {v}"),
+            &[
+                "key `machines[0].nics[0].mrrs_bytes`",
+                "expected a power of two from 128 to 4096 bytes",
+                &format!("found {v}"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn bad_input_link_to_a_device_that_does_not_exist() {
+    assert_edit_rejected(
+        "link-to-nothing",
+        r#"down = "gpu3""#,
+        r#"down = "gpu9""#,
+        &[
+            "key `machines[0].links[",
+            "].down`",
+            "expected a switch, GPU or NIC of this machine (",
+            "gpu3",
+            r#"found "gpu9""#,
+        ],
+    );
+}
+
+#[test]
+fn bad_input_scenario_naming_a_missing_host() {
+    assert_edit_rejected(
+        "missing-host",
+        r#"sender = { host = "node-a""#,
+        r#"sender = { host = "node-x""#,
+        &[
+            "key `scenarios[0].sender.host`",
+            "expected one of the [[hosts]] (node-a, node-b)",
+            r#"found "node-x""#,
+        ],
+    );
+}
+
+#[test]
+fn bad_input_scenario_naming_a_missing_device() {
+    assert_edit_rejected(
+        "missing-nic",
+        r#"receiver = { host = "node-b", nic = "nic0""#,
+        r#"receiver = { host = "node-b", nic = "nic9""#,
+        &[
+            "key `scenarios[0].receiver.nic`",
+            "expected a NIC of machine",
+            "(nic0)",
+            r#"found "nic9""#,
+        ],
+    );
+    assert_edit_rejected(
+        "missing-gpu",
+        r#"gpu = "gpu0" }"#,
+        r#"gpu = "gpu7" }"#,
+        &[
+            "key `scenarios[0].sender.gpu`",
+            "expected a GPU of machine",
+            "gpu0",
+            r#"found "gpu7""#,
+        ],
+    );
+}
+
+#[test]
+fn bad_input_wrong_type_for_a_quantity() {
+    // A quantity is a number or a string with a unit; serde alone cannot say what was found.
+    assert_edit_rejected(
+        "bool-for-size",
+        "mtu_bytes = 4096",
+        "mtu_bytes = true",
+        &[
+            "key `machines[0].nics[0].mtu_bytes`",
+            "expected a size in bytes",
+            "found boolean true",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_duplicate_name_points_at_the_second_one() {
+    assert_edit_rejected(
+        "duplicate-gpu",
+        r#"name = "gpu1""#,
+        r#"name = "gpu0""#,
+        &[
+            "key `machines[0].gpus[1].name`",
+            "machines[0].gpus[0].name is already \"gpu0\"",
+            r#"found "gpu0" again"#,
+        ],
+    );
+}
+
+#[test]
+fn bad_input_syntax_error_names_the_line() {
+    // A key given twice: the second one is the error, on its own line.
+    let text = default_toml();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("seed ="))
+        .expect("a seed line")
+        + 2;
+    let cfg = write_config(
+        "duplicate-key",
+        &default_with(&[("\nseed =", "\nseed = 1\nseed =")]),
+    );
+    assert_rejected(
+        &cfg,
+        &[
+            "expected a TOML document",
+            &format!("found a syntax error at line {line}, column 1"),
+            "duplicate key",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_missing_file() {
+    let missing = root().join("tests/bad_configs/does-not-exist.toml");
+    assert!(!missing.exists());
+    assert_rejected(
+        &missing,
+        &["expected a readable TOML file", "found an I/O error"],
+    );
+}
+
+#[test]
+fn bad_input_a_file_that_is_not_toml() {
+    assert_rejected(
+        &root().join("tests/bad_configs/not-toml.toml"),
+        &["expected a TOML document", "found a syntax error at line 1"],
+    );
+}
+
+// ---- topo and the examples ----------------------------------------------------------------------
+
+#[test]
+fn topo_prints_the_matrix_and_its_legend() {
+    let o = gdrsim(&["topo"]);
+    assert_ok(&o, "gdrsim topo");
+    let out = text(&o.stdout);
+    for needle in [
+        "GPU0",
+        "NIC0",
+        "CPU Affinity",
+        "PIX",
+        "PHB",
+        "SYS",
+        "Legend:",
+        "X    = Self",
+        "PXB  = Connection traversing multiple PCIe bridges",
+        "NIC Legend:",
+    ] {
+        assert!(out.contains(needle), "{needle:?} missing from:\n{out}");
+    }
+    // The matrix is symmetric in classes: the GPU0 row's NIC0 cell is the NIC0 row's GPU0 cell.
+    let row = |name: &str| -> Vec<String> {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{name}\t")))
+            .unwrap_or_else(|| panic!("no {name} row"))
+            .split('\t')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let header: Vec<String> = out
+        .lines()
+        .find(|l| l.starts_with('\t'))
+        .expect("a header row")
+        .split('\t')
+        .map(|c| c.trim().to_string())
+        .collect();
+    let nic = header.iter().position(|c| c == "NIC0").unwrap();
+    let gpu = header.iter().position(|c| c == "GPU0").unwrap();
+    assert_eq!(row("GPU0")[nic], row("NIC0")[gpu]);
+}
+
+#[test]
+fn client_cpu_gpudirect_falls_back_to_staging() {
+    let text = fs::read_to_string(root().join("configs/client-cpu.toml")).unwrap();
+    let cfg = write_config(
+        "client-small",
+        &with_sizes(&text, r#"sizes = ["8B", "64KiB"]"#),
+    );
+    let out = run_config(&cfg, "client-small", &[]);
+    let (h, rows) = csv_rows(&out.join("results.csv"));
+    let col = |name: &str| h.iter().position(|x| x == name).unwrap();
+    let direct: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| r[col("path")] == "gpudirect")
+        .collect();
+    assert!(!direct.is_empty());
+    for r in direct {
+        assert_eq!(r[col("effective_path")], "staged", "{r:?}");
+    }
+}
