@@ -500,6 +500,60 @@ fn bad_input_link_width_3() {
 }
 
 #[test]
+fn bad_input_out_of_range_counts_and_lengths() {
+    assert_edit_rejected(
+        "switch-hops",
+        "switch_hops = 1",
+        "switch_hops = 100000",
+        &[
+            "key `network.switch_hops`",
+            "expected from 0 to 64 switches",
+            "found 100000",
+        ],
+    );
+    assert_edit_rejected(
+        "iterations",
+        "iterations = 60 ",
+        "iterations = 4000000000 ",
+        &[
+            "key `sim.iterations`",
+            "expected an integer from 1 to 1000000",
+            "found 4000000000",
+        ],
+    );
+    assert_edit_rejected(
+        "cable",
+        "cable_m = 3",
+        "cable_m = 18446744073709551615",
+        &[
+            "key `network.cable_m`",
+            "expected a cable length",
+            "found 18446744073709551615",
+        ],
+    );
+    assert_edit_rejected(
+        "mtu",
+        "mtu_bytes = 4096",
+        "mtu_bytes = 8192",
+        &[
+            "mtu_bytes`",
+            "expected a power of two from 256 to 4096 bytes",
+            "found 8192",
+        ],
+    );
+    assert_edit_rejected(
+        "heap",
+        "heap_base = 0x2A00000000",
+        "heap_base = 0xFFFFFFFFFFFFFF00",
+        &[
+            "heap_base`",
+            "expected a heap base",
+            "found 0xffffffffffffff00",
+        ],
+    );
+}
+
+#[test]
 fn bad_input_mps_not_a_power_of_two() {
     assert_edit_rejected(
         "mps-384",

@@ -40,7 +40,13 @@ impl Fabric<'_> {
                 }
                 self.msgs[msg as usize].wqe_start = now;
                 if side == 0 && self.nic_spec(0).wqe_delivery == WqeDelivery::Doorbell {
-                    let (mrrs, wqe) = (self.nic_spec(0).mrrs, self.nic_spec(0).wqe_bytes);
+                    // The NIC fetches the WQE from the send queue, inline data included.
+                    let inline = if self.inline() {
+                        self.plan.size.next_multiple_of(16)
+                    } else {
+                        0
+                    };
+                    let (mrrs, wqe) = (self.nic_spec(0).mrrs, self.nic_spec(0).wqe_bytes + inline);
                     let mps = self.r.mps_read.min(4096);
                     self.read(
                         ENGINE_SEND_NIC,

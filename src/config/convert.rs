@@ -11,6 +11,12 @@ use crate::units::{self, Ps, Rate};
 
 type R<T> = Result<T, ConfigError>;
 
+/// Upper bounds that keep a mistyped number from exhausting memory or time.
+const MAX_COUNT: u32 = 1_000_000;
+const MAX_WINDOW: u32 = 65_536;
+const MAX_SWITCH_HOPS: u32 = 64;
+const MAX_CABLE_M: u64 = 100_000;
+
 /// Durations are held in u64 picoseconds, rates in u64 bit/s.
 const DUR_RANGE: &str = "a duration of at most 2^64 ps (about 213 days)";
 const RATE_RANGE: &str = "a rate of at most 2^64 bit/s";
@@ -200,13 +206,31 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
     }
     let output = convert_output(&cx, &raw.output)?;
     let network = NetworkSpec {
-        switch_hops: raw.network.switch_hops.unwrap_or(1),
+        switch_hops: match raw.network.switch_hops.unwrap_or(1) {
+            h if h > MAX_SWITCH_HOPS => {
+                return Err(cx.err(
+                    "network.switch_hops",
+                    format!("from 0 to {MAX_SWITCH_HOPS} switches"),
+                    h.to_string(),
+                ));
+            }
+            h => h,
+        },
         switch_latency: cx.dur(
             &raw.network.switch_latency_ns,
             "network.switch_latency_ns",
             d::NET_SWITCH_LATENCY,
         )?,
-        cable_m: raw.network.cable_m.unwrap_or(d::CABLE_M),
+        cable_m: match raw.network.cable_m.unwrap_or(d::CABLE_M) {
+            m if m > MAX_CABLE_M => {
+                return Err(cx.err(
+                    "network.cable_m",
+                    format!("a cable length from 0 to {MAX_CABLE_M} m"),
+                    m.to_string(),
+                ));
+            }
+            m => m,
+        },
         propagation_per_m: cx.dur(
             &raw.network.propagation_ns_per_m,
             "network.propagation_ns_per_m",
@@ -306,9 +330,15 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
         "cached",
     )?;
     let flush = cx.one_of(&s.flush, "sim.flush", &["rdma_read", "none"], "rdma_read")?;
+    // Counts of simulated messages: bounded so a typo cannot exhaust memory or time.
     let positive = |v: Option<u32>, key: &str, default: u32| -> R<u32> {
         match v {
             Some(0) => Err(cx.err(key, "a positive integer", "0")),
+            Some(v) if v > MAX_COUNT => Err(cx.err(
+                key,
+                format!("an integer from 1 to {MAX_COUNT}"),
+                v.to_string(),
+            )),
             Some(v) => Ok(v),
             None => Ok(default),
         }
@@ -651,11 +681,11 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         .map(|(j, g)| {
             let kk = |f: &str| k(&format!("gpus[{j}].{f}"));
             let window = g.ce_read_window.unwrap_or(d::CE_READ_WINDOW);
-            if window == 0 {
+            if window == 0 || window > MAX_WINDOW {
                 return Err(cx.err(
                     &kk("ce_read_window"),
-                    "a positive number of outstanding reads",
-                    "0",
+                    "a number of outstanding reads from 1 to 65536",
+                    window.to_string(),
                 ));
             }
             Ok(GpuSpec {
@@ -669,7 +699,18 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
                     &g.memory_jitter_ns,
                     (d::GPU_MEMORY_LATENCY, d::GPU_MEMORY_RATE, 0),
                 )?,
-                heap_base: g.heap_base.unwrap_or(d::GPU_HEAP_BASE),
+                heap_base: {
+                    let base = g.heap_base.unwrap_or(d::GPU_HEAP_BASE);
+                    let offset = g.bar_offset.unwrap_or(d::GPU_BAR_OFFSET);
+                    if base.checked_add(offset).and_then(|a| a.checked_add(16 << 30)).is_none() {
+                        return Err(cx.err(
+                            &kk("heap_base"),
+                            "a heap base that leaves room for the BAR offset and the buffers below 2^64",
+                            format!("{base:#x} (+ bar_offset {offset:#x})"),
+                        ));
+                    }
+                    base
+                },
                 bar_offset: g.bar_offset.unwrap_or(d::GPU_BAR_OFFSET),
                 copy_engine: CopyEngineSpec {
                     launch: cx.dur(
@@ -809,15 +850,15 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
         "blueflame",
     )?;
     let window = n.read_window.unwrap_or(d::NIC_READ_WINDOW);
-    if window == 0 {
+    if window == 0 || window > MAX_WINDOW {
         return Err(cx.err(
             &k("read_window"),
-            "a positive number of outstanding reads",
-            "0",
+            "a number of outstanding reads from 1 to 65536",
+            window.to_string(),
         ));
     }
     let mtu = cx.bytes(&n.mtu_bytes, &k("mtu_bytes"), d::MTU)?;
-    if !mtu.is_power_of_two() || !(256..=9216).contains(&mtu) {
+    if !mtu.is_power_of_two() || !(256..=4096).contains(&mtu) {
         return Err(cx.err(
             &k("mtu_bytes"),
             "a power of two from 256 to 4096 bytes",
