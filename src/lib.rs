@@ -3,6 +3,7 @@ pub mod app;
 pub mod components;
 pub mod config;
 pub mod engine;
+pub mod inspect;
 pub mod record;
 pub mod report;
 pub mod scenario;

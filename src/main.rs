@@ -42,6 +42,41 @@ enum Command {
     Check { config: PathBuf },
     /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix.
     Topo { config: Option<PathBuf> },
+    /// Walk the staged and GPUDirect paths step by step with simulated times and the DMA
+    /// descriptors the NICs build (the seed walk-through).
+    Walk {
+        /// Config file (default: the embedded configs/default.toml).
+        config: Option<PathBuf>,
+        /// Scenario name (default: the config's first scenario).
+        #[arg(long)]
+        scenario: Option<String>,
+        /// Message size, e.g. 4096 or 4KiB.
+        #[arg(long, default_value = "4096")]
+        size: String,
+        /// Language: en or zh.
+        #[arg(long, default_value = "en")]
+        lang: String,
+    },
+    /// Write a Chrome trace-event JSON timeline (ui.perfetto.dev, chrome://tracing) of one point.
+    Trace {
+        /// Config file (default: the embedded configs/default.toml).
+        config: Option<PathBuf>,
+        /// Scenario name (default: the config's first scenario).
+        #[arg(long)]
+        scenario: Option<String>,
+        /// Path: host, staged or gpudirect.
+        #[arg(long)]
+        path: String,
+        /// Message size, e.g. 4096 or 1MiB.
+        #[arg(long)]
+        size: String,
+        /// Messages to stream (at most the config's stream_window in flight).
+        #[arg(long, default_value_t = 1)]
+        messages: u32,
+        /// Output file (.json).
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -92,6 +127,29 @@ fn main() -> ExitCode {
                         }
                     }
                 }),
+            Some(Command::Walk {
+                config,
+                scenario,
+                size,
+                lang,
+            }) => gdrsim::inspect::run_walk(config.as_deref(), scenario.as_deref(), &size, &lang)
+                .map(|text| print!("{text}")),
+            Some(Command::Trace {
+                config,
+                scenario,
+                path,
+                size,
+                messages,
+                out,
+            }) => gdrsim::inspect::run_trace(
+                config.as_deref(),
+                scenario.as_deref(),
+                &path,
+                &size,
+                messages,
+                &out,
+            )
+            .map(|r| println!("{}", r.summary)),
         };
     match result {
         Ok(()) => ExitCode::SUCCESS,

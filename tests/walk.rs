@@ -1,18 +1,284 @@
+//! `gdrsim walk`: golden files of the default walk in both languages, the seed's criteria, the
+//! address map, and agreement with the simulation's own results.
+//!
+//! Regenerate the golden files with `GDRSIM_BLESS=1 cargo test --test walk`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
 use gdrsim::app::load_config;
-use gdrsim::config::PathKind;
+use gdrsim::config::{self, Config, PathKind};
+use gdrsim::inspect;
+use gdrsim::report::walkthrough::{self, Lang};
 use gdrsim::scenario::{self, Point};
 
+fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+/// Compares `text` with the golden file, or rewrites it when GDRSIM_BLESS is set.
+fn check_golden(name: &str, text: &str) {
+    let path = golden(name);
+    if std::env::var_os("GDRSIM_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with GDRSIM_BLESS=1 to create it)",
+            path.display()
+        )
+    });
+    if want != text {
+        let first = want
+            .lines()
+            .zip(text.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(want.lines().count().min(text.lines().count()));
+        panic!(
+            "{} differs at line {}:\n  golden: {:?}\n  now:    {:?}\n(run with GDRSIM_BLESS=1 to accept)",
+            path.display(),
+            first + 1,
+            want.lines().nth(first),
+            text.lines().nth(first)
+        );
+    }
+}
+
+fn default_walk(lang: Lang) -> String {
+    let cfg = load_config(None).unwrap();
+    let w = inspect::walk(&cfg, 0, 4096).unwrap();
+    walkthrough::render(&w, lang)
+}
+
+/// The part of the walk between two headings.
+fn section<'a>(text: &'a str, from: &str, to: &str) -> &'a str {
+    let a = text.find(from).unwrap_or_else(|| panic!("no {from:?}"));
+    let b = text[a..].find(to).map_or(text.len(), |b| a + b);
+    &text[a..b]
+}
+
+fn line_index(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in\n{text}"))
+}
+
 #[test]
-fn explore() {
+fn default_walk_in_english_matches_the_golden_file() {
+    check_golden("walk_default_en.txt", &default_walk(Lang::En));
+}
+
+#[test]
+fn default_walk_in_chinese_matches_the_golden_file() {
+    check_golden("walk_default_zh.txt", &default_walk(Lang::Zh));
+}
+
+/// The seed's acceptance criteria, read off the walk (English and Chinese).
+#[test]
+fn the_walk_meets_the_seed_criteria() {
+    let en = default_walk(Lang::En);
+    let staged = section(&en, "=== [1]", "=== [2]");
+    let direct = section(&en, "=== [2]", "=== Contrast");
+    // Traditional path: a cudaMemcpyDtoH line, then a descriptor with the host buffer.
+    let memcpy = line_index(
+        staged,
+        "cudaMemcpyDtoH: GPU[0x2A00000000] -> Host[0x10000000] 4096 bytes",
+    );
+    let desc = line_index(staged, "src=0x10000000, len=4096, flags=0");
+    assert!(memcpy < desc);
+    // GPUDirect: a virtual -> bus line, then a descriptor with the bus address.
+    let translate = line_index(direct, "[0x2A00000000] -> bus address [0x2A80000000]");
+    let desc = line_index(direct, "src=0x2A80000000, len=4096, flags=1");
+    assert!(translate < desc);
+    assert!(!direct.contains("cudaMemcpy"));
+    // Registration builds the table; the NIC looks it up per transfer.
+    assert!(direct.contains("builds the NIC's translation table (MTT)"));
+    assert!(direct.contains("MTT translation: GPU virtual address [0x2A00000000]"));
+    // Receive side: bounce buffer vs GPU bus address.
+    assert!(staged.contains("dst=0x10000000, len=4096, flags=0"));
+    assert!(direct.contains("dst=0x2A80000000, len=4096, flags=1"));
+    assert!(staged.contains("cudaMemcpyHtoD: Host[0x10000000] -> GPU[0x2A00000000] 4096 bytes"));
+    assert!(direct.contains("flush: 1-byte RDMA Read"));
+    // The contrast.
+    let c = section(&en, "=== Contrast", "\u{0}");
+    assert!(c.contains("traditional DMA source: 0x10000000 (host memory"));
+    assert!(c.contains("GPUDirect DMA source:   0x2A80000000 (GPU bus address"));
+    assert!(c.contains("GPUDirect removed the GPU->host copy (cudaMemcpyDtoH)"));
+
+    let zh = default_walk(Lang::Zh);
+    let staged = section(&zh, "[传统路径]", "[GPUDirect路径]");
+    let direct = section(&zh, "[GPUDirect路径]", "=== 对比结果");
+    assert!(
+        line_index(
+            staged,
+            "cudaMemcpyDtoH: GPU[0x2A00000000] -> Host[0x10000000]"
+        ) < line_index(staged, "传统DMA描述符: src=0x10000000, len=4096, flags=0")
+    );
+    assert!(
+        line_index(
+            direct,
+            "GPU虚拟地址[0x2A00000000] -> 总线地址[0x2A80000000]"
+        ) < line_index(
+            direct,
+            "GPUDirect DMA描述符: src=0x2A80000000, len=4096, flags=1"
+        )
+    );
+    let c = section(&zh, "=== 对比结果", "\u{0}");
+    assert!(c.contains("传统路径DMA源地址: 0x10000000（主机内存"));
+    assert!(c.contains("GPUDirect DMA源地址: 0x2A80000000（GPU总线地址"));
+    assert!(c.contains("GPUDirect省去了"));
+}
+
+fn with_address_map(gpu_va: &str, bar: &str, host: &str) -> Config {
+    let text = config::DEFAULT_TOML
+        .replace("heap_base = 0x2A00000000", &format!("heap_base = {gpu_va}"))
+        .replace("bar_offset = 0x80000000", &format!("bar_offset = {bar}"))
+        .replace(
+            "host_buffer_base = 0x10000000",
+            &format!("host_buffer_base = {host}"),
+        );
+    config::parse(&text, "test config").unwrap()
+}
+
+/// Changing the address map changes the addresses, and only them (timing does not depend on
+/// addresses).
+#[test]
+fn the_addresses_follow_the_address_map() {
+    let cfg = with_address_map("0x5000000000", "0x400000000", "0x30000000");
+    for lang in [Lang::En, Lang::Zh] {
+        let text = walkthrough::render(&inspect::walk(&cfg, 0, 4096).unwrap(), lang);
+        let (a, b) = match lang {
+            Lang::En => ("=== [1]", "=== [2]"),
+            Lang::Zh => ("[传统路径]", "[GPUDirect路径]"),
+        };
+        assert!(section(&text, a, b).contains("src=0x30000000, len=4096, flags=0"));
+        assert!(text.contains("src=0x5400000000, len=4096, flags=1"));
+        assert!(text.contains("dst=0x5400000000, len=4096, flags=1"));
+        assert!(text.contains("GPU[0x5000000000] -> Host[0x30000000]"));
+        assert!(!text.contains("0x2A"), "an old GPU address is left");
+        assert!(!text.contains("0x10000000"), "the old host address is left");
+        let back = text
+            .replace("0x5400000000", "0x2A80000000")
+            .replace("0x5000000000", "0x2A00000000")
+            .replace("0x400000000", "0x80000000")
+            .replace("0x30000000", "0x10000000");
+        assert_eq!(back, default_walk(lang), "more than the addresses changed");
+    }
+}
+
+/// The walk's numbers are the simulation's: latency, host-memory bytes and CPU time agree with
+/// the sweep's result row of the same point, and the steps run in time order to the delivery.
+#[test]
+fn the_walk_agrees_with_the_results_of_the_same_points() {
     let cfg = load_config(None).unwrap();
     let topos = scenario::topologies(&cfg);
-    for path in [PathKind::Staged, PathKind::GpuDirect] {
-        let p = Point { scenario: 0, path, op: "write".into(), size: 4096, seed: 1 };
-        let r = scenario::simulate_point(&cfg, &topos[0], &p);
-        println!("=== {:?} lat {} host_mem {}", path, r.summary.lat_model_ps, r.summary.host_mem_bytes);
-        for s in &r.recorder.spans { println!("span {:?} {} {} {} {} {} {}", s.stage, r.recorder.component_name(s.component), s.start, s.first_out, s.last_in, s.end, s.bytes); }
-        for d in &r.recorder.descriptors { println!("desc {:?}", d); }
-        for h in &r.recorder.hops { println!("hop m{} t{} {:<32} {:>10} {:>10} p{} u{} {}", h.msg, h.train, r.recorder.component_name(h.channel), h.start, h.end, h.payload, h.units, h.what); }
-        for s in &r.summary.stages { println!("row {:?}", s); }
+    for (si, size) in [(0, 4096), (1, 64 << 10), (2, 100)] {
+        let w = inspect::walk(&cfg, si, size).unwrap();
+        for (p, path) in w.paths.iter().zip([PathKind::Staged, PathKind::GpuDirect]) {
+            let point = Point {
+                scenario: si,
+                path,
+                op: "write".into(),
+                size,
+                seed: scenario::mix(cfg.seed, &[si as u64, path as u64, size]),
+            };
+            let r = scenario::simulate_point(&cfg, &topos[si], &point).summary;
+            assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");
+            assert_eq!(p.host_mem_bytes, r.host_mem_bytes);
+            assert_eq!(p.cpu_busy_ps, r.cpu_busy_ps);
+            assert_eq!(p.setup_ps, r.setup_ps);
+            assert_eq!(p.effective_path, r.effective_path);
+            let mut prev = 0;
+            for s in &p.steps {
+                assert!(
+                    s.start >= prev,
+                    "{:?} starts before the step before it",
+                    s.kind
+                );
+                prev = s.start;
+                for part in &s.parts {
+                    assert!(part.start >= s.start && part.start + part.dur <= s.start + s.dur);
+                }
+            }
+            let last = p.steps.last().unwrap();
+            assert_eq!(last.start + last.dur, p.latency_ps);
+        }
+        let (st, gd) = (&w.paths[0], &w.paths[1]);
+        assert_eq!(st.copies.len(), 2);
+        assert_eq!(gd.copies.len(), 0);
+        assert_eq!(st.host_mem_bytes, 4 * size);
+        assert_eq!(gd.host_mem_bytes, 0);
+        // Not fewer everywhere: in SYS the peer-to-peer payload still crosses both root
+        // complexes' links and the socket link.
+        assert!(st.pcie_link_bytes >= gd.pcie_link_bytes);
+    }
+    // PIX: the staged payload crosses 8 PCIe link directions (GPU->switch->RC twice, RC->switch
+    // ->NIC, NIC->switch->RC, RC->switch->GPU), GPUDirect 4 (GPU->switch->NIC, NIC->switch->GPU).
+    let w = inspect::walk(&cfg, 0, 4096).unwrap();
+    assert_eq!(w.paths[0].pcie_link_bytes, 8 * 4096);
+    assert_eq!(w.paths[1].pcie_link_bytes, 4 * 4096);
+    assert_eq!(w.paths[0].root_complex_bytes, 4 * 4096);
+    assert_eq!(w.paths[1].root_complex_bytes, 0);
+}
+
+fn gdrsim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gdrsim"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_cli_prints_the_walk_and_exits_2_on_bad_input() {
+    let out = gdrsim(&["walk", "--lang", "zh"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        default_walk(Lang::Zh)
+    );
+
+    let dir = std::env::temp_dir().join(format!("gdrsim-walk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("map.toml");
+    let text = config::DEFAULT_TOML.replace(
+        "host_buffer_base = 0x10000000",
+        "host_buffer_base = 0x40000000",
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = gdrsim(&[
+        "walk",
+        file.to_str().unwrap(),
+        "--scenario",
+        "SYS",
+        "--size",
+        "8KiB",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("scenario: SYS (GPU-NIC affinity SYS)"));
+    assert!(text.contains("src=0x40000000, len=8192, flags=0"));
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    for bad in [
+        &["walk", "--scenario", "NOPE"][..],
+        &["walk", "--size", "4 apples"],
+        &["walk", "--lang", "fr"],
+        &["walk", "/nonexistent/config.toml"],
+    ] {
+        let out = gdrsim(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
     }
 }

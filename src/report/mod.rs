@@ -8,6 +8,8 @@ pub mod atomic;
 pub mod charts;
 pub mod csv_out;
 pub mod markdown;
+pub mod trace;
+pub mod walkthrough;
 
 /// What the report needs to know about the run besides the result rows.
 #[derive(Clone, Debug, Default)]
@@ -33,7 +35,8 @@ pub struct ScenarioInfo {
     pub route: Vec<String>,
     /// An `nvidia-smi topo -m` style matrix of the sender host (plain text, may be empty).
     pub topo_matrix: String,
-    /// The bottleneck ceiling of the scenario's route for bandwidth charts (GB/s, 1e9 B/s).
+    /// The bottleneck ceiling of the scenario's GPU-to-GPU route (GPUDirect: sender GPU -> NIC,
+    /// wire, NIC -> receiver GPU) for bandwidth charts (GB/s, 1e9 B/s).
     pub ceiling_gbps: f64,
     /// Its label, e.g. "PCIe Gen5 x16 eff. 52.7 GB/s" or "wire NDR 400 Gb/s eff. 49.3 GB/s".
     pub ceiling_label: String,

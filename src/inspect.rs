@@ -1,0 +1,1348 @@
+//! Orchestration for `gdrsim walk` and `gdrsim trace`: runs one point with recording on and
+//! jitter off (the noise-free run that gives `lat_model_us`), then turns the recorder, the plan
+//! and the config into the plain data that [`crate::report::walkthrough`] and
+//! [`crate::report::trace`] render. The report modules never see the engine or the components.
+//!
+//! What is counted here, precisely:
+//! - *PCIe link traversals*: payload bytes of the message's payload-carrying trains (payload DMA
+//!   read completions, payload DMA writes, cudaMemcpy data; for an inline send, the payload inside
+//!   the MMIO write) summed over the PCIe link-direction channels they crossed, divided by the
+//!   message size. Read requests, WQEs, doorbells, CQEs, ACKs and the 1-byte flush read are
+//!   control traffic and are not counted. *Root-complex passes* count the same way over
+//!   root-complex channels.
+//! - *copies*: cudaMemcpy stages present in the message.
+//! - *bytes through host memory*: the fabric's own host-DRAM byte records (results.csv
+//!   `host_mem_bytes`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::components::fabric::{CqeKind, Fabric, Tag};
+use crate::components::{Outcome, Plan, SimOptions};
+use crate::config::{Config, ConfigError, PathKind, Registration};
+use crate::record::{DescriptorDir, Hop, Recorder, Span, Stage};
+use crate::report::trace::{Arg, LinkBusy, Slice, TraceData, TraceStats, Track};
+use crate::report::walkthrough::{
+    self, Desc, Endpoint, Lang, MrWhen, PathWalk, Setup, Step, StepKind, Walk,
+};
+use crate::scenario::{self, paths};
+use crate::topology::spec::{GPU_PAGE, HOST_PAGE, WqeDelivery};
+use crate::topology::{ChannelKind, NodeKind, Place, Topology, Unit};
+use crate::units::{Ps, ps_to_us_exact};
+
+/// Where errors in command-line values are reported.
+const CLI: &str = "command line";
+
+/// The index of scenario `name`, or of the config's first scenario.
+pub fn scenario_index(cfg: &Config, name: Option<&str>) -> Result<usize, ConfigError> {
+    let names: Vec<&str> = cfg.scenarios.iter().map(|s| s.name.as_str()).collect();
+    match name {
+        None if !names.is_empty() => Ok(0),
+        None => Err(ConfigError::new(
+            CLI,
+            "--scenario",
+            "a config with at least one scenario",
+            "none",
+        )),
+        Some(n) => names.iter().position(|s| *s == n).ok_or_else(|| {
+            ConfigError::new(
+                CLI,
+                "--scenario",
+                format!("one of the config's scenarios ({})", names.join(", ")),
+                format!("`{n}`"),
+            )
+        }),
+    }
+}
+
+/// A message size from the command line ("4096", "4KiB", "1MiB").
+pub fn parse_size(s: &str) -> Result<u64, ConfigError> {
+    match crate::units::parse_bytes(s) {
+        Ok(v) if v > 0 => Ok(v),
+        Ok(_) => Err(ConfigError::new(CLI, "--size", "at least 1 byte", "0")),
+        Err(e) => Err(ConfigError::new(
+            CLI,
+            "--size",
+            e.expected,
+            format!("`{s}`"),
+        )),
+    }
+}
+
+/// A path name from the command line.
+pub fn parse_path(s: &str) -> Result<PathKind, ConfigError> {
+    PathKind::parse(s).ok_or_else(|| {
+        ConfigError::new(CLI, "--path", "host, staged or gpudirect", format!("`{s}`"))
+    })
+}
+
+/// A language from the command line.
+pub fn parse_lang(s: &str) -> Result<Lang, ConfigError> {
+    Lang::parse(s).ok_or_else(|| ConfigError::new(CLI, "--lang", "en or zh", format!("`{s}`")))
+}
+
+/// One recorded run of a point.
+pub struct Recorded {
+    pub plan: Plan,
+    pub effective_path: String,
+    pub setup_ps: Ps,
+    pub recorder: Recorder,
+    pub outcome: Outcome,
+    /// Stage spans of every message, in pipeline order per message. The recorder keeps message
+    /// 0's only; the others are rebuilt from the fabric's per-message stage times.
+    pub spans: Vec<Span>,
+    /// Whether the sender's payload rides inside the WQE.
+    pub inline: bool,
+    /// Effective MPS of the payload write, D2H and H2D routes.
+    pub mps_write: u64,
+    pub mps_d2h: u64,
+}
+
+/// The noise-free run of (scenario `si`, `path`, `size`) with `messages` messages, at most
+/// `window` in flight, recording on.
+pub fn record(
+    cfg: &Config,
+    topo: &Topology,
+    si: usize,
+    path: PathKind,
+    size: u64,
+    window: u32,
+    messages: u32,
+) -> Result<Recorded> {
+    let sc = &cfg.scenarios[si];
+    let (plan, s_mode, r_mode, setup_ps) = paths::plan(cfg, sc, topo, path, size);
+    let opts = SimOptions {
+        tlp_granularity: cfg.sim.tlp_granularity,
+        coalesce_above: cfg.sim.coalesce_above,
+        burst_bytes: cfg.sim.burst_bytes,
+        jitter: false,
+        // The seed of the point in a sweep (it does not matter with jitter off).
+        seed: scenario::mix(cfg.seed, &[si as u64, path as u64, size]),
+        record: true,
+    };
+    let mut f = Fabric::new(topo, plan, opts)
+        .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
+    let outcome = f.run(window, messages);
+    let mut spans: Vec<Span> = f.recorder.spans.clone();
+    for m in 1..f.msgs.len() as u32 {
+        spans.extend(message_spans(&f, m));
+    }
+    let inline = f.inline();
+    Ok(Recorded {
+        plan,
+        effective_path: paths::effective_name(s_mode, r_mode).to_string(),
+        setup_ps,
+        inline,
+        mps_write: f.r.mps_write,
+        mps_d2h: f.r.mps_d2h,
+        recorder: std::mem::take(&mut f.recorder),
+        outcome,
+        spans,
+    })
+}
+
+/// Message `msg`'s stages as spans, as the recorder would push them (the same adjustment of the
+/// receive CQE to the end of the data it announces).
+pub fn message_spans(f: &Fabric, msg: u32) -> Vec<Span> {
+    let m = &f.msgs[msg as usize];
+    let mut stages = m.stages;
+    if let (Some(w), Some(c)) = (
+        stages[Stage::DmaWrite as usize],
+        stages[Stage::Cqe as usize].as_mut(),
+    ) {
+        let s = w.end.clamp(c.start, c.end);
+        c.start = s;
+        c.last_in = s;
+    }
+    Stage::ALL
+        .into_iter()
+        .filter_map(|stage| {
+            stages[stage as usize].map(|t| Span {
+                msg,
+                stage,
+                component: m.stage_component[stage as usize],
+                start: t.start,
+                first_out: t.first_out,
+                last_in: t.last_in,
+                end: t.end,
+                bytes: 0,
+            })
+        })
+        .collect()
+}
+
+/// The GPU-NIC (or memory-NIC) class of a scenario's sender, as results.csv reports it.
+fn sender_class(topo: &Topology, cfg: &Config, si: usize, path: PathKind) -> String {
+    let sc = &cfg.scenarios[si];
+    let h = &topo.hosts[0];
+    let nic = Place::Device(h.node_index(NodeKind::Nic(sc.sender.nic)));
+    match (path, sc.sender.gpu) {
+        (PathKind::Host, _) | (_, None) => h.class(Place::Memory(sc.sender.memory_socket), nic),
+        (_, Some(g)) => h.class(Place::Device(h.node_index(NodeKind::Gpu(g))), nic),
+    }
+    .to_string()
+}
+
+// ---- reading the recorder --------------------------------------------------------------------
+
+/// The hops of one message, by what they are.
+struct Hops<'a> {
+    rec: &'a Recorder,
+    topo: &'a Topology,
+    msg: u32,
+}
+
+impl<'a> Hops<'a> {
+    fn of(&self, what: &str) -> Vec<&'a Hop> {
+        self.rec
+            .hops
+            .iter()
+            .filter(|h| h.msg == self.msg && h.what == what)
+            .collect()
+    }
+
+    /// Hops of `what` on channels of host `host` (None: the network).
+    fn of_host(&self, what: &str, host: Option<usize>) -> Vec<&'a Hop> {
+        self.of(what)
+            .into_iter()
+            .filter(|h| self.host_of(h.channel) == host)
+            .collect()
+    }
+
+    fn host_of(&self, ch: u32) -> Option<usize> {
+        self.topo.channels.get(ch as usize).and_then(|c| c.host)
+    }
+
+    /// The channel's name without its host prefix ("node-a/pcie:sw0>nic0" -> "pcie:sw0>nic0").
+    fn short(&self, ch: u32) -> String {
+        short_name(self.topo, self.rec, ch)
+    }
+
+    /// A route as the nodes it passes: links "pcie:a>b" give a and b; switches, root
+    /// complexes and memories give themselves; repeats collapse.
+    fn nodes(&self, hops: &[&Hop]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut push = |n: &str| {
+            if out.last().map(String::as_str) != Some(n) {
+                out.push(n.to_string());
+            }
+        };
+        for h in hops {
+            let name = self.short(h.channel);
+            let base = name
+                .strip_prefix("pcie:")
+                .or_else(|| name.strip_prefix("upi:"))
+                .or_else(|| name.strip_prefix("wire:"))
+                .unwrap_or(&name);
+            let base = match base.find(".p2p-") {
+                Some(i) => &base[..i],
+                None => base,
+            };
+            match base.split_once('>') {
+                Some((a, b)) => {
+                    push(a);
+                    push(b);
+                }
+                None => push(base),
+            }
+        }
+        out
+    }
+}
+
+/// Extent of a set of hops: (first start, last end).
+fn extent(hops: &[&Hop]) -> Option<(Ps, Ps)> {
+    let s = hops.iter().map(|h| h.start).min()?;
+    let e = hops.iter().map(|h| h.end).max()?;
+    Some((s, e))
+}
+
+/// Train serials in order of first appearance.
+fn trains(hops: &[&Hop]) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for h in hops {
+        if !out.contains(&h.train) {
+            out.push(h.train);
+        }
+    }
+    out
+}
+
+fn train_hops<'a>(hops: &[&'a Hop], train: u64) -> Vec<&'a Hop> {
+    hops.iter().copied().filter(|h| h.train == train).collect()
+}
+
+/// Units of each train where it entered its route (requests for a read), summed.
+fn first_units(hops: &[&Hop]) -> u64 {
+    trains(hops)
+        .into_iter()
+        .filter_map(|t| hops.iter().find(|h| h.train == t).map(|h| h.units))
+        .sum()
+}
+
+/// Units of each train where it left its route (completions for a read), summed.
+fn last_units(hops: &[&Hop]) -> u64 {
+    trains(hops)
+        .into_iter()
+        .filter_map(|t| hops.iter().rev().find(|h| h.train == t).map(|h| h.units))
+        .sum()
+}
+
+fn short_name(topo: &Topology, rec: &Recorder, ch: u32) -> String {
+    let name = rec.component_name(ch);
+    let host = if (ch as usize) < topo.channels.len() {
+        topo.channels[ch as usize].host
+    } else {
+        topo.hosts
+            .iter()
+            .position(|h| name.starts_with(&format!("{}/", h.name)))
+    };
+    match host {
+        Some(h) => name
+            .strip_prefix(&format!("{}/", topo.hosts[h].name))
+            .unwrap_or(name)
+            .to_string(),
+        None => name.to_string(),
+    }
+}
+
+/// The tag names of payload-carrying trains.
+fn payload_tags() -> [&'static str; 5] {
+    [
+        Tag::PayloadRead.name(),
+        Tag::PayloadWritten.name(),
+        Tag::D2h.name(),
+        Tag::H2d.name(),
+        Tag::H2dCommitted.name(),
+    ]
+}
+
+/// Payload bytes of message `msg` over channels of `kind` (see the module doc).
+fn payload_bytes_over(
+    topo: &Topology,
+    run: &Recorded,
+    msg: u32,
+    kind: fn(&ChannelKind) -> bool,
+) -> u64 {
+    let tags = payload_tags();
+    let mmio = Tag::Mmio {
+        side: 0,
+        flush: false,
+    }
+    .name();
+    run.recorder
+        .hops
+        .iter()
+        .filter(|h| h.msg == msg && kind(&topo.channels[h.channel as usize].kind))
+        .map(|h| {
+            if tags.contains(&h.what) {
+                h.payload
+            } else if run.inline
+                && h.what == mmio
+                && topo.channels[h.channel as usize].host == Some(0)
+            {
+                run.plan.size
+            } else {
+                0
+            }
+        })
+        .sum()
+}
+
+// ---- the walk --------------------------------------------------------------------------------
+
+fn step(start: Ps, end: Ps, component: &str, kind: StepKind) -> Step {
+    Step {
+        start,
+        dur: end.saturating_sub(start),
+        component: component.to_string(),
+        kind,
+        parts: Vec::new(),
+    }
+}
+
+/// Walks one path of scenario `si` at `size`.
+fn walk_path(
+    cfg: &Config,
+    topo: &Topology,
+    si: usize,
+    path: PathKind,
+    size: u64,
+) -> Result<PathWalk> {
+    let run = record(cfg, topo, si, path, size, 1, 1)?;
+    let rec = &run.recorder;
+    let plan = run.plan;
+    let hosts = [&topo.hosts[0], &topo.hosts[1]];
+    let h = Hops { rec, topo, msg: 0 };
+    let span = |st: Stage| run.spans.iter().find(|s| s.msg == 0 && s.stage == st);
+    let name = |c: u32| rec.component_name(c).to_string();
+    let nic_spec = |side: usize| &hosts[side].spec.nics[[plan.sender, plan.receiver][side].nic];
+    let desc = |dir: DescriptorDir| {
+        rec.descriptors
+            .iter()
+            .find(|d| d.msg == 0 && d.direction == dir)
+            .map(|d| Desc {
+                component: name(d.component),
+                at: d.at,
+                addr: d.addr,
+                virt_addr: d.virt_addr,
+                len: d.len,
+                flags: d.flags,
+                gather: dir == DescriptorDir::Gather,
+            })
+    };
+    let gather = desc(DescriptorDir::Gather);
+    let scatter = desc(DescriptorDir::Scatter);
+    let mut steps: Vec<Step> = Vec::new();
+    let mut copies: Vec<(String, bool)> = Vec::new();
+
+    // Registration in the latency (per transfer).
+    if let Some(s) = span(Stage::Register) {
+        steps.push(step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::Register {
+                gpu: plan.sender.nic_buffer.is_gpu(),
+                addr: plan.sender.nic_buffer.virt_addr(),
+                bytes: size,
+            },
+        ));
+    }
+    // cudaMemcpy D2H into the bounce buffer.
+    if let (Some(s), Some(st)) = (span(Stage::MemcpyD2h), plan.sender.staging) {
+        let hops = h.of(Tag::D2h.name());
+        let (d0, d1) = extent(&hops).unwrap_or((s.start, s.end));
+        let first = trains(&hops)
+            .first()
+            .map(|&t| train_hops(&hops, t))
+            .unwrap_or_default();
+        let mut st_step = step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::MemcpyD2h {
+                src_gpu: st.gpu_va,
+                dst_host: st.bounce_addr,
+                bytes: size,
+            },
+        );
+        st_step.parts = vec![
+            step(s.start, d0, &name(s.component), StepKind::CopyLaunch),
+            step(
+                d0,
+                d1,
+                &name(s.component),
+                StepKind::CopyDma {
+                    d2h: true,
+                    tlps: first_units(&hops),
+                    tlp_bytes: run.mps_d2h,
+                    route: h.nodes(&first),
+                },
+            ),
+            step(d1, s.end, &name(s.component), StepKind::CopySync),
+        ];
+        steps.push(st_step);
+        copies.push((hosts[0].name.clone(), true));
+    }
+    // Post: the CPU builds the WQE, then the MMIO write carries it (or a doorbell) to the NIC.
+    if let Some(s) = span(Stage::Post) {
+        let mmio = h.of_host(
+            Tag::Mmio {
+                side: 0,
+                flush: false,
+            }
+            .name(),
+            Some(0),
+        );
+        let m0 = extent(&mmio).map_or(s.start, |e| e.0);
+        let cpu = name(s.component);
+        steps.push(step(
+            s.start,
+            m0,
+            &cpu,
+            StepKind::BuildWqe {
+                addr: plan.sender.nic_buffer.virt_addr(),
+                len: size,
+                gpu: plan.sender.nic_buffer.is_gpu(),
+                inline: run.inline,
+            },
+        ));
+        steps.push(step(
+            m0,
+            s.end,
+            &cpu,
+            StepKind::Mmio {
+                bytes: mmio.first().map_or(0, |h| h.payload),
+                blueflame: nic_spec(0).wqe_delivery == WqeDelivery::BlueFlame,
+                route: h.nodes(&mmio),
+            },
+        ));
+    }
+    if let Some(s) = span(Stage::WqeFetch) {
+        let fetch = h.of(Tag::WqeFetched.name());
+        steps.push(step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::WqeFetch {
+                fetched: !fetch.is_empty(),
+                route: h.nodes(&fetch),
+            },
+        ));
+    }
+    // The gather descriptor: the NIC translates the posted address through its MTT, then
+    // reads the payload (or finds it inline in the WQE).
+    if let Some(g) = &gather {
+        match span(Stage::DmaRead) {
+            Some(read) => {
+                steps.push(step(
+                    g.at,
+                    read.start,
+                    &g.component,
+                    StepKind::MttLookup {
+                        va: g.virt_addr,
+                        bus: g.addr,
+                        gpu: g.flags & 1 == 1,
+                    },
+                ));
+                steps.push(step(
+                    read.start,
+                    read.start,
+                    &g.component,
+                    StepKind::Descriptor(g.clone()),
+                ));
+                let hops = h.of(Tag::PayloadRead.name());
+                let first = trains(&hops)
+                    .first()
+                    .map(|&t| train_hops(&hops, t))
+                    .unwrap_or_default();
+                let cpl: Vec<&Hop> = first.iter().copied().filter(|h| h.payload > 0).collect();
+                steps.push(step(
+                    read.start,
+                    read.end,
+                    &name(read.component),
+                    StepKind::DmaRead {
+                        requests: first_units(&hops),
+                        request_bytes: nic_spec(0).mrrs,
+                        completions: last_units(&hops),
+                        gpu: plan.sender.nic_buffer.is_gpu(),
+                        route: h.nodes(&cpl),
+                        first_data: read.first_out,
+                    },
+                ));
+            }
+            None => {
+                steps.push(step(
+                    g.at,
+                    g.at,
+                    &g.component,
+                    StepKind::Descriptor(g.clone()),
+                ));
+                steps.push(step(
+                    g.at,
+                    g.at,
+                    &g.component,
+                    StepKind::Inline { bytes: size },
+                ));
+            }
+        }
+    }
+    if let Some(s) = span(Stage::NicTx) {
+        steps.push(step(s.start, s.end, &name(s.component), StepKind::NicTx));
+    }
+    if let Some(s) = span(Stage::Wire) {
+        let hops = h.of(Tag::WireDone.name());
+        let first = trains(&hops)
+            .first()
+            .map(|&t| train_hops(&hops, t))
+            .unwrap_or_default();
+        steps.push(step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::Wire {
+                packets: first_units(&hops),
+                mtu: nic_spec(0).mtu,
+                route: h.nodes(&first),
+            },
+        ));
+    }
+    if let Some(s) = span(Stage::NicRx) {
+        steps.push(step(s.start, s.end, &name(s.component), StepKind::NicRx));
+    }
+    if let (Some(d), Some(w)) = (&scatter, span(Stage::DmaWrite)) {
+        steps.push(step(
+            d.at,
+            w.start,
+            &d.component,
+            StepKind::MttLookup {
+                va: d.virt_addr,
+                bus: d.addr,
+                gpu: d.flags & 1 == 1,
+            },
+        ));
+        steps.push(step(
+            w.start,
+            w.start,
+            &d.component,
+            StepKind::Descriptor(d.clone()),
+        ));
+        let hops = h.of(Tag::PayloadWritten.name());
+        let first = trains(&hops)
+            .first()
+            .map(|&t| train_hops(&hops, t))
+            .unwrap_or_default();
+        steps.push(step(
+            w.start,
+            w.end,
+            &name(w.component),
+            StepKind::DmaWrite {
+                writes: first_units(&hops),
+                write_bytes: run.mps_write,
+                gpu: plan.receiver.nic_buffer.is_gpu(),
+                route: h.nodes(&first),
+            },
+        ));
+    }
+    if let Some(s) = span(Stage::Cqe) {
+        let hops = h.of(Tag::Cqe(CqeKind::Recv).name());
+        steps.push(step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::Cqe {
+                bytes: hops.first().map_or(0, |h| h.payload),
+                route: h.nodes(&hops),
+            },
+        ));
+    }
+    if let Some(s) = span(Stage::Poll) {
+        steps.push(step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::Poll { repost: true },
+        ));
+    }
+    if let Some(s) = span(Stage::Flush) {
+        let mmio = h.of_host(
+            Tag::Mmio {
+                side: 1,
+                flush: true,
+            }
+            .name(),
+            Some(1),
+        );
+        let engine = h.of_host(
+            Tag::SqEngine {
+                side: 1,
+                flush: true,
+            }
+            .name(),
+            Some(1),
+        );
+        let read = h.of(Tag::FlushRead.name());
+        let cqe = h.of(Tag::Cqe(CqeKind::Flush).name());
+        let cpu = name(
+            rec.spans
+                .iter()
+                .find(|x| x.stage == Stage::Poll)
+                .map_or(s.component, |x| x.component),
+        );
+        let nic = name(s.component);
+        let (m0, m1) = extent(&mmio).unwrap_or((s.start, s.start));
+        let (e0, e1) = extent(&engine).unwrap_or((m1, m1));
+        let (r0, r1) = extent(&read).unwrap_or((e1, e1));
+        let (c0, c1) = extent(&cqe).unwrap_or((r1, r1));
+        let req: Vec<&Hop> = read.iter().copied().filter(|h| h.payload == 0).collect();
+        let cpl: Vec<&Hop> = read.iter().copied().filter(|h| h.payload > 0).collect();
+        let mut f = step(
+            s.start,
+            s.end,
+            &nic,
+            StepKind::Flush {
+                addr: plan.receiver.nic_buffer.dma_addr(),
+            },
+        );
+        f.parts = vec![
+            step(s.start, m0, &cpu, StepKind::FlushPost),
+            step(
+                m0,
+                m1,
+                &cpu,
+                StepKind::FlushMmio {
+                    route: h.nodes(&mmio),
+                },
+            ),
+            step(e0, e1, &nic, StepKind::FlushEngine),
+            step(
+                r0,
+                r1,
+                &nic,
+                StepKind::FlushRead {
+                    request: h.nodes(&req),
+                    completion: h.nodes(&cpl),
+                },
+            ),
+            step(
+                c0,
+                c1,
+                &nic,
+                StepKind::FlushCqe {
+                    route: h.nodes(&cqe),
+                },
+            ),
+            step(c1, s.end, &cpu, StepKind::FlushPoll),
+        ];
+        steps.push(f);
+    }
+    if let (Some(s), Some(st)) = (span(Stage::MemcpyH2d), plan.receiver.staging) {
+        let reads = h.of(Tag::H2d.name());
+        let commits = h.of(Tag::H2dCommitted.name());
+        let all: Vec<&Hop> = reads.iter().chain(&commits).copied().collect();
+        let (d0, d1) = extent(&all).unwrap_or((s.start, s.end));
+        let first = trains(&reads)
+            .first()
+            .map(|&t| train_hops(&reads, t))
+            .unwrap_or_default();
+        let mut route_hops: Vec<&Hop> = first.iter().copied().filter(|h| h.payload > 0).collect();
+        route_hops.extend(commits.first().copied());
+        let ce = &hosts[1].spec.gpus[st.gpu].copy_engine;
+        let mut st_step = step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::MemcpyH2d {
+                src_host: st.bounce_addr,
+                dst_gpu: st.gpu_va,
+                bytes: size,
+            },
+        );
+        st_step.parts = vec![
+            step(s.start, d0, &name(s.component), StepKind::CopyLaunch),
+            step(
+                d0,
+                d1,
+                &name(s.component),
+                StepKind::CopyDma {
+                    d2h: false,
+                    tlps: first_units(&reads),
+                    tlp_bytes: ce.mrrs,
+                    route: h.nodes(&route_hops),
+                },
+            ),
+            step(d1, s.end, &name(s.component), StepKind::CopySync),
+        ];
+        steps.push(st_step);
+        copies.push((hosts[1].name.clone(), false));
+    }
+
+    // Off the latency path: the RC ACK and the sender's send CQE.
+    let mut side_steps = Vec::new();
+    let ack = h.of(Tag::Ack.name());
+    if let Some((a0, a1)) = extent(&ack) {
+        let wire: Vec<&Hop> = ack
+            .iter()
+            .copied()
+            .filter(|x| h.host_of(x.channel).is_none())
+            .collect();
+        let comp = scatter
+            .as_ref()
+            .map(|d| d.component.clone())
+            .unwrap_or_default();
+        side_steps.push(step(
+            a0,
+            a1,
+            &comp,
+            StepKind::Ack {
+                route: h.nodes(&wire),
+            },
+        ));
+    }
+    let send_cqe = h.of(Tag::Cqe(CqeKind::Send).name());
+    if let Some((c0, c1)) = extent(&send_cqe) {
+        side_steps.push(step(
+            c0,
+            c1,
+            &gather
+                .as_ref()
+                .map(|d| d.component.clone())
+                .unwrap_or_default(),
+            StepKind::SendCqe {
+                route: h.nodes(&send_cqe),
+            },
+        ));
+    }
+
+    // One-time setup, per side.
+    let per_transfer = cfg.sim.registration == Registration::PerTransfer;
+    let mut setup = Vec::new();
+    for (side, sp) in [plan.sender, plan.receiver].iter().enumerate() {
+        let host = &hosts[side];
+        let reg = &host.spec.registration;
+        if let Some(st) = sp.staging {
+            setup.push(Setup::Bounce {
+                host: host.name.clone(),
+                count: cfg.sim.stream_window,
+                addr: st.bounce_addr,
+                alloc_ps: reg.bounce_alloc,
+                register_ps: reg.host_cost(size),
+                pages: size.div_ceil(HOST_PAGE).max(1),
+                page_bytes: HOST_PAGE,
+            });
+        }
+        if let crate::components::Buffer::Gpu { va, bus, .. } = sp.nic_buffer {
+            let pages = size.div_ceil(GPU_PAGE).max(1);
+            setup.push(Setup::GpuMr {
+                host: host.name.clone(),
+                va,
+                bytes: size,
+                pages,
+                page_bytes: GPU_PAGE,
+                cost_ps: reg.gpu_cost(size),
+                mtt: (0..pages.min(4))
+                    .map(|i| (va + i * GPU_PAGE, bus + i * GPU_PAGE))
+                    .collect(),
+                when: match (per_transfer, side) {
+                    (false, _) => MrWhen::Cached,
+                    (true, 0) => MrWhen::PerTransferStep,
+                    (true, _) => MrWhen::PerTransferReceiver,
+                },
+            });
+        }
+    }
+
+    let over = |kind: fn(&ChannelKind) -> bool| payload_bytes_over(topo, &run, 0, kind);
+    let (start, end) = run.outcome.messages[0];
+    Ok(PathWalk {
+        path: path.name().to_string(),
+        effective_path: run.effective_path.clone(),
+        setup,
+        setup_ps: run.setup_ps,
+        steps,
+        side_steps,
+        latency_ps: end - start,
+        gather,
+        scatter,
+        copies,
+        pcie_link_bytes: over(|k| matches!(k, ChannelKind::PcieLink { .. })),
+        root_complex_bytes: over(|k| matches!(k, ChannelKind::RootComplex)),
+        host_mem_bytes: run.outcome.host_mem_bytes,
+        cpu_busy_ps: run.outcome.cpu_busy,
+    })
+}
+
+/// The walk of scenario `si` at `size`: the staged path, then the GPUDirect path.
+pub fn walk(cfg: &Config, si: usize, size: u64) -> Result<Walk> {
+    let topos = scenario::topologies(cfg);
+    let topo = &topos[si];
+    let sc = &cfg.scenarios[si];
+    let end = |e: &crate::config::Endpoint| -> Result<Endpoint, ConfigError> {
+        let host = &cfg.hosts[e.host];
+        let m = &host.machine;
+        let g = e.gpu.ok_or_else(|| {
+            ConfigError::new(
+                CLI,
+                "--scenario",
+                "a scenario with a GPU on both ends (the walk moves GPU memory)",
+                format!(
+                    "scenario `{}` with a host-memory end on {}",
+                    sc.name, host.name
+                ),
+            )
+        })?;
+        let gpu = &m.gpus[g];
+        let nic = &m.nics[e.nic];
+        Ok(Endpoint {
+            host: host.name.clone(),
+            gpu: gpu.name.clone(),
+            gpu_model: gpu.model.clone(),
+            nic: nic.name.clone(),
+            nic_model: nic.model.clone(),
+            gpu_va: gpu.heap_base,
+            bar_offset: gpu.bar_offset,
+            host_buffer: m.host_buffer_base,
+        })
+    };
+    let ends = [end(&sc.sender)?, end(&sc.receiver)?];
+    let paths = vec![
+        walk_path(cfg, topo, si, PathKind::Staged, size)?,
+        walk_path(cfg, topo, si, PathKind::GpuDirect, size)?,
+    ];
+    Ok(Walk {
+        config_name: cfg.name.clone(),
+        scenario: sc.name.clone(),
+        class: sender_class(topo, cfg, si, PathKind::GpuDirect),
+        size,
+        ends,
+        paths,
+    })
+}
+
+/// `gdrsim walk`: loads the config, walks, returns the text.
+pub fn run_walk(
+    config: Option<&Path>,
+    scenario: Option<&str>,
+    size: &str,
+    lang: &str,
+) -> Result<String> {
+    let lang = parse_lang(lang)?;
+    let size = parse_size(size)?;
+    let cfg = crate::app::load_config(config)?;
+    let si = scenario_index(&cfg, scenario)?;
+    let w = walk(&cfg, si, size)?;
+    Ok(walkthrough::render(&w, lang))
+}
+
+// ---- the trace -------------------------------------------------------------------------------
+
+/// The unit a hop carried, from what its train is and whether it carried data.
+fn unit_of(what: &str, payload: u64) -> Unit {
+    let reads = [
+        Tag::PayloadRead.name(),
+        Tag::WqeFetched.name(),
+        Tag::FlushRead.name(),
+        Tag::H2d.name(),
+    ];
+    let packets = [
+        Tag::SqEngine {
+            side: 0,
+            flush: false,
+        }
+        .name(),
+        Tag::TxDone.name(),
+        Tag::WireDone.name(),
+        Tag::RxDone.name(),
+        Tag::Ack.name(),
+    ];
+    if reads.contains(&what) {
+        if payload == 0 {
+            Unit::ReadRequest
+        } else {
+            Unit::Completion
+        }
+    } else if packets.contains(&what) {
+        Unit::Packet
+    } else {
+        Unit::Write
+    }
+}
+
+fn us_exact(ps: Ps) -> Arg {
+    Arg::Str(ps_to_us_exact(ps))
+}
+
+fn hex(a: u64) -> Arg {
+    Arg::Str(walkthrough::hex(a))
+}
+
+/// The trace of `messages` messages of (scenario `si`, `path`, `size`), at most the config's
+/// streaming window in flight.
+pub fn trace(
+    cfg: &Config,
+    si: usize,
+    path: PathKind,
+    size: u64,
+    messages: u32,
+) -> Result<TraceData> {
+    let topos = scenario::topologies(cfg);
+    let topo = &topos[si];
+    let sc = &cfg.scenarios[si];
+    let messages = messages.max(1);
+    let window = cfg.sim.stream_window.min(messages).max(1);
+    let run = record(cfg, topo, si, path, size, window, messages)?;
+    let rec = &run.recorder;
+    let plan = run.plan;
+    let n_channels = topo.channels.len();
+    let mut data = TraceData {
+        processes: vec![
+            format!("{} (sender)", topo.hosts[0].name),
+            format!("{} (receiver)", topo.hosts[1].name),
+            "network".to_string(),
+        ],
+        ..TraceData::default()
+    };
+    let network = 2;
+    // Tracks, created on first use: stage tracks of components, then channels in topology order.
+    let mut track_of: Vec<Option<usize>> = vec![None; rec.component_names.len()];
+    let mut track = |data: &mut TraceData, id: u32| -> usize {
+        if let Some(t) = track_of[id as usize] {
+            return t;
+        }
+        let (process, name, sort) = if (id as usize) < n_channels {
+            let c = &topo.channels[id as usize];
+            (
+                c.host.unwrap_or(network),
+                short_name(topo, rec, id),
+                100 + id as u64,
+            )
+        } else {
+            let full = rec.component_name(id);
+            let p = topo
+                .hosts
+                .iter()
+                .position(|h| full.starts_with(&format!("{}/", h.name)))
+                .unwrap_or(network);
+            (
+                p,
+                format!("{} (stages)", short_name(topo, rec, id)),
+                1 + id as u64 - n_channels as u64,
+            )
+        };
+        data.tracks.push(Track {
+            process,
+            name,
+            sort,
+        });
+        track_of[id as usize] = Some(data.tracks.len() - 1);
+        data.tracks.len() - 1
+    };
+    // Messages: one-way latency of each, on a track of their own.
+    data.tracks.push(Track {
+        process: 0,
+        name: "messages (one-way latency)".into(),
+        sort: 0,
+    });
+    let msg_track = data.tracks.len() - 1;
+    for (k, &(s, e)) in run.outcome.messages.iter().enumerate() {
+        data.slices.push(Slice {
+            track: msg_track,
+            name: format!("msg {k}"),
+            cat: "message".into(),
+            start: s,
+            end: e,
+            instant: false,
+            args: vec![
+                ("msg".into(), Arg::Int(k as u64)),
+                ("start_us".into(), us_exact(s)),
+                ("end_us".into(), us_exact(e)),
+                ("latency_us".into(), us_exact(e - s)),
+                ("size_bytes".into(), Arg::Int(size)),
+            ],
+        });
+    }
+    // Stages, with message 0's critical-path shares.
+    let msg0: Vec<&Span> = run.spans.iter().filter(|s| s.msg == 0).collect();
+    let (s0, e0) = run.outcome.messages[0];
+    let critical =
+        crate::stats::critical_path(&msg0, e0 - s0, |c| rec.component_name(c).to_string());
+    let mut stage_chains: Vec<Vec<usize>> = vec![Vec::new(); messages as usize];
+    for s in &run.spans {
+        let t = track(&mut data, s.component);
+        let mut args = vec![
+            ("msg".into(), Arg::Int(s.msg as u64)),
+            ("stage".into(), Arg::from(s.stage.name())),
+            (
+                "component".into(),
+                Arg::from(rec.component_name(s.component)),
+            ),
+            ("start_us".into(), us_exact(s.start)),
+            ("first_out_us".into(), us_exact(s.first_out)),
+            ("last_in_us".into(), us_exact(s.last_in)),
+            ("end_us".into(), us_exact(s.end)),
+        ];
+        if s.msg == 0
+            && let Some(row) = critical.iter().find(|r| r.stage == s.stage)
+        {
+            args.push(("critical_us".into(), us_exact(row.critical_ps)));
+        }
+        args.push(("size_bytes".into(), Arg::Int(size)));
+        let (src, dst) = (plan.sender.nic_buffer, plan.receiver.nic_buffer);
+        match (s.stage, plan.sender.staging, plan.receiver.staging) {
+            (Stage::DmaRead, ..) => args.push(("src".into(), hex(src.dma_addr()))),
+            (Stage::DmaWrite, ..) => args.push(("dst".into(), hex(dst.dma_addr()))),
+            (Stage::Flush, ..) => args.push(("src".into(), hex(dst.dma_addr()))),
+            (Stage::MemcpyD2h, Some(st), _) => {
+                args.push(("src".into(), hex(st.gpu_va)));
+                args.push(("dst".into(), hex(st.bounce_addr)));
+            }
+            (Stage::MemcpyH2d, _, Some(st)) => {
+                args.push(("src".into(), hex(st.bounce_addr)));
+                args.push(("dst".into(), hex(st.gpu_va)));
+            }
+            _ => {}
+        }
+        data.slices.push(Slice {
+            track: t,
+            name: s.stage.name().into(),
+            cat: "stage".into(),
+            start: s.start,
+            end: s.end,
+            instant: false,
+            args,
+        });
+        stage_chains[s.msg as usize].push(data.slices.len() - 1);
+    }
+    for mut chain in stage_chains {
+        chain.sort_by_key(|&i| data.slices[i].start);
+        data.flows.push(chain);
+    }
+    // Descriptors, as instants on the NIC's stage track.
+    for d in &rec.descriptors {
+        let t = track(&mut data, d.component);
+        let gather = d.direction == DescriptorDir::Gather;
+        data.slices.push(Slice {
+            track: t,
+            name: if gather {
+                "DMA descriptor (gather)".into()
+            } else {
+                "DMA descriptor (scatter)".into()
+            },
+            cat: "descriptor".into(),
+            start: d.at,
+            end: d.at,
+            instant: true,
+            args: vec![
+                ("msg".into(), Arg::Int(d.msg as u64)),
+                (if gather { "src" } else { "dst" }.into(), hex(d.addr)),
+                ("virt_addr".into(), hex(d.virt_addr)),
+                ("len".into(), Arg::Int(d.len)),
+                ("flags".into(), Arg::Int(d.flags as u64)),
+            ],
+        });
+    }
+    // Hops: a slice per train per channel, addresses of payload trains, a flow per train.
+    // Offsets within the buffer: the payload trains of one (message, kind) in issue order.
+    let mut train_bytes: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut first_seen: Vec<&Hop> = Vec::new();
+    for hop in &rec.hops {
+        let b = train_bytes.entry(hop.train).or_insert_with(|| {
+            first_seen.push(hop);
+            0
+        });
+        *b = (*b).max(hop.payload);
+    }
+    let mut next: BTreeMap<(u32, &str), u64> = BTreeMap::new();
+    let mut train_offset: BTreeMap<u64, u64> = BTreeMap::new();
+    for hop in first_seen {
+        let slot = next.entry((hop.msg, hop.what)).or_insert(0);
+        train_offset.insert(hop.train, *slot);
+        *slot += train_bytes[&hop.train];
+    }
+    let offset_of = |train: u64| train_offset.get(&train).copied().unwrap_or(0);
+    let mut train_chains: Vec<Vec<usize>> = Vec::new();
+    let mut chain_of: BTreeMap<u64, usize> = BTreeMap::new();
+    let read_tags = [
+        Tag::PayloadRead.name(),
+        Tag::WqeFetched.name(),
+        Tag::FlushRead.name(),
+        Tag::H2d.name(),
+    ];
+    let staging_s = plan.sender.staging;
+    let staging_r = plan.receiver.staging;
+    for hop in &rec.hops {
+        let t = track(&mut data, hop.channel);
+        let request = read_tags.contains(&hop.what) && hop.payload == 0;
+        let mut args = vec![
+            ("msg".into(), Arg::Int(hop.msg as u64)),
+            ("train".into(), Arg::Int(hop.train)),
+            ("channel".into(), Arg::from(rec.component_name(hop.channel))),
+            ("payload_bytes".into(), Arg::Int(hop.payload)),
+            ("units".into(), Arg::Int(hop.units)),
+            ("start_us".into(), us_exact(hop.start)),
+            ("end_us".into(), us_exact(hop.end)),
+        ];
+        let off = offset_of(hop.train);
+        let what = hop.what;
+        if what == Tag::PayloadRead.name() {
+            args.push(("src".into(), hex(plan.sender.nic_buffer.dma_addr() + off)));
+        } else if what == Tag::PayloadWritten.name() {
+            args.push(("dst".into(), hex(plan.receiver.nic_buffer.dma_addr() + off)));
+        } else if what == Tag::FlushRead.name() {
+            args.push(("src".into(), hex(plan.receiver.nic_buffer.dma_addr())));
+        } else if what == Tag::D2h.name()
+            && let Some(st) = staging_s
+        {
+            args.push(("src".into(), hex(st.gpu_va + off)));
+            args.push(("dst".into(), hex(st.bounce_addr + off)));
+        } else if (what == Tag::H2d.name() || what == Tag::H2dCommitted.name())
+            && let Some(st) = staging_r
+        {
+            args.push(("src".into(), hex(st.bounce_addr + off)));
+            args.push(("dst".into(), hex(st.gpu_va + off)));
+        }
+        data.slices.push(Slice {
+            track: t,
+            name: if request {
+                format!("{what} (request)")
+            } else {
+                what.to_string()
+            },
+            cat: "hop".into(),
+            start: hop.start,
+            end: hop.end,
+            instant: false,
+            args,
+        });
+        let i = data.slices.len() - 1;
+        let c = *chain_of.entry(hop.train).or_insert_with(|| {
+            train_chains.push(Vec::new());
+            train_chains.len() - 1
+        });
+        train_chains[c].push(i);
+    }
+    data.flows.extend(train_chains);
+    // Link utilisation.
+    for (c, spec) in topo.channels.iter().enumerate() {
+        let counted = matches!(
+            spec.kind,
+            ChannelKind::PcieLink { .. }
+                | ChannelKind::Wire
+                | ChannelKind::NetworkSwitch
+                | ChannelKind::SocketLink
+        );
+        if !counted || !spec.is_server() {
+            continue;
+        }
+        let windows: Vec<(Ps, Ps, Ps)> = rec
+            .hops
+            .iter()
+            .filter(|h| h.channel as usize == c)
+            .map(|h| {
+                let bytes = spec.wire_bytes(unit_of(h.what, h.payload), h.payload, h.units);
+                (
+                    h.start,
+                    h.end.saturating_sub(spec.latency).max(h.start),
+                    spec.rate.tx_time(bytes),
+                )
+            })
+            .collect();
+        if windows.is_empty() {
+            continue;
+        }
+        data.links.push(LinkBusy {
+            process: spec.host.unwrap_or(network),
+            name: short_name(topo, rec, c as u32),
+            windows,
+        });
+    }
+    data.metadata = vec![
+        ("generator".into(), Arg::from("gdrsim trace")),
+        ("config".into(), Arg::from(cfg.name.as_str())),
+        ("scenario".into(), Arg::from(sc.name.as_str())),
+        ("class".into(), Arg::from(sender_class(topo, cfg, si, path))),
+        ("path".into(), Arg::from(path.name())),
+        (
+            "effective_path".into(),
+            Arg::from(run.effective_path.as_str()),
+        ),
+        ("size_bytes".into(), Arg::Int(size)),
+        ("messages".into(), Arg::Int(messages as u64)),
+        ("window".into(), Arg::Int(window as u64)),
+        ("msg0_latency_us".into(), us_exact(e0 - s0)),
+        (
+            "host_mem_bytes".into(),
+            Arg::Int(run.outcome.host_mem_bytes),
+        ),
+        (
+            "times".into(),
+            Arg::from(
+                "ts/dur in microseconds rounded to the nanosecond; exact picosecond times in args (*_us)",
+            ),
+        ),
+        (
+            "note".into(),
+            Arg::from(
+                "noise-free run (jitter off); the recorder keeps stage spans of message 0 only, the stages of later messages are rebuilt from the fabric's per-message stage times",
+            ),
+        ),
+    ];
+    Ok(data)
+}
+
+/// What `gdrsim trace` reports after writing.
+pub struct TraceRun {
+    pub stats: TraceStats,
+    pub summary: String,
+}
+
+/// `gdrsim trace`: loads the config, traces, writes `out`.
+pub fn run_trace(
+    config: Option<&Path>,
+    scenario: Option<&str>,
+    path: &str,
+    size: &str,
+    messages: u32,
+    out: &Path,
+) -> Result<TraceRun> {
+    let path = parse_path(path)?;
+    let size = parse_size(size)?;
+    if messages == 0 {
+        return Err(ConfigError::new(CLI, "--messages", "at least 1", "0").into());
+    }
+    let cfg = crate::app::load_config(config)?;
+    let si = scenario_index(&cfg, scenario)?;
+    let data = trace(&cfg, si, path, size, messages)?;
+    let stats = crate::report::trace::write(out, &data)?;
+    let lat = data
+        .metadata
+        .iter()
+        .find(|(k, _)| k == "msg0_latency_us")
+        .map(|(_, v)| match v {
+            Arg::Str(s) => s.clone(),
+            Arg::Int(i) => i.to_string(),
+        })
+        .unwrap_or_default();
+    let summary = format!(
+        "wrote {} ({} slices, {} instants, {} tracks on {} threads, {} flows, {} counter points, {} bytes); \
+         {} {} {} bytes x {}: message 0 one-way latency {} us{}. Open it in ui.perfetto.dev or chrome://tracing.",
+        out.display(),
+        stats.slices,
+        stats.instants,
+        stats.tracks,
+        stats.threads,
+        stats.flows,
+        stats.counter_points,
+        stats.bytes,
+        cfg.scenarios[si].name,
+        path.name(),
+        size,
+        messages,
+        lat,
+        if messages == 1 { " (lat_model_us)" } else { "" }
+    );
+    Ok(TraceRun { stats, summary })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The spans rebuilt from the fabric's stage times equal what the recorder pushed.
+    #[test]
+    fn rebuilt_spans_match_the_recorder_for_message_0() {
+        let cfg = crate::app::load_config(None).unwrap();
+        let topos = scenario::topologies(&cfg);
+        for path in [PathKind::Staged, PathKind::GpuDirect, PathKind::Host] {
+            let sc = &cfg.scenarios[0];
+            let (plan, ..) = paths::plan(&cfg, sc, &topos[0], path, 4096);
+            let opts = SimOptions {
+                tlp_granularity: false,
+                coalesce_above: cfg.sim.coalesce_above,
+                burst_bytes: cfg.sim.burst_bytes,
+                jitter: false,
+                seed: 1,
+                record: true,
+            };
+            let mut f = Fabric::new(&topos[0], plan, opts).unwrap();
+            f.run(2, 3);
+            assert_eq!(message_spans(&f, 0), f.recorder.spans, "{path:?}");
+        }
+    }
+
+    #[test]
+    fn command_line_values_are_checked() {
+        let cfg = crate::app::load_config(None).unwrap();
+        assert_eq!(scenario_index(&cfg, None).unwrap(), 0);
+        assert_eq!(scenario_index(&cfg, Some("SYS")).unwrap(), 2);
+        assert!(scenario_index(&cfg, Some("nope")).is_err());
+        assert_eq!(parse_size("4KiB").unwrap(), 4096);
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("4 apples").is_err());
+        assert!(parse_lang("fr").is_err());
+        assert!(parse_path("gpudirect").is_ok());
+    }
+}
