@@ -125,10 +125,7 @@ pub fn record(
     let mut f = Fabric::new(topo, plan, opts)
         .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
     let outcome = f.run(window, messages);
-    let mut spans: Vec<Span> = f.recorder.spans.clone();
-    for m in 1..f.msgs.len() as u32 {
-        spans.extend(message_spans(&f, m));
-    }
+    let spans: Vec<Span> = f.recorder.spans.clone();
     let inline = f.inline();
     Ok(Recorded {
         plan,
@@ -141,36 +138,6 @@ pub fn record(
         outcome,
         spans,
     })
-}
-
-/// Message `msg`'s stages as spans, as the recorder would push them (the same adjustment of the
-/// receive CQE to the end of the data it announces).
-pub fn message_spans(f: &Fabric, msg: u32) -> Vec<Span> {
-    let m = &f.msgs[msg as usize];
-    let mut stages = m.stages;
-    if let (Some(w), Some(c)) = (
-        stages[Stage::DmaWrite as usize],
-        stages[Stage::Cqe as usize].as_mut(),
-    ) {
-        let s = w.end.clamp(c.start, c.end);
-        c.start = s;
-        c.last_in = s;
-    }
-    Stage::ALL
-        .into_iter()
-        .filter_map(|stage| {
-            stages[stage as usize].map(|t| Span {
-                msg,
-                stage,
-                component: m.stage_component[stage as usize],
-                start: t.start,
-                first_out: t.first_out,
-                last_in: t.last_in,
-                end: t.end,
-                bytes: 0,
-            })
-        })
-        .collect()
 }
 
 /// The GPU-NIC (or memory-NIC) class of a scenario's sender, as results.csv reports it.
@@ -1310,28 +1277,6 @@ pub fn run_trace(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The spans rebuilt from the fabric's stage times equal what the recorder pushed.
-    #[test]
-    fn rebuilt_spans_match_the_recorder_for_message_0() {
-        let cfg = crate::app::load_config(None).unwrap();
-        let topos = scenario::topologies(&cfg);
-        for path in [PathKind::Staged, PathKind::GpuDirect, PathKind::Host] {
-            let sc = &cfg.scenarios[0];
-            let (plan, ..) = paths::plan(&cfg, sc, &topos[0], path, 4096);
-            let opts = SimOptions {
-                tlp_granularity: false,
-                coalesce_above: cfg.sim.coalesce_above,
-                burst_bytes: cfg.sim.burst_bytes,
-                jitter: false,
-                seed: 1,
-                record: true,
-            };
-            let mut f = Fabric::new(&topos[0], plan, opts).unwrap();
-            f.run(2, 3);
-            assert_eq!(message_spans(&f, 0), f.recorder.spans, "{path:?}");
-        }
-    }
 
     #[test]
     fn command_line_values_are_checked() {

@@ -43,7 +43,11 @@ impl Fabric<'_> {
             .map(|m| (m.start, m.delivered.unwrap_or(stats.end_time)))
             .collect();
         if self.recorder.enabled {
-            self.record_spans(0);
+            for msg in 0..self.total {
+                for span in self.message_spans(msg) {
+                    self.recorder.span(span);
+                }
+            }
         }
         Outcome {
             messages,
@@ -111,24 +115,37 @@ impl Fabric<'_> {
         }
     }
 
-    /// Pushes message `msg`'s stages as spans, in pipeline order.
-    fn record_spans(&mut self, msg: u32) {
-        let m = self.msgs[msg as usize].clone();
+    /// Message `msg`'s stages as spans, in pipeline order.
+    pub fn message_spans(&self, msg: u32) -> Vec<Span> {
+        let m = &self.msgs[msg as usize];
         let mut stages = m.stages;
-        // The receive CQE is only meaningful once the data it announces has landed; where the
-        // data shares its route (host memory) the CQE's own cost starts after the data.
+        // The receive CQE is only meaningful once the data it announces has landed. Where the
+        // data shares the CQE's route (host memory) it lands first and the CQE's own cost starts
+        // after it; where it does not (GPU memory) the CQE may land first, and keeps its span.
         if let (Some(w), Some(c)) = (
             stages[Stage::DmaWrite as usize],
             stages[Stage::Cqe as usize].as_mut(),
-        ) {
-            let s = w.end.clamp(c.start, c.end);
+        ) && w.end <= c.end
+        {
+            let s = w.end.max(c.start);
             c.start = s;
             c.last_in = s;
             c.first_out = c.first_out.max(s);
         }
-        for stage in Stage::ALL {
-            if let Some(t) = stages[stage as usize] {
-                self.recorder.span(Span {
+        let data = |stage: Stage| match stage {
+            Stage::MemcpyD2h
+            | Stage::DmaRead
+            | Stage::NicTx
+            | Stage::Wire
+            | Stage::NicRx
+            | Stage::DmaWrite
+            | Stage::MemcpyH2d => self.plan.size,
+            _ => 0,
+        };
+        Stage::ALL
+            .into_iter()
+            .filter_map(|stage| {
+                stages[stage as usize].map(|t| Span {
                     msg,
                     stage,
                     component: m.stage_component[stage as usize],
@@ -136,9 +153,9 @@ impl Fabric<'_> {
                     first_out: t.first_out,
                     last_in: t.last_in,
                     end: t.end,
-                    bytes: 0,
-                });
-            }
-        }
+                    bytes: data(stage),
+                })
+            })
+            .collect()
     }
 }
