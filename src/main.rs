@@ -109,12 +109,16 @@ fn main() -> ExitCode {
                 .map_err(Into::into)
                 .map(|cfg| {
                     let points = gdrsim::scenario::plan(&cfg).len();
+                    let n = |k: usize, what: &str| {
+                        format!("{k} {what}{}", if k == 1 { "" } else { "s" })
+                    };
                     println!(
-                        "{}: ok ({} scenarios, {} paths, {} sizes: {points} points)",
+                        "{}: ok ({}, {}, {}: {})",
                         config.display(),
-                        cfg.scenarios.len(),
-                        cfg.paths.len(),
-                        cfg.sizes.len()
+                        n(cfg.scenarios.len(), "scenario"),
+                        n(cfg.paths.len(), "path"),
+                        n(cfg.sizes.len(), "size"),
+                        n(points, "point")
                     );
                 }),
             Some(Command::Topo { config }) => app::load_config(config.as_deref())
