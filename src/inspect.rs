@@ -60,6 +60,12 @@ pub fn scenario_index(cfg: &Config, name: Option<&str>) -> Result<usize, ConfigE
 /// A message size from the command line ("4096", "4KiB", "1MiB").
 pub fn parse_size(s: &str) -> Result<u64, ConfigError> {
     match crate::units::parse_bytes(s) {
+        Ok(v) if v > 16 << 30 => Err(ConfigError::new(
+            CLI,
+            "--size",
+            "a size up to 16 GiB (as in sweeps)",
+            format!("`{s}`"),
+        )),
         Ok(v) if v > 0 => Ok(v),
         Ok(_) => Err(ConfigError::new(CLI, "--size", "at least 1 byte", "0")),
         Err(e) => Err(ConfigError::new(
@@ -227,14 +233,13 @@ fn extent(hops: &[&Hop]) -> Option<(Ps, Ps)> {
 }
 
 /// Train serials in order of first appearance.
+/// Train ids in order of first appearance (linear: a set for membership, a list for order).
 fn trains(hops: &[&Hop]) -> Vec<u64> {
-    let mut out: Vec<u64> = Vec::new();
-    for h in hops {
-        if !out.contains(&h.train) {
-            out.push(h.train);
-        }
-    }
-    out
+    let mut seen = std::collections::HashSet::new();
+    hops.iter()
+        .filter(|h| seen.insert(h.train))
+        .map(|h| h.train)
+        .collect()
 }
 
 fn train_hops<'a>(hops: &[&'a Hop], train: u64) -> Vec<&'a Hop> {
@@ -243,17 +248,20 @@ fn train_hops<'a>(hops: &[&'a Hop], train: u64) -> Vec<&'a Hop> {
 
 /// Units of each train where it entered its route (requests for a read), summed.
 fn first_units(hops: &[&Hop]) -> u64 {
-    trains(hops)
-        .into_iter()
-        .filter_map(|t| hops.iter().find(|h| h.train == t).map(|h| h.units))
+    let mut seen = std::collections::HashSet::new();
+    hops.iter()
+        .filter(|h| seen.insert(h.train))
+        .map(|h| h.units)
         .sum()
 }
 
 /// Units of each train where it left its route (completions for a read), summed.
 fn last_units(hops: &[&Hop]) -> u64 {
-    trains(hops)
-        .into_iter()
-        .filter_map(|t| hops.iter().rev().find(|h| h.train == t).map(|h| h.units))
+    let mut seen = std::collections::HashSet::new();
+    hops.iter()
+        .rev()
+        .filter(|h| seen.insert(h.train))
+        .map(|h| h.units)
         .sum()
 }
 
@@ -1239,6 +1247,16 @@ pub fn run_trace(
     let size = parse_size(size)?;
     if messages == 0 {
         return Err(ConfigError::new(CLI, "--messages", "at least 1", "0").into());
+    }
+    // A trace holds every train of every message: keep it to what a viewer can open.
+    if messages > 10_000 || (messages as u64).saturating_mul(size) > 4 << 30 {
+        return Err(ConfigError::new(
+            CLI,
+            "--messages",
+            "at most 10000 messages and 4 GiB in all (a trace records every burst)",
+            format!("{messages} x {size} bytes"),
+        )
+        .into());
     }
     let cfg = crate::app::load_config(config)?;
     let si = scenario_index(&cfg, scenario)?;

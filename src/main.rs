@@ -31,9 +31,9 @@ enum Command {
         /// Override the config's seed.
         #[arg(long)]
         seed: Option<u64>,
-        /// Worker threads (default: all cores).
-        #[arg(long, default_value_t = 0)]
-        jobs: usize,
+        /// Worker threads, 0 = all cores (at most 1024).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1024))]
+        jobs: u16,
         /// Print nothing but errors.
         #[arg(long)]
         quiet: bool,
@@ -100,7 +100,7 @@ fn main() -> ExitCode {
                 config.as_deref(),
                 out.as_deref(),
                 seed,
-                jobs,
+                jobs as usize,
                 quiet,
                 &command,
             )

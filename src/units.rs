@@ -181,6 +181,13 @@ impl Decimal {
 }
 
 /// Parses a byte size: "4096", "4096B", "4KiB", "1.5MiB", "2GB". Must be a whole number of bytes.
+///
+/// ```
+/// use gdrsim::units::parse_bytes;
+/// assert_eq!(parse_bytes("4KiB"), Ok(4096));
+/// assert_eq!(parse_bytes("1.5MiB"), Ok(3 << 19));
+/// assert!(parse_bytes("4KB/s").is_err()); // a rate is not a size
+/// ```
 pub fn parse_bytes(s: &str) -> Result<u64, ParseError> {
     let err = || ParseError {
         expected: "a size in bytes such as \"4096\", \"4KiB\", \"1MiB\" or \"1GB\"",

@@ -135,14 +135,15 @@ pub fn pass(
     let lat = spec.latency + extra;
     let wire = spec.wire_bytes(unit, payload, units);
     if state.free_at > head && state.occupant != src && wire <= INTERLEAVE_MAX_BYTES {
-        // Round-robin with the occupant's units until this small train is through.
+        // Round-robin with the occupant's units while the occupant lasts; whatever does not
+        // fit before its end follows it back to back. Either way the occupant is delayed by
+        // exactly this train's service time.
         let start = head + state.occupant_unit.min(state.free_at - head);
-        let done_tail = (tail + u).max(start + total + (units - 1) * state.occupant_unit);
-        if done_tail < state.free_at {
-            state.free_at += total;
-            let done_tail = state.keep_order(src, done_tail, u);
-            return (start, start + u + lat, done_tail + lat);
-        }
+        let interleaved = start + total + (units - 1) * state.occupant_unit;
+        let done_tail = (tail + u).max(interleaved.min(state.free_at + total));
+        state.free_at += total;
+        let done_tail = state.keep_order(src, done_tail, u);
+        return (start, start + u + lat, done_tail + lat);
     }
     let start = head.max(state.free_at);
     let done_tail = state.keep_order(src, (tail + u).max(start + total), u);
@@ -177,7 +178,7 @@ mod tests {
             kind: ChannelKind::Wire,
             rate: Rate::from_bps(rate_gbps * 1_000_000_000),
             latency,
-            overhead: [24, 24, 20, 0],
+            overhead: [24, 24, 20, 0, 0],
             host: None,
             jitter_median: 0,
         }

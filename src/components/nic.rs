@@ -379,6 +379,14 @@ impl Fabric<'_> {
         let mps = self.r.mps_write;
         let chunk = self.chunk(size, mps);
         let n = t.payload.div_ceil(chunk).max(1);
+        // One write TLP's time on the first link: a packet's TLPs leave back to back, so the
+        // k-th of them is ready for the DMA-write stage only k TLP times after the first (that
+        // spacing comes from the packet, and must not count as the PCIe write stage stretching
+        // the stream in the critical-path analysis).
+        let first = self.routes[self.r.payload_write as usize][0] as usize;
+        let tlp = self.channels[first]
+            .rate
+            .tx_time(self.channels[first].wire_bytes(Unit::Write, chunk.min(mps), 1));
         let mut off = 0;
         for i in 0..n {
             let b = chunk.min(t.payload - off);
@@ -398,6 +406,9 @@ impl Fabric<'_> {
                 h,
                 tl,
             );
+            if n > 1 {
+                w.stage_in = (h + i * tlp, tl + i * tlp);
+            }
             w.counts_payload = true;
             self.msgs[msg as usize].writes_left += 1;
             self.launch(w, now, q);
@@ -418,15 +429,15 @@ impl Fabric<'_> {
             );
             self.launch(c, now, q);
             // Reliable connection: the ACK completes the sender's work request.
-            let nic = self.nic_spec(1);
-            let ack_payload = nic.ack_bytes.saturating_sub(nic.packet_overhead);
+            // The ACK is a header-only packet of ack_bytes on the wire.
+            let ack = self.nic_spec(1).ack_bytes;
             let a = self.train(
                 self.r.ack,
                 msg,
                 Tag::Ack,
-                Unit::Packet,
+                Unit::Control,
                 1,
-                ack_payload,
+                ack,
                 t.tail,
                 t.tail,
             );

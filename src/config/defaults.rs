@@ -80,9 +80,11 @@ pub const CE_MRRS: u64 = 512;
 pub const WIRE_RATE: Rate = Rate::from_bps(400_000_000_000);
 /// InfiniBand maximum MTU.
 pub const MTU: u64 = 4096;
-/// Per-packet bytes of an RDMA Write with Immediate on InfiniBand: LRH 8 + BTH 12 + RETH 16 +
-/// ImmDt 4 + ICRC 4 + VCRC 2 (IBTA spec; the fields row S1 lists for UCX's model).
-pub const PACKET_OVERHEAD: u64 = 46;
+/// Per-packet bytes of an RDMA Write on InfiniBand: LRH 8 + BTH 12 + ICRC 4 + VCRC 2 (IBTA spec;
+/// the fields row S1 lists for UCX's model). The first packet's RETH (16 B) and the last one's
+/// ImmDt (4 B) are not charged: under 0.5 ns per message at 400 Gb/s, where charging all 46 B to
+/// every packet would understate large-message bandwidth by 0.5%.
+pub const PACKET_OVERHEAD: u64 = 26;
 /// ACK packet: LRH 8 + BTH 12 + AETH 4 + ICRC 4 + VCRC 2.
 pub const ACK_BYTES: u64 = 30;
 /// One 64-byte WQE basic block, and mlx5's 64-byte CQE.

@@ -57,7 +57,7 @@ pub fn plan(
     path: PathKind,
     size: u64,
 ) -> (Plan, SideMode, SideMode, Ps) {
-    let window = cfg.sim.stream_window as u64;
+    let window = super::simulate::stream_shape(cfg, size).0 as u64;
     let per_transfer = cfg.sim.registration == Registration::PerTransfer;
     let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps) {
         let m = &cfg.hosts[e.host].machine;
@@ -101,7 +101,8 @@ pub fn plan(
                     bounce_socket: e.memory_socket,
                     bounce_addr: m.host_buffer_base,
                 };
-                // W pinned bounce buffers, allocated and registered once.
+                // One pinned bounce buffer per message in flight in the streaming run,
+                // allocated and registered once.
                 let setup = window * (reg.bounce_alloc + reg.host_cost(size));
                 (
                     SidePlan {

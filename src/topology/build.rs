@@ -16,7 +16,7 @@ impl Builder {
         kind: ChannelKind,
         rate: Rate,
         latency: Ps,
-        overhead: [u64; 4],
+        overhead: [u64; 5],
         host: Option<usize>,
     ) -> ChannelId {
         self.channels.push(ChannelSpec {
@@ -37,12 +37,12 @@ impl Builder {
         latency: Ps,
         host: Option<usize>,
     ) -> ChannelId {
-        self.add(name, kind, Rate::from_bps(0), latency, [0; 4], host)
+        self.add(name, kind, Rate::from_bps(0), latency, [0; 5], host)
     }
     fn cap(&mut self, name: String, p2p: P2p, host: usize) -> Option<ChannelId> {
         match p2p {
             P2p::Allowed(Some(rate)) => {
-                Some(self.add(name, ChannelKind::P2pCap, rate, 0, [0; 4], Some(host)))
+                Some(self.add(name, ChannelKind::P2pCap, rate, 0, [0; 5], Some(host)))
             }
             _ => None,
         }
@@ -82,7 +82,7 @@ pub fn build(
             ChannelKind::Wire,
             rate,
             cable,
-            [0, 0, 0, ovh],
+            [0, 0, 0, ovh, 0],
             None,
         )];
         for i in 0..network.switch_hops {
@@ -96,7 +96,7 @@ pub fn build(
                 ChannelKind::NetworkSwitch,
                 rate,
                 network.switch_latency + cable,
-                [0, 0, 0, ovh],
+                [0, 0, 0, ovh, 0],
                 None,
             ));
         }
@@ -129,7 +129,7 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
                 ChannelKind::HostMemory,
                 s.dram.rate,
                 s.dram.latency,
-                [0; 4],
+                [0; 5],
                 Some(h),
             );
             b.channels[id as usize].jitter_median = s.dram.jitter_median;
@@ -205,7 +205,7 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
                 ChannelKind::GpuMemory,
                 g.memory.rate,
                 g.memory.latency,
-                [0; 4],
+                [0; 5],
                 Some(h),
             );
             b.channels[id as usize].jitter_median = g.memory.jitter_median;
@@ -241,7 +241,7 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
                     ChannelKind::NicEngine,
                     engine_rate,
                     n.wqe_process,
-                    [0; 4],
+                    [0; 5],
                     Some(h),
                 ),
                 tx: b.latency_only(
@@ -273,6 +273,7 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
             pcie::request_overhead(link.generation, m.pcie.ecrc),
             pcie::request_overhead(link.generation, m.pcie.ecrc),
             pcie::completion_overhead(link.generation, m.pcie.ecrc),
+            0,
             0,
         ];
         let kind = |upstream| ChannelKind::PcieLink {
@@ -328,7 +329,7 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
                     ChannelKind::SocketLink,
                     l.rate,
                     l.latency,
-                    [0; 4],
+                    [0; 5],
                     Some(h),
                 )
             };

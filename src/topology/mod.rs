@@ -29,8 +29,11 @@ pub enum Unit {
     ReadRequest = 1,
     /// A completion with data.
     Completion = 2,
-    /// A network packet.
+    /// A network packet (payload + per-packet headers).
     Packet = 3,
+    /// A control unit whose size is all header (an ACK): the payload field carries its size and
+    /// no channel adds overhead.
+    Control = 4,
 }
 
 /// What a channel is, for names, traces and the report.
@@ -61,7 +64,7 @@ pub struct ChannelSpec {
     pub rate: Rate,
     pub latency: Ps,
     /// Overhead bytes per unit, indexed by [`Unit`].
-    pub overhead: [u64; 4],
+    pub overhead: [u64; 5],
     /// Which host it belongs to (None: the network).
     pub host: Option<usize>,
     /// Median extra access delay when jitter is on (memories only; 0 = none).
