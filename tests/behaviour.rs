@@ -304,3 +304,26 @@ fn registration_cache_moves_the_cost_to_setup() {
         window * (reg.bounce_alloc + reg.host_cost(size))
     );
 }
+
+/// Streaming under contention (staged: the copy engine's D2H bursts share the switch uplink with
+/// the NIC's read requests) gives the same bandwidth coalesced and TLP by TLP, also with large
+/// TLPs, where a small train interleaved into a burst must not wait for the whole burst.
+#[test]
+fn contended_streaming_agrees_between_coalesced_and_tlp_by_tlp() {
+    for mps in ["256", "4096"] {
+        let auto = cfg_with(&[("mps_bytes = 256 ", &format!("mps_bytes = {mps} "))]);
+        let tlp = Config {
+            sim: SimConfig {
+                tlp_granularity: true,
+                ..auto.sim.clone()
+            },
+            ..auto.clone()
+        };
+        let a = summary(&auto, "PIX", PathKind::Staged, 4 * MIB).bw_gbps;
+        let t = summary(&tlp, "PIX", PathKind::Staged, 4 * MIB).bw_gbps;
+        assert!(
+            rel_diff(a, t) < 0.01,
+            "MPS {mps}: coalesced {a:.3} vs TLP {t:.3} GB/s"
+        );
+    }
+}

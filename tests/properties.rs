@@ -38,8 +38,8 @@ fn machine() -> impl Strategy<Value = Machine> {
             prop::array::uniform3(prop::sample::select(vec![4u32, 8, 16])),
         ),
         (
-            prop::sample::select(vec![128u64, 256, 512]),
-            prop::sample::select(vec![256u64, 512, 1024, 4096]),
+            prop::sample::select(vec![128u64, 256, 512, 1024, 4096]),
+            prop::sample::select(vec![128u64, 512, 1024, 4096]),
         ),
         (0u64..60, 50u64..400, 80u64..200),
         (any::<bool>(), 0u8..3),

@@ -143,14 +143,29 @@ pub fn pass(
         let done_tail = (tail + u).max(interleaved.min(state.free_at + total));
         state.free_at += total;
         let done_tail = state.keep_order(src, done_tail, u);
-        return (start, start + u + lat, done_tail + lat);
+        return (
+            start,
+            first_out(units, start + u, done_tail) + lat,
+            done_tail + lat,
+        );
     }
     let start = head.max(state.free_at);
     let done_tail = state.keep_order(src, (tail + u).max(start + total), u);
     state.free_at = start + total;
     state.occupant = src;
     state.occupant_unit = u;
-    (start, start + u + lat, done_tail + lat)
+    (
+        start,
+        first_out(units, start + u, done_tail) + lat,
+        done_tail + lat,
+    )
+}
+
+/// When the first unit leaves: for a single unit that is its only unit, which source ordering
+/// may have held back; a burst's first unit leaves after its own service.
+#[inline]
+fn first_out(units: u64, head_done: Ps, tail_done: Ps) -> Ps {
+    if units == 1 { tail_done } else { head_done }
 }
 
 /// Whether a channel is one of the host DRAMs (for host_mem_bytes).
