@@ -517,7 +517,7 @@ fn bad_input_out_of_range_counts_and_lengths() {
         "iterations = 4000000000 ",
         &[
             "key `sim.iterations`",
-            "expected an integer from 1 to 1000000",
+            "expected an integer from 1 to 100000",
             "found 4000000000",
         ],
     );

@@ -12,10 +12,23 @@ use crate::units::{self, Ps, Rate};
 type R<T> = Result<T, ConfigError>;
 
 /// Upper bounds that keep a mistyped number from exhausting memory or time.
-const MAX_COUNT: u32 = 1_000_000;
+const MAX_COUNT: u32 = 100_000;
+const MIN_RATE_BPS: u64 = 1_000_000;
 const MAX_WINDOW: u32 = 65_536;
 const MAX_SWITCH_HOPS: u32 = 64;
 const MAX_CABLE_M: u64 = 100_000;
+/// Any single latency or cost: 10 s. Per-page registration costs: 10 ms (row E1's worst pin is
+/// 1.3 ms per 64 KiB), so 16 GiB of pages stays within hours.
+const MAX_DURATION: Ps = 10 * units::PS_PER_S;
+const MAX_PER_PAGE: Ps = 10_000 * units::PS_PER_US;
+
+fn fmt_ps(ps: Ps) -> String {
+    if ps >= units::PS_PER_S {
+        format!("{} s", ps / units::PS_PER_S)
+    } else {
+        format!("{} ms", ps / 1_000_000_000)
+    }
+}
 
 /// Durations are held in u64 picoseconds, rates in u64 bit/s.
 const DUR_RANGE: &str = "a duration of at most 2^64 ps (about 213 days)";
@@ -40,6 +53,24 @@ impl Cx<'_> {
 
     /// A duration: a bare number is nanoseconds; a string carries its unit.
     fn dur(&self, q: &Option<Q>, key: &str, default: Ps) -> R<Ps> {
+        self.dur_at_most(q, key, default, MAX_DURATION)
+    }
+
+    /// A duration of at most `max`: every duration is bounded so that sums over routes, pages
+    /// and messages stay far inside u64 picoseconds (no overflow, whatever the config says).
+    fn dur_at_most(&self, q: &Option<Q>, key: &str, default: Ps, max: Ps) -> R<Ps> {
+        let v = self.dur_raw(q, key, default)?;
+        if v > max {
+            return Err(self.err(
+                key,
+                format!("a duration of at most {}", fmt_ps(max)),
+                show(q.as_ref().expect("a default is within range")),
+            ));
+        }
+        Ok(v)
+    }
+
+    fn dur_raw(&self, q: &Option<Q>, key: &str, default: Ps) -> R<Ps> {
         let expected =
             "a duration (a number of nanoseconds, or a string such as \"120ns\" or \"1.5us\")";
         match q {
@@ -78,6 +109,22 @@ impl Cx<'_> {
         Ok(v)
     }
 
+    /// A size within `lo..=hi` bytes (a NIC structure, a header): the range is part of the check.
+    fn bytes_in(&self, q: &Option<Q>, key: &str, default: u64, lo: u64, hi: u64) -> R<u64> {
+        let v = match q {
+            Some(Q::Int(0)) if lo == 0 => 0,
+            _ => self.bytes(q, key, default)?,
+        };
+        if !(lo..=hi).contains(&v) {
+            return Err(self.err(
+                key,
+                format!("a size from {lo} to {hi} bytes"),
+                v.to_string(),
+            ));
+        }
+        Ok(v)
+    }
+
     fn size(&self, q: &Q, key: &str) -> R<u64> {
         self.bytes(&Some(q.clone()), key, 0)
     }
@@ -104,8 +151,13 @@ impl Cx<'_> {
                 .map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
             Some(other) => return Err(self.err(key, expected, show(other))),
         };
-        if r.bps() == 0 {
-            return Err(self.err(key, expected, show(q.as_ref().unwrap())));
+        if r.bps() < MIN_RATE_BPS {
+            // Slower rates would make a 16 GiB message outlast u64 picoseconds.
+            return Err(self.err(
+                key,
+                "a rate of at least 1 Mb/s",
+                show(q.as_ref().expect("defaults are in range")),
+            ));
         }
         Ok(r)
     }
@@ -344,8 +396,12 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
         }
     };
     let burst = cx.bytes(&s.burst_bytes, "sim.burst_bytes", 256 << 10)?;
-    if burst < 4096 {
-        return Err(cx.err("sim.burst_bytes", "at least 4096 bytes", burst.to_string()));
+    if !(4096..=1 << 30).contains(&burst) {
+        return Err(cx.err(
+            "sim.burst_bytes",
+            "a size from 4096 bytes to 1 GiB",
+            burst.to_string(),
+        ));
     }
     Ok(SimConfig {
         iterations: positive(s.iterations, "sim.iterations", 100)?,
@@ -536,20 +592,22 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             &k("registration.host_base_ns"),
             d::REG_HOST_BASE,
         )?,
-        host_per_page: cx.dur(
+        host_per_page: cx.dur_at_most(
             &r.host_per_page_ns,
             &k("registration.host_per_page_ns"),
             d::REG_HOST_PER_PAGE,
+            MAX_PER_PAGE,
         )?,
         gpu_base: cx.dur(
             &r.gpu_base_ns,
             &k("registration.gpu_base_ns"),
             d::REG_GPU_BASE,
         )?,
-        gpu_per_page: cx.dur(
+        gpu_per_page: cx.dur_at_most(
             &r.gpu_per_page_ns,
             &k("registration.gpu_per_page_ns"),
             d::REG_GPU_PER_PAGE,
+            MAX_PER_PAGE,
         )?,
         bounce_alloc: cx.dur(
             &r.bounce_alloc_ns,
@@ -865,31 +923,33 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
             mtu.to_string(),
         ));
     }
-    let size0 = |q: &Option<Q>, f: &str, def: u64| -> R<u64> {
-        match q {
-            Some(Q::Int(0)) => Ok(0),
-            _ => cx.bytes(q, &k(f), def),
-        }
-    };
     Ok(NicSpec {
         name: n.name.clone(),
         model: n.model.clone().unwrap_or_else(|| "ConnectX-7".into()),
         wire_rate: cx.rate(&n.wire_rate_gbps, &k("wire_rate_gbps"), d::WIRE_RATE)?,
         mtu,
-        packet_overhead: size0(
+        packet_overhead: cx.bytes_in(
             &n.packet_overhead_bytes,
-            "packet_overhead_bytes",
+            &k("packet_overhead_bytes"),
             d::PACKET_OVERHEAD,
+            0,
+            512,
         )?,
-        ack_bytes: cx.bytes(&n.ack_bytes, &k("ack_bytes"), d::ACK_BYTES)?,
+        ack_bytes: cx.bytes_in(&n.ack_bytes, &k("ack_bytes"), d::ACK_BYTES, 1, 512)?,
         wqe_delivery: if delivery == "blueflame" {
             WqeDelivery::BlueFlame
         } else {
             WqeDelivery::Doorbell
         },
-        wqe_bytes: cx.bytes(&n.wqe_bytes, &k("wqe_bytes"), d::WQE_BYTES)?,
-        cqe_bytes: cx.bytes(&n.cqe_bytes, &k("cqe_bytes"), d::CQE_BYTES)?,
-        inline_max: size0(&n.inline_max_bytes, "inline_max_bytes", d::INLINE_MAX)?,
+        wqe_bytes: cx.bytes_in(&n.wqe_bytes, &k("wqe_bytes"), d::WQE_BYTES, 16, 4096)?,
+        cqe_bytes: cx.bytes_in(&n.cqe_bytes, &k("cqe_bytes"), d::CQE_BYTES, 16, 512)?,
+        inline_max: cx.bytes_in(
+            &n.inline_max_bytes,
+            &k("inline_max_bytes"),
+            d::INLINE_MAX,
+            0,
+            4096,
+        )?,
         wqe_process: cx.dur(&n.wqe_process_ns, &k("wqe_process_ns"), d::WQE_PROCESS)?,
         wqe_interval: cx.dur(&n.wqe_interval_ns, &k("wqe_interval_ns"), d::WQE_INTERVAL)?,
         mtt_lookup: cx.dur(&n.mtt_lookup_ns, &k("mtt_lookup_ns"), d::MTT_LOOKUP)?,
