@@ -58,7 +58,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     }
     legend.push(Legend::Gap);
     legend.push(Legend::Note("GB/s = 10⁹ bytes per second. Ceiling: the slowest link of the route, after protocol overhead.".into()));
-    let subtitle = "Back-to-back messages, bandwidth of the steady stream. Dashed: each scenario's GPUDirect route ceiling (its slowest link).";
+    let subtitle = "Back-to-back messages: all bytes over first post to last delivery (perftest BW average). Dashed: each scenario's GPUDirect route ceiling (its slowest link).";
     let plot = super::frame(
         root,
         ctx,
