@@ -68,16 +68,9 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
         .map(|(sc, topo)| {
             let h = &topo.hosts[0];
             let nic = Place::Device(h.node_index(NodeKind::Nic(sc.sender.nic)));
-            let (src, class) = match sc.sender.gpu {
-                Some(g) => {
-                    let gpu = Place::Device(h.node_index(NodeKind::Gpu(g)));
-                    (gpu, h.class(gpu, nic))
-                }
-                None => {
-                    let mem = Place::Memory(sc.sender.memory_socket);
-                    (mem, h.class(mem, nic))
-                }
-            };
+            // The GPU-to-NIC route (GPUDirect), or host memory where there is no GPU.
+            let src = scenario::paths::sender_source(topo, sc, config::PathKind::GpuDirect);
+            let class = scenario::paths::sender_class(topo, sc, config::PathKind::GpuDirect);
             let route: Vec<String> = h
                 .route(src, nic, topology::Flow::ReadCompletion)
                 .map(|r| {

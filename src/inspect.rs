@@ -29,7 +29,7 @@ use crate::report::walkthrough::{
 };
 use crate::scenario::{self, paths};
 use crate::topology::spec::{GPU_PAGE, HOST_PAGE, WqeDelivery};
-use crate::topology::{ChannelKind, NodeKind, Place, Topology, Unit};
+use crate::topology::{ChannelKind, Topology, Unit};
 use crate::units::{Ps, ps_to_us_exact};
 
 /// Where errors in command-line values are reported.
@@ -144,18 +144,6 @@ pub fn record(
         outcome,
         spans,
     })
-}
-
-/// The GPU-NIC (or memory-NIC) class of a scenario's sender, as results.csv reports it.
-fn sender_class(topo: &Topology, cfg: &Config, si: usize, path: PathKind) -> String {
-    let sc = &cfg.scenarios[si];
-    let h = &topo.hosts[0];
-    let nic = Place::Device(h.node_index(NodeKind::Nic(sc.sender.nic)));
-    match (path, sc.sender.gpu) {
-        (PathKind::Host, _) | (_, None) => h.class(Place::Memory(sc.sender.memory_socket), nic),
-        (_, Some(g)) => h.class(Place::Device(h.node_index(NodeKind::Gpu(g))), nic),
-    }
-    .to_string()
 }
 
 // ---- reading the recorder --------------------------------------------------------------------
@@ -338,6 +326,24 @@ fn step(start: Ps, end: Ps, component: &str, kind: StepKind) -> Step {
     }
 }
 
+/// A cudaMemcpy step and its three parts: the launch, the copy engine's DMA over `dma`, the
+/// sync back to the calling thread.
+fn memcpy_step(
+    span: &Span,
+    component: &str,
+    kind: StepKind,
+    dma: (Ps, Ps),
+    dma_kind: StepKind,
+) -> Step {
+    let mut st = step(span.start, span.end, component, kind);
+    st.parts = vec![
+        step(span.start, dma.0, component, StepKind::CopyLaunch),
+        step(dma.0, dma.1, component, dma_kind),
+        step(dma.1, span.end, component, StepKind::CopySync),
+    ];
+    st
+}
+
 /// Walks one path of scenario `si` at `size`.
 fn walk_path(
     cfg: &Config,
@@ -394,32 +400,22 @@ fn walk_path(
             .first()
             .map(|&t| train_hops(&hops, t))
             .unwrap_or_default();
-        let mut st_step = step(
-            s.start,
-            s.end,
+        steps.push(memcpy_step(
+            s,
             &name(s.component),
             StepKind::MemcpyD2h {
                 src_gpu: st.gpu_va,
                 dst_host: st.bounce_addr,
                 bytes: size,
             },
-        );
-        st_step.parts = vec![
-            step(s.start, d0, &name(s.component), StepKind::CopyLaunch),
-            step(
-                d0,
-                d1,
-                &name(s.component),
-                StepKind::CopyDma {
-                    d2h: true,
-                    tlps: first_units(&hops),
-                    tlp_bytes: run.mps_d2h,
-                    route: h.nodes(&first),
-                },
-            ),
-            step(d1, s.end, &name(s.component), StepKind::CopySync),
-        ];
-        steps.push(st_step);
+            (d0, d1),
+            StepKind::CopyDma {
+                d2h: true,
+                tlps: first_units(&hops),
+                tlp_bytes: run.mps_d2h,
+                route: h.nodes(&first),
+            },
+        ));
         copies.push((hosts[0].name.clone(), true));
     }
     // Post: the CPU builds the WQE, then the MMIO write carries it (or a doorbell) to the NIC.
@@ -686,32 +682,22 @@ fn walk_path(
         let mut route_hops: Vec<&Hop> = first.iter().copied().filter(|h| h.payload > 0).collect();
         route_hops.extend(commits.first().copied());
         let ce = &hosts[1].spec.gpus[st.gpu].copy_engine;
-        let mut st_step = step(
-            s.start,
-            s.end,
+        steps.push(memcpy_step(
+            s,
             &name(s.component),
             StepKind::MemcpyH2d {
                 src_host: st.bounce_addr,
                 dst_gpu: st.gpu_va,
                 bytes: size,
             },
-        );
-        st_step.parts = vec![
-            step(s.start, d0, &name(s.component), StepKind::CopyLaunch),
-            step(
-                d0,
-                d1,
-                &name(s.component),
-                StepKind::CopyDma {
-                    d2h: false,
-                    tlps: first_units(&reads),
-                    tlp_bytes: ce.mrrs,
-                    route: h.nodes(&route_hops),
-                },
-            ),
-            step(d1, s.end, &name(s.component), StepKind::CopySync),
-        ];
-        steps.push(st_step);
+            (d0, d1),
+            StepKind::CopyDma {
+                d2h: false,
+                tlps: first_units(&reads),
+                tlp_bytes: ce.mrrs,
+                route: h.nodes(&route_hops),
+            },
+        ));
         copies.push((hosts[1].name.clone(), false));
     }
 
@@ -850,7 +836,7 @@ pub fn walk(cfg: &Config, si: usize, size: u64) -> Result<Walk> {
     Ok(Walk {
         config_name: cfg.name.clone(),
         scenario: sc.name.clone(),
-        class: sender_class(topo, cfg, si, PathKind::GpuDirect),
+        class: paths::sender_class(topo, &cfg.scenarios[si], PathKind::GpuDirect).to_string(),
         size,
         ends,
         paths,
@@ -1198,7 +1184,10 @@ pub fn trace(
         ("generator".into(), Arg::from("gdrsim trace")),
         ("config".into(), Arg::from(cfg.name.as_str())),
         ("scenario".into(), Arg::from(sc.name.as_str())),
-        ("class".into(), Arg::from(sender_class(topo, cfg, si, path))),
+        (
+            "class".into(),
+            Arg::from(paths::sender_class(topo, &cfg.scenarios[si], path).to_string()),
+        ),
         ("path".into(), Arg::from(path.name())),
         (
             "effective_path".into(),

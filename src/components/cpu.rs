@@ -6,11 +6,12 @@
 
 use std::collections::VecDeque;
 
+use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::Event;
 use super::channel::poll_phase;
-use super::fabric::{CqeKind, Fabric, Tag, cpu_rng};
+use super::fabric::{CqeKind, Fabric, Tag};
 use crate::engine::Queue;
 use crate::record::Stage;
 use crate::topology::Unit;
@@ -169,8 +170,14 @@ impl Fabric<'_> {
         self.cpu_next(host, now, q);
     }
 
-    /// The copy engine's last byte landed: signal completion to the waiting thread.
-    pub fn memcpy_landed(&mut self, host: usize, now: Ps, q: &mut Queue<Event>) {
+    /// One burst of a cudaMemcpy committed; after the last, signal completion to the waiting
+    /// thread.
+    pub fn copy_committed(&mut self, host: usize, msg: u32, now: Ps, q: &mut Queue<Event>) {
+        let m = &mut self.msgs[msg as usize];
+        m.memcpy_left -= 1;
+        if m.memcpy_left > 0 {
+            return;
+        }
         let Some((task, Phase::Copying, started)) = self.cpus[host].current else {
             unreachable!("memcpy data landed without a waiting thread")
         };
@@ -222,4 +229,9 @@ impl Fabric<'_> {
         );
         self.launch(t, now, q);
     }
+}
+
+/// The host's own random stream (poll phases), seeded by (seed, host).
+fn cpu_rng(seed: u64, host: usize) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xC0FF_EE00_D15E_A5E5 ^ ((host as u64 + 1) << 32))
 }

@@ -7,9 +7,6 @@
 
 use std::collections::VecDeque;
 
-use rand::SeedableRng;
-use rand_xoshiro::Xoshiro256PlusPlus;
-
 use super::Event;
 use super::channel::{self, ChannelState};
 use super::cpu::Cpu;
@@ -658,9 +655,4 @@ impl Handler for Fabric<'_> {
             Event::Start { msg } => self.start_message(msg, now, q),
         }
     }
-}
-
-/// Convenience for the poll-phase draw (CPU jitter) with a per-host stream.
-pub fn cpu_rng(seed: u64, host: usize) -> Xoshiro256PlusPlus {
-    Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xC0FF_EE00_D15E_A5E5 ^ ((host as u64 + 1) << 32))
 }

@@ -145,20 +145,7 @@ impl Fabric<'_> {
                 self.msgs[msg as usize].writes_left -= 1;
                 self.msgs[msg as usize].written_bytes += t.payload;
             }
-            Tag::Ack => {
-                let cqe = self.nic_spec(0).cqe_bytes;
-                let c = self.train(
-                    self.r.cqe[0],
-                    msg,
-                    Tag::Cqe(CqeKind::Send),
-                    Unit::Write,
-                    1,
-                    cqe,
-                    t.tail,
-                    t.tail,
-                );
-                self.launch(c, now, q);
-            }
+            Tag::Ack => self.write_cqe(0, msg, CqeKind::Send, t.tail, now, q),
             Tag::Cqe(kind) => match kind {
                 CqeKind::Recv => {
                     self.msgs[msg as usize].cqe_commit = t.tail;
@@ -176,40 +163,41 @@ impl Fabric<'_> {
             },
             Tag::FlushRead => {
                 self.read_done(&t, now, q);
-                let cqe = self.nic_spec(1).cqe_bytes;
-                let c = self.train(
-                    self.r.cqe[1],
-                    msg,
-                    Tag::Cqe(CqeKind::Flush),
-                    Unit::Write,
-                    1,
-                    cqe,
-                    t.tail,
-                    t.tail,
-                );
-                self.launch(c, now, q);
+                self.write_cqe(1, msg, CqeKind::Flush, t.tail, now, q);
             }
-            Tag::D2h => {
-                let m = &mut self.msgs[msg as usize];
-                m.memcpy_left -= 1;
-                if m.memcpy_left == 0 {
-                    self.memcpy_landed(0, t.tail.max(now), q);
-                }
-            }
+            Tag::D2h => self.copy_committed(0, msg, t.tail.max(now), q),
             Tag::H2d => {
                 // The copy engine frees the request's tag on arrival, then writes GPU memory.
                 self.read_done(&t, now, q);
                 let route = self.r.h2d_commit.expect("staged receiver");
                 self.relaunch(t, route, Tag::H2dCommitted, now, q);
             }
-            Tag::H2dCommitted => {
-                let m = &mut self.msgs[msg as usize];
-                m.memcpy_left -= 1;
-                if m.memcpy_left == 0 {
-                    self.memcpy_landed(1, t.tail.max(now), q);
-                }
-            }
+            Tag::H2dCommitted => self.copy_committed(1, msg, t.tail.max(now), q),
         }
+    }
+
+    /// The NIC of `side` writes a completion entry into its host's CQ (a posted write at `at`).
+    fn write_cqe(
+        &mut self,
+        side: usize,
+        msg: u32,
+        kind: CqeKind,
+        at: Ps,
+        now: Ps,
+        q: &mut Queue<Event>,
+    ) {
+        let bytes = self.nic_spec(side).cqe_bytes;
+        let c = self.train(
+            self.r.cqe[side],
+            msg,
+            Tag::Cqe(kind),
+            Unit::Write,
+            1,
+            bytes,
+            at,
+            at,
+        );
+        self.launch(c, now, q);
     }
 
     /// The WQE passes the send engine (spaced by the NIC's message rate, after parsing).
@@ -360,7 +348,6 @@ impl Fabric<'_> {
         let size = self.plan.size;
         let nic = self.nic_spec(1);
         let mtt = nic.mtt_lookup;
-        let cqe_bytes = nic.cqe_bytes;
         let buf = self.plan.receiver.nic_buffer;
         if self.msgs[msg as usize].rx_bytes == 0 {
             self.recorder.descriptor(Descriptor {
@@ -417,17 +404,7 @@ impl Fabric<'_> {
         if self.msgs[msg as usize].rx_bytes >= size {
             // Write with Immediate: consume the pre-posted receive WQE, write the CQE after the
             // data (same queue, so it cannot pass the payload on a shared route).
-            let c = self.train(
-                self.r.cqe[1],
-                msg,
-                Tag::Cqe(CqeKind::Recv),
-                Unit::Write,
-                1,
-                cqe_bytes,
-                tail,
-                tail,
-            );
-            self.launch(c, now, q);
+            self.write_cqe(1, msg, CqeKind::Recv, tail, now, q);
             // Reliable connection: the ACK completes the sender's work request.
             // The ACK is a header-only packet of ack_bytes on the wire.
             let ack = self.nic_spec(1).ack_bytes;

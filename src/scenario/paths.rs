@@ -42,6 +42,23 @@ pub fn p2p_allowed(topo: &Topology, host: usize, e: &Endpoint, sender: bool, flu
     }
 }
 
+/// Where the sender's payload starts for `path`: its GPU (staged, gpudirect), or host memory
+/// (the host path, or a scenario without a GPU).
+pub fn sender_source(topo: &Topology, sc: &ScenarioSpec, path: PathKind) -> Place {
+    let h = &topo.hosts[0];
+    match (path, sc.sender.gpu) {
+        (PathKind::Host, _) | (_, None) => Place::Memory(sc.sender.memory_socket),
+        (_, Some(g)) => Place::Device(h.node_index(NodeKind::Gpu(g))),
+    }
+}
+
+/// The affinity class results.csv reports: the sender's payload source against its NIC.
+pub fn sender_class(topo: &Topology, sc: &ScenarioSpec, path: PathKind) -> &'static str {
+    let h = &topo.hosts[0];
+    let nic = Place::Device(h.node_index(NodeKind::Nic(sc.sender.nic)));
+    h.class(sender_source(topo, sc, path), nic)
+}
+
 /// The socket a host's NIC hangs under (where its driving thread and queues live).
 fn nic_socket(topo: &Topology, host: usize, nic: usize) -> usize {
     let h = &topo.hosts[host];

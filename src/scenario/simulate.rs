@@ -7,7 +7,7 @@ use crate::components::{Fabric, SimOptions};
 use crate::config::Config;
 use crate::record::Recorder;
 use crate::stats::{self, Summary};
-use crate::topology::{Place, Topology};
+use crate::topology::Topology;
 use crate::units::{PS_PER_S, Ps};
 
 /// A point's result row and what the noise-free run recorded.
@@ -39,7 +39,7 @@ pub fn stream_shape(cfg: &Config, size: u64) -> (u32, u32) {
 /// from the first post to the last completion (here: the last delivery to the consumer), so the
 /// pipeline fill is included and the figure can never exceed the bottleneck.
 /// Returns (GB/s, million messages/s).
-pub fn delivery_rate(messages: &[(Ps, Ps)], size: u64) -> (f64, f64) {
+pub fn perftest_bw_average(messages: &[(Ps, Ps)], size: u64) -> (f64, f64) {
     let first = messages.iter().map(|m| m.0).min().unwrap_or(0);
     let last = messages.iter().map(|m| m.1).max().unwrap_or(0);
     let n = messages.len() as f64;
@@ -92,20 +92,9 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         Fabric::new(topo, plan, opts(true, false, super::mix(p.seed, &[2]))).expect("routes");
     let st = f.run(window, messages);
     events += st.stats.events;
-    let (bw_gbps, msg_rate_mps) = delivery_rate(&st.messages, p.size);
+    let (bw_gbps, msg_rate_mps) = perftest_bw_average(&st.messages, p.size);
 
-    let h = &topo.hosts[0];
-    let nic_node = h.node_index(crate::topology::NodeKind::Nic(sc.sender.nic));
-    let class = match (p.path, sc.sender.gpu) {
-        (crate::config::PathKind::Host, _) | (_, None) => h.class(
-            Place::Memory(sc.sender.memory_socket),
-            Place::Device(nic_node),
-        ),
-        (_, Some(g)) => h.class(
-            Place::Device(h.node_index(crate::topology::NodeKind::Gpu(g))),
-            Place::Device(nic_node),
-        ),
-    };
+    let class = paths::sender_class(topo, sc, p.path);
     let summary = Summary {
         scenario: sc.name.clone(),
         class: class.to_string(),

@@ -333,35 +333,18 @@ fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
                     Some(h),
                 )
             };
+            // One cap channel per direction for P2P reads and one for P2P requests.
+            let caps = |b: &mut Builder, what: &str, p2p: P2p| {
+                [(&l.a, &l.b), (&l.b, &l.a)]
+                    .map(|(x, y)| b.cap(name(&format!("upi:{x}>{y}.{what}")), p2p, h))
+            };
             SocketLinkChannels {
                 a,
                 b: z,
                 forward: ch(b, &l.a, &l.b),
                 backward: ch(b, &l.b, &l.a),
-                read_cap: [
-                    b.cap(
-                        name(&format!("upi:{}>{}.p2p-read", l.a, l.b)),
-                        l.p2p_read,
-                        h,
-                    ),
-                    b.cap(
-                        name(&format!("upi:{}>{}.p2p-read", l.b, l.a)),
-                        l.p2p_read,
-                        h,
-                    ),
-                ],
-                write_cap: [
-                    b.cap(
-                        name(&format!("upi:{}>{}.p2p-write", l.a, l.b)),
-                        l.p2p_write,
-                        h,
-                    ),
-                    b.cap(
-                        name(&format!("upi:{}>{}.p2p-write", l.b, l.a)),
-                        l.p2p_write,
-                        h,
-                    ),
-                ],
+                read_cap: caps(b, "p2p-read", l.p2p_read),
+                write_cap: caps(b, "p2p-write", l.p2p_write),
             }
         })
         .collect();

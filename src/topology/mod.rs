@@ -163,15 +163,6 @@ impl HostTopo {
             .position(|n| n.kind == kind)
             .expect("node exists by construction")
     }
-    pub fn find(&self, name: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n.name == name)
-    }
-    pub fn gpu_index(&self, name: &str) -> Option<usize> {
-        self.spec.gpus.iter().position(|g| g.name == name)
-    }
-    pub fn nic_index(&self, name: &str) -> Option<usize> {
-        self.spec.nics.iter().position(|g| g.name == name)
-    }
     pub fn socket_index(&self, name: &str) -> Option<usize> {
         self.spec.sockets.iter().position(|g| g.name == name)
     }
