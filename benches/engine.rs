@@ -53,8 +53,8 @@ fn engine_events(b: Bencher) {
 
 fn message(path: PathKind, size: u64, b: Bencher) {
     let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
-    let topos = scenario::topologies(&cfg);
-    let (plan, ..) = scenario::paths::plan(&cfg, &cfg.scenarios[0], &topos[0], path, size);
+    let topo = scenario::topology(&cfg);
+    let (plan, ..) = scenario::paths::plan(&cfg, &cfg.scenarios[0], &topo, path, size);
     let opts = SimOptions {
         tlp_granularity: false,
         coalesce_above: cfg.sim.coalesce_above,
@@ -64,7 +64,7 @@ fn message(path: PathKind, size: u64, b: Bencher) {
         record: false,
     };
     b.bench(|| {
-        let mut f = Fabric::new(&topos[0], plan, opts).unwrap();
+        let mut f = Fabric::new(&topo, plan, opts).unwrap();
         black_box(f.run(1, 1))
     });
 }
@@ -79,7 +79,7 @@ fn one_gib_message(b: Bencher, path: PathKind) {
 #[divan::bench(args = [8u64, 1 << 20, 1 << 30])]
 fn sweep_point_gpudirect(b: Bencher, size: u64) {
     let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
-    let topos = scenario::topologies(&cfg);
+    let topo = scenario::topology(&cfg);
     let p = Point {
         scenario: 0,
         path: PathKind::GpuDirect,
@@ -87,7 +87,7 @@ fn sweep_point_gpudirect(b: Bencher, size: u64) {
         size,
         seed: 1,
     };
-    b.bench(|| black_box(scenario::simulate_point(&cfg, &topos[0], &p).events));
+    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
 }
 
 /// The whole default sweep (279 points) on all cores, without writing files.

@@ -24,7 +24,7 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
 /// Simulates every point of `cfg` on `jobs` threads (0 = all cores). Results come back in
 /// point order whatever the thread count, so output is byte-identical for any `jobs`.
 pub fn simulate(cfg: &Config, jobs: usize, progress: bool) -> Result<Vec<PointResult>> {
-    let topos = scenario::topologies(cfg);
+    let topo = scenario::topology(cfg);
     let points = scenario::plan(cfg);
     let bar = progress.then(|| {
         let b = indicatif::ProgressBar::new(points.len() as u64);
@@ -44,7 +44,7 @@ pub fn simulate(cfg: &Config, jobs: usize, progress: bool) -> Result<Vec<PointRe
         points
             .par_iter()
             .map(|p| {
-                let r = scenario::simulate_point(cfg, &topos[p.scenario], p);
+                let r = scenario::simulate_point(cfg, &topo, p);
                 if let Some(b) = &bar {
                     b.inc(1);
                 }
@@ -60,13 +60,12 @@ pub fn simulate(cfg: &Config, jobs: usize, progress: bool) -> Result<Vec<PointRe
 
 /// Describes each scenario for the report: class, sender route, topo matrix, bottleneck ceiling.
 pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
-    let topos = scenario::topologies(cfg);
+    let topo = &scenario::topology(cfg);
     let scenarios = cfg
         .scenarios
         .iter()
-        .zip(&topos)
-        .map(|(sc, topo)| {
-            let h = &topo.hosts[0];
+        .map(|sc| {
+            let h = &topo.hosts[sc.sender.host];
             let nic = Place::Device(h.node_index(NodeKind::Nic(sc.sender.nic)));
             // The GPU-to-NIC route (GPUDirect), or host memory where there is no GPU.
             let src = scenario::paths::sender_source(topo, sc, config::PathKind::GpuDirect);
@@ -80,7 +79,7 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
                         .collect()
                 })
                 .unwrap_or_else(|e| vec![format!("(P2P refused: {e})")]);
-            let (ceiling_gbps, ceiling_label) = ceiling(topo, sc);
+            let (ceiling_gbps, ceiling_label) = ceiling(cfg, topo, sc);
             ScenarioInfo {
                 name: sc.name.clone(),
                 class: class.to_string(),
@@ -114,11 +113,16 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
 /// The bottleneck of a scenario's GPU-to-GPU payload path (GPUDirect where P2P allows, else
 /// host memory): the slowest channel over the sender's read route, the wire and the receiver's
 /// write route, as an effective payload rate, for the dashed ceiling of the charts.
-fn ceiling(topo: &topology::Topology, sc: &config::ScenarioSpec) -> (f64, String) {
-    let mut best: Option<(crate::units::Rate, String)> =
-        topo.wire_ceiling().map(|(r, n)| (r, n.to_string()));
-    for (h, e, sender) in [(0, &sc.sender, true), (1, &sc.receiver, false)] {
-        let host = &topo.hosts[h];
+fn ceiling(cfg: &Config, topo: &topology::Topology, sc: &config::ScenarioSpec) -> (f64, String) {
+    let s = (sc.sender.host, sc.sender.nic);
+    let r = (sc.receiver.host, sc.receiver.nic);
+    let mtu = cfg.hosts[s.0].machine.nics[s.1].mtu;
+    let mut best: Option<(crate::units::Rate, String)> = topo.wire_route(s, r).and_then(|route| {
+        topo.wire_ceiling(&route, mtu)
+            .map(|(r, n)| (r, n.to_string()))
+    });
+    for (e, sender) in [(&sc.sender, true), (&sc.receiver, false)] {
+        let host = &topo.hosts[e.host];
         let nic = Place::Device(host.node_index(NodeKind::Nic(e.nic)));
         let gpu = e
             .gpu

@@ -798,8 +798,7 @@ fn walk_path(
 
 /// The walk of scenario `si` at `size`: the staged path, then the GPUDirect path.
 pub fn walk(cfg: &Config, si: usize, size: u64) -> Result<Walk> {
-    let topos = scenario::topologies(cfg);
-    let topo = &topos[si];
+    let topo = &scenario::topology(cfg);
     let sc = &cfg.scenarios[si];
     let end = |e: &crate::config::Endpoint| -> Result<Endpoint, ConfigError> {
         let host = &cfg.hosts[e.host];
@@ -909,8 +908,7 @@ pub fn trace(
     size: u64,
     messages: u32,
 ) -> Result<TraceData> {
-    let topos = scenario::topologies(cfg);
-    let topo = &topos[si];
+    let topo = &scenario::topology(cfg);
     let sc = &cfg.scenarios[si];
     let messages = messages.max(1);
     let window = cfg.sim.stream_window.min(messages).max(1);

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! configs/x.toml --config::load--> Config (typed units, validated)
-//!   --scenario::topologies--> Topology per scenario (channels, routes; plain data)
+//!   --scenario::topology--> Topology: every host and the network (channels, routes; plain data)
 //!   --scenario::plan--> Vec<Point> (scenario x path x op x size, a seed per point)
 //!   per point (rayon, results in point order):
 //!     components::Fabric --engine::run--> Recorder (spans, descriptors, hops)
@@ -29,7 +29,7 @@
 //! ```
 //! // One point of the embedded default study: an 8-byte GPUDirect write on the PIX placement.
 //! let cfg = gdrsim::config::parse(gdrsim::config::DEFAULT_TOML, "default").unwrap();
-//! let topo = &gdrsim::scenario::topologies(&cfg)[0];
+//! let topo = &gdrsim::scenario::topology(&cfg);
 //! let point = gdrsim::scenario::Point {
 //!     scenario: 0,
 //!     path: gdrsim::config::PathKind::GpuDirect,

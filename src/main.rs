@@ -124,11 +124,10 @@ fn main() -> ExitCode {
             Some(Command::Topo { config }) => app::load_config(config.as_deref())
                 .map_err(Into::into)
                 .map(|cfg| {
-                    for h in &gdrsim::scenario::topologies(&cfg)[..1] {
-                        for host in &h.hosts {
-                            println!("{} ({})", host.name, host.spec.name);
-                            println!("{}", gdrsim::topology::topo_matrix::render(host));
-                        }
+                    let topo = gdrsim::scenario::topology(&cfg);
+                    for host in &topo.hosts {
+                        println!("{} ({})", host.name, host.spec.name);
+                        println!("{}", gdrsim::topology::topo_matrix::render(host));
                     }
                 }),
             Some(Command::Walk {

@@ -172,7 +172,7 @@ receiver = {{ host = "b", nic = "nic0", gpu = "gpu0" }}
 /// both hosts (read completions at the sender, posted writes at the receiver), the socket link
 /// where crossed, and the wire at full packets: an upper bound for any streaming bandwidth.
 fn payload_bound_gbytes(cfg: &Config, path: PathKind) -> f64 {
-    let topo = &scenario::topologies(cfg)[0];
+    let topo = &scenario::topology(cfg);
     let mut bound = f64::INFINITY;
     let nic = &cfg.hosts[0].machine.nics[0];
     bound = bound.min(
@@ -250,7 +250,7 @@ proptest! {
 
         // The point as `gdrsim run` computes it.
         let p = Point { scenario: 0, path, op: "write".into(), size, seed };
-        let r = scenario::simulate_point(&cfg, &scenario::topologies(&cfg)[0], &p);
+        let r = scenario::simulate_point(&cfg, &scenario::topology(&cfg), &p);
         let s = &r.summary;
         prop_assert!(s.lat.min_us * PS_PER_US as f64 >= s.lat_model_ps as f64 - 1e-3, "jitter made a message faster");
         let bound = payload_bound_gbytes(&cfg, path);

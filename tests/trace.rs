@@ -138,7 +138,7 @@ fn point(cfg: &Config, si: usize, path: PathKind, size: u64) -> Point {
 #[test]
 fn a_single_message_agrees_with_stages_csv() {
     let cfg = load_config(None).unwrap();
-    let topos = scenario::topologies(&cfg);
+    let topo = scenario::topology(&cfg);
     for (si, path, size) in [
         (0, PathKind::GpuDirect, 4096),
         (0, PathKind::Staged, 4096),
@@ -147,8 +147,7 @@ fn a_single_message_agrees_with_stages_csv() {
     ] {
         let doc = render(&cfg, si, path, size, 1);
         let slices = check_well_formed(&doc);
-        let summary =
-            scenario::simulate_point(&cfg, &topos[si], &point(&cfg, si, path, size)).summary;
+        let summary = scenario::simulate_point(&cfg, &topo, &point(&cfg, si, path, size)).summary;
         let csv = csv_out::stages_csv(std::slice::from_ref(&summary)).unwrap();
         let mut rd = csv::Reader::from_reader(csv.as_slice());
         let mut rows = 0;

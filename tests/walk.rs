@@ -175,7 +175,7 @@ fn the_addresses_follow_the_address_map() {
 #[test]
 fn the_walk_agrees_with_the_results_of_the_same_points() {
     let cfg = load_config(None).unwrap();
-    let topos = scenario::topologies(&cfg);
+    let topo = scenario::topology(&cfg);
     for (si, size) in [(0, 4096), (1, 64 << 10), (2, 100)] {
         let w = inspect::walk(&cfg, si, size).unwrap();
         for (p, path) in w.paths.iter().zip([PathKind::Staged, PathKind::GpuDirect]) {
@@ -186,7 +186,7 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
                 size,
                 seed: scenario::mix(cfg.seed, &[si as u64, path as u64, size]),
             };
-            let r = scenario::simulate_point(&cfg, &topos[si], &point).summary;
+            let r = scenario::simulate_point(&cfg, &topo, &point).summary;
             assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");
             assert_eq!(p.host_mem_bytes, r.host_mem_bytes);
             assert_eq!(p.cpu_busy_ps, r.cpu_busy_ps);

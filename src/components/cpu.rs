@@ -66,7 +66,7 @@ impl Fabric<'_> {
         let Some(task) = self.cpus[host].queue.pop_front() else {
             return;
         };
-        let spec = &self.topo.hosts[host].spec;
+        let spec = &self.topo.hosts[self.side(host).host].spec;
         let cpu = spec.cpu;
         let busy = match task {
             Task::Register { cost, .. } => cost,
@@ -187,14 +187,14 @@ impl Fabric<'_> {
             self.plan.receiver
         };
         let g = side.staging.expect("staged").gpu;
-        let sync = self.topo.hosts[host].spec.gpus[g].copy_engine.sync;
+        let sync = self.topo.hosts[side.host].spec.gpus[g].copy_engine.sync;
         self.cpus[host].current = Some((task, Phase::Sync, started));
         q.schedule(now + sync, Event::CpuDone { host: host as u8 });
     }
 
     /// The MMIO write of a post: the WQE itself (BlueFlame, with inline data) or an 8 B doorbell.
     fn mmio(&mut self, side: usize, msg: u32, flush: bool, now: Ps, q: &mut Queue<Event>) {
-        let nic = &self.topo.hosts[side].spec.nics[self.side(side).nic];
+        let nic = &self.topo.hosts[self.side(side).host].spec.nics[self.side(side).nic];
         let inline = !flush && self.inline();
         let bytes = match nic.wqe_delivery {
             WqeDelivery::BlueFlame => {
@@ -209,7 +209,7 @@ impl Fabric<'_> {
         };
         if inline && let super::plan::Buffer::Host { socket, .. } = self.plan.sender.nic_buffer {
             // The CPU copies the payload out of host memory into the WQE: a DRAM read.
-            let dram = self.topo.hosts[0].dram[socket];
+            let dram = self.topo.hosts[self.plan.sender.host].dram[socket];
             self.state[dram as usize].payload_bytes += self.plan.size;
             self.msgs[msg as usize].host_mem_bytes += self.plan.size;
         }

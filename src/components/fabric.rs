@@ -239,7 +239,7 @@ impl<'t> Fabric<'t> {
         let mut names: Vec<String> = topo.channels.iter().map(|c| c.name.clone()).collect();
         let mut comp = Components::default();
         for (h, side) in [plan.sender, plan.receiver].iter().enumerate() {
-            let host = &topo.hosts[h];
+            let host = &topo.hosts[side.host];
             comp.cpu[h] = push_name(
                 &mut names,
                 format!(
@@ -285,12 +285,16 @@ impl<'t> Fabric<'t> {
             comp,
         };
         f.build_routes()?;
-        let s_nic = &topo.hosts[0].spec.nics[plan.sender.nic];
-        let r_nic = &topo.hosts[1].spec.nics[plan.receiver.nic];
+        let s_nic = &topo.hosts[plan.sender.host].spec.nics[plan.sender.nic];
+        let r_nic = &topo.hosts[plan.receiver.host].spec.nics[plan.receiver.nic];
         let r_gpu_window = plan
             .receiver
             .staging
-            .map(|s| topo.hosts[1].spec.gpus[s.gpu].copy_engine.read_window)
+            .map(|s| {
+                topo.hosts[plan.receiver.host].spec.gpus[s.gpu]
+                    .copy_engine
+                    .read_window
+            })
             .unwrap_or(1);
         for tags in [s_nic.read_window, r_nic.read_window, r_gpu_window] {
             f.engines.push(ReadEngine {
@@ -310,20 +314,22 @@ impl<'t> Fabric<'t> {
         let topo = self.topo;
         let plan = self.plan;
         let sides = [plan.sender, plan.receiver];
-        let nic_node =
-            |h: usize| topo.hosts[h].node_index(crate::topology::NodeKind::Nic(sides[h].nic));
-        let gpu_node =
-            |h: usize, g: usize| topo.hosts[h].node_index(crate::topology::NodeKind::Gpu(g));
+        let nic_node = |h: usize| {
+            topo.hosts[sides[h].host].node_index(crate::topology::NodeKind::Nic(sides[h].nic))
+        };
+        let gpu_node = |h: usize, g: usize| {
+            topo.hosts[sides[h].host].node_index(crate::topology::NodeKind::Gpu(g))
+        };
         let place_of = |h: usize, b: Buffer| match b {
             Buffer::Host { socket, .. } => Place::Memory(socket),
             Buffer::Gpu { gpu, .. } => Place::Device(gpu_node(h, gpu)),
         };
         let mem_of = |h: usize, b: Buffer| match b {
-            Buffer::Host { socket, .. } => topo.hosts[h].dram[socket],
-            Buffer::Gpu { gpu, .. } => topo.hosts[h].gpu_memory[gpu],
+            Buffer::Host { socket, .. } => topo.hosts[sides[h].host].dram[socket],
+            Buffer::Gpu { gpu, .. } => topo.hosts[sides[h].host].gpu_memory[gpu],
         };
         for (h, side) in sides.iter().enumerate() {
-            let host = &topo.hosts[h];
+            let host = &topo.hosts[side.host];
             let nic = Place::Device(nic_node(h));
             let cpu = Place::Cpu(side.cpu_socket);
             let mem = Place::Memory(side.cpu_socket);
@@ -335,7 +341,10 @@ impl<'t> Fabric<'t> {
             self.r.engine[h] = self.add_route(vec![host.nics[side.nic].engine]);
         }
         // Sender: WQE fetch and payload read.
-        let (s, rcv) = (&topo.hosts[0], &topo.hosts[1]);
+        let (s, rcv) = (
+            &topo.hosts[plan.sender.host],
+            &topo.hosts[plan.receiver.host],
+        );
         let s_nic = Place::Device(nic_node(0));
         let r_nic = Place::Device(nic_node(1));
         let sq = Place::Memory(plan.sender.cpu_socket);
@@ -361,10 +370,24 @@ impl<'t> Fabric<'t> {
         let s_ch = s.nics[plan.sender.nic];
         let r_ch = rcv.nics[plan.receiver.nic];
         self.r.tx = self.add_route(vec![s_ch.tx]);
-        self.r.wire = self.add_route(topo.wire_forward.clone());
+        let ends = (
+            (plan.sender.host, plan.sender.nic),
+            (plan.receiver.host, plan.receiver.nic),
+        );
+        let no_cable = || RouteError::NoCable {
+            from: topo.network.ports[topo.network.port_index(ends.0.0, ends.0.1)]
+                .name
+                .clone(),
+            to: topo.network.ports[topo.network.port_index(ends.1.0, ends.1.1)]
+                .name
+                .clone(),
+        };
+        let forward = topo.wire_route(ends.0, ends.1).ok_or_else(no_cable)?;
+        let backward = topo.wire_route(ends.1, ends.0).ok_or_else(no_cable)?;
+        self.r.wire = self.add_route(forward);
         self.r.rx = self.add_route(vec![r_ch.rx]);
         let mut ack = vec![r_ch.tx];
-        ack.extend(topo.wire_backward.iter().copied());
+        ack.extend(backward);
         ack.push(s_ch.rx);
         self.r.ack = self.add_route(ack);
         // Staging copies.

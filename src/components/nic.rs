@@ -20,7 +20,7 @@ impl Fabric<'_> {
     }
 
     pub fn nic_spec(&self, side: usize) -> &NicSpec {
-        &self.topo.hosts[side].spec.nics[self.side(side).nic]
+        &self.topo.hosts[self.side(side).host].spec.nics[self.side(side).nic]
     }
 
     /// Whether the payload travels inside the WQE (host memory only, up to the inline limit).
@@ -453,7 +453,7 @@ impl Fabric<'_> {
     pub fn start_h2d(&mut self, msg: u32, now: Ps, q: &mut Queue<Event>) {
         let size = self.plan.size;
         let st = self.plan.receiver.staging.expect("staged receiver");
-        let ce = self.topo.hosts[1].spec.gpus[st.gpu].copy_engine;
+        let ce = self.topo.hosts[self.plan.receiver.host].spec.gpus[st.gpu].copy_engine;
         let chunk = self.read_chunk(size, ce.mrrs, ce.read_window);
         let (req, cpl) = (self.r.h2d_req.expect("h2d"), self.r.h2d_cpl.expect("h2d"));
         let mps = self.r.mps_h2d;

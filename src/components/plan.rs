@@ -46,6 +46,8 @@ pub struct Staging {
 /// One side (sender or receiver) of a transfer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SidePlan {
+    /// The host (index into the topology's hosts).
+    pub host: usize,
     /// The NIC used (index into the machine's NICs).
     pub nic: usize,
     /// Socket of the CPU thread driving the verbs (and of the queues and CQs in host memory).

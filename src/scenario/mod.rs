@@ -42,20 +42,19 @@ pub fn plan(cfg: &Config) -> Vec<Point> {
     points
 }
 
-/// The topology of each scenario (built once, shared by its points).
-pub fn topologies(cfg: &Config) -> Vec<Topology> {
-    cfg.scenarios
+/// The machines of the study: every host and the network, built once and shared by every point.
+pub fn topology(cfg: &Config) -> Topology {
+    let pairs: Vec<topology::PortPair> = cfg
+        .scenarios
         .iter()
         .map(|sc| {
-            topology::build(
-                &cfg.hosts[sc.sender.host],
-                &cfg.hosts[sc.receiver.host],
-                sc.sender.nic,
-                sc.receiver.nic,
-                &cfg.network,
+            (
+                (sc.sender.host, sc.sender.nic),
+                (sc.receiver.host, sc.receiver.nic),
             )
         })
-        .collect()
+        .collect();
+    topology::build(&cfg.hosts, &cfg.network, &pairs)
 }
 
 /// SplitMix64-style mixing: a stable seed from a base and a few integers.

@@ -45,7 +45,7 @@ pub fn p2p_allowed(topo: &Topology, host: usize, e: &Endpoint, sender: bool, flu
 /// Where the sender's payload starts for `path`: its GPU (staged, gpudirect), or host memory
 /// (the host path, or a scenario without a GPU).
 pub fn sender_source(topo: &Topology, sc: &ScenarioSpec, path: PathKind) -> Place {
-    let h = &topo.hosts[0];
+    let h = &topo.hosts[sc.sender.host];
     match (path, sc.sender.gpu) {
         (PathKind::Host, _) | (_, None) => Place::Memory(sc.sender.memory_socket),
         (_, Some(g)) => Place::Device(h.node_index(NodeKind::Gpu(g))),
@@ -54,7 +54,7 @@ pub fn sender_source(topo: &Topology, sc: &ScenarioSpec, path: PathKind) -> Plac
 
 /// The affinity class results.csv reports: the sender's payload source against its NIC.
 pub fn sender_class(topo: &Topology, sc: &ScenarioSpec, path: PathKind) -> &'static str {
-    let h = &topo.hosts[0];
+    let h = &topo.hosts[sc.sender.host];
     let nic = Place::Device(h.node_index(NodeKind::Nic(sc.sender.nic)));
     h.class(sender_source(topo, sc, path), nic)
 }
@@ -92,6 +92,7 @@ pub fn plan(
             PathKind::GpuDirect => SideMode::Staged,
         };
         let base = SidePlan {
+            host: e.host,
             nic: e.nic,
             cpu_socket: nic_socket(topo, host, e.nic),
             nic_buffer: host_buf,
@@ -151,8 +152,8 @@ pub fn plan(
             }
         }
     };
-    let (sender, s_mode, s_setup) = side(0, &sc.sender, true);
-    let (receiver, r_mode, r_setup) = side(1, &sc.receiver, false);
+    let (sender, s_mode, s_setup) = side(sc.sender.host, &sc.sender, true);
+    let (receiver, r_mode, r_setup) = side(sc.receiver.host, &sc.receiver, false);
     let flush = cfg.sim.flush && r_mode == SideMode::Direct;
     (
         Plan {

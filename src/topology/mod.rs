@@ -6,17 +6,18 @@
 //! switch or root-complex traversal, a P2P forwarding limit, an inter-socket link direction, a
 //! memory, a NIC pipeline stage, a wire. A route is the list of channels a transfer crosses.
 
-mod build;
+mod machine;
+pub mod network;
 pub mod pcie;
 mod route;
 pub mod spec;
 pub mod topo_matrix;
 
-pub use build::build;
+pub use network::{Network, Port, PortPair};
 pub use route::{Flow, Place, Route, RouteError};
 
 use crate::units::{Ps, Rate};
-use spec::{MachineSpec, NetworkSpec};
+use spec::{HostSpec, MachineSpec, NetworkSpec};
 
 pub type ChannelId = u32;
 
@@ -145,15 +146,33 @@ pub struct SocketLinkChannels {
     pub write_cap: [Option<ChannelId>; 2],
 }
 
-/// The two hosts of a scenario, sender first, and the network between them.
+/// Every host of a study and the network between their NIC ports, built once per config.
 #[derive(Clone, Debug)]
 pub struct Topology {
     pub hosts: Vec<HostTopo>,
     pub channels: Vec<ChannelSpec>,
-    pub network: NetworkSpec,
-    /// Wire route from host 0's port to host 1's, per (sender nic, receiver nic) as built.
-    pub wire_forward: Vec<ChannelId>,
-    pub wire_backward: Vec<ChannelId>,
+    pub network_spec: NetworkSpec,
+    pub network: Network,
+}
+
+/// Instantiates every host (in order) and the network. `pairs` are the NIC ports that talk to
+/// each other, which a switchless network needs to lay its cables.
+pub fn build(hosts: &[HostSpec], network: &NetworkSpec, pairs: &[PortPair]) -> Topology {
+    let mut b = machine::Builder {
+        channels: Vec::new(),
+    };
+    let host_topos = hosts
+        .iter()
+        .enumerate()
+        .map(|(h, spec)| machine::build_host(&mut b, h, spec))
+        .collect();
+    let net = network::build(&mut b, hosts, network, pairs);
+    Topology {
+        hosts: host_topos,
+        channels: b.channels,
+        network_spec: *network,
+        network: net,
+    }
 }
 
 impl HostTopo {
@@ -187,19 +206,28 @@ impl Topology {
             .min_by_key(|(r, _)| *r)
     }
 
-    /// The wire's payload rate at full packets.
-    pub fn wire_ceiling(&self) -> Option<(Rate, &str)> {
-        let c = &self.channels[*self.wire_forward.first()? as usize];
-        let mtu = self.hosts[0]
-            .spec
-            .nics
+    /// The network route from NIC `a` of host `ha` to NIC `z` of host `hz`.
+    pub fn wire_route(
+        &self,
+        (ha, a): (usize, usize),
+        (hz, z): (usize, usize),
+    ) -> Option<Vec<ChannelId>> {
+        let net = &self.network;
+        net.route(net.port_index(ha, a), net.port_index(hz, z))
+    }
+
+    /// The payload rate of full packets of `mtu` bytes on the slowest channel of `route`.
+    pub fn wire_ceiling(&self, route: &[ChannelId], mtu: u64) -> Option<(Rate, &str)> {
+        route
             .iter()
-            .map(|n| n.mtu)
-            .max()
-            .unwrap_or(4096);
-        Some((
-            c.rate.scale(mtu, c.wire_bytes(Unit::Packet, mtu, 1)),
-            c.name.as_str(),
-        ))
+            .map(|&c| &self.channels[c as usize])
+            .filter(|c| c.is_server())
+            .map(|c| {
+                (
+                    c.rate.scale(mtu, c.wire_bytes(Unit::Packet, mtu, 1)),
+                    c.name.as_str(),
+                )
+            })
+            .min_by_key(|(r, _)| *r)
     }
 }

@@ -40,6 +40,8 @@ pub struct Route {
 pub enum RouteError {
     /// Peer-to-peer traffic of this kind is refused by a root complex or socket link.
     P2pRefused { at: String, reads: bool },
+    /// No cable or switch connects two NIC ports.
+    NoCable { from: String, to: String },
 }
 
 impl fmt::Display for RouteError {
@@ -52,6 +54,7 @@ impl fmt::Display for RouteError {
                     if *reads { "reads" } else { "writes" }
                 )
             }
+            RouteError::NoCable { from, to } => write!(f, "no network path from {from} to {to}"),
         }
     }
 }

@@ -35,7 +35,7 @@ pub fn scenario_index(cfg: &Config, name: &str) -> usize {
 /// Simulates one point as `gdrsim run` does.
 pub fn point(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> PointResult {
     let si = scenario_index(cfg, scenario);
-    let topos = scenario::topologies(cfg);
+    let topo = scenario::topology(cfg);
     let p = Point {
         scenario: si,
         path,
@@ -43,7 +43,7 @@ pub fn point(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> PointRe
         size,
         seed: scenario::mix(cfg.seed, &[si as u64, size]),
     };
-    scenario::simulate_point(cfg, &topos[si], &p)
+    scenario::simulate_point(cfg, &topo, &p)
 }
 
 pub fn summary(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> Summary {
@@ -61,8 +61,8 @@ pub fn run_fabric(
     total: u32,
 ) -> (Outcome, Recorder) {
     let si = scenario_index(cfg, scenario);
-    let topos = scenario::topologies(cfg);
-    let (plan, ..) = scenario::paths::plan(cfg, &cfg.scenarios[si], &topos[si], path, size);
+    let topo = scenario::topology(cfg);
+    let (plan, ..) = scenario::paths::plan(cfg, &cfg.scenarios[si], &topo, path, size);
     let opts = SimOptions {
         tlp_granularity: tlp,
         coalesce_above: cfg.sim.coalesce_above,
@@ -71,7 +71,7 @@ pub fn run_fabric(
         seed: 7,
         record: true,
     };
-    let mut f = Fabric::new(&topos[si], plan, opts).expect("routes");
+    let mut f = Fabric::new(&topo, plan, opts).expect("routes");
     let out = f.run(window, total);
     let rec = std::mem::take(&mut f.recorder);
     (out, rec)

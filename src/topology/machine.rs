@@ -1,16 +1,18 @@
-//! From the typed description to channels: one instantiation per scenario (sender host, receiver
-//! host, the NIC each uses, and the network between those two ports).
+//! One host from its machine description: the PCIe tree (sockets, root complexes, switches,
+//! GPUs, NICs and the links between them), its memories, NIC pipelines and socket links, each
+//! place where traffic queues or waits as a channel.
 
 use super::pcie;
-use super::spec::{HostSpec, NetworkSpec, P2p};
+use super::spec::{HostSpec, P2p};
 use super::*;
 
-struct Builder {
-    channels: Vec<ChannelSpec>,
+/// Collects the channels of the whole cluster as hosts and the network are instantiated.
+pub(super) struct Builder {
+    pub(super) channels: Vec<ChannelSpec>,
 }
 
 impl Builder {
-    fn add(
+    pub(super) fn add(
         &mut self,
         name: String,
         kind: ChannelKind,
@@ -30,7 +32,7 @@ impl Builder {
         });
         (self.channels.len() - 1) as ChannelId
     }
-    fn latency_only(
+    pub(super) fn latency_only(
         &mut self,
         name: String,
         kind: ChannelKind,
@@ -49,74 +51,9 @@ impl Builder {
     }
 }
 
-/// Instantiates the sender and receiver hosts and the network between the two named NIC ports.
-/// Node and channel names are prefixed with the host name (`node-a/sw0`).
-pub fn build(
-    sender: &HostSpec,
-    receiver: &HostSpec,
-    sender_nic: usize,
-    receiver_nic: usize,
-    network: &NetworkSpec,
-) -> Topology {
-    let mut b = Builder {
-        channels: Vec::new(),
-    };
-    let hosts = vec![
-        build_host(&mut b, 0, sender),
-        build_host(&mut b, 1, receiver),
-    ];
-    let s_nic = &sender.machine.nics[sender_nic];
-    let r_nic = &receiver.machine.nics[receiver_nic];
-    let rate = s_nic.wire_rate.min(r_nic.wire_rate);
-    let cable = network.cable_m * network.propagation_per_m;
-    let mut wire = |from: &str, to: &str, ovh: u64| -> Vec<ChannelId> {
-        let mut route = vec![b.add(
-            format!(
-                "wire:{from}>{}",
-                if network.switch_hops == 0 {
-                    to
-                } else {
-                    "switch1"
-                }
-            ),
-            ChannelKind::Wire,
-            rate,
-            cable,
-            [0, 0, 0, ovh, 0],
-            None,
-        )];
-        for i in 0..network.switch_hops {
-            let next = if i + 1 == network.switch_hops {
-                to.to_string()
-            } else {
-                format!("switch{}", i + 2)
-            };
-            route.push(b.add(
-                format!("switch{}>{next}", i + 1),
-                ChannelKind::NetworkSwitch,
-                rate,
-                network.switch_latency + cable,
-                [0, 0, 0, ovh, 0],
-                None,
-            ));
-        }
-        route
-    };
-    let a = format!("{}/{}", sender.name, s_nic.name);
-    let z = format!("{}/{}", receiver.name, r_nic.name);
-    let ovh = s_nic.packet_overhead.max(r_nic.packet_overhead);
-    let wire_forward = wire(&a, &z, ovh);
-    let wire_backward = wire(&z, &a, ovh);
-    Topology {
-        hosts,
-        channels: b.channels,
-        network: *network,
-        wire_forward,
-        wire_backward,
-    }
-}
-
-fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
+/// Instantiates host number `h` of the cluster; its channel names are prefixed with the host name
+/// (`node-a/sw0`).
+pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo {
     let m = &host.machine;
     let name = |n: &str| format!("{}/{}", host.name, n);
     let mut nodes: Vec<Node> = Vec::new();
