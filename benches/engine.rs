@@ -54,7 +54,7 @@ fn engine_events(b: Bencher) {
 fn message(path: PathKind, size: u64, b: Bencher) {
     let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
     let topo = scenario::topology(&cfg);
-    let (plan, ..) = scenario::paths::plan(&cfg, &cfg.scenarios[0], &topo, path, size);
+    let built = scenario::paths::plan(&cfg, &cfg.scenarios[0], &topo, path, size).unwrap();
     let opts = SimOptions {
         tlp_granularity: false,
         coalesce_above: cfg.sim.coalesce_above,
@@ -64,7 +64,7 @@ fn message(path: PathKind, size: u64, b: Bencher) {
         record: false,
     };
     b.bench(|| {
-        let mut f = Fabric::new(&topo, plan, opts).unwrap();
+        let mut f = Fabric::new(&topo, &[&built.plan], opts);
         black_box(f.run(1, 1))
     });
 }

@@ -19,9 +19,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::components::fabric::{CqeKind, Fabric, Tag};
-use crate::components::{Outcome, Plan, SimOptions};
+use crate::components::{Fabric, Outcome, SimOptions};
 use crate::config::{Config, ConfigError, PathKind, Registration};
+use crate::plan::{self, Copy};
 use crate::record::{DescriptorDir, Hop, Recorder, Span, Stage};
 use crate::report::trace::{Arg, LinkBusy, Slice, TraceData, TraceStats, Track};
 use crate::report::walkthrough::{
@@ -91,7 +91,10 @@ pub fn parse_lang(s: &str) -> Result<Lang, ConfigError> {
 
 /// One recorded run of a point.
 pub struct Recorded {
-    pub plan: Plan,
+    /// What the path asked of each side.
+    pub plan: paths::Sides,
+    /// The plan of steps that ran.
+    pub steps: crate::plan::Plan,
     pub effective_path: String,
     pub setup_ps: Ps,
     pub recorder: Recorder,
@@ -118,7 +121,8 @@ pub fn record(
     messages: u32,
 ) -> Result<Recorded> {
     let sc = &cfg.scenarios[si];
-    let (plan, s_mode, r_mode, setup_ps) = paths::plan(cfg, sc, topo, path, size);
+    let built = paths::plan(cfg, sc, topo, path, size)
+        .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
     let opts = SimOptions {
         tlp_granularity: cfg.sim.tlp_granularity,
         coalesce_above: cfg.sim.coalesce_above,
@@ -128,21 +132,39 @@ pub fn record(
         seed: scenario::mix(cfg.seed, &[si as u64, path as u64, size]),
         record: true,
     };
-    let mut f = Fabric::new(topo, plan, opts)
-        .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
+    let mut f = Fabric::new(topo, &[&built.plan], opts);
     let outcome = f.run(window, messages);
     let spans: Vec<Span> = f.recorder.spans.clone();
-    let inline = f.inline();
+    let recorder = std::mem::take(&mut f.recorder);
+    let steps = &built.plan.steps;
+    let mps_write = steps
+        .iter()
+        .find_map(|s| match s.kind {
+            plan::StepKind::DmaWrite { mps, .. } => Some(mps),
+            _ => None,
+        })
+        .unwrap_or(0);
+    let mps_d2h = steps
+        .iter()
+        .find_map(|s| match s.kind {
+            plan::StepKind::Memcpy {
+                copy: Copy::D2h { mps, .. },
+                ..
+            } => Some(mps),
+            _ => None,
+        })
+        .unwrap_or(0);
     Ok(Recorded {
-        plan,
-        effective_path: paths::effective_name(s_mode, r_mode).to_string(),
-        setup_ps,
-        inline,
-        mps_write: f.r.mps_write,
-        mps_d2h: f.r.mps_d2h,
-        recorder: std::mem::take(&mut f.recorder),
+        plan: built.sides,
+        effective_path: paths::effective_name(built.sender, built.receiver).to_string(),
+        setup_ps: built.setup,
+        inline: built.inline,
+        mps_write,
+        mps_d2h,
+        recorder,
         outcome,
         spans,
+        steps: built.plan,
     })
 }
 
@@ -274,11 +296,11 @@ fn short_name(topo: &Topology, rec: &Recorder, ch: u32) -> String {
 /// The tag names of payload-carrying trains.
 fn payload_tags() -> [&'static str; 5] {
     [
-        Tag::PayloadRead.name(),
-        Tag::PayloadWritten.name(),
-        Tag::D2h.name(),
-        Tag::H2d.name(),
-        Tag::H2dCommitted.name(),
+        "payload read",
+        "payload write",
+        "memcpy D2H",
+        "memcpy H2D read",
+        "memcpy H2D write",
     ]
 }
 
@@ -290,11 +312,7 @@ fn payload_bytes_over(
     kind: fn(&ChannelKind) -> bool,
 ) -> u64 {
     let tags = payload_tags();
-    let mmio = Tag::Mmio {
-        side: 0,
-        flush: false,
-    }
-    .name();
+    let mmio = "MMIO post";
     run.recorder
         .hops
         .iter()
@@ -394,7 +412,7 @@ fn walk_path(
     }
     // cudaMemcpy D2H into the bounce buffer.
     if let (Some(s), Some(st)) = (span(Stage::MemcpyD2h), plan.sender.staging) {
-        let hops = h.of(Tag::D2h.name());
+        let hops = h.of("memcpy D2H");
         let (d0, d1) = extent(&hops).unwrap_or((s.start, s.end));
         let first = trains(&hops)
             .first()
@@ -420,14 +438,7 @@ fn walk_path(
     }
     // Post: the CPU builds the WQE, then the MMIO write carries it (or a doorbell) to the NIC.
     if let Some(s) = span(Stage::Post) {
-        let mmio = h.of_host(
-            Tag::Mmio {
-                side: 0,
-                flush: false,
-            }
-            .name(),
-            Some(0),
-        );
+        let mmio = h.of_host("MMIO post", Some(0));
         let m0 = extent(&mmio).map_or(s.start, |e| e.0);
         let cpu = name(s.component);
         steps.push(step(
@@ -453,7 +464,7 @@ fn walk_path(
         ));
     }
     if let Some(s) = span(Stage::WqeFetch) {
-        let fetch = h.of(Tag::WqeFetched.name());
+        let fetch = h.of("WQE fetch");
         steps.push(step(
             s.start,
             s.end,
@@ -485,7 +496,7 @@ fn walk_path(
                     &g.component,
                     StepKind::Descriptor(g.clone()),
                 ));
-                let hops = h.of(Tag::PayloadRead.name());
+                let hops = h.of("payload read");
                 let first = trains(&hops)
                     .first()
                     .map(|&t| train_hops(&hops, t))
@@ -525,7 +536,7 @@ fn walk_path(
         steps.push(step(s.start, s.end, &name(s.component), StepKind::NicTx));
     }
     if let Some(s) = span(Stage::Wire) {
-        let hops = h.of(Tag::WireDone.name());
+        let hops = h.of("wire");
         let first = trains(&hops)
             .first()
             .map(|&t| train_hops(&hops, t))
@@ -561,7 +572,7 @@ fn walk_path(
             &d.component,
             StepKind::Descriptor(d.clone()),
         ));
-        let hops = h.of(Tag::PayloadWritten.name());
+        let hops = h.of("payload write");
         let first = trains(&hops)
             .first()
             .map(|&t| train_hops(&hops, t))
@@ -579,7 +590,7 @@ fn walk_path(
         ));
     }
     if let Some(s) = span(Stage::Cqe) {
-        let hops = h.of(Tag::Cqe(CqeKind::Recv).name());
+        let hops = h.of("receive CQE");
         steps.push(step(
             s.start,
             s.end,
@@ -599,24 +610,10 @@ fn walk_path(
         ));
     }
     if let Some(s) = span(Stage::Flush) {
-        let mmio = h.of_host(
-            Tag::Mmio {
-                side: 1,
-                flush: true,
-            }
-            .name(),
-            Some(1),
-        );
-        let engine = h.of_host(
-            Tag::SqEngine {
-                side: 1,
-                flush: true,
-            }
-            .name(),
-            Some(1),
-        );
-        let read = h.of(Tag::FlushRead.name());
-        let cqe = h.of(Tag::Cqe(CqeKind::Flush).name());
+        let mmio = h.of_host("MMIO flush post", Some(1));
+        let engine = h.of_host("send engine", Some(1));
+        let read = h.of("flush read");
+        let cqe = h.of("flush CQE");
         let cpu = name(
             rec.spans
                 .iter()
@@ -671,8 +668,8 @@ fn walk_path(
         steps.push(f);
     }
     if let (Some(s), Some(st)) = (span(Stage::MemcpyH2d), plan.receiver.staging) {
-        let reads = h.of(Tag::H2d.name());
-        let commits = h.of(Tag::H2dCommitted.name());
+        let reads = h.of("memcpy H2D read");
+        let commits = h.of("memcpy H2D write");
         let all: Vec<&Hop> = reads.iter().chain(&commits).copied().collect();
         let (d0, d1) = extent(&all).unwrap_or((s.start, s.end));
         let first = trains(&reads)
@@ -703,7 +700,7 @@ fn walk_path(
 
     // Off the latency path: the RC ACK and the sender's send CQE.
     let mut side_steps = Vec::new();
-    let ack = h.of(Tag::Ack.name());
+    let ack = h.of("ACK");
     if let Some((a0, a1)) = extent(&ack) {
         let wire: Vec<&Hop> = ack
             .iter()
@@ -723,7 +720,7 @@ fn walk_path(
             },
         ));
     }
-    let send_cqe = h.of(Tag::Cqe(CqeKind::Send).name());
+    let send_cqe = h.of("send CQE");
     if let Some((c0, c1)) = extent(&send_cqe) {
         side_steps.push(step(
             c0,
@@ -755,7 +752,7 @@ fn walk_path(
                 page_bytes: HOST_PAGE,
             });
         }
-        if let crate::components::Buffer::Gpu { va, bus, .. } = sp.nic_buffer {
+        if let crate::plan::Buffer::Gpu { va, bus, .. } = sp.nic_buffer {
             let pages = size.div_ceil(GPU_PAGE).max(1);
             setup.push(Setup::GpuMr {
                 host: host.name.clone(),
@@ -861,23 +858,8 @@ pub fn run_walk(
 
 /// The unit a hop carried, from what its train is and whether it carried data.
 fn unit_of(what: &str, payload: u64) -> Unit {
-    let reads = [
-        Tag::PayloadRead.name(),
-        Tag::WqeFetched.name(),
-        Tag::FlushRead.name(),
-        Tag::H2d.name(),
-    ];
-    let packets = [
-        Tag::SqEngine {
-            side: 0,
-            flush: false,
-        }
-        .name(),
-        Tag::TxDone.name(),
-        Tag::WireDone.name(),
-        Tag::RxDone.name(),
-        Tag::Ack.name(),
-    ];
+    let reads = ["payload read", "WQE fetch", "flush read", "memcpy H2D read"];
+    let packets = ["send engine", "tx pipeline", "wire", "rx pipeline", "ACK"];
     if reads.contains(&what) {
         if payload == 0 {
             Unit::ReadRequest
@@ -986,8 +968,9 @@ pub fn trace(
     // Stages, with message 0's critical-path shares.
     let msg0: Vec<&Span> = run.spans.iter().filter(|s| s.msg == 0).collect();
     let (s0, e0) = run.outcome.messages[0];
-    let critical =
-        crate::stats::critical_path(&msg0, e0 - s0, |c| rec.component_name(c).to_string());
+    let critical = crate::stats::critical_path(&run.steps, &msg0, e0 - s0, |c| {
+        rec.component_name(c).to_string()
+    });
     let mut stage_chains: Vec<Vec<usize>> = vec![Vec::new(); messages as usize];
     for s in &run.spans {
         let t = track(&mut data, s.component);
@@ -1084,12 +1067,7 @@ pub fn trace(
     let offset_of = |train: u64| train_offset.get(&train).copied().unwrap_or(0);
     let mut train_chains: Vec<Vec<usize>> = Vec::new();
     let mut chain_of: BTreeMap<u64, usize> = BTreeMap::new();
-    let read_tags = [
-        Tag::PayloadRead.name(),
-        Tag::WqeFetched.name(),
-        Tag::FlushRead.name(),
-        Tag::H2d.name(),
-    ];
+    let read_tags = ["payload read", "WQE fetch", "flush read", "memcpy H2D read"];
     let staging_s = plan.sender.staging;
     let staging_r = plan.receiver.staging;
     for hop in &rec.hops {
@@ -1106,18 +1084,18 @@ pub fn trace(
         ];
         let off = offset_of(hop.train);
         let what = hop.what;
-        if what == Tag::PayloadRead.name() {
+        if what == "payload read" {
             args.push(("src".into(), hex(plan.sender.nic_buffer.dma_addr() + off)));
-        } else if what == Tag::PayloadWritten.name() {
+        } else if what == "payload write" {
             args.push(("dst".into(), hex(plan.receiver.nic_buffer.dma_addr() + off)));
-        } else if what == Tag::FlushRead.name() {
+        } else if what == "flush read" {
             args.push(("src".into(), hex(plan.receiver.nic_buffer.dma_addr())));
-        } else if what == Tag::D2h.name()
+        } else if what == "memcpy D2H"
             && let Some(st) = staging_s
         {
             args.push(("src".into(), hex(st.gpu_va + off)));
             args.push(("dst".into(), hex(st.bounce_addr + off)));
-        } else if (what == Tag::H2d.name() || what == Tag::H2dCommitted.name())
+        } else if (what == "memcpy H2D read" || what == "memcpy H2D write")
             && let Some(st) = staging_r
         {
             args.push(("src".into(), hex(st.bounce_addr + off)));

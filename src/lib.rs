@@ -47,6 +47,7 @@ pub mod components;
 pub mod config;
 pub mod engine;
 pub mod inspect;
+pub mod plan;
 pub mod record;
 pub mod report;
 pub mod scenario;

@@ -74,6 +74,8 @@ impl Stage {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
     pub msg: u32,
+    /// The plan step it records.
+    pub step: u16,
     pub stage: Stage,
     /// Which component did it (index into [`Recorder::component_names`]).
     pub component: u32,
@@ -87,9 +89,10 @@ pub struct Span {
 
 impl Span {
     /// A control stage: one piece of work from `start` to `end`.
-    pub fn control(msg: u32, stage: Stage, component: u32, start: Ps, end: Ps) -> Span {
+    pub fn control(msg: u32, step: u16, stage: Stage, component: u32, start: Ps, end: Ps) -> Span {
         Span {
             msg,
+            step,
             stage,
             component,
             start,

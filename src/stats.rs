@@ -4,6 +4,7 @@
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use statrs::statistics::{Data, Distribution, Max, Min, OrderStatistics};
 
+use crate::plan::{Dep, Milestone, Plan, StepId};
 use crate::record::{Span, Stage};
 use crate::units::{Ps, ps_to_us};
 
@@ -87,16 +88,86 @@ pub fn latency_stats(samples_ps: &[Ps]) -> LatencyStats {
     }
 }
 
-/// Splits `[0, end)` among the stages of one message along its critical path, walking back from
-/// the end. While following the last byte, a stage owns the time the last byte spent in it; a
-/// stage that held the last byte longer than the first byte was busy (the bottleneck), so the
-/// path runs back through its whole busy period to the first byte's arrival, and from there
-/// follows the first byte through the earlier stages. The shares tile `[0, end)` and so sum
-/// exactly to `end`; time before the first stage goes to the first stage.
+/// The steps of one message that set its latency, in the order they happen: from the plan's
+/// delivery step back through, at each step, the input it streams from or else the dependency
+/// that was met last (program order on a thread counts as waiting for the earlier step's end).
+/// Steps without a span (not reported) are passed through.
+pub fn critical_chain<'a>(plan: &Plan, spans: &[&'a Span]) -> Vec<&'a Span> {
+    let span_of = |step: StepId| spans.iter().copied().find(|s| s.step == step);
+    let met = |d: &Dep| {
+        span_of(d.step).map(|s| match d.on {
+            Milestone::LastIn => s.last_in,
+            Milestone::Queued | Milestone::Done => s.end,
+        })
+    };
+    let mut chain = Vec::new();
+    let mut cur = plan.deliver;
+    for _ in 0..plan.steps.len() {
+        if let Some(s) = span_of(cur) {
+            chain.push(s);
+        }
+        let step = &plan.steps[cur as usize];
+        let pred = step.input.or_else(|| {
+            step.deps
+                .iter()
+                .filter_map(|d| met(d).map(|t| (t, d.step)))
+                .max_by_key(|&(t, s)| (t, std::cmp::Reverse(s)))
+                .map(|(_, s)| s)
+                .or_else(|| step.deps.first().map(|d| d.step))
+        });
+        match pred {
+            Some(p) => cur = p,
+            None => break,
+        }
+    }
+    chain.reverse();
+    chain
+}
+
+/// Splits `[0, end)` among the stages of one message along its critical path (see
+/// [`critical_chain`]), walking back from the end. While following the last byte, a stage owns
+/// the time the last byte spent in it; a stage that held the last byte longer than the first
+/// byte was busy (the bottleneck), so the path runs back through its whole busy period to the
+/// first byte's arrival, and from there follows the first byte through the earlier stages. The
+/// shares tile `[0, end)` and so sum exactly to `end`; time before the first stage goes to the
+/// first stage.
 ///
-/// `spans` must be in the order the stages happen for this path. Returns one row per stage
-/// kind, in pipeline order; `name_of` names components.
-pub fn critical_path(spans: &[&Span], end: Ps, name_of: impl Fn(u32) -> String) -> Vec<StageRow> {
+/// Returns one row per stage kind with a span, in pipeline order, stages off the critical path
+/// with a share of 0; `name_of` names components.
+pub fn critical_path(
+    plan: &Plan,
+    spans: &[&Span],
+    end: Ps,
+    name_of: impl Fn(u32) -> String,
+) -> Vec<StageRow> {
+    let chain = critical_chain(plan, spans);
+    let mut share = tile(&chain, end);
+    if chain.is_empty() {
+        return Vec::new();
+    }
+    let mut rows = Vec::new();
+    for stage in Stage::ALL {
+        let of_stage: Vec<&&Span> = spans.iter().filter(|s| s.stage == stage).collect();
+        let Some(main) = of_stage
+            .iter()
+            .max_by_key(|s| (s.end - s.start, std::cmp::Reverse(s.start)))
+        else {
+            continue;
+        };
+        rows.push(StageRow {
+            stage,
+            component: name_of(main.component),
+            start_ps: of_stage.iter().map(|s| s.start).min().unwrap_or(0),
+            end_ps: of_stage.iter().map(|s| s.end).max().unwrap_or(0),
+            critical_ps: std::mem::take(&mut share[stage as usize]),
+        });
+    }
+    rows
+}
+
+/// The tiling of `[0, end)` over a chain of spans in time order (see [`critical_path`]): the
+/// share of each stage.
+fn tile(spans: &[&Span], end: Ps) -> [Ps; Stage::ALL.len()] {
     let mut share = [0 as Ps; Stage::ALL.len()];
     let mut tau = end;
     let mut following_tail = true;
@@ -121,36 +192,19 @@ pub fn critical_path(spans: &[&Span], end: Ps, name_of: impl Fn(u32) -> String) 
     }
     if let Some(first) = spans.first() {
         share[first.stage as usize] += tau;
-    } else {
-        return Vec::new();
     }
-    let mut rows = Vec::new();
-    for stage in Stage::ALL {
-        let of_stage: Vec<&&Span> = spans.iter().filter(|s| s.stage == stage).collect();
-        let Some(main) = of_stage
-            .iter()
-            .max_by_key(|s| (s.end - s.start, std::cmp::Reverse(s.start)))
-        else {
-            continue;
-        };
-        rows.push(StageRow {
-            stage,
-            component: name_of(main.component),
-            start_ps: of_stage.iter().map(|s| s.start).min().unwrap_or(0),
-            end_ps: of_stage.iter().map(|s| s.end).max().unwrap_or(0),
-            critical_ps: share[stage as usize],
-        });
-    }
-    rows
+    share
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{Step, StepKind};
 
-    fn stream(stage: Stage, start: Ps, first_out: Ps, last_in: Ps, end: Ps) -> Span {
+    fn stream(step: u16, stage: Stage, start: Ps, first_out: Ps, last_in: Ps, end: Ps) -> Span {
         Span {
             msg: 0,
+            step,
             stage,
             component: 0,
             start,
@@ -161,14 +215,39 @@ mod tests {
         }
     }
 
+    /// A plan of `deps.len()` steps (step i waits for the `Done` of each step in `deps[i]`)
+    /// and a delivery step after the last.
+    fn plan_of(deps: &[&[u16]]) -> Plan {
+        let mut p = Plan::new(0);
+        for d in deps.iter().chain([&[deps.len() as u16 - 1][..]].iter()) {
+            p.step(Step {
+                kind: StepKind::Finish,
+                stage: None,
+                actor: 0,
+                deps: d
+                    .iter()
+                    .map(|&step| Dep {
+                        step,
+                        on: Milestone::Done,
+                    })
+                    .collect(),
+                input: None,
+            });
+        }
+        p.deliver = deps.len() as u16;
+        p.link();
+        p
+    }
+
     /// A wire-bound transfer: the read streams out by 20_000 ps, the wire holds the last byte
     /// for 1_300_000 ps more than the first, so the wire owns its whole busy period.
     #[test]
     fn the_bottleneck_stage_owns_its_busy_period() {
         let ns = 1_000;
         let spans = [
-            Span::control(0, Stage::Post, 0, 0, 500 * ns),
+            Span::control(0, 0, Stage::Post, 0, 0, 500 * ns),
             stream(
+                1,
                 Stage::DmaRead,
                 500 * ns,
                 1_300 * ns,
@@ -176,17 +255,19 @@ mod tests {
                 20_400_000 * ns,
             ),
             stream(
+                2,
                 Stage::Wire,
                 1_300 * ns,
                 1_400 * ns,
                 20_400_000 * ns,
                 21_700_000 * ns,
             ),
-            Span::control(0, Stage::Poll, 0, 21_700_500 * ns, 21_700_600 * ns),
+            Span::control(0, 3, Stage::Poll, 0, 21_700_500 * ns, 21_700_600 * ns),
         ];
         let refs: Vec<&Span> = spans.iter().collect();
         let end = 21_700_600 * ns;
-        let rows = critical_path(&refs, end, |_| "c".into());
+        let plan = plan_of(&[&[], &[0], &[1], &[2]]);
+        let rows = critical_path(&plan, &refs, end, |_| "c".into());
         assert_eq!(rows.iter().map(|r| r.critical_ps).sum::<Ps>(), end);
         let get = |st| rows.iter().find(|r| r.stage == st).unwrap().critical_ps;
         assert_eq!(get(Stage::Post), 500 * ns);
@@ -200,13 +281,37 @@ mod tests {
     #[test]
     fn an_upstream_bottleneck_is_found_through_the_last_byte() {
         let spans = [
-            stream(Stage::DmaRead, 0, 800, 0, 10_000),
-            stream(Stage::Wire, 800, 900, 9_900, 10_000),
+            stream(0, Stage::DmaRead, 0, 800, 0, 10_000),
+            stream(1, Stage::Wire, 800, 900, 9_900, 10_000),
         ];
         let refs: Vec<&Span> = spans.iter().collect();
-        let rows = critical_path(&refs, 10_000, |_| "c".into());
+        let plan = plan_of(&[&[], &[0]]);
+        let rows = critical_path(&plan, &refs, 10_000, |_| "c".into());
         assert_eq!(rows[0].critical_ps + rows[1].critical_ps, 10_000);
         assert_eq!(rows[1].critical_ps, 100);
+    }
+
+    /// Two branches join: the one whose last step ended later is the critical path; the other
+    /// branch's stages keep their rows but own none of the latency.
+    #[test]
+    fn the_path_follows_the_dependency_met_last() {
+        let spans = [
+            Span::control(0, 0, Stage::Register, 0, 0, 400),
+            Span::control(0, 1, Stage::MemcpyD2h, 0, 0, 900),
+            Span::control(0, 2, Stage::Post, 0, 900, 1_000),
+        ];
+        let refs: Vec<&Span> = spans.iter().collect();
+        let plan = plan_of(&[&[], &[], &[0, 1]]);
+        let chain: Vec<u16> = critical_chain(&plan, &refs)
+            .iter()
+            .map(|s| s.step)
+            .collect();
+        assert_eq!(chain, vec![1, 2]);
+        let rows = critical_path(&plan, &refs, 1_000, |_| "c".into());
+        let get = |st| rows.iter().find(|r| r.stage == st).unwrap().critical_ps;
+        assert_eq!(get(Stage::Register), 0);
+        assert_eq!(get(Stage::MemcpyD2h), 900);
+        assert_eq!(get(Stage::Post), 100);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Host CPU threads: one per host, running verbs and CUDA calls one after another.
+//! Host CPU threads, each running its steps (verbs and CUDA calls) one after another.
 //!
 //! A thread is a FIFO of tasks. Posting and polling keep it busy for their cost; a synchronous
 //! cudaMemcpy keeps it busy from the call until the copy's completion is seen (the thread
@@ -11,21 +11,35 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::Event;
 use super::channel::poll_phase;
-use super::fabric::{CqeKind, Fabric, Tag};
+use super::fabric::Fabric;
+use super::steps::Instance;
 use crate::engine::Queue;
-use crate::record::Stage;
+use crate::plan::{Milestone, StepId, StepKind};
 use crate::topology::Unit;
-use crate::topology::spec::WqeDelivery;
 use crate::units::Ps;
 
+/// A piece of a step that runs on a thread: `phase` 0 is the step's own work; a flush also
+/// polls its completion (phase 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Task {
-    Register { msg: u32, cost: Ps },
-    MemcpyD2h { msg: u32 },
-    Post { msg: u32 },
-    Poll { msg: u32, kind: CqeKind },
-    FlushPost { msg: u32 },
-    MemcpyH2d { msg: u32 },
+pub struct Task {
+    pub flow: u16,
+    pub msg: u32,
+    pub step: StepId,
+    pub phase: u8,
+}
+
+impl Task {
+    pub fn new((flow, msg, step): Instance, phase: u8) -> Task {
+        Task {
+            flow,
+            msg,
+            step,
+            phase,
+        }
+    }
+    fn inst(self) -> Instance {
+        (self.flow, self.msg, self.step)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,182 +59,161 @@ pub struct Cpu {
 }
 
 impl Cpu {
-    pub fn new(seed: u64, host: usize) -> Self {
+    pub fn new(seed: u64, index: usize) -> Self {
         Cpu {
             queue: VecDeque::new(),
             current: None,
-            rng: cpu_rng(seed, host),
+            rng: cpu_rng(seed, index),
         }
     }
 }
 
 impl Fabric<'_> {
-    pub fn cpu_push(&mut self, host: usize, task: Task, now: Ps, q: &mut Queue<Event>) {
-        self.cpus[host].queue.push_back(task);
-        if self.cpus[host].current.is_none() {
-            self.cpu_next(host, now, q);
+    pub fn cpu_push(&mut self, cpu: usize, task: Task, now: Ps, q: &mut Queue<Event>) {
+        self.cpus[cpu].queue.push_back(task);
+        if self.cpus[cpu].current.is_none() {
+            self.cpu_next(cpu, now, q);
         }
     }
 
-    fn cpu_next(&mut self, host: usize, now: Ps, q: &mut Queue<Event>) {
-        let Some(task) = self.cpus[host].queue.pop_front() else {
+    /// The host whose CPU runs `task`.
+    fn task_host(&self, task: Task) -> usize {
+        let plan = self.plan_of(task.flow);
+        let thread = plan.steps[task.step as usize]
+            .kind
+            .thread()
+            .expect("a thread step");
+        plan.threads[thread as usize].host
+    }
+
+    fn cpu_next(&mut self, cpu: usize, now: Ps, q: &mut Queue<Event>) {
+        let Some(task) = self.cpus[cpu].queue.pop_front() else {
             return;
         };
-        let spec = &self.topo.hosts[self.side(host).host].spec;
-        let cpu = spec.cpu;
-        let busy = match task {
-            Task::Register { cost, .. } => cost,
-            Task::Post { .. } | Task::FlushPost { .. } => cpu.post,
-            Task::Poll { kind, .. } => {
-                // A busy-polling thread notices the CQE at a random phase of its poll loop.
-                let phase = if self.opts.jitter {
-                    poll_phase(&mut self.cpus[host].rng, cpu.poll)
-                } else {
-                    0
-                };
-                cpu.poll
-                    + phase
-                    + if kind == CqeKind::Recv {
-                        cpu.post_recv
-                    } else {
-                        0
-                    }
-            }
-            Task::MemcpyD2h { .. } | Task::MemcpyH2d { .. } => {
-                let side = if host == 0 {
-                    self.plan.sender
-                } else {
-                    self.plan.receiver
-                };
-                let g = side.staging.expect("memcpy only on staged sides").gpu;
-                spec.gpus[g].copy_engine.launch
-            }
+        let spec = &self.topo.hosts[self.task_host(task)].spec;
+        let c = spec.cpu;
+        let poll = |fabric: &mut Self, extra: Ps| {
+            // A busy-polling thread notices the CQE at a random phase of its poll loop.
+            let phase = if fabric.opts.jitter {
+                poll_phase(&mut fabric.cpus[cpu].rng, c.poll)
+            } else {
+                0
+            };
+            c.poll + phase + extra
         };
-        self.cpus[host].current = Some((task, Phase::Busy, now));
-        q.schedule(now + busy, Event::CpuDone { host: host as u8 });
+        let busy = match self.plan_of(task.flow).steps[task.step as usize].kind {
+            StepKind::Register { cost, .. } => cost,
+            StepKind::Post { .. } => c.post,
+            StepKind::Flush(_) if task.phase == 0 => c.post,
+            StepKind::Flush(_) => poll(self, 0),
+            StepKind::Poll { extra, .. } => poll(self, extra),
+            StepKind::Memcpy { gpu, .. } => {
+                self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
+                    .copy_engine
+                    .launch
+            }
+            ref k => unreachable!("{k:?} does not run on a thread"),
+        };
+        self.cpus[cpu].current = Some((task, Phase::Busy, now));
+        q.schedule(now + busy, Event::CpuDone { cpu: cpu as u32 });
     }
 
     /// The current task's scheduled work ended.
-    pub fn cpu_done(&mut self, host: usize, now: Ps, q: &mut Queue<Event>) {
-        let Some((task, phase, started)) = self.cpus[host].current else {
+    pub fn cpu_done(&mut self, cpu: usize, now: Ps, q: &mut Queue<Event>) {
+        let Some((task, phase, started)) = self.cpus[cpu].current else {
             return;
         };
-        let cpu_id = self.comp.cpu[host];
-        match (task, phase) {
-            (Task::MemcpyD2h { msg } | Task::MemcpyH2d { msg }, Phase::Busy) => {
+        let inst = task.inst();
+        let kind = &self.plan_of(task.flow).steps[task.step as usize].kind;
+        let reported = self.plan_of(task.flow).stage(task.step).is_some();
+        match (kind, phase) {
+            (StepKind::Memcpy { .. }, Phase::Busy) => {
                 // Launch overhead over: the copy engine starts; the thread keeps waiting.
-                self.cpus[host].current = Some((task, Phase::Copying, started));
-                if host == 0 {
-                    self.start_d2h(msg, now, q);
-                } else {
-                    self.start_h2d(msg, now, q);
-                }
+                self.cpus[cpu].current = Some((task, Phase::Copying, started));
+                self.start_copy(inst, now, q);
                 return;
             }
-            (Task::MemcpyD2h { msg }, Phase::Sync) => {
-                self.msgs[msg as usize].cpu_busy += now - started;
-                self.control_stage(msg, Stage::MemcpyD2h, self.comp.gpu[0], started, now);
+            (StepKind::Memcpy { .. }, Phase::Sync) => {
+                self.busy(task, now - started);
+                self.record_control(inst, started, now);
+                self.fire(inst, Milestone::Done, now, now, q);
             }
-            (Task::MemcpyH2d { msg }, Phase::Sync) => {
-                self.msgs[msg as usize].cpu_busy += now - started;
-                self.control_stage(msg, Stage::MemcpyH2d, self.comp.gpu[1], started, now);
-                self.deliver(msg, now, q);
-            }
-            (Task::Register { msg, .. }, _) => {
-                self.msgs[msg as usize].cpu_busy += now - started;
-                if host == 0 {
-                    self.control_stage(msg, Stage::Register, cpu_id, started, now);
+            (StepKind::Register { .. }, _) => {
+                self.busy(task, now - started);
+                if reported {
+                    self.record_control(inst, started, now);
                 }
+                self.fire(inst, Milestone::Done, now, now, q);
             }
-            (Task::Post { msg }, _) => {
-                self.msgs[msg as usize].cpu_busy += now - started;
-                self.msgs[msg as usize].post_start = started;
-                self.mmio(0, msg, false, now, q);
+            (StepKind::Post { .. }, _) => {
+                self.busy(task, now - started);
+                self.step_state(inst).started = started;
+                self.mmio(task, now, q);
             }
-            (Task::FlushPost { msg }, _) => {
-                self.msgs[msg as usize].cpu_busy += now - started;
-                self.msgs[msg as usize].flush_start = started;
-                self.mmio(1, msg, true, now, q);
+            (StepKind::Flush(_), _) if task.phase == 0 => {
+                self.busy(task, now - started);
+                self.step_state(inst).started = started;
+                self.mmio(task, now, q);
             }
-            (Task::Poll { msg, kind }, _) => {
-                self.msgs[msg as usize].cpu_busy += now - started;
-                match kind {
-                    CqeKind::Recv => {
-                        let cqe_at = self.msgs[msg as usize].cqe_commit;
-                        self.control_stage(msg, Stage::Poll, cpu_id, cqe_at, now);
-                        if self.plan.receiver.staging.is_some() {
-                            self.cpu_push(1, Task::MemcpyH2d { msg }, now, q);
-                        } else if self.r.flush_req.is_some() {
-                            self.cpu_push(1, Task::FlushPost { msg }, now, q);
-                        } else {
-                            self.deliver(msg, now, q);
-                        }
-                    }
-                    CqeKind::Send => self.send_reaped(msg, now, q),
-                    CqeKind::Flush => {
-                        let from = self.msgs[msg as usize].flush_start;
-                        self.control_stage(msg, Stage::Flush, self.comp.nic[1], from, now);
-                        self.deliver(msg, now, q);
-                    }
+            (StepKind::Flush(_), _) => {
+                self.busy(task, now - started);
+                let from = self.step_state(inst).started;
+                self.record_control(inst, from, now);
+                self.fire(inst, Milestone::Done, now, now, q);
+            }
+            (StepKind::Poll { .. }, _) => {
+                self.busy(task, now - started);
+                if reported {
+                    let from = self.step_state(inst).ready_at;
+                    self.record_control(inst, from, now);
                 }
+                self.fire(inst, Milestone::Done, now, now, q);
             }
             (_, Phase::Copying) => unreachable!("a copying thread has no pending CpuDone"),
+            (k, _) => unreachable!("{k:?} does not run on a thread"),
         }
-        self.cpus[host].current = None;
-        self.cpu_next(host, now, q);
+        self.cpus[cpu].current = None;
+        self.cpu_next(cpu, now, q);
     }
 
-    /// One burst of a cudaMemcpy committed; after the last, signal completion to the waiting
-    /// thread.
-    pub fn copy_committed(&mut self, host: usize, msg: u32, now: Ps, q: &mut Queue<Event>) {
-        let m = &mut self.msgs[msg as usize];
-        m.memcpy_left -= 1;
-        if m.memcpy_left > 0 {
-            return;
-        }
-        let Some((task, Phase::Copying, started)) = self.cpus[host].current else {
+    fn busy(&mut self, task: Task, d: Ps) {
+        self.flows[task.flow as usize].msgs[task.msg as usize].cpu_busy += d;
+    }
+
+    /// A cudaMemcpy's data all landed: after the completion signalling, the waiting thread
+    /// returns.
+    pub fn copy_landed(&mut self, cpu: usize, sync: Ps, now: Ps, q: &mut Queue<Event>) {
+        let Some((task, Phase::Copying, started)) = self.cpus[cpu].current else {
             unreachable!("memcpy data landed without a waiting thread")
         };
-        let side = if host == 0 {
-            self.plan.sender
-        } else {
-            self.plan.receiver
-        };
-        let g = side.staging.expect("staged").gpu;
-        let sync = self.topo.hosts[side.host].spec.gpus[g].copy_engine.sync;
-        self.cpus[host].current = Some((task, Phase::Sync, started));
-        q.schedule(now + sync, Event::CpuDone { host: host as u8 });
+        self.cpus[cpu].current = Some((task, Phase::Sync, started));
+        q.schedule(now + sync, Event::CpuDone { cpu: cpu as u32 });
     }
 
     /// The MMIO write of a post: the WQE itself (BlueFlame, with inline data) or an 8 B doorbell.
-    fn mmio(&mut self, side: usize, msg: u32, flush: bool, now: Ps, q: &mut Queue<Event>) {
-        let nic = &self.topo.hosts[self.side(side).host].spec.nics[self.side(side).nic];
-        let inline = !flush && self.inline();
-        let bytes = match nic.wqe_delivery {
-            WqeDelivery::BlueFlame => {
-                nic.wqe_bytes
-                    + if inline {
-                        self.plan.size.next_multiple_of(16)
-                    } else {
-                        0
-                    }
+    fn mmio(&mut self, task: Task, now: Ps, q: &mut Queue<Event>) {
+        let (route, bytes) = match self.plan_of(task.flow).steps[task.step as usize].kind {
+            StepKind::Post {
+                mmio,
+                bytes,
+                inline,
+                ..
+            } => {
+                if let Some(dram) = inline {
+                    // The CPU copies the payload out of host memory into the WQE: a DRAM read.
+                    let size = self.plan_of(task.flow).size;
+                    self.state[dram as usize].payload_bytes += size;
+                    self.flows[task.flow as usize].msgs[task.msg as usize].host_mem_bytes += size;
+                }
+                (mmio, bytes)
             }
-            WqeDelivery::Doorbell => 8,
+            StepKind::Flush(f) => (f.mmio, f.mmio_bytes),
+            ref k => unreachable!("{k:?} posts nothing"),
         };
-        if inline && let super::plan::Buffer::Host { socket, .. } = self.plan.sender.nic_buffer {
-            // The CPU copies the payload out of host memory into the WQE: a DRAM read.
-            let dram = self.topo.hosts[self.plan.sender.host].dram[socket];
-            self.state[dram as usize].payload_bytes += self.plan.size;
-            self.msgs[msg as usize].host_mem_bytes += self.plan.size;
-        }
-        let route = self.r.mmio[side];
+        let route = self.route_of(task.flow, route);
         let t = self.train(
             route,
-            msg,
-            Tag::Mmio {
-                side: side as u8,
-                flush,
-            },
+            (task.flow, task.msg, task.step, 0),
             Unit::Write,
             1,
             bytes,
@@ -231,7 +224,7 @@ impl Fabric<'_> {
     }
 }
 
-/// The host's own random stream (poll phases), seeded by (seed, host).
-fn cpu_rng(seed: u64, host: usize) -> Xoshiro256PlusPlus {
-    Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xC0FF_EE00_D15E_A5E5 ^ ((host as u64 + 1) << 32))
+/// The thread's own random stream (poll phases), seeded by (seed, thread index).
+fn cpu_rng(seed: u64, index: usize) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xC0FF_EE00_D15E_A5E5 ^ ((index as u64 + 1) << 32))
 }

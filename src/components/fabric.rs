@@ -1,91 +1,27 @@
-//! The simulated hardware of one scenario as one event handler: channel states, in-flight
-//! trains, DMA read engines, CPUs, and the messages moving through them.
+//! The simulated hardware of one point as one event handler: channel states, trains in flight,
+//! the read engines (outstanding-read windows) of NICs and copy engines, CPU threads, and the
+//! flows whose messages move through them.
 //!
-//! The protocol steps live in sibling files as `impl Fabric` blocks: [`super::nic`] (send and
-//! receive engines), [`super::cpu`] (host threads: posting, polling, cudaMemcpy),
-//! [`super::app`] (the application driving messages and recording their stages).
+//! What each step does lives in sibling files as `impl Fabric` blocks: [`super::steps`] (plans:
+//! starting steps, milestones, where an arriving train goes next), [`super::nic`] (send and
+//! receive engines), [`super::cpu`] (threads: posting, polling, cudaMemcpy), [`super::copy`]
+//! (copy engines), [`super::run`] (the application driving the messages and their records).
 
 use std::collections::VecDeque;
 
 use super::Event;
 use super::channel::{self, ChannelState};
 use super::cpu::Cpu;
-use super::plan::{Buffer, Plan, SimOptions};
+use super::options::SimOptions;
 use crate::engine::{Handler, Queue};
-use crate::record::{Recorder, Stage};
-use crate::topology::{ChannelId, ChannelSpec, Flow, Place, RouteError, Topology, Unit};
+use crate::plan::{Plan, StepId};
+use crate::record::Recorder;
+use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
 use crate::units::Ps;
 
 pub type TrainId = u32;
-pub type RouteId = u16;
-
-/// What a train is for; decides what happens when it reaches the end of its route.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tag {
-    /// MMIO write (BlueFlame WQE or doorbell) reaching the NIC of `side`; `flush` for the
-    /// receiver's loopback read.
-    Mmio {
-        side: u8,
-        flush: bool,
-    },
-    /// The doorbell-fetched WQE arriving at the sender NIC.
-    WqeFetched,
-    /// A WQE leaving the NIC's send engine.
-    SqEngine {
-        side: u8,
-        flush: bool,
-    },
-    /// Payload read completions arriving at the sender NIC.
-    PayloadRead,
-    TxDone,
-    WireDone,
-    RxDone,
-    /// Payload committed in the receiver's memory.
-    PayloadWritten,
-    /// An ACK reaching the sender NIC.
-    Ack,
-    /// A completion entry committed in host memory.
-    Cqe(CqeKind),
-    /// cudaMemcpy data committed (D2H in host memory, H2D in GPU memory).
-    D2h,
-    /// H2D completions reaching the GPU (frees read tags), then committed in GPU memory.
-    H2d,
-    H2dCommitted,
-    /// The flush read's completion reaching the receiver NIC.
-    FlushRead,
-}
-
-impl Tag {
-    /// A short name for records and traces.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tag::Mmio { flush: false, .. } => "MMIO post",
-            Tag::Mmio { flush: true, .. } => "MMIO flush post",
-            Tag::WqeFetched => "WQE fetch",
-            Tag::SqEngine { .. } => "send engine",
-            Tag::PayloadRead => "payload read",
-            Tag::TxDone => "tx pipeline",
-            Tag::WireDone => "wire",
-            Tag::RxDone => "rx pipeline",
-            Tag::PayloadWritten => "payload write",
-            Tag::Ack => "ACK",
-            Tag::Cqe(CqeKind::Recv) => "receive CQE",
-            Tag::Cqe(CqeKind::Send) => "send CQE",
-            Tag::Cqe(CqeKind::Flush) => "flush CQE",
-            Tag::D2h => "memcpy D2H",
-            Tag::H2d => "memcpy H2D read",
-            Tag::H2dCommitted => "memcpy H2D write",
-            Tag::FlushRead => "flush read",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CqeKind {
-    Recv,
-    Send,
-    Flush,
-}
+/// Index into the fabric's route table (all flows' routes).
+pub type RouteId = u32;
 
 /// A burst of identical units in flight (see [`super::channel`]).
 #[derive(Clone, Copy, Debug)]
@@ -103,10 +39,13 @@ pub struct Train {
     pub cpl_route: RouteId,
     pub cpl_units: u64,
     /// Read engine that issued it and the tags (requests) it holds.
-    pub engine: u8,
+    pub engine: u32,
     pub tags: u32,
+    /// The step instance it belongs to, and which of that step's movements it is.
+    pub flow: u16,
     pub msg: u32,
-    pub tag: Tag,
+    pub step: StepId,
+    pub phase: u8,
     /// (head, tail) when the train entered its current stage.
     pub stage_in: (Ps, Ps),
     /// Whether its payload counts as message data for host-memory accounting.
@@ -125,64 +64,7 @@ pub struct ReadEngine {
     pub waiting: VecDeque<TrainId>,
 }
 
-/// The routes one scenario uses, by role. Index 0 is the sender host, 1 the receiver.
-#[derive(Clone, Debug, Default)]
-pub struct Routes {
-    pub mmio: [RouteId; 2],
-    pub wqe_req: RouteId,
-    pub wqe_cpl: RouteId,
-    pub payload_req: RouteId,
-    pub payload_cpl: RouteId,
-    pub payload_write: RouteId,
-    pub cqe: [RouteId; 2],
-    pub engine: [RouteId; 2],
-    pub tx: RouteId,
-    pub wire: RouteId,
-    pub rx: RouteId,
-    pub ack: RouteId,
-    pub d2h: Option<RouteId>,
-    pub h2d_req: Option<RouteId>,
-    pub h2d_cpl: Option<RouteId>,
-    pub h2d_commit: Option<RouteId>,
-    pub flush_req: Option<RouteId>,
-    pub flush_cpl: Option<RouteId>,
-    /// Effective MPS of the payload read, payload write, D2H and H2D routes.
-    pub mps_read: u64,
-    pub mps_write: u64,
-    pub mps_d2h: u64,
-    pub mps_h2d: u64,
-}
-
-/// Read engine indices.
-pub const ENGINE_SEND_NIC: u8 = 0;
-pub const ENGINE_RECV_NIC: u8 = 1;
-pub const ENGINE_RECV_GPU: u8 = 2;
-
-/// Per-message progress and the record of its stages.
-#[derive(Clone, Debug, Default)]
-pub struct Msg {
-    pub start: Ps,
-    pub post_start: Ps,
-    pub wqe_start: Ps,
-    pub cqe_commit: Ps,
-    pub flush_start: Ps,
-    pub delivered: Option<Ps>,
-    pub send_reaped: bool,
-    pub read_start: Ps,
-    pub tx_ready: u64,
-    pub tx_sent: u64,
-    pub rx_bytes: u64,
-    /// Payload bytes committed in the receiver's memory.
-    pub written_bytes: u64,
-    pub writes_left: u32,
-    pub memcpy_left: u32,
-    pub cpu_busy: Ps,
-    pub host_mem_bytes: u64,
-    pub stages: [Option<StageTimes>; Stage::ALL.len()],
-    pub stage_component: [u32; Stage::ALL.len()],
-}
-
-/// First-byte and last-byte times of one stage (see [`crate::record::Span`]).
+/// First-byte and last-byte times of one step (see [`crate::record::Span`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StageTimes {
     pub start: Ps,
@@ -191,42 +73,68 @@ pub struct StageTimes {
     pub end: Ps,
 }
 
+/// Progress of one step of one message.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepState {
+    /// Dependencies not yet met, and the latest time among those met.
+    pub waiting: u8,
+    pub ready_at: Ps,
+    /// When its executor started it.
+    pub started: Ps,
+    /// Payload bytes in and out so far, and parts (bursts) still to land.
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub parts: u32,
+    pub times: Option<StageTimes>,
+    /// When it reached `Done`.
+    pub done_at: Option<Ps>,
+    pub last_in_at: Option<Ps>,
+}
+
+/// Per-message progress.
+#[derive(Clone, Debug, Default)]
+pub struct Msg {
+    pub start: Ps,
+    pub delivered: Option<Ps>,
+    pub cpu_busy: Ps,
+    pub host_mem_bytes: u64,
+    pub steps: Vec<StepState>,
+}
+
+/// One flow of the point: its plan, where its routes start in the route table, its threads,
+/// and its message stream.
+pub struct FlowRun<'t> {
+    pub plan: &'t Plan,
+    pub route_base: RouteId,
+    /// Recorder component id of each plan actor.
+    pub actors: Vec<u32>,
+    /// Fabric CPU index of each plan thread.
+    pub threads: Vec<usize>,
+    pub msgs: Vec<Msg>,
+    /// Messages in flight at most, messages in all, and the next to start.
+    pub window: u32,
+    pub total: u32,
+    pub next: u32,
+}
+
 pub struct Fabric<'t> {
     pub topo: &'t Topology,
-    pub plan: Plan,
     pub opts: SimOptions,
     pub channels: &'t [ChannelSpec],
     pub state: Vec<ChannelState>,
     pub routes: Vec<Vec<ChannelId>>,
-    pub r: Routes,
     pub trains: Vec<Train>,
     free_trains: Vec<TrainId>,
     pub engines: Vec<ReadEngine>,
-    pub cpus: [Cpu; 2],
-    pub msgs: Vec<Msg>,
-    /// Streaming: messages in flight at most, and messages in all.
-    pub window: u32,
-    pub total: u32,
-    pub next_msg: u32,
+    pub cpus: Vec<Cpu>,
+    pub flows: Vec<FlowRun<'t>>,
     pub recorder: Recorder,
     serial: u64,
-    /// Component ids for spans (indices into recorder.component_names).
-    pub comp: Components,
-}
-
-/// Recorder component ids of the named actors.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Components {
-    pub cpu: [u32; 2],
-    pub nic: [u32; 2],
-    pub gpu: [u32; 2],
-    pub wire: u32,
 }
 
 impl<'t> Fabric<'t> {
-    /// Prepares the hardware of `topo` to run `plan`. Fails if a route the plan needs is refused
-    /// (peer-to-peer not allowed); the scenario layer checks this first and falls back.
-    pub fn new(topo: &'t Topology, plan: Plan, opts: SimOptions) -> Result<Self, RouteError> {
+    /// Prepares the hardware of `topo` to run one flow per plan.
+    pub fn new(topo: &'t Topology, plans: &[&'t Plan], opts: SimOptions) -> Self {
         let state = topo
             .channels
             .iter()
@@ -237,192 +145,71 @@ impl<'t> Fabric<'t> {
             })
             .collect();
         let mut names: Vec<String> = topo.channels.iter().map(|c| c.name.clone()).collect();
-        let mut comp = Components::default();
-        for (h, side) in [plan.sender, plan.receiver].iter().enumerate() {
-            let host = &topo.hosts[side.host];
-            comp.cpu[h] = push_name(
-                &mut names,
-                format!(
-                    "{}/{}.cpu",
-                    host.name, host.spec.sockets[side.cpu_socket].name
-                ),
-            );
-            comp.nic[h] = push_name(
-                &mut names,
-                format!("{}/{}", host.name, host.spec.nics[side.nic].name),
-            );
-            let gpu = side.staging.map(|s| s.gpu).or(match side.nic_buffer {
-                Buffer::Gpu { gpu, .. } => Some(gpu),
-                Buffer::Host { .. } => None,
+        let mut routes = Vec::new();
+        let mut cpus = Vec::new();
+        let mut flows = Vec::new();
+        for plan in plans {
+            let route_base = routes.len() as RouteId;
+            routes.extend(plan.routes.iter().cloned());
+            let actors = plan
+                .actors
+                .iter()
+                .map(|a| {
+                    names.push(a.clone());
+                    (names.len() - 1) as u32
+                })
+                .collect();
+            let threads = plan
+                .threads
+                .iter()
+                .map(|_| {
+                    cpus.push(Cpu::new(opts.seed, cpus.len()));
+                    cpus.len() - 1
+                })
+                .collect();
+            flows.push(FlowRun {
+                plan,
+                route_base,
+                actors,
+                threads,
+                msgs: Vec::new(),
+                window: 1,
+                total: 1,
+                next: 0,
             });
-            comp.gpu[h] = match gpu {
-                Some(g) => push_name(
-                    &mut names,
-                    format!("{}/{}.ce", host.name, host.spec.gpus[g].name),
-                ),
-                None => comp.cpu[h],
-            };
         }
-        comp.wire = push_name(&mut names, "network".into());
-        let mut f = Fabric {
+        let engines = topo
+            .read_windows()
+            .into_iter()
+            .map(|tags| ReadEngine {
+                tags_free: tags,
+                waiting: VecDeque::new(),
+            })
+            .collect();
+        Fabric {
             topo,
-            plan,
             opts,
             channels: &topo.channels,
             state,
-            routes: Vec::new(),
-            r: Routes::default(),
+            routes,
             trains: Vec::with_capacity(256),
             free_trains: Vec::new(),
-            engines: Vec::new(),
-            cpus: [Cpu::new(opts.seed, 0), Cpu::new(opts.seed, 1)],
-            msgs: Vec::new(),
-            window: 1,
-            total: 1,
-            next_msg: 0,
+            engines,
+            cpus,
+            flows,
             recorder: Recorder::new(opts.record, names),
             serial: 0,
-            comp,
-        };
-        f.build_routes()?;
-        let s_nic = &topo.hosts[plan.sender.host].spec.nics[plan.sender.nic];
-        let r_nic = &topo.hosts[plan.receiver.host].spec.nics[plan.receiver.nic];
-        let r_gpu_window = plan
-            .receiver
-            .staging
-            .map(|s| {
-                topo.hosts[plan.receiver.host].spec.gpus[s.gpu]
-                    .copy_engine
-                    .read_window
-            })
-            .unwrap_or(1);
-        for tags in [s_nic.read_window, r_nic.read_window, r_gpu_window] {
-            f.engines.push(ReadEngine {
-                tags_free: tags,
-                waiting: VecDeque::new(),
-            });
         }
-        Ok(f)
     }
 
-    fn add_route(&mut self, channels: Vec<ChannelId>) -> RouteId {
-        self.routes.push(channels);
-        (self.routes.len() - 1) as RouteId
+    /// The plan of `flow`.
+    pub fn plan_of(&self, flow: u16) -> &'t Plan {
+        self.flows[flow as usize].plan
     }
 
-    fn build_routes(&mut self) -> Result<(), RouteError> {
-        let topo = self.topo;
-        let plan = self.plan;
-        let sides = [plan.sender, plan.receiver];
-        let nic_node = |h: usize| {
-            topo.hosts[sides[h].host].node_index(crate::topology::NodeKind::Nic(sides[h].nic))
-        };
-        let gpu_node = |h: usize, g: usize| {
-            topo.hosts[sides[h].host].node_index(crate::topology::NodeKind::Gpu(g))
-        };
-        let place_of = |h: usize, b: Buffer| match b {
-            Buffer::Host { socket, .. } => Place::Memory(socket),
-            Buffer::Gpu { gpu, .. } => Place::Device(gpu_node(h, gpu)),
-        };
-        let mem_of = |h: usize, b: Buffer| match b {
-            Buffer::Host { socket, .. } => topo.hosts[sides[h].host].dram[socket],
-            Buffer::Gpu { gpu, .. } => topo.hosts[sides[h].host].gpu_memory[gpu],
-        };
-        for (h, side) in sides.iter().enumerate() {
-            let host = &topo.hosts[side.host];
-            let nic = Place::Device(nic_node(h));
-            let cpu = Place::Cpu(side.cpu_socket);
-            let mem = Place::Memory(side.cpu_socket);
-            let mmio = host.route(cpu, nic, Flow::Write)?.channels;
-            self.r.mmio[h] = self.add_route(mmio);
-            let mut cqe = host.route(nic, mem, Flow::Write)?.channels;
-            cqe.push(host.dram[side.cpu_socket]);
-            self.r.cqe[h] = self.add_route(cqe);
-            self.r.engine[h] = self.add_route(vec![host.nics[side.nic].engine]);
-        }
-        // Sender: WQE fetch and payload read.
-        let (s, rcv) = (
-            &topo.hosts[plan.sender.host],
-            &topo.hosts[plan.receiver.host],
-        );
-        let s_nic = Place::Device(nic_node(0));
-        let r_nic = Place::Device(nic_node(1));
-        let sq = Place::Memory(plan.sender.cpu_socket);
-        self.r.wqe_req = self.add_route(s.route(s_nic, sq, Flow::ReadRequest)?.channels);
-        let mut c = vec![s.dram[plan.sender.cpu_socket]];
-        c.extend(s.route(sq, s_nic, Flow::ReadCompletion)?.channels);
-        self.r.wqe_cpl = self.add_route(c);
-        let src = place_of(0, plan.sender.nic_buffer);
-        self.r.payload_req = self.add_route(s.route(s_nic, src, Flow::ReadRequest)?.channels);
-        let back = s.route(src, s_nic, Flow::ReadCompletion)?;
-        self.r.mps_read = back.mps;
-        let mut c = vec![mem_of(0, plan.sender.nic_buffer)];
-        c.extend(back.channels);
-        self.r.payload_cpl = self.add_route(c);
-        // Receiver: payload write.
-        let dst = place_of(1, plan.receiver.nic_buffer);
-        let w = rcv.route(r_nic, dst, Flow::Write)?;
-        self.r.mps_write = w.mps;
-        let mut c = w.channels;
-        c.push(mem_of(1, plan.receiver.nic_buffer));
-        self.r.payload_write = self.add_route(c);
-        // Network.
-        let s_ch = s.nics[plan.sender.nic];
-        let r_ch = rcv.nics[plan.receiver.nic];
-        self.r.tx = self.add_route(vec![s_ch.tx]);
-        let ends = (
-            (plan.sender.host, plan.sender.nic),
-            (plan.receiver.host, plan.receiver.nic),
-        );
-        let no_cable = || RouteError::NoCable {
-            from: topo.network.ports[topo.network.port_index(ends.0.0, ends.0.1)]
-                .name
-                .clone(),
-            to: topo.network.ports[topo.network.port_index(ends.1.0, ends.1.1)]
-                .name
-                .clone(),
-        };
-        let forward = topo.wire_route(ends.0, ends.1).ok_or_else(no_cable)?;
-        let backward = topo.wire_route(ends.1, ends.0).ok_or_else(no_cable)?;
-        self.r.wire = self.add_route(forward);
-        self.r.rx = self.add_route(vec![r_ch.rx]);
-        let mut ack = vec![r_ch.tx];
-        ack.extend(backward);
-        ack.push(s_ch.rx);
-        self.r.ack = self.add_route(ack);
-        // Staging copies.
-        if let Some(st) = plan.sender.staging {
-            let g = Place::Device(gpu_node(0, st.gpu));
-            let route = s.route(g, Place::Memory(st.bounce_socket), Flow::Write)?;
-            self.r.mps_d2h = route.mps;
-            let mut c = vec![s.gpu_memory[st.gpu]];
-            c.extend(route.channels);
-            c.push(s.dram[st.bounce_socket]);
-            self.r.d2h = Some(self.add_route(c));
-        }
-        if let Some(st) = plan.receiver.staging {
-            let g = Place::Device(gpu_node(1, st.gpu));
-            let bounce = Place::Memory(st.bounce_socket);
-            self.r.h2d_req =
-                Some(self.add_route(rcv.route(g, bounce, Flow::ReadRequest)?.channels));
-            let back = rcv.route(bounce, g, Flow::ReadCompletion)?;
-            self.r.mps_h2d = back.mps;
-            let mut c = vec![rcv.dram[st.bounce_socket]];
-            c.extend(back.channels);
-            self.r.h2d_cpl = Some(self.add_route(c));
-            self.r.h2d_commit = Some(self.add_route(vec![rcv.gpu_memory[st.gpu]]));
-        }
-        if plan.flush
-            && let Buffer::Gpu { gpu, .. } = plan.receiver.nic_buffer
-        {
-            let g = Place::Device(gpu_node(1, gpu));
-            self.r.flush_req =
-                Some(self.add_route(rcv.route(r_nic, g, Flow::ReadRequest)?.channels));
-            let mut c = vec![rcv.gpu_memory[gpu]];
-            c.extend(rcv.route(g, r_nic, Flow::ReadCompletion)?.channels);
-            self.r.flush_cpl = Some(self.add_route(c));
-        }
-        Ok(())
+    /// The fabric route of plan route `r` of `flow`.
+    pub fn route_of(&self, flow: u16, r: crate::plan::RouteId) -> RouteId {
+        self.flows[flow as usize].route_base + r as RouteId
     }
 
     // ---- trains ------------------------------------------------------------------------------
@@ -440,13 +227,13 @@ impl<'t> Fabric<'t> {
         }
     }
 
-    /// A fresh train description (no read request), entering `route` at (head, tail).
+    /// A fresh train description (no read request) of step instance (flow, msg, step, phase),
+    /// entering fabric route `route` at (head, tail).
     #[allow(clippy::too_many_arguments)]
     pub fn train(
         &self,
         route: RouteId,
-        msg: u32,
-        tag: Tag,
+        (flow, msg, step, phase): (u16, u32, StepId, u8),
         unit: Unit,
         units: u64,
         payload: u64,
@@ -466,8 +253,10 @@ impl<'t> Fabric<'t> {
             cpl_units: 0,
             engine: 0,
             tags: 0,
+            flow,
             msg,
-            tag,
+            step,
+            phase,
             stage_in: (head, tail),
             counts_payload: false,
             serial: 0,
@@ -482,6 +271,28 @@ impl<'t> Fabric<'t> {
     pub fn launch(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
         let id = self.new_train(t);
         self.advance(id, now, q);
+    }
+
+    /// Re-injects a train on the next segment of its journey (the next step's route), keeping
+    /// its times.
+    pub fn relaunch(
+        &mut self,
+        mut t: Train,
+        route: RouteId,
+        (step, phase): (StepId, u8),
+        now: Ps,
+        q: &mut Queue<Event>,
+    ) {
+        t.route = route;
+        t.hop = 0;
+        t.step = step;
+        t.phase = phase;
+        t.src = self.routes[route as usize]
+            .first()
+            .copied()
+            .unwrap_or(u32::MAX);
+        t.stage_in = (t.head, t.tail);
+        self.launch(t, now, q);
     }
 
     /// Moves train `id` through its route until it must wait for a future time or arrives.
@@ -530,6 +341,7 @@ impl<'t> Fabric<'t> {
             let (start, h, tl) =
                 channel::pass(spec, st, t.unit, t.units, t.payload, t.head, t.tail, t.src);
             if self.recorder.enabled {
+                let what = super::steps::what(self.flows[t.flow as usize].plan, t.step, t.phase);
                 self.recorder.hops.push(crate::record::Hop {
                     msg: t.msg,
                     train: t.serial,
@@ -538,12 +350,12 @@ impl<'t> Fabric<'t> {
                     end: tl,
                     payload: t.payload,
                     units: t.units,
-                    what: t.tag.name(),
+                    what,
                 });
             }
             if t.counts_payload && channel::is_host_memory(spec) {
                 st.payload_bytes += t.payload;
-                self.msgs[t.msg as usize].host_mem_bytes += t.payload;
+                self.flows[t.flow as usize].msgs[t.msg as usize].host_mem_bytes += t.payload;
             }
             t.head = h;
             t.tail = tl;
@@ -553,19 +365,17 @@ impl<'t> Fabric<'t> {
 
     // ---- DMA reads under a window ------------------------------------------------------------
 
-    /// Queues a read of `bytes` (split into `requests` requests of at most `mrrs`) on a read
-    /// engine; it issues when the engine has `requests` tags free.
+    /// Queues a read of `bytes` (split into requests of at most `mrrs`, completions of at most
+    /// `mps`) on a read engine for step instance `who`; it issues when the engine has the
+    /// requests' tags free.
     #[allow(clippy::too_many_arguments)]
     pub fn read(
         &mut self,
-        engine: u8,
-        req: RouteId,
-        cpl: RouteId,
-        mrrs: u64,
-        mps: u64,
+        engine: usize,
+        (req, cpl): (RouteId, RouteId),
+        (mrrs, mps): (u64, u64),
         bytes: u64,
-        msg: u32,
-        tag: Tag,
+        who: (u16, u32, StepId, u8),
         counts_payload: bool,
         now: Ps,
         q: &mut Queue<Event>,
@@ -574,23 +384,23 @@ impl<'t> Fabric<'t> {
         let full = bytes / mrrs;
         let rem = bytes % mrrs;
         let cpl_units = full * mrrs.div_ceil(mps) + if rem > 0 { rem.div_ceil(mps) } else { 0 };
-        let mut t = self.train(req, msg, tag, Unit::ReadRequest, requests, 0, now, now);
+        let mut t = self.train(req, who, Unit::ReadRequest, requests, 0, now, now);
         t.requested = bytes.max(1);
         t.cpl_route = cpl;
         t.cpl_units = cpl_units.max(1);
-        t.engine = engine;
+        t.engine = engine as u32;
         t.tags = requests as u32;
         t.counts_payload = counts_payload;
         let id = self.new_train(t);
-        self.engines[engine as usize].waiting.push_back(id);
+        self.engines[engine].waiting.push_back(id);
         self.issue_reads(engine, now, now, q);
     }
 
     /// Issues waiting reads while tags are free. `tail_floor`: the last request of a newly
     /// issued burst cannot leave before the last completion that freed its tags arrived.
-    fn issue_reads(&mut self, engine: u8, now: Ps, tail_floor: Ps, q: &mut Queue<Event>) {
+    fn issue_reads(&mut self, engine: usize, now: Ps, tail_floor: Ps, q: &mut Queue<Event>) {
         loop {
-            let e = &mut self.engines[engine as usize];
+            let e = &mut self.engines[engine];
             let Some(&id) = e.waiting.front() else { return };
             let need = self.trains[id as usize].tags;
             if need > e.tags_free {
@@ -608,7 +418,7 @@ impl<'t> Fabric<'t> {
     /// A read's completions arrived at its requester: free its tags, issue what waits.
     pub fn read_done(&mut self, t: &Train, now: Ps, q: &mut Queue<Event>) {
         self.engines[t.engine as usize].tags_free += t.tags;
-        self.issue_reads(t.engine, now, t.tail, q);
+        self.issue_reads(t.engine as usize, now, t.tail, q);
     }
 
     /// Bytes per train for a message of `size` moving in units of `unit_bytes`: one unit at a
@@ -631,42 +441,10 @@ impl<'t> Fabric<'t> {
         g * mrrs
     }
 
-    // ---- stage records -----------------------------------------------------------------------
-
-    /// Notes that a train of message `msg` passed stage `stage` (entered at `inp`, left at `out`).
-    pub fn stage(&mut self, msg: u32, stage: Stage, component: u32, inp: (Ps, Ps), out: (Ps, Ps)) {
-        let m = &mut self.msgs[msg as usize];
-        let slot = &mut m.stages[stage as usize];
-        *slot = Some(match *slot {
-            None => StageTimes {
-                start: inp.0,
-                last_in: inp.1,
-                first_out: out.0,
-                end: out.1,
-            },
-            Some(s) => StageTimes {
-                start: s.start.min(inp.0),
-                last_in: s.last_in.max(inp.1),
-                first_out: s.first_out.min(out.0),
-                end: s.end.max(out.1),
-            },
-        });
-        m.stage_component[stage as usize] = component;
-    }
-
-    pub fn control_stage(&mut self, msg: u32, stage: Stage, component: u32, start: Ps, end: Ps) {
-        self.stage(msg, stage, component, (start, start), (end, end));
-    }
-
-    /// Host DRAM payload bytes over all channels (both hosts).
+    /// Host DRAM payload bytes over all channels (every host).
     pub fn host_mem_payload_bytes(&self) -> u64 {
         self.state.iter().map(|s| s.payload_bytes).sum()
     }
-}
-
-fn push_name(names: &mut Vec<String>, name: String) -> u32 {
-    names.push(name);
-    (names.len() - 1) as u32
 }
 
 impl Handler for Fabric<'_> {
@@ -674,8 +452,8 @@ impl Handler for Fabric<'_> {
     fn handle(&mut self, now: Ps, event: Event, q: &mut Queue<Event>) {
         match event {
             Event::Hop(id) => self.advance(id, now, q),
-            Event::CpuDone { host } => self.cpu_done(host as usize, now, q),
-            Event::Start { msg } => self.start_message(msg, now, q),
+            Event::CpuDone { cpu } => self.cpu_done(cpu as usize, now, q),
+            Event::Start { flow, msg } => self.start_message(flow, msg, now, q),
         }
     }
 }

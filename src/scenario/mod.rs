@@ -1,6 +1,7 @@
 //! Studies as lists of points (scenario x path x op x size), the data paths as plans, and the
 //! simulation of one point into a result row.
 
+pub mod build;
 pub mod paths;
 mod simulate;
 

@@ -1,10 +1,62 @@
-//! The data paths as plans for the fabric: which buffer each NIC touches, which copies are
-//! staged, what registration costs, and where GPUDirect falls back to staging.
+//! The data paths, side by side: which buffer each NIC touches, which copies are staged, what
+//! registration costs, and where GPUDirect falls back to staging. [`super::build`] turns the two
+//! sides into a plan of steps.
 
-use crate::components::{Buffer, Plan, SidePlan, Staging};
 use crate::config::{Config, Endpoint, PathKind, Registration, ScenarioSpec};
-use crate::topology::{Flow, NodeKind, Place, Topology};
+use crate::plan::Buffer;
+use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
 use crate::units::Ps;
+
+/// A cudaMemcpy between the user's GPU buffer and a pinned host bounce buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Staging {
+    pub gpu: usize,
+    pub gpu_va: u64,
+    pub bounce_socket: usize,
+    pub bounce_addr: u64,
+}
+
+/// One side (sender or receiver) of a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SidePlan {
+    /// The host (index into the topology's hosts).
+    pub host: usize,
+    /// The NIC used (index into the machine's NICs).
+    pub nic: usize,
+    /// Socket of the CPU thread driving the verbs (and of the queues and CQs in host memory).
+    pub cpu_socket: usize,
+    /// Where the NIC reads (sender) or writes (receiver) the payload.
+    pub nic_buffer: Buffer,
+    /// Host staging copy on this side, if any.
+    pub staging: Option<Staging>,
+    /// Registration cost paid per transfer on this side (0 with a registration cache).
+    pub register: Ps,
+}
+
+/// What a path asks of both sides of one scenario at one size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sides {
+    pub size: u64,
+    pub sender: SidePlan,
+    pub receiver: SidePlan,
+    /// GPUDirect receive flush (a loopback RDMA Read of the receive buffer) before the data
+    /// counts as visible.
+    pub flush: bool,
+}
+
+/// A path's plan with what the report says about it.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub plan: crate::plan::Plan,
+    /// What the path asked of each side.
+    pub sides: Sides,
+    pub sender: SideMode,
+    pub receiver: SideMode,
+    /// One-time costs kept out of the per-message latency (registration, bounce buffers).
+    pub setup: Ps,
+    /// Whether the sender's payload rides inside the WQE.
+    pub inline: bool,
+}
 
 /// How each side ends up moving the data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,15 +117,36 @@ fn nic_socket(topo: &Topology, host: usize, nic: usize) -> usize {
     h.nodes[h.node_index(NodeKind::Nic(nic))].socket
 }
 
-/// Builds the plan of `path` for one scenario and size; returns it with each side's mode and
-/// the one-time setup cost (kept out of the per-message latency).
+/// Builds the plan of `path` for one scenario and size, with each side's mode and the one-time
+/// setup cost. Fails where a route the plan needs is refused (the P2P checks make GPUDirect fall
+/// back before that happens).
 pub fn plan(
     cfg: &Config,
     sc: &ScenarioSpec,
     topo: &Topology,
     path: PathKind,
     size: u64,
-) -> (Plan, SideMode, SideMode, Ps) {
+) -> Result<Built, RouteError> {
+    let (sides, sender, receiver, setup) = sides(cfg, sc, topo, path, size);
+    let (plan, inline) = super::build::write_imm(topo, &sides)?;
+    Ok(Built {
+        plan,
+        sides,
+        sender,
+        receiver,
+        setup,
+        inline,
+    })
+}
+
+/// What `path` does on each side.
+fn sides(
+    cfg: &Config,
+    sc: &ScenarioSpec,
+    topo: &Topology,
+    path: PathKind,
+    size: u64,
+) -> (Sides, SideMode, SideMode, Ps) {
     let window = super::simulate::stream_shape(cfg, size).0 as u64;
     let per_transfer = cfg.sim.registration == Registration::PerTransfer;
     let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps) {
@@ -156,7 +229,7 @@ pub fn plan(
     let (receiver, r_mode, r_setup) = side(sc.receiver.host, &sc.receiver, false);
     let flush = cfg.sim.flush && r_mode == SideMode::Direct;
     (
-        Plan {
+        Sides {
             size,
             sender,
             receiver,

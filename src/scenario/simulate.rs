@@ -53,7 +53,8 @@ pub fn perftest_bw_average(messages: &[(Ps, Ps)], size: u64) -> (f64, f64) {
 
 pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let sc = &cfg.scenarios[p.scenario];
-    let (plan, s_mode, r_mode, setup_ps) = paths::plan(cfg, sc, topo, p.path, p.size);
+    let built = paths::plan(cfg, sc, topo, p.path, p.size).expect("plan routes were checked");
+    let plan = &built.plan;
     let opts = |jitter: bool, record: bool, seed: u64| SimOptions {
         tlp_granularity: cfg.sim.tlp_granularity,
         coalesce_above: cfg.sim.coalesce_above,
@@ -65,22 +66,20 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let mut events = 0;
 
     // The noise-free message: model latency, stages, CPU time, host-memory bytes.
-    let mut f =
-        Fabric::new(topo, plan, opts(false, true, p.seed)).expect("plan routes were checked");
+    let mut f = Fabric::new(topo, &[plan], opts(false, true, p.seed));
     let model = f.run(1, 1);
     events += model.stats.events;
     let (start, end) = model.messages[0];
     let lat_model_ps = end - start;
     let recorder = std::mem::take(&mut f.recorder);
     let spans: Vec<_> = recorder.spans.iter().filter(|s| s.msg == 0).collect();
-    let stages = stats::critical_path(&spans, lat_model_ps, |c| {
+    let stages = stats::critical_path(plan, &spans, lat_model_ps, |c| {
         recorder.component_name(c).to_string()
     });
 
     // Jittered iterations, one message at a time.
     let n = iterations(cfg, p.size);
-    let mut f =
-        Fabric::new(topo, plan, opts(true, false, super::mix(p.seed, &[1]))).expect("routes");
+    let mut f = Fabric::new(topo, &[plan], opts(true, false, super::mix(p.seed, &[1])));
     let it = f.run(1, n);
     events += it.stats.events;
     let samples: Vec<Ps> = it.messages.iter().map(|(s, e)| e - s).collect();
@@ -88,8 +87,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
 
     // Streaming: a window of messages in flight.
     let (window, messages) = stream_shape(cfg, p.size);
-    let mut f =
-        Fabric::new(topo, plan, opts(true, false, super::mix(p.seed, &[2]))).expect("routes");
+    let mut f = Fabric::new(topo, &[plan], opts(true, false, super::mix(p.seed, &[2])));
     let st = f.run(window, messages);
     events += st.stats.events;
     let (bw_gbps, msg_rate_mps) = perftest_bw_average(&st.messages, p.size);
@@ -99,7 +97,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         scenario: sc.name.clone(),
         class: class.to_string(),
         path: p.path.name().to_string(),
-        effective_path: effective_name(s_mode, r_mode).to_string(),
+        effective_path: effective_name(built.sender, built.receiver).to_string(),
         op: p.op.clone(),
         size_bytes: p.size,
         iterations: n,
@@ -109,7 +107,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         msg_rate_mps,
         cpu_busy_ps: model.cpu_busy,
         host_mem_bytes: model.host_mem_bytes,
-        setup_ps,
+        setup_ps: built.setup,
         stages,
     };
     PointResult {

@@ -206,6 +206,39 @@ impl Topology {
             .min_by_key(|(r, _)| *r)
     }
 
+    /// Outstanding-read windows of every DMA requester with one: each NIC (host by host), then
+    /// each GPU's copy engine. [`Topology::nic_engine`] and [`Topology::gpu_engine`] index it.
+    pub fn read_windows(&self) -> Vec<u32> {
+        let nics = self
+            .hosts
+            .iter()
+            .flat_map(|h| h.spec.nics.iter().map(|n| n.read_window));
+        let gpus = self
+            .hosts
+            .iter()
+            .flat_map(|h| h.spec.gpus.iter().map(|g| g.copy_engine.read_window));
+        nics.chain(gpus).collect()
+    }
+
+    /// The read engine of NIC `nic` of host `host`.
+    pub fn nic_engine(&self, host: usize, nic: usize) -> usize {
+        self.hosts[..host]
+            .iter()
+            .map(|h| h.spec.nics.len())
+            .sum::<usize>()
+            + nic
+    }
+
+    /// The read engine of the copy engine of GPU `gpu` of host `host`.
+    pub fn gpu_engine(&self, host: usize, gpu: usize) -> usize {
+        let nics: usize = self.hosts.iter().map(|h| h.spec.nics.len()).sum();
+        nics + self.hosts[..host]
+            .iter()
+            .map(|h| h.spec.gpus.len())
+            .sum::<usize>()
+            + gpu
+    }
+
     /// The network route from NIC `a` of host `ha` to NIC `z` of host `hz`.
     pub fn wire_route(
         &self,

@@ -62,7 +62,7 @@ pub fn run_fabric(
 ) -> (Outcome, Recorder) {
     let si = scenario_index(cfg, scenario);
     let topo = scenario::topology(cfg);
-    let (plan, ..) = scenario::paths::plan(cfg, &cfg.scenarios[si], &topo, path, size);
+    let built = scenario::paths::plan(cfg, &cfg.scenarios[si], &topo, path, size).expect("routes");
     let opts = SimOptions {
         tlp_granularity: tlp,
         coalesce_above: cfg.sim.coalesce_above,
@@ -71,7 +71,7 @@ pub fn run_fabric(
         seed: 7,
         record: true,
     };
-    let mut f = Fabric::new(&topo, plan, opts).expect("routes");
+    let mut f = Fabric::new(&topo, &[&built.plan], opts);
     let out = f.run(window, total);
     let rec = std::mem::take(&mut f.recorder);
     (out, rec)

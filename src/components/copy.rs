@@ -1,0 +1,109 @@
+//! The GPU copy engine behind a cudaMemcpy: D2H as posted writes into host memory, H2D as reads
+//! of host memory under the engine's own outstanding-read window, then writes into GPU memory.
+
+use super::Event;
+use super::fabric::{Fabric, Train};
+use super::steps::Instance;
+use crate::engine::Queue;
+use crate::plan::{Copy, StepKind};
+use crate::topology::Unit;
+use crate::units::Ps;
+
+impl Fabric<'_> {
+    fn copy_of(&self, (flow, _, step): Instance) -> (Copy, crate::plan::GpuRef, u16) {
+        match self.plan_of(flow).steps[step as usize].kind {
+            StepKind::Memcpy { copy, gpu, thread } => (copy, gpu, thread),
+            ref k => unreachable!("{k:?} is not a copy"),
+        }
+    }
+
+    /// The launch is over: the copy engine starts moving the data, in bursts.
+    pub(super) fn start_copy(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
+        let (copy, gpu, _) = self.copy_of(inst);
+        let size = self.plan_of(inst.0).size;
+        match copy {
+            Copy::D2h { route, mps } => {
+                let chunk = self.chunk(size, mps);
+                let route = self.route_of(inst.0, route);
+                let n = size.max(1).div_ceil(chunk);
+                self.step_state(inst).parts = n as u32;
+                let mut off = 0;
+                for _ in 0..n {
+                    let b = chunk.min(size - off);
+                    let mut w = self.train(
+                        route,
+                        (inst.0, inst.1, inst.2, 0),
+                        Unit::Write,
+                        b.div_ceil(mps),
+                        b,
+                        now,
+                        now,
+                    );
+                    w.counts_payload = true;
+                    self.launch(w, now, q);
+                    off += b;
+                }
+            }
+            Copy::H2d { read, .. } => {
+                let ce = self.topo.hosts[gpu.host].spec.gpus[gpu.gpu].copy_engine;
+                let chunk = self.read_chunk(size, read.mrrs, ce.read_window);
+                let routes = (
+                    self.route_of(inst.0, read.req),
+                    self.route_of(inst.0, read.cpl),
+                );
+                let n = size.max(1).div_ceil(chunk);
+                self.step_state(inst).parts = n as u32;
+                let mut off = 0;
+                for _ in 0..n {
+                    let b = chunk.min(size - off);
+                    self.read(
+                        read.engine,
+                        routes,
+                        (read.mrrs, read.mps),
+                        b,
+                        (inst.0, inst.1, inst.2, 0),
+                        true,
+                        now,
+                        q,
+                    );
+                    off += b;
+                }
+            }
+        }
+    }
+
+    /// A copy's train arrived: D2H data committed in host memory; H2D completions reached the
+    /// GPU (which frees their read tags, then writes GPU memory: phase 1), or committed there.
+    pub(super) fn copy_arrive(
+        &mut self,
+        inst: Instance,
+        phase: u8,
+        t: Train,
+        now: Ps,
+        q: &mut Queue<Event>,
+    ) {
+        match (self.copy_of(inst).0, phase) {
+            (Copy::H2d { commit, .. }, 0) => {
+                self.read_done(&t, now, q);
+                let route = self.route_of(inst.0, commit);
+                self.relaunch(t, route, (inst.2, 1), now, q);
+            }
+            _ => self.copy_committed(inst, t.tail.max(now), q),
+        }
+    }
+
+    /// One burst of a copy committed; after the last, the waiting thread is signalled.
+    fn copy_committed(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
+        let st = self.step_state(inst);
+        st.parts -= 1;
+        if st.parts > 0 {
+            return;
+        }
+        let (_, gpu, thread) = self.copy_of(inst);
+        let sync = self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
+            .copy_engine
+            .sync;
+        let cpu = self.flows[inst.0 as usize].threads[thread as usize];
+        self.copy_landed(cpu, sync, now, q);
+    }
+}

@@ -1,0 +1,15 @@
+//! How the fabric moves data and what it records: the execution options of one run.
+
+/// How the engine should move data and what it should record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Force TLP-by-TLP and packet-by-packet movement for every size.
+    pub tlp_granularity: bool,
+    /// Messages above this size move in coalesced bursts.
+    pub coalesce_above: u64,
+    pub burst_bytes: u64,
+    pub jitter: bool,
+    pub seed: u64,
+    /// Keep spans and descriptors (the noise-free message); off for iterations and streaming.
+    pub record: bool,
+}

@@ -1,0 +1,133 @@
+//! The application on every host: each flow starts messages (up to a window in flight) at time
+//! 0 and whenever one finishes; afterwards each message's step times become spans.
+
+use super::Event;
+use super::fabric::{Fabric, Msg};
+use crate::engine::{self, Queue, RunStats};
+use crate::plan::{Milestone, StepKind};
+use crate::record::Span;
+use crate::units::Ps;
+
+/// What one run of the fabric produced (for flow 0, the flow a one-flow point has).
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Start and delivery time of every message.
+    pub messages: Vec<(Ps, Ps)>,
+    pub stats: RunStats,
+    /// CPU time of message 0 on both hosts.
+    pub cpu_busy: Ps,
+    /// Host DRAM payload bytes, from the memory channels' own records (all messages).
+    pub host_mem_bytes: u64,
+    /// Per message: payload bytes that reached the receiving NIC, and that were committed in the
+    /// receiver's memory (byte conservation: both equal the message size).
+    pub received: Vec<u64>,
+    pub written: Vec<u64>,
+}
+
+impl Fabric<'_> {
+    /// Every flow sends `total` messages with at most `window` in flight, starting at time 0.
+    pub fn run(&mut self, window: u32, total: u32) -> Outcome {
+        let mut q = Queue::new();
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            f.window = window.max(1);
+            f.total = total.max(1);
+            f.msgs = vec![Msg::default(); f.total as usize];
+            let first = f.window.min(f.total);
+            for k in 0..first {
+                q.schedule(
+                    0,
+                    Event::Start {
+                        flow: i as u16,
+                        msg: k,
+                    },
+                );
+            }
+            f.next = first;
+        }
+        let stats = engine::run(self, &mut q);
+        if self.recorder.enabled {
+            for flow in 0..self.flows.len() {
+                for msg in 0..self.flows[flow].total {
+                    for span in self.message_spans(flow as u16, msg) {
+                        self.recorder.span(span);
+                    }
+                }
+            }
+        }
+        let f = &self.flows[0];
+        let plan = f.plan;
+        let bytes = |m: &Msg, pick: fn(&StepKind) -> bool, out: bool| -> u64 {
+            plan.find(pick)
+                .and_then(|s| m.steps.get(s as usize))
+                .map_or(0, |s| if out { s.bytes_out } else { s.bytes_in })
+        };
+        Outcome {
+            messages: f
+                .msgs
+                .iter()
+                .map(|m| (m.start, m.delivered.unwrap_or(stats.end_time)))
+                .collect(),
+            stats,
+            cpu_busy: f.msgs[0].cpu_busy,
+            host_mem_bytes: self.host_mem_payload_bytes(),
+            received: f
+                .msgs
+                .iter()
+                .map(|m| bytes(m, |k| matches!(k, StepKind::NicRx { .. }), false))
+                .collect(),
+            written: f
+                .msgs
+                .iter()
+                .map(|m| bytes(m, |k| matches!(k, StepKind::DmaWrite { .. }), true))
+                .collect(),
+        }
+    }
+
+    /// Message `msg` of `flow`: one span per reported step, in stage order.
+    pub fn message_spans(&self, flow: u16, msg: u32) -> Vec<Span> {
+        let f = &self.flows[flow as usize];
+        let plan = f.plan;
+        let m = &f.msgs[msg as usize];
+        let mut times: Vec<_> = m.steps.iter().map(|s| s.times).collect();
+        // A CQE is only meaningful once the data it announces has landed. Where the data shares
+        // the CQE's route (host memory) it lands first and the CQE's own cost starts after it;
+        // where it does not (GPU memory) the CQE may land first, and keeps its span.
+        for (i, s) in plan.steps.iter().enumerate() {
+            let StepKind::Cqe { .. } = s.kind else {
+                continue;
+            };
+            for d in s.deps.iter().filter(|d| d.on == Milestone::LastIn) {
+                if let (Some(w), Some(c)) = (times[d.step as usize], times[i].as_mut())
+                    && w.end <= c.end
+                {
+                    let s = w.end.max(c.start);
+                    c.start = s;
+                    c.last_in = s;
+                    c.first_out = c.first_out.max(s);
+                }
+            }
+        }
+        let mut spans: Vec<Span> = plan
+            .steps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let stage = s.stage?;
+                let t = times[i]?;
+                Some(Span {
+                    msg,
+                    step: i as u16,
+                    stage,
+                    component: f.actors[s.actor as usize],
+                    start: t.start,
+                    first_out: t.first_out,
+                    last_in: t.last_in,
+                    end: t.end,
+                    bytes: if s.kind.moves_payload() { plan.size } else { 0 },
+                })
+            })
+            .collect();
+        spans.sort_by_key(|s| s.stage);
+        spans
+    }
+}

@@ -1,0 +1,245 @@
+//! Executing plans: a message starts the steps that wait for nothing, each milestone a step
+//! reaches wakes the steps waiting for it, and a train that reaches the end of its route is
+//! handed to the step it belongs to, whose data then streams into the plan's next step.
+
+use super::Event;
+use super::cpu::Task;
+use super::fabric::{Fabric, StageTimes, StepState, Train};
+use crate::engine::Queue;
+use crate::plan::{CqeKind, Milestone, Plan, StepId, StepKind};
+use crate::units::Ps;
+
+/// A step instance: (flow, message, step).
+pub type Instance = (u16, u32, StepId);
+
+impl Fabric<'_> {
+    pub(super) fn step_state(&mut self, (flow, msg, step): Instance) -> &mut StepState {
+        &mut self.flows[flow as usize].msgs[msg as usize].steps[step as usize]
+    }
+
+    /// Message `msg` of `flow` starts: every step that waits for nothing starts now.
+    pub fn start_message(&mut self, flow: u16, msg: u32, now: Ps, q: &mut Queue<Event>) {
+        let plan = self.flows[flow as usize].plan;
+        let m = &mut self.flows[flow as usize].msgs[msg as usize];
+        m.start = now;
+        m.steps = plan
+            .steps
+            .iter()
+            .map(|s| StepState {
+                waiting: s.deps.len() as u8,
+                ..StepState::default()
+            })
+            .collect();
+        for (i, s) in plan.steps.iter().enumerate() {
+            if s.deps.is_empty() && s.input.is_none() {
+                self.start_step((flow, msg, i as StepId), now, now, q);
+            }
+        }
+    }
+
+    /// Step instance `at` reached `milestone` at time `when`: the steps waiting for it whose
+    /// last dependency this was start, at the latest of their dependencies' times.
+    pub fn fire(
+        &mut self,
+        inst: Instance,
+        milestone: Milestone,
+        when: Ps,
+        now: Ps,
+        q: &mut Queue<Event>,
+    ) {
+        let (flow, msg, step) = inst;
+        let plan = self.flows[flow as usize].plan;
+        match milestone {
+            Milestone::Done => self.step_state(inst).done_at = Some(when),
+            Milestone::LastIn => self.step_state(inst).last_in_at = Some(when),
+            Milestone::Queued => {}
+        }
+        for &(w, on) in &plan.waiters[step as usize] {
+            if on != milestone {
+                continue;
+            }
+            let st = self.step_state((flow, msg, w));
+            st.ready_at = st.ready_at.max(when);
+            st.waiting -= 1;
+            if st.waiting == 0 {
+                let at = st.ready_at;
+                self.start_step((flow, msg, w), at, now, q);
+            }
+        }
+    }
+
+    /// Hands a ready step to the device that executes it; `at` is when it may start (not
+    /// before `now`'s event, but a NIC may schedule work for a later time).
+    fn start_step(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
+        let (flow, msg, step) = inst;
+        let plan = self.flows[flow as usize].plan;
+        match &plan.steps[step as usize].kind {
+            StepKind::Register { thread, .. }
+            | StepKind::Memcpy { thread, .. }
+            | StepKind::Post { thread, .. }
+            | StepKind::Poll { thread, .. } => {
+                let cpu = self.flows[flow as usize].threads[*thread as usize];
+                self.cpu_push(cpu, Task::new(inst, 0), now, q);
+                self.fire(inst, Milestone::Queued, now, now, q);
+            }
+            StepKind::Flush(f) => {
+                let cpu = self.flows[flow as usize].threads[f.thread as usize];
+                self.cpu_push(cpu, Task::new(inst, 0), now, q);
+                self.fire(inst, Milestone::Queued, now, now, q);
+            }
+            StepKind::WqeFetch { .. } => self.wqe_fetch(inst, at, now, q),
+            StepKind::DmaRead { .. } => self.payload_read(inst, at, q),
+            StepKind::NicTx { .. } => {
+                // Nothing streams in: the payload rode inside the WQE.
+                let size = plan.size;
+                self.packetise(inst, size, at, at, now, q);
+            }
+            StepKind::Cqe { .. } => self.write_cqe(inst, at, now, q),
+            StepKind::Ack { .. } => self.send_ack(inst, at, now, q),
+            StepKind::Deliver => {
+                self.flows[flow as usize].msgs[msg as usize].delivered = Some(at);
+                self.fire(inst, Milestone::Done, at, now, q);
+            }
+            StepKind::Finish => self.finish_message(flow, now, q),
+            StepKind::Wire { .. } | StepKind::NicRx { .. } | StepKind::DmaWrite { .. } => {
+                unreachable!("streaming steps start with their data")
+            }
+        }
+    }
+
+    /// A train reached the end of its route: the step it belongs to takes it.
+    pub fn arrive(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
+        let inst = (t.flow, t.msg, t.step);
+        let plan = self.flows[t.flow as usize].plan;
+        match (&plan.steps[t.step as usize].kind, t.phase) {
+            (StepKind::Post { .. }, _) => {
+                let from = self.step_state(inst).started;
+                self.record_control(inst, from, now);
+                self.fire(inst, Milestone::Done, now, now, q);
+            }
+            (StepKind::WqeFetch { .. }, 0) => {
+                self.read_done(&t, now, q);
+                self.send_engine(inst, 1, now, q);
+            }
+            (StepKind::WqeFetch { .. }, _) => self.wqe_ready(inst, now, q),
+            (StepKind::DmaRead { .. }, _) => {
+                self.read_done(&t, now, q);
+                let start = self.step_state(inst).started;
+                self.record(inst, (start, start), (t.head, t.tail));
+                let next = plan
+                    .output(t.step)
+                    .expect("a DMA read streams into the NIC");
+                self.packetise((t.flow, t.msg, next), t.payload, t.head, t.tail, now, q);
+            }
+            (StepKind::NicTx { .. } | StepKind::Wire { .. }, _) => {
+                self.record(inst, t.stage_in, (t.head, t.tail));
+                let next = plan.output(t.step).expect("packets stream on");
+                let route = self.step_route(t.flow, next);
+                self.relaunch(t, route, (next, 0), now, q);
+            }
+            (StepKind::NicRx { .. }, _) => {
+                self.record(inst, t.stage_in, (t.head, t.tail));
+                self.receive(t, now, q);
+            }
+            (StepKind::DmaWrite { .. }, _) => {
+                self.record(inst, t.stage_in, (t.head, t.tail));
+                let size = plan.size;
+                let st = self.step_state(inst);
+                st.bytes_out += t.payload;
+                if st.bytes_out >= size {
+                    self.fire(inst, Milestone::Done, t.tail, now, q);
+                }
+            }
+            (StepKind::Cqe { kind, .. }, _) => {
+                if *kind == CqeKind::Recv {
+                    self.record(inst, t.stage_in, (t.head, t.tail));
+                }
+                self.fire(inst, Milestone::Done, t.tail, now, q);
+            }
+            (StepKind::Ack { .. }, _) => self.fire(inst, Milestone::Done, t.tail, now, q),
+            (StepKind::Flush(_), phase) => self.flush_arrive(inst, phase, t, now, q),
+            (StepKind::Memcpy { .. }, phase) => self.copy_arrive(inst, phase, t, now, q),
+            (kind, phase) => unreachable!("no train of {kind:?} phase {phase}"),
+        }
+    }
+
+    /// The fabric route of the step's own route (NIC pipelines, wire, DMA write).
+    pub(super) fn step_route(&self, flow: u16, step: StepId) -> super::fabric::RouteId {
+        let r = match self.plan_of(flow).steps[step as usize].kind {
+            StepKind::NicTx { route, .. }
+            | StepKind::Wire { route }
+            | StepKind::NicRx { route }
+            | StepKind::DmaWrite { route, .. }
+            | StepKind::Cqe { route, .. }
+            | StepKind::Ack { route, .. } => route,
+            ref k => unreachable!("{k:?} has no route of its own"),
+        };
+        self.route_of(flow, r)
+    }
+
+    /// The message's window slot is free: the flow's next message may start.
+    fn finish_message(&mut self, flow: u16, now: Ps, q: &mut Queue<Event>) {
+        let f = &mut self.flows[flow as usize];
+        if f.next < f.total {
+            let next = f.next;
+            f.next += 1;
+            q.schedule(now, Event::Start { flow, msg: next });
+        }
+    }
+
+    // ---- records -----------------------------------------------------------------------------
+
+    /// Notes that a train of step instance `inst` passed it (entered at `inp`, left at `out`).
+    pub fn record(&mut self, inst: Instance, inp: (Ps, Ps), out: (Ps, Ps)) {
+        let st = self.step_state(inst);
+        st.times = Some(match st.times {
+            None => StageTimes {
+                start: inp.0,
+                last_in: inp.1,
+                first_out: out.0,
+                end: out.1,
+            },
+            Some(s) => StageTimes {
+                start: s.start.min(inp.0),
+                last_in: s.last_in.max(inp.1),
+                first_out: s.first_out.min(out.0),
+                end: s.end.max(out.1),
+            },
+        });
+    }
+
+    /// A piece of control work of `inst` from `start` to `end`.
+    pub fn record_control(&mut self, inst: Instance, start: Ps, end: Ps) {
+        self.record(inst, (start, start), (end, end));
+    }
+}
+
+/// What a train of (step, phase) is, for hop records and traces.
+pub fn what(plan: &Plan, step: StepId, phase: u8) -> &'static str {
+    match (&plan.steps[step as usize].kind, phase) {
+        (StepKind::Post { .. }, _) => "MMIO post",
+        (StepKind::WqeFetch { .. }, 0) => "WQE fetch",
+        (StepKind::WqeFetch { .. }, _) => "send engine",
+        (StepKind::DmaRead { .. }, _) => "payload read",
+        (StepKind::NicTx { .. }, _) => "tx pipeline",
+        (StepKind::Wire { .. }, _) => "wire",
+        (StepKind::NicRx { .. }, _) => "rx pipeline",
+        (StepKind::DmaWrite { .. }, _) => "payload write",
+        (StepKind::Ack { .. }, _) => "ACK",
+        (StepKind::Cqe { kind, .. }, _) => match kind {
+            CqeKind::Recv => "receive CQE",
+            CqeKind::Send => "send CQE",
+            CqeKind::Flush => "flush CQE",
+        },
+        (StepKind::Memcpy { copy, .. }, phase) => match (copy, phase) {
+            (crate::plan::Copy::D2h { .. }, _) => "memcpy D2H",
+            (crate::plan::Copy::H2d { .. }, 0) => "memcpy H2D read",
+            (crate::plan::Copy::H2d { .. }, _) => "memcpy H2D write",
+        },
+        (StepKind::Flush(_), 0) => "MMIO flush post",
+        (StepKind::Flush(_), 1) => "send engine",
+        (StepKind::Flush(_), 2) => "flush read",
+        (StepKind::Flush(_), _) => "flush CQE",
+        _ => "?",
+    }
+}

@@ -1,0 +1,193 @@
+//! A transfer as data: the steps one message goes through, what each step waits for, which
+//! device executes it and which routes its traffic takes.
+//!
+//! The scenario layer builds a [`Plan`] per flow (one per path, op and size); the components
+//! execute it without knowing which path it is: when a step reaches a milestone (queued on its
+//! thread, last byte in, done), the plan says which steps were waiting for it, and data that
+//! streams from one step into the next (DMA read into the NIC's transmit pipeline, the wire into
+//! the receiving NIC) follows the plan's `input` links. Records are kept per step instance and
+//! the critical path is walked over these dependencies (see [`crate::stats`]).
+//!
+//! Routes are resolved once, when the plan is built, into lists of channel ids: the fabric, the
+//! chart ceilings, `walk` and `trace` all read the same plain data.
+
+mod step;
+
+pub use step::{Copy, CqeKind, Flush, Gather, ReadSpec, Step, StepKind};
+
+use crate::record::Stage;
+use crate::topology::ChannelId;
+
+/// Index of a step within its plan.
+pub type StepId = u16;
+/// Index of a route within its plan.
+pub type RouteId = u16;
+
+/// Where a NIC or copy engine reads or writes a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buffer {
+    /// Pinned host memory on `socket` at address `addr` (virtual = physical here: pinned pages
+    /// are identity-mapped by the model's address map).
+    Host { socket: usize, addr: u64 },
+    /// GPU memory: virtual address `va`, bus address `bus` (va + BAR offset).
+    Gpu { gpu: usize, va: u64, bus: u64 },
+}
+
+impl Buffer {
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Buffer::Gpu { .. })
+    }
+    /// Address the NIC puts in its DMA descriptor (after MTT translation).
+    pub fn dma_addr(&self) -> u64 {
+        match *self {
+            Buffer::Host { addr, .. } => addr,
+            Buffer::Gpu { bus, .. } => bus,
+        }
+    }
+    /// Address the application posted (before translation).
+    pub fn virt_addr(&self) -> u64 {
+        match *self {
+            Buffer::Host { addr, .. } => addr,
+            Buffer::Gpu { va, .. } => va,
+        }
+    }
+}
+
+/// A NIC of a host (indices into the topology's hosts and that machine's NICs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NicRef {
+    pub host: usize,
+    pub nic: usize,
+}
+
+/// A GPU of a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuRef {
+    pub host: usize,
+    pub gpu: usize,
+}
+
+/// A CPU thread the plan runs on: the host, the socket it runs on, and its name for records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Thread {
+    pub host: usize,
+    pub socket: usize,
+}
+
+/// What a step waits for in another step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Milestone {
+    /// The step was queued on its CPU thread (program order: a later step of the same thread
+    /// queues behind it, so it cannot start before the earlier one is done).
+    Queued,
+    /// The step has taken in its last byte (for a DMA write: the NIC issued its last write).
+    LastIn,
+    /// The step is complete.
+    Done,
+}
+
+/// A dependency of a step on a milestone of an earlier step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dep {
+    pub step: StepId,
+    pub on: Milestone,
+}
+
+/// The plan of one message of a flow.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Message size in bytes.
+    pub size: u64,
+    /// Channel lists, referred to by steps through [`RouteId`].
+    pub routes: Vec<Vec<ChannelId>>,
+    pub steps: Vec<Step>,
+    /// Names of the actors steps are recorded against (threads, NICs, copy engines, the network).
+    pub actors: Vec<String>,
+    /// CPU threads, referred to by steps by index.
+    pub threads: Vec<Thread>,
+    /// The step whose start means the data is visible to its consumer (the one-way latency ends).
+    pub deliver: StepId,
+    /// For each step, the steps waiting on one of its milestones (derived by [`Plan::link`]).
+    pub waiters: Vec<Vec<(StepId, Milestone)>>,
+}
+
+impl Plan {
+    /// An empty plan of a message of `size` bytes.
+    pub fn new(size: u64) -> Plan {
+        Plan {
+            size,
+            routes: Vec::new(),
+            steps: Vec::new(),
+            actors: Vec::new(),
+            threads: Vec::new(),
+            deliver: 0,
+            waiters: Vec::new(),
+        }
+    }
+
+    pub fn route(&mut self, channels: Vec<ChannelId>) -> RouteId {
+        self.routes.push(channels);
+        (self.routes.len() - 1) as RouteId
+    }
+
+    pub fn actor(&mut self, name: String) -> u32 {
+        if let Some(i) = self.actors.iter().position(|a| *a == name) {
+            return i as u32;
+        }
+        self.actors.push(name);
+        (self.actors.len() - 1) as u32
+    }
+
+    pub fn thread(&mut self, host: usize, socket: usize) -> u16 {
+        self.threads.push(Thread { host, socket });
+        (self.threads.len() - 1) as u16
+    }
+
+    /// Adds a step; `deps` must name earlier steps.
+    pub fn step(&mut self, step: Step) -> StepId {
+        debug_assert!(
+            step.deps
+                .iter()
+                .all(|d| (d.step as usize) < self.steps.len())
+        );
+        self.steps.push(step);
+        (self.steps.len() - 1) as StepId
+    }
+
+    /// Derives the waiter lists; call once after the last step is added.
+    pub fn link(&mut self) {
+        let mut waiters = vec![Vec::new(); self.steps.len()];
+        for (i, s) in self.steps.iter().enumerate() {
+            for d in &s.deps {
+                waiters[d.step as usize].push((i as StepId, d.on));
+            }
+        }
+        self.waiters = waiters;
+    }
+
+    /// The stage a step reports as, if any.
+    pub fn stage(&self, step: StepId) -> Option<Stage> {
+        self.steps[step as usize].stage
+    }
+
+    /// The step that feeds `step`'s data, if it streams from one.
+    pub fn input(&self, step: StepId) -> Option<StepId> {
+        self.steps[step as usize].input
+    }
+
+    /// The first step that streams its data out of `step`.
+    pub fn output(&self, step: StepId) -> Option<StepId> {
+        self.steps
+            .iter()
+            .position(|s| s.input == Some(step))
+            .map(|i| i as StepId)
+    }
+
+    /// The first step of kind `pred`.
+    pub fn find(&self, pred: impl Fn(&StepKind) -> bool) -> Option<StepId> {
+        self.steps
+            .iter()
+            .position(|s| pred(&s.kind))
+            .map(|i| i as StepId)
+    }
+}

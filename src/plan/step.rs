@@ -1,0 +1,168 @@
+//! The step vocabulary: every kind of work a message's plan can ask a device to do.
+
+use super::{Buffer, Dep, GpuRef, NicRef, RouteId, StepId};
+use crate::record::Stage;
+use crate::topology::ChannelId;
+use crate::units::Ps;
+
+/// One step of a plan.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub kind: StepKind,
+    /// The stages.csv stage it reports as (None: off the one-way path, not reported).
+    pub stage: Option<Stage>,
+    /// Actor it is recorded against (index into [`super::Plan::actors`]).
+    pub actor: u32,
+    /// Milestones of earlier steps it waits for before it starts.
+    pub deps: Vec<Dep>,
+    /// The step whose output data streams into this one (it starts on its first byte).
+    pub input: Option<StepId>,
+}
+
+/// A DMA read under a requester's outstanding-read window: requests go out on `req`, the
+/// completer's memory and the completions come back on `cpl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadSpec {
+    /// The read engine (window) of the requester: index into the topology's read engines.
+    pub engine: usize,
+    pub req: RouteId,
+    pub cpl: RouteId,
+    /// Largest read request.
+    pub mrrs: u64,
+    /// Largest completion payload (the effective MPS of the completion route).
+    pub mps: u64,
+}
+
+/// What a DMA descriptor names: the buffer and the length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gather {
+    pub buffer: Buffer,
+    pub len: u64,
+}
+
+/// The data movement of a cudaMemcpy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Copy {
+    /// Device to host: the copy engine posts writes along `route` (GPU memory, PCIe, DRAM).
+    D2h { route: RouteId, mps: u64 },
+    /// Host to device: the copy engine reads host memory under its window, then commits the
+    /// data into GPU memory on `commit`.
+    H2d { read: ReadSpec, commit: RouteId },
+}
+
+/// Which completion queue entry a NIC writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CqeKind {
+    /// The receive completion of a Write with Immediate (what the receiving thread polls).
+    Recv,
+    /// The send completion (after the RC ACK): frees the sender's window slot.
+    Send,
+    /// The completion of the GPUDirect flush read.
+    Flush,
+}
+
+/// The GPUDirect receive flush: the thread posts a 1-byte RDMA Read of the receive buffer on a
+/// loopback QP, the NIC reads it (its request queues behind the payload's writes), writes a CQE,
+/// and the thread polls it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flush {
+    pub thread: u16,
+    pub nic: NicRef,
+    pub mmio: RouteId,
+    pub mmio_bytes: u64,
+    pub engine: RouteId,
+    pub wqe_bytes: u64,
+    pub read: ReadSpec,
+    pub cqe: RouteId,
+    pub cqe_bytes: u64,
+}
+
+/// The kinds of work.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// ibv_reg_mr of a buffer on the thread, paid per transfer.
+    Register { thread: u16, cost: Ps },
+    /// A synchronous cudaMemcpy: launched by the thread, moved by the GPU's copy engine, then
+    /// signalled back to the spinning thread.
+    Memcpy {
+        thread: u16,
+        gpu: GpuRef,
+        copy: Copy,
+    },
+    /// The thread builds and posts a send WQE; its MMIO write (the BlueFlame WQE, or an 8-byte
+    /// doorbell) travels to the NIC. For an inline send the CPU reads the payload from `inline`
+    /// DRAM into the WQE.
+    Post {
+        thread: u16,
+        mmio: RouteId,
+        bytes: u64,
+        inline: Option<ChannelId>,
+    },
+    /// The NIC obtains the WQE (by DMA after a doorbell: `fetch` with the bytes it reads) and
+    /// passes it through its send engine, then builds the gather descriptor.
+    WqeFetch {
+        nic: NicRef,
+        fetch: Option<(ReadSpec, u64)>,
+        engine: RouteId,
+        wqe_bytes: u64,
+        gather: Gather,
+    },
+    /// The NIC reads the payload by DMA (after its MTT lookup).
+    DmaRead { nic: NicRef, read: ReadSpec },
+    /// The NIC packetises by MTU and passes its transmit pipeline.
+    NicTx { nic: NicRef, route: RouteId },
+    /// Packets cross the network.
+    Wire { route: RouteId },
+    /// The receiving NIC's receive pipeline.
+    NicRx { route: RouteId },
+    /// The receiving NIC writes the payload by DMA (after its MTT lookup).
+    DmaWrite {
+        nic: NicRef,
+        route: RouteId,
+        mps: u64,
+        scatter: Gather,
+    },
+    /// A NIC writes a completion entry into its host's CQ.
+    Cqe {
+        nic: NicRef,
+        kind: CqeKind,
+        route: RouteId,
+    },
+    /// The thread polls its CQ and finds the entry (`extra`: reposting a receive WQE).
+    Poll { thread: u16, extra: Ps },
+    /// The GPUDirect receive flush.
+    Flush(Flush),
+    /// The receiver's RC ACK, a header-only packet back to the sender.
+    Ack { route: RouteId, bytes: u64 },
+    /// The data is visible to its consumer: the one-way latency ends here.
+    Deliver,
+    /// The message is over on both sides: its window slot (and bounce buffers) are free.
+    Finish,
+}
+
+impl StepKind {
+    /// Whether the step moves the message's payload (rather than control structures).
+    pub fn moves_payload(&self) -> bool {
+        matches!(
+            self,
+            StepKind::Memcpy { .. }
+                | StepKind::DmaRead { .. }
+                | StepKind::NicTx { .. }
+                | StepKind::Wire { .. }
+                | StepKind::NicRx { .. }
+                | StepKind::DmaWrite { .. }
+        )
+    }
+
+    /// The CPU thread that executes it, for thread steps.
+    pub fn thread(&self) -> Option<u16> {
+        match *self {
+            StepKind::Register { thread, .. }
+            | StepKind::Memcpy { thread, .. }
+            | StepKind::Post { thread, .. }
+            | StepKind::Poll { thread, .. } => Some(thread),
+            StepKind::Flush(f) => Some(f.thread),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,451 @@
+//! Plan builders: the steps of one message, with their dependencies, devices and routes.
+//!
+//! `write_imm` is RDMA Write with Immediate on any pair of sides (host memory, a staged GPU or
+//! GPUDirect): the sender's thread (optionally copies the GPU buffer to a bounce buffer and
+//! registers it, then) posts; its NIC gets the WQE, reads the payload and transmits it; the
+//! receiving NIC writes it and a receive CQE that the receiver's thread polls; then the flush
+//! or the copy back to the GPU; the receiver's ACK completes the sender's work request.
+
+use super::paths::{SidePlan, Sides};
+use crate::plan::{
+    Buffer, Copy, CqeKind, Dep, Gather, GpuRef, Milestone, NicRef, Plan, ReadSpec, Step, StepId,
+    StepKind,
+};
+use crate::record::Stage;
+use crate::topology::spec::WqeDelivery;
+use crate::topology::{ChannelId, Flow, NodeKind, Place, RouteError, Topology};
+
+/// Adds one step to `p`.
+fn add(
+    p: &mut Plan,
+    kind: StepKind,
+    stage: Option<Stage>,
+    actor: u32,
+    deps: Vec<Dep>,
+    input: Option<StepId>,
+) -> StepId {
+    p.step(Step {
+        kind,
+        stage,
+        actor,
+        deps,
+        input,
+    })
+}
+
+fn done(step: StepId) -> Dep {
+    Dep {
+        step,
+        on: Milestone::Done,
+    }
+}
+
+/// After `step` in its thread's program order.
+fn after_queued(step: Option<StepId>) -> Vec<Dep> {
+    step.map(|s| Dep {
+        step: s,
+        on: Milestone::Queued,
+    })
+    .into_iter()
+    .collect()
+}
+
+/// The plan of one RDMA Write with Immediate between `sides`, and whether its payload is inline.
+pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteError> {
+    let (s, r) = (sides.sender, sides.receiver);
+    let (sh, rh) = (&topo.hosts[s.host], &topo.hosts[r.host]);
+    let s_nic = &sh.spec.nics[s.nic];
+    let r_nic = &rh.spec.nics[r.nic];
+    let size = sides.size;
+    let mut p = Plan::new(size);
+
+    // Actors (recorded against), in a fixed order: each side's thread, NIC and copy engine.
+    let mut actors = [(0, 0, 0); 2];
+    for (i, side) in [s, r].iter().enumerate() {
+        let host = &topo.hosts[side.host];
+        let cpu = p.actor(format!(
+            "{}/{}.cpu",
+            host.name, host.spec.sockets[side.cpu_socket].name
+        ));
+        let nic = p.actor(format!("{}/{}", host.name, host.spec.nics[side.nic].name));
+        let gpu = side.staging.map(|st| st.gpu).or(match side.nic_buffer {
+            Buffer::Gpu { gpu, .. } => Some(gpu),
+            Buffer::Host { .. } => None,
+        });
+        let ce = match gpu {
+            Some(g) => p.actor(format!("{}/{}.ce", host.name, host.spec.gpus[g].name)),
+            None => cpu,
+        };
+        actors[i] = (cpu, nic, ce);
+    }
+    let network = p.actor("network".into());
+    let (s_cpu, s_nic_a, s_ce) = actors[0];
+    let (r_cpu, r_nic_a, r_ce) = actors[1];
+    let ts = p.thread(s.host, s.cpu_socket);
+    let tr = p.thread(r.host, r.cpu_socket);
+
+    // Routes.
+    let nic_place =
+        |side: &SidePlan| Place::Device(topo.hosts[side.host].node_index(NodeKind::Nic(side.nic)));
+    let buf_place = |side: &SidePlan| match side.nic_buffer {
+        Buffer::Host { socket, .. } => Place::Memory(socket),
+        Buffer::Gpu { gpu, .. } => {
+            Place::Device(topo.hosts[side.host].node_index(NodeKind::Gpu(gpu)))
+        }
+    };
+    let buf_mem = |side: &SidePlan| -> ChannelId {
+        let host = &topo.hosts[side.host];
+        match side.nic_buffer {
+            Buffer::Host { socket, .. } => host.dram[socket],
+            Buffer::Gpu { gpu, .. } => host.gpu_memory[gpu],
+        }
+    };
+    let mut mmio = [0; 2];
+    let mut cqe = [0; 2];
+    let mut engine = [0; 2];
+    for (i, side) in [s, r].iter().enumerate() {
+        let host = &topo.hosts[side.host];
+        let nic = nic_place(side);
+        mmio[i] = p.route(
+            host.route(Place::Cpu(side.cpu_socket), nic, Flow::Write)?
+                .channels,
+        );
+        let mut c = host
+            .route(nic, Place::Memory(side.cpu_socket), Flow::Write)?
+            .channels;
+        c.push(host.dram[side.cpu_socket]);
+        cqe[i] = p.route(c);
+        engine[i] = p.route(vec![host.nics[side.nic].engine]);
+    }
+    let (sn, rn) = (nic_place(&s), nic_place(&r));
+    let sq = Place::Memory(s.cpu_socket);
+    let wqe_req = p.route(sh.route(sn, sq, Flow::ReadRequest)?.channels);
+    let mut c = vec![sh.dram[s.cpu_socket]];
+    c.extend(sh.route(sq, sn, Flow::ReadCompletion)?.channels);
+    let wqe_cpl = p.route(c);
+    let src = buf_place(&s);
+    let payload_req = p.route(sh.route(sn, src, Flow::ReadRequest)?.channels);
+    let back = sh.route(src, sn, Flow::ReadCompletion)?;
+    let mps_read = back.mps;
+    let mut c = vec![buf_mem(&s)];
+    c.extend(back.channels);
+    let payload_cpl = p.route(c);
+    let w = rh.route(rn, buf_place(&r), Flow::Write)?;
+    let mps_write = w.mps;
+    let mut c = w.channels;
+    c.push(buf_mem(&r));
+    let payload_write = p.route(c);
+    let (s_ch, r_ch) = (sh.nics[s.nic], rh.nics[r.nic]);
+    let tx = p.route(vec![s_ch.tx]);
+    let no_cable = || RouteError::NoCable {
+        from: format!("{}/{}", sh.name, s_nic.name),
+        to: format!("{}/{}", rh.name, r_nic.name),
+    };
+    let forward = topo
+        .wire_route((s.host, s.nic), (r.host, r.nic))
+        .ok_or_else(no_cable)?;
+    let backward = topo
+        .wire_route((r.host, r.nic), (s.host, s.nic))
+        .ok_or_else(no_cable)?;
+    let wire = p.route(forward);
+    let rx = p.route(vec![r_ch.rx]);
+    let mut a = vec![r_ch.tx];
+    a.extend(backward);
+    a.push(s_ch.rx);
+    let ack = p.route(a);
+
+    // The sender's program: copy out, register, post.
+    let inline = !s.nic_buffer.is_gpu() && size <= s_nic.inline_max;
+    let inline_bytes = if inline { size.next_multiple_of(16) } else { 0 };
+    let mut prev = None;
+    if let Some(st) = s.staging {
+        let g = Place::Device(sh.node_index(NodeKind::Gpu(st.gpu)));
+        let route = sh.route(g, Place::Memory(st.bounce_socket), Flow::Write)?;
+        let mut c = vec![sh.gpu_memory[st.gpu]];
+        c.extend(route.channels);
+        c.push(sh.dram[st.bounce_socket]);
+        let copy = Copy::D2h {
+            route: p.route(c),
+            mps: route.mps,
+        };
+        let gpu = GpuRef {
+            host: s.host,
+            gpu: st.gpu,
+        };
+        let kind = StepKind::Memcpy {
+            thread: ts,
+            gpu,
+            copy,
+        };
+        prev = Some(add(
+            &mut p,
+            kind,
+            Some(Stage::MemcpyD2h),
+            s_ce,
+            vec![],
+            None,
+        ));
+    }
+    if s.register > 0 {
+        let kind = StepKind::Register {
+            thread: ts,
+            cost: s.register,
+        };
+        let deps = after_queued(prev);
+        prev = Some(add(&mut p, kind, Some(Stage::Register), s_cpu, deps, None));
+    }
+    let post_bytes = match s_nic.wqe_delivery {
+        WqeDelivery::BlueFlame => s_nic.wqe_bytes + inline_bytes,
+        WqeDelivery::Doorbell => 8,
+    };
+    let inline_dram = match s.nic_buffer {
+        Buffer::Host { socket, .. } if inline => Some(sh.dram[socket]),
+        _ => None,
+    };
+    let post = add(
+        &mut p,
+        StepKind::Post {
+            thread: ts,
+            mmio: mmio[0],
+            bytes: post_bytes,
+            inline: inline_dram,
+        },
+        Some(Stage::Post),
+        s_cpu,
+        after_queued(prev),
+        None,
+    );
+    if r.register > 0 {
+        // The receiver registers its buffer meanwhile (it must exist before the data lands;
+        // with equal costs it always does, since the sender registers first too).
+        let kind = StepKind::Register {
+            thread: tr,
+            cost: r.register,
+        };
+        add(&mut p, kind, None, r_cpu, vec![], None);
+    }
+
+    // The sending NIC.
+    let s_ref = NicRef {
+        host: s.host,
+        nic: s.nic,
+    };
+    let r_ref = NicRef {
+        host: r.host,
+        nic: r.nic,
+    };
+    let s_engine = topo.nic_engine(s.host, s.nic);
+    let fetch = (s_nic.wqe_delivery == WqeDelivery::Doorbell).then_some((
+        ReadSpec {
+            engine: s_engine,
+            req: wqe_req,
+            cpl: wqe_cpl,
+            mrrs: s_nic.mrrs,
+            mps: mps_read.min(4096),
+        },
+        s_nic.wqe_bytes + inline_bytes,
+    ));
+    let wqe = add(
+        &mut p,
+        StepKind::WqeFetch {
+            nic: s_ref,
+            fetch,
+            engine: engine[0],
+            wqe_bytes: s_nic.wqe_bytes,
+            gather: Gather {
+                buffer: s.nic_buffer,
+                len: size,
+            },
+        },
+        Some(Stage::WqeFetch),
+        s_nic_a,
+        vec![done(post)],
+        None,
+    );
+    let (tx_deps, tx_input) = if inline {
+        (vec![done(wqe)], None)
+    } else {
+        let read = ReadSpec {
+            engine: s_engine,
+            req: payload_req,
+            cpl: payload_cpl,
+            mrrs: s_nic.mrrs,
+            mps: mps_read,
+        };
+        let kind = StepKind::DmaRead { nic: s_ref, read };
+        let read = add(
+            &mut p,
+            kind,
+            Some(Stage::DmaRead),
+            s_nic_a,
+            vec![done(wqe)],
+            None,
+        );
+        (vec![], Some(read))
+    };
+    let kind = StepKind::NicTx {
+        nic: s_ref,
+        route: tx,
+    };
+    let txs = add(&mut p, kind, Some(Stage::NicTx), s_nic_a, tx_deps, tx_input);
+    let kind = StepKind::Wire { route: wire };
+    let wires = add(&mut p, kind, Some(Stage::Wire), network, vec![], Some(txs));
+
+    // The receiving NIC and thread.
+    let kind = StepKind::NicRx { route: rx };
+    let rxs = add(
+        &mut p,
+        kind,
+        Some(Stage::NicRx),
+        r_nic_a,
+        vec![],
+        Some(wires),
+    );
+    let kind = StepKind::DmaWrite {
+        nic: r_ref,
+        route: payload_write,
+        mps: mps_write,
+        scatter: Gather {
+            buffer: r.nic_buffer,
+            len: size,
+        },
+    };
+    let write = add(
+        &mut p,
+        kind,
+        Some(Stage::DmaWrite),
+        r_nic_a,
+        vec![],
+        Some(rxs),
+    );
+    let kind = StepKind::Cqe {
+        nic: r_ref,
+        kind: CqeKind::Recv,
+        route: cqe[1],
+    };
+    let last_write = vec![Dep {
+        step: write,
+        on: Milestone::LastIn,
+    }];
+    let rcqe = add(&mut p, kind, Some(Stage::Cqe), r_nic_a, last_write, None);
+    let kind = StepKind::Ack {
+        route: ack,
+        bytes: r_nic.ack_bytes,
+    };
+    let acks = add(&mut p, kind, None, r_nic_a, vec![done(rxs)], None);
+    let kind = StepKind::Poll {
+        thread: tr,
+        extra: rh.spec.cpu.post_recv,
+    };
+    let poll = add(
+        &mut p,
+        kind,
+        Some(Stage::Poll),
+        r_cpu,
+        vec![done(rcqe)],
+        None,
+    );
+    let mut last = poll;
+    if sides.flush
+        && let Buffer::Gpu { gpu, .. } = r.nic_buffer
+    {
+        let g = Place::Device(rh.node_index(NodeKind::Gpu(gpu)));
+        let req = p.route(rh.route(rn, g, Flow::ReadRequest)?.channels);
+        let mut c = vec![rh.gpu_memory[gpu]];
+        c.extend(rh.route(g, rn, Flow::ReadCompletion)?.channels);
+        let cpl = p.route(c);
+        let flush = crate::plan::Flush {
+            thread: tr,
+            nic: r_ref,
+            mmio: mmio[1],
+            mmio_bytes: match r_nic.wqe_delivery {
+                WqeDelivery::BlueFlame => r_nic.wqe_bytes,
+                WqeDelivery::Doorbell => 8,
+            },
+            engine: engine[1],
+            wqe_bytes: r_nic.wqe_bytes,
+            read: ReadSpec {
+                engine: topo.nic_engine(r.host, r.nic),
+                req,
+                cpl,
+                mrrs: r_nic.mrrs,
+                mps: 256,
+            },
+            cqe: cqe[1],
+            cqe_bytes: r_nic.cqe_bytes,
+        };
+        let kind = StepKind::Flush(flush);
+        last = add(
+            &mut p,
+            kind,
+            Some(Stage::Flush),
+            r_nic_a,
+            vec![done(poll)],
+            None,
+        );
+    }
+    if let Some(st) = r.staging {
+        let g = Place::Device(rh.node_index(NodeKind::Gpu(st.gpu)));
+        let bounce = Place::Memory(st.bounce_socket);
+        let req = p.route(rh.route(g, bounce, Flow::ReadRequest)?.channels);
+        let back = rh.route(bounce, g, Flow::ReadCompletion)?;
+        let mut c = vec![rh.dram[st.bounce_socket]];
+        c.extend(back.channels);
+        let cpl = p.route(c);
+        let commit = p.route(vec![rh.gpu_memory[st.gpu]]);
+        let ce = rh.spec.gpus[st.gpu].copy_engine;
+        let copy = Copy::H2d {
+            read: ReadSpec {
+                engine: topo.gpu_engine(r.host, st.gpu),
+                req,
+                cpl,
+                mrrs: ce.mrrs,
+                mps: back.mps,
+            },
+            commit,
+        };
+        let gpu = GpuRef {
+            host: r.host,
+            gpu: st.gpu,
+        };
+        let kind = StepKind::Memcpy {
+            thread: tr,
+            gpu,
+            copy,
+        };
+        last = add(
+            &mut p,
+            kind,
+            Some(Stage::MemcpyH2d),
+            r_ce,
+            vec![done(poll)],
+            None,
+        );
+    }
+    let deliver = add(
+        &mut p,
+        StepKind::Deliver,
+        None,
+        r_cpu,
+        vec![done(last)],
+        None,
+    );
+    p.deliver = deliver;
+
+    // The sender's completion.
+    let kind = StepKind::Cqe {
+        nic: s_ref,
+        kind: CqeKind::Send,
+        route: cqe[0],
+    };
+    let scqe = add(&mut p, kind, None, s_nic_a, vec![done(acks)], None);
+    let kind = StepKind::Poll {
+        thread: ts,
+        extra: 0,
+    };
+    let spoll = add(&mut p, kind, None, s_cpu, vec![done(scqe)], None);
+    let finish = vec![done(deliver), done(spoll)];
+    add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
+    p.link();
+    Ok((p, inline))
+}
