@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 
 use crate::components::{Fabric, Outcome, SimOptions};
 use crate::config::{Config, ConfigError, PathKind, Registration};
-use crate::plan::{self, Copy};
+use crate::plan::{self, Copy, CqeKind, Movement};
 use crate::record::{DescriptorDir, Hop, Recorder, Span, Stage};
 use crate::report::trace::{Arg, LinkBusy, Slice, TraceData, TraceStats, Track};
 use crate::report::walkthrough::{
@@ -178,7 +178,7 @@ struct Hops<'a> {
 }
 
 impl<'a> Hops<'a> {
-    fn of(&self, what: &str) -> Vec<&'a Hop> {
+    fn of(&self, what: Movement) -> Vec<&'a Hop> {
         self.rec
             .hops
             .iter()
@@ -187,7 +187,7 @@ impl<'a> Hops<'a> {
     }
 
     /// Hops of `what` on channels of host `host` (None: the network).
-    fn of_host(&self, what: &str, host: Option<usize>) -> Vec<&'a Hop> {
+    fn of_host(&self, what: Movement, host: Option<usize>) -> Vec<&'a Hop> {
         self.of(what)
             .into_iter()
             .filter(|h| self.host_of(h.channel) == host)
@@ -293,17 +293,6 @@ fn short_name(topo: &Topology, rec: &Recorder, ch: u32) -> String {
     }
 }
 
-/// The tag names of payload-carrying trains.
-fn payload_tags() -> [&'static str; 5] {
-    [
-        "payload read",
-        "payload write",
-        "memcpy D2H",
-        "memcpy H2D read",
-        "memcpy H2D write",
-    ]
-}
-
 /// Payload bytes of message `msg` over channels of `kind` (see the module doc).
 fn payload_bytes_over(
     topo: &Topology,
@@ -311,18 +300,16 @@ fn payload_bytes_over(
     msg: u32,
     kind: fn(&ChannelKind) -> bool,
 ) -> u64 {
-    let tags = payload_tags();
-    let mmio = "MMIO post";
     run.recorder
         .hops
         .iter()
         .filter(|h| h.msg == msg && kind(&topo.channels[h.channel as usize].kind))
         .map(|h| {
-            if tags.contains(&h.what) {
+            if h.what.carries_payload() {
                 h.payload
             } else if run.inline
-                && h.what == mmio
-                && topo.channels[h.channel as usize].host == Some(0)
+                && h.what == Movement::Mmio
+                && topo.channels[h.channel as usize].host == Some(run.plan.sender.host)
             {
                 run.plan.size
             } else {
@@ -373,7 +360,10 @@ fn walk_path(
     let run = record(cfg, topo, si, path, size, 1, 1)?;
     let rec = &run.recorder;
     let plan = run.plan;
-    let hosts = [&topo.hosts[0], &topo.hosts[1]];
+    let hosts = [
+        &topo.hosts[plan.sender.host],
+        &topo.hosts[plan.receiver.host],
+    ];
     let h = Hops { rec, topo, msg: 0 };
     let span = |st: Stage| run.spans.iter().find(|s| s.msg == 0 && s.stage == st);
     let name = |c: u32| rec.component_name(c).to_string();
@@ -412,7 +402,7 @@ fn walk_path(
     }
     // cudaMemcpy D2H into the bounce buffer.
     if let (Some(s), Some(st)) = (span(Stage::MemcpyD2h), plan.sender.staging) {
-        let hops = h.of("memcpy D2H");
+        let hops = h.of(Movement::D2h);
         let (d0, d1) = extent(&hops).unwrap_or((s.start, s.end));
         let first = trains(&hops)
             .first()
@@ -438,7 +428,7 @@ fn walk_path(
     }
     // Post: the CPU builds the WQE, then the MMIO write carries it (or a doorbell) to the NIC.
     if let Some(s) = span(Stage::Post) {
-        let mmio = h.of_host("MMIO post", Some(0));
+        let mmio = h.of_host(Movement::Mmio, Some(plan.sender.host));
         let m0 = extent(&mmio).map_or(s.start, |e| e.0);
         let cpu = name(s.component);
         steps.push(step(
@@ -464,7 +454,7 @@ fn walk_path(
         ));
     }
     if let Some(s) = span(Stage::WqeFetch) {
-        let fetch = h.of("WQE fetch");
+        let fetch = h.of(Movement::WqeFetch);
         steps.push(step(
             s.start,
             s.end,
@@ -496,7 +486,7 @@ fn walk_path(
                     &g.component,
                     StepKind::Descriptor(g.clone()),
                 ));
-                let hops = h.of("payload read");
+                let hops = h.of(Movement::PayloadRead);
                 let first = trains(&hops)
                     .first()
                     .map(|&t| train_hops(&hops, t))
@@ -536,7 +526,7 @@ fn walk_path(
         steps.push(step(s.start, s.end, &name(s.component), StepKind::NicTx));
     }
     if let Some(s) = span(Stage::Wire) {
-        let hops = h.of("wire");
+        let hops = h.of(Movement::Wire);
         let first = trains(&hops)
             .first()
             .map(|&t| train_hops(&hops, t))
@@ -572,7 +562,7 @@ fn walk_path(
             &d.component,
             StepKind::Descriptor(d.clone()),
         ));
-        let hops = h.of("payload write");
+        let hops = h.of(Movement::PayloadWrite);
         let first = trains(&hops)
             .first()
             .map(|&t| train_hops(&hops, t))
@@ -590,7 +580,7 @@ fn walk_path(
         ));
     }
     if let Some(s) = span(Stage::Cqe) {
-        let hops = h.of("receive CQE");
+        let hops = h.of(Movement::Cqe(CqeKind::Recv));
         steps.push(step(
             s.start,
             s.end,
@@ -610,10 +600,10 @@ fn walk_path(
         ));
     }
     if let Some(s) = span(Stage::Flush) {
-        let mmio = h.of_host("MMIO flush post", Some(1));
-        let engine = h.of_host("send engine", Some(1));
-        let read = h.of("flush read");
-        let cqe = h.of("flush CQE");
+        let mmio = h.of_host(Movement::FlushMmio, Some(plan.receiver.host));
+        let engine = h.of_host(Movement::SendEngine, Some(plan.receiver.host));
+        let read = h.of(Movement::FlushRead);
+        let cqe = h.of(Movement::Cqe(CqeKind::Flush));
         let cpu = name(
             rec.spans
                 .iter()
@@ -668,8 +658,8 @@ fn walk_path(
         steps.push(f);
     }
     if let (Some(s), Some(st)) = (span(Stage::MemcpyH2d), plan.receiver.staging) {
-        let reads = h.of("memcpy H2D read");
-        let commits = h.of("memcpy H2D write");
+        let reads = h.of(Movement::H2dRead);
+        let commits = h.of(Movement::H2dWrite);
         let all: Vec<&Hop> = reads.iter().chain(&commits).copied().collect();
         let (d0, d1) = extent(&all).unwrap_or((s.start, s.end));
         let first = trains(&reads)
@@ -700,7 +690,7 @@ fn walk_path(
 
     // Off the latency path: the RC ACK and the sender's send CQE.
     let mut side_steps = Vec::new();
-    let ack = h.of("ACK");
+    let ack = h.of(Movement::Ack);
     if let Some((a0, a1)) = extent(&ack) {
         let wire: Vec<&Hop> = ack
             .iter()
@@ -720,7 +710,7 @@ fn walk_path(
             },
         ));
     }
-    let send_cqe = h.of("send CQE");
+    let send_cqe = h.of(Movement::Cqe(CqeKind::Send));
     if let Some((c0, c1)) = extent(&send_cqe) {
         side_steps.push(step(
             c0,
@@ -857,10 +847,15 @@ pub fn run_walk(
 // ---- the trace -------------------------------------------------------------------------------
 
 /// The unit a hop carried, from what its train is and whether it carried data.
-fn unit_of(what: &str, payload: u64) -> Unit {
-    let reads = ["payload read", "WQE fetch", "flush read", "memcpy H2D read"];
-    let packets = ["send engine", "tx pipeline", "wire", "rx pipeline", "ACK"];
-    if reads.contains(&what) {
+fn unit_of(what: Movement, payload: u64) -> Unit {
+    let packets = [
+        Movement::SendEngine,
+        Movement::Tx,
+        Movement::Wire,
+        Movement::Rx,
+        Movement::Ack,
+    ];
+    if what.is_read() {
         if payload == 0 {
             Unit::ReadRequest
         } else {
@@ -900,13 +895,19 @@ pub fn trace(
     let n_channels = topo.channels.len();
     let mut data = TraceData {
         processes: vec![
-            format!("{} (sender)", topo.hosts[0].name),
-            format!("{} (receiver)", topo.hosts[1].name),
+            format!("{} (sender)", topo.hosts[plan.sender.host].name),
+            format!("{} (receiver)", topo.hosts[plan.receiver.host].name),
             "network".to_string(),
         ],
         ..TraceData::default()
     };
     let network = 2;
+    // Trace processes: the sender's host, the receiver's, the network.
+    let process_of = |host: Option<usize>| match host {
+        Some(h) if h == plan.sender.host => 0,
+        Some(h) if h == plan.receiver.host => 1,
+        _ => network,
+    };
     // Tracks, created on first use: stage tracks of components, then channels in topology order.
     let mut track_of: Vec<Option<usize>> = vec![None; rec.component_names.len()];
     let mut track = |data: &mut TraceData, id: u32| -> usize {
@@ -916,17 +917,17 @@ pub fn trace(
         let (process, name, sort) = if (id as usize) < n_channels {
             let c = &topo.channels[id as usize];
             (
-                c.host.unwrap_or(network),
+                process_of(c.host),
                 short_name(topo, rec, id),
                 100 + id as u64,
             )
         } else {
             let full = rec.component_name(id);
-            let p = topo
-                .hosts
-                .iter()
-                .position(|h| full.starts_with(&format!("{}/", h.name)))
-                .unwrap_or(network);
+            let p = process_of(
+                topo.hosts
+                    .iter()
+                    .position(|h| full.starts_with(&format!("{}/", h.name))),
+            );
             (
                 p,
                 format!("{} (stages)", short_name(topo, rec, id)),
@@ -1057,7 +1058,7 @@ pub fn trace(
         });
         *b = (*b).max(hop.payload);
     }
-    let mut next: BTreeMap<(u32, &str), u64> = BTreeMap::new();
+    let mut next: BTreeMap<(u32, Movement), u64> = BTreeMap::new();
     let mut train_offset: BTreeMap<u64, u64> = BTreeMap::new();
     for hop in first_seen {
         let slot = next.entry((hop.msg, hop.what)).or_insert(0);
@@ -1067,12 +1068,11 @@ pub fn trace(
     let offset_of = |train: u64| train_offset.get(&train).copied().unwrap_or(0);
     let mut train_chains: Vec<Vec<usize>> = Vec::new();
     let mut chain_of: BTreeMap<u64, usize> = BTreeMap::new();
-    let read_tags = ["payload read", "WQE fetch", "flush read", "memcpy H2D read"];
     let staging_s = plan.sender.staging;
     let staging_r = plan.receiver.staging;
     for hop in &rec.hops {
         let t = track(&mut data, hop.channel);
-        let request = read_tags.contains(&hop.what) && hop.payload == 0;
+        let request = hop.what.is_read() && hop.payload == 0;
         let mut args = vec![
             ("msg".into(), Arg::Int(hop.msg as u64)),
             ("train".into(), Arg::Int(hop.train)),
@@ -1084,18 +1084,18 @@ pub fn trace(
         ];
         let off = offset_of(hop.train);
         let what = hop.what;
-        if what == "payload read" {
+        if what == Movement::PayloadRead {
             args.push(("src".into(), hex(plan.sender.nic_buffer.dma_addr() + off)));
-        } else if what == "payload write" {
+        } else if what == Movement::PayloadWrite {
             args.push(("dst".into(), hex(plan.receiver.nic_buffer.dma_addr() + off)));
-        } else if what == "flush read" {
+        } else if what == Movement::FlushRead {
             args.push(("src".into(), hex(plan.receiver.nic_buffer.dma_addr())));
-        } else if what == "memcpy D2H"
+        } else if what == Movement::D2h
             && let Some(st) = staging_s
         {
             args.push(("src".into(), hex(st.gpu_va + off)));
             args.push(("dst".into(), hex(st.bounce_addr + off)));
-        } else if (what == "memcpy H2D read" || what == "memcpy H2D write")
+        } else if (what == Movement::H2dRead || what == Movement::H2dWrite)
             && let Some(st) = staging_r
         {
             args.push(("src".into(), hex(st.bounce_addr + off)));
@@ -1104,9 +1104,9 @@ pub fn trace(
         data.slices.push(Slice {
             track: t,
             name: if request {
-                format!("{what} (request)")
+                format!("{} (request)", what.name())
             } else {
-                what.to_string()
+                what.name().to_string()
             },
             cat: "hop".into(),
             start: hop.start,
@@ -1151,7 +1151,7 @@ pub fn trace(
             continue;
         }
         data.links.push(LinkBusy {
-            process: spec.host.unwrap_or(network),
+            process: process_of(spec.host),
             name: short_name(topo, rec, c as u32),
             windows,
         });

@@ -3,6 +3,8 @@
 //! Components push records as they simulate; nothing downstream (stats, report) needs to know how
 //! they were produced. Times are integer picoseconds.
 
+use crate::plan::Movement;
+use crate::topology::Unit;
 use crate::units::Ps;
 
 /// The fixed vocabulary of stages, in pipeline order. The order matters: where spans overlap, the
@@ -133,7 +135,10 @@ pub enum DescriptorDir {
 /// material of timelines. Channel ids index [`Recorder::component_names`] directly.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hop {
+    pub flow: u16,
     pub msg: u32,
+    /// The plan step it belongs to.
+    pub step: u16,
     /// Identifies the train across its hops (for flow arrows); unique within a run.
     pub train: u64,
     pub channel: u32,
@@ -142,8 +147,10 @@ pub struct Hop {
     pub end: Ps,
     pub payload: u64,
     pub units: u64,
-    /// What the train is for, e.g. "PayloadRead" or "Cqe(Recv)".
-    pub what: &'static str,
+    /// What its units were on this channel (requests and completions of a read differ).
+    pub unit: Unit,
+    /// What the train is for.
+    pub what: Movement,
 }
 
 /// Everything recorded during one simulation, plus the names spans refer to.

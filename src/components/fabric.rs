@@ -341,15 +341,18 @@ impl<'t> Fabric<'t> {
             let (start, h, tl) =
                 channel::pass(spec, st, t.unit, t.units, t.payload, t.head, t.tail, t.src);
             if self.recorder.enabled {
-                let what = super::steps::what(self.flows[t.flow as usize].plan, t.step, t.phase);
+                let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);
                 self.recorder.hops.push(crate::record::Hop {
+                    flow: t.flow,
                     msg: t.msg,
+                    step: t.step,
                     train: t.serial,
                     channel: c,
                     start,
                     end: tl,
                     payload: t.payload,
                     units: t.units,
+                    unit: t.unit,
                     what,
                 });
             }

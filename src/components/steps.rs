@@ -6,7 +6,7 @@ use super::Event;
 use super::cpu::Task;
 use super::fabric::{Fabric, StageTimes, StepState, Train};
 use crate::engine::Queue;
-use crate::plan::{CqeKind, Milestone, Plan, StepId, StepKind};
+use crate::plan::{CqeKind, Milestone, StepId, StepKind};
 use crate::units::Ps;
 
 /// A step instance: (flow, message, step).
@@ -211,35 +211,5 @@ impl Fabric<'_> {
     /// A piece of control work of `inst` from `start` to `end`.
     pub fn record_control(&mut self, inst: Instance, start: Ps, end: Ps) {
         self.record(inst, (start, start), (end, end));
-    }
-}
-
-/// What a train of (step, phase) is, for hop records and traces.
-pub fn what(plan: &Plan, step: StepId, phase: u8) -> &'static str {
-    match (&plan.steps[step as usize].kind, phase) {
-        (StepKind::Post { .. }, _) => "MMIO post",
-        (StepKind::WqeFetch { .. }, 0) => "WQE fetch",
-        (StepKind::WqeFetch { .. }, _) => "send engine",
-        (StepKind::DmaRead { .. }, _) => "payload read",
-        (StepKind::NicTx { .. }, _) => "tx pipeline",
-        (StepKind::Wire { .. }, _) => "wire",
-        (StepKind::NicRx { .. }, _) => "rx pipeline",
-        (StepKind::DmaWrite { .. }, _) => "payload write",
-        (StepKind::Ack { .. }, _) => "ACK",
-        (StepKind::Cqe { kind, .. }, _) => match kind {
-            CqeKind::Recv => "receive CQE",
-            CqeKind::Send => "send CQE",
-            CqeKind::Flush => "flush CQE",
-        },
-        (StepKind::Memcpy { copy, .. }, phase) => match (copy, phase) {
-            (crate::plan::Copy::D2h { .. }, _) => "memcpy D2H",
-            (crate::plan::Copy::H2d { .. }, 0) => "memcpy H2D read",
-            (crate::plan::Copy::H2d { .. }, _) => "memcpy H2D write",
-        },
-        (StepKind::Flush(_), 0) => "MMIO flush post",
-        (StepKind::Flush(_), 1) => "send engine",
-        (StepKind::Flush(_), 2) => "flush read",
-        (StepKind::Flush(_), _) => "flush CQE",
-        _ => "?",
     }
 }

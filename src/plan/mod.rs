@@ -11,8 +11,10 @@
 //! Routes are resolved once, when the plan is built, into lists of channel ids: the fabric, the
 //! chart ceilings, `walk` and `trace` all read the same plain data.
 
+mod movement;
 mod step;
 
+pub use movement::Movement;
 pub use step::{Copy, CqeKind, Flush, Gather, ReadSpec, Step, StepKind};
 
 use crate::record::Stage;

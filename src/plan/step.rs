@@ -51,7 +51,7 @@ pub enum Copy {
 }
 
 /// Which completion queue entry a NIC writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CqeKind {
     /// The receive completion of a Write with Immediate (what the receiving thread polls).
     Recv,

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Keeps what a refactor must not change: results.csv and stages.csv of every config in configs/,
+# the walk of three configs and four traces, written into DIR. Two snapshots taken before and
+# after a change compare with `diff -rq BEFORE AFTER` (empty: byte-identical).
+#
+#   cargo build --release && scripts/snapshot.sh /tmp/before
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=${1:?usage: scripts/snapshot.sh DIR}
+rm -rf "$out"; mkdir -p "$out"
+bin=./target/release/gdrsim
+runs=$(mktemp -d); trap 'rm -rf "$runs"' EXIT
+for c in configs/*.toml; do
+  n=$(basename "$c" .toml)
+  $bin run "$c" --quiet --out "$runs/$n"
+  cp "$runs/$n/results.csv" "$out/$n.results.csv"
+  cp "$runs/$n/stages.csv" "$out/$n.stages.csv"
+done
+$bin walk --size 4096 > "$out/walk.en.txt"
+$bin walk --size 4096 --lang zh > "$out/walk.zh.txt"
+$bin walk configs/dgx-a100.toml --scenario SYS --size 1MiB > "$out/walk.a100.txt"
+$bin walk configs/client-cpu.toml --size 64 > "$out/walk.client.txt"
+for p in host staged gpudirect; do
+  $bin trace --path $p --size 1MiB --messages 3 --out "$out/trace.$p.json" > /dev/null
+done
+$bin trace configs/dgx-a100.toml --scenario SYS --path gpudirect --size 64KiB --out "$out/trace.a100.json" > /dev/null
+echo "snapshot: $out"

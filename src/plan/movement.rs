@@ -1,0 +1,109 @@
+//! What a train is for: the typed name of each movement of data or control a step makes, which
+//! hop records carry so that `walk` and `trace` read what happened without matching strings.
+
+use super::{Copy, CqeKind, Plan, StepId, StepKind};
+
+/// One kind of train: a step's own movement, or one phase of a step that moves several.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Movement {
+    /// The MMIO write of a post (BlueFlame WQE or doorbell).
+    Mmio,
+    /// The MMIO write of the flush's post.
+    FlushMmio,
+    /// The NIC's DMA read of a WQE after a doorbell.
+    WqeFetch,
+    /// A WQE through the NIC's send engine.
+    SendEngine,
+    /// The payload DMA read (requests out, completions back).
+    PayloadRead,
+    /// Packets through the transmit pipeline.
+    Tx,
+    Wire,
+    /// Packets through the receive pipeline.
+    Rx,
+    /// The payload DMA write.
+    PayloadWrite,
+    Ack,
+    Cqe(CqeKind),
+    /// cudaMemcpy device to host: the copy engine's writes.
+    D2h,
+    /// cudaMemcpy host to device: the copy engine's reads of host memory ...
+    H2dRead,
+    /// ... and its writes into GPU memory.
+    H2dWrite,
+    /// The 1-byte read of the GPUDirect flush.
+    FlushRead,
+}
+
+impl Movement {
+    /// A short name for traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Movement::Mmio => "MMIO post",
+            Movement::FlushMmio => "MMIO flush post",
+            Movement::WqeFetch => "WQE fetch",
+            Movement::SendEngine => "send engine",
+            Movement::PayloadRead => "payload read",
+            Movement::Tx => "tx pipeline",
+            Movement::Wire => "wire",
+            Movement::Rx => "rx pipeline",
+            Movement::PayloadWrite => "payload write",
+            Movement::Ack => "ACK",
+            Movement::Cqe(CqeKind::Recv) => "receive CQE",
+            Movement::Cqe(CqeKind::Send) => "send CQE",
+            Movement::Cqe(CqeKind::Flush) => "flush CQE",
+            Movement::D2h => "memcpy D2H",
+            Movement::H2dRead => "memcpy H2D read",
+            Movement::H2dWrite => "memcpy H2D write",
+            Movement::FlushRead => "flush read",
+        }
+    }
+
+    /// Whether it is a DMA read (its hops carry requests, then completions).
+    pub fn is_read(self) -> bool {
+        matches!(
+            self,
+            Movement::PayloadRead | Movement::WqeFetch | Movement::FlushRead | Movement::H2dRead
+        )
+    }
+
+    /// Whether it carries the message's payload (not control structures).
+    pub fn carries_payload(self) -> bool {
+        matches!(
+            self,
+            Movement::PayloadRead
+                | Movement::PayloadWrite
+                | Movement::D2h
+                | Movement::H2dRead
+                | Movement::H2dWrite
+        )
+    }
+}
+
+impl Plan {
+    /// What a train of `step` in `phase` is.
+    pub fn movement(&self, step: StepId, phase: u8) -> Movement {
+        match (&self.steps[step as usize].kind, phase) {
+            (StepKind::Post { .. }, _) => Movement::Mmio,
+            (StepKind::WqeFetch { .. }, 0) => Movement::WqeFetch,
+            (StepKind::WqeFetch { .. }, _) => Movement::SendEngine,
+            (StepKind::DmaRead { .. }, _) => Movement::PayloadRead,
+            (StepKind::NicTx { .. }, _) => Movement::Tx,
+            (StepKind::Wire { .. }, _) => Movement::Wire,
+            (StepKind::NicRx { .. }, _) => Movement::Rx,
+            (StepKind::DmaWrite { .. }, _) => Movement::PayloadWrite,
+            (StepKind::Ack { .. }, _) => Movement::Ack,
+            (StepKind::Cqe { kind, .. }, _) => Movement::Cqe(*kind),
+            (StepKind::Memcpy { copy, .. }, phase) => match (copy, phase) {
+                (Copy::D2h { .. }, _) => Movement::D2h,
+                (Copy::H2d { .. }, 0) => Movement::H2dRead,
+                (Copy::H2d { .. }, _) => Movement::H2dWrite,
+            },
+            (StepKind::Flush(_), 0) => Movement::FlushMmio,
+            (StepKind::Flush(_), 1) => Movement::SendEngine,
+            (StepKind::Flush(_), 2) => Movement::FlushRead,
+            (StepKind::Flush(_), _) => Movement::Cqe(CqeKind::Flush),
+            (kind, _) => unreachable!("{kind:?} moves nothing"),
+        }
+    }
+}
