@@ -246,7 +246,7 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
         }
         nodes[i].socket = nodes[j].socket;
     }
-    let socket_links = m
+    let socket_links: Vec<SocketLinkChannels> = m
         .socket_links
         .iter()
         .map(|l| {
@@ -285,6 +285,12 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
             }
         })
         .collect();
+    let edges = edges(&nodes, &socket_links);
+    let mut adjacent = vec![Vec::new(); nodes.len()];
+    for (i, e) in edges.iter().enumerate() {
+        adjacent[e.a].push(i);
+        adjacent[e.b].push(i);
+    }
     HostTopo {
         name: host.name.clone(),
         spec: m.clone(),
@@ -294,5 +300,47 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
         nics,
         rc_caps,
         socket_links,
+        edges,
+        adjacent,
     }
+}
+
+/// The typed edges of a host's graph: its PCIe links, each root complex's attachment to its
+/// socket, and the links between sockets.
+fn edges(nodes: &[Node], socket_links: &[SocketLinkChannels]) -> Vec<Edge> {
+    let socket_node = |s: usize| {
+        nodes
+            .iter()
+            .position(|n| n.kind == NodeKind::Socket(s))
+            .expect("every socket is a node")
+    };
+    let mut edges = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        if let Some((up, up_ch, down_ch)) = n.parent {
+            edges.push(Edge {
+                a: up,
+                b: i,
+                kind: EdgeKind::Pcie {
+                    up: up_ch,
+                    down: down_ch,
+                    mps: n.link_mps,
+                },
+            });
+        }
+        if let NodeKind::RootComplex(_) = n.kind {
+            edges.push(Edge {
+                a: socket_node(n.socket),
+                b: i,
+                kind: EdgeKind::Attach,
+            });
+        }
+    }
+    for (l, link) in socket_links.iter().enumerate() {
+        edges.push(Edge {
+            a: socket_node(link.a),
+            b: socket_node(link.b),
+            kind: EdgeKind::Socket { link: l },
+        });
+    }
+    edges
 }

@@ -134,6 +134,34 @@ pub struct HostTopo {
     pub rc_caps: Vec<(Option<ChannelId>, Option<ChannelId>)>,
     /// Socket-link channels: (a, b, a->b, b->a, read cap a->b, read cap b->a, write cap a->b, write cap b->a).
     pub socket_links: Vec<SocketLinkChannels>,
+    /// The host as a graph: typed edges between nodes, and each node's edges.
+    pub edges: Vec<Edge>,
+    pub adjacent: Vec<Vec<usize>>,
+}
+
+/// An edge of a host's graph between nodes `a` and `b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub a: usize,
+    pub b: usize,
+    pub kind: EdgeKind,
+}
+
+/// What connects two nodes, and the channels a transfer crosses on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// A PCIe link: `a` is the upstream port (root complex or switch), `b` the downstream
+    /// device; one channel per direction, and the link's MPS.
+    Pcie {
+        up: ChannelId,
+        down: ChannelId,
+        mps: u64,
+    },
+    /// A root complex (`b`) attached to its socket's memory fabric (`a`): no channel of its
+    /// own (the root complex's traversal is its cost).
+    Attach,
+    /// An inter-socket link (index into [`HostTopo::socket_links`]), `a` to `b` forward.
+    Socket { link: usize },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

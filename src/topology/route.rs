@@ -61,55 +61,84 @@ impl fmt::Display for RouteError {
 
 impl std::error::Error for RouteError {}
 
+/// One step of a path through a host's graph: the node reached and the edge taken to it.
+type Hop = (usize, Option<usize>);
+
 impl HostTopo {
-    /// Nodes from `place` up to (and including) its socket node.
-    fn chain(&self, place: Place) -> Vec<usize> {
+    /// The node a place sits at: its socket for cores and memory, else the device itself.
+    fn node_of(&self, place: Place) -> usize {
         match place {
-            Place::Cpu(s) | Place::Memory(s) => vec![self.node_index(NodeKind::Socket(s))],
-            Place::Device(mut n) => {
-                let mut v = vec![n];
-                while let Some((p, _, _)) = self.nodes[n].parent {
-                    v.push(p);
-                    n = p;
-                }
-                v.push(self.node_index(NodeKind::Socket(self.nodes[n].socket)));
-                v
-            }
+            Place::Cpu(s) | Place::Memory(s) => self.node_index(NodeKind::Socket(s)),
+            Place::Device(n) => n,
         }
     }
 
-    /// The node sequence from `from` to `to`, and whether it crosses between sockets.
-    fn node_path(&self, from: Place, to: Place, acs: bool) -> Vec<usize> {
-        let up = self.chain(from);
-        let down = self.chain(to);
-        let common = up.iter().position(|n| down.contains(n));
-        match common {
-            Some(i) => {
-                let mut lca = up[i];
-                // ACS redirect: P2P under a redirecting switch turns at the root complex instead.
-                if acs {
-                    while let NodeKind::Switch(s) = self.nodes[lca].kind {
-                        if !self.spec.switches[s].acs_redirect {
-                            break;
-                        }
-                        lca = self.nodes[lca].parent.map(|p| p.0).unwrap_or(lca);
-                    }
-                }
-                let i = up.iter().position(|&n| n == lca).unwrap_or(i);
-                let j = down
-                    .iter()
-                    .position(|&n| n == lca)
-                    .expect("lca on both chains");
-                let mut path: Vec<usize> = up[..=i].to_vec();
-                path.extend(down[..j].iter().rev());
-                path
+    /// The path from `from` to `to`: a breadth-first search over the host's graph (fewest hops,
+    /// ties to the edge listed first), under the routing policy: devices are endpoints, never
+    /// transit; and where `acs` holds (peer-to-peer traffic), a switch with ACS redirect may not
+    /// turn traffic from one downstream port to another, so it goes up to the root complex
+    /// and back down. A search state is (node, whether it was entered from below).
+    fn node_path(&self, from: Place, to: Place, acs: bool) -> Vec<Hop> {
+        let (src, dst) = (self.node_of(from), self.node_of(to));
+        let n = self.nodes.len();
+        let state = |node: usize, from_below: bool| node * 2 + usize::from(from_below);
+        let mut prev: Vec<Option<(usize, usize)>> = vec![None; 2 * n];
+        let mut seen = vec![false; 2 * n];
+        let mut queue = std::collections::VecDeque::new();
+        seen[state(src, false)] = true;
+        queue.push_back((src, false));
+        let mut found = None;
+        while let Some((node, from_below)) = queue.pop_front() {
+            if node == dst {
+                found = Some(state(node, from_below));
+                break;
             }
-            None => {
-                let mut path = up.clone();
-                path.extend(down.iter().rev());
-                path
+            let transit = node == src
+                || !matches!(self.nodes[node].kind, NodeKind::Gpu(_) | NodeKind::Nic(_));
+            if !transit {
+                continue;
+            }
+            for &e in &self.adjacent[node] {
+                let edge = &self.edges[e];
+                let (next, going_down) = if edge.a == node {
+                    (edge.b, matches!(edge.kind, EdgeKind::Pcie { .. }))
+                } else {
+                    (edge.a, false)
+                };
+                if acs
+                    && going_down
+                    && from_below
+                    && let NodeKind::Switch(sw) = self.nodes[node].kind
+                    && self.spec.switches[sw].acs_redirect
+                {
+                    continue;
+                }
+                let below = matches!(edge.kind, EdgeKind::Pcie { .. }) && edge.b == node;
+                let st = state(next, below);
+                if !seen[st] {
+                    seen[st] = true;
+                    prev[st] = Some((state(node, from_below), e));
+                    queue.push_back((next, below));
+                }
             }
         }
+        let mut path = Vec::new();
+        let mut cur = found.expect("every place of a validated host is reachable");
+        loop {
+            let node = cur / 2;
+            match prev[cur] {
+                Some((p, e)) => {
+                    path.push((node, Some(e)));
+                    cur = p;
+                }
+                None => {
+                    path.push((node, None));
+                    break;
+                }
+            }
+        }
+        path.reverse();
+        path
     }
 
     /// The channels crossed from `from` to `to` for traffic of kind `flow`. Memory channels are
@@ -120,57 +149,44 @@ impl HostTopo {
         let reads = flow != Flow::Write;
         let mut channels = Vec::new();
         let mut mps = u64::MAX;
-        for (k, &n) in path.iter().enumerate() {
+        for (k, &(n, edge)) in path.iter().enumerate() {
             let node = &self.nodes[n];
-            if k > 0 {
-                let prev = path[k - 1];
-                if let Some((p, up_ch, _)) = self.nodes[prev].parent
-                    && p == n
-                {
-                    channels.push(up_ch);
-                    mps = mps.min(self.nodes[prev].link_mps);
-                } else if let Some((p, _, down_ch)) = node.parent
-                    && p == prev
-                {
-                    channels.push(down_ch);
-                    mps = mps.min(node.link_mps);
-                } else if let (NodeKind::Socket(a), NodeKind::Socket(b)) =
-                    (self.nodes[prev].kind, node.kind)
-                {
-                    let link = self
-                        .socket_links
-                        .iter()
-                        .find(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a))
-                        .expect("validated: sockets are linked");
-                    let dir = usize::from(link.a != a);
-                    channels.push(if dir == 0 {
-                        link.forward
-                    } else {
-                        link.backward
-                    });
-                    if p2p {
-                        let spec = self
-                            .spec
-                            .socket_links
-                            .iter()
-                            .find(|l| {
-                                let (x, y) = (self.socket_index(&l.a), self.socket_index(&l.b));
-                                (x, y) == (Some(link.a), Some(link.b))
-                            })
-                            .expect("socket link spec");
-                        let policy = if reads { spec.p2p_read } else { spec.p2p_write };
-                        if policy == P2p::Refused {
-                            return Err(RouteError::P2pRefused {
-                                at: format!("{}-{}", spec.a, spec.b),
-                                reads,
-                            });
-                        }
-                        let cap = if reads {
-                            link.read_cap[dir]
-                        } else {
-                            link.write_cap[dir]
+            if let Some(e) = edge {
+                let prev = path[k - 1].0;
+                match self.edges[e].kind {
+                    EdgeKind::Pcie { up, down, mps: m } => {
+                        channels.push(if self.edges[e].b == prev { up } else { down });
+                        mps = mps.min(m);
+                    }
+                    EdgeKind::Attach => {}
+                    EdgeKind::Socket { link: l } => {
+                        let link = &self.socket_links[l];
+                        let a = match self.nodes[prev].kind {
+                            NodeKind::Socket(a) => a,
+                            _ => unreachable!("socket links join sockets"),
                         };
-                        channels.extend(cap);
+                        let dir = usize::from(link.a != a);
+                        channels.push(if dir == 0 {
+                            link.forward
+                        } else {
+                            link.backward
+                        });
+                        if p2p {
+                            let spec = &self.spec.socket_links[l];
+                            let policy = if reads { spec.p2p_read } else { spec.p2p_write };
+                            if policy == P2p::Refused {
+                                return Err(RouteError::P2pRefused {
+                                    at: format!("{}-{}", spec.a, spec.b),
+                                    reads,
+                                });
+                            }
+                            let cap = if reads {
+                                link.read_cap[dir]
+                            } else {
+                                link.write_cap[dir]
+                            };
+                            channels.extend(cap);
+                        }
                     }
                 }
             }
@@ -208,7 +224,7 @@ impl HostTopo {
     /// The `nvidia-smi topo -m` class of two places, from the structure of the path between them
     /// (ACS is a routing policy, not topology, so it does not change the class).
     pub fn class(&self, a: Place, b: Place) -> &'static str {
-        let path = self.node_path(a, b, false);
+        let path: Vec<usize> = self.node_path(a, b, false).iter().map(|h| h.0).collect();
         let sockets = path
             .iter()
             .filter(|&&n| matches!(self.nodes[n].kind, NodeKind::Socket(_)))
