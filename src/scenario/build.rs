@@ -422,12 +422,14 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
             None,
         );
     }
+    // Delivery is causal: the consumer has the data no earlier than its last byte is written
+    // into the destination memory, whatever the receiver's thread saw first.
     let deliver = add(
         &mut p,
         StepKind::Deliver,
         None,
         r_cpu,
-        vec![done(last)],
+        vec![done(last), done(write)],
         None,
     );
     p.deliver = deliver;
