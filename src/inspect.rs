@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 
 use crate::components::{Fabric, Outcome, SimOptions};
 use crate::config::{Config, ConfigError, PathKind, Registration};
-use crate::plan::{self, Copy, CqeKind, Movement};
+use crate::plan::{self, Copy, CqeKind, Movement, PacketKind};
 use crate::record::{DescriptorDir, Hop, Recorder, Span, Stage};
 use crate::report::trace::{Arg, LinkBusy, Slice, TraceData, TraceStats, Track};
 use crate::report::walkthrough::{
@@ -170,25 +170,28 @@ pub fn record(
 
 // ---- reading the recorder --------------------------------------------------------------------
 
-/// The hops of one message, by what they are.
+/// The hops of one message, by the stage of the step they belong to and what they are.
 struct Hops<'a> {
     rec: &'a Recorder,
     topo: &'a Topology,
+    plan: &'a crate::plan::Plan,
     msg: u32,
 }
 
 impl<'a> Hops<'a> {
-    fn of(&self, what: Movement) -> Vec<&'a Hop> {
+    /// Hops of movement `what` of steps reporting as `stage` (None: steps off the one-way
+    /// path, such as the ACK).
+    fn of(&self, stage: Option<Stage>, what: Movement) -> Vec<&'a Hop> {
         self.rec
             .hops
             .iter()
-            .filter(|h| h.msg == self.msg && h.what == what)
+            .filter(|h| h.msg == self.msg && h.what == what && self.plan.stage(h.step) == stage)
             .collect()
     }
 
     /// Hops of `what` on channels of host `host` (None: the network).
-    fn of_host(&self, what: Movement, host: Option<usize>) -> Vec<&'a Hop> {
-        self.of(what)
+    fn of_host(&self, stage: Option<Stage>, what: Movement, host: Option<usize>) -> Vec<&'a Hop> {
+        self.of(stage, what)
             .into_iter()
             .filter(|h| self.host_of(h.channel) == host)
             .collect()
@@ -305,7 +308,7 @@ fn payload_bytes_over(
         .iter()
         .filter(|h| h.msg == msg && kind(&topo.channels[h.channel as usize].kind))
         .map(|h| {
-            if h.what.carries_payload() {
+            if h.what.carries_data() && run.steps.steps[h.step as usize].payload {
                 h.payload
             } else if run.inline
                 && h.what == Movement::Mmio
@@ -364,14 +367,21 @@ fn walk_path(
         &topo.hosts[plan.sender.host],
         &topo.hosts[plan.receiver.host],
     ];
-    let h = Hops { rec, topo, msg: 0 };
+    let h = Hops {
+        rec,
+        topo,
+        plan: &run.steps,
+        msg: 0,
+    };
     let span = |st: Stage| run.spans.iter().find(|s| s.msg == 0 && s.stage == st);
     let name = |c: u32| rec.component_name(c).to_string();
     let nic_spec = |side: usize| &hosts[side].spec.nics[[plan.sender, plan.receiver][side].nic];
     let desc = |dir: DescriptorDir| {
         rec.descriptors
             .iter()
-            .find(|d| d.msg == 0 && d.direction == dir)
+            .find(|d| {
+                d.msg == 0 && d.direction == dir && run.steps.stage(d.step) != Some(Stage::Flush)
+            })
             .map(|d| Desc {
                 component: name(d.component),
                 at: d.at,
@@ -402,7 +412,7 @@ fn walk_path(
     }
     // cudaMemcpy D2H into the bounce buffer.
     if let (Some(s), Some(st)) = (span(Stage::MemcpyD2h), plan.sender.staging) {
-        let hops = h.of(Movement::D2h);
+        let hops = h.of(Some(Stage::MemcpyD2h), Movement::D2h);
         let (d0, d1) = extent(&hops).unwrap_or((s.start, s.end));
         let first = trains(&hops)
             .first()
@@ -428,7 +438,7 @@ fn walk_path(
     }
     // Post: the CPU builds the WQE, then the MMIO write carries it (or a doorbell) to the NIC.
     if let Some(s) = span(Stage::Post) {
-        let mmio = h.of_host(Movement::Mmio, Some(plan.sender.host));
+        let mmio = h.of_host(Some(Stage::Post), Movement::Mmio, Some(plan.sender.host));
         let m0 = extent(&mmio).map_or(s.start, |e| e.0);
         let cpu = name(s.component);
         steps.push(step(
@@ -454,7 +464,7 @@ fn walk_path(
         ));
     }
     if let Some(s) = span(Stage::WqeFetch) {
-        let fetch = h.of(Movement::WqeFetch);
+        let fetch = h.of(Some(Stage::WqeFetch), Movement::WqeFetch);
         steps.push(step(
             s.start,
             s.end,
@@ -486,7 +496,7 @@ fn walk_path(
                     &g.component,
                     StepKind::Descriptor(g.clone()),
                 ));
-                let hops = h.of(Movement::PayloadRead);
+                let hops = h.of(Some(Stage::DmaRead), Movement::PayloadRead);
                 let first = trains(&hops)
                     .first()
                     .map(|&t| train_hops(&hops, t))
@@ -526,7 +536,7 @@ fn walk_path(
         steps.push(step(s.start, s.end, &name(s.component), StepKind::NicTx));
     }
     if let Some(s) = span(Stage::Wire) {
-        let hops = h.of(Movement::Wire);
+        let hops = h.of(Some(Stage::Wire), Movement::Wire);
         let first = trains(&hops)
             .first()
             .map(|&t| train_hops(&hops, t))
@@ -562,7 +572,7 @@ fn walk_path(
             &d.component,
             StepKind::Descriptor(d.clone()),
         ));
-        let hops = h.of(Movement::PayloadWrite);
+        let hops = h.of(Some(Stage::DmaWrite), Movement::PayloadWrite);
         let first = trains(&hops)
             .first()
             .map(|&t| train_hops(&hops, t))
@@ -580,7 +590,7 @@ fn walk_path(
         ));
     }
     if let Some(s) = span(Stage::Cqe) {
-        let hops = h.of(Movement::Cqe(CqeKind::Recv));
+        let hops = h.of(Some(Stage::Cqe), Movement::Cqe(CqeKind::Recv));
         steps.push(step(
             s.start,
             s.end,
@@ -599,34 +609,56 @@ fn walk_path(
             StepKind::Poll { repost: true },
         ));
     }
-    if let Some(s) = span(Stage::Flush) {
-        let mmio = h.of_host(Movement::FlushMmio, Some(plan.receiver.host));
-        let engine = h.of_host(Movement::SendEngine, Some(plan.receiver.host));
-        let read = h.of(Movement::FlushRead);
-        let cqe = h.of(Movement::Cqe(CqeKind::Flush));
-        let cpu = name(
-            rec.spans
-                .iter()
-                .find(|x| x.stage == Stage::Poll)
-                .map_or(s.component, |x| x.component),
+    let flush: Vec<&Span> = run
+        .spans
+        .iter()
+        .filter(|s| s.msg == 0 && s.stage == Stage::Flush)
+        .collect();
+    if let (Some(first), Some(last)) = (flush.first(), flush.last()) {
+        let (start, end) = (
+            first.start,
+            flush.iter().map(|s| s.end).max().unwrap_or(last.end),
         );
-        let nic = name(s.component);
-        let (m0, m1) = extent(&mmio).unwrap_or((s.start, s.start));
-        let (e0, e1) = extent(&engine).unwrap_or((m1, m1));
-        let (r0, r1) = extent(&read).unwrap_or((e1, e1));
-        let (c0, c1) = extent(&cqe).unwrap_or((r1, r1));
+        let of = |what| h.of(Some(Stage::Flush), what);
+        let ext = |hops: &[&Hop], from: Ps| extent(hops).unwrap_or((from, from));
+        let mmio = of(Movement::Mmio);
+        let fetch = of(Movement::WqeFetch);
+        let engine = of(Movement::SendEngine);
+        let request = of(Movement::Packet(PacketKind::ReadRequest));
+        let read = of(Movement::PayloadRead);
+        let response: Vec<&Hop> = of(Movement::Tx)
+            .into_iter()
+            .chain(of(Movement::Rx))
+            .collect();
+        let write = of(Movement::PayloadWrite);
+        let cqe = of(Movement::Cqe(CqeKind::Flush));
+        let cpu = name(first.component);
+        let nic = name(
+            flush
+                .iter()
+                .find(|s| s.component != first.component)
+                .map_or(first.component, |s| s.component),
+        );
+        let (m0, m1) = ext(&mmio, start);
+        let (f0, f1) = ext(&fetch, m1);
+        let (e0, e1) = ext(&engine, f1);
+        let (q0, q1) = ext(&request, e1);
+        let (r0, r1) = ext(&read, q1);
+        let (p0, p1) = ext(&response, r1);
+        let (w0, w1) = ext(&write, p1);
+        let (c0, c1) = ext(&cqe, w1);
         let req: Vec<&Hop> = read.iter().copied().filter(|h| h.payload == 0).collect();
         let cpl: Vec<&Hop> = read.iter().copied().filter(|h| h.payload > 0).collect();
         let mut f = step(
-            s.start,
-            s.end,
+            start,
+            end,
             &nic,
             StepKind::Flush {
                 addr: plan.receiver.nic_buffer.dma_addr(),
             },
         );
         f.parts = vec![
-            step(s.start, m0, &cpu, StepKind::FlushPost),
+            step(start, m0, &cpu, StepKind::FlushPost),
             step(
                 m0,
                 m1,
@@ -635,7 +667,17 @@ fn walk_path(
                     route: h.nodes(&mmio),
                 },
             ),
+            step(
+                f0,
+                f1,
+                &nic,
+                StepKind::WqeFetch {
+                    fetched: !fetch.is_empty(),
+                    route: h.nodes(&fetch),
+                },
+            ),
             step(e0, e1, &nic, StepKind::FlushEngine),
+            step(q0, q1, &nic, StepKind::FlushLoopback { response: false }),
             step(
                 r0,
                 r1,
@@ -643,6 +685,15 @@ fn walk_path(
                 StepKind::FlushRead {
                     request: h.nodes(&req),
                     completion: h.nodes(&cpl),
+                },
+            ),
+            step(p0, p1, &nic, StepKind::FlushLoopback { response: true }),
+            step(
+                w0,
+                w1,
+                &nic,
+                StepKind::FlushWrite {
+                    route: h.nodes(&write),
                 },
             ),
             step(
@@ -653,13 +704,13 @@ fn walk_path(
                     route: h.nodes(&cqe),
                 },
             ),
-            step(c1, s.end, &cpu, StepKind::FlushPoll),
+            step(c1, end, &cpu, StepKind::FlushPoll),
         ];
         steps.push(f);
     }
     if let (Some(s), Some(st)) = (span(Stage::MemcpyH2d), plan.receiver.staging) {
-        let reads = h.of(Movement::H2dRead);
-        let commits = h.of(Movement::H2dWrite);
+        let reads = h.of(Some(Stage::MemcpyH2d), Movement::H2dRead);
+        let commits = h.of(Some(Stage::MemcpyH2d), Movement::H2dWrite);
         let all: Vec<&Hop> = reads.iter().chain(&commits).copied().collect();
         let (d0, d1) = extent(&all).unwrap_or((s.start, s.end));
         let first = trains(&reads)
@@ -688,9 +739,32 @@ fn walk_path(
         copies.push((hosts[1].name.clone(), false));
     }
 
+    // Delivery is causal: where the receiver polled before the last payload write landed
+    // (GPU memory, no flush), the data is visible only when it lands.
+    let delivered = run.outcome.messages[0].1;
+    let last_end = steps.last().map_or(0, |s| s.start + s.dur);
+    if delivered > last_end
+        && let Some(w) = span(Stage::DmaWrite)
+    {
+        steps.push(step(
+            last_end,
+            delivered,
+            &name(w.component),
+            StepKind::DataLands {
+                gpu: plan.receiver.nic_buffer.is_gpu(),
+                route: h.nodes(
+                    &h.of(Some(Stage::DmaWrite), Movement::PayloadWrite)
+                        .into_iter()
+                        .take(1)
+                        .collect::<Vec<_>>(),
+                ),
+            },
+        ));
+    }
+
     // Off the latency path: the RC ACK and the sender's send CQE.
     let mut side_steps = Vec::new();
-    let ack = h.of(Movement::Ack);
+    let ack = h.of(None, Movement::Packet(PacketKind::Ack));
     if let Some((a0, a1)) = extent(&ack) {
         let wire: Vec<&Hop> = ack
             .iter()
@@ -710,7 +784,7 @@ fn walk_path(
             },
         ));
     }
-    let send_cqe = h.of(Movement::Cqe(CqeKind::Send));
+    let send_cqe = h.of(None, Movement::Cqe(CqeKind::Send));
     if let Some((c0, c1)) = extent(&send_cqe) {
         side_steps.push(step(
             c0,
@@ -853,7 +927,8 @@ fn unit_of(what: Movement, payload: u64) -> Unit {
         Movement::Tx,
         Movement::Wire,
         Movement::Rx,
-        Movement::Ack,
+        Movement::Packet(PacketKind::Ack),
+        Movement::Packet(PacketKind::ReadRequest),
     ];
     if what.is_read() {
         if payload == 0 {
@@ -1084,12 +1159,15 @@ pub fn trace(
         ];
         let off = offset_of(hop.train);
         let what = hop.what;
-        if what == Movement::PayloadRead {
+        let flush = run.steps.stage(hop.step) == Some(Stage::Flush);
+        if flush {
+            if what == Movement::PayloadRead {
+                args.push(("src".into(), hex(plan.receiver.nic_buffer.dma_addr())));
+            }
+        } else if what == Movement::PayloadRead {
             args.push(("src".into(), hex(plan.sender.nic_buffer.dma_addr() + off)));
         } else if what == Movement::PayloadWrite {
             args.push(("dst".into(), hex(plan.receiver.nic_buffer.dma_addr() + off)));
-        } else if what == Movement::FlushRead {
-            args.push(("src".into(), hex(plan.receiver.nic_buffer.dma_addr())));
         } else if what == Movement::D2h
             && let Some(st) = staging_s
         {
@@ -1103,10 +1181,11 @@ pub fn trace(
         }
         data.slices.push(Slice {
             track: t,
-            name: if request {
-                format!("{} (request)", what.name())
-            } else {
-                what.name().to_string()
+            name: match (flush, request) {
+                (true, true) => format!("flush {} (request)", what.name()),
+                (true, false) => format!("flush {}", what.name()),
+                (false, true) => format!("{} (request)", what.name()),
+                (false, false) => what.name().to_string(),
             },
             cat: "hop".into(),
             start: hop.start,

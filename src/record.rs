@@ -110,6 +110,8 @@ impl Span {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Descriptor {
     pub msg: u32,
+    /// The plan step that built it.
+    pub step: u16,
     /// The NIC that built it.
     pub component: u32,
     pub at: Ps,

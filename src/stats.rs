@@ -232,6 +232,8 @@ mod tests {
                     })
                     .collect(),
                 input: None,
+                bytes: 0,
+                payload: false,
             });
         }
         p.deliver = deps.len() as u16;

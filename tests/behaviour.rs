@@ -3,7 +3,7 @@
 
 mod support;
 
-use gdrsim::config::{Config, PathKind, Registration, SimConfig};
+use gdrsim::config::{Config, FlushMode, PathKind, Registration, SimConfig};
 use gdrsim::units::{PS_PER_US, ps_to_us};
 use support::*;
 
@@ -151,8 +151,9 @@ fn p2p_forwarding_caps_bound_gpudirect() {
 }
 
 /// Row B7: client CPUs forward P2P writes only. With reads refused at the root complex the
-/// sender cannot let the NIC read GPU memory, and the receiver cannot flush by RDMA Read: both
-/// fall back to staging; with the flush off, only the sender does.
+/// sender cannot let the NIC read GPU memory, and a receiver that must flush by RDMA Read cannot
+/// either: both fall back to staging. Without a flush (the default for Hopper) only the sender
+/// does.
 #[test]
 fn refused_p2p_falls_back_to_staging_per_side() {
     let rc_edit = "name = \"rc0\"\nsocket = \"cpu0\"\nlatency_ns = 200                  # calibrated to C10/C11 (64 B DMA read ~0.55 us)\np2p_read = true";
@@ -160,23 +161,23 @@ fn refused_p2p_falls_back_to_staging_per_side() {
         rc_edit,
         &rc_edit.replace("p2p_read = true", "p2p_read = false"),
     )]);
-    let s = summary(&refused, "PHB", PathKind::GpuDirect, 4096);
-    assert_eq!(s.path, "gpudirect");
-    assert_eq!(s.effective_path, "staged");
-    assert_eq!(s.host_mem_bytes, 4 * 4096);
-    let staged = summary(&refused, "PHB", PathKind::Staged, 4096);
-    assert_eq!(
-        s.lat_model_ps, staged.lat_model_ps,
-        "a full fallback is the staged path"
-    );
-    let no_flush = Config {
+    let forced = Config {
         sim: SimConfig {
-            flush: false,
+            flush: FlushMode::RdmaRead,
             ..refused.sim.clone()
         },
         ..refused.clone()
     };
-    let s = summary(&no_flush, "PHB", PathKind::GpuDirect, 4096);
+    let s = summary(&forced, "PHB", PathKind::GpuDirect, 4096);
+    assert_eq!(s.path, "gpudirect");
+    assert_eq!(s.effective_path, "staged");
+    assert_eq!(s.host_mem_bytes, 4 * 4096);
+    let staged = summary(&forced, "PHB", PathKind::Staged, 4096);
+    assert_eq!(
+        s.lat_model_ps, staged.lat_model_ps,
+        "a full fallback is the staged path"
+    );
+    let s = summary(&refused, "PHB", PathKind::GpuDirect, 4096);
     assert_eq!(s.effective_path, "staged_send_gpudirect_recv");
     assert_eq!(s.host_mem_bytes, 2 * 4096);
     // PIX does not cross the root complex: GPUDirect still runs there.
@@ -198,8 +199,24 @@ fn acs_redirect_routes_pix_traffic_through_the_root_complex() {
     // Each P2P crossing adds: two link hops, the root complex, and the switch once more.
     let per_crossing =
         2 * (m.pcie.link_latency) + m.root_complexes[0].latency + m.switches[0].latency;
+    // The sender's read crosses twice (request up, completion back) before the data leaves, the
+    // receiver's write once more before it lands; the latency grows by at least the sender's
+    // two (the receiver's CQE goes to host memory, not across the switch).
+    let landed = |s: &gdrsim::stats::Summary| {
+        let w = s
+            .stages
+            .iter()
+            .find(|r| r.stage == gdrsim::record::Stage::DmaWrite);
+        w.expect("a DMA write").end_ps
+    };
+    let later = landed(&redirected) - landed(&plain);
+    assert!(
+        later >= 3 * per_crossing,
+        "ACS delays the data by {} ns",
+        later / 1000
+    );
     let extra = redirected.lat_model_ps - plain.lat_model_ps;
-    assert!(extra >= 3 * per_crossing, "ACS adds {} ns", extra / 1000);
+    assert!(extra >= 2 * per_crossing, "ACS adds {} ns", extra / 1000);
 }
 
 /// Host-memory payload bytes come from the memory channels' own records: 2 x size on the host
@@ -326,4 +343,91 @@ fn contended_streaming_agrees_between_coalesced_and_tlp_by_tlp() {
             "MPS {mps}: coalesced {a:.3} vs TLP {t:.3} GB/s"
         );
     }
+}
+
+/// The flush follows the GPU, as NCCL (since 2.19) decides it: none into a Hopper GPU (compute
+/// capability 9.0), an RDMA-Read flush into an Ampere one (8.0) or when forced.
+#[test]
+fn the_flush_follows_the_compute_capability() {
+    let flushed = |cfg: &Config| {
+        summary(cfg, "PIX", PathKind::GpuDirect, 8)
+            .stages
+            .iter()
+            .any(|s| s.stage == gdrsim::record::Stage::Flush)
+    };
+    let hopper = default_cfg();
+    assert!(!flushed(&hopper), "no flush into an H100");
+    let cc = "compute_capability = \"9.0\"";
+    let ampere = cfg_with(&[(cc, "compute_capability = \"8.0\"")]);
+    assert!(flushed(&ampere), "a flush into an A100-class GPU");
+    let forced = cfg_with(&[("flush = \"auto\"", "flush = \"rdma_read\"")]);
+    assert!(flushed(&forced), "flush = \"rdma_read\" forces it");
+    let none = cfg_with(&[
+        (cc, "compute_capability = \"8.0\""),
+        ("flush = \"auto\"", "flush = \"none\""),
+    ]);
+    assert!(!flushed(&none), "flush = \"none\" turns it off");
+}
+
+/// The flush as NCCL's ncclIbIflush issues it: a doorbell (not inline) and the WQE fetch, the
+/// read request through the NIC's own pipelines (no wire), a 1-byte read of GPU memory, the byte
+/// written into host DRAM, then a CQE, all after the payload's last write; it moves no payload
+/// bytes through host memory.
+#[test]
+fn the_flush_is_a_loopback_rdma_read_into_host_memory() {
+    use gdrsim::plan::{CqeKind, Movement, PacketKind};
+    let cfg = cfg_with(&[("flush = \"auto\"", "flush = \"rdma_read\"")]);
+    let (out, rec) = support::run_fabric(&cfg, "PIX", PathKind::GpuDirect, 4096, false, 1, 1);
+    let flush_hops = |what: Movement| -> Vec<&gdrsim::record::Hop> {
+        rec.hops
+            .iter()
+            .filter(|h| h.what == what && rec.component_name(h.channel).starts_with("node-b/"))
+            .collect()
+    };
+    let doorbell = flush_hops(Movement::Mmio);
+    assert_eq!(
+        doorbell.first().map(|h| h.payload),
+        Some(8),
+        "an 8-byte doorbell"
+    );
+    assert!(
+        !flush_hops(Movement::WqeFetch).is_empty(),
+        "the NIC fetches the WQE"
+    );
+    let request = flush_hops(Movement::Packet(PacketKind::ReadRequest));
+    assert!(
+        request
+            .iter()
+            .all(|h| rec.component_name(h.channel).contains("nic0.")),
+        "the request loops back inside the NIC: {:?}",
+        request
+            .iter()
+            .map(|h| rec.component_name(h.channel))
+            .collect::<Vec<_>>()
+    );
+    let gpu_read = rec
+        .hops
+        .iter()
+        .filter(|h| h.what == Movement::PayloadRead && h.payload == 1)
+        .any(|h| rec.component_name(h.channel) == "node-b/gpu0.mem");
+    assert!(gpu_read, "one byte read from the receiver's GPU memory");
+    let host_write = rec
+        .hops
+        .iter()
+        .filter(|h| h.what == Movement::PayloadWrite && h.payload == 1)
+        .any(|h| rec.component_name(h.channel) == "node-b/cpu0.dram");
+    assert!(host_write, "the byte lands in host DRAM");
+    let last_payload_write = rec
+        .hops
+        .iter()
+        .filter(|h| h.what == Movement::PayloadWrite && h.payload > 1)
+        .map(|h| h.end)
+        .max()
+        .unwrap();
+    let flush_cqe = flush_hops(Movement::Cqe(CqeKind::Flush));
+    assert!(flush_cqe.iter().all(|h| h.start >= last_payload_write));
+    assert_eq!(
+        out.host_mem_bytes, 0,
+        "GPUDirect moves no payload through host memory"
+    );
 }

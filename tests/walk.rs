@@ -102,7 +102,8 @@ fn the_walk_meets_the_seed_criteria() {
     assert!(staged.contains("dst=0x10000000, len=4096, flags=0"));
     assert!(direct.contains("dst=0x2A80000000, len=4096, flags=1"));
     assert!(staged.contains("cudaMemcpyHtoD: Host[0x10000000] -> GPU[0x2A00000000] 4096 bytes"));
-    assert!(direct.contains("flush: 1-byte RDMA Read"));
+    // An H100 (compute capability 9.0) receive is not flushed (NCCL >= 2.19).
+    assert!(!direct.contains("flush:"), "no flush into an H100");
     // The contrast.
     let c = section(&en, "=== Contrast", "\u{0}");
     assert!(c.contains("traditional DMA source: 0x10000000 (host memory"));
@@ -281,4 +282,39 @@ fn the_cli_prints_the_walk_and_exits_2_on_bad_input() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
     }
+}
+
+/// A GPU that needs the flush (compute capability below 9.0) gets NCCL's: a doorbell-posted
+/// 1-byte RDMA Read on a loopback QP whose request and response pass the NIC's own pipelines,
+/// the byte written into pinned host memory, then the flush CQE, in time order.
+#[test]
+fn the_walk_of_a_flushed_receive_shows_the_loopback_read() {
+    let text = config::DEFAULT_TOML.replacen(
+        "compute_capability = \"9.0\"",
+        "compute_capability = \"8.0\"",
+        1,
+    );
+    let cfg = config::parse(&text, "a100-like.toml").unwrap();
+    let w = inspect::walk(&cfg, 0, 4096).unwrap();
+    let en = walkthrough::render(&w, Lang::En);
+    let direct = section(&en, "[2] GPUDirect", "=== Contrast");
+    let order = [
+        "flush: 1-byte RDMA Read of GPU[0x2A80000000]",
+        "CPU posts the flush read (not inline: by doorbell)",
+        "the read request loops back through the NIC's send and receive pipelines",
+        "read request nic0 > sw0 > gpu0",
+        "the 1 B response loops back",
+        "the byte written into pinned host memory, nic0 > sw0 > rc0 > cpu0.dram",
+        "flush CQE written to host memory",
+        "CQ poll finds the flush CQE",
+    ];
+    let mut at = 0;
+    for want in order {
+        let i = direct[at..]
+            .find(want)
+            .unwrap_or_else(|| panic!("{want:?} missing after offset {at}:\n{direct}"));
+        at += i + want.len();
+    }
+    let zh = walkthrough::render(&w, Lang::Zh);
+    assert!(zh.contains("经回环QP穿过网卡的发送与接收流水线"));
 }

@@ -20,7 +20,8 @@ impl Fabric<'_> {
     /// The launch is over: the copy engine starts moving the data, in bursts.
     pub(super) fn start_copy(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
         let (copy, gpu, _) = self.copy_of(inst);
-        let size = self.plan_of(inst.0).size;
+        let step = &self.plan_of(inst.0).steps[inst.2 as usize];
+        let (size, payload) = (step.bytes, step.payload);
         match copy {
             Copy::D2h { route, mps } => {
                 let chunk = self.chunk(size, mps);
@@ -39,7 +40,7 @@ impl Fabric<'_> {
                         now,
                         now,
                     );
-                    w.counts_payload = true;
+                    w.counts_payload = payload;
                     self.launch(w, now, q);
                     off += b;
                 }
@@ -62,7 +63,7 @@ impl Fabric<'_> {
                         (read.mrrs, read.mps),
                         b,
                         (inst.0, inst.1, inst.2, 0),
-                        true,
+                        payload,
                         now,
                         q,
                     );

@@ -104,8 +104,6 @@ impl Fabric<'_> {
         let busy = match self.plan_of(task.flow).steps[task.step as usize].kind {
             StepKind::Register { cost, .. } => cost,
             StepKind::Post { .. } => c.post,
-            StepKind::Flush(_) if task.phase == 0 => c.post,
-            StepKind::Flush(_) => poll(self, 0),
             StepKind::Poll { extra, .. } => poll(self, extra),
             StepKind::Memcpy { gpu, .. } => {
                 self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
@@ -150,17 +148,6 @@ impl Fabric<'_> {
                 self.step_state(inst).started = started;
                 self.mmio(task, now, q);
             }
-            (StepKind::Flush(_), _) if task.phase == 0 => {
-                self.busy(task, now - started);
-                self.step_state(inst).started = started;
-                self.mmio(task, now, q);
-            }
-            (StepKind::Flush(_), _) => {
-                self.busy(task, now - started);
-                let from = self.step_state(inst).started;
-                self.record_control(inst, from, now);
-                self.fire(inst, Milestone::Done, now, now, q);
-            }
             (StepKind::Poll { .. }, _) => {
                 self.busy(task, now - started);
                 if reported {
@@ -192,24 +179,21 @@ impl Fabric<'_> {
 
     /// The MMIO write of a post: the WQE itself (BlueFlame, with inline data) or an 8 B doorbell.
     fn mmio(&mut self, task: Task, now: Ps, q: &mut Queue<Event>) {
-        let (route, bytes) = match self.plan_of(task.flow).steps[task.step as usize].kind {
-            StepKind::Post {
-                mmio,
-                bytes,
-                inline,
-                ..
-            } => {
-                if let Some(dram) = inline {
-                    // The CPU copies the payload out of host memory into the WQE: a DRAM read.
-                    let size = self.plan_of(task.flow).size;
-                    self.state[dram as usize].payload_bytes += size;
-                    self.flows[task.flow as usize].msgs[task.msg as usize].host_mem_bytes += size;
-                }
-                (mmio, bytes)
-            }
-            StepKind::Flush(f) => (f.mmio, f.mmio_bytes),
-            ref k => unreachable!("{k:?} posts nothing"),
+        let StepKind::Post {
+            mmio: route,
+            bytes,
+            inline,
+            ..
+        } = self.plan_of(task.flow).steps[task.step as usize].kind
+        else {
+            unreachable!("only a post writes MMIO")
         };
+        if let Some(dram) = inline {
+            // The CPU copies the payload out of host memory into the WQE: a DRAM read.
+            let size = self.plan_of(task.flow).size;
+            self.state[dram as usize].payload_bytes += size;
+            self.flows[task.flow as usize].msgs[task.msg as usize].host_mem_bytes += size;
+        }
         let route = self.route_of(task.flow, route);
         let t = self.train(
             route,

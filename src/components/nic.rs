@@ -3,11 +3,10 @@
 //! flush read.
 
 use super::Event;
-use super::cpu::Task;
 use super::fabric::{Fabric, Train};
 use super::steps::Instance;
 use crate::engine::Queue;
-use crate::plan::{Milestone, NicRef, StepKind};
+use crate::plan::{Milestone, NicRef, Step, StepKind};
 use crate::record::{Descriptor, DescriptorDir};
 use crate::topology::Unit;
 use crate::topology::spec::NicSpec;
@@ -18,8 +17,12 @@ impl Fabric<'_> {
         &self.topo.hosts[nic.host].spec.nics[nic.nic]
     }
 
-    fn kind(&self, (flow, _, step): Instance) -> &StepKind {
-        &self.plan_of(flow).steps[step as usize].kind
+    fn step_of(&self, (flow, _, step): Instance) -> &Step {
+        &self.plan_of(flow).steps[step as usize]
+    }
+
+    fn kind(&self, inst: Instance) -> &StepKind {
+        &self.step_of(inst).kind
     }
 
     /// The WQE reached the NIC (a posted MMIO write): after a doorbell the NIC fetches it from
@@ -50,12 +53,13 @@ impl Fabric<'_> {
 
     /// The WQE passes the send engine (spaced by the NIC's message rate, after parsing).
     pub(super) fn send_engine(&mut self, inst: Instance, phase: u8, now: Ps, q: &mut Queue<Event>) {
-        let (engine, bytes) = match *self.kind(inst) {
-            StepKind::WqeFetch {
-                engine, wqe_bytes, ..
-            } => (engine, wqe_bytes),
-            StepKind::Flush(f) => (f.engine, f.wqe_bytes),
-            ref k => unreachable!("{k:?} has no send engine"),
+        let StepKind::WqeFetch {
+            engine,
+            wqe_bytes: bytes,
+            ..
+        } = *self.kind(inst)
+        else {
+            unreachable!("only a WQE passes the send engine")
         };
         let route = self.route_of(inst.0, engine);
         let t = self.train(
@@ -81,6 +85,7 @@ impl Fabric<'_> {
         let component = self.actor_id(inst);
         self.recorder.descriptor(Descriptor {
             msg: inst.1,
+            step: inst.2,
             component,
             at: now,
             addr: gather.buffer.dma_addr(),
@@ -101,7 +106,7 @@ impl Fabric<'_> {
         let start = at + spec.mtt_lookup;
         let window = spec.read_window;
         self.step_state(inst).started = start;
-        let size = self.plan_of(inst.0).size;
+        let (size, payload) = (self.step_of(inst).bytes, self.step_of(inst).payload);
         let chunk = self.read_chunk(size, read.mrrs, window);
         let routes = (
             self.route_of(inst.0, read.req),
@@ -116,7 +121,7 @@ impl Fabric<'_> {
                 (read.mrrs, read.mps),
                 bytes,
                 (inst.0, inst.1, inst.2, 0),
-                true,
+                payload,
                 start,
                 q,
             );
@@ -139,7 +144,7 @@ impl Fabric<'_> {
             unreachable!()
         };
         let mtu = self.nic_spec(nic).mtu;
-        let size = self.plan_of(inst.0).size;
+        let size = self.step_of(inst).bytes;
         let m = self.step_state(inst);
         m.bytes_in += bytes;
         let ready = m.bytes_in.min(size);
@@ -195,7 +200,7 @@ impl Fabric<'_> {
     pub(super) fn receive(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
         let rx = (t.flow, t.msg, t.step);
         let plan = self.plan_of(t.flow);
-        let size = plan.size;
+        let size = plan.steps[t.step as usize].bytes;
         let write_step = plan.output(t.step).expect("received data is written");
         let wr = (t.flow, t.msg, write_step);
         let StepKind::DmaWrite {
@@ -209,6 +214,7 @@ impl Fabric<'_> {
             let component = self.actor_id(wr);
             self.recorder.descriptor(Descriptor {
                 msg: t.msg,
+                step: write_step,
                 component,
                 at: now,
                 addr: scatter.buffer.dma_addr(),
@@ -252,7 +258,7 @@ impl Fabric<'_> {
             if n > 1 {
                 w.stage_in = (h + i * tlp, tl + i * tlp);
             }
-            w.counts_payload = true;
+            w.counts_payload = plan.steps[write_step as usize].payload;
             self.launch(w, now, q);
             off += b;
         }
@@ -283,10 +289,10 @@ impl Fabric<'_> {
         self.launch(c, now, q);
     }
 
-    /// Reliable connection: the receiver's ACK, a header-only packet, completes the sender's
-    /// work request.
-    pub(super) fn send_ack(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
-        let StepKind::Ack { bytes, .. } = *self.kind(inst) else {
+    /// A header-only packet: the receiver's RC ACK (it completes the sender's work request),
+    /// or a read request.
+    pub(super) fn send_packet(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
+        let StepKind::Packet { bytes, .. } = *self.kind(inst) else {
             unreachable!()
         };
         let route = self.step_route(inst.0, inst.2);
@@ -300,53 +306,6 @@ impl Fabric<'_> {
             at,
         );
         self.launch(a, now, q);
-    }
-
-    /// The flush's trains: its MMIO post reached the NIC (0), the WQE left the send engine (1),
-    /// the 1-byte read completed (2), its CQE landed (3).
-    pub(super) fn flush_arrive(
-        &mut self,
-        inst: Instance,
-        phase: u8,
-        t: Train,
-        now: Ps,
-        q: &mut Queue<Event>,
-    ) {
-        let StepKind::Flush(f) = *self.kind(inst) else {
-            unreachable!()
-        };
-        let who = |phase| (inst.0, inst.1, inst.2, phase);
-        match phase {
-            0 => self.send_engine(inst, 1, now, q),
-            1 => {
-                // A 1-byte RDMA Read of the receive buffer through a loopback QP. Its request
-                // queues behind the payload's posted writes on the way to the GPU.
-                let routes = (
-                    self.route_of(inst.0, f.read.req),
-                    self.route_of(inst.0, f.read.cpl),
-                );
-                self.read(
-                    f.read.engine,
-                    routes,
-                    (f.read.mrrs, f.read.mps),
-                    1,
-                    who(2),
-                    false,
-                    now,
-                    q,
-                );
-            }
-            2 => {
-                self.read_done(&t, now, q);
-                let route = self.route_of(inst.0, f.cqe);
-                let c = self.train(route, who(3), Unit::Write, 1, f.cqe_bytes, t.tail, t.tail);
-                self.launch(c, now, q);
-            }
-            _ => {
-                let cpu = self.flows[inst.0 as usize].threads[f.thread as usize];
-                self.cpu_push(cpu, Task::new(inst, 1), now, q);
-            }
-        }
     }
 
     /// The recorder component id of the step's actor.

@@ -57,8 +57,9 @@ impl Fabric<'_> {
         let f = &self.flows[0];
         let plan = f.plan;
         let bytes = |m: &Msg, pick: fn(&StepKind) -> bool, out: bool| -> u64 {
-            plan.find(pick)
-                .and_then(|s| m.steps.get(s as usize))
+            let payload = |s: &crate::plan::Step| s.payload && pick(&s.kind);
+            let step = plan.steps.iter().position(payload);
+            step.and_then(|s| m.steps.get(s))
                 .map_or(0, |s| if out { s.bytes_out } else { s.bytes_in })
         };
         Outcome {
@@ -123,7 +124,7 @@ impl Fabric<'_> {
                     first_out: t.first_out,
                     last_in: t.last_in,
                     end: t.end,
-                    bytes: if s.kind.moves_payload() { plan.size } else { 0 },
+                    bytes: if s.payload { s.bytes } else { 0 },
                 })
             })
             .collect();

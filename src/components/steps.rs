@@ -6,7 +6,7 @@ use super::Event;
 use super::cpu::Task;
 use super::fabric::{Fabric, StageTimes, StepState, Train};
 use crate::engine::Queue;
-use crate::plan::{CqeKind, Milestone, StepId, StepKind};
+use crate::plan::{Milestone, StepId, StepKind};
 use crate::units::Ps;
 
 /// A step instance: (flow, message, step).
@@ -82,20 +82,15 @@ impl Fabric<'_> {
                 self.cpu_push(cpu, Task::new(inst, 0), now, q);
                 self.fire(inst, Milestone::Queued, now, now, q);
             }
-            StepKind::Flush(f) => {
-                let cpu = self.flows[flow as usize].threads[f.thread as usize];
-                self.cpu_push(cpu, Task::new(inst, 0), now, q);
-                self.fire(inst, Milestone::Queued, now, now, q);
-            }
             StepKind::WqeFetch { .. } => self.wqe_fetch(inst, at, now, q),
             StepKind::DmaRead { .. } => self.payload_read(inst, at, q),
             StepKind::NicTx { .. } => {
                 // Nothing streams in: the payload rode inside the WQE.
-                let size = plan.size;
-                self.packetise(inst, size, at, at, now, q);
+                let bytes = plan.steps[step as usize].bytes;
+                self.packetise(inst, bytes, at, at, now, q);
             }
             StepKind::Cqe { .. } => self.write_cqe(inst, at, now, q),
-            StepKind::Ack { .. } => self.send_ack(inst, at, now, q),
+            StepKind::Packet { .. } => self.send_packet(inst, at, now, q),
             StepKind::Deliver => {
                 self.flows[flow as usize].msgs[msg as usize].delivered = Some(at);
                 self.fire(inst, Milestone::Done, at, now, q);
@@ -143,21 +138,19 @@ impl Fabric<'_> {
             }
             (StepKind::DmaWrite { .. }, _) => {
                 self.record(inst, t.stage_in, (t.head, t.tail));
-                let size = plan.size;
+                let size = plan.steps[t.step as usize].bytes;
                 let st = self.step_state(inst);
                 st.bytes_out += t.payload;
                 if st.bytes_out >= size {
                     self.fire(inst, Milestone::Done, t.tail, now, q);
                 }
             }
-            (StepKind::Cqe { kind, .. }, _) => {
-                if *kind == CqeKind::Recv {
+            (StepKind::Cqe { .. } | StepKind::Packet { .. }, _) => {
+                if plan.stage(t.step).is_some() {
                     self.record(inst, t.stage_in, (t.head, t.tail));
                 }
                 self.fire(inst, Milestone::Done, t.tail, now, q);
             }
-            (StepKind::Ack { .. }, _) => self.fire(inst, Milestone::Done, t.tail, now, q),
-            (StepKind::Flush(_), phase) => self.flush_arrive(inst, phase, t, now, q),
             (StepKind::Memcpy { .. }, phase) => self.copy_arrive(inst, phase, t, now, q),
             (kind, phase) => unreachable!("no train of {kind:?} phase {phase}"),
         }
@@ -171,7 +164,7 @@ impl Fabric<'_> {
             | StepKind::NicRx { route }
             | StepKind::DmaWrite { route, .. }
             | StepKind::Cqe { route, .. }
-            | StepKind::Ack { route, .. } => route,
+            | StepKind::Packet { route, .. } => route,
             ref k => unreachable!("{k:?} has no route of its own"),
         };
         self.route_of(flow, r)

@@ -3,7 +3,9 @@
 
 use super::defaults as d;
 use super::raw::*;
-use super::{Config, ConfigError, Endpoint, PathKind, Registration, ScenarioSpec, SimConfig};
+use super::{
+    Config, ConfigError, Endpoint, FlushMode, PathKind, Registration, ScenarioSpec, SimConfig,
+};
 use crate::report::OutputOptions;
 use crate::topology::pcie;
 use crate::topology::spec::*;
@@ -381,7 +383,12 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
         &["cached", "per_transfer"],
         "cached",
     )?;
-    let flush = cx.one_of(&s.flush, "sim.flush", &["rdma_read", "none"], "rdma_read")?;
+    let flush = cx.one_of(
+        &s.flush,
+        "sim.flush",
+        &["auto", "rdma_read", "none"],
+        "auto",
+    )?;
     // Counts of simulated messages: bounded so a typo cannot exhaust memory or time.
     let positive = |v: Option<u32>, key: &str, default: u32| -> R<u32> {
         match v {
@@ -431,7 +438,11 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
             Registration::PerTransfer
         },
         jitter: s.jitter.unwrap_or(true),
-        flush: flush == "rdma_read",
+        flush: match flush.as_str() {
+            "auto" => FlushMode::Auto,
+            "rdma_read" => FlushMode::RdmaRead,
+            _ => FlushMode::None,
+        },
     })
 }
 
@@ -746,9 +757,21 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
                     window.to_string(),
                 ));
             }
+            let model = g.model.clone().unwrap_or_else(|| d::GPU_MODEL.into());
+            let compute_capability = match &g.compute_capability {
+                Some(s) => parse_compute_capability(s).ok_or_else(|| {
+                    cx.err(
+                        &kk("compute_capability"),
+                        "a compute capability \"major.minor\" such as \"8.0\" or \"9.0\"",
+                        format!("{s:?}"),
+                    )
+                })?,
+                None => d::compute_capability(&model),
+            };
             Ok(GpuSpec {
                 name: g.name.clone(),
-                model: g.model.clone().unwrap_or_else(|| "H100 PCIe".into()),
+                model,
+                compute_capability,
                 memory: memory(
                     cx,
                     &k(&format!("gpus[{j}].memory")),
@@ -1050,4 +1073,12 @@ fn socket_of(m: &MachineSpec, device: &str) -> usize {
         .iter()
         .position(|s| s.name == rc.socket)
         .expect("validated socket")
+}
+
+/// "9.0" -> (9, 0).
+fn parse_compute_capability(s: &str) -> Option<(u32, u32)> {
+    let (major, minor) = s.trim().split_once('.')?;
+    let major: u32 = major.parse().ok()?;
+    let minor: u32 = minor.parse().ok()?;
+    ((1..=20).contains(&major) && minor < 10).then_some((major, minor))
 }

@@ -54,6 +54,36 @@ pub const SOCKET_LINK_RATE: Rate = Rate::from_bytes_per_s(32_000_000_000);
 pub const SWITCH_LATENCY: Ps = ns(105);
 
 // ---- GPU -----------------------------------------------------------------------------------
+/// The GPU model a machine gets when its config names none.
+pub const GPU_MODEL: &str = "H100 PCIe";
+
+/// Compute capability of a GPU model, for the models whose name says it (the first entry whose name
+/// the model contains: A100 before A10; NVIDIA's CUDA GPUs table,
+/// developer.nvidia.com/cuda-gpus); 9.0 (Hopper, the default model) otherwise. It decides
+/// whether NCCL flushes GPUDirect receives (below 9.0 it does).
+pub fn compute_capability(model: &str) -> (u32, u32) {
+    let m = model.to_ascii_uppercase();
+    const TABLE: [(&str, (u32, u32)); 14] = [
+        ("B200", (10, 0)),
+        ("B100", (10, 0)),
+        ("H200", (9, 0)),
+        ("H100", (9, 0)),
+        ("ADA", (8, 9)),
+        ("L40", (8, 9)),
+        ("L4", (8, 9)),
+        ("A100", (8, 0)),
+        ("A30", (8, 0)),
+        ("A10", (8, 6)),
+        ("A40", (8, 6)),
+        ("A6000", (8, 6)),
+        ("T4", (7, 5)),
+        ("V100", (7, 0)),
+    ];
+    TABLE
+        .iter()
+        .find(|(name, _)| m.contains(name))
+        .map_or((9, 0), |&(_, cc)| cc)
+}
 /// GPU memory as seen through the BAR by a peer: derived from row D4 (a 1 B BAR read from the
 /// CPU takes 0.91 µs round trip, of which ~0.55 µs is PCIe and root complex, rows C10/C11).
 pub const GPU_MEMORY_LATENCY: Ps = ns(350);

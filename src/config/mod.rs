@@ -57,6 +57,37 @@ impl PathKind {
     }
 }
 
+/// Whether a GPUDirect receive is flushed before its data counts as visible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlushMode {
+    /// As NCCL (since 2.19, `ncclTopoNeedFlush`): an RDMA-Read flush for GPUs of compute
+    /// capability below 9.0, none from Hopper on (it orders the NIC's writes).
+    Auto,
+    /// Always flush (NCCL_NET_FORCE_FLUSH=1).
+    RdmaRead,
+    /// Never flush.
+    None,
+}
+
+impl FlushMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushMode::Auto => "auto",
+            FlushMode::RdmaRead => "rdma_read",
+            FlushMode::None => "none",
+        }
+    }
+
+    /// Whether a receive into a GPU of compute capability `cc` (major, minor) is flushed.
+    pub fn flushes(self, cc: (u32, u32)) -> bool {
+        match self {
+            FlushMode::Auto => cc < (9, 0),
+            FlushMode::RdmaRead => true,
+            FlushMode::None => false,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimConfig {
     pub iterations: u32,
@@ -70,7 +101,7 @@ pub struct SimConfig {
     pub burst_bytes: u64,
     pub registration: Registration,
     pub jitter: bool,
-    pub flush: bool,
+    pub flush: FlushMode,
 }
 
 /// One end of a scenario, resolved to indices.

@@ -191,6 +191,7 @@ pub struct RawSwitch {
 pub struct RawGpu {
     pub name: String,
     pub model: Option<String>,
+    pub compute_capability: Option<String>,
     pub memory_latency_ns: Option<Q>,
     pub memory_rate_gbps: Option<Q>,
     pub memory_jitter_ns: Option<Q>,

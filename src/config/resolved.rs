@@ -135,6 +135,13 @@ fn machine(m: &MachineSpec) -> Value {
             table(vec![
                 ("name", s(&g.name)),
                 ("model", s(&g.model)),
+                (
+                    "compute_capability",
+                    s(&format!(
+                        "{}.{}",
+                        g.compute_capability.0, g.compute_capability.1
+                    )),
+                ),
                 ("memory_latency_ns", dur(g.memory.latency)),
                 ("memory_rate_gbps", rate(g.memory.rate)),
                 ("memory_jitter_ns", dur(g.memory.jitter_median)),
@@ -230,7 +237,7 @@ pub fn to_toml(c: &Config) -> String {
                 }),
             ),
             ("jitter", Value::Boolean(sim.jitter)),
-            ("flush", s(if sim.flush { "rdma_read" } else { "none" })),
+            ("flush", s(sim.flush.name())),
         ]),
     );
     t.insert(

@@ -1,29 +1,28 @@
 //! What a train is for: the typed name of each movement of data or control a step makes, which
 //! hop records carry so that `walk` and `trace` read what happened without matching strings.
 
-use super::{Copy, CqeKind, Plan, StepId, StepKind};
+use super::{Copy, CqeKind, PacketKind, Plan, StepId, StepKind};
 
 /// One kind of train: a step's own movement, or one phase of a step that moves several.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Movement {
     /// The MMIO write of a post (BlueFlame WQE or doorbell).
     Mmio,
-    /// The MMIO write of the flush's post.
-    FlushMmio,
     /// The NIC's DMA read of a WQE after a doorbell.
     WqeFetch,
     /// A WQE through the NIC's send engine.
     SendEngine,
-    /// The payload DMA read (requests out, completions back).
+    /// A DMA read of data (requests out, completions back): the payload, or a flush's byte.
     PayloadRead,
     /// Packets through the transmit pipeline.
     Tx,
     Wire,
     /// Packets through the receive pipeline.
     Rx,
-    /// The payload DMA write.
+    /// A DMA write of data: the payload, or a flush's byte into host memory.
     PayloadWrite,
-    Ack,
+    /// A header-only packet.
+    Packet(PacketKind),
     Cqe(CqeKind),
     /// cudaMemcpy device to host: the copy engine's writes.
     D2h,
@@ -31,8 +30,6 @@ pub enum Movement {
     H2dRead,
     /// ... and its writes into GPU memory.
     H2dWrite,
-    /// The 1-byte read of the GPUDirect flush.
-    FlushRead,
 }
 
 impl Movement {
@@ -40,7 +37,6 @@ impl Movement {
     pub fn name(self) -> &'static str {
         match self {
             Movement::Mmio => "MMIO post",
-            Movement::FlushMmio => "MMIO flush post",
             Movement::WqeFetch => "WQE fetch",
             Movement::SendEngine => "send engine",
             Movement::PayloadRead => "payload read",
@@ -48,14 +44,14 @@ impl Movement {
             Movement::Wire => "wire",
             Movement::Rx => "rx pipeline",
             Movement::PayloadWrite => "payload write",
-            Movement::Ack => "ACK",
+            Movement::Packet(PacketKind::Ack) => "ACK",
+            Movement::Packet(PacketKind::ReadRequest) => "read request",
             Movement::Cqe(CqeKind::Recv) => "receive CQE",
             Movement::Cqe(CqeKind::Send) => "send CQE",
             Movement::Cqe(CqeKind::Flush) => "flush CQE",
             Movement::D2h => "memcpy D2H",
             Movement::H2dRead => "memcpy H2D read",
             Movement::H2dWrite => "memcpy H2D write",
-            Movement::FlushRead => "flush read",
         }
     }
 
@@ -63,12 +59,13 @@ impl Movement {
     pub fn is_read(self) -> bool {
         matches!(
             self,
-            Movement::PayloadRead | Movement::WqeFetch | Movement::FlushRead | Movement::H2dRead
+            Movement::PayloadRead | Movement::WqeFetch | Movement::H2dRead
         )
     }
 
-    /// Whether it carries the message's payload (not control structures).
-    pub fn carries_payload(self) -> bool {
+    /// Whether it carries data (rather than control structures); whether that data is the
+    /// message's payload is the step's [`super::Step::payload`].
+    pub fn carries_data(self) -> bool {
         matches!(
             self,
             Movement::PayloadRead
@@ -92,17 +89,13 @@ impl Plan {
             (StepKind::Wire { .. }, _) => Movement::Wire,
             (StepKind::NicRx { .. }, _) => Movement::Rx,
             (StepKind::DmaWrite { .. }, _) => Movement::PayloadWrite,
-            (StepKind::Ack { .. }, _) => Movement::Ack,
+            (StepKind::Packet { what, .. }, _) => Movement::Packet(*what),
             (StepKind::Cqe { kind, .. }, _) => Movement::Cqe(*kind),
             (StepKind::Memcpy { copy, .. }, phase) => match (copy, phase) {
                 (Copy::D2h { .. }, _) => Movement::D2h,
                 (Copy::H2d { .. }, 0) => Movement::H2dRead,
                 (Copy::H2d { .. }, _) => Movement::H2dWrite,
             },
-            (StepKind::Flush(_), 0) => Movement::FlushMmio,
-            (StepKind::Flush(_), 1) => Movement::SendEngine,
-            (StepKind::Flush(_), 2) => Movement::FlushRead,
-            (StepKind::Flush(_), _) => Movement::Cqe(CqeKind::Flush),
             (kind, _) => unreachable!("{kind:?} moves nothing"),
         }
     }

@@ -17,6 +17,12 @@ pub struct Step {
     pub deps: Vec<Dep>,
     /// The step whose output data streams into this one (it starts on its first byte).
     pub input: Option<StepId>,
+    /// Data bytes it moves (the message size for payload steps, 1 for a flush read; 0 for
+    /// control work).
+    pub bytes: u64,
+    /// Whether those bytes are the message's payload (host-memory bytes, PCIe crossings),
+    /// rather than control data such as the flush's byte.
+    pub payload: bool,
 }
 
 /// A DMA read under a requester's outstanding-read window: requests go out on `req`, the
@@ -61,20 +67,13 @@ pub enum CqeKind {
     Flush,
 }
 
-/// The GPUDirect receive flush: the thread posts a 1-byte RDMA Read of the receive buffer on a
-/// loopback QP, the NIC reads it (its request queues behind the payload's writes), writes a CQE,
-/// and the thread polls it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Flush {
-    pub thread: u16,
-    pub nic: NicRef,
-    pub mmio: RouteId,
-    pub mmio_bytes: u64,
-    pub engine: RouteId,
-    pub wqe_bytes: u64,
-    pub read: ReadSpec,
-    pub cqe: RouteId,
-    pub cqe_bytes: u64,
+/// What a header-only packet is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PacketKind {
+    /// The receiver's RC acknowledgement.
+    Ack,
+    /// An RDMA Read request.
+    ReadRequest,
 }
 
 /// The kinds of work.
@@ -130,10 +129,13 @@ pub enum StepKind {
     },
     /// The thread polls its CQ and finds the entry (`extra`: reposting a receive WQE).
     Poll { thread: u16, extra: Ps },
-    /// The GPUDirect receive flush.
-    Flush(Flush),
-    /// The receiver's RC ACK, a header-only packet back to the sender.
-    Ack { route: RouteId, bytes: u64 },
+    /// A header-only packet of `bytes` along `route` (an ACK back to the sender; a read
+    /// request, through the network or a NIC's own pipelines on a loopback QP).
+    Packet {
+        route: RouteId,
+        bytes: u64,
+        what: PacketKind,
+    },
     /// The data is visible to its consumer: the one-way latency ends here.
     Deliver,
     /// The message is over on both sides: its window slot (and bounce buffers) are free.
@@ -141,19 +143,6 @@ pub enum StepKind {
 }
 
 impl StepKind {
-    /// Whether the step moves the message's payload (rather than control structures).
-    pub fn moves_payload(&self) -> bool {
-        matches!(
-            self,
-            StepKind::Memcpy { .. }
-                | StepKind::DmaRead { .. }
-                | StepKind::NicTx { .. }
-                | StepKind::Wire { .. }
-                | StepKind::NicRx { .. }
-                | StepKind::DmaWrite { .. }
-        )
-    }
-
     /// The CPU thread that executes it, for thread steps.
     pub fn thread(&self) -> Option<u16> {
         match *self {
@@ -161,7 +150,6 @@ impl StepKind {
             | StepKind::Memcpy { thread, .. }
             | StepKind::Post { thread, .. }
             | StepKind::Poll { thread, .. } => Some(thread),
-            StepKind::Flush(f) => Some(f.thread),
             _ => None,
         }
     }

@@ -255,14 +255,28 @@ pub enum StepKind {
         route: Vec<String>,
     },
     FlushEngine,
+    /// The flush's read request (false) or response (true) through the NIC's send and receive
+    /// pipelines of the loopback QP.
+    FlushLoopback {
+        response: bool,
+    },
     FlushRead {
         request: Vec<String>,
         completion: Vec<String>,
+    },
+    /// The flushed byte written into pinned host memory.
+    FlushWrite {
+        route: Vec<String>,
     },
     FlushCqe {
         route: Vec<String>,
     },
     FlushPoll,
+    /// The last payload write lands after the CQE was polled: the data is visible from then on.
+    DataLands {
+        gpu: bool,
+        route: Vec<String>,
+    },
     Ack {
         route: Vec<String>,
     },
@@ -523,9 +537,15 @@ fn text_en(k: &StepKind) -> String {
             "flush: 1-byte RDMA Read of GPU[{}] through a loopback QP, so the earlier posted writes are visible to the GPU",
             hex(*addr)
         ),
-        StepKind::FlushPost => "CPU posts the flush read".into(),
+        StepKind::FlushPost => "CPU posts the flush read (not inline: by doorbell)".into(),
         StepKind::FlushMmio { route: r } => format!("MMIO: the WQE to the NIC, CPU > {}", route(r)),
         StepKind::FlushEngine => "NIC send engine parses it".into(),
+        StepKind::FlushLoopback { response: false } => {
+            "the read request loops back through the NIC's send and receive pipelines".into()
+        }
+        StepKind::FlushLoopback { response: true } => {
+            "the 1 B response loops back through the NIC's send and receive pipelines".into()
+        }
         StepKind::FlushRead {
             request,
             completion,
@@ -534,10 +554,18 @@ fn text_en(k: &StepKind) -> String {
             route(request),
             route(completion)
         ),
+        StepKind::FlushWrite { route: r } => {
+            format!("the byte written into pinned host memory, {}", route(r))
+        }
         StepKind::FlushCqe { route: r } => {
             format!("flush CQE written to host memory, {}", route(r))
         }
         StepKind::FlushPoll => "CQ poll finds the flush CQE".into(),
+        StepKind::DataLands { gpu, route: r } => format!(
+            "the last payload write lands in {} memory, {}: the data is visible from here (the CQE, on another route, was polled before it)",
+            if *gpu { "GPU" } else { "host" },
+            route(r)
+        ),
         StepKind::Ack { route: r } => format!(
             "RC ACK back to the sender, {} (paces streaming, not on the one-way latency)",
             route(r)
@@ -683,9 +711,15 @@ fn text_zh(k: &StepKind) -> String {
             "刷新（flush）：经回环QP对GPU[{}]做1字节RDMA Read，确保此前的写入对GPU可见",
             hex(*addr)
         ),
-        StepKind::FlushPost => "CPU提交flush读请求".into(),
+        StepKind::FlushPost => "CPU提交flush读请求（非内联：经门铃）".into(),
         StepKind::FlushMmio { route: r } => format!("MMIO：WQE送往网卡，CPU > {}", route(r)),
         StepKind::FlushEngine => "网卡发送引擎解析WQE".into(),
+        StepKind::FlushLoopback { response: false } => {
+            "读请求经回环QP穿过网卡的发送与接收流水线".into()
+        }
+        StepKind::FlushLoopback { response: true } => {
+            "1 B响应经回环QP穿过网卡的发送与接收流水线".into()
+        }
         StepKind::FlushRead {
             request,
             completion,
@@ -694,8 +728,14 @@ fn text_zh(k: &StepKind) -> String {
             route(request),
             route(completion)
         ),
+        StepKind::FlushWrite { route: r } => format!("该字节写入锁页主机内存，{}", route(r)),
         StepKind::FlushCqe { route: r } => format!("flush的CQE写入主机内存，{}", route(r)),
         StepKind::FlushPoll => "轮询CQ发现flush的CQE".into(),
+        StepKind::DataLands { gpu, route: r } => format!(
+            "最后一次数据写入落入{}内存，{}：数据自此可见（走另一条路径的CQE已先被轮询到）",
+            if *gpu { "GPU" } else { "主机" },
+            route(r)
+        ),
         StepKind::Ack { route: r } => format!(
             "RC确认（ACK）返回发送端，{}（影响流水吞吐，不在单向延迟路径上）",
             route(r)

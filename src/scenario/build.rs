@@ -8,14 +8,14 @@
 
 use super::paths::{SidePlan, Sides};
 use crate::plan::{
-    Buffer, Copy, CqeKind, Dep, Gather, GpuRef, Milestone, NicRef, Plan, ReadSpec, Step, StepId,
-    StepKind,
+    Buffer, Copy, CqeKind, Dep, Gather, GpuRef, Milestone, NicRef, PacketKind, Plan, ReadSpec,
+    RouteId, Step, StepId, StepKind,
 };
 use crate::record::Stage;
 use crate::topology::spec::WqeDelivery;
 use crate::topology::{ChannelId, Flow, NodeKind, Place, RouteError, Topology};
 
-/// Adds one step to `p`.
+/// Adds one step of control work to `p`.
 fn add(
     p: &mut Plan,
     kind: StepKind,
@@ -30,7 +30,17 @@ fn add(
         actor,
         deps,
         input,
+        bytes: 0,
+        payload: false,
     })
+}
+
+/// Marks step `id` as moving `bytes` of data, the message's payload or not.
+fn carries(p: &mut Plan, id: StepId, bytes: u64, payload: bool) -> StepId {
+    let s = &mut p.steps[id as usize];
+    s.bytes = bytes;
+    s.payload = payload;
+    id
 }
 
 fn done(step: StepId) -> Dep {
@@ -177,14 +187,8 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
             gpu,
             copy,
         };
-        prev = Some(add(
-            &mut p,
-            kind,
-            Some(Stage::MemcpyD2h),
-            s_ce,
-            vec![],
-            None,
-        ));
+        let copy = add(&mut p, kind, Some(Stage::MemcpyD2h), s_ce, vec![], None);
+        prev = Some(carries(&mut p, copy, size, true));
     }
     if s.register > 0 {
         let kind = StepKind::Register {
@@ -281,15 +285,17 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
             vec![done(wqe)],
             None,
         );
-        (vec![], Some(read))
+        (vec![], Some(carries(&mut p, read, size, true)))
     };
     let kind = StepKind::NicTx {
         nic: s_ref,
         route: tx,
     };
     let txs = add(&mut p, kind, Some(Stage::NicTx), s_nic_a, tx_deps, tx_input);
+    let txs = carries(&mut p, txs, size, true);
     let kind = StepKind::Wire { route: wire };
     let wires = add(&mut p, kind, Some(Stage::Wire), network, vec![], Some(txs));
+    let wires = carries(&mut p, wires, size, true);
 
     // The receiving NIC and thread.
     let kind = StepKind::NicRx { route: rx };
@@ -301,6 +307,7 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
         vec![],
         Some(wires),
     );
+    let rxs = carries(&mut p, rxs, size, true);
     let kind = StepKind::DmaWrite {
         nic: r_ref,
         route: payload_write,
@@ -318,6 +325,7 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
         vec![],
         Some(rxs),
     );
+    let write = carries(&mut p, write, size, true);
     let kind = StepKind::Cqe {
         nic: r_ref,
         kind: CqeKind::Recv,
@@ -328,9 +336,10 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
         on: Milestone::LastIn,
     }];
     let rcqe = add(&mut p, kind, Some(Stage::Cqe), r_nic_a, last_write, None);
-    let kind = StepKind::Ack {
+    let kind = StepKind::Packet {
         route: ack,
         bytes: r_nic.ack_bytes,
+        what: PacketKind::Ack,
     };
     let acks = add(&mut p, kind, None, r_nic_a, vec![done(rxs)], None);
     let kind = StepKind::Poll {
@@ -349,40 +358,8 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
     if sides.flush
         && let Buffer::Gpu { gpu, .. } = r.nic_buffer
     {
-        let g = Place::Device(rh.node_index(NodeKind::Gpu(gpu)));
-        let req = p.route(rh.route(rn, g, Flow::ReadRequest)?.channels);
-        let mut c = vec![rh.gpu_memory[gpu]];
-        c.extend(rh.route(g, rn, Flow::ReadCompletion)?.channels);
-        let cpl = p.route(c);
-        let flush = crate::plan::Flush {
-            thread: tr,
-            nic: r_ref,
-            mmio: mmio[1],
-            mmio_bytes: match r_nic.wqe_delivery {
-                WqeDelivery::BlueFlame => r_nic.wqe_bytes,
-                WqeDelivery::Doorbell => 8,
-            },
-            engine: engine[1],
-            wqe_bytes: r_nic.wqe_bytes,
-            read: ReadSpec {
-                engine: topo.nic_engine(r.host, r.nic),
-                req,
-                cpl,
-                mrrs: r_nic.mrrs,
-                mps: 256,
-            },
-            cqe: cqe[1],
-            cqe_bytes: r_nic.cqe_bytes,
-        };
-        let kind = StepKind::Flush(flush);
-        last = add(
-            &mut p,
-            kind,
-            Some(Stage::Flush),
-            r_nic_a,
-            vec![done(poll)],
-            None,
-        );
+        let routes = (mmio[1], engine[1], cqe[1]);
+        last = flush(&mut p, topo, &r, gpu, (tr, r_cpu, r_nic_a), routes, poll)?;
     }
     if let Some(st) = r.staging {
         let g = Place::Device(rh.node_index(NodeKind::Gpu(st.gpu)));
@@ -413,7 +390,7 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
             gpu,
             copy,
         };
-        last = add(
+        let copy = add(
             &mut p,
             kind,
             Some(Stage::MemcpyH2d),
@@ -421,6 +398,7 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
             vec![done(poll)],
             None,
         );
+        last = carries(&mut p, copy, size, true);
     }
     // Delivery is causal: the consumer has the data no earlier than its last byte is written
     // into the destination memory, whatever the receiver's thread saw first.
@@ -450,4 +428,123 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
     add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
     p.link();
     Ok((p, inline))
+}
+
+/// The GPUDirect receive flush as NCCL issues it (`ncclIbIflush`, for GPUs that need one): the
+/// receiving thread posts a 1-byte RDMA Read of the GPU receive buffer into a pinned host byte
+/// on a loopback QP. It is not inline, so it goes by doorbell and the NIC fetches the WQE. The
+/// request passes the NIC's send and receive pipelines; the NIC reads the byte (its request
+/// queues behind the payload's posted writes, which is what makes the data visible), the
+/// response passes the pipelines again, the NIC writes the byte into host memory and a CQE,
+/// which the thread polls. Every step reports as the `flush` stage.
+fn flush(
+    p: &mut Plan,
+    topo: &Topology,
+    r: &SidePlan,
+    gpu: usize,
+    (thread, cpu, nic_actor): (u16, u32, u32),
+    (mmio, engine, cqe): (RouteId, RouteId, RouteId),
+    after: StepId,
+) -> Result<StepId, RouteError> {
+    let h = &topo.hosts[r.host];
+    let spec = &h.spec.nics[r.nic];
+    let nic = NicRef {
+        host: r.host,
+        nic: r.nic,
+    };
+    let window = topo.nic_engine(r.host, r.nic);
+    let np = Place::Device(h.node_index(NodeKind::Nic(r.nic)));
+    let gp = Place::Device(h.node_index(NodeKind::Gpu(gpu)));
+    let sq = Place::Memory(r.cpu_socket);
+    let f = Some(Stage::Flush);
+    let post = StepKind::Post {
+        thread,
+        mmio,
+        bytes: 8,
+        inline: None,
+    };
+    let post = add(p, post, f, cpu, vec![done(after)], None);
+    let back = h.route(sq, np, Flow::ReadCompletion)?;
+    let mut c = vec![h.dram[r.cpu_socket]];
+    c.extend(back.channels);
+    let fetch = ReadSpec {
+        engine: window,
+        req: p.route(h.route(np, sq, Flow::ReadRequest)?.channels),
+        cpl: p.route(c),
+        mrrs: spec.mrrs,
+        mps: back.mps,
+    };
+    let kind = StepKind::WqeFetch {
+        nic,
+        fetch: Some((fetch, spec.wqe_bytes)),
+        engine,
+        wqe_bytes: spec.wqe_bytes,
+        gather: Gather {
+            buffer: r.nic_buffer,
+            len: 1,
+        },
+    };
+    let wqe = add(p, kind, f, nic_actor, vec![done(post)], None);
+    let (tx, rx) = (h.nics[r.nic].tx, h.nics[r.nic].rx);
+    let loopback = p.route(vec![tx, rx]);
+    // An RDMA Read request: the transport headers plus its RETH (16 B).
+    let kind = StepKind::Packet {
+        route: loopback,
+        bytes: spec.packet_overhead + 16,
+        what: PacketKind::ReadRequest,
+    };
+    let req = add(p, kind, f, nic_actor, vec![done(wqe)], None);
+    let back = h.route(gp, np, Flow::ReadCompletion)?;
+    let mut c = vec![h.gpu_memory[gpu]];
+    c.extend(back.channels);
+    let read = ReadSpec {
+        engine: window,
+        req: p.route(h.route(np, gp, Flow::ReadRequest)?.channels),
+        cpl: p.route(c),
+        mrrs: spec.mrrs,
+        mps: back.mps,
+    };
+    let kind = StepKind::DmaRead { nic, read };
+    let read = add(p, kind, f, nic_actor, vec![done(req)], None);
+    let read = carries(p, read, 1, false);
+    let kind = StepKind::NicTx {
+        nic,
+        route: p.route(vec![tx]),
+    };
+    let txs = add(p, kind, f, nic_actor, vec![], Some(read));
+    let txs = carries(p, txs, 1, false);
+    let kind = StepKind::NicRx {
+        route: p.route(vec![rx]),
+    };
+    let rxs = add(p, kind, f, nic_actor, vec![], Some(txs));
+    let rxs = carries(p, rxs, 1, false);
+    let w = h.route(np, sq, Flow::Write)?;
+    let mut c = w.channels;
+    c.push(h.dram[r.cpu_socket]);
+    let kind = StepKind::DmaWrite {
+        nic,
+        route: p.route(c),
+        mps: w.mps,
+        scatter: Gather {
+            buffer: Buffer::Host {
+                socket: r.cpu_socket,
+                addr: h.spec.host_buffer_base,
+            },
+            len: 1,
+        },
+    };
+    let write = add(p, kind, f, nic_actor, vec![], Some(rxs));
+    let write = carries(p, write, 1, false);
+    let kind = StepKind::Cqe {
+        nic,
+        kind: CqeKind::Flush,
+        route: cqe,
+    };
+    let last_write = vec![Dep {
+        step: write,
+        on: Milestone::LastIn,
+    }];
+    let cqe = add(p, kind, f, nic_actor, last_write, None);
+    let poll = StepKind::Poll { thread, extra: 0 };
+    Ok(add(p, poll, f, cpu, vec![done(cqe)], None))
 }

@@ -94,6 +94,15 @@ pub fn p2p_allowed(topo: &Topology, host: usize, e: &Endpoint, sender: bool, flu
     }
 }
 
+/// Whether a GPUDirect receive into `e`'s GPU is flushed (by the config's flush mode and the
+/// GPU's compute capability).
+pub fn flushes(cfg: &Config, e: &Endpoint) -> bool {
+    e.gpu.is_some_and(|g| {
+        let cc = cfg.hosts[e.host].machine.gpus[g].compute_capability;
+        cfg.sim.flush.flushes(cc)
+    })
+}
+
 /// Where the sender's payload starts for `path`: its GPU (staged, gpudirect), or host memory
 /// (the host path, or a scenario without a GPU).
 pub fn sender_source(topo: &Topology, sc: &ScenarioSpec, path: PathKind) -> Place {
@@ -159,7 +168,7 @@ fn sides(
         let mode = match path {
             PathKind::Host => SideMode::Host,
             PathKind::Staged => SideMode::Staged,
-            PathKind::GpuDirect if p2p_allowed(topo, host, e, sender, cfg.sim.flush) => {
+            PathKind::GpuDirect if p2p_allowed(topo, host, e, sender, flushes(cfg, e)) => {
                 SideMode::Direct
             }
             PathKind::GpuDirect => SideMode::Staged,
@@ -227,7 +236,7 @@ fn sides(
     };
     let (sender, s_mode, s_setup) = side(sc.sender.host, &sc.sender, true);
     let (receiver, r_mode, r_setup) = side(sc.receiver.host, &sc.receiver, false);
-    let flush = cfg.sim.flush && r_mode == SideMode::Direct;
+    let flush = r_mode == SideMode::Direct && flushes(cfg, &sc.receiver);
     (
         Sides {
             size,

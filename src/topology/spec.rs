@@ -122,6 +122,8 @@ pub struct CopyEngineSpec {
 pub struct GpuSpec {
     pub name: String,
     pub model: String,
+    /// CUDA compute capability (major, minor): decides the GPUDirect receive flush.
+    pub compute_capability: (u32, u32),
     pub memory: MemorySpec,
     /// Virtual address of the first allocation (cuMemAlloc heap), as in the seed program.
     pub heap_base: u64,
