@@ -28,7 +28,7 @@ use crate::report::walkthrough::{
     self, Desc, Endpoint, Lang, MrWhen, PathWalk, Setup, Step, StepKind, Walk,
 };
 use crate::scenario::{self, paths};
-use crate::topology::spec::{GPU_PAGE, HOST_PAGE, WqeDelivery};
+use crate::topology::spec::{GPU_PAGE, HOST_PAGE};
 use crate::topology::{ChannelKind, Topology, Unit};
 use crate::units::{Ps, ps_to_us_exact};
 
@@ -458,7 +458,7 @@ fn walk_path(
             &cpu,
             StepKind::Mmio {
                 bytes: mmio.first().map_or(0, |h| h.payload),
-                blueflame: nic_spec(0).wqe_delivery == WqeDelivery::BlueFlame,
+                blueflame: mmio.first().is_some_and(|h| h.payload > 8),
                 route: h.nodes(&mmio),
             },
         ));

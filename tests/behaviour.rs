@@ -431,3 +431,40 @@ fn the_flush_is_a_loopback_rdma_read_into_host_memory() {
         "GPUDirect moves no payload through host memory"
     );
 }
+
+/// Posting as libmlx5 does: a small host payload rides inline in a BlueFlame MMIO write (no WQE
+/// fetch); a GPU payload is never inline, so the post is an 8-byte doorbell and the NIC fetches
+/// the WQE by DMA read.
+#[test]
+fn blueflame_for_inline_posts_a_doorbell_and_a_wqe_fetch_otherwise() {
+    use gdrsim::plan::Movement;
+    let cfg = default_cfg();
+    let posts = |path| {
+        let (_, rec) = support::run_fabric(&cfg, "PIX", path, 8, false, 1, 1);
+        let sender =
+            |h: &&gdrsim::record::Hop| rec.component_name(h.channel).starts_with("node-a/");
+        let mmio: Vec<u64> = rec
+            .hops
+            .iter()
+            .filter(|h| h.what == Movement::Mmio)
+            .filter(sender)
+            .map(|h| h.payload)
+            .collect();
+        let fetched = rec
+            .hops
+            .iter()
+            .filter(sender)
+            .any(|h| h.what == Movement::WqeFetch);
+        (mmio[0], fetched)
+    };
+    assert_eq!(
+        posts(PathKind::Host),
+        (64, false),
+        "an inline WQE by BlueFlame"
+    );
+    assert_eq!(
+        posts(PathKind::GpuDirect),
+        (8, true),
+        "a doorbell, then the WQE fetch"
+    );
+}

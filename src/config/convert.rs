@@ -927,8 +927,8 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
     let delivery = cx.one_of(
         &n.wqe_delivery,
         &k("wqe_delivery"),
-        &["blueflame", "doorbell"],
-        "blueflame",
+        &["auto", "blueflame", "doorbell"],
+        "auto",
     )?;
     let window = n.read_window.unwrap_or(d::NIC_READ_WINDOW);
     if window == 0 || window > MAX_WINDOW {
@@ -959,10 +959,10 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
             512,
         )?,
         ack_bytes: cx.bytes_in(&n.ack_bytes, &k("ack_bytes"), d::ACK_BYTES, 1, 512)?,
-        wqe_delivery: if delivery == "blueflame" {
-            WqeDelivery::BlueFlame
-        } else {
-            WqeDelivery::Doorbell
+        wqe_delivery: match delivery.as_str() {
+            "auto" => WqeDelivery::Auto,
+            "blueflame" => WqeDelivery::BlueFlame,
+            _ => WqeDelivery::Doorbell,
         },
         wqe_bytes: cx.bytes_in(&n.wqe_bytes, &k("wqe_bytes"), d::WQE_BYTES, 16, 4096)?,
         cqe_bytes: cx.bytes_in(&n.cqe_bytes, &k("cqe_bytes"), d::CQE_BYTES, 16, 512)?,

@@ -4,7 +4,7 @@
 use toml::{Table, Value};
 
 use super::{Config, Endpoint, Registration};
-use crate::topology::spec::{MachineSpec, P2p, WqeDelivery};
+use crate::topology::spec::{MachineSpec, P2p};
 use crate::units::{PS_PER_NS, Ps, Rate};
 
 fn dur(ps: Ps) -> Value {
@@ -166,14 +166,7 @@ fn machine(m: &MachineSpec) -> Value {
                 ("mtu_bytes", int(n.mtu)),
                 ("packet_overhead_bytes", int(n.packet_overhead)),
                 ("ack_bytes", int(n.ack_bytes)),
-                (
-                    "wqe_delivery",
-                    s(if n.wqe_delivery == WqeDelivery::BlueFlame {
-                        "blueflame"
-                    } else {
-                        "doorbell"
-                    }),
-                ),
+                ("wqe_delivery", s(n.wqe_delivery.name())),
                 ("wqe_bytes", int(n.wqe_bytes)),
                 ("cqe_bytes", int(n.cqe_bytes)),
                 ("inline_max_bytes", int(n.inline_max)),

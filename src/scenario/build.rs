@@ -12,7 +12,7 @@ use crate::plan::{
     RouteId, Step, StepId, StepKind,
 };
 use crate::record::Stage;
-use crate::topology::spec::WqeDelivery;
+use crate::topology::spec::inline_wqe_bytes;
 use crate::topology::{ChannelId, Flow, NodeKind, Place, RouteError, Topology};
 
 /// Adds one step of control work to `p`.
@@ -165,8 +165,15 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
     let ack = p.route(a);
 
     // The sender's program: copy out, register, post.
+    // GPU payloads are never inline (perftest forces inline off with --use_cuda); host ones up
+    // to the NIC's inline limit ride in the WQE, which libmlx5 then posts by BlueFlame.
     let inline = !s.nic_buffer.is_gpu() && size <= s_nic.inline_max;
-    let inline_bytes = if inline { size.next_multiple_of(16) } else { 0 };
+    let wqe_bytes = if inline {
+        inline_wqe_bytes(size)
+    } else {
+        s_nic.wqe_bytes
+    };
+    let blueflame = s_nic.wqe_delivery.blueflame(inline, wqe_bytes);
     let mut prev = None;
     if let Some(st) = s.staging {
         let g = Place::Device(sh.node_index(NodeKind::Gpu(st.gpu)));
@@ -198,10 +205,7 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
         let deps = after_queued(prev);
         prev = Some(add(&mut p, kind, Some(Stage::Register), s_cpu, deps, None));
     }
-    let post_bytes = match s_nic.wqe_delivery {
-        WqeDelivery::BlueFlame => s_nic.wqe_bytes + inline_bytes,
-        WqeDelivery::Doorbell => 8,
-    };
+    let post_bytes = if blueflame { wqe_bytes } else { 8 };
     let inline_dram = match s.nic_buffer {
         Buffer::Host { socket, .. } if inline => Some(sh.dram[socket]),
         _ => None,
@@ -239,7 +243,7 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
         nic: r.nic,
     };
     let s_engine = topo.nic_engine(s.host, s.nic);
-    let fetch = (s_nic.wqe_delivery == WqeDelivery::Doorbell).then_some((
+    let fetch = (!blueflame).then_some((
         ReadSpec {
             engine: s_engine,
             req: wqe_req,
@@ -247,7 +251,7 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
             mrrs: s_nic.mrrs,
             mps: mps_read.min(4096),
         },
-        s_nic.wqe_bytes + inline_bytes,
+        wqe_bytes,
     ));
     let wqe = add(
         &mut p,
@@ -432,7 +436,8 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
 
 /// The GPUDirect receive flush as NCCL issues it (`ncclIbIflush`, for GPUs that need one): the
 /// receiving thread posts a 1-byte RDMA Read of the GPU receive buffer into a pinned host byte
-/// on a loopback QP. It is not inline, so it goes by doorbell and the NIC fetches the WQE. The
+/// on a loopback QP. It is not inline, so (as libmlx5 posts it) it goes by doorbell and the NIC
+/// fetches the WQE. The
 /// request passes the NIC's send and receive pipelines; the NIC reads the byte (its request
 /// queues behind the payload's posted writes, which is what makes the data visible), the
 /// response passes the pipelines again, the NIC writes the byte into host memory and a CQE,
@@ -457,10 +462,12 @@ fn flush(
     let gp = Place::Device(h.node_index(NodeKind::Gpu(gpu)));
     let sq = Place::Memory(r.cpu_socket);
     let f = Some(Stage::Flush);
+    // Not inline: libmlx5 rings a doorbell (unless the NIC is set to prefer BlueFlame).
+    let blueflame = spec.wqe_delivery.blueflame(false, spec.wqe_bytes);
     let post = StepKind::Post {
         thread,
         mmio,
-        bytes: 8,
+        bytes: if blueflame { spec.wqe_bytes } else { 8 },
         inline: None,
     };
     let post = add(p, post, f, cpu, vec![done(after)], None);
@@ -476,7 +483,7 @@ fn flush(
     };
     let kind = StepKind::WqeFetch {
         nic,
-        fetch: Some((fetch, spec.wqe_bytes)),
+        fetch: (!blueflame).then_some((fetch, spec.wqe_bytes)),
         engine,
         wqe_bytes: spec.wqe_bytes,
         gather: Gather {

@@ -132,13 +132,49 @@ pub struct GpuSpec {
     pub copy_engine: CopyEngineSpec,
 }
 
-/// How the NIC receives a send WQE.
+/// How the NIC receives a send WQE: through BlueFlame (the CPU writes the whole WQE through MMIO
+/// together with the doorbell) or by an 8-byte doorbell, after which the NIC fetches the WQE
+/// from the send queue by DMA read. libmlx5 decides per post (`post_send_db` in rdma-core
+/// `providers/mlx5/qp.c`): BlueFlame for a single WQE that fits the BlueFlame buffer and is
+/// inline, or any single WQE when the application prefers BlueFlame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WqeDelivery {
-    /// The CPU writes the WQE itself through MMIO together with the doorbell (mlx5 default).
+    /// libmlx5's default: BlueFlame only for a single inline WQE.
+    Auto,
+    /// BlueFlame for every single WQE that fits (`MLX5_POST_SEND_PREFER_BF=1`).
     BlueFlame,
-    /// The CPU rings an 8-byte doorbell; the NIC fetches the WQE by DMA read.
+    /// Never BlueFlame (`MLX5_SHUT_UP_BF=1`).
     Doorbell,
+}
+
+/// The BlueFlame buffer of an mlx5 UAR page: half of its 512-byte register (libmlx5 `bf_buf_size`).
+pub const BLUEFLAME_BYTES: u64 = 256;
+
+impl WqeDelivery {
+    /// Whether a single post of a WQE of `wqe_bytes` (inline data included) goes by BlueFlame.
+    pub fn blueflame(self, inline: bool, wqe_bytes: u64) -> bool {
+        let fits = wqe_bytes <= BLUEFLAME_BYTES;
+        match self {
+            WqeDelivery::Auto => inline && fits,
+            WqeDelivery::BlueFlame => fits,
+            WqeDelivery::Doorbell => false,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WqeDelivery::Auto => "auto",
+            WqeDelivery::BlueFlame => "blueflame",
+            WqeDelivery::Doorbell => "doorbell",
+        }
+    }
+}
+
+/// Bytes of an RDMA Write WQE carrying `inline` bytes inline, as libmlx5 lays it out: the
+/// control and remote-address segments (16 B each), the inline segment header (4 B) and the data,
+/// padded to 16 B, in whole 64-byte basic blocks (MLX5_SEND_WQE_BB).
+pub fn inline_wqe_bytes(inline: u64) -> u64 {
+    (32 + (4 + inline).next_multiple_of(16)).next_multiple_of(64)
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -213,4 +249,29 @@ pub struct NetworkSpec {
     /// Length of each cable (there are switch_hops + 1 of them).
     pub cable_m: u64,
     pub propagation_per_m: Ps,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// libmlx5's post_send_db: BlueFlame for a single WQE that fits the 256-byte buffer and is
+    /// inline (or when BlueFlame is preferred); an 8-byte doorbell otherwise.
+    #[test]
+    fn blueflame_only_for_a_single_inline_wqe_unless_preferred() {
+        assert!(WqeDelivery::Auto.blueflame(true, 64));
+        assert!(!WqeDelivery::Auto.blueflame(false, 64));
+        assert!(WqeDelivery::BlueFlame.blueflame(false, 64));
+        assert!(!WqeDelivery::BlueFlame.blueflame(true, 320));
+        assert!(!WqeDelivery::Doorbell.blueflame(true, 64));
+    }
+
+    /// ctrl 16 + raddr 16 + inline header 4 + data, padded to 16, in 64-byte basic blocks.
+    #[test]
+    fn inline_wqes_fill_whole_basic_blocks() {
+        assert_eq!(inline_wqe_bytes(8), 64);
+        assert_eq!(inline_wqe_bytes(28), 64);
+        assert_eq!(inline_wqe_bytes(29), 128);
+        assert_eq!(inline_wqe_bytes(220), 256);
+    }
 }
