@@ -468,3 +468,27 @@ fn blueflame_for_inline_posts_a_doorbell_and_a_wqe_fetch_otherwise() {
         "a doorbell, then the WQE fetch"
     );
 }
+
+/// InfiniBand switches are cut-through: a 4 KiB packet leaves a switch once its header is in, so
+/// one more switch hop adds its latency, a cable and the header's serialisation, not the
+/// packet's 82 ns at 400 Gb/s.
+#[test]
+fn network_switches_are_cut_through() {
+    let one = default_cfg();
+    let two = cfg_with(&[("switch_hops = 1", "switch_hops = 2")]);
+    let size = 4096;
+    let a = summary(&one, "PIX", PathKind::Host, size).lat_model_ps;
+    let b = summary(&two, "PIX", PathKind::Host, size).lat_model_ps;
+    let net = &one.network;
+    let hop = net.switch_latency + net.cable_m * net.propagation_per_m;
+    let packet = one.hosts[0].machine.nics[0].wire_rate.tx_time(size + 26);
+    assert!(
+        packet > 80_000,
+        "a 4 KiB packet takes {packet} ps at 400 Gb/s"
+    );
+    let extra = b - a;
+    assert!(
+        extra >= hop && extra <= hop + 1_000,
+        "a second switch adds {extra} ps; its latency and cable are {hop} ps"
+    );
+}

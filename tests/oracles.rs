@@ -190,9 +190,11 @@ fn dma_read_round_trip_emerges_from_the_parts() {
 
 /// The timeline of the host path for a small inline message, computed hop by hop from the
 /// config (default machine, NIC under the PCIe switch, BlueFlame, idle links):
-///   post (CPU) -> MMIO write of WQE + inline data: root complex, link, switch, link
+///   post (CPU) -> BlueFlame MMIO write of the inline WQE (libmlx5 layout, whole 64 B basic
+///   blocks): root complex, link, switch, link
 ///   -> send engine (one WQE interval) + WQE processing -> transmit pipeline
-///   -> wire packet (payload + headers) + cable, switch egress + switch latency + cable
+///   -> wire packet (payload + headers) + cable; the switch is cut-through: its egress starts
+///      once the 8-byte LRH is in, so it adds the header's time + switch latency + cable
 ///   -> receive pipeline -> MTT lookup -> payload write TLP up two links, switch, root complex,
 ///      DRAM; the receive CQE follows on the same queue -> CQE in DRAM -> poll + repost.
 struct HostTimes {
@@ -207,8 +209,8 @@ fn host_path_oracle(cfg: &gdrsim::config::Config, size: u64) -> HostTimes {
     let (rc, sw) = (m.root_complexes[0].latency, m.switches[0].latency);
     let dram = m.sockets[0].dram;
     let ser = |b: u64| link.tx_time(b);
-    // MMIO: 64 B WQE + payload rounded to 16 B, one posted write TLP (+24 B).
-    let mmio = ser(nic.wqe_bytes + size.next_multiple_of(16) + 24);
+    // MMIO: the inline WQE, one posted write TLP (+24 B).
+    let mmio = ser(gdrsim::topology::spec::inline_wqe_bytes(size) + 24);
     let t_mmio = m.cpu.post + rc + (mmio + lat) + sw + (mmio + lat);
     let engine = Rate::from_bps(
         (nic.wqe_bytes as u128 * 8 * 1_000_000_000_000 / nic.wqe_interval as u128) as u64,
@@ -219,7 +221,7 @@ fn host_path_oracle(cfg: &gdrsim::config::Config, size: u64) -> HostTimes {
     let t_rx = t_wqe
         + nic.tx_pipeline
         + (wire + cable)
-        + (wire + cfg.network.switch_latency + cable)
+        + (nic.wire_rate.tx_time(8) + cfg.network.switch_latency + cable)
         + nic.rx_pipeline;
     let t0 = t_rx + nic.mtt_lookup;
     let (d, c) = (ser(size + 24), ser(nic.cqe_bytes + 24));

@@ -101,6 +101,10 @@ impl ChannelState {
     }
 }
 
+/// Bytes of a packet a cut-through (InfiniBand) switch needs before it forwards it: the local
+/// route header, whose DLID it routes on (IBTA spec vol. 1, 7.7: LRH, 8 bytes).
+pub const CUT_THROUGH_BYTES: u64 = 8;
+
 /// Trains up to this many bytes on a link interleave with another source's burst.
 pub const INTERLEAVE_MAX_BYTES: u64 = 4096;
 

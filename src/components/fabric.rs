@@ -16,7 +16,7 @@ use super::options::SimOptions;
 use crate::engine::{Handler, Queue};
 use crate::plan::{Plan, StepId};
 use crate::record::Recorder;
-use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
+use crate::topology::{ChannelId, ChannelKind, ChannelSpec, Topology, Unit};
 use crate::units::Ps;
 
 pub type TrainId = u32;
@@ -333,13 +333,32 @@ impl<'t> Fabric<'t> {
             }
             let c = route[t.hop as usize];
             let spec = &self.channels[c as usize];
-            if spec.is_server() && t.head > now {
-                q.schedule(t.head, Event::Hop(id));
+            // A cut-through switch forwards a packet once its header is in: each unit is ready
+            // for the output port its serialisation on the previous link (less the header)
+            // before it has fully arrived.
+            let early = match (spec.kind == ChannelKind::NetworkSwitch, t.hop) {
+                (true, hop) if hop > 0 => {
+                    let prev = &self.channels[route[hop as usize - 1] as usize];
+                    let unit = t.payload.div_ceil(t.units.max(1));
+                    let u = prev.rate.tx_time(prev.wire_bytes(t.unit, unit, 1));
+                    u.saturating_sub(prev.rate.tx_time(channel::CUT_THROUGH_BYTES))
+                }
+                _ => 0,
+            };
+            let (head, tail) = (t.head.saturating_sub(early), t.tail.saturating_sub(early));
+            if spec.is_server() && head > now {
+                q.schedule(head, Event::Hop(id));
                 return;
             }
             let st = &mut self.state[c as usize];
-            let (start, h, tl) =
-                channel::pass(spec, st, t.unit, t.units, t.payload, t.head, t.tail, t.src);
+            let (start, mut h, mut tl) =
+                channel::pass(spec, st, t.unit, t.units, t.payload, head, tail, t.src);
+            if early > 0 {
+                // ... but never leaves before it has arrived and its header has gone out.
+                let hdr = spec.rate.tx_time(channel::CUT_THROUGH_BYTES) + spec.latency;
+                h = h.max(t.head + hdr);
+                tl = tl.max(t.tail + hdr);
+            }
             if self.recorder.enabled {
                 let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);
                 self.recorder.hops.push(crate::record::Hop {
