@@ -29,7 +29,7 @@ use crate::report::walkthrough::{
 };
 use crate::scenario::{self, paths};
 use crate::topology::spec::{GPU_PAGE, HOST_PAGE};
-use crate::topology::{ChannelKind, Topology, Unit};
+use crate::topology::{ChannelKind, Topology};
 use crate::units::{Ps, ps_to_us_exact};
 
 /// Where errors in command-line values are reported.
@@ -104,6 +104,8 @@ pub struct Recorded {
     pub spans: Vec<Span>,
     /// Whether the sender's payload rides inside the WQE.
     pub inline: bool,
+    /// Pinned bounce buffers per staged side (as `setup_us` counts them).
+    pub bounce_buffers: u32,
     /// Effective MPS of the payload write, D2H and H2D routes.
     pub mps_write: u64,
     pub mps_d2h: u64,
@@ -129,7 +131,7 @@ pub fn record(
         burst_bytes: cfg.sim.burst_bytes,
         jitter: false,
         // The seed of the point in a sweep (it does not matter with jitter off).
-        seed: scenario::mix(cfg.seed, &[si as u64, path as u64, size]),
+        seed: scenario::point_seed(cfg.seed, si, path, "write", size),
         record: true,
     };
     let mut f = Fabric::new(topo, &[&built.plan], opts);
@@ -159,6 +161,7 @@ pub fn record(
         effective_path: paths::effective_name(built.sender, built.receiver).to_string(),
         setup_ps: built.setup,
         inline: built.inline,
+        bounce_buffers: built.bounce_buffers,
         mps_write,
         mps_d2h,
         recorder,
@@ -808,7 +811,7 @@ fn walk_path(
         if let Some(st) = sp.staging {
             setup.push(Setup::Bounce {
                 host: host.name.clone(),
-                count: cfg.sim.stream_window,
+                count: run.bounce_buffers,
                 addr: st.bounce_addr,
                 alloc_ps: reg.bounce_alloc,
                 register_ps: reg.host_cost(size),
@@ -919,29 +922,6 @@ pub fn run_walk(
 }
 
 // ---- the trace -------------------------------------------------------------------------------
-
-/// The unit a hop carried, from what its train is and whether it carried data.
-fn unit_of(what: Movement, payload: u64) -> Unit {
-    let packets = [
-        Movement::SendEngine,
-        Movement::Tx,
-        Movement::Wire,
-        Movement::Rx,
-        Movement::Packet(PacketKind::Ack),
-        Movement::Packet(PacketKind::ReadRequest),
-    ];
-    if what.is_read() {
-        if payload == 0 {
-            Unit::ReadRequest
-        } else {
-            Unit::Completion
-        }
-    } else if packets.contains(&what) {
-        Unit::Packet
-    } else {
-        Unit::Write
-    }
-}
 
 fn us_exact(ps: Ps) -> Arg {
     Arg::Str(ps_to_us_exact(ps))
@@ -1218,7 +1198,7 @@ pub fn trace(
             .iter()
             .filter(|h| h.channel as usize == c)
             .map(|h| {
-                let bytes = spec.wire_bytes(unit_of(h.what, h.payload), h.payload, h.units);
+                let bytes = spec.wire_bytes(h.unit, h.payload, h.units);
                 (
                     h.start,
                     h.end.saturating_sub(spec.latency).max(h.start),

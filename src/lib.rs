@@ -51,6 +51,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod scenario;
+pub mod seed;
 pub mod stats;
 pub mod topology;
 pub mod units;

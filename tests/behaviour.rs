@@ -492,3 +492,26 @@ fn network_switches_are_cut_through() {
         "a second switch adds {extra} ps; its latency and cable are {hop} ps"
     );
 }
+
+/// Random streams are seeded by stable names: a P2P cap added on a root complex the PIX host
+/// path never crosses leaves every jittered statistic of that path as it was.
+#[test]
+fn an_unrelated_channel_changes_no_jitter_stream() {
+    let base = default_cfg();
+    let rc2 = "name = \"rc2\"\nsocket = \"cpu1\"\nlatency_ns = 200\np2p_read = true";
+    let capped = cfg_with(&[(rc2, &format!("{rc2}\np2p_read_rate_gbps = \"10GB/s\""))]);
+    assert!(
+        scenario_topology_channels(&capped) > scenario_topology_channels(&base),
+        "the cap is a channel of its own"
+    );
+    for size in [8u64, 4096] {
+        let a = summary(&base, "PIX", PathKind::Host, size);
+        let b = summary(&capped, "PIX", PathKind::Host, size);
+        assert_eq!(a.lat, b.lat, "size {size}");
+        assert_eq!(a.bw_gbps, b.bw_gbps, "size {size}");
+    }
+}
+
+fn scenario_topology_channels(cfg: &Config) -> usize {
+    gdrsim::scenario::topology(cfg).channels.len()
+}

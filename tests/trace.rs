@@ -130,7 +130,7 @@ fn point(cfg: &Config, si: usize, path: PathKind, size: u64) -> Point {
         path,
         op: "write".into(),
         size,
-        seed: scenario::mix(cfg.seed, &[si as u64, path as u64, size]),
+        seed: scenario::point_seed(cfg.seed, si, path, "write", size),
     }
 }
 

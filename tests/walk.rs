@@ -185,7 +185,7 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
                 path,
                 op: "write".into(),
                 size,
-                seed: scenario::mix(cfg.seed, &[si as u64, path as u64, size]),
+                seed: scenario::point_seed(cfg.seed, si, path, "write", size),
             };
             let r = scenario::simulate_point(&cfg, &topo, &point).summary;
             assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");

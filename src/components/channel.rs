@@ -58,14 +58,13 @@ pub struct ChannelState {
 
 impl ChannelState {
     /// `jitter_median` > 0 turns on an extra access delay drawn per train from a lognormal with
-    /// that median; each channel draws from its own stream seeded by (seed, channel id).
-    pub fn new(jitter_median: Ps, seed: u64, id: u32) -> Self {
+    /// that median; each channel draws from its own stream seeded by (seed, `identity`), a
+    /// stable hash of its name, so adding a channel elsewhere changes no other stream.
+    pub fn new(jitter_median: Ps, seed: u64, identity: u64) -> Self {
         let jitter = (jitter_median > 0).then(|| {
             let d =
                 LogNormal::new((jitter_median as f64).ln(), JITTER_SIGMA).expect("valid lognormal");
-            let rng = Xoshiro256PlusPlus::seed_from_u64(
-                seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(id as u64 + 1)),
-            );
+            let rng = Xoshiro256PlusPlus::seed_from_u64(crate::seed::mix(seed, &[identity]));
             (d, rng)
         });
         ChannelState {

@@ -59,11 +59,13 @@ pub struct Cpu {
 }
 
 impl Cpu {
-    pub fn new(seed: u64, index: usize) -> Self {
+    /// A thread drawing its poll phases from the stream of (seed, `identity`), a stable hash of
+    /// its name and place in its flow.
+    pub fn new(seed: u64, identity: u64) -> Self {
         Cpu {
             queue: VecDeque::new(),
             current: None,
-            rng: cpu_rng(seed, index),
+            rng: Xoshiro256PlusPlus::seed_from_u64(crate::seed::mix(seed, &[identity])),
         }
     }
 }
@@ -206,9 +208,4 @@ impl Fabric<'_> {
         );
         self.launch(t, now, q);
     }
-}
-
-/// The thread's own random stream (poll phases), seeded by (seed, thread index).
-fn cpu_rng(seed: u64, index: usize) -> Xoshiro256PlusPlus {
-    Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xC0FF_EE00_D15E_A5E5 ^ ((index as u64 + 1) << 32))
 }

@@ -138,10 +138,9 @@ impl<'t> Fabric<'t> {
         let state = topo
             .channels
             .iter()
-            .enumerate()
-            .map(|(i, c)| {
+            .map(|c| {
                 let median = if opts.jitter { c.jitter_median } else { 0 };
-                ChannelState::new(median, opts.seed, i as u32)
+                ChannelState::new(median, opts.seed, crate::seed::stable_hash(&c.name))
             })
             .collect();
         let mut names: Vec<String> = topo.channels.iter().map(|c| c.name.clone()).collect();
@@ -159,11 +158,17 @@ impl<'t> Fabric<'t> {
                     (names.len() - 1) as u32
                 })
                 .collect();
+            let flow = flows.len() as u64;
             let threads = plan
                 .threads
                 .iter()
-                .map(|_| {
-                    cpus.push(Cpu::new(opts.seed, cpus.len()));
+                .enumerate()
+                .map(|(i, t)| {
+                    let host = &topo.hosts[t.host];
+                    let name = format!("{}/{}.cpu", host.name, host.spec.sockets[t.socket].name);
+                    let identity =
+                        crate::seed::mix(crate::seed::stable_hash(&name), &[flow, i as u64]);
+                    cpus.push(Cpu::new(opts.seed, identity));
                     cpus.len() - 1
                 })
                 .collect();

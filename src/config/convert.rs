@@ -626,6 +626,16 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             d::BOUNCE_ALLOC,
         )?,
     };
+    if m.pcie.rcb_bytes.is_some() {
+        // Removed: every buffer is page-aligned and every read request MRRS-aligned, so
+        // completions split at MPS only, which is already a multiple of the boundary.
+        return Err(cx.err(
+            &k("pcie.rcb_bytes"),
+            "no rcb_bytes key (removed: buffers are page-aligned, so completions split at MPS \
+             and the read completion boundary never changes a TLP count)",
+            "rcb_bytes",
+        ));
+    }
     let pcie_spec = PcieSpec {
         link_latency: cx.dur(
             &m.pcie.link_latency_ns,
@@ -633,13 +643,6 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             d::PCIE_LINK_LATENCY,
         )?,
         mps: cx.payload_size(&m.pcie.mps_bytes, &k("pcie.mps_bytes"), d::PCIE_MPS)?,
-        rcb: {
-            let v = cx.bytes(&m.pcie.rcb_bytes, &k("pcie.rcb_bytes"), d::PCIE_RCB)?;
-            if v != 64 && v != 128 {
-                return Err(cx.err(&k("pcie.rcb_bytes"), "64 or 128", v.to_string()));
-            }
-            v
-        },
         ecrc: m.pcie.ecrc.unwrap_or(false),
     };
     if m.sockets.is_empty() {

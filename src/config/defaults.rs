@@ -31,8 +31,6 @@ pub const BOUNCE_ALLOC: Ps = ns(1_000_000);
 pub const PCIE_LINK_LATENCY: Ps = ns(20);
 /// MPS 256: the setting of the row C5 model figures and common on servers.
 pub const PCIE_MPS: u64 = 256;
-/// Root-complex read completion boundary (64 B, PCIe base spec).
-pub const PCIE_RCB: u64 = 64;
 
 // ---- sockets and root complexes ------------------------------------------------------------
 /// DRAM access latency: ~100 ns (DESIGN.md; with the above gives rows C10/C11).

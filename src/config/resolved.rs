@@ -70,7 +70,6 @@ fn machine(m: &MachineSpec) -> Value {
         table(vec![
             ("link_latency_ns", dur(m.pcie.link_latency)),
             ("mps_bytes", int(m.pcie.mps)),
-            ("rcb_bytes", int(m.pcie.rcb)),
             ("ecrc", Value::Boolean(m.pcie.ecrc)),
         ]),
     );

@@ -130,8 +130,10 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
     let (sn, rn) = (nic_place(&s), nic_place(&r));
     let sq = Place::Memory(s.cpu_socket);
     let wqe_req = p.route(sh.route(sn, sq, Flow::ReadRequest)?.channels);
+    let wqe_back = sh.route(sq, sn, Flow::ReadCompletion)?;
+    let mps_wqe = wqe_back.mps;
     let mut c = vec![sh.dram[s.cpu_socket]];
-    c.extend(sh.route(sq, sn, Flow::ReadCompletion)?.channels);
+    c.extend(wqe_back.channels);
     let wqe_cpl = p.route(c);
     let src = buf_place(&s);
     let payload_req = p.route(sh.route(sn, src, Flow::ReadRequest)?.channels);
@@ -249,7 +251,7 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
             req: wqe_req,
             cpl: wqe_cpl,
             mrrs: s_nic.mrrs,
-            mps: mps_read.min(4096),
+            mps: mps_wqe,
         },
         wqe_bytes,
     ));

@@ -8,6 +8,7 @@ mod simulate;
 pub use simulate::{PointResult, simulate_point};
 
 use crate::config::{Config, PathKind};
+pub use crate::seed::{mix, stable_hash};
 use crate::topology::{self, Topology};
 
 /// One point of a sweep. Its seed derives from the config seed and the point's identity, so a
@@ -28,13 +29,12 @@ pub fn plan(cfg: &Config) -> Vec<Point> {
         for &path in &cfg.paths {
             for op in &cfg.ops {
                 for &size in &cfg.sizes {
-                    let seed = mix(cfg.seed, &[si as u64, path as u64, size]);
                     points.push(Point {
                         scenario: si,
                         path,
                         op: op.clone(),
                         size,
-                        seed,
+                        seed: point_seed(cfg.seed, si, path, op, size),
                     });
                 }
             }
@@ -58,14 +58,8 @@ pub fn topology(cfg: &Config) -> Topology {
     topology::build(&cfg.hosts, &cfg.network, &pairs)
 }
 
-/// SplitMix64-style mixing: a stable seed from a base and a few integers.
-pub fn mix(base: u64, parts: &[u64]) -> u64 {
-    let mut x = base ^ 0x9E37_79B9_7F4A_7C15;
-    for &p in parts {
-        x = x.wrapping_add(p).wrapping_add(0x9E37_79B9_7F4A_7C15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        x ^= x >> 31;
-    }
-    x
+/// The seed of point (scenario `si`, `path`, `op`, `size`) under the config seed `seed`: every
+/// caller (`run`, `walk`, `trace`, tests, benches) takes a point's seed from here.
+pub fn point_seed(seed: u64, si: usize, path: PathKind, op: &str, size: u64) -> u64 {
+    mix(seed, &[si as u64, path as u64, stable_hash(op), size])
 }

@@ -56,6 +56,9 @@ pub struct Built {
     pub setup: Ps,
     /// Whether the sender's payload rides inside the WQE.
     pub inline: bool,
+    /// Pinned bounce buffers per staged side: one per message in flight in the streaming run,
+    /// allocated and registered once (in `setup`).
+    pub bounce_buffers: u32,
 }
 
 /// How each side ends up moving the data.
@@ -145,7 +148,13 @@ pub fn plan(
         receiver,
         setup,
         inline,
+        bounce_buffers: bounce_buffers(cfg, size),
     })
+}
+
+/// Bounce buffers a staged side allocates: one per message in flight in the streaming run.
+fn bounce_buffers(cfg: &Config, size: u64) -> u32 {
+    super::simulate::stream_shape(cfg, size).0
 }
 
 /// What `path` does on each side.
@@ -156,7 +165,7 @@ fn sides(
     path: PathKind,
     size: u64,
 ) -> (Sides, SideMode, SideMode, Ps) {
-    let window = super::simulate::stream_shape(cfg, size).0 as u64;
+    let window = bounce_buffers(cfg, size) as u64;
     let per_transfer = cfg.sim.registration == Registration::PerTransfer;
     let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps) {
         let m = &cfg.hosts[e.host].machine;

@@ -180,10 +180,10 @@ impl HostTopo {
                                     reads,
                                 });
                             }
-                            let cap = if reads {
-                                link.read_cap[dir]
-                            } else {
-                                link.write_cap[dir]
+                            // As at a root complex: requests share the posted-write queue.
+                            let cap = match flow {
+                                Flow::Write | Flow::ReadRequest => link.write_cap[dir],
+                                Flow::ReadCompletion => link.read_cap[dir],
                             };
                             channels.extend(cap);
                         }

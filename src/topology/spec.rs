@@ -65,8 +65,6 @@ pub struct PcieSpec {
     /// PHY + data-link pipeline latency of one link traversal.
     pub link_latency: Ps,
     pub mps: u64,
-    /// Read completion boundary of completers (root complex, GPU BAR).
-    pub rcb: u64,
     pub ecrc: bool,
 }
 

@@ -41,7 +41,7 @@ pub fn point(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> PointRe
         path,
         op: "write".into(),
         size,
-        seed: scenario::mix(cfg.seed, &[si as u64, size]),
+        seed: scenario::point_seed(cfg.seed, si, path, "write", size),
     };
     scenario::simulate_point(cfg, &topo, &p)
 }
