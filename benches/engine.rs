@@ -58,7 +58,6 @@ fn message(path: PathKind, size: u64, b: Bencher) {
     let opts = SimOptions {
         tlp_granularity: false,
         coalesce_above: cfg.sim.coalesce_above,
-        burst_bytes: cfg.sim.burst_bytes,
         jitter: false,
         seed: 1,
         record: false,

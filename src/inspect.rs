@@ -29,7 +29,7 @@ use crate::report::walkthrough::{
 };
 use crate::scenario::{self, paths};
 use crate::topology::spec::{GPU_PAGE, HOST_PAGE};
-use crate::topology::{ChannelKind, Topology};
+use crate::topology::{ChannelKind, Topology, Unit};
 use crate::units::{Ps, ps_to_us_exact};
 
 /// Where errors in command-line values are reported.
@@ -107,6 +107,7 @@ pub struct Recorded {
     /// Pinned bounce buffers per staged side (as `setup_us` counts them).
     pub bounce_buffers: u32,
     /// Effective MPS of the payload write, D2H and H2D routes.
+    pub mps_read: u64,
     pub mps_write: u64,
     pub mps_d2h: u64,
 }
@@ -128,7 +129,6 @@ pub fn record(
     let opts = SimOptions {
         tlp_granularity: cfg.sim.tlp_granularity,
         coalesce_above: cfg.sim.coalesce_above,
-        burst_bytes: cfg.sim.burst_bytes,
         jitter: false,
         // The seed of the point in a sweep (it does not matter with jitter off).
         seed: scenario::point_seed(cfg.seed, si, path, "write", size),
@@ -139,6 +139,13 @@ pub fn record(
     let spans: Vec<Span> = f.recorder.spans.clone();
     let recorder = std::mem::take(&mut f.recorder);
     let steps = &built.plan.steps;
+    let mps_read = steps
+        .iter()
+        .find_map(|s| match s.kind {
+            plan::StepKind::DmaRead { read, .. } if s.payload => Some(read.mps),
+            _ => None,
+        })
+        .unwrap_or(0);
     let mps_write = steps
         .iter()
         .find_map(|s| match s.kind {
@@ -162,6 +169,7 @@ pub fn record(
         setup_ps: built.setup,
         inline: built.inline,
         bounce_buffers: built.bounce_buffers,
+        mps_read,
         mps_write,
         mps_d2h,
         recorder,
@@ -241,44 +249,46 @@ impl<'a> Hops<'a> {
     }
 }
 
-/// Extent of a set of hops: (first start, last end).
-fn extent(hops: &[&Hop]) -> Option<(Ps, Ps)> {
-    let s = hops.iter().map(|h| h.start).min()?;
-    let e = hops.iter().map(|h| h.end).max()?;
-    Some((s, e))
+impl<'a> Hops<'a> {
+    /// Extent of a set of hops: (first start, when the last one reached the channel after: a
+    /// server's hop ends with the unit's service, its latency comes on top).
+    fn extent(&self, hops: &[&Hop]) -> Option<(Ps, Ps)> {
+        let s = hops.iter().map(|h| h.start).min()?;
+        let e = hops
+            .iter()
+            .map(|h| {
+                let c = &self.topo.channels[h.channel as usize];
+                h.end + c.latency * u64::from(h.units > 0 && c.is_server())
+            })
+            .max()?;
+        Some((s, e))
+    }
 }
 
-/// Train serials in order of first appearance.
-/// Train ids in order of first appearance (linear: a set for membership, a list for order).
-fn trains(hops: &[&Hop]) -> Vec<u64> {
+/// Units of kind `unit` among `hops` (distinct trains), or None where a bulk transfer moved
+/// the data (its TLPs and packets are not counted one by one).
+fn count(hops: &[&Hop], unit: Unit) -> Option<u64> {
+    if hops.iter().any(|h| h.units == 0) {
+        return None;
+    }
+    let mut seen = std::collections::HashSet::new();
+    Some(
+        hops.iter()
+            .filter(|h| h.unit == unit && seen.insert(h.train))
+            .count() as u64,
+    )
+}
+
+/// The hops of the first unit of kind `unit` among `hops` (for routes).
+fn first_of<'a>(hops: &[&'a Hop], unit: Unit) -> Vec<&'a Hop> {
+    let Some(first) = hops.iter().find(|h| h.unit == unit) else {
+        return Vec::new();
+    };
     let mut seen = std::collections::HashSet::new();
     hops.iter()
-        .filter(|h| seen.insert(h.train))
-        .map(|h| h.train)
+        .copied()
+        .filter(|h| h.train == first.train && seen.insert(h.channel))
         .collect()
-}
-
-fn train_hops<'a>(hops: &[&'a Hop], train: u64) -> Vec<&'a Hop> {
-    hops.iter().copied().filter(|h| h.train == train).collect()
-}
-
-/// Units of each train where it entered its route (requests for a read), summed.
-fn first_units(hops: &[&Hop]) -> u64 {
-    let mut seen = std::collections::HashSet::new();
-    hops.iter()
-        .filter(|h| seen.insert(h.train))
-        .map(|h| h.units)
-        .sum()
-}
-
-/// Units of each train where it left its route (completions for a read), summed.
-fn last_units(hops: &[&Hop]) -> u64 {
-    let mut seen = std::collections::HashSet::new();
-    hops.iter()
-        .rev()
-        .filter(|h| seen.insert(h.train))
-        .map(|h| h.units)
-        .sum()
 }
 
 fn short_name(topo: &Topology, rec: &Recorder, ch: u32) -> String {
@@ -416,11 +426,8 @@ fn walk_path(
     // cudaMemcpy D2H into the bounce buffer.
     if let (Some(s), Some(st)) = (span(Stage::MemcpyD2h), plan.sender.staging) {
         let hops = h.of(Some(Stage::MemcpyD2h), Movement::D2h);
-        let (d0, d1) = extent(&hops).unwrap_or((s.start, s.end));
-        let first = trains(&hops)
-            .first()
-            .map(|&t| train_hops(&hops, t))
-            .unwrap_or_default();
+        let (d0, d1) = h.extent(&hops).unwrap_or((s.start, s.end));
+        let first = first_of(&hops, Unit::Write);
         steps.push(memcpy_step(
             s,
             &name(s.component),
@@ -432,7 +439,7 @@ fn walk_path(
             (d0, d1),
             StepKind::CopyDma {
                 d2h: true,
-                tlps: first_units(&hops),
+                tlps: count(&hops, Unit::Write).unwrap_or(size.div_ceil(run.mps_d2h)),
                 tlp_bytes: run.mps_d2h,
                 route: h.nodes(&first),
             },
@@ -442,7 +449,7 @@ fn walk_path(
     // Post: the CPU builds the WQE, then the MMIO write carries it (or a doorbell) to the NIC.
     if let Some(s) = span(Stage::Post) {
         let mmio = h.of_host(Some(Stage::Post), Movement::Mmio, Some(plan.sender.host));
-        let m0 = extent(&mmio).map_or(s.start, |e| e.0);
+        let m0 = h.extent(&mmio).map_or(s.start, |e| e.0);
         let cpu = name(s.component);
         steps.push(step(
             s.start,
@@ -500,19 +507,16 @@ fn walk_path(
                     StepKind::Descriptor(g.clone()),
                 ));
                 let hops = h.of(Some(Stage::DmaRead), Movement::PayloadRead);
-                let first = trains(&hops)
-                    .first()
-                    .map(|&t| train_hops(&hops, t))
-                    .unwrap_or_default();
-                let cpl: Vec<&Hop> = first.iter().copied().filter(|h| h.payload > 0).collect();
+                let cpl = first_of(&hops, Unit::Completion);
+                let (mrrs, mps) = (nic_spec(0).mrrs, run.mps_read);
                 steps.push(step(
                     read.start,
                     read.end,
                     &name(read.component),
                     StepKind::DmaRead {
-                        requests: first_units(&hops),
-                        request_bytes: nic_spec(0).mrrs,
-                        completions: last_units(&hops),
+                        requests: count(&hops, Unit::ReadRequest).unwrap_or(size.div_ceil(mrrs)),
+                        request_bytes: mrrs,
+                        completions: count(&hops, Unit::Completion).unwrap_or(size.div_ceil(mps)),
                         gpu: plan.sender.nic_buffer.is_gpu(),
                         route: h.nodes(&cpl),
                         first_data: read.first_out,
@@ -540,17 +544,15 @@ fn walk_path(
     }
     if let Some(s) = span(Stage::Wire) {
         let hops = h.of(Some(Stage::Wire), Movement::Wire);
-        let first = trains(&hops)
-            .first()
-            .map(|&t| train_hops(&hops, t))
-            .unwrap_or_default();
+        let first = first_of(&hops, Unit::Packet);
+        let mtu = nic_spec(0).mtu;
         steps.push(step(
             s.start,
             s.end,
             &name(s.component),
             StepKind::Wire {
-                packets: first_units(&hops),
-                mtu: nic_spec(0).mtu,
+                packets: count(&hops, Unit::Packet).unwrap_or(size.div_ceil(mtu)),
+                mtu,
                 route: h.nodes(&first),
             },
         ));
@@ -576,16 +578,13 @@ fn walk_path(
             StepKind::Descriptor(d.clone()),
         ));
         let hops = h.of(Some(Stage::DmaWrite), Movement::PayloadWrite);
-        let first = trains(&hops)
-            .first()
-            .map(|&t| train_hops(&hops, t))
-            .unwrap_or_default();
+        let first = first_of(&hops, Unit::Write);
         steps.push(step(
             w.start,
             w.end,
             &name(w.component),
             StepKind::DmaWrite {
-                writes: first_units(&hops),
+                writes: count(&hops, Unit::Write).unwrap_or(size.div_ceil(run.mps_write)),
                 write_bytes: run.mps_write,
                 gpu: plan.receiver.nic_buffer.is_gpu(),
                 route: h.nodes(&first),
@@ -623,7 +622,7 @@ fn walk_path(
             flush.iter().map(|s| s.end).max().unwrap_or(last.end),
         );
         let of = |what| h.of(Some(Stage::Flush), what);
-        let ext = |hops: &[&Hop], from: Ps| extent(hops).unwrap_or((from, from));
+        let ext = |hops: &[&Hop], from: Ps| h.extent(hops).unwrap_or((from, from));
         let mmio = of(Movement::Mmio);
         let fetch = of(Movement::WqeFetch);
         let engine = of(Movement::SendEngine);
@@ -715,12 +714,8 @@ fn walk_path(
         let reads = h.of(Some(Stage::MemcpyH2d), Movement::H2dRead);
         let commits = h.of(Some(Stage::MemcpyH2d), Movement::H2dWrite);
         let all: Vec<&Hop> = reads.iter().chain(&commits).copied().collect();
-        let (d0, d1) = extent(&all).unwrap_or((s.start, s.end));
-        let first = trains(&reads)
-            .first()
-            .map(|&t| train_hops(&reads, t))
-            .unwrap_or_default();
-        let mut route_hops: Vec<&Hop> = first.iter().copied().filter(|h| h.payload > 0).collect();
+        let (d0, d1) = h.extent(&all).unwrap_or((s.start, s.end));
+        let mut route_hops = first_of(&reads, Unit::Completion);
         route_hops.extend(commits.first().copied());
         let ce = &hosts[1].spec.gpus[st.gpu].copy_engine;
         steps.push(memcpy_step(
@@ -734,7 +729,7 @@ fn walk_path(
             (d0, d1),
             StepKind::CopyDma {
                 d2h: false,
-                tlps: first_units(&reads),
+                tlps: count(&reads, Unit::ReadRequest).unwrap_or(size.div_ceil(ce.mrrs)),
                 tlp_bytes: ce.mrrs,
                 route: h.nodes(&route_hops),
             },
@@ -768,7 +763,7 @@ fn walk_path(
     // Off the latency path: the RC ACK and the sender's send CQE.
     let mut side_steps = Vec::new();
     let ack = h.of(None, Movement::Packet(PacketKind::Ack));
-    if let Some((a0, a1)) = extent(&ack) {
+    if let Some((a0, a1)) = h.extent(&ack) {
         let wire: Vec<&Hop> = ack
             .iter()
             .copied()
@@ -788,7 +783,7 @@ fn walk_path(
         ));
     }
     let send_cqe = h.of(None, Movement::Cqe(CqeKind::Send));
-    if let Some((c0, c1)) = extent(&send_cqe) {
+    if let Some((c0, c1)) = h.extent(&send_cqe) {
         side_steps.push(step(
             c0,
             c1,

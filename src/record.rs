@@ -133,8 +133,9 @@ pub enum DescriptorDir {
     Scatter,
 }
 
-/// One train (a TLP, a packet, or a coalesced burst of them) crossing one channel: the raw
-/// material of timelines. Channel ids index [`Recorder::component_names`] directly.
+/// Data crossing one channel: a unit (a TLP or a packet) during its service, or a bulk transfer
+/// during a stretch at one rate. The raw material of timelines and link checks. Channel ids index
+/// [`Recorder::component_names`] directly.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hop {
     pub flow: u16,
@@ -144,11 +145,15 @@ pub struct Hop {
     /// Identifies the train across its hops (for flow arrows); unique within a run.
     pub train: u64,
     pub channel: u32,
-    /// Service start (or arrival, for latency-only channels) and when its last unit left.
+    /// When the channel started and stopped carrying it (its service; for a bulk transfer, the
+    /// stretch at one rate, the channel carrying it evenly).
     pub start: Ps,
     pub end: Ps,
     pub payload: u64,
+    /// Units (1; 0 for a bulk stretch, whose TLPs or packets are not counted one by one).
     pub units: u64,
+    /// Bytes it put on the channel, headers included.
+    pub wire: u64,
     /// What its units were on this channel (requests and completions of a read differ).
     pub unit: Unit,
     /// What the train is for.

@@ -273,19 +273,19 @@ fn model_latency_is_non_decreasing_in_size() {
     }
 }
 
-/// Coalesced bursts and TLP-by-TLP movement agree within 1% (1 and 64 MiB; the host, staged and
+/// Bulk transfers and TLP-by-TLP movement agree within 1% (1 and 64 MiB; the host, staged and
 /// GPUDirect paths; a switch-local and a cross-socket placement).
 #[test]
-fn coalesced_and_tlp_by_tlp_runs_agree() {
+fn bulk_and_tlp_by_tlp_runs_agree() {
     let cfg = default_cfg();
     for scenario in ["PIX", "SYS"] {
         for path in [PathKind::Host, PathKind::Staged, PathKind::GpuDirect] {
             for size in [MIB, 64 * MIB] {
-                let coalesced = model_latency(&cfg, scenario, path, size, false) as f64;
+                let bulk = model_latency(&cfg, scenario, path, size, false) as f64;
                 let tlp = model_latency(&cfg, scenario, path, size, true) as f64;
                 assert!(
-                    rel_diff(coalesced, tlp) < 0.01,
-                    "{scenario} {path:?} {size}: coalesced {coalesced} vs TLP {tlp}"
+                    rel_diff(bulk, tlp) < 0.01,
+                    "{scenario} {path:?} {size}: bulk {bulk} vs TLP {tlp}"
                 );
             }
         }
@@ -322,11 +322,12 @@ fn registration_cache_moves_the_cost_to_setup() {
     );
 }
 
-/// Streaming under contention (staged: the copy engine's D2H bursts share the switch uplink with
-/// the NIC's read requests) gives the same bandwidth coalesced and TLP by TLP, also with large
-/// TLPs, where a small train interleaved into a burst must not wait for the whole burst.
+/// Streaming under contention (staged: the copy engine's D2H writes share the switch uplink with
+/// the NIC's read requests) gives the same bandwidth as bulk transfers and TLP by TLP within 2%,
+/// also with 4 KiB TLPs, where byte-fair sharing keeps the 24-byte requests from getting one
+/// request per 4 KiB write.
 #[test]
-fn contended_streaming_agrees_between_coalesced_and_tlp_by_tlp() {
+fn contended_streaming_agrees_between_bulk_and_tlp_by_tlp() {
     for mps in ["256", "4096"] {
         let auto = cfg_with(&[("mps_bytes = 256 ", &format!("mps_bytes = {mps} "))]);
         let tlp = Config {
@@ -339,8 +340,8 @@ fn contended_streaming_agrees_between_coalesced_and_tlp_by_tlp() {
         let a = summary(&auto, "PIX", PathKind::Staged, 4 * MIB).bw_gbps;
         let t = summary(&tlp, "PIX", PathKind::Staged, 4 * MIB).bw_gbps;
         assert!(
-            rel_diff(a, t) < 0.01,
-            "MPS {mps}: coalesced {a:.3} vs TLP {t:.3} GB/s"
+            rel_diff(a, t) < 0.02,
+            "MPS {mps}: bulk {a:.3} vs TLP {t:.3} GB/s"
         );
     }
 }

@@ -61,7 +61,7 @@ const STAGES_COLUMNS: [&str; 9] = [
 ];
 
 /// A reduced sweep for runs other than the default one: a small message (inline, TLP by TLP),
-/// a medium one, and two large ones that move in coalesced bursts.
+/// a medium one, and two large ones that move as bulk transfers.
 const SMALL_SWEEP: &str = r#"sizes = ["8B", "4KiB", "256KiB", "4MiB"]"#;
 
 fn root() -> PathBuf {

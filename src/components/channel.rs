@@ -1,33 +1,24 @@
-//! The FIFO server every transfer crosses, and the train arithmetic behind it.
+//! What a unit (one TLP or one packet) meets on its route.
 //!
-//! A *train* is n equal units (TLPs or packets) moving back to back. At any point of its route it
-//! is described by two times: when its first unit has fully passed (`head`) and when its last
-//! unit has (`tail`). Through a channel of rate R and latency L, with per-unit service u and
-//! total service S (both from the bytes on the link, overheads included):
+//! A *server* channel (a link direction, a memory, a switch output port, a P2P forwarding cap)
+//! serialises one unit at a time at its rate, then the unit takes the channel's latency to reach
+//! the next one. Waiting units queue per *source* (a requester and its flow: the PCIe ordering
+//! domain) and sources are served round robin, one unit each, as a switch's port arbitration
+//! does: a unit waits behind its own source's earlier units and at most one unit of every other
+//! backlogged source's share. Shares are fair in bytes (deficit round robin: each turn a source
+//! may send as many bytes as the largest unit waiting at the head of any source), which is
+//! TLP-level round robin where the TLPs are of one size and keeps a source of 24-byte read
+//! requests from getting one request's worth of a link per 4 KiB write of another source. A
+//! source's units never pass each other, and a small unit (a read request, a doorbell, a CQE)
+//! slips in between another source's data. A latency-only channel (a
+//! switch or root-complex traversal, a NIC pipeline) delays without queueing.
 //!
-//! ```text
-//! start    = max(head_in, channel free)
-//! head_out = start + u + L
-//! tail_out = max(tail_in + u, start + S) + L      (the channel is then free at tail_out - L)
-//! ```
-//!
-//! For n = 1 this is store-and-forward of one TLP or packet; for a coalesced burst it is exactly
-//! the aggregate of its units flowing through a FIFO without other traffic, which is why bursts
-//! and TLP-by-TLP runs agree on uncontended routes.
-//!
-//! The channel's clock (`free_at`) advances by each train's *service* time, not by its arrival
-//! spread: a burst trickling in from a slower upstream link leaves the channel idle between its
-//! units, and other sources' trains use those gaps (a memory controller serving a NIC's reads
-//! while a copy engine's writes dribble in). Capacity is never exceeded: every train's last
-//! unit leaves no earlier than `start + S`, and `start` waits for the clock. Trains of one
-//! source keep their order: a train's tail never precedes the previous tail of its source.
-//!
-//! Contention is FIFO per train, with one more refinement that keeps coalescing honest: real links
-//! arbitrate between sources TLP by TLP, so a *small* train (at most [`INTERLEAVE_MAX_BYTES`] on
-//! the link: read requests, doorbells, CQEs) that finds the channel busy with a train from
-//! another source is interleaved into it round-robin instead of waiting for the whole burst;
-//! the occupant is delayed by the bytes let in. Trains from the same source never pass each
-//! other (PCIe ordering: a read may not pass earlier posted writes; a CQE follows its data).
+//! A server never carries more than its rate: units are served one after another, each for its
+//! own wire bytes. Large messages move as fluid transfers instead ([`super::fluid`],
+//! [`super::bulk`]); a unit that a server serves while such transfers cross it holds the link for
+//! its own service time, during which the transfers on it wait.
+
+use std::collections::VecDeque;
 
 use rand::RngExt;
 use rand::SeedableRng;
@@ -42,22 +33,43 @@ use crate::units::Ps;
 /// 5.7x the median, well short of the desktop tail of row C12, which is a different platform.
 pub const JITTER_SIGMA: f64 = 0.75;
 
-/// Queueing state of one channel plus its own random stream.
-pub struct ChannelState {
-    pub free_at: Ps,
-    /// Source (route origin) of the train that holds the channel until `free_at`, and the
-    /// service time of one of its units.
-    occupant: u32,
-    occupant_unit: Ps,
-    /// Last tail time per source that used this channel (a handful at most).
-    last_tail: Vec<(u32, Ps)>,
-    /// Payload bytes that crossed this channel (host-memory accounting).
-    pub payload_bytes: u64,
-    jitter: Option<(LogNormal<f64>, Xoshiro256PlusPlus)>,
+/// Bytes of a packet a cut-through (InfiniBand) switch needs before it forwards it: the local
+/// route header, whose DLID it routes on (IBTA spec vol. 1, 7.7: LRH, 8 bytes).
+pub const CUT_THROUGH_BYTES: u64 = 8;
+
+/// A unit's identity for the server: an index into the fabric's trains.
+pub type UnitId = u32;
+
+/// A source's waiting units (with their wire bytes) and its round-robin credit.
+struct Waiting {
+    src: u64,
+    units: VecDeque<(UnitId, u64)>,
+    deficit: u64,
+    /// Whether its next turn starts a new round (credits it a quantum).
+    fresh: bool,
 }
 
-impl ChannelState {
-    /// `jitter_median` > 0 turns on an extra access delay drawn per train from a lognormal with
+/// The queueing state of one server channel, its own random stream, and what it carried.
+pub struct Server {
+    /// When the unit in service leaves the channel's serialiser.
+    pub busy_until: Ps,
+    /// Waiting units per source: the round-robin rotation, the source to serve next first. A
+    /// source that starts waiting joins at the back, behind every source already waiting.
+    queues: VecDeque<Waiting>,
+    /// Whether a wake-up at `busy_until` is scheduled.
+    pub wake_pending: bool,
+    /// Wire bytes it carried and time it spent serialising (units only; bulk transfers add
+    /// their bytes through the fluid accounting).
+    pub wire_bytes: u128,
+    pub busy: Ps,
+    /// Payload bytes of message data that crossed it (host-memory accounting).
+    pub payload_bytes: u64,
+    jitter: Option<(LogNormal<f64>, Xoshiro256PlusPlus)>,
+    jitter_median: Ps,
+}
+
+impl Server {
+    /// `jitter_median` > 0 turns on an extra access delay drawn per read from a lognormal with
     /// that median; each channel draws from its own stream seeded by (seed, `identity`), a
     /// stable hash of its name, so adding a channel elsewhere changes no other stream.
     pub fn new(jitter_median: Ps, seed: u64, identity: u64) -> Self {
@@ -67,32 +79,90 @@ impl ChannelState {
             let rng = Xoshiro256PlusPlus::seed_from_u64(crate::seed::mix(seed, &[identity]));
             (d, rng)
         });
-        ChannelState {
-            free_at: 0,
-            occupant: u32::MAX,
-            occupant_unit: 0,
-            last_tail: Vec::new(),
+        Server {
+            busy_until: 0,
+            queues: VecDeque::new(),
+            wake_pending: false,
+            wire_bytes: 0,
+            busy: 0,
             payload_bytes: 0,
             jitter,
+            jitter_median,
         }
     }
 
-    /// A source's trains leave in order: this tail is at least one unit after its last one.
-    fn keep_order(&mut self, src: u32, tail: Ps, u: Ps) -> Ps {
-        match self.last_tail.iter_mut().find(|(s, _)| *s == src) {
-            Some((_, last)) => {
-                let t = tail.max(*last + u);
-                *last = t;
-                t
-            }
-            None => {
-                self.last_tail.push((src, tail));
-                tail
-            }
+    /// Whether a unit arriving now can be served at once.
+    pub fn idle(&self, now: Ps) -> bool {
+        self.busy_until <= now && self.queues.is_empty()
+    }
+
+    /// Whether units are waiting.
+    pub fn has_waiting(&self) -> bool {
+        !self.queues.is_empty()
+    }
+
+    /// Queues a unit of `src` of `wire` bytes behind that source's earlier units.
+    pub fn enqueue(&mut self, src: u64, unit: UnitId, wire: u64) {
+        match self.queues.iter_mut().find(|w| w.src == src) {
+            Some(w) => w.units.push_back((unit, wire)),
+            None => self.queues.push_back(Waiting {
+                src,
+                units: VecDeque::from([(unit, wire)]),
+                deficit: 0,
+                fresh: true,
+            }),
         }
     }
 
-    fn draw_jitter(&mut self) -> Ps {
+    /// The next unit, deficit round robin over the waiting sources: at the start of its turn
+    /// the front source is credited the largest head unit waiting; it sends while its credit
+    /// covers its next unit, then goes to the back (keeping what is left of its credit while it
+    /// has units; an emptied source leaves the rotation).
+    pub fn dequeue(&mut self) -> Option<UnitId> {
+        let quantum = self.queues.iter().map(|w| w.units[0].1).max()?;
+        loop {
+            let w = self.queues.front_mut()?;
+            if w.fresh {
+                w.deficit += quantum;
+                w.fresh = false;
+            }
+            let (unit, wire) = w.units[0];
+            if wire <= w.deficit {
+                w.deficit -= wire;
+                w.units.pop_front();
+                if w.units.is_empty() {
+                    self.queues.pop_front();
+                }
+                return Some(unit);
+            }
+            let mut w = self.queues.pop_front().expect("front exists");
+            w.fresh = true;
+            self.queues.push_back(w);
+        }
+    }
+
+    /// Serves a unit of `wire` bytes from `now` for `service`: returns when it leaves the
+    /// serialiser.
+    pub fn serve(&mut self, now: Ps, service: Ps, wire: u64) -> Ps {
+        debug_assert!(self.busy_until <= now, "a server serves one unit at a time");
+        self.busy_until = now + service;
+        self.wire_bytes += wire as u128;
+        self.busy += service;
+        self.busy_until
+    }
+
+    /// The mean extra access delay (0 without jitter): median x exp(sigma^2 / 2).
+    pub fn mean_jitter(&self) -> Ps {
+        match &self.jitter {
+            Some(_) => {
+                (self.jitter_median as f64 * (JITTER_SIGMA * JITTER_SIGMA / 2.0).exp()) as Ps
+            }
+            None => 0,
+        }
+    }
+
+    /// An extra access delay for one read (0 without jitter).
+    pub fn draw_jitter(&mut self) -> Ps {
         match &mut self.jitter {
             Some((d, rng)) => d.sample(rng).min(1e12) as Ps,
             None => 0,
@@ -100,75 +170,16 @@ impl ChannelState {
     }
 }
 
-/// Bytes of a packet a cut-through (InfiniBand) switch needs before it forwards it: the local
-/// route header, whose DLID it routes on (IBTA spec vol. 1, 7.7: LRH, 8 bytes).
-pub const CUT_THROUGH_BYTES: u64 = 8;
-
-/// Trains up to this many bytes on a link interleave with another source's burst.
-pub const INTERLEAVE_MAX_BYTES: u64 = 4096;
-
-/// Moves a train from source `src` through one channel; returns (start of service, head after,
-/// tail after).
+/// Service time of one unit of `unit` kind carrying `payload` bytes on channel `spec`.
 #[inline]
-#[allow(clippy::too_many_arguments)]
-pub fn pass(
-    spec: &ChannelSpec,
-    state: &mut ChannelState,
-    unit: Unit,
-    units: u64,
-    payload: u64,
-    head: Ps,
-    tail: Ps,
-    src: u32,
-) -> (Ps, Ps, Ps) {
-    let extra = state.draw_jitter();
-    if !spec.is_server() {
-        return (
-            head,
-            head + spec.latency + extra,
-            tail + spec.latency + extra,
-        );
-    }
-    let units = units.max(1);
-    let per_unit_payload = payload.div_ceil(units);
-    let u = spec
-        .rate
-        .tx_time(spec.wire_bytes(unit, per_unit_payload, 1));
-    let total = spec.rate.tx_time(spec.wire_bytes(unit, payload, units));
-    let lat = spec.latency + extra;
-    let wire = spec.wire_bytes(unit, payload, units);
-    if state.free_at > head && state.occupant != src && wire <= INTERLEAVE_MAX_BYTES {
-        // Round-robin with the occupant's units while the occupant lasts; whatever does not
-        // fit before its end follows it back to back. Either way the occupant is delayed by
-        // exactly this train's service time.
-        let start = head + state.occupant_unit.min(state.free_at - head);
-        let interleaved = start + total + (units - 1) * state.occupant_unit;
-        let done_tail = (tail + u).max(interleaved.min(state.free_at + total));
-        state.free_at += total;
-        let done_tail = state.keep_order(src, done_tail, u);
-        return (
-            start,
-            first_out(units, start + u, done_tail) + lat,
-            done_tail + lat,
-        );
-    }
-    let start = head.max(state.free_at);
-    let done_tail = state.keep_order(src, (tail + u).max(start + total), u);
-    state.free_at = start + total;
-    state.occupant = src;
-    state.occupant_unit = u;
-    (
-        start,
-        first_out(units, start + u, done_tail) + lat,
-        done_tail + lat,
-    )
+pub fn service(spec: &ChannelSpec, unit: Unit, payload: u64) -> (Ps, u64) {
+    let wire = spec.wire_bytes(unit, payload, 1);
+    (spec.rate.tx_time(wire), wire)
 }
 
-/// When the first unit leaves: for a single unit that is its only unit, which source ordering
-/// may have held back; a burst's first unit leaves after its own service.
-#[inline]
-fn first_out(units: u64, head_done: Ps, tail_done: Ps) -> Ps {
-    if units == 1 { tail_done } else { head_done }
+/// Whether a channel forwards a packet once its header is in.
+pub fn cut_through(spec: &ChannelSpec) -> bool {
+    spec.kind == ChannelKind::NetworkSwitch
 }
 
 /// Whether a channel is one of the host DRAMs (for host_mem_bytes).
@@ -176,7 +187,43 @@ pub fn is_host_memory(spec: &ChannelSpec) -> bool {
     spec.kind == ChannelKind::HostMemory
 }
 
-/// A uniformly drawn phase in `[0, period)` for CQ polling, from a host's own stream.
+/// Whether a channel is a memory (reads are answered there, with its access jitter).
+pub fn is_memory(spec: &ChannelSpec) -> bool {
+    matches!(spec.kind, ChannelKind::HostMemory | ChannelKind::GpuMemory)
+}
+
+/// When `n` equal units of `payload` bytes that enter `route` together at time 0 leave it on
+/// idle channels: (first unit out, last unit out). Store-and-forward per unit on servers,
+/// cut-through on network switches, latency-only channels add their latency; the units follow
+/// one another at the slowest server's spacing. This is the latency part of a bulk transfer.
+pub fn idle_transit(route: &[&ChannelSpec], unit: Unit, payload: u64, n: u64) -> (Ps, Ps) {
+    let mut head: Ps = 0;
+    let mut prev: Option<(Ps, Ps)> = None; // (unit time, header time) on the previous server
+    let mut spacing: Ps = 0;
+    for spec in route {
+        if !spec.is_server() {
+            head += spec.latency;
+            continue;
+        }
+        let (u, _) = service(spec, unit, payload);
+        let start = match (cut_through(spec), prev) {
+            (true, Some((pu, ph))) => head.saturating_sub(pu.saturating_sub(ph)),
+            _ => head,
+        };
+        let hdr = spec.rate.tx_time(CUT_THROUGH_BYTES);
+        let done = if cut_through(spec) {
+            (start + u).max(head + hdr)
+        } else {
+            start + u
+        };
+        head = done + spec.latency;
+        prev = Some((u, hdr));
+        spacing = spacing.max(u);
+    }
+    (head, head + n.saturating_sub(1) * spacing)
+}
+
+/// A uniformly drawn phase in `[0, period)` for CQ polling, from a thread's own stream.
 pub fn poll_phase(rng: &mut Xoshiro256PlusPlus, period: Ps) -> Ps {
     if period == 0 {
         0
@@ -190,65 +237,94 @@ mod tests {
     use super::*;
     use crate::units::Rate;
 
-    fn link(rate_gbps: u64, latency: Ps) -> ChannelSpec {
+    fn link(rate_gbps: u64, latency: Ps, kind: ChannelKind) -> ChannelSpec {
         ChannelSpec {
             name: "l".into(),
-            kind: ChannelKind::Wire,
+            kind,
             rate: Rate::from_bps(rate_gbps * 1_000_000_000),
             latency,
-            overhead: [24, 24, 20, 0, 0],
+            overhead: [24, 24, 20, 26, 0],
             host: None,
             jitter_median: 0,
         }
     }
 
+    /// Round robin: two sources' waiting units alternate, each source's own units stay in
+    /// order.
     #[test]
-    fn one_unit_is_store_and_forward() {
-        let spec = link(8, 5);
-        let mut st = ChannelState::new(0, 0, 0);
-        // 232 + 24 = 256 bytes at 8 Gb/s = 256 ns
-        let (_, h, t) = pass(&spec, &mut st, Unit::Write, 1, 232, 1000, 1000, 0);
-        assert_eq!((h, t), (1000 + 256_000 + 5, 1000 + 256_000 + 5));
-        // a second train queues behind the first
-        let (_, h2, _) = pass(&spec, &mut st, Unit::Write, 1, 232, 1000, 1000, 0);
-        assert_eq!(h2, 1000 + 2 * 256_000 + 5);
-    }
-
-    #[test]
-    fn a_burst_equals_its_units_back_to_back() {
-        let spec = link(8, 0);
-        let mut burst = ChannelState::new(0, 0, 0);
-        let (_, _, t_burst) = pass(&spec, &mut burst, Unit::Write, 16, 16 * 232, 0, 0, 0);
-        let mut single = ChannelState::new(0, 0, 0);
-        let mut t = 0;
-        for _ in 0..16 {
-            t = pass(&spec, &mut single, Unit::Write, 1, 232, 0, 0, 0).2;
+    fn waiting_sources_are_served_round_robin_in_their_own_order() {
+        let mut s = Server::new(0, 0, 0);
+        for (src, unit) in [(1, 10), (1, 11), (1, 12), (2, 20), (2, 21)] {
+            s.enqueue(src, unit, 100);
         }
-        assert_eq!(t_burst, t);
+        let order: Vec<UnitId> = std::iter::from_fn(|| s.dequeue()).collect();
+        assert_eq!(order, vec![10, 20, 11, 21, 12]);
+    }
+
+    /// A source that keeps emptying its queue and coming back (one unit in flight at a time, as
+    /// a stream arriving at the link's own rate does) joins behind the sources already waiting:
+    /// it cannot starve a backlogged one.
+    #[test]
+    fn a_source_that_comes_back_waits_its_turn() {
+        let mut s = Server::new(0, 0, 0);
+        for unit in [10, 11, 12] {
+            s.enqueue(1, unit, 100);
+        }
+        let mut served = Vec::new();
+        for k in 0..3 {
+            s.enqueue(2, 20 + k, 100);
+            served.push(s.dequeue().unwrap());
+            served.push(s.dequeue().unwrap());
+        }
+        assert_eq!(served, vec![10, 20, 11, 21, 12, 22]);
+    }
+
+    /// Fair in bytes: against 280-byte writes, 24-byte read requests go 11 at a time.
+    #[test]
+    fn small_units_share_a_link_by_bytes() {
+        let mut s = Server::new(0, 0, 0);
+        for k in 0..4 {
+            s.enqueue(1, k, 280);
+        }
+        for k in 0..30 {
+            s.enqueue(2, 100 + k, 24);
+        }
+        let order: Vec<UnitId> = std::iter::from_fn(|| s.dequeue()).take(14).collect();
+        let requests = |v: &[UnitId]| v.iter().filter(|&&u| u >= 100).count();
+        assert_eq!(order[0], 0);
+        assert_eq!(requests(&order[1..12]), 11, "{order:?}");
+        assert_eq!(order[12], 1);
     }
 
     #[test]
-    fn a_small_train_of_another_source_interleaves_but_not_one_of_the_same_source() {
-        let spec = link(8, 0);
-        let mut st = ChannelState::new(0, 0, 0);
-        // A 64-unit burst from source 1 holds the channel for 64 x 256 ns.
-        let (_, _, burst_tail) = pass(&spec, &mut st, Unit::Write, 64, 64 * 232, 0, 0, 1);
-        assert_eq!(burst_tail, 64 * 256_000);
-        // A read request (24 B = 24 ns) of source 2 slips in after one unit of the burst.
-        let (_, h, _) = pass(&spec, &mut st, Unit::ReadRequest, 1, 0, 1000, 1000, 2);
-        assert_eq!(h, 1000 + 256_000 + 24_000);
-        assert_eq!(st.free_at, 64 * 256_000 + 24_000);
-        // The same source's request stays behind everything (ordering).
-        let (_, h, _) = pass(&spec, &mut st, Unit::ReadRequest, 1, 0, 2000, 2000, 1);
-        assert_eq!(h, 64 * 256_000 + 24_000 + 24_000);
+    fn a_server_is_busy_for_each_units_service() {
+        let mut s = Server::new(0, 0, 0);
+        assert!(s.idle(0));
+        assert_eq!(s.serve(100, 256_000, 256), 256_100);
+        assert!(!s.idle(200));
+        assert!(s.idle(256_100));
+        assert_eq!((s.wire_bytes, s.busy), (256, 256_000));
     }
 
+    /// 232 + 24 = 256 bytes at 8 Gb/s take 256 ns per link; store and forward over two links
+    /// with 5 ns each, and 4 units leave 256 ns apart.
     #[test]
-    fn a_slow_upstream_tail_holds_the_tail() {
-        let spec = link(8, 0);
-        let mut st = ChannelState::new(0, 0, 0);
-        let (_, h, t) = pass(&spec, &mut st, Unit::Write, 4, 4 * 232, 0, 10_000_000, 0);
-        assert_eq!(h, 256_000);
-        assert_eq!(t, 10_000_000 + 256_000);
+    fn idle_transit_is_store_and_forward_per_unit() {
+        let a = link(8, 5_000, ChannelKind::Wire);
+        let b = link(8, 5_000, ChannelKind::Wire);
+        let (first, last) = idle_transit(&[&a, &b], Unit::Write, 232, 4);
+        assert_eq!(first, 2 * (256_000 + 5_000));
+        assert_eq!(last, first + 3 * 256_000);
+    }
+
+    /// A cut-through switch port starts sending once the 8-byte header is in: a second hop of
+    /// equal rate adds its latency and the header's time, not the packet's.
+    #[test]
+    fn a_cut_through_switch_adds_the_header_time_not_the_packet() {
+        let wire = link(8, 1_000, ChannelKind::Wire);
+        let sw = link(8, 2_000, ChannelKind::NetworkSwitch);
+        let (first, _) = idle_transit(&[&wire, &sw], Unit::Packet, 230, 1);
+        // 256 B at 8 Gb/s = 256 ns on the cable; the switch adds 8 ns of header and 2 ns.
+        assert_eq!(first, 256_000 + 1_000 + 8_000 + 2_000);
     }
 }

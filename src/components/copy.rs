@@ -17,58 +17,47 @@ impl Fabric<'_> {
         }
     }
 
-    /// The launch is over: the copy engine starts moving the data, in bursts.
+    /// The launch is over: the copy engine starts moving the data, as a bulk transfer for a
+    /// large copy, else TLP by TLP (D2H: posted writes; H2D: reads under its window).
     pub(super) fn start_copy(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
-        let (copy, gpu, _) = self.copy_of(inst);
+        let (copy, _, _) = self.copy_of(inst);
         let step = &self.plan_of(inst.0).steps[inst.2 as usize];
         let (size, payload) = (step.bytes, step.payload);
+        if self.is_bulk(size) {
+            self.bulk_start(inst, now, q);
+            return;
+        }
         match copy {
             Copy::D2h { route, mps } => {
-                let chunk = self.chunk(size, mps);
                 let route = self.route_of(inst.0, route);
-                let n = size.max(1).div_ceil(chunk);
+                let n = size.div_ceil(mps).max(1);
                 self.step_state(inst).parts = n as u32;
                 let mut off = 0;
                 for _ in 0..n {
-                    let b = chunk.min(size - off);
-                    let mut w = self.train(
-                        route,
-                        (inst.0, inst.1, inst.2, 0),
-                        Unit::Write,
-                        b.div_ceil(mps),
-                        b,
-                        now,
-                        now,
-                    );
+                    let b = mps.min(size - off);
+                    let mut w = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Write, b, now);
                     w.counts_payload = payload;
                     self.launch(w, now, q);
                     off += b;
                 }
             }
             Copy::H2d { read, .. } => {
-                let ce = self.topo.hosts[gpu.host].spec.gpus[gpu.gpu].copy_engine;
-                let chunk = self.read_chunk(size, read.mrrs, ce.read_window);
                 let routes = (
                     self.route_of(inst.0, read.req),
                     self.route_of(inst.0, read.cpl),
                 );
-                let n = size.max(1).div_ceil(chunk);
-                self.step_state(inst).parts = n as u32;
-                let mut off = 0;
-                for _ in 0..n {
-                    let b = chunk.min(size - off);
-                    self.read(
-                        read.engine,
-                        routes,
-                        (read.mrrs, read.mps),
-                        b,
-                        (inst.0, inst.1, inst.2, 0),
-                        payload,
-                        now,
-                        q,
-                    );
-                    off += b;
-                }
+                self.step_state(inst).parts = size.div_ceil(read.mps).max(1) as u32;
+                let who = (inst.0, inst.1, inst.2, 0);
+                self.read(
+                    read.engine,
+                    routes,
+                    (read.mrrs, read.mps),
+                    size,
+                    who,
+                    payload,
+                    now,
+                    q,
+                );
             }
         }
     }
@@ -89,11 +78,11 @@ impl Fabric<'_> {
                 let route = self.route_of(inst.0, commit);
                 self.relaunch(t, route, (inst.2, 1), now, q);
             }
-            _ => self.copy_committed(inst, t.tail.max(now), q),
+            _ => self.copy_committed(inst, now, q),
         }
     }
 
-    /// One burst of a copy committed; after the last, the waiting thread is signalled.
+    /// One TLP of a copy committed; after the last, the waiting thread is signalled.
     fn copy_committed(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
         let st = self.step_state(inst);
         st.parts -= 1;

@@ -193,7 +193,7 @@ impl Fabric<'_> {
         if let Some(dram) = inline {
             // The CPU copies the payload out of host memory into the WQE: a DRAM read.
             let size = self.plan_of(task.flow).size;
-            self.state[dram as usize].payload_bytes += size;
+            self.servers[dram as usize].payload_bytes += size;
             self.flows[task.flow as usize].msgs[task.msg as usize].host_mem_bytes += size;
         }
         let route = self.route_of(task.flow, route);
@@ -201,9 +201,7 @@ impl Fabric<'_> {
             route,
             (task.flow, task.msg, task.step, 0),
             Unit::Write,
-            1,
             bytes,
-            now,
             now,
         );
         self.launch(t, now, q);

@@ -10,54 +10,63 @@
 use std::collections::VecDeque;
 
 use super::Event;
-use super::channel::{self, ChannelState};
+use super::bulk::Bulks;
+use super::channel::{self, Server};
 use super::cpu::Cpu;
 use super::options::SimOptions;
 use crate::engine::{Handler, Queue};
 use crate::plan::{Plan, StepId};
 use crate::record::Recorder;
-use crate::topology::{ChannelId, ChannelKind, ChannelSpec, Topology, Unit};
+use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
 use crate::units::Ps;
 
 pub type TrainId = u32;
 /// Index into the fabric's route table (all flows' routes).
 pub type RouteId = u32;
 
-/// A burst of identical units in flight (see [`super::channel`]).
+/// One unit in flight: a TLP or a packet (see [`super::channel`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Train {
     pub route: RouteId,
     pub hop: u16,
+    /// When the unit has fully arrived at its next channel (or its destination).
     pub head: Ps,
-    pub tail: Ps,
     pub unit: Unit,
-    pub units: u64,
-    /// Data bytes on the links (0 for read requests).
+    /// Data bytes it carries (0 for a read request).
     pub payload: u64,
-    /// For a read request: bytes requested, the completion route, completion units.
-    pub requested: u64,
-    pub cpl_route: RouteId,
-    pub cpl_units: u64,
-    /// Read engine that issued it and the tags (requests) it holds.
-    pub engine: u32,
-    pub tags: u32,
+    /// The outstanding read it belongs to (a request, or one of its completions).
+    pub read: Option<u32>,
     /// The step instance it belongs to, and which of that step's movements it is.
     pub flow: u16,
     pub msg: u32,
     pub step: StepId,
     pub phase: u8,
-    /// (head, tail) when the train entered its current stage.
-    pub stage_in: (Ps, Ps),
+    /// When it entered its current step (for the step's record).
+    pub stage_in: Ps,
     /// Whether its payload counts as message data for host-memory accounting.
     pub counts_payload: bool,
-    /// Where it entered the current route (the route's first channel): trains of one source
-    /// keep their order on shared channels.
-    pub src: u32,
+    /// Its source (requester or completer, and flow): the round-robin and ordering domain.
+    pub src: u64,
+    /// An access delay still to add at the next server (a memory's jitter for a read).
+    pub extra: Ps,
     /// Serial number for records (flow arrows in traces).
     pub serial: u64,
 }
 
-/// A DMA requester's outstanding-read window, in read requests (tags).
+/// One outstanding DMA read request: what to do with its completions.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadReq {
+    pub engine: u32,
+    pub cpl_route: RouteId,
+    pub mps: u64,
+    pub bytes: u64,
+    /// Completions still to arrive at the requester.
+    pub left: u32,
+    pub counts_payload: bool,
+}
+
+/// A DMA requester's outstanding-read window, in read requests (tags), and its requests
+/// waiting for a tag.
 #[derive(Debug)]
 pub struct ReadEngine {
     pub tags_free: u32,
@@ -121,13 +130,16 @@ pub struct Fabric<'t> {
     pub topo: &'t Topology,
     pub opts: SimOptions,
     pub channels: &'t [ChannelSpec],
-    pub state: Vec<ChannelState>,
+    pub servers: Vec<Server>,
     pub routes: Vec<Vec<ChannelId>>,
     pub trains: Vec<Train>,
     free_trains: Vec<TrainId>,
+    pub reads: Vec<ReadReq>,
+    free_reads: Vec<u32>,
     pub engines: Vec<ReadEngine>,
     pub cpus: Vec<Cpu>,
     pub flows: Vec<FlowRun<'t>>,
+    pub bulk: Bulks,
     pub recorder: Recorder,
     serial: u64,
 }
@@ -135,12 +147,12 @@ pub struct Fabric<'t> {
 impl<'t> Fabric<'t> {
     /// Prepares the hardware of `topo` to run one flow per plan.
     pub fn new(topo: &'t Topology, plans: &[&'t Plan], opts: SimOptions) -> Self {
-        let state = topo
+        let servers = topo
             .channels
             .iter()
             .map(|c| {
                 let median = if opts.jitter { c.jitter_median } else { 0 };
-                ChannelState::new(median, opts.seed, crate::seed::stable_hash(&c.name))
+                Server::new(median, opts.seed, crate::seed::stable_hash(&c.name))
             })
             .collect();
         let mut names: Vec<String> = topo.channels.iter().map(|c| c.name.clone()).collect();
@@ -183,25 +195,29 @@ impl<'t> Fabric<'t> {
                 next: 0,
             });
         }
-        let engines = topo
-            .read_windows()
-            .into_iter()
-            .map(|tags| ReadEngine {
+        let windows = topo.read_windows();
+        let engines = windows
+            .iter()
+            .map(|&tags| ReadEngine {
                 tags_free: tags,
                 waiting: VecDeque::new(),
             })
             .collect();
+        let bulk = Bulks::new(topo, &windows);
         Fabric {
             topo,
             opts,
             channels: &topo.channels,
-            state,
+            servers,
             routes,
             trains: Vec::with_capacity(256),
             free_trains: Vec::new(),
+            reads: Vec::new(),
+            free_reads: Vec::new(),
             engines,
             cpus,
             flows,
+            bulk,
             recorder: Recorder::new(opts.record, names),
             serial: 0,
         }
@@ -217,12 +233,27 @@ impl<'t> Fabric<'t> {
         self.flows[flow as usize].route_base + r as RouteId
     }
 
-    // ---- trains ------------------------------------------------------------------------------
+    /// The source id of units entering `route` for `flow`: the route's first channel (the
+    /// requester's or completer's own link or memory) and the flow.
+    fn source(&self, route: RouteId, flow: u16) -> u64 {
+        let first = self.routes[route as usize]
+            .first()
+            .copied()
+            .unwrap_or(u32::MAX);
+        ((flow as u64) << 32) | first as u64
+    }
+
+    // ---- units -------------------------------------------------------------------------------
+
+    /// A fresh serial number (for records).
+    pub fn next_serial(&mut self) -> u64 {
+        self.serial += 1;
+        self.serial
+    }
 
     /// Allocates a train (reusing finished slots).
     pub fn new_train(&mut self, mut t: Train) -> TrainId {
-        self.serial += 1;
-        t.serial = self.serial;
+        t.serial = self.next_serial();
         if let Some(id) = self.free_trains.pop() {
             self.trains[id as usize] = t;
             id
@@ -232,54 +263,43 @@ impl<'t> Fabric<'t> {
         }
     }
 
-    /// A fresh train description (no read request) of step instance (flow, msg, step, phase),
-    /// entering fabric route `route` at (head, tail).
-    #[allow(clippy::too_many_arguments)]
+    /// A unit of step instance (flow, msg, step, phase) carrying `payload` bytes, entering
+    /// fabric route `route` at `head`.
     pub fn train(
         &self,
         route: RouteId,
         (flow, msg, step, phase): (u16, u32, StepId, u8),
         unit: Unit,
-        units: u64,
         payload: u64,
         head: Ps,
-        tail: Ps,
     ) -> Train {
         Train {
             route,
             hop: 0,
             head,
-            tail,
             unit,
-            units: units.max(1),
             payload,
-            requested: 0,
-            cpl_route: 0,
-            cpl_units: 0,
-            engine: 0,
-            tags: 0,
+            read: None,
             flow,
             msg,
             step,
             phase,
-            stage_in: (head, tail),
+            stage_in: head,
             counts_payload: false,
+            src: self.source(route, flow),
+            extra: 0,
             serial: 0,
-            src: self.routes[route as usize]
-                .first()
-                .copied()
-                .unwrap_or(u32::MAX),
         }
     }
 
-    /// Injects a train and moves it as far as it can go now.
+    /// Injects a unit and moves it as far as it can go now.
     pub fn launch(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
         let id = self.new_train(t);
         self.advance(id, now, q);
     }
 
-    /// Re-injects a train on the next segment of its journey (the next step's route), keeping
-    /// its times.
+    /// Re-injects a unit on the next segment of its journey (the next step's route), keeping
+    /// its time.
     pub fn relaunch(
         &mut self,
         mut t: Train,
@@ -292,109 +312,144 @@ impl<'t> Fabric<'t> {
         t.hop = 0;
         t.step = step;
         t.phase = phase;
-        t.src = self.routes[route as usize]
-            .first()
-            .copied()
-            .unwrap_or(u32::MAX);
-        t.stage_in = (t.head, t.tail);
+        t.src = self.source(route, t.flow);
+        t.stage_in = t.head;
         self.launch(t, now, q);
     }
 
-    /// Moves train `id` through its route until it must wait for a future time or arrives.
+    /// Moves unit `id` along its route until it must wait (for a future time, or for a busy
+    /// server) or arrives.
     pub fn advance(&mut self, id: TrainId, now: Ps, q: &mut Queue<Event>) {
         loop {
-            let t = &mut self.trains[id as usize];
+            let t = self.trains[id as usize];
             let route = &self.routes[t.route as usize];
             if t.hop as usize == route.len() {
-                // Arrivals are handled when the first unit is in, except a single read
-                // request's completions: the request (and its tag) completes with its last one.
-                let due = if t.tags == 1 && t.requested == 0 {
-                    t.tail
-                } else {
-                    t.head
-                };
-                if due > now {
-                    q.schedule(due, Event::Hop(id));
+                if t.head > now {
+                    q.schedule(t.head, Event::Hop(id));
                     return;
                 }
-                if t.requested > 0 {
-                    // A read request reached the completer: the data comes back as completions.
-                    t.unit = Unit::Completion;
-                    t.payload = t.requested;
-                    t.units = t.cpl_units;
-                    t.requested = 0;
-                    t.route = t.cpl_route;
-                    t.hop = 0;
-                    t.src = self.routes[t.route as usize]
-                        .first()
-                        .copied()
-                        .unwrap_or(u32::MAX);
-                    continue;
-                }
-                let train = *t;
                 self.free_trains.push(id);
-                self.arrive(train, now, q);
+                match t.read {
+                    Some(r) if t.unit == Unit::ReadRequest => self.completer(t, r, now, q),
+                    _ => self.arrive(t, now, q),
+                }
                 return;
             }
             let c = route[t.hop as usize];
             let spec = &self.channels[c as usize];
-            // A cut-through switch forwards a packet once its header is in: each unit is ready
+            if !spec.is_server() {
+                if self.recorder.enabled {
+                    let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);
+                    self.recorder.hops.push(crate::record::Hop {
+                        flow: t.flow,
+                        msg: t.msg,
+                        step: t.step,
+                        train: t.serial,
+                        channel: c,
+                        start: t.head,
+                        end: t.head + spec.latency,
+                        payload: t.payload,
+                        units: 1,
+                        wire: 0,
+                        unit: t.unit,
+                        what,
+                    });
+                }
+                let t = &mut self.trains[id as usize];
+                t.head += spec.latency;
+                t.hop += 1;
+                continue;
+            }
+            // A cut-through switch forwards a packet once its header is in: the unit is ready
             // for the output port its serialisation on the previous link (less the header)
             // before it has fully arrived.
-            let early = match (spec.kind == ChannelKind::NetworkSwitch, t.hop) {
+            let early = match (channel::cut_through(spec), t.hop) {
                 (true, hop) if hop > 0 => {
                     let prev = &self.channels[route[hop as usize - 1] as usize];
-                    let unit = t.payload.div_ceil(t.units.max(1));
-                    let u = prev.rate.tx_time(prev.wire_bytes(t.unit, unit, 1));
+                    let (u, _) = channel::service(prev, t.unit, t.payload);
                     u.saturating_sub(prev.rate.tx_time(channel::CUT_THROUGH_BYTES))
                 }
                 _ => 0,
             };
-            let (head, tail) = (t.head.saturating_sub(early), t.tail.saturating_sub(early));
-            if spec.is_server() && head > now {
-                q.schedule(head, Event::Hop(id));
+            let ready = t.head.saturating_sub(early);
+            if ready > now {
+                q.schedule(ready, Event::Hop(id));
                 return;
             }
-            let st = &mut self.state[c as usize];
-            let (start, mut h, mut tl) =
-                channel::pass(spec, st, t.unit, t.units, t.payload, head, tail, t.src);
-            if early > 0 {
-                // ... but never leaves before it has arrived and its header has gone out.
-                let hdr = spec.rate.tx_time(channel::CUT_THROUGH_BYTES) + spec.latency;
-                h = h.max(t.head + hdr);
-                tl = tl.max(t.tail + hdr);
+            if !self.servers[c as usize].idle(now) {
+                let (_, wire) = channel::service(spec, t.unit, t.payload);
+                let srv = &mut self.servers[c as usize];
+                srv.enqueue(t.src, id, wire);
+                if !srv.wake_pending {
+                    srv.wake_pending = true;
+                    let at = srv.busy_until.max(now);
+                    q.schedule(at, Event::ServerFree(c));
+                }
+                return;
             }
-            if self.recorder.enabled {
-                let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);
-                self.recorder.hops.push(crate::record::Hop {
-                    flow: t.flow,
-                    msg: t.msg,
-                    step: t.step,
-                    train: t.serial,
-                    channel: c,
-                    start,
-                    end: tl,
-                    payload: t.payload,
-                    units: t.units,
-                    unit: t.unit,
-                    what,
-                });
-            }
-            if t.counts_payload && channel::is_host_memory(spec) {
-                st.payload_bytes += t.payload;
-                self.flows[t.flow as usize].msgs[t.msg as usize].host_mem_bytes += t.payload;
-            }
-            t.head = h;
-            t.tail = tl;
-            t.hop += 1;
+            self.serve(c, id, now, q);
         }
+    }
+
+    /// Server `c` serves unit `id` from `now`; the unit moves on to its next channel.
+    fn serve(&mut self, c: ChannelId, id: TrainId, now: Ps, q: &mut Queue<Event>) {
+        let spec = &self.channels[c as usize];
+        let t = self.trains[id as usize];
+        let (u, wire) = channel::service(spec, t.unit, t.payload);
+        let srv = &mut self.servers[c as usize];
+        let mut out = srv.serve(now, u, wire);
+        if channel::cut_through(spec) && t.hop > 0 {
+            // ... but never leaves before it has arrived and its header has gone out.
+            out = out.max(t.head + spec.rate.tx_time(channel::CUT_THROUGH_BYTES));
+        }
+        if t.counts_payload && channel::is_host_memory(spec) {
+            srv.payload_bytes += t.payload;
+            self.flows[t.flow as usize].msgs[t.msg as usize].host_mem_bytes += t.payload;
+        }
+        if self.recorder.enabled {
+            let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);
+            self.recorder.hops.push(crate::record::Hop {
+                flow: t.flow,
+                msg: t.msg,
+                step: t.step,
+                train: t.serial,
+                channel: c,
+                start: now,
+                end: out,
+                payload: t.payload,
+                units: 1,
+                wire,
+                unit: t.unit,
+                what,
+            });
+        }
+        // Bulk transfers crossing this link wait while it serialises the unit.
+        self.bulk_pause(c, now, out, q);
+        let t = &mut self.trains[id as usize];
+        t.head = out + spec.latency + t.extra;
+        t.extra = 0;
+        t.hop += 1;
+    }
+
+    /// Server `c` finished its unit and has units waiting: serve the next, round robin.
+    pub fn server_free(&mut self, c: ChannelId, now: Ps, q: &mut Queue<Event>) {
+        self.servers[c as usize].wake_pending = false;
+        let Some(id) = self.servers[c as usize].dequeue() else {
+            return;
+        };
+        self.serve(c, id, now, q);
+        let srv = &mut self.servers[c as usize];
+        if srv.has_waiting() {
+            srv.wake_pending = true;
+            q.schedule(srv.busy_until, Event::ServerFree(c));
+        }
+        self.advance(id, now, q);
     }
 
     // ---- DMA reads under a window ------------------------------------------------------------
 
-    /// Queues a read of `bytes` (split into requests of at most `mrrs`, completions of at most
-    /// `mps`) on a read engine for step instance `who`; it issues when the engine has the
-    /// requests' tags free.
+    /// Queues a read of `bytes` (requests of at most `mrrs`, completions of at most `mps`) on a
+    /// read engine for step instance `who`; each request issues when the engine has a tag.
     #[allow(clippy::too_many_arguments)]
     pub fn read(
         &mut self,
@@ -407,70 +462,101 @@ impl<'t> Fabric<'t> {
         now: Ps,
         q: &mut Queue<Event>,
     ) {
-        let requests = bytes.div_ceil(mrrs).max(1);
-        let full = bytes / mrrs;
-        let rem = bytes % mrrs;
-        let cpl_units = full * mrrs.div_ceil(mps) + if rem > 0 { rem.div_ceil(mps) } else { 0 };
-        let mut t = self.train(req, who, Unit::ReadRequest, requests, 0, now, now);
-        t.requested = bytes.max(1);
-        t.cpl_route = cpl;
-        t.cpl_units = cpl_units.max(1);
-        t.engine = engine as u32;
-        t.tags = requests as u32;
-        t.counts_payload = counts_payload;
-        let id = self.new_train(t);
-        self.engines[engine].waiting.push_back(id);
-        self.issue_reads(engine, now, now, q);
+        let mut off = 0;
+        let total = bytes.max(1);
+        while off < total {
+            let b = mrrs.min(total - off);
+            let r = ReadReq {
+                engine: engine as u32,
+                cpl_route: cpl,
+                mps,
+                bytes: b,
+                left: 0,
+                counts_payload,
+            };
+            let rid = match self.free_reads.pop() {
+                Some(i) => {
+                    self.reads[i as usize] = r;
+                    i
+                }
+                None => {
+                    self.reads.push(r);
+                    (self.reads.len() - 1) as u32
+                }
+            };
+            let mut t = self.train(req, who, Unit::ReadRequest, 0, now);
+            t.read = Some(rid);
+            let id = self.new_train(t);
+            self.engines[engine].waiting.push_back(id);
+            off += b;
+        }
+        self.issue_reads(engine, now, q);
     }
 
-    /// Issues waiting reads while tags are free. `tail_floor`: the last request of a newly
-    /// issued burst cannot leave before the last completion that freed its tags arrived.
-    fn issue_reads(&mut self, engine: usize, now: Ps, tail_floor: Ps, q: &mut Queue<Event>) {
-        loop {
-            let e = &mut self.engines[engine];
-            let Some(&id) = e.waiting.front() else { return };
-            let need = self.trains[id as usize].tags;
-            if need > e.tags_free {
+    /// Issues waiting requests while tags are free.
+    fn issue_reads(&mut self, engine: usize, now: Ps, q: &mut Queue<Event>) {
+        while self.engines[engine].tags_free > 0 {
+            let Some(id) = self.engines[engine].waiting.pop_front() else {
                 return;
-            }
-            e.tags_free -= need;
-            e.waiting.pop_front();
+            };
+            self.engines[engine].tags_free -= 1;
             let t = &mut self.trains[id as usize];
             t.head = now;
-            t.tail = now.max(tail_floor);
+            t.stage_in = now;
             self.advance(id, now, q);
         }
     }
 
-    /// A read's completions arrived at its requester: free its tags, issue what waits.
-    pub fn read_done(&mut self, t: &Train, now: Ps, q: &mut Queue<Event>) {
-        self.engines[t.engine as usize].tags_free += t.tags;
-        self.issue_reads(t.engine as usize, now, t.tail, q);
-    }
-
-    /// Bytes per train for a message of `size` moving in units of `unit_bytes`: one unit at a
-    /// time (TLP by TLP, packet by packet) for small messages or when forced, else bursts.
-    pub fn chunk(&self, size: u64, unit_bytes: u64) -> u64 {
-        if self.opts.tlp_granularity || size <= self.opts.coalesce_above {
-            unit_bytes
+    /// A request reached its completer: the memory answers with completions of at most MPS
+    /// (after its access jitter, one draw per read).
+    fn completer(&mut self, t: Train, rid: u32, now: Ps, q: &mut Queue<Event>) {
+        let r = self.reads[rid as usize];
+        let first = self.routes[r.cpl_route as usize][0];
+        let jitter = if channel::is_memory(&self.channels[first as usize]) {
+            self.servers[first as usize].draw_jitter()
         } else {
-            (self.opts.burst_bytes / unit_bytes).max(1) * unit_bytes
+            0
+        };
+        let n = r.bytes.div_ceil(r.mps).max(1);
+        self.reads[rid as usize].left = n as u32;
+        let mut off = 0;
+        for _ in 0..n {
+            let b = r.mps.min(r.bytes - off);
+            let mut c = self.train(
+                r.cpl_route,
+                (t.flow, t.msg, t.step, t.phase),
+                Unit::Completion,
+                b,
+                now,
+            );
+            c.read = Some(rid);
+            c.counts_payload = r.counts_payload;
+            c.extra = jitter;
+            c.stage_in = t.stage_in;
+            self.launch(c, now, q);
+            off += b;
         }
     }
 
-    /// Burst size for reads: a whole number of requests that divides the engine's window, so
-    /// that coalesced bursts keep the window's throughput (N x MRRS per round trip).
-    pub fn read_chunk(&self, size: u64, mrrs: u64, window: u32) -> u64 {
-        let mut g = (self.chunk(size, mrrs) / mrrs).clamp(1, window.max(1) as u64);
-        while !(window as u64).is_multiple_of(g) {
-            g -= 1;
+    /// A completion reached its requester: after the read's last one, its tag is free.
+    /// Returns whether this was the read's last completion.
+    pub fn read_done(&mut self, t: &Train, now: Ps, q: &mut Queue<Event>) -> bool {
+        let Some(rid) = t.read else { return true };
+        let r = &mut self.reads[rid as usize];
+        r.left -= 1;
+        if r.left > 0 {
+            return false;
         }
-        g * mrrs
+        let engine = r.engine as usize;
+        self.free_reads.push(rid);
+        self.engines[engine].tags_free += 1;
+        self.issue_reads(engine, now, q);
+        true
     }
 
-    /// Host DRAM payload bytes over all channels (every host).
+    /// Host DRAM payload bytes over all channels (every host), units and bulk transfers.
     pub fn host_mem_payload_bytes(&self) -> u64 {
-        self.state.iter().map(|s| s.payload_bytes).sum()
+        self.servers.iter().map(|s| s.payload_bytes).sum::<u64>() + self.bulk.host_mem_bytes
     }
 }
 
@@ -479,8 +565,12 @@ impl Handler for Fabric<'_> {
     fn handle(&mut self, now: Ps, event: Event, q: &mut Queue<Event>) {
         match event {
             Event::Hop(id) => self.advance(id, now, q),
+            Event::ServerFree(c) => self.server_free(c, now, q),
             Event::CpuDone { cpu } => self.cpu_done(cpu as usize, now, q),
             Event::Start { flow, msg } => self.start_message(flow, msg, now, q),
+            Event::Ready { flow, msg, step } => self.step_ready((flow, msg, step), now, q),
+            Event::BulkReady(job) => self.bulk_ready(job as usize, now, q),
+            Event::Fluid(version) => self.fluid_event(version, now, q),
         }
     }
 }

@@ -1,20 +1,23 @@
-//! The hardware that executes plans: channels and trains (PCIe links, switches, root complexes,
-//! memories, wires), NICs, CPU threads and GPU copy engines, all driven by one closed [`Event`]
-//! enum.
+//! The hardware that executes plans: channels and the units crossing them (PCIe links,
+//! switches, root complexes, memories, wires), bulk transfers sharing them, NICs, CPU threads
+//! and GPU copy engines, all driven by one closed [`Event`] enum.
 //!
 //! Components read their parameters from the typed topology ([`crate::topology::spec`]) and the
 //! steps of [`crate::plan`]; they never see TOML. What they do is recorded into a
 //! [`crate::record::Recorder`].
 
+mod bulk;
 pub mod channel;
 mod copy;
 mod cpu;
 pub mod fabric;
+pub mod fluid;
 mod nic;
 mod options;
 mod run;
 mod steps;
 
+pub use bulk::Limit;
 pub use fabric::Fabric;
 pub use options::SimOptions;
 pub use run::Outcome;
@@ -22,10 +25,18 @@ pub use run::Outcome;
 /// Everything that can happen in the simulated hardware.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A train's head reaches the next queueing channel of its route (or its destination).
+    /// A unit reaches the next server of its route (or its destination).
     Hop(u32),
+    /// A server finished its unit and has units waiting.
+    ServerFree(u32),
     /// A CPU thread finished its current piece of work.
     CpuDone { cpu: u32 },
     /// A flow's application starts sending a message.
     Start { flow: u16, msg: u32 },
+    /// A step whose dependencies were met ahead of time may start.
+    Ready { flow: u16, msg: u32, step: u16 },
+    /// A bulk transfer's first data reached its reference point: it starts sharing.
+    BulkReady(u32),
+    /// The next end among the bulk transfers (stale if its version is not the latest).
+    Fluid(u64),
 }

@@ -66,9 +66,7 @@ impl Fabric<'_> {
             route,
             (inst.0, inst.1, inst.2, phase),
             Unit::Packet,
-            1,
             bytes,
-            now,
             now,
         );
         self.launch(t, now, q);
@@ -97,46 +95,60 @@ impl Fabric<'_> {
         self.fire(inst, Milestone::Done, now, now, q);
     }
 
-    /// The payload read: after the MTT lookup, bursts of requests under the NIC's window.
-    pub(super) fn payload_read(&mut self, inst: Instance, at: Ps, q: &mut Queue<Event>) {
-        let StepKind::DmaRead { nic, read } = *self.kind(inst) else {
+    /// The payload read starts after the MTT lookup: as a bulk transfer for a large message,
+    /// else request by request under the NIC's window.
+    pub(super) fn payload_read(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
+        let StepKind::DmaRead { nic, .. } = *self.kind(inst) else {
             unreachable!()
         };
-        let spec = self.nic_spec(nic);
-        let start = at + spec.mtt_lookup;
-        let window = spec.read_window;
+        let start = at + self.nic_spec(nic).mtt_lookup;
         self.step_state(inst).started = start;
+        if self.is_bulk(self.step_of(inst).bytes) {
+            self.bulk_start(inst, start, q);
+        } else if start > now {
+            q.schedule(
+                start,
+                Event::Ready {
+                    flow: inst.0,
+                    msg: inst.1,
+                    step: inst.2,
+                },
+            );
+        } else {
+            self.issue_payload_read(inst, now, q);
+        }
+    }
+
+    /// The payload read's requests, at most MRRS each.
+    pub(super) fn issue_payload_read(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
+        let StepKind::DmaRead { read, .. } = *self.kind(inst) else {
+            unreachable!()
+        };
         let (size, payload) = (self.step_of(inst).bytes, self.step_of(inst).payload);
-        let chunk = self.read_chunk(size, read.mrrs, window);
         let routes = (
             self.route_of(inst.0, read.req),
             self.route_of(inst.0, read.cpl),
         );
-        let mut off = 0;
-        while off < size.max(1) {
-            let bytes = chunk.min(size - off).max(1);
-            self.read(
-                read.engine,
-                routes,
-                (read.mrrs, read.mps),
-                bytes,
-                (inst.0, inst.1, inst.2, 0),
-                payload,
-                start,
-                q,
-            );
-            off += bytes;
-        }
+        let who = (inst.0, inst.1, inst.2, 0);
+        self.read(
+            read.engine,
+            routes,
+            (read.mrrs, read.mps),
+            size,
+            who,
+            payload,
+            now,
+            q,
+        );
     }
 
-    /// Payload bytes reached the sending NIC's transmit step `inst`: emit every packet they
-    /// complete.
+    /// Payload bytes reached the sending NIC's transmit step `inst` at `at`: emit every packet
+    /// they complete.
     pub(super) fn packetise(
         &mut self,
         inst: Instance,
         bytes: u64,
-        head: Ps,
-        tail: Ps,
+        at: Ps,
         now: Ps,
         q: &mut Queue<Event>,
     ) {
@@ -153,81 +165,35 @@ impl Fabric<'_> {
         } else {
             (ready - m.bytes_out) / mtu * mtu
         };
-        if emit == 0 {
-            return;
-        }
-        // When did the first packet of this batch complete? Bytes of this arrival are spread
-        // evenly between its head and tail.
-        let first_end = (m.bytes_out + emit.min(mtu)).saturating_sub(m.bytes_in - bytes);
-        let head = if bytes == 0 || tail == head {
-            tail
-        } else {
-            head + ((tail - head) as u128 * first_end.min(bytes) as u128 / bytes as u128) as Ps
-        };
         m.bytes_out += emit;
-        let chunk = self.chunk(size, mtu);
         let route = self.step_route(inst.0, inst.2);
         let mut off = 0;
-        let n = emit.div_ceil(chunk).max(1);
-        for i in 0..n {
-            let b = chunk.min(emit - off);
-            let units = b.div_ceil(mtu).max(1);
-            // TLP/packet granularity: each packet leaves when complete; bursts keep head/tail.
-            let (h, t) = if n == 1 {
-                (head, tail)
-            } else {
-                let at = head + (tail - head) * (i + 1) / n;
-                (at, at)
-            };
-            let mut tr = self.train(
-                route,
-                (inst.0, inst.1, inst.2, 0),
-                Unit::Packet,
-                units,
-                b,
-                h.max(now),
-                t.max(now),
-            );
-            tr.stage_in = (tr.head, tr.tail);
+        while off < emit {
+            let b = mtu.min(emit - off);
+            let tr = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Packet, b, at);
             self.launch(tr, now, q);
             off += b;
         }
     }
 
-    /// Packets reached the end of the receive pipeline: the NIC looks up its MTT and writes the
-    /// payload by DMA; once the message is in, the CQE step (behind the last write) and the ACK
-    /// may go.
+    /// A packet reached the end of the receive pipeline: the NIC looks up its MTT and writes the
+    /// payload by DMA, TLP by TLP; once the message is in, the CQE step (behind the last write)
+    /// and the ACK may go.
     pub(super) fn receive(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
         let rx = (t.flow, t.msg, t.step);
         let plan = self.plan_of(t.flow);
         let size = plan.steps[t.step as usize].bytes;
         let write_step = plan.output(t.step).expect("received data is written");
         let wr = (t.flow, t.msg, write_step);
-        let StepKind::DmaWrite {
-            nic, mps, scatter, ..
-        } = *self.kind(wr)
-        else {
+        let StepKind::DmaWrite { nic, mps, .. } = *self.kind(wr) else {
             unreachable!()
         };
         let mtt = self.nic_spec(nic).mtt_lookup;
         if self.step_state(rx).bytes_in == 0 {
-            let component = self.actor_id(wr);
-            self.recorder.descriptor(Descriptor {
-                msg: t.msg,
-                step: write_step,
-                component,
-                at: now,
-                addr: scatter.buffer.dma_addr(),
-                len: size,
-                flags: u32::from(scatter.buffer.is_gpu()),
-                direction: DescriptorDir::Scatter,
-                virt_addr: scatter.buffer.virt_addr(),
-            });
+            self.scatter_descriptor(wr, now);
         }
         self.step_state(rx).bytes_in += t.payload;
-        let (head, tail) = (t.head + mtt, t.tail + mtt);
-        let chunk = self.chunk(size, mps);
-        let n = t.payload.div_ceil(chunk).max(1);
+        let at = t.head + mtt;
         let route = self.step_route(t.flow, write_step);
         // One write TLP's time on the first link: a packet's TLPs leave back to back, so the
         // k-th of them is ready for the DMA-write stage only k TLP times after the first (that
@@ -236,38 +202,43 @@ impl Fabric<'_> {
         let first = self.routes[route as usize][0] as usize;
         let tlp = self.channels[first]
             .rate
-            .tx_time(self.channels[first].wire_bytes(Unit::Write, chunk.min(mps), 1));
+            .tx_time(self.channels[first].wire_bytes(Unit::Write, mps.min(t.payload.max(1)), 1));
+        let counts = plan.steps[write_step as usize].payload;
+        let n = t.payload.div_ceil(mps).max(1);
         let mut off = 0;
         for i in 0..n {
-            let b = chunk.min(t.payload - off);
-            let (h, tl) = if n == 1 {
-                (head, tail)
-            } else {
-                let at = head + (tail - head) * (i + 1) / n;
-                (at, at)
-            };
-            let mut w = self.train(
-                route,
-                (wr.0, wr.1, wr.2, 0),
-                Unit::Write,
-                b.div_ceil(mps),
-                b,
-                h,
-                tl,
-            );
-            if n > 1 {
-                w.stage_in = (h + i * tlp, tl + i * tlp);
-            }
-            w.counts_payload = plan.steps[write_step as usize].payload;
+            let b = mps.min(t.payload - off);
+            let mut w = self.train(route, (wr.0, wr.1, wr.2, 0), Unit::Write, b, at);
+            w.stage_in = at + i * tlp;
+            w.counts_payload = counts;
             self.launch(w, now, q);
             off += b;
         }
         if self.step_state(rx).bytes_in >= size {
             // The NIC issued its last payload write: what follows it (the receive CQE, which
             // cannot pass the data on a shared route) may go; the packets are in, so the ACK too.
-            self.fire(wr, Milestone::LastIn, tail, now, q);
-            self.fire(rx, Milestone::Done, t.tail, now, q);
+            self.fire(wr, Milestone::LastIn, at, now, q);
+            self.fire(rx, Milestone::Done, t.head, now, q);
         }
+    }
+
+    /// The receiving NIC's scatter descriptor (recorded once, when the first data arrives).
+    pub(super) fn scatter_descriptor(&mut self, wr: Instance, at: Ps) {
+        let StepKind::DmaWrite { scatter, .. } = *self.kind(wr) else {
+            unreachable!()
+        };
+        let component = self.actor_id(wr);
+        self.recorder.descriptor(Descriptor {
+            msg: wr.1,
+            step: wr.2,
+            component,
+            at,
+            addr: scatter.buffer.dma_addr(),
+            len: scatter.len,
+            flags: u32::from(scatter.buffer.is_gpu()),
+            direction: DescriptorDir::Scatter,
+            virt_addr: scatter.buffer.virt_addr(),
+        });
     }
 
     /// The NIC writes a completion entry into its host's CQ (a posted write at `at`).
@@ -277,15 +248,7 @@ impl Fabric<'_> {
         };
         let bytes = self.nic_spec(nic).cqe_bytes;
         let route = self.step_route(inst.0, inst.2);
-        let c = self.train(
-            route,
-            (inst.0, inst.1, inst.2, 0),
-            Unit::Write,
-            1,
-            bytes,
-            at,
-            at,
-        );
+        let c = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Write, bytes, at);
         self.launch(c, now, q);
     }
 
@@ -296,15 +259,7 @@ impl Fabric<'_> {
             unreachable!()
         };
         let route = self.step_route(inst.0, inst.2);
-        let a = self.train(
-            route,
-            (inst.0, inst.1, inst.2, 0),
-            Unit::Control,
-            1,
-            bytes,
-            at,
-            at,
-        );
+        let a = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Control, bytes, at);
         self.launch(a, now, q);
     }
 

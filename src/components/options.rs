@@ -5,9 +5,8 @@
 pub struct SimOptions {
     /// Force TLP-by-TLP and packet-by-packet movement for every size.
     pub tlp_granularity: bool,
-    /// Messages above this size move in coalesced bursts.
+    /// Messages above this size move as bulk (fluid) transfers.
     pub coalesce_above: u64,
-    pub burst_bytes: u64,
     pub jitter: bool,
     pub seed: u64,
     /// Keep spans and descriptors (the noise-free message); off for iterations and streaming.

@@ -73,7 +73,17 @@ impl Fabric<'_> {
     fn start_step(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
         let (flow, msg, step) = inst;
         let plan = self.flows[flow as usize].plan;
-        match &plan.steps[step as usize].kind {
+        let kind = &plan.steps[step as usize].kind;
+        let launches = matches!(
+            kind,
+            StepKind::DmaRead { .. } | StepKind::Cqe { .. } | StepKind::Packet { .. }
+        );
+        if at > now && !launches {
+            // Met ahead of time (a bulk transfer's milestones): start when it is due.
+            q.schedule(at, Event::Ready { flow, msg, step });
+            return;
+        }
+        match kind {
             StepKind::Register { thread, .. }
             | StepKind::Memcpy { thread, .. }
             | StepKind::Post { thread, .. }
@@ -83,11 +93,11 @@ impl Fabric<'_> {
                 self.fire(inst, Milestone::Queued, now, now, q);
             }
             StepKind::WqeFetch { .. } => self.wqe_fetch(inst, at, now, q),
-            StepKind::DmaRead { .. } => self.payload_read(inst, at, q),
+            StepKind::DmaRead { .. } => self.payload_read(inst, at, now, q),
             StepKind::NicTx { .. } => {
                 // Nothing streams in: the payload rode inside the WQE.
                 let bytes = plan.steps[step as usize].bytes;
-                self.packetise(inst, bytes, at, at, now, q);
+                self.packetise(inst, bytes, at, now, q);
             }
             StepKind::Cqe { .. } => self.write_cqe(inst, at, now, q),
             StepKind::Packet { .. } => self.send_packet(inst, at, now, q),
@@ -99,6 +109,14 @@ impl Fabric<'_> {
             StepKind::Wire { .. } | StepKind::NicRx { .. } | StepKind::DmaWrite { .. } => {
                 unreachable!("streaming steps start with their data")
             }
+        }
+    }
+
+    /// A step deferred to `now` starts (a DMA read after its MTT lookup issues its requests).
+    pub fn step_ready(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
+        match self.plan_of(inst.0).steps[inst.2 as usize].kind {
+            StepKind::DmaRead { .. } => self.issue_payload_read(inst, now, q),
+            _ => self.start_step(inst, now, now, q),
         }
     }
 
@@ -120,36 +138,36 @@ impl Fabric<'_> {
             (StepKind::DmaRead { .. }, _) => {
                 self.read_done(&t, now, q);
                 let start = self.step_state(inst).started;
-                self.record(inst, (start, start), (t.head, t.tail));
+                self.record(inst, (start, start), (t.head, t.head));
                 let next = plan
                     .output(t.step)
                     .expect("a DMA read streams into the NIC");
-                self.packetise((t.flow, t.msg, next), t.payload, t.head, t.tail, now, q);
+                self.packetise((t.flow, t.msg, next), t.payload, t.head, now, q);
             }
             (StepKind::NicTx { .. } | StepKind::Wire { .. }, _) => {
-                self.record(inst, t.stage_in, (t.head, t.tail));
+                self.record(inst, (t.stage_in, t.stage_in), (t.head, t.head));
                 let next = plan.output(t.step).expect("packets stream on");
                 let route = self.step_route(t.flow, next);
                 self.relaunch(t, route, (next, 0), now, q);
             }
             (StepKind::NicRx { .. }, _) => {
-                self.record(inst, t.stage_in, (t.head, t.tail));
+                self.record(inst, (t.stage_in, t.stage_in), (t.head, t.head));
                 self.receive(t, now, q);
             }
             (StepKind::DmaWrite { .. }, _) => {
-                self.record(inst, t.stage_in, (t.head, t.tail));
+                self.record(inst, (t.stage_in, t.stage_in), (t.head, t.head));
                 let size = plan.steps[t.step as usize].bytes;
                 let st = self.step_state(inst);
                 st.bytes_out += t.payload;
                 if st.bytes_out >= size {
-                    self.fire(inst, Milestone::Done, t.tail, now, q);
+                    self.fire(inst, Milestone::Done, t.head, now, q);
                 }
             }
             (StepKind::Cqe { .. } | StepKind::Packet { .. }, _) => {
                 if plan.stage(t.step).is_some() {
-                    self.record(inst, t.stage_in, (t.head, t.tail));
+                    self.record(inst, (t.stage_in, t.stage_in), (t.head, t.head));
                 }
-                self.fire(inst, Milestone::Done, t.tail, now, q);
+                self.fire(inst, Milestone::Done, t.head, now, q);
             }
             (StepKind::Memcpy { .. }, phase) => self.copy_arrive(inst, phase, t, now, q),
             (kind, phase) => unreachable!("no train of {kind:?} phase {phase}"),

@@ -98,7 +98,7 @@ pub struct SimConfig {
     pub stream_budget_bytes: u64,
     pub tlp_granularity: bool,
     pub coalesce_above: u64,
-    pub burst_bytes: u64,
+
     pub registration: Registration,
     pub jitter: bool,
     pub flush: FlushMode,

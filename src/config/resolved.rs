@@ -219,7 +219,6 @@ pub fn to_toml(c: &Config) -> String {
                 s(if sim.tlp_granularity { "tlp" } else { "auto" }),
             ),
             ("coalesce_above_bytes", int(sim.coalesce_above)),
-            ("burst_bytes", int(sim.burst_bytes)),
             (
                 "registration",
                 s(if sim.registration == Registration::Cached {

@@ -247,7 +247,7 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
     let s_engine = topo.nic_engine(s.host, s.nic);
     let fetch = (!blueflame).then_some((
         ReadSpec {
-            engine: s_engine,
+            engine: topo.wqe_engine(s.host, s.nic),
             req: wqe_req,
             cpl: wqe_cpl,
             mrrs: s_nic.mrrs,
@@ -477,7 +477,7 @@ fn flush(
     let mut c = vec![h.dram[r.cpu_socket]];
     c.extend(back.channels);
     let fetch = ReadSpec {
-        engine: window,
+        engine: topo.wqe_engine(r.host, r.nic),
         req: p.route(h.route(np, sq, Flow::ReadRequest)?.channels),
         cpl: p.route(c),
         mrrs: spec.mrrs,

@@ -58,7 +58,6 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let opts = |jitter: bool, record: bool, seed: u64| SimOptions {
         tlp_granularity: cfg.sim.tlp_granularity,
         coalesce_above: cfg.sim.coalesce_above,
-        burst_bytes: cfg.sim.burst_bytes,
         jitter: jitter && cfg.sim.jitter,
         seed,
         record,

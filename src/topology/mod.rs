@@ -21,6 +21,11 @@ use spec::{HostSpec, MachineSpec, NetworkSpec};
 
 pub type ChannelId = u32;
 
+/// WQE fetches a NIC keeps in flight, apart from its data reads. Estimate: a NIC fetches
+/// descriptors through a queue of its own (ConnectX prefetches WQEs per send queue), so a new
+/// WQE does not wait behind megabytes of earlier payload reads.
+pub const WQE_FETCH_READS: u32 = 16;
+
 /// The kinds of unit a channel carries; per-unit overhead bytes depend on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
@@ -234,8 +239,9 @@ impl Topology {
             .min_by_key(|(r, _)| *r)
     }
 
-    /// Outstanding-read windows of every DMA requester with one: each NIC (host by host), then
-    /// each GPU's copy engine. [`Topology::nic_engine`] and [`Topology::gpu_engine`] index it.
+    /// Outstanding-read windows of every DMA requester with one: each NIC's data reads (host
+    /// by host), each GPU's copy engine, then each NIC's descriptor (WQE) fetches.
+    /// [`Topology::nic_engine`], [`Topology::gpu_engine`] and [`Topology::wqe_engine`] index it.
     pub fn read_windows(&self) -> Vec<u32> {
         let nics = self
             .hosts
@@ -245,7 +251,19 @@ impl Topology {
             .hosts
             .iter()
             .flat_map(|h| h.spec.gpus.iter().map(|g| g.copy_engine.read_window));
-        nics.chain(gpus).collect()
+        let wqe = self
+            .hosts
+            .iter()
+            .flat_map(|h| h.spec.nics.iter().map(|_| WQE_FETCH_READS));
+        nics.chain(gpus).chain(wqe).collect()
+    }
+
+    /// The read engine of NIC `nic`'s WQE fetches: a queue of its own, so that a WQE never
+    /// waits behind the data reads of earlier messages.
+    pub fn wqe_engine(&self, host: usize, nic: usize) -> usize {
+        let nics: usize = self.hosts.iter().map(|h| h.spec.nics.len()).sum();
+        let gpus: usize = self.hosts.iter().map(|h| h.spec.gpus.len()).sum();
+        nics + gpus + self.nic_engine(host, nic)
     }
 
     /// The read engine of NIC `nic` of host `host`.

@@ -66,7 +66,6 @@ pub fn run_fabric(
     let opts = SimOptions {
         tlp_granularity: tlp,
         coalesce_above: cfg.sim.coalesce_above,
-        burst_bytes: cfg.sim.burst_bytes,
         jitter: false,
         seed: 7,
         record: true,

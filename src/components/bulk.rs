@@ -1,0 +1,710 @@
+//! Large messages as fluid transfers: a bounded number of events per message, whatever its size.
+//!
+//! A message above `coalesce_above` bytes moves its payload as one *bulk transfer* per chain of
+//! streaming steps: the NIC's read, transmit pipeline, wire, receive pipeline and write form one
+//! transfer (the data streams through them at one rate); a cudaMemcpy is another. A transfer
+//! first takes its *latency*: the time its first packet (or TLP) needs to reach its reference
+//! point on idle channels (the receiving NIC for a NIC transfer, the destination for a copy).
+//! Then the rest of its bytes move at the max-min fair rate the solver ([`super::fluid`]) gives
+//! it among every transfer active at the time, on every link, memory and read window it uses:
+//! link weights charge TLP and packet headers, a read window is shared by the bytes its reads
+//! keep in flight. Rates change only when a transfer starts or ends; one queued event marks the
+//! next end. Transfers of one queue (a flow's send queue, a copy engine) go one after another,
+//! the next one's latency overlapping the one before.
+//!
+//! Each transfer's steps get records as if the data streamed through them: the step that bound
+//! the transfer (the one holding the link, memory or window that saturated) appears busy for the
+//! whole transfer, so the critical path names the real bottleneck.
+
+use std::collections::VecDeque;
+
+use super::Event;
+use super::channel::{self, idle_transit};
+use super::fabric::{Fabric, StageTimes};
+use super::fluid::{self, Demand, Fluid, Res, WEIGHT_ONE};
+use super::steps::Instance;
+use crate::engine::Queue;
+use crate::plan::{Copy, Milestone, ReadSpec, StepId, StepKind};
+use crate::record::Hop;
+use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
+use crate::units::{PS_PER_S, Ps};
+
+/// What limited a transfer: a channel, a read window, or nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Limit {
+    Channel(ChannelId),
+    Window(usize),
+    None,
+}
+
+/// One step of a transfer's chain and when its data passes it, relative to the transfer's
+/// start (first byte in, first byte out) and to its end at the reference point (last byte in,
+/// last byte out).
+#[derive(Clone, Copy, Debug)]
+struct Stage {
+    step: StepId,
+    first_in: Ps,
+    first_out: Ps,
+    last_in: i64,
+    last_out: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Behind another transfer of its queue.
+    Queued,
+    /// Its first data is on the way (latency phase).
+    Latency,
+    Active,
+    Done,
+}
+
+/// A channel a transfer uses: its weight, and the step and unit that put the load there.
+#[derive(Clone, Copy, Debug)]
+struct Use {
+    channel: ChannelId,
+    weight: u128,
+    step: StepId,
+    /// Which of the step's movements it is (a copy's reads, then its writes into the GPU).
+    phase: u8,
+    unit: Unit,
+}
+
+/// One bulk transfer.
+#[derive(Clone, Debug)]
+pub struct Job {
+    inst: Instance,
+    stages: Vec<Stage>,
+    demand: Demand,
+    /// The channels it uses (the window is only in `demand`).
+    uses: Vec<Use>,
+    /// Payload bytes, those that arrive within the latency, and host DRAM crossings.
+    bytes: u64,
+    dram_crossings: u64,
+    payload: bool,
+    t0: Ps,
+    latency: Ps,
+    queue: usize,
+    state: State,
+    /// Payload still to pass the reference point, in 1e-12 bytes, as of `at`.
+    remaining: u128,
+    rate: u64,
+    at: Ps,
+    /// Paused (a unit holds one of its links) until then.
+    resume_at: Ps,
+    bound: Limit,
+    /// Bytes moved while each limit bound it.
+    bound_bytes: Vec<(Limit, u128)>,
+    serial: u64,
+}
+
+/// The fluid state of one fabric: resources, transfers, queues.
+pub struct Bulks {
+    fluid: Fluid,
+    windows: Vec<u32>,
+    channel_res: Vec<Option<Res>>,
+    window_res: Vec<Res>,
+    limit_of: Vec<Limit>,
+    pub jobs: Vec<Job>,
+    active: Vec<usize>,
+    queues: Vec<(u64, VecDeque<usize>)>,
+    /// Active transfers on each channel (units serialised there pause them).
+    users: Vec<Vec<usize>>,
+    version: u64,
+    /// Payload bytes the transfers moved through host DRAM.
+    pub host_mem_bytes: u64,
+    /// Wire bytes the transfers put on each channel, in 1e-12 bytes.
+    pub wire_bytes: Vec<u128>,
+    /// Payload bytes moved while each limit bound them, over all transfers.
+    pub limits: Vec<(Limit, u128)>,
+}
+
+impl Bulks {
+    /// A resource per server channel (its rate) and per read window (its bytes in flight).
+    pub fn new(topo: &Topology, windows: &[u32]) -> Bulks {
+        let mut fluid = Fluid::default();
+        let mut limit_of = Vec::new();
+        let channel_res = topo
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                c.is_server().then(|| {
+                    limit_of.push(Limit::Channel(i as ChannelId));
+                    fluid.add(c.rate.bps() as u128 * WEIGHT_ONE / 8)
+                })
+            })
+            .collect();
+        // Capacity set on first use: the window's requests x their size, in bytes in flight x
+        // picoseconds per second (a transfer's weight is its round trip in ps).
+        let window_res = (0..windows.len())
+            .map(|i| {
+                limit_of.push(Limit::Window(i));
+                fluid.add(0)
+            })
+            .collect();
+        Bulks {
+            fluid,
+            windows: windows.to_vec(),
+            channel_res,
+            window_res,
+            limit_of,
+            jobs: Vec::new(),
+            active: Vec::new(),
+            queues: Vec::new(),
+            users: vec![Vec::new(); topo.channels.len()],
+            version: 0,
+            host_mem_bytes: 0,
+            wire_bytes: vec![0; topo.channels.len()],
+            limits: Vec::new(),
+        }
+    }
+
+    fn queue(&mut self, key: u64) -> usize {
+        match self.queues.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                self.queues.push((key, VecDeque::new()));
+                self.queues.len() - 1
+            }
+        }
+    }
+}
+
+/// Picoseconds-per-second scale of the remaining bytes.
+const SCALE: u128 = PS_PER_S as u128;
+
+impl Fabric<'_> {
+    /// Whether a step of `bytes` moves as a bulk transfer.
+    pub(super) fn is_bulk(&self, bytes: u64) -> bool {
+        !self.opts.tlp_granularity && bytes > self.opts.coalesce_above
+    }
+
+    fn specs(&self, route: super::fabric::RouteId) -> Vec<&ChannelSpec> {
+        self.routes[route as usize]
+            .iter()
+            .map(|&c| &self.channels[c as usize])
+            .collect()
+    }
+
+    /// Adds `route`'s server channels to `uses`: step `step` puts `unit`s of `per` bytes
+    /// there, one for every `payload` bytes it moves.
+    #[allow(clippy::too_many_arguments)]
+    fn charge(
+        &self,
+        uses: &mut Vec<Use>,
+        step: StepId,
+        route: super::fabric::RouteId,
+        unit: Unit,
+        per: u64,
+        payload: u64,
+    ) {
+        for &c in &self.routes[route as usize] {
+            let spec = &self.channels[c as usize];
+            if spec.is_server() {
+                uses.push(Use {
+                    channel: c,
+                    weight: fluid::weight(spec.wire_bytes(unit, per, 1), payload),
+                    step,
+                    phase: 0,
+                    unit,
+                });
+            }
+        }
+    }
+
+    /// The completer memory of a read.
+    fn completer_of(&self, flow: u16, read: ReadSpec) -> ChannelId {
+        self.routes[self.route_of(flow, read.cpl) as usize][0]
+    }
+
+    /// One draw of the completer memory's access jitter, for a bulk read's first data (each
+    /// access of a unit read draws its own).
+    fn read_jitter(&mut self, flow: u16, read: ReadSpec) -> Ps {
+        let mem = self.completer_of(flow, read);
+        self.servers[mem as usize].draw_jitter()
+    }
+
+    /// The round trip of one full read request on idle channels, with the completer's mean
+    /// access jitter (its window weight).
+    fn read_rtt(&self, flow: u16, read: ReadSpec) -> Ps {
+        let req = self.specs(self.route_of(flow, read.req));
+        let cpl = self.specs(self.route_of(flow, read.cpl));
+        let mem = self.completer_of(flow, read);
+        self.servers[mem as usize].mean_jitter()
+            + idle_transit(&req, Unit::ReadRequest, 0, 1).0
+            + idle_transit(
+                &cpl,
+                Unit::Completion,
+                read.mps,
+                read.mrrs.div_ceil(read.mps),
+            )
+            .1
+    }
+
+    /// Starts a bulk transfer for the chain that begins with step instance `inst` (a DMA read
+    /// or a copy) at `t0`.
+    pub(super) fn bulk_start(&mut self, inst: Instance, t0: Ps, q: &mut Queue<Event>) {
+        let (flow, msg, first) = inst;
+        let plan = self.plan_of(flow);
+        let step = &plan.steps[first as usize];
+        let (bytes, payload) = (step.bytes, step.payload);
+        let mut uses: Vec<Use> = Vec::new();
+        let mut stages = Vec::new();
+        let mut window = None;
+        let mut dram = 0u64;
+        let mut count_dram = |fab: &Fabric, route: super::fabric::RouteId| {
+            dram += fab.routes[route as usize]
+                .iter()
+                .filter(|&&c| channel::is_host_memory(&fab.channels[c as usize]))
+                .count() as u64;
+        };
+        let reference;
+        let key;
+        match step.kind {
+            StepKind::DmaRead { nic, read } => {
+                let (req, cpl) = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
+                self.charge(&mut uses, first, req, Unit::ReadRequest, 0, read.mrrs);
+                self.charge(&mut uses, first, cpl, Unit::Completion, read.mps, read.mps);
+                count_dram(self, cpl);
+                window = Some((read.engine, read.mrrs, self.read_rtt(flow, read)));
+                let mtu = self.nic_spec(nic).mtu;
+                let packet = mtu.min(bytes);
+                // The first packet's bytes at the NIC: its requests out, its completions back.
+                let first_data = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
+                    + idle_transit(
+                        &self.specs(cpl),
+                        Unit::Completion,
+                        read.mps,
+                        packet.div_ceil(read.mps),
+                    )
+                    .1;
+                let mut at = first_data + self.read_jitter(flow, read);
+                stages.push(Stage {
+                    step: first,
+                    first_in: 0,
+                    first_out: at,
+                    last_in: 0,
+                    last_out: 0,
+                });
+                // Then the packets: through the chain of streaming steps after the read.
+                let mut cur = first;
+                let mut write = None;
+                while let Some(next) = plan.output(cur) {
+                    let s = &plan.steps[next as usize];
+                    let r = self.step_route(flow, next);
+                    let from = at;
+                    match s.kind {
+                        StepKind::NicTx { .. } | StepKind::NicRx { .. } => {
+                            at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
+                        }
+                        StepKind::Wire { .. } => {
+                            self.charge(&mut uses, next, r, Unit::Packet, mtu, mtu);
+                            at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
+                        }
+                        StepKind::DmaWrite { mps, .. } => {
+                            write = Some((next, r, mps));
+                            break;
+                        }
+                        ref k => unreachable!("{k:?} does not stream"),
+                    }
+                    stages.push(Stage {
+                        step: next,
+                        first_in: from,
+                        first_out: at,
+                        last_in: 0,
+                        last_out: 0,
+                    });
+                    cur = next;
+                }
+                reference = stages.len() - 1;
+                // Offsets of the steps up to the reference from its end.
+                let ref_out = stages[reference].first_out as i64;
+                for s in stages.iter_mut() {
+                    s.last_out = s.first_out as i64 - ref_out;
+                    s.last_in = s.first_in as i64 - ref_out;
+                }
+                if let Some((w, r, mps)) = write {
+                    let wnic = match plan.steps[w as usize].kind {
+                        StepKind::DmaWrite { nic, .. } => nic,
+                        _ => unreachable!(),
+                    };
+                    let wmtt = self.nic_spec(wnic).mtt_lookup;
+                    self.charge(&mut uses, w, r, Unit::Write, mps, mps);
+                    count_dram(self, r);
+                    let specs = self.specs(r);
+                    let tlps = packet.div_ceil(mps);
+                    let (one, last) = idle_transit(&specs, Unit::Write, mps, tlps);
+                    // The last packet's TLPs leave one after another on the first link: what
+                    // follows them from the NIC (the CQE) goes behind the last.
+                    let (tlp, _) = channel::service(specs[0], Unit::Write, mps);
+                    let base = stages[reference].first_out;
+                    stages.push(Stage {
+                        step: w,
+                        first_in: base + wmtt,
+                        first_out: base + wmtt + one,
+                        last_in: (wmtt + tlps * tlp) as i64,
+                        last_out: (wmtt + last) as i64,
+                    });
+                }
+                key = (flow as u64) << 8;
+            }
+            StepKind::Memcpy { copy, gpu, .. } => {
+                let lat = match copy {
+                    Copy::D2h { route, mps } => {
+                        let r = self.route_of(flow, route);
+                        self.charge(&mut uses, first, r, Unit::Write, mps, mps);
+                        count_dram(self, r);
+                        idle_transit(&self.specs(r), Unit::Write, mps, 1).0
+                    }
+                    Copy::H2d { read, commit } => {
+                        let (req, cpl) =
+                            (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
+                        let commit = self.route_of(flow, commit);
+                        self.charge(&mut uses, first, req, Unit::ReadRequest, 0, read.mrrs);
+                        self.charge(&mut uses, first, cpl, Unit::Completion, read.mps, read.mps);
+                        let from = uses.len();
+                        self.charge(
+                            &mut uses,
+                            first,
+                            commit,
+                            Unit::Completion,
+                            read.mps,
+                            read.mps,
+                        );
+                        for u in &mut uses[from..] {
+                            u.phase = 1;
+                        }
+                        count_dram(self, cpl);
+                        window = Some((read.engine, read.mrrs, self.read_rtt(flow, read)));
+                        idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
+                            + idle_transit(&self.specs(cpl), Unit::Completion, read.mps, 1).0
+                            + idle_transit(&self.specs(commit), Unit::Completion, read.mps, 1).0
+                            + self.read_jitter(flow, read)
+                    }
+                };
+                stages.push(Stage {
+                    step: first,
+                    first_in: 0,
+                    first_out: lat,
+                    last_in: -(lat as i64),
+                    last_out: 0,
+                });
+                reference = 0;
+                let engine = self.topo.gpu_engine(gpu.host, gpu.gpu) as u64;
+                let dir = u64::from(matches!(copy, Copy::H2d { .. }));
+                key = (1 << 40) | (engine << 1) | dir;
+            }
+            ref k => unreachable!("{k:?} is not a bulk transfer"),
+        }
+        let mut demand = Demand::default();
+        for u in &uses {
+            let Some(r) = self.bulk.channel_res[u.channel as usize] else {
+                continue;
+            };
+            match demand.uses.iter_mut().find(|d| d.0 == r) {
+                Some(d) => d.1 += u.weight,
+                None => demand.uses.push((r, u.weight)),
+            }
+        }
+        if let Some((engine, mrrs, rtt)) = window {
+            // Bytes in flight: the window's requests of MRRS; a transfer's weight is its round
+            // trip (Little's law).
+            let r = self.bulk.window_res[engine];
+            self.bulk.fluid.capacity[r as usize] =
+                self.bulk.windows[engine] as u128 * mrrs as u128 * SCALE;
+            demand.uses.push((r, rtt.max(1) as u128));
+        }
+        let first_bytes = match step.kind {
+            StepKind::DmaRead { nic, .. } => self.nic_spec(nic).mtu.min(bytes),
+            StepKind::Memcpy { copy, .. } => match copy {
+                Copy::D2h { mps, .. } => mps.min(bytes),
+                Copy::H2d { read, .. } => read.mps.min(bytes),
+            },
+            _ => 0,
+        };
+        let latency = stages[reference].first_out;
+        let queue = self.bulk.queue(key);
+        let id = self.bulk.jobs.len();
+        let serial = self.next_serial();
+        self.bulk.jobs.push(Job {
+            inst: (flow, msg, first),
+            stages,
+            demand,
+            uses,
+            bytes,
+            dram_crossings: dram,
+            payload,
+            t0,
+            latency,
+            queue,
+            state: State::Queued,
+            remaining: (bytes - first_bytes) as u128 * SCALE,
+            rate: 0,
+            at: t0,
+            resume_at: 0,
+            bound: Limit::None,
+            bound_bytes: Vec::new(),
+            serial,
+        });
+        let qd = &mut self.bulk.queues[queue].1;
+        qd.push_back(id);
+        if qd.len() == 1 {
+            self.bulk.jobs[id].state = State::Latency;
+            q.schedule(t0 + latency, Event::BulkReady(id as u32));
+        }
+    }
+
+    /// A transfer's first data reached its reference point: it joins the sharing.
+    pub(super) fn bulk_ready(&mut self, id: usize, now: Ps, q: &mut Queue<Event>) {
+        let job = &mut self.bulk.jobs[id];
+        job.state = State::Active;
+        job.at = now;
+        if now > job.t0 + job.latency {
+            // Its first data waited behind the transfer before it: none of it is through yet.
+            job.remaining = job.bytes as u128 * SCALE;
+        }
+        self.bulk_progress(now);
+        self.bulk.active.push(id);
+        for k in 0..self.bulk.jobs[id].uses.len() {
+            let c = self.bulk.jobs[id].uses[k].channel;
+            if !self.bulk.users[c as usize].contains(&id) {
+                self.bulk.users[c as usize].push(id);
+            }
+        }
+        self.bulk_solve(now, q);
+    }
+
+    /// Moves every active transfer's bytes up to `now` at its current rate.
+    fn bulk_progress(&mut self, now: Ps) {
+        let record = self.recorder.enabled;
+        for &id in &self.bulk.active {
+            let job = &mut self.bulk.jobs[id];
+            let from = job.at.max(job.resume_at);
+            job.at = now;
+            if now <= from || job.rate == 0 {
+                continue;
+            }
+            let moved = (job.rate as u128 * (now - from) as u128).min(job.remaining);
+            job.remaining -= moved;
+            match job.bound_bytes.iter_mut().find(|b| b.0 == job.bound) {
+                Some(b) => b.1 += moved,
+                None => job.bound_bytes.push((job.bound, moved)),
+            }
+            for u in &job.uses {
+                let wire = moved * u.weight / WEIGHT_ONE;
+                self.bulk.wire_bytes[u.channel as usize] += wire;
+                if record {
+                    let payload = (moved / SCALE) as u64;
+                    let plan = self.flows[job.inst.0 as usize].plan;
+                    self.recorder.hops.push(Hop {
+                        flow: job.inst.0,
+                        msg: job.inst.1,
+                        step: u.step,
+                        train: job.serial,
+                        channel: u.channel,
+                        start: from,
+                        end: now,
+                        payload: if u.unit == Unit::ReadRequest {
+                            0
+                        } else {
+                            payload
+                        },
+                        units: 0,
+                        unit: u.unit,
+                        what: plan.movement(u.step, u.phase),
+                        wire: (wire / SCALE) as u64,
+                    });
+                }
+            }
+        }
+    }
+
+    /// New max-min rates for the active transfers, and the next end.
+    fn bulk_solve(&mut self, now: Ps, q: &mut Queue<Event>) {
+        let demands: Vec<&Demand> = self
+            .bulk
+            .active
+            .iter()
+            .map(|&id| &self.bulk.jobs[id].demand)
+            .collect();
+        let shares = self.bulk.fluid.solve(&demands);
+        for (k, s) in shares.into_iter().enumerate() {
+            let id = self.bulk.active[k];
+            let limit = s
+                .bound
+                .map_or(Limit::None, |r| self.bulk.limit_of[r as usize]);
+            let job = &mut self.bulk.jobs[id];
+            job.rate = s.rate.max(1);
+            job.bound = limit;
+        }
+        self.bulk_schedule(now, q);
+    }
+
+    /// Schedules the earliest end among the active transfers (one event for all of them).
+    fn bulk_schedule(&mut self, now: Ps, q: &mut Queue<Event>) {
+        self.bulk.version += 1;
+        let next = self
+            .bulk
+            .active
+            .iter()
+            .map(|&id| end_of(&self.bulk.jobs[id]))
+            .min();
+        if let Some(at) = next {
+            q.schedule(at.max(now), Event::Fluid(self.bulk.version));
+        }
+    }
+
+    /// The next end is due: finish the transfers that are done, share again.
+    pub(super) fn fluid_event(&mut self, version: u64, now: Ps, q: &mut Queue<Event>) {
+        if version != self.bulk.version {
+            return;
+        }
+        self.bulk_progress(now);
+        let done: Vec<usize> = self
+            .bulk
+            .active
+            .iter()
+            .copied()
+            .filter(|&id| self.bulk.jobs[id].remaining == 0)
+            .collect();
+        if done.is_empty() {
+            self.bulk_schedule(now, q);
+            return;
+        }
+        self.bulk.active.retain(|id| !done.contains(id));
+        for &id in &done {
+            for k in 0..self.bulk.jobs[id].uses.len() {
+                let c = self.bulk.jobs[id].uses[k].channel;
+                self.bulk.users[c as usize].retain(|&j| j != id);
+            }
+        }
+        for &id in &done {
+            self.bulk_done(id, now, q);
+        }
+        self.bulk_solve(now, q);
+    }
+
+    /// A unit holds channel `c` from `now` until `until`: the transfers on it wait.
+    pub(super) fn bulk_pause(&mut self, c: ChannelId, now: Ps, until: Ps, q: &mut Queue<Event>) {
+        if self.bulk.users[c as usize].is_empty() {
+            return;
+        }
+        self.bulk_progress(now);
+        for &id in &self.bulk.users[c as usize] {
+            let job = &mut self.bulk.jobs[id];
+            job.resume_at = job.resume_at.max(until);
+        }
+        self.bulk_schedule(now, q);
+    }
+
+    /// A transfer's last byte passed its reference point at `now`: its steps get their records
+    /// and milestones, and the next transfer of its queue may go.
+    fn bulk_done(&mut self, id: usize, now: Ps, q: &mut Queue<Event>) {
+        let job = self.bulk.jobs[id].clone();
+        self.bulk.jobs[id].state = State::Done;
+        let (flow, msg, _) = job.inst;
+        if job.payload {
+            self.bulk.host_mem_bytes += job.bytes * job.dram_crossings;
+            self.flows[flow as usize].msgs[msg as usize].host_mem_bytes +=
+                job.bytes * job.dram_crossings;
+        }
+        for (limit, bytes) in &job.bound_bytes {
+            match self.bulk.limits.iter_mut().find(|l| l.0 == *limit) {
+                Some(l) => l.1 += bytes,
+                None => self.bulk.limits.push((*limit, *bytes)),
+            }
+        }
+        // The step holding the limit that bound the most bytes is the bottleneck.
+        let bottleneck = job
+            .bound_bytes
+            .iter()
+            .max_by_key(|b| b.1)
+            .map_or(job.stages[0].step, |b| self.limit_step(&job, b.0));
+        let plan = self.plan_of(flow);
+        let at = |off: i64| (now as i64 + off).max(0) as Ps;
+        for s in &job.stages {
+            let inst = (flow, msg, s.step);
+            let start = job.t0 + s.first_in;
+            let first_out = job.t0 + s.first_out;
+            let end = at(s.last_out).max(first_out);
+            let last_in = if s.step == bottleneck {
+                start
+            } else {
+                at(s.last_in).clamp(start, end)
+            };
+            let kind = &plan.steps[s.step as usize].kind;
+            match kind {
+                StepKind::Memcpy { .. } => {}
+                _ => {
+                    self.step_state(inst).times = Some(StageTimes {
+                        start,
+                        first_out,
+                        last_in,
+                        end,
+                    });
+                }
+            }
+            let st = self.step_state(inst);
+            st.bytes_in = job.bytes;
+            st.bytes_out = job.bytes;
+        }
+        // The receiving NIC's scatter descriptor, when the first data arrived.
+        if let Some(w) = job
+            .stages
+            .iter()
+            .find(|s| matches!(plan.steps[s.step as usize].kind, StepKind::DmaWrite { .. }))
+        {
+            self.scatter_descriptor((flow, msg, w.step), job.t0 + w.first_in);
+        }
+        // Milestones, in chain order, never before now.
+        for s in &job.stages {
+            let inst = (flow, msg, s.step);
+            match plan.steps[s.step as usize].kind {
+                StepKind::Memcpy { thread, gpu, .. } => {
+                    let sync = self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
+                        .copy_engine
+                        .sync;
+                    let cpu = self.flows[flow as usize].threads[thread as usize];
+                    self.copy_landed(cpu, sync, now, q);
+                }
+                _ => {
+                    self.fire(inst, Milestone::LastIn, at(s.last_in).max(now), now, q);
+                    self.fire(inst, Milestone::Done, at(s.last_out).max(now), now, q);
+                }
+            }
+        }
+        // The next transfer of the queue, whose latency overlapped this one.
+        let qd = &mut self.bulk.queues[job.queue].1;
+        qd.pop_front();
+        if let Some(&next) = qd.front() {
+            let n = &mut self.bulk.jobs[next];
+            n.state = State::Latency;
+            let ready = (n.t0 + n.latency).max(now);
+            q.schedule(ready, Event::BulkReady(next as u32));
+        }
+    }
+
+    /// The step of a transfer's chain that holds `limit`.
+    fn limit_step(&self, job: &Job, limit: Limit) -> StepId {
+        match limit {
+            Limit::Channel(c) => job
+                .uses
+                .iter()
+                .find(|u| u.channel == c)
+                .map_or(job.stages[0].step, |u| u.step),
+            Limit::Window(_) | Limit::None => job.stages[0].step,
+        }
+    }
+
+    /// Wire bytes put on channel `c` by units and transfers.
+    pub fn channel_wire_bytes(&self, c: ChannelId) -> u128 {
+        self.servers[c as usize].wire_bytes + self.bulk.wire_bytes[c as usize] / SCALE
+    }
+}
+
+/// When an active transfer's last byte passes its reference point at its current rate.
+fn end_of(job: &Job) -> Ps {
+    let from = job.at.max(job.resume_at);
+    from + job.remaining.div_ceil(job.rate.max(1) as u128) as Ps
+}
