@@ -54,7 +54,7 @@ fn engine_events(b: Bencher) {
 fn message(path: PathKind, size: u64, b: Bencher) {
     let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
     let topo = scenario::topology(&cfg);
-    let built = scenario::paths::plan(&cfg, &cfg.scenarios[0], &topo, path, size).unwrap();
+    let built = scenario::paths::plan(&cfg, cfg.scenarios[0].first(), &topo, path, size).unwrap();
     let opts = SimOptions {
         tlp_granularity: false,
         coalesce_above: cfg.sim.coalesce_above,

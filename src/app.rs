@@ -65,11 +65,12 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
         .scenarios
         .iter()
         .map(|sc| {
-            let h = &topo.hosts[sc.sender.host];
-            let nic = Place::Device(h.node_index(NodeKind::Nic(sc.sender.nic)));
+            let flow = sc.first();
+            let h = &topo.hosts[flow.sender.host];
+            let nic = Place::Device(h.node_index(NodeKind::Nic(flow.sender.nic)));
             // The GPU-to-NIC route (GPUDirect), or host memory where there is no GPU.
-            let src = scenario::paths::sender_source(topo, sc, config::PathKind::GpuDirect);
-            let class = scenario::paths::sender_class(topo, sc, config::PathKind::GpuDirect);
+            let src = scenario::paths::sender_source(topo, flow, config::PathKind::GpuDirect);
+            let class = scenario::paths::sender_class(topo, flow, config::PathKind::GpuDirect);
             let route: Vec<String> = h
                 .route(src, nic, topology::Flow::ReadCompletion)
                 .map(|r| {
@@ -83,6 +84,7 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
             ScenarioInfo {
                 name: sc.name.clone(),
                 class: class.to_string(),
+                flows: sc.flows.len(),
                 route,
                 topo_matrix: topology::topo_matrix::render(h),
                 ceiling_gbps,
@@ -90,9 +92,10 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
             }
         })
         .collect();
-    let m = &cfg.hosts[cfg.scenarios[0].sender.host].machine;
-    let nic = &m.nics[cfg.scenarios[0].sender.nic];
-    let gpu = cfg.scenarios[0]
+    let first = cfg.scenarios[0].first();
+    let m = &cfg.hosts[first.sender.host].machine;
+    let nic = &m.nics[first.sender.nic];
+    let gpu = first
         .sender
         .gpu
         .map(|g| m.gpus[g].model.clone())
@@ -110,45 +113,45 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
     }
 }
 
-/// The bottleneck of a scenario's GPU-to-GPU payload path (GPUDirect where P2P allows, else
-/// host memory): the slowest channel over the sender's read route, the wire and the receiver's
-/// write route, as an effective payload rate, for the dashed ceiling of the charts.
+/// The ceiling of a scenario's GPUDirect streaming: every flow's payload transfer at once, in
+/// steady state under max-min sharing (what the simulation's bulk transfers converge to), as the
+/// aggregate payload rate and what binds it: a link, a memory or a read window.
 fn ceiling(cfg: &Config, topo: &topology::Topology, sc: &config::ScenarioSpec) -> (f64, String) {
-    let s = (sc.sender.host, sc.sender.nic);
-    let r = (sc.receiver.host, sc.receiver.nic);
-    let mtu = cfg.hosts[s.0].machine.nics[s.1].mtu;
-    let mut best: Option<(crate::units::Rate, String)> = topo.wire_route(s, r).and_then(|route| {
-        topo.wire_ceiling(&route, mtu)
-            .map(|(r, n)| (r, n.to_string()))
-    });
-    for (e, sender) in [(&sc.sender, true), (&sc.receiver, false)] {
-        let host = &topo.hosts[e.host];
-        let nic = Place::Device(host.node_index(NodeKind::Nic(e.nic)));
-        let gpu = e
-            .gpu
-            .map(|g| Place::Device(host.node_index(NodeKind::Gpu(g))));
-        let buf = gpu.unwrap_or(Place::Memory(e.memory_socket));
-        let route = if sender {
-            host.route(buf, nic, topology::Flow::ReadCompletion)
-                .map(|r| (r, topology::Unit::Completion))
-        } else {
-            host.route(nic, buf, topology::Flow::Write)
-                .map(|r| (r, topology::Unit::Write))
-        };
-        let Ok((route, unit)) = route else { continue };
-        if let Some((rate, name)) = topo.route_ceiling(&route, unit)
-            && best.as_ref().is_none_or(|(b, _)| rate < *b)
-        {
-            best = Some((rate, name.to_string()));
+    const SIZE: u64 = 1 << 30;
+    let built: Vec<scenario::paths::Built> = sc
+        .flows
+        .iter()
+        .filter_map(|f| scenario::paths::plan(cfg, f, topo, config::PathKind::GpuDirect, SIZE).ok())
+        .collect();
+    let plans: Vec<&crate::plan::Plan> = built.iter().map(|b| &b.plan).collect();
+    if plans.is_empty() {
+        return (0.0, "no bottleneck found".into());
+    }
+    let opts = crate::components::SimOptions {
+        tlp_granularity: false,
+        coalesce_above: cfg.sim.coalesce_above,
+        jitter: false,
+        seed: cfg.seed,
+        record: false,
+    };
+    let mut f = crate::components::Fabric::new(topo, &plans, opts);
+    let rates = f.steady_state();
+    let total: u64 = rates.iter().map(|r| r.0).sum();
+    let gbps = total as f64 / 1e9;
+    // Name the limit that binds the most flows.
+    let mut limits: Vec<(crate::components::Limit, usize)> = Vec::new();
+    for &(_, l) in &rates {
+        match limits.iter_mut().find(|x| x.0 == l) {
+            Some(x) => x.1 += 1,
+            None => limits.push((l, 1)),
         }
     }
-    match best {
-        Some((rate, name)) => (
-            rate.gbytes_per_s(),
-            format!("{name} eff. {:.1} GB/s", rate.gbytes_per_s()),
-        ),
-        None => (0.0, "no bottleneck found".into()),
-    }
+    let name = match limits.iter().max_by_key(|x| x.1).map(|x| x.0) {
+        Some(crate::components::Limit::Channel(c)) => topo.channels[c as usize].name.clone(),
+        Some(crate::components::Limit::Window(e)) => topo.engine_name(e),
+        _ => "nothing".into(),
+    };
+    (gbps, format!("{name}: {gbps:.1} GB/s"))
 }
 
 /// Writes every output of a run into `dir`: CSVs and resolved config first, then charts and
@@ -163,6 +166,8 @@ pub fn write_outputs(
     for (name, bytes) in [
         ("results.csv", csv_out::results_csv(rows)?),
         ("stages.csv", csv_out::stages_csv(rows)?),
+        ("flows.csv", csv_out::flows_csv(rows)?),
+        ("links.csv", csv_out::links_csv(rows)?),
         ("config.toml", config::to_toml(cfg).into_bytes()),
     ] {
         let p = dir.join(name);

@@ -124,7 +124,7 @@ pub fn record(
     messages: u32,
 ) -> Result<Recorded> {
     let sc = &cfg.scenarios[si];
-    let built = paths::plan(cfg, sc, topo, path, size)
+    let built = paths::plan(cfg, sc.first(), topo, path, size)
         .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
     let opts = SimOptions {
         tlp_granularity: cfg.sim.tlp_granularity,
@@ -886,7 +886,7 @@ pub fn walk(cfg: &Config, si: usize, size: u64) -> Result<Walk> {
             host_buffer: m.host_buffer_base,
         })
     };
-    let ends = [end(&sc.sender)?, end(&sc.receiver)?];
+    let ends = [end(&sc.first().sender)?, end(&sc.first().receiver)?];
     let paths = vec![
         walk_path(cfg, topo, si, PathKind::Staged, size)?,
         walk_path(cfg, topo, si, PathKind::GpuDirect, size)?,
@@ -894,7 +894,8 @@ pub fn walk(cfg: &Config, si: usize, size: u64) -> Result<Walk> {
     Ok(Walk {
         config_name: cfg.name.clone(),
         scenario: sc.name.clone(),
-        class: paths::sender_class(topo, &cfg.scenarios[si], PathKind::GpuDirect).to_string(),
+        class: paths::sender_class(topo, cfg.scenarios[si].first(), PathKind::GpuDirect)
+            .to_string(),
         size,
         ends,
         paths,
@@ -1216,7 +1217,7 @@ pub fn trace(
         ("scenario".into(), Arg::from(sc.name.as_str())),
         (
             "class".into(),
-            Arg::from(paths::sender_class(topo, &cfg.scenarios[si], path).to_string()),
+            Arg::from(paths::sender_class(topo, cfg.scenarios[si].first(), path).to_string()),
         ),
         ("path".into(), Arg::from(path.name())),
         (

@@ -75,6 +75,7 @@ impl Stage {
 /// stage that held the last byte longer than the first was the bottleneck.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
+    pub flow: u16,
     pub msg: u32,
     /// The plan step it records.
     pub step: u16,
@@ -93,6 +94,7 @@ impl Span {
     /// A control stage: one piece of work from `start` to `end`.
     pub fn control(msg: u32, step: u16, stage: Stage, component: u32, start: Ps, end: Ps) -> Span {
         Span {
+            flow: 0,
             msg,
             step,
             stage,

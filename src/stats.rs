@@ -30,6 +30,42 @@ pub struct Summary {
     pub host_mem_bytes: u64,
     pub setup_ps: Ps,
     pub stages: Vec<StageRow>,
+    /// Flows run together; what bound the streaming run.
+    pub flows: u32,
+    pub bottleneck: String,
+    /// One row per flow (flows.csv), one per channel direction the streaming run crossed
+    /// (links.csv).
+    pub flow_rows: Vec<FlowRow>,
+    pub links: Vec<LinkRow>,
+}
+
+/// One flow of a point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRow {
+    pub flow: u32,
+    pub sender: String,
+    pub receiver: String,
+    pub class: String,
+    pub effective_path: String,
+    /// Its noise-free message's latency (every flow's first message at once).
+    pub lat_model_ps: Ps,
+    /// Mean over its jittered iterations.
+    pub lat_mean_us: f64,
+    /// Its own streaming bandwidth (its bytes over its first post to its last delivery).
+    pub bw_gbps: f64,
+}
+
+/// One channel direction in a point's streaming run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkRow {
+    pub channel: String,
+    /// Wire bytes (headers included).
+    pub bytes: u64,
+    /// Fraction of its capacity over the run.
+    pub busy: f64,
+    /// Achieved and full rate, GB/s of wire bytes.
+    pub rate_gbps: f64,
+    pub capacity_gbps: f64,
 }
 
 /// Latency statistics in microseconds over the jittered iterations.
@@ -203,6 +239,7 @@ mod tests {
 
     fn stream(step: u16, stage: Stage, start: Ps, first_out: Ps, last_in: Ps, end: Ps) -> Span {
         Span {
+            flow: 0,
             msg: 0,
             step,
             stage,

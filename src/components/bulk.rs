@@ -243,8 +243,53 @@ impl Fabric<'_> {
     }
 
     /// Starts a bulk transfer for the chain that begins with step instance `inst` (a DMA read
-    /// or a copy) at `t0`.
+    /// or a copy) at `t0`: behind the transfers of its queue, else after its latency.
     pub(super) fn bulk_start(&mut self, inst: Instance, t0: Ps, q: &mut Queue<Event>) {
+        let (mut job, key) = self.build_job(inst, t0);
+        job.queue = self.bulk.queue(key);
+        job.serial = self.next_serial();
+        let (queue, latency) = (job.queue, job.latency);
+        let id = self.bulk.jobs.len();
+        self.bulk.jobs.push(job);
+        let qd = &mut self.bulk.queues[queue].1;
+        qd.push_back(id);
+        if qd.len() == 1 {
+            self.bulk.jobs[id].state = State::Latency;
+            q.schedule(t0 + latency, Event::BulkReady(id as u32));
+        }
+    }
+
+    /// The steady state of every flow's payload transfer at once (the first of its plan's DMA
+    /// reads that carries payload, moving without end): each flow's payload rate and what
+    /// bound it. This is the ceiling the charts draw.
+    pub fn steady_state(&mut self) -> Vec<(u64, Limit)> {
+        let mut demands = Vec::new();
+        for flow in 0..self.flows.len() as u16 {
+            let plan = self.plan_of(flow);
+            let first = plan
+                .steps
+                .iter()
+                .position(|s| s.payload && matches!(s.kind, StepKind::DmaRead { .. }));
+            if let Some(step) = first {
+                demands.push(self.build_job((flow, 0, step as StepId), 0).0.demand);
+            }
+        }
+        let refs: Vec<&Demand> = demands.iter().collect();
+        self.bulk
+            .fluid
+            .solve(&refs)
+            .into_iter()
+            .map(|s| {
+                let limit = s
+                    .bound
+                    .map_or(Limit::None, |r| self.bulk.limit_of[r as usize]);
+                (s.rate, limit)
+            })
+            .collect()
+    }
+
+    /// The transfer of the chain that begins with `inst`, and the key of its queue.
+    fn build_job(&mut self, inst: Instance, t0: Ps) -> (Job, u64) {
         let (flow, msg, first) = inst;
         let plan = self.plan_of(flow);
         let step = &plan.steps[first as usize];
@@ -424,10 +469,7 @@ impl Fabric<'_> {
             _ => 0,
         };
         let latency = stages[reference].first_out;
-        let queue = self.bulk.queue(key);
-        let id = self.bulk.jobs.len();
-        let serial = self.next_serial();
-        self.bulk.jobs.push(Job {
+        let job = Job {
             inst: (flow, msg, first),
             stages,
             demand,
@@ -437,7 +479,7 @@ impl Fabric<'_> {
             payload,
             t0,
             latency,
-            queue,
+            queue: 0,
             state: State::Queued,
             remaining: (bytes - first_bytes) as u128 * SCALE,
             rate: 0,
@@ -445,14 +487,9 @@ impl Fabric<'_> {
             resume_at: 0,
             bound: Limit::None,
             bound_bytes: Vec::new(),
-            serial,
-        });
-        let qd = &mut self.bulk.queues[queue].1;
-        qd.push_back(id);
-        if qd.len() == 1 {
-            self.bulk.jobs[id].state = State::Latency;
-            q.schedule(t0 + latency, Event::BulkReady(id as u32));
-        }
+            serial: 0,
+        };
+        (job, key)
     }
 
     /// A transfer's first data reached its reference point: it joins the sharing.

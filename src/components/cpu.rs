@@ -56,6 +56,8 @@ pub struct Cpu {
     queue: VecDeque<Task>,
     current: Option<(Task, Phase, Ps)>,
     rng: Xoshiro256PlusPlus,
+    /// Time it has been busy (tasks from start to end, spin-waits included).
+    pub busy: Ps,
 }
 
 impl Cpu {
@@ -66,6 +68,7 @@ impl Cpu {
             queue: VecDeque::new(),
             current: None,
             rng: Xoshiro256PlusPlus::seed_from_u64(crate::seed::mix(seed, &[identity])),
+            busy: 0,
         }
     }
 }
@@ -167,6 +170,17 @@ impl Fabric<'_> {
 
     fn busy(&mut self, task: Task, d: Ps) {
         self.flows[task.flow as usize].msgs[task.msg as usize].cpu_busy += d;
+        let cpu = self.flows[task.flow as usize].threads[self.task_thread(task)];
+        self.cpus[cpu].busy += d;
+    }
+
+    /// The plan thread of `task`.
+    fn task_thread(&self, task: Task) -> usize {
+        let plan = self.plan_of(task.flow);
+        plan.steps[task.step as usize]
+            .kind
+            .thread()
+            .expect("a thread step") as usize
     }
 
     /// A cudaMemcpy's data all landed: after the completion signalling, the waiting thread

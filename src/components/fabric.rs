@@ -138,6 +138,8 @@ pub struct Fabric<'t> {
     free_reads: Vec<u32>,
     pub engines: Vec<ReadEngine>,
     pub cpus: Vec<Cpu>,
+    /// Each CPU thread's name: its host and socket, and the flow it runs.
+    pub cpu_names: Vec<String>,
     pub flows: Vec<FlowRun<'t>>,
     pub bulk: Bulks,
     pub recorder: Recorder,
@@ -158,6 +160,7 @@ impl<'t> Fabric<'t> {
         let mut names: Vec<String> = topo.channels.iter().map(|c| c.name.clone()).collect();
         let mut routes = Vec::new();
         let mut cpus = Vec::new();
+        let mut cpu_names = Vec::new();
         let mut flows = Vec::new();
         for plan in plans {
             let route_base = routes.len() as RouteId;
@@ -181,6 +184,7 @@ impl<'t> Fabric<'t> {
                     let identity =
                         crate::seed::mix(crate::seed::stable_hash(&name), &[flow, i as u64]);
                     cpus.push(Cpu::new(opts.seed, identity));
+                    cpu_names.push(format!("{name} thread of flow {flow}"));
                     cpus.len() - 1
                 })
                 .collect();
@@ -216,6 +220,7 @@ impl<'t> Fabric<'t> {
             free_reads: Vec::new(),
             engines,
             cpus,
+            cpu_names,
             flows,
             bulk,
             recorder: Recorder::new(opts.record, names),

@@ -2,26 +2,46 @@
 //! 0 and whenever one finishes; afterwards each message's step times become spans.
 
 use super::Event;
+use super::bulk::Limit;
 use super::fabric::{Fabric, Msg};
 use crate::engine::{self, Queue, RunStats};
 use crate::plan::{Milestone, StepKind};
 use crate::record::Span;
+use crate::topology::ChannelId;
 use crate::units::Ps;
 
-/// What one run of the fabric produced (for flow 0, the flow a one-flow point has).
-#[derive(Clone, Debug)]
-pub struct Outcome {
+/// What one flow of a run did.
+#[derive(Clone, Debug, Default)]
+pub struct FlowOutcome {
     /// Start and delivery time of every message.
     pub messages: Vec<(Ps, Ps)>,
-    pub stats: RunStats,
     /// CPU time of message 0 on both hosts.
     pub cpu_busy: Ps,
-    /// Host DRAM payload bytes, from the memory channels' own records (all messages).
-    pub host_mem_bytes: u64,
     /// Per message: payload bytes that reached the receiving NIC, and that were committed in the
     /// receiver's memory (byte conservation: both equal the message size).
     pub received: Vec<u64>,
     pub written: Vec<u64>,
+}
+
+/// What one run of the fabric produced. `messages`, `cpu_busy`, `received` and `written` are
+/// flow 0's (the flow of a one-flow point); `flows` has every flow's.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub messages: Vec<(Ps, Ps)>,
+    pub stats: RunStats,
+    pub cpu_busy: Ps,
+    /// Host DRAM payload bytes, from the memory channels' own records (all messages).
+    pub host_mem_bytes: u64,
+    pub received: Vec<u64>,
+    pub written: Vec<u64>,
+    pub flows: Vec<FlowOutcome>,
+    /// Per channel that carried anything: its wire bytes and the time it spent serialising
+    /// units (bulk transfers count in the bytes only).
+    pub links: Vec<(ChannelId, u128, Ps)>,
+    /// Payload bytes the bulk transfers moved while each limit bound them.
+    pub limits: Vec<(Limit, u128)>,
+    /// Each CPU thread's name and the time it was busy.
+    pub cpu_time: Vec<(String, Ps)>,
 }
 
 impl Fabric<'_> {
@@ -54,32 +74,58 @@ impl Fabric<'_> {
                 }
             }
         }
-        let f = &self.flows[0];
-        let plan = f.plan;
-        let bytes = |m: &Msg, pick: fn(&StepKind) -> bool, out: bool| -> u64 {
-            let payload = |s: &crate::plan::Step| s.payload && pick(&s.kind);
-            let step = plan.steps.iter().position(payload);
-            step.and_then(|s| m.steps.get(s))
-                .map_or(0, |s| if out { s.bytes_out } else { s.bytes_in })
-        };
+        let flows: Vec<FlowOutcome> = self
+            .flows
+            .iter()
+            .map(|f| {
+                let plan = f.plan;
+                let bytes = |m: &Msg, pick: fn(&StepKind) -> bool, out: bool| -> u64 {
+                    let payload = |s: &crate::plan::Step| s.payload && pick(&s.kind);
+                    let step = plan.steps.iter().position(payload);
+                    step.and_then(|s| m.steps.get(s))
+                        .map_or(0, |s| if out { s.bytes_out } else { s.bytes_in })
+                };
+                FlowOutcome {
+                    messages: f
+                        .msgs
+                        .iter()
+                        .map(|m| (m.start, m.delivered.unwrap_or(stats.end_time)))
+                        .collect(),
+                    cpu_busy: f.msgs[0].cpu_busy,
+                    received: f
+                        .msgs
+                        .iter()
+                        .map(|m| bytes(m, |k| matches!(k, StepKind::NicRx { .. }), false))
+                        .collect(),
+                    written: f
+                        .msgs
+                        .iter()
+                        .map(|m| bytes(m, |k| matches!(k, StepKind::DmaWrite { .. }), true))
+                        .collect(),
+                }
+            })
+            .collect();
+        let links = (0..self.channels.len() as ChannelId)
+            .filter(|&c| self.channels[c as usize].is_server())
+            .map(|c| (c, self.channel_wire_bytes(c), self.servers[c as usize].busy))
+            .filter(|l| l.1 > 0)
+            .collect();
+        let first = flows[0].clone();
         Outcome {
-            messages: f
-                .msgs
-                .iter()
-                .map(|m| (m.start, m.delivered.unwrap_or(stats.end_time)))
-                .collect(),
+            messages: first.messages,
             stats,
-            cpu_busy: f.msgs[0].cpu_busy,
+            cpu_busy: first.cpu_busy,
             host_mem_bytes: self.host_mem_payload_bytes(),
-            received: f
-                .msgs
+            received: first.received,
+            written: first.written,
+            flows,
+            links,
+            limits: self.bulk.limits.clone(),
+            cpu_time: self
+                .cpus
                 .iter()
-                .map(|m| bytes(m, |k| matches!(k, StepKind::NicRx { .. }), false))
-                .collect(),
-            written: f
-                .msgs
-                .iter()
-                .map(|m| bytes(m, |k| matches!(k, StepKind::DmaWrite { .. }), true))
+                .zip(&self.cpu_names)
+                .map(|(c, n)| (n.clone(), c.busy))
                 .collect(),
         }
     }
@@ -116,6 +162,7 @@ impl Fabric<'_> {
                 let stage = s.stage?;
                 let t = times[i]?;
                 Some(Span {
+                    flow,
                     msg,
                     step: i as u16,
                     stage,

@@ -3,15 +3,13 @@
 
 use super::defaults as d;
 use super::raw::*;
-use super::{
-    Config, ConfigError, Endpoint, FlushMode, PathKind, Registration, ScenarioSpec, SimConfig,
-};
+use super::{Config, ConfigError, FlushMode, PathKind, Registration, SimConfig};
 use crate::report::OutputOptions;
 use crate::topology::pcie;
 use crate::topology::spec::*;
 use crate::units::{self, Ps, Rate};
 
-type R<T> = Result<T, ConfigError>;
+pub(super) type R<T> = Result<T, ConfigError>;
 
 /// Upper bounds that keep a mistyped number from exhausting memory or time.
 const MAX_COUNT: u32 = 100_000;
@@ -36,8 +34,8 @@ fn fmt_ps(ps: Ps) -> String {
 const DUR_RANGE: &str = "a duration of at most 2^64 ps (about 213 days)";
 const RATE_RANGE: &str = "a rate of at most 2^64 bit/s";
 
-struct Cx<'a> {
-    file: &'a str,
+pub(super) struct Cx<'a> {
+    pub(super) file: &'a str,
 }
 
 fn show(q: &Q) -> String {
@@ -49,7 +47,12 @@ fn show(q: &Q) -> String {
 }
 
 impl Cx<'_> {
-    fn err(&self, key: &str, expected: impl Into<String>, found: impl Into<String>) -> ConfigError {
+    pub(super) fn err(
+        &self,
+        key: &str,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> ConfigError {
         ConfigError::new(self.file, key, expected, found)
     }
 
@@ -336,30 +339,13 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
             .map(|(i, s)| (format!("scenarios[{i}].name"), s.name.as_str())),
     )?;
     let needs_gpu = paths.iter().any(|p| *p != PathKind::Host);
-    let mut scenarios = Vec::new();
-    for (i, s) in raw.scenarios.iter().enumerate() {
-        let key = format!("scenarios[{i}]");
-        let sender = endpoint(&cx, &hosts, &s.sender, &format!("{key}.sender"), needs_gpu)?;
-        let receiver = endpoint(
-            &cx,
-            &hosts,
-            &s.receiver,
-            &format!("{key}.receiver"),
-            needs_gpu,
-        )?;
-        if sender.host == receiver.host {
-            return Err(cx.err(
-                &format!("{key}.receiver.host"),
-                "a host other than the sender's",
-                format!("{:?}", s.receiver.host),
-            ));
-        }
-        scenarios.push(ScenarioSpec {
-            name: s.name.clone(),
-            sender,
-            receiver,
-        });
-    }
+    let scenarios = raw
+        .scenarios
+        .iter()
+        .enumerate()
+        .map(|(i, sc)| super::scenarios::convert(&cx, i, sc, &hosts, needs_gpu))
+        .collect::<R<Vec<_>>>()?;
+    super::scenarios::check_cables(&cx, &scenarios, &hosts, &network)?;
     Ok(Config {
         name: raw.name,
         description: raw.description.unwrap_or_default(),
@@ -984,98 +970,6 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
         read_window: window,
         mrrs: cx.payload_size(&n.mrrs_bytes, &k("mrrs_bytes"), d::NIC_MRRS)?,
     })
-}
-
-fn endpoint(
-    cx: &Cx,
-    hosts: &[HostSpec],
-    e: &RawEndpoint,
-    key: &str,
-    needs_gpu: bool,
-) -> R<Endpoint> {
-    let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
-    let host = hosts.iter().position(|h| h.name == e.host).ok_or_else(|| {
-        cx.err(
-            &format!("{key}.host"),
-            format!("one of the [[hosts]] ({})", names.join(", ")),
-            format!("{:?}", e.host),
-        )
-    })?;
-    let m = &hosts[host].machine;
-    let list = |v: Vec<&str>| {
-        if v.is_empty() {
-            "none defined".to_string()
-        } else {
-            v.join(", ")
-        }
-    };
-    let nic = m.nics.iter().position(|n| n.name == e.nic).ok_or_else(|| {
-        cx.err(
-            &format!("{key}.nic"),
-            format!(
-                "a NIC of machine {:?} ({})",
-                m.name,
-                list(m.nics.iter().map(|n| n.name.as_str()).collect())
-            ),
-            format!("{:?}", e.nic),
-        )
-    })?;
-    let gpu = match &e.gpu {
-        Some(g) => Some(m.gpus.iter().position(|x| &x.name == g).ok_or_else(|| {
-            cx.err(
-                &format!("{key}.gpu"),
-                format!(
-                    "a GPU of machine {:?} ({})",
-                    m.name,
-                    list(m.gpus.iter().map(|n| n.name.as_str()).collect())
-                ),
-                format!("{g:?}"),
-            )
-        })?),
-        None if needs_gpu => {
-            return Err(cx.err(
-                &format!("{key}.gpu"),
-                "a GPU (the sweep has a staged or gpudirect path)",
-                "no gpu key",
-            ));
-        }
-        None => None,
-    };
-    // Default: host buffers on the NIC's socket.
-    let nic_socket = socket_of(m, &e.nic);
-    let memory_socket = match &e.memory {
-        Some(s) => m.sockets.iter().position(|x| &x.name == s).ok_or_else(|| {
-            cx.err(
-                &format!("{key}.memory"),
-                format!("a socket of machine {:?}", m.name),
-                format!("{s:?}"),
-            )
-        })?,
-        None => nic_socket,
-    };
-    Ok(Endpoint {
-        host,
-        nic,
-        gpu,
-        memory_socket,
-    })
-}
-
-/// The socket a device hangs under (validated tree).
-fn socket_of(m: &MachineSpec, device: &str) -> usize {
-    let mut cur = device.to_string();
-    while let Some(l) = m.links.iter().find(|l| l.down == cur) {
-        cur = l.up.clone();
-    }
-    let rc = m
-        .root_complexes
-        .iter()
-        .find(|r| r.name == cur)
-        .expect("validated chain");
-    m.sockets
-        .iter()
-        .position(|s| s.name == rc.socket)
-        .expect("validated socket")
 }
 
 /// "9.0" -> (9, 0).

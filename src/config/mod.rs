@@ -9,6 +9,7 @@ pub mod defaults;
 mod error;
 mod raw;
 mod resolved;
+mod scenarios;
 
 use std::path::Path;
 
@@ -114,11 +115,26 @@ pub struct Endpoint {
     pub memory_socket: usize,
 }
 
+/// One flow: a sender and a receiver with their own message stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub sender: Endpoint,
+    pub receiver: Endpoint,
+}
+
+/// Flows that run together, started at the same time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScenarioSpec {
     pub name: String,
-    pub sender: Endpoint,
-    pub receiver: Endpoint,
+    /// At least one; a bidirectional flow is two, one each way.
+    pub flows: Vec<FlowSpec>,
+}
+
+impl ScenarioSpec {
+    /// The first flow, whose message gives the point's latency breakdown.
+    pub fn first(&self) -> &FlowSpec {
+        &self.flows[0]
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

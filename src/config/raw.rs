@@ -247,8 +247,28 @@ pub struct RawHost {
 #[serde(deny_unknown_fields)]
 pub struct RawScenario {
     pub name: String,
+    pub sender: Option<RawEndpoint>,
+    pub receiver: Option<RawEndpoint>,
+    pub bidirectional: Option<bool>,
+    pub flows: Option<Vec<RawFlow>>,
+    pub all_gpus: Option<RawAllGpus>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFlow {
     pub sender: RawEndpoint,
     pub receiver: RawEndpoint,
+    pub bidirectional: Option<bool>,
+}
+
+/// Every GPU of `sender` with its nearest NIC, to the same GPU index on `receiver`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAllGpus {
+    pub sender: String,
+    pub receiver: String,
+    pub bidirectional: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

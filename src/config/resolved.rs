@@ -311,12 +311,25 @@ pub fn to_toml(c: &Config) -> String {
         Value::Array(
             c.scenarios
                 .iter()
-                .map(|sc| {
-                    table(vec![
+                .map(|sc| match sc.flows.as_slice() {
+                    // One flow: the one-pair form, as the user most likely wrote it.
+                    [f] => table(vec![
                         ("name", s(&sc.name)),
-                        ("sender", ep(&sc.sender)),
-                        ("receiver", ep(&sc.receiver)),
-                    ])
+                        ("sender", ep(&f.sender)),
+                        ("receiver", ep(&f.receiver)),
+                    ]),
+                    flows => {
+                        let list = flows
+                            .iter()
+                            .map(|f| {
+                                table(vec![
+                                    ("sender", ep(&f.sender)),
+                                    ("receiver", ep(&f.receiver)),
+                                ])
+                            })
+                            .collect();
+                        table(vec![("name", s(&sc.name)), ("flows", Value::Array(list))])
+                    }
                 })
                 .collect(),
         ),

@@ -1,10 +1,12 @@
-//! results.csv and stages.csv, in the column order of the output contract (DESIGN.md section 1).
+//! results.csv, stages.csv, flows.csv and links.csv, in the column order of the output contract
+//! (DESIGN.md section 1; columns after the contract's are appended, never inserted).
 
 use crate::stats::Summary;
 use crate::units::ps_to_us_exact;
 
-/// The results.csv header; the first twenty columns are a frozen contract.
-pub const RESULTS_HEADER: [&str; 20] = [
+/// The results.csv header; the first twenty columns are a frozen contract, `flows` and
+/// `bottleneck` follow.
+pub const RESULTS_HEADER: [&str; 22] = [
     "scenario",
     "class",
     "path",
@@ -25,6 +27,36 @@ pub const RESULTS_HEADER: [&str; 20] = [
     "cpu_busy_us",
     "host_mem_bytes",
     "setup_us",
+    "flows",
+    "bottleneck",
+];
+
+pub const FLOWS_HEADER: [&str; 13] = [
+    "scenario",
+    "path",
+    "op",
+    "size_bytes",
+    "flow",
+    "sender",
+    "receiver",
+    "class",
+    "effective_path",
+    "lat_model_us",
+    "lat_mean_us",
+    "bw_GBps",
+    "bottleneck",
+];
+
+pub const LINKS_HEADER: [&str; 9] = [
+    "scenario",
+    "path",
+    "op",
+    "size_bytes",
+    "channel",
+    "bytes",
+    "busy",
+    "rate_GBps",
+    "capacity_GBps",
 ];
 
 pub const STAGES_HEADER: [&str; 9] = [
@@ -69,6 +101,8 @@ pub fn results_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
             ps_to_us_exact(r.cpu_busy_ps),
             r.host_mem_bytes.to_string(),
             ps_to_us_exact(r.setup_ps),
+            r.flows.to_string(),
+            r.bottleneck.clone(),
         ])?;
     }
     Ok(w.into_inner()?)
@@ -90,6 +124,56 @@ pub fn stages_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
                 &ps_to_us_exact(s.start_ps),
                 &ps_to_us_exact(s.end_ps),
                 &ps_to_us_exact(s.critical_ps),
+            ])?;
+        }
+    }
+    Ok(w.into_inner()?)
+}
+
+/// Renders flows.csv: one row per flow of each point (its noise-free latency with every flow's
+/// first message at once, its mean over the jittered iterations, its own streaming bandwidth).
+pub fn flows_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(FLOWS_HEADER)?;
+    for r in rows {
+        for fl in &r.flow_rows {
+            w.write_record([
+                r.scenario.as_str(),
+                r.path.as_str(),
+                r.op.as_str(),
+                &r.size_bytes.to_string(),
+                &fl.flow.to_string(),
+                &fl.sender,
+                &fl.receiver,
+                &fl.class,
+                &fl.effective_path,
+                &ps_to_us_exact(fl.lat_model_ps),
+                &f(fl.lat_mean_us),
+                &f(fl.bw_gbps),
+                &r.bottleneck,
+            ])?;
+        }
+    }
+    Ok(w.into_inner()?)
+}
+
+/// Renders links.csv: for each point, every channel direction its streaming run crossed, with
+/// its wire bytes, the fraction of its capacity it was busy, and its achieved and full rate.
+pub fn links_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(LINKS_HEADER)?;
+    for r in rows {
+        for l in &r.links {
+            w.write_record([
+                r.scenario.as_str(),
+                r.path.as_str(),
+                r.op.as_str(),
+                &r.size_bytes.to_string(),
+                &l.channel,
+                &l.bytes.to_string(),
+                &f(l.busy),
+                &f(l.rate_gbps),
+                &f(l.capacity_gbps),
             ])?;
         }
     }

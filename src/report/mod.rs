@@ -29,16 +29,18 @@ pub struct RunInfo {
 #[derive(Clone, Debug, Default)]
 pub struct ScenarioInfo {
     pub name: String,
-    /// GPU-NIC affinity class (PIX, PXB, PHB, NODE, SYS).
+    /// GPU-NIC affinity class (PIX, PXB, PHB, NODE, SYS) of its first flow.
     pub class: String,
+    /// Flows it runs together.
+    pub flows: usize,
     /// The sender's payload route, hop by hop, e.g. ["gpu0", "pcie Gen5 x16", "sw0", ..., "nic0"].
     pub route: Vec<String>,
     /// An `nvidia-smi topo -m` style matrix of the sender host (plain text, may be empty).
     pub topo_matrix: String,
-    /// The bottleneck ceiling of the scenario's GPU-to-GPU route (GPUDirect: sender GPU -> NIC,
-    /// wire, NIC -> receiver GPU) for bandwidth charts (GB/s, 1e9 B/s).
+    /// The ceiling of the scenario's GPUDirect streaming (all its flows at once, steady state
+    /// of the max-min sharing) for bandwidth charts (GB/s, 1e9 B/s).
     pub ceiling_gbps: f64,
-    /// Its label, e.g. "PCIe Gen5 x16 eff. 52.7 GB/s" or "wire NDR 400 Gb/s eff. 49.3 GB/s".
+    /// Its label: what binds it and the rate, e.g. "node-a/nic0 read window: 29.3 GB/s".
     pub ceiling_label: String,
 }
 

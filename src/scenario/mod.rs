@@ -48,10 +48,11 @@ pub fn topology(cfg: &Config) -> Topology {
     let pairs: Vec<topology::PortPair> = cfg
         .scenarios
         .iter()
-        .map(|sc| {
+        .flat_map(|sc| &sc.flows)
+        .map(|f| {
             (
-                (sc.sender.host, sc.sender.nic),
-                (sc.receiver.host, sc.receiver.nic),
+                (f.sender.host, f.sender.nic),
+                (f.receiver.host, f.receiver.nic),
             )
         })
         .collect();

@@ -2,7 +2,7 @@
 //! registration costs, and where GPUDirect falls back to staging. [`super::build`] turns the two
 //! sides into a plan of steps.
 
-use crate::config::{Config, Endpoint, PathKind, Registration, ScenarioSpec};
+use crate::config::{Config, Endpoint, FlowSpec, PathKind, Registration};
 use crate::plan::Buffer;
 use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
 use crate::units::Ps;
@@ -108,19 +108,19 @@ pub fn flushes(cfg: &Config, e: &Endpoint) -> bool {
 
 /// Where the sender's payload starts for `path`: its GPU (staged, gpudirect), or host memory
 /// (the host path, or a scenario without a GPU).
-pub fn sender_source(topo: &Topology, sc: &ScenarioSpec, path: PathKind) -> Place {
-    let h = &topo.hosts[sc.sender.host];
-    match (path, sc.sender.gpu) {
-        (PathKind::Host, _) | (_, None) => Place::Memory(sc.sender.memory_socket),
+pub fn sender_source(topo: &Topology, flow: &FlowSpec, path: PathKind) -> Place {
+    let h = &topo.hosts[flow.sender.host];
+    match (path, flow.sender.gpu) {
+        (PathKind::Host, _) | (_, None) => Place::Memory(flow.sender.memory_socket),
         (_, Some(g)) => Place::Device(h.node_index(NodeKind::Gpu(g))),
     }
 }
 
 /// The affinity class results.csv reports: the sender's payload source against its NIC.
-pub fn sender_class(topo: &Topology, sc: &ScenarioSpec, path: PathKind) -> &'static str {
-    let h = &topo.hosts[sc.sender.host];
-    let nic = Place::Device(h.node_index(NodeKind::Nic(sc.sender.nic)));
-    h.class(sender_source(topo, sc, path), nic)
+pub fn sender_class(topo: &Topology, flow: &FlowSpec, path: PathKind) -> &'static str {
+    let h = &topo.hosts[flow.sender.host];
+    let nic = Place::Device(h.node_index(NodeKind::Nic(flow.sender.nic)));
+    h.class(sender_source(topo, flow, path), nic)
 }
 
 /// The socket a host's NIC hangs under (where its driving thread and queues live).
@@ -134,12 +134,12 @@ fn nic_socket(topo: &Topology, host: usize, nic: usize) -> usize {
 /// back before that happens).
 pub fn plan(
     cfg: &Config,
-    sc: &ScenarioSpec,
+    flow: &FlowSpec,
     topo: &Topology,
     path: PathKind,
     size: u64,
 ) -> Result<Built, RouteError> {
-    let (sides, sender, receiver, setup) = sides(cfg, sc, topo, path, size);
+    let (sides, sender, receiver, setup) = sides(cfg, flow, topo, path, size);
     let (plan, inline) = super::build::write_imm(topo, &sides)?;
     Ok(Built {
         plan,
@@ -160,7 +160,7 @@ fn bounce_buffers(cfg: &Config, size: u64) -> u32 {
 /// What `path` does on each side.
 fn sides(
     cfg: &Config,
-    sc: &ScenarioSpec,
+    flow: &FlowSpec,
     topo: &Topology,
     path: PathKind,
     size: u64,
@@ -243,9 +243,9 @@ fn sides(
             }
         }
     };
-    let (sender, s_mode, s_setup) = side(sc.sender.host, &sc.sender, true);
-    let (receiver, r_mode, r_setup) = side(sc.receiver.host, &sc.receiver, false);
-    let flush = r_mode == SideMode::Direct && flushes(cfg, &sc.receiver);
+    let (sender, s_mode, s_setup) = side(flow.sender.host, &flow.sender, true);
+    let (receiver, r_mode, r_setup) = side(flow.receiver.host, &flow.receiver, false);
+    let flush = r_mode == SideMode::Direct && flushes(cfg, &flow.receiver);
     (
         Sides {
             size,

@@ -3,10 +3,11 @@
 
 use super::Point;
 use super::paths::{self, effective_name};
-use crate::components::{Fabric, SimOptions};
+use crate::components::{Fabric, Limit, SimOptions};
 use crate::config::Config;
+use crate::plan::Plan;
 use crate::record::Recorder;
-use crate::stats::{self, Summary};
+use crate::stats::{self, FlowRow, LinkRow, Summary};
 use crate::topology::Topology;
 use crate::units::{PS_PER_S, Ps};
 
@@ -53,8 +54,12 @@ pub fn perftest_bw_average(messages: &[(Ps, Ps)], size: u64) -> (f64, f64) {
 
 pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let sc = &cfg.scenarios[p.scenario];
-    let built = paths::plan(cfg, sc, topo, p.path, p.size).expect("plan routes were checked");
-    let plan = &built.plan;
+    let built: Vec<paths::Built> = sc
+        .flows
+        .iter()
+        .map(|f| paths::plan(cfg, f, topo, p.path, p.size).expect("plan routes were checked"))
+        .collect();
+    let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
     let opts = |jitter: bool, record: bool, seed: u64| SimOptions {
         tlp_granularity: cfg.sim.tlp_granularity,
         coalesce_above: cfg.sim.coalesce_above,
@@ -64,39 +69,77 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     };
     let mut events = 0;
 
-    // The noise-free message: model latency, stages, CPU time, host-memory bytes.
-    let mut f = Fabric::new(topo, &[plan], opts(false, true, p.seed));
+    // The noise-free message of every flow at once: model latency (flow 0's), its stages,
+    // CPU time and host-memory bytes per message.
+    let mut f = Fabric::new(topo, &plans, opts(false, true, p.seed));
     let model = f.run(1, 1);
     events += model.stats.events;
     let (start, end) = model.messages[0];
     let lat_model_ps = end - start;
     let recorder = std::mem::take(&mut f.recorder);
-    let spans: Vec<_> = recorder.spans.iter().filter(|s| s.msg == 0).collect();
-    let stages = stats::critical_path(plan, &spans, lat_model_ps, |c| {
+    let spans: Vec<_> = recorder
+        .spans
+        .iter()
+        .filter(|s| s.flow == 0 && s.msg == 0)
+        .collect();
+    let stages = stats::critical_path(plans[0], &spans, lat_model_ps, |c| {
         recorder.component_name(c).to_string()
     });
+    let flows = sc.flows.len() as u64;
+    let cpu_busy_ps = model.flows.iter().map(|f| f.cpu_busy).sum::<Ps>() / flows;
 
-    // Jittered iterations, one message at a time.
+    // Jittered iterations, one message at a time per flow.
     let n = iterations(cfg, p.size);
-    let mut f = Fabric::new(topo, &[plan], opts(true, false, super::mix(p.seed, &[1])));
+    let mut f = Fabric::new(topo, &plans, opts(true, false, super::mix(p.seed, &[1])));
     let it = f.run(1, n);
     events += it.stats.events;
-    let samples: Vec<Ps> = it.messages.iter().map(|(s, e)| e - s).collect();
+    let samples: Vec<Ps> = it
+        .flows
+        .iter()
+        .flat_map(|f| f.messages.iter().map(|(s, e)| e - s))
+        .collect();
     let lat = stats::latency_stats(&samples);
 
-    // Streaming: a window of messages in flight.
+    // Streaming: a window of messages in flight per flow.
     let (window, messages) = stream_shape(cfg, p.size);
-    let mut f = Fabric::new(topo, &[plan], opts(true, false, super::mix(p.seed, &[2])));
+    let mut f = Fabric::new(topo, &plans, opts(true, false, super::mix(p.seed, &[2])));
     let st = f.run(window, messages);
     events += st.stats.events;
-    let (bw_gbps, msg_rate_mps) = perftest_bw_average(&st.messages, p.size);
+    let all: Vec<(Ps, Ps)> = st
+        .flows
+        .iter()
+        .flat_map(|f| f.messages.iter().copied())
+        .collect();
+    let (bw_gbps, msg_rate_mps) = perftest_bw_average(&all, p.size);
+    let span = stream_span(&all);
+    let links = link_rows(topo, &st, span);
+    let bottleneck = bottleneck(topo, &st, span, window);
 
-    let class = paths::sender_class(topo, sc, p.path);
+    let flow_rows = sc
+        .flows
+        .iter()
+        .zip(&built)
+        .enumerate()
+        .map(|(i, (flow, b))| {
+            let (s, e) = model.flows[i].messages[0];
+            let mine: Vec<Ps> = it.flows[i].messages.iter().map(|(s, e)| e - s).collect();
+            FlowRow {
+                flow: i as u32,
+                sender: endpoint_name(cfg, &flow.sender),
+                receiver: endpoint_name(cfg, &flow.receiver),
+                class: paths::sender_class(topo, flow, p.path).to_string(),
+                effective_path: effective_name(b.sender, b.receiver).to_string(),
+                lat_model_ps: e - s,
+                lat_mean_us: stats::latency_stats(&mine).mean_us,
+                bw_gbps: perftest_bw_average(&st.flows[i].messages, p.size).0,
+            }
+        })
+        .collect::<Vec<_>>();
     let summary = Summary {
         scenario: sc.name.clone(),
-        class: class.to_string(),
+        class: flow_rows[0].class.clone(),
         path: p.path.name().to_string(),
-        effective_path: effective_name(built.sender, built.receiver).to_string(),
+        effective_path: flow_rows[0].effective_path.clone(),
         op: p.op.clone(),
         size_bytes: p.size,
         iterations: n,
@@ -104,14 +147,92 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         lat,
         bw_gbps,
         msg_rate_mps,
-        cpu_busy_ps: model.cpu_busy,
-        host_mem_bytes: model.host_mem_bytes,
-        setup_ps: built.setup,
+        cpu_busy_ps,
+        host_mem_bytes: model.host_mem_bytes / flows,
+        setup_ps: built.iter().map(|b| b.setup).max().unwrap_or(0),
         stages,
+        flows: flows as u32,
+        bottleneck,
+        flow_rows,
+        links,
     };
     PointResult {
         summary,
         recorder,
         events,
+    }
+}
+
+/// From the first message's start to the last one's delivery.
+fn stream_span(messages: &[(Ps, Ps)]) -> Ps {
+    let first = messages.iter().map(|m| m.0).min().unwrap_or(0);
+    let last = messages.iter().map(|m| m.1).max().unwrap_or(0);
+    last.saturating_sub(first)
+}
+
+/// "node-a/gpu0 via nic0", or "node-a/cpu0 memory via nic0" for a host-memory end.
+fn endpoint_name(cfg: &Config, e: &crate::config::Endpoint) -> String {
+    let h = &cfg.hosts[e.host];
+    let nic = &h.machine.nics[e.nic].name;
+    match e.gpu {
+        Some(g) => format!("{}/{} via {nic}", h.name, h.machine.gpus[g].name),
+        None => format!(
+            "{}/{} memory via {nic}",
+            h.name, h.machine.sockets[e.memory_socket].name
+        ),
+    }
+}
+
+/// Every channel direction the streaming run crossed: its bytes, how busy it was, its rate.
+fn link_rows(topo: &Topology, st: &crate::components::Outcome, span: Ps) -> Vec<LinkRow> {
+    let secs = span as f64 / PS_PER_S as f64;
+    st.links
+        .iter()
+        .map(|&(c, bytes, _)| {
+            let spec = &topo.channels[c as usize];
+            let capacity = spec.rate.gbytes_per_s();
+            let rate = if secs > 0.0 {
+                bytes as f64 / secs / 1e9
+            } else {
+                0.0
+            };
+            LinkRow {
+                channel: spec.name.clone(),
+                bytes: bytes.min(u64::MAX as u128) as u64,
+                busy: if capacity > 0.0 { rate / capacity } else { 0.0 },
+                rate_gbps: rate,
+                capacity_gbps: capacity,
+            }
+        })
+        .collect()
+}
+
+/// What bound the streaming run: the limit (a link, a memory, a read window) that held the bulk
+/// transfers for the most bytes; for small messages, the busiest channel or thread when one was
+/// busy at least half the run, else the latency of a window of messages in flight.
+fn bottleneck(topo: &Topology, st: &crate::components::Outcome, span: Ps, window: u32) -> String {
+    if let Some((limit, _)) = st.limits.iter().max_by_key(|l| l.1) {
+        return match *limit {
+            Limit::Channel(c) => topo.channels[c as usize].name.clone(),
+            Limit::Window(e) => topo.engine_name(e),
+            Limit::None => "nothing (unbounded)".into(),
+        };
+    }
+    let span = span.max(1) as f64;
+    let channels = st.links.iter().map(|&(c, bytes, _)| {
+        let spec = &topo.channels[c as usize];
+        let busy = spec.rate.tx_time(bytes.min(u64::MAX as u128) as u64) as f64 / span;
+        (busy, spec.name.clone())
+    });
+    let threads = st
+        .cpu_time
+        .iter()
+        .map(|(name, t)| (*t as f64 / span, name.clone()));
+    match channels
+        .chain(threads)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)))
+    {
+        Some((busy, name)) if busy >= 0.5 => name,
+        _ => format!("latency ({window} messages in flight per flow)"),
     }
 }

@@ -188,6 +188,51 @@ pub struct Topology {
     pub network: Network,
 }
 
+/// One host on its own (its channels numbered from 0): for questions about its structure, such as
+/// which NIC is nearest to a GPU.
+pub fn host_graph(host: &HostSpec) -> HostTopo {
+    let mut b = machine::Builder {
+        channels: Vec::new(),
+    };
+    machine::build_host(&mut b, 0, host)
+}
+
+impl HostTopo {
+    /// Each GPU's nearest NIC by the `nvidia-smi topo -m` class of their path (PIX before PXB,
+    /// PHB, NODE, SYS); among equally near NICs, one that no earlier GPU took, then the first.
+    /// This is the pairing NCCL makes of GPUs and NICs on a balanced board.
+    pub fn nearest_nics(&self) -> Vec<usize> {
+        let rank = |c: &str| {
+            ["PIX", "PXB", "PHB", "NODE", "SYS"]
+                .iter()
+                .position(|x| *x == c)
+                .unwrap_or(5)
+        };
+        let mut taken = vec![false; self.spec.nics.len()];
+        (0..self.spec.gpus.len())
+            .map(|g| {
+                let gpu = Place::Device(self.node_index(NodeKind::Gpu(g)));
+                let ranked: Vec<(usize, usize)> = (0..self.spec.nics.len())
+                    .map(|n| {
+                        let nic = Place::Device(self.node_index(NodeKind::Nic(n)));
+                        (rank(self.class(gpu, nic)), n)
+                    })
+                    .collect();
+                let best = ranked.iter().map(|r| r.0).min().unwrap_or(5);
+                let nearest: Vec<usize> =
+                    ranked.iter().filter(|r| r.0 == best).map(|r| r.1).collect();
+                let n = nearest
+                    .iter()
+                    .copied()
+                    .find(|&n| !taken[n])
+                    .unwrap_or(nearest[0]);
+                taken[n] = true;
+                n
+            })
+            .collect()
+    }
+}
+
 /// Instantiates every host (in order) and the network. `pairs` are the NIC ports that talk to
 /// each other, which a switchless network needs to lay its cables.
 pub fn build(hosts: &[HostSpec], network: &NetworkSpec, pairs: &[PortPair]) -> Topology {
@@ -256,6 +301,33 @@ impl Topology {
             .iter()
             .flat_map(|h| h.spec.nics.iter().map(|_| WQE_FETCH_READS));
         nics.chain(gpus).chain(wqe).collect()
+    }
+
+    /// What read engine `e` is, for reports: "node-a/nic0 read window".
+    pub fn engine_name(&self, e: usize) -> String {
+        let nics: Vec<(usize, usize)> = (0..self.hosts.len())
+            .flat_map(|h| (0..self.hosts[h].spec.nics.len()).map(move |n| (h, n)))
+            .collect();
+        let gpus: Vec<(usize, usize)> = (0..self.hosts.len())
+            .flat_map(|h| (0..self.hosts[h].spec.gpus.len()).map(move |g| (h, g)))
+            .collect();
+        let nic = |(h, n): (usize, usize)| {
+            format!("{}/{}", self.hosts[h].name, self.hosts[h].spec.nics[n].name)
+        };
+        if e < nics.len() {
+            format!("{} read window", nic(nics[e]))
+        } else if e < nics.len() + gpus.len() {
+            let (h, g) = gpus[e - nics.len()];
+            format!(
+                "{}/{} copy engine read window",
+                self.hosts[h].name, self.hosts[h].spec.gpus[g].name
+            )
+        } else {
+            format!(
+                "{} WQE fetch window",
+                nic(nics[e - nics.len() - gpus.len()])
+            )
+        }
     }
 
     /// The read engine of NIC `nic`'s WQE fetches: a queue of its own, so that a WQE never

@@ -62,7 +62,8 @@ pub fn run_fabric(
 ) -> (Outcome, Recorder) {
     let si = scenario_index(cfg, scenario);
     let topo = scenario::topology(cfg);
-    let built = scenario::paths::plan(cfg, &cfg.scenarios[si], &topo, path, size).expect("routes");
+    let built =
+        scenario::paths::plan(cfg, cfg.scenarios[si].first(), &topo, path, size).expect("routes");
     let opts = SimOptions {
         tlp_granularity: tlp,
         coalesce_above: cfg.sim.coalesce_above,

@@ -34,6 +34,7 @@ pub fn info(scenarios: &[(&str, &str, f64, f64)]) -> RunInfo {
             .map(|(i, &(name, class, _, ceiling))| ScenarioInfo {
                 name: name.into(),
                 class: class.into(),
+                flows: 1,
                 route: ["gpu0", "pcie Gen5 x16", "sw0", "pcie Gen5 x16", "nic0"]
                     .map(String::from)
                     .to_vec(),
@@ -150,6 +151,10 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         },
         setup_ps: 0,
         stages: rows,
+        flows: 1,
+        bottleneck: "wire:a/nic0>switch1".into(),
+        flow_rows: Vec::new(),
+        links: Vec::new(),
     }
 }
 

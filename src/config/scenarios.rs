@@ -1,0 +1,343 @@
+//! Scenarios: the flows that run together, each a sender and a receiver endpoint resolved to a
+//! host, a NIC, a GPU and the socket of its host buffers.
+//!
+//! A scenario says its flows in one of three forms: one pair (`sender`, `receiver`, optional
+//! `bidirectional`), a list (`flows = [{ sender, receiver, bidirectional }, ...]`), or every GPU
+//! of one host with its nearest NIC to the GPU of the same index on another
+//! (`all_gpus = { sender = "host", receiver = "host", bidirectional }`). A bidirectional flow is
+//! two flows, one each way.
+
+use super::convert::{Cx, R};
+use super::raw::{RawAllGpus, RawEndpoint, RawScenario};
+use super::{Endpoint, FlowSpec, ScenarioSpec};
+use crate::topology::spec::{HostSpec, MachineSpec, NetworkSpec};
+
+/// Most flows one scenario may run (each flow has its own threads and queue pairs).
+const MAX_FLOWS: usize = 256;
+
+pub(super) fn convert(
+    cx: &Cx,
+    i: usize,
+    s: &RawScenario,
+    hosts: &[HostSpec],
+    needs_gpu: bool,
+) -> R<ScenarioSpec> {
+    let key = format!("scenarios[{i}]");
+    let forms = [
+        s.sender.is_some() || s.receiver.is_some(),
+        s.flows.is_some(),
+        s.all_gpus.is_some(),
+    ];
+    let one_form =
+        "exactly one of: sender and receiver; flows = [...]; all_gpus = { sender, receiver }";
+    match forms.iter().filter(|f| **f).count() {
+        0 => return Err(cx.err(&key, one_form, "none of them")),
+        1 => {}
+        _ => return Err(cx.err(&key, one_form, "more than one")),
+    }
+    let mut flows = Vec::new();
+    if forms[0] {
+        let (Some(snd), Some(rcv)) = (&s.sender, &s.receiver) else {
+            let missing = if s.sender.is_none() {
+                "sender"
+            } else {
+                "receiver"
+            };
+            return Err(cx.err(
+                &format!("{key}.{missing}"),
+                "a value (a flow has a sender and a receiver)",
+                "nothing (the key is missing)",
+            ));
+        };
+        let both = s.bidirectional.unwrap_or(false);
+        pair(cx, &key, (snd, rcv), both, hosts, needs_gpu, &mut flows)?;
+    } else if let Some(list) = &s.flows {
+        if s.bidirectional.is_some() {
+            return Err(cx.err(
+                &format!("{key}.bidirectional"),
+                "bidirectional on each flow of the list",
+                "bidirectional on the scenario",
+            ));
+        }
+        if list.is_empty() {
+            return Err(cx.err(
+                &format!("{key}.flows"),
+                "at least one flow",
+                "an empty list",
+            ));
+        }
+        for (j, f) in list.iter().enumerate() {
+            let k = format!("{key}.flows[{j}]");
+            let both = f.bidirectional.unwrap_or(false);
+            pair(
+                cx,
+                &k,
+                (&f.sender, &f.receiver),
+                both,
+                hosts,
+                needs_gpu,
+                &mut flows,
+            )?;
+        }
+    } else if let Some(all) = &s.all_gpus {
+        if s.bidirectional.is_some() {
+            return Err(cx.err(
+                &format!("{key}.bidirectional"),
+                "bidirectional inside all_gpus",
+                "bidirectional on the scenario",
+            ));
+        }
+        all_gpus(cx, &format!("{key}.all_gpus"), all, hosts, &mut flows)?;
+    }
+    if flows.len() > MAX_FLOWS {
+        return Err(cx.err(
+            &key,
+            format!("at most {MAX_FLOWS} flows"),
+            format!("{} flows", flows.len()),
+        ));
+    }
+    Ok(ScenarioSpec {
+        name: s.name.clone(),
+        flows,
+    })
+}
+
+/// One sender/receiver pair, both ways when `both`.
+fn pair(
+    cx: &Cx,
+    key: &str,
+    (snd, rcv): (&RawEndpoint, &RawEndpoint),
+    both: bool,
+    hosts: &[HostSpec],
+    needs_gpu: bool,
+    flows: &mut Vec<FlowSpec>,
+) -> R<()> {
+    let sender = endpoint(cx, hosts, snd, &format!("{key}.sender"), needs_gpu)?;
+    let receiver = endpoint(cx, hosts, rcv, &format!("{key}.receiver"), needs_gpu)?;
+    if sender.host == receiver.host {
+        return Err(cx.err(
+            &format!("{key}.receiver.host"),
+            "a host other than the sender's",
+            format!("{:?}", rcv.host),
+        ));
+    }
+    flows.push(FlowSpec {
+        sender: sender.clone(),
+        receiver: receiver.clone(),
+    });
+    if both {
+        flows.push(FlowSpec {
+            sender: receiver,
+            receiver: sender,
+        });
+    }
+    Ok(())
+}
+
+/// Every GPU of the sender host with its nearest NIC, to the GPU of the same index on the
+/// receiver host with its nearest NIC.
+fn all_gpus(
+    cx: &Cx,
+    key: &str,
+    all: &RawAllGpus,
+    hosts: &[HostSpec],
+    flows: &mut Vec<FlowSpec>,
+) -> R<()> {
+    let host = |name: &str, k: &str| -> R<usize> {
+        hosts.iter().position(|h| h.name == name).ok_or_else(|| {
+            let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+            cx.err(
+                &format!("{key}.{k}"),
+                format!("one of the [[hosts]] ({})", names.join(", ")),
+                format!("{name:?}"),
+            )
+        })
+    };
+    let (sh, rh) = (
+        host(&all.sender, "sender")?,
+        host(&all.receiver, "receiver")?,
+    );
+    if sh == rh {
+        return Err(cx.err(
+            &format!("{key}.receiver"),
+            "a host other than the sender's",
+            format!("{:?}", all.receiver),
+        ));
+    }
+    let (sm, rm) = (&hosts[sh].machine, &hosts[rh].machine);
+    for (h, m, k) in [(sh, sm, "sender"), (rh, rm, "receiver")] {
+        if m.gpus.is_empty() || m.nics.is_empty() {
+            return Err(cx.err(
+                &format!("{key}.{k}"),
+                "a host whose machine has GPUs and NICs",
+                format!("{:?} (machine {:?})", hosts[h].name, m.name),
+            ));
+        }
+    }
+    if rm.gpus.len() < sm.gpus.len() {
+        return Err(cx.err(
+            &format!("{key}.receiver"),
+            format!("a host with at least the sender's {} GPUs", sm.gpus.len()),
+            format!("{:?} with {}", all.receiver, rm.gpus.len()),
+        ));
+    }
+    let s_near = crate::topology::host_graph(&hosts[sh]).nearest_nics();
+    let r_near = crate::topology::host_graph(&hosts[rh]).nearest_nics();
+    let end = |h: usize, m: &MachineSpec, g: usize, nic: usize| Endpoint {
+        host: h,
+        nic,
+        gpu: Some(g),
+        memory_socket: socket_of(m, &m.nics[nic].name),
+    };
+    for g in 0..sm.gpus.len() {
+        let sender = end(sh, sm, g, s_near[g]);
+        let receiver = end(rh, rm, g, r_near[g]);
+        flows.push(FlowSpec {
+            sender: sender.clone(),
+            receiver: receiver.clone(),
+        });
+        if all.bidirectional.unwrap_or(false) {
+            flows.push(FlowSpec {
+                sender: receiver,
+                receiver: sender,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Without switches (`switch_hops = 0`) NIC ports are cabled back to back: each port can talk to
+/// one peer only.
+pub(super) fn check_cables(
+    cx: &Cx,
+    scenarios: &[ScenarioSpec],
+    hosts: &[HostSpec],
+    network: &NetworkSpec,
+) -> R<()> {
+    if network.switch_hops > 0 {
+        return Ok(());
+    }
+    let mut peer: Vec<((usize, usize), (usize, usize))> = Vec::new();
+    let name =
+        |(h, n): (usize, usize)| format!("{}/{}", hosts[h].name, hosts[h].machine.nics[n].name);
+    for sc in scenarios {
+        for f in &sc.flows {
+            let (a, z) = (
+                (f.sender.host, f.sender.nic),
+                (f.receiver.host, f.receiver.nic),
+            );
+            for (x, y) in [(a, z), (z, a)] {
+                match peer.iter().find(|p| p.0 == x) {
+                    Some(p) if p.1 != y => {
+                        return Err(cx.err(
+                            "network.switch_hops",
+                            format!(
+                                "at least one switch: with switch_hops = 0 each NIC port is \
+                                 cabled to one peer, but {} talks to {} and {}",
+                                name(x),
+                                name(p.1),
+                                name(y)
+                            ),
+                            "0",
+                        ));
+                    }
+                    Some(_) => {}
+                    None => peer.push((x, y)),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn endpoint(
+    cx: &Cx,
+    hosts: &[HostSpec],
+    e: &RawEndpoint,
+    key: &str,
+    needs_gpu: bool,
+) -> R<Endpoint> {
+    let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+    let host = hosts.iter().position(|h| h.name == e.host).ok_or_else(|| {
+        cx.err(
+            &format!("{key}.host"),
+            format!("one of the [[hosts]] ({})", names.join(", ")),
+            format!("{:?}", e.host),
+        )
+    })?;
+    let m = &hosts[host].machine;
+    let list = |v: Vec<&str>| {
+        if v.is_empty() {
+            "none defined".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let nic = m.nics.iter().position(|n| n.name == e.nic).ok_or_else(|| {
+        cx.err(
+            &format!("{key}.nic"),
+            format!(
+                "a NIC of machine {:?} ({})",
+                m.name,
+                list(m.nics.iter().map(|n| n.name.as_str()).collect())
+            ),
+            format!("{:?}", e.nic),
+        )
+    })?;
+    let gpu = match &e.gpu {
+        Some(g) => Some(m.gpus.iter().position(|x| &x.name == g).ok_or_else(|| {
+            cx.err(
+                &format!("{key}.gpu"),
+                format!(
+                    "a GPU of machine {:?} ({})",
+                    m.name,
+                    list(m.gpus.iter().map(|n| n.name.as_str()).collect())
+                ),
+                format!("{g:?}"),
+            )
+        })?),
+        None if needs_gpu => {
+            return Err(cx.err(
+                &format!("{key}.gpu"),
+                "a GPU (the sweep has a staged or gpudirect path)",
+                "no gpu key",
+            ));
+        }
+        None => None,
+    };
+    // Default: host buffers on the NIC's socket.
+    let nic_socket = socket_of(m, &e.nic);
+    let memory_socket = match &e.memory {
+        Some(s) => m.sockets.iter().position(|x| &x.name == s).ok_or_else(|| {
+            cx.err(
+                &format!("{key}.memory"),
+                format!("a socket of machine {:?}", m.name),
+                format!("{s:?}"),
+            )
+        })?,
+        None => nic_socket,
+    };
+    Ok(Endpoint {
+        host,
+        nic,
+        gpu,
+        memory_socket,
+    })
+}
+
+/// The socket a device hangs under (validated tree).
+pub(super) fn socket_of(m: &MachineSpec, device: &str) -> usize {
+    let mut cur = device.to_string();
+    while let Some(l) = m.links.iter().find(|l| l.down == cur) {
+        cur = l.up.clone();
+    }
+    let rc = m
+        .root_complexes
+        .iter()
+        .find(|r| r.name == cur)
+        .expect("validated chain");
+    m.sockets
+        .iter()
+        .position(|s| s.name == rc.socket)
+        .expect("validated socket")
+}
