@@ -87,73 +87,80 @@ fn main() -> ExitCode {
     } else {
         format!("gdrsim {}", line[1..].join(" "))
     };
-    let result =
-        match cli.command {
-            None => app::run(None, None, None, 0, false, &command).map(|_| ()),
-            Some(Command::Run {
-                config,
-                out,
-                seed,
-                jobs,
-                quiet,
-            }) => app::run(
-                config.as_deref(),
-                out.as_deref(),
-                seed,
-                jobs as usize,
-                quiet,
-                &command,
-            )
-            .map(|_| ()),
-            Some(Command::Check { config }) => app::load_config(Some(&config))
-                .map_err(Into::into)
-                .map(|cfg| {
-                    let points = gdrsim::scenario::plan(&cfg).len();
-                    let n = |k: usize, what: &str| {
-                        format!("{k} {what}{}", if k == 1 { "" } else { "s" })
-                    };
-                    println!(
-                        "{}: ok ({}, {}, {}: {})",
-                        config.display(),
-                        n(cfg.scenarios.len(), "scenario"),
-                        n(cfg.paths.len(), "path"),
-                        n(cfg.sizes.len(), "size"),
-                        n(points, "point")
-                    );
-                }),
-            Some(Command::Topo { config }) => app::load_config(config.as_deref())
-                .map_err(Into::into)
-                .map(|cfg| {
-                    let topo = gdrsim::scenario::topology(&cfg);
-                    for host in &topo.hosts {
-                        println!("{} ({})", host.name, host.spec.name);
-                        println!("{}", gdrsim::topology::topo_matrix::render(host));
-                    }
-                }),
-            Some(Command::Walk {
-                config,
-                scenario,
-                size,
-                lang,
-            }) => gdrsim::inspect::run_walk(config.as_deref(), scenario.as_deref(), &size, &lang)
-                .map(|text| print!("{text}")),
-            Some(Command::Trace {
-                config,
-                scenario,
-                path,
-                size,
-                messages,
-                out,
-            }) => gdrsim::inspect::run_trace(
-                config.as_deref(),
-                scenario.as_deref(),
-                &path,
-                &size,
-                messages,
-                &out,
-            )
-            .map(|r| println!("{}", r.summary)),
-        };
+    let result = match cli.command {
+        None => app::run(None, None, None, 0, false, &command).map(|_| ()),
+        Some(Command::Run {
+            config,
+            out,
+            seed,
+            jobs,
+            quiet,
+        }) => app::run(
+            config.as_deref(),
+            out.as_deref(),
+            seed,
+            jobs as usize,
+            quiet,
+            &command,
+        )
+        .map(|_| ()),
+        Some(Command::Check { config }) => app::load_config(Some(&config))
+            .map_err(Into::into)
+            .map(|cfg| {
+                let points = gdrsim::scenario::plan(&cfg).len();
+                let n =
+                    |k: usize, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "s" });
+                format!(
+                    "{}: ok ({}, {}, {}: {})\n",
+                    config.display(),
+                    n(cfg.scenarios.len(), "scenario"),
+                    n(cfg.paths.len(), "path"),
+                    n(cfg.sizes.len(), "size"),
+                    n(points, "point")
+                )
+            })
+            .and_then(|text| app::emit(&text)),
+        Some(Command::Topo { config }) => app::load_config(config.as_deref())
+            .map_err(Into::into)
+            .map(|cfg| {
+                let topo = gdrsim::scenario::topology(&cfg);
+                topo.hosts
+                    .iter()
+                    .map(|host| {
+                        format!(
+                            "{} ({})\n{}\n",
+                            host.name,
+                            host.spec.name,
+                            gdrsim::topology::topo_matrix::render(host)
+                        )
+                    })
+                    .collect::<String>()
+            })
+            .and_then(|text| app::emit(&text)),
+        Some(Command::Walk {
+            config,
+            scenario,
+            size,
+            lang,
+        }) => gdrsim::inspect::run_walk(config.as_deref(), scenario.as_deref(), &size, &lang)
+            .and_then(|text| app::emit(&text)),
+        Some(Command::Trace {
+            config,
+            scenario,
+            path,
+            size,
+            messages,
+            out,
+        }) => gdrsim::inspect::run_trace(
+            config.as_deref(),
+            scenario.as_deref(),
+            &path,
+            &size,
+            messages,
+            &out,
+        )
+        .and_then(|r| app::emit(&format!("{}\n", r.summary))),
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

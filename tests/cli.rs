@@ -222,6 +222,7 @@ fn every_config_in_configs_passes_check() {
         "client-cpu.toml",
         "dgx-a100.toml",
         "registration.toml",
+        "dgx-h100.toml",
     ] {
         assert!(names.iter().any(|n| n == must), "configs/{must} missing");
     }
@@ -749,6 +750,117 @@ fn topo_prints_the_matrix_and_its_legend() {
     let nic = header.iter().position(|c| c == "NIC0").unwrap();
     let gpu = header.iter().position(|c| c == "GPU0").unwrap();
     assert_eq!(row("GPU0")[nic], row("NIC0")[gpu]);
+}
+
+/// The first host's `topo -m` matrix of `gdrsim topo [config]`: (column names, rows by name).
+fn topo_matrix(config: Option<&Path>) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let o = match config {
+        Some(c) => gdrsim(&["topo", s(c)]),
+        None => gdrsim(&["topo"]),
+    };
+    assert_ok(&o, "gdrsim topo");
+    let out = text(&o.stdout);
+    let mut lines = out.lines().skip_while(|l| !l.starts_with('\t'));
+    let header: Vec<String> = lines
+        .next()
+        .expect("a header row")
+        .split('\t')
+        .skip(1)
+        .map(|c| c.trim().to_string())
+        .collect();
+    let rows = lines
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut cells = l.split('\t').map(|c| c.trim().to_string());
+            let name = cells.next().unwrap();
+            (name, cells.collect())
+        })
+        .collect();
+    (header, rows)
+}
+
+/// Asserts every GPU and NIC cell of a matrix against `want(row, column)`, and its symmetry.
+fn assert_matrix(
+    config: Option<&Path>,
+    devices: &[&str],
+    want: impl Fn(&str, &str) -> &'static str,
+) {
+    let (header, rows) = topo_matrix(config);
+    for (name, cells) in &rows {
+        assert!(devices.contains(&name.as_str()), "unexpected row {name}");
+        for col in devices {
+            let i = header
+                .iter()
+                .position(|h| h == col)
+                .unwrap_or_else(|| panic!("no column {col}"));
+            let expected = if name == col { "X" } else { want(name, col) };
+            assert_eq!(cells[i], expected, "cell {name} x {col}");
+        }
+    }
+    assert_eq!(rows.len(), devices.len(), "one row per device");
+}
+
+#[test]
+fn topo_matrices_of_the_examples_cell_by_cell() {
+    // The default config: GPU0 under the NIC's switch, GPU1 on another switch of the same root
+    // complex, GPU2 on another root complex of socket 0, GPU3 on socket 1.
+    let class = |a: &str, b: &str| -> &'static str {
+        let place = |d: &str| match d {
+            "GPU0" | "NIC0" => 0,
+            "GPU1" => 1,
+            "GPU2" => 2,
+            _ => 3,
+        };
+        let (x, y) = (place(a).min(place(b)), place(a).max(place(b)));
+        match (x, y) {
+            (0, 0) => "PIX",
+            (_, 3) => "SYS",
+            (_, 2) => "NODE",
+            _ => "PHB",
+        }
+    };
+    assert_matrix(None, &["GPU0", "GPU1", "GPU2", "GPU3", "NIC0"], class);
+
+    // topologies.toml: PIX, PXB (cascaded switches), PHB, NODE, SYS, one GPU each.
+    let topologies = root().join("configs/topologies.toml");
+    let rank = |d: &str| match d {
+        "GPU0" | "NIC0" => 0,
+        "GPU1" => 1,
+        "GPU2" => 2,
+        "GPU3" => 3,
+        _ => 4,
+    };
+    assert_matrix(
+        Some(&topologies),
+        &["GPU0", "GPU1", "GPU2", "GPU3", "GPU4", "NIC0"],
+        |a, b| match rank(a).max(rank(b)) {
+            0 => "PIX",
+            1 => "PXB",
+            2 => "PHB",
+            3 => "NODE",
+            _ => "SYS",
+        },
+    );
+
+    // DGX H100: GPU i and NIC i share a switch (PIX); pairs 0-3 on socket 0 and 4-7 on socket 1,
+    // each switch on its own root port: NODE within a socket, SYS across.
+    let dgx = root().join("configs/dgx-h100.toml");
+    let names: Vec<String> = (0..8)
+        .map(|i| format!("GPU{i}"))
+        .chain((0..8).map(|i| format!("NIC{i}")))
+        .collect();
+    let devices: Vec<&str> = names.iter().map(String::as_str).collect();
+    let index = |d: &str| d[3..].parse::<u32>().unwrap();
+    assert_matrix(Some(&dgx), &devices, |a, b| {
+        let (i, j) = (index(a), index(b));
+        if i == j {
+            "PIX"
+        } else if i / 4 == j / 4 {
+            "NODE"
+        } else {
+            "SYS"
+        }
+    });
 }
 
 #[test]
