@@ -802,7 +802,7 @@ fn assert_matrix(
 
 #[test]
 fn topo_matrices_of_the_examples_cell_by_cell() {
-    // The default config: GPU0 under the NIC's switch, GPU1 on another switch of the same root
+    // The default config: GPU0 under the NIC's switch, GPU1 on a root port of the same root
     // complex, GPU2 on another root complex of socket 0, GPU3 on socket 1.
     let class = |a: &str, b: &str| -> &'static str {
         let place = |d: &str| match d {
