@@ -21,7 +21,8 @@ use std::collections::VecDeque;
 use super::Event;
 use super::channel::{self, idle_transit};
 use super::fabric::{Fabric, StageTimes};
-use super::fluid::{self, Demand, Fluid, Res, WEIGHT_ONE};
+use super::fluid::{self, Demand, Fluid, Res, Share, WEIGHT_ONE};
+use super::queueing::{self, Load};
 use super::steps::Instance;
 use crate::engine::Queue;
 use crate::plan::{Copy, Milestone, ReadSpec, StepId, StepKind};
@@ -68,6 +69,8 @@ struct Use {
     /// Which of the step's movements it is (a copy's reads, then its writes into the GPU).
     phase: u8,
     unit: Unit,
+    /// Wire bytes of one of its units there (what a unit of another transfer waits behind).
+    unit_wire: u64,
 }
 
 /// One bulk transfer.
@@ -96,6 +99,20 @@ pub struct Job {
     /// Bytes moved while each limit bound it.
     bound_bytes: Vec<(Limit, u128)>,
     serial: u64,
+    /// For a read under a window: where its window weight sits in `demand.uses`, its idle round
+    /// trip, and the completions of one full request (its units on the completion route).
+    read: Option<ReadWeight>,
+}
+
+/// A read's window weight: its round trip, idle plus the expected queueing behind the other
+/// transfers on its request and completion routes ([`super::queueing`]).
+#[derive(Clone, Copy, Debug)]
+struct ReadWeight {
+    /// Its window (read engine).
+    engine: usize,
+    at: usize,
+    idle_rtt: Ps,
+    completions: u32,
 }
 
 /// The fluid state of one fabric: resources, transfers, queues.
@@ -110,6 +127,8 @@ pub struct Bulks {
     queues: Vec<(u64, VecDeque<usize>)>,
     /// Active transfers on each channel (units serialised there pause them).
     users: Vec<Vec<usize>>,
+    /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
+    unit_until: Vec<Ps>,
     version: u64,
     /// Payload bytes the transfers moved through host DRAM.
     pub host_mem_bytes: u64,
@@ -140,7 +159,7 @@ impl Bulks {
         let window_res = (0..windows.len())
             .map(|i| {
                 limit_of.push(Limit::Window(i));
-                fluid.add(0)
+                fluid.add_window(0)
             })
             .collect();
         Bulks {
@@ -153,6 +172,7 @@ impl Bulks {
             active: Vec::new(),
             queues: Vec::new(),
             users: vec![Vec::new(); topo.channels.len()],
+            unit_until: vec![0; topo.channels.len()],
             version: 0,
             host_mem_bytes: 0,
             wire_bytes: vec![0; topo.channels.len()],
@@ -170,6 +190,16 @@ impl Bulks {
         }
     }
 }
+
+/// Whether `job` reads under window `engine`: its units then take part in the same closed loop
+/// of tags as the reads they delay, and Little's law over the whole window already holds them
+/// (two flows under one window on one path move what one flow with that window moves).
+fn same_window(job: &Job, engine: usize) -> bool {
+    job.read.is_some_and(|r| r.engine == engine)
+}
+
+/// Rounds of the loaded round-trip fixed point ([`Fabric::loaded_shares`]).
+const LOADED_ROUNDS: usize = 3;
 
 /// Picoseconds-per-second scale of the remaining bytes.
 const SCALE: u128 = PS_PER_S as u128;
@@ -208,6 +238,7 @@ impl Fabric<'_> {
                     step,
                     phase: 0,
                     unit,
+                    unit_wire: spec.wire_bytes(unit, per, 1),
                 });
             }
         }
@@ -263,7 +294,7 @@ impl Fabric<'_> {
     /// reads that carries payload, moving without end): each flow's payload rate and what
     /// bound it. This is the ceiling the charts draw.
     pub fn steady_state(&mut self) -> Vec<(u64, Limit)> {
-        let mut demands = Vec::new();
+        let mut jobs = Vec::new();
         for flow in 0..self.flows.len() as u16 {
             let plan = self.plan_of(flow);
             let first = plan
@@ -271,13 +302,11 @@ impl Fabric<'_> {
                 .iter()
                 .position(|s| s.payload && matches!(s.kind, StepKind::DmaRead { .. }));
             if let Some(step) = first {
-                demands.push(self.build_job((flow, 0, step as StepId), 0).0.demand);
+                jobs.push(self.build_job((flow, 0, step as StepId), 0).0);
             }
         }
-        let refs: Vec<&Demand> = demands.iter().collect();
-        self.bulk
-            .fluid
-            .solve(&refs)
+        let refs: Vec<&Job> = jobs.iter().collect();
+        self.loaded_shares(&refs)
             .into_iter()
             .map(|s| {
                 let limit = s
@@ -312,7 +341,7 @@ impl Fabric<'_> {
                 self.charge(&mut uses, first, req, Unit::ReadRequest, 0, read.mrrs);
                 self.charge(&mut uses, first, cpl, Unit::Completion, read.mps, read.mps);
                 count_dram(self, cpl);
-                window = Some((read.engine, read.mrrs, self.read_rtt(flow, read)));
+                window = Some((read.engine, read, self.read_rtt(flow, read)));
                 let mtu = self.nic_spec(nic).mtu;
                 let packet = mtu.min(bytes);
                 // The first packet's bytes at the NIC: its requests out, its completions back.
@@ -421,7 +450,7 @@ impl Fabric<'_> {
                             u.phase = 1;
                         }
                         count_dram(self, cpl);
-                        window = Some((read.engine, read.mrrs, self.read_rtt(flow, read)));
+                        window = Some((read.engine, read, self.read_rtt(flow, read)));
                         idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
                             + idle_transit(&self.specs(cpl), Unit::Completion, read.mps, 1).0
                             + idle_transit(&self.specs(commit), Unit::Completion, read.mps, 1).0
@@ -452,12 +481,19 @@ impl Fabric<'_> {
                 None => demand.uses.push((r, u.weight)),
             }
         }
-        if let Some((engine, mrrs, rtt)) = window {
+        let mut read_weight = None;
+        if let Some((engine, read, rtt)) = window {
             // Bytes in flight: the window's requests of MRRS; a transfer's weight is its round
             // trip (Little's law).
             let r = self.bulk.window_res[engine];
             self.bulk.fluid.capacity[r as usize] =
-                self.bulk.windows[engine] as u128 * mrrs as u128 * SCALE;
+                self.bulk.windows[engine] as u128 * read.mrrs as u128 * SCALE;
+            read_weight = Some(ReadWeight {
+                engine,
+                at: demand.uses.len(),
+                idle_rtt: rtt.max(1),
+                completions: read.mrrs.div_ceil(read.mps).max(1) as u32,
+            });
             demand.uses.push((r, rtt.max(1) as u128));
         }
         let first_bytes = match step.kind {
@@ -488,6 +524,7 @@ impl Fabric<'_> {
             bound: Limit::None,
             bound_bytes: Vec::new(),
             serial: 0,
+            read: read_weight,
         };
         (job, key)
     }
@@ -503,6 +540,15 @@ impl Fabric<'_> {
         }
         self.bulk_progress(now);
         self.bulk.active.push(id);
+        // A unit in service on one of its channels holds it back as it does the others.
+        let held = self.bulk.jobs[id]
+            .uses
+            .iter()
+            .map(|u| self.bulk.unit_until[u.channel as usize])
+            .max()
+            .unwrap_or(0);
+        let job = &mut self.bulk.jobs[id];
+        job.resume_at = job.resume_at.max(held);
         for k in 0..self.bulk.jobs[id].uses.len() {
             let c = self.bulk.jobs[id].uses[k].channel;
             if !self.bulk.users[c as usize].contains(&id) {
@@ -559,13 +605,13 @@ impl Fabric<'_> {
 
     /// New max-min rates for the active transfers, and the next end.
     fn bulk_solve(&mut self, now: Ps, q: &mut Queue<Event>) {
-        let demands: Vec<&Demand> = self
+        let jobs: Vec<&Job> = self
             .bulk
             .active
             .iter()
-            .map(|&id| &self.bulk.jobs[id].demand)
+            .map(|&id| &self.bulk.jobs[id])
             .collect();
-        let shares = self.bulk.fluid.solve(&demands);
+        let shares = self.loaded_shares(&jobs);
         for (k, s) in shares.into_iter().enumerate() {
             let id = self.bulk.active[k];
             let limit = s
@@ -576,6 +622,85 @@ impl Fabric<'_> {
             job.bound = limit;
         }
         self.bulk_schedule(now, q);
+    }
+
+    /// Max-min fair rates of `jobs`, with each read's window weight its round trip under the
+    /// load the others put on its routes: solved with idle round trips, then
+    /// [`LOADED_ROUNDS`] times with the queueing each solution implies (a fixed point that
+    /// settles in two or three rounds; the last solution is used as it is, so every capacity
+    /// still holds).
+    fn loaded_shares(&self, jobs: &[&Job]) -> Vec<Share> {
+        let mut demands: Vec<Demand> = jobs.iter().map(|j| j.demand.clone()).collect();
+        let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
+        let mut shares = solve(&demands);
+        if jobs.len() < 2 || jobs.iter().all(|j| j.read.is_none()) {
+            return shares;
+        }
+        for _ in 0..LOADED_ROUNDS {
+            // Every transfer's load on every channel it uses: (channel, transfer, load).
+            let mut loads: Vec<(ChannelId, usize, Load)> = Vec::new();
+            for (k, j) in jobs.iter().enumerate() {
+                for u in &j.uses {
+                    let cap = self.channels[u.channel as usize].rate.bps() as f64 / 8.0;
+                    let bytes = shares[k].rate as f64 * u.weight as f64 / WEIGHT_ONE as f64;
+                    loads.push((
+                        u.channel,
+                        k,
+                        Load {
+                            rho: bytes / cap,
+                            unit_ps: u.unit_wire as f64 / cap * PS_PER_S as f64,
+                            tandem: false,
+                        },
+                    ));
+                }
+            }
+            loads.sort_by_key(|l| l.0);
+            let mut changed = false;
+            for (k, j) in jobs.iter().enumerate() {
+                let Some(rw) = j.read else { continue };
+                let mut extra = 0.0;
+                // The transfers met on the previous channel of the same route (tandem waits).
+                let mut before: (Unit, Vec<usize>) = (Unit::Control, Vec::new());
+                for u in j.uses.iter().filter(|u| u.step == j.inst.2 && u.phase == 0) {
+                    let units = match u.unit {
+                        Unit::ReadRequest => 1,
+                        Unit::Completion => rw.completions,
+                        _ => continue,
+                    };
+                    let from = loads.partition_point(|l| l.0 < u.channel);
+                    let met: Vec<(usize, Load)> = loads[from..]
+                        .iter()
+                        .take_while(|l| l.0 == u.channel)
+                        .filter(|l| l.1 != k && !same_window(jobs[l.1], rw.engine))
+                        .map(|l| (l.1, l.2))
+                        .collect();
+                    let others: Vec<Load> = met
+                        .iter()
+                        .map(|&(o, l)| Load {
+                            tandem: before.0 == u.unit && before.1.contains(&o),
+                            ..l
+                        })
+                        .collect();
+                    before = (u.unit, met.iter().map(|m| m.0).collect());
+                    let cap = self.channels[u.channel as usize].rate.bps() as f64 / 8.0;
+                    extra += queueing::wait_ps(
+                        &others,
+                        units,
+                        u.unit_wire as f64 / cap * PS_PER_S as f64,
+                    );
+                }
+                let weight = rw.idle_rtt as u128 + extra.round() as u128;
+                if demands[k].uses[rw.at].1 != weight {
+                    demands[k].uses[rw.at].1 = weight;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+            shares = solve(&demands);
+        }
+        shares
     }
 
     /// Schedules the earliest end among the active transfers (one event for all of them).
@@ -624,6 +749,8 @@ impl Fabric<'_> {
 
     /// A unit holds channel `c` from `now` until `until`: the transfers on it wait.
     pub(super) fn bulk_pause(&mut self, c: ChannelId, now: Ps, until: Ps, q: &mut Queue<Event>) {
+        let held = &mut self.bulk.unit_until[c as usize];
+        *held = (*held).max(until);
         if self.bulk.users[c as usize].is_empty() {
             return;
         }

@@ -2,7 +2,7 @@
 //! of host memory under the engine's own outstanding-read window, then writes into GPU memory.
 
 use super::Event;
-use super::fabric::{Fabric, Train};
+use super::fabric::{Fabric, Train, read_completions};
 use super::steps::Instance;
 use crate::engine::Queue;
 use crate::plan::{Copy, StepKind};
@@ -37,6 +37,7 @@ impl Fabric<'_> {
                     let b = mps.min(size - off);
                     let mut w = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Write, b, now);
                     w.counts_payload = payload;
+                    w.src = self.engine_source(route);
                     self.launch(w, now, q);
                     off += b;
                 }
@@ -46,7 +47,7 @@ impl Fabric<'_> {
                     self.route_of(inst.0, read.req),
                     self.route_of(inst.0, read.cpl),
                 );
-                self.step_state(inst).parts = size.div_ceil(read.mps).max(1) as u32;
+                self.step_state(inst).parts = read_completions(size, read.mrrs, read.mps) as u32;
                 let who = (inst.0, inst.1, inst.2, 0);
                 self.read(
                     read.engine,

@@ -24,6 +24,10 @@ pub type TrainId = u32;
 /// Index into the fabric's route table (all flows' routes).
 pub type RouteId = u32;
 
+/// The flow number in the source id of a device's own queue (a copy engine's), shared by every
+/// flow (a scenario has at most 256 flows, so no flow has this number).
+const ENGINE_FLOW: u16 = u16::MAX;
+
 /// One unit in flight: a TLP or a packet (see [`super::channel`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Train {
@@ -66,11 +70,34 @@ pub struct ReadReq {
 }
 
 /// A DMA requester's outstanding-read window, in read requests (tags), and its requests
-/// waiting for a tag.
+/// waiting for a tag: one queue per flow, served round robin one request at a time, as a NIC's
+/// scheduler arbitrates between its queue pairs (the fluid model's fair share of the window);
+/// a copy engine has one queue for all flows, because it moves its copies one after the other.
 #[derive(Debug)]
 pub struct ReadEngine {
     pub tags_free: u32,
-    pub waiting: VecDeque<TrainId>,
+    /// Non-empty queues by flow (or [`ENGINE_FLOW`]), the next to be served first.
+    waiting: VecDeque<(u16, VecDeque<TrainId>)>,
+    one_queue: bool,
+}
+
+impl ReadEngine {
+    fn push(&mut self, flow: u16, id: TrainId) {
+        let key = if self.one_queue { ENGINE_FLOW } else { flow };
+        match self.waiting.iter_mut().find(|w| w.0 == key) {
+            Some(w) => w.1.push_back(id),
+            None => self.waiting.push_back((key, VecDeque::from([id]))),
+        }
+    }
+
+    fn pop(&mut self) -> Option<TrainId> {
+        let (key, mut queue) = self.waiting.pop_front()?;
+        let id = queue.pop_front();
+        if !queue.is_empty() {
+            self.waiting.push_back((key, queue));
+        }
+        id
+    }
 }
 
 /// First-byte and last-byte times of one step (see [`crate::record::Span`]).
@@ -200,13 +227,19 @@ impl<'t> Fabric<'t> {
             });
         }
         let windows = topo.read_windows();
-        let engines = windows
+        let mut engines = windows
             .iter()
             .map(|&tags| ReadEngine {
                 tags_free: tags,
                 waiting: VecDeque::new(),
+                one_queue: false,
             })
-            .collect();
+            .collect::<Vec<_>>();
+        for (h, host) in topo.hosts.iter().enumerate() {
+            for g in 0..host.spec.gpus.len() {
+                engines[topo.gpu_engine(h, g)].one_queue = true;
+            }
+        }
         let bulk = Bulks::new(topo, &windows);
         Fabric {
             topo,
@@ -246,6 +279,13 @@ impl<'t> Fabric<'t> {
             .copied()
             .unwrap_or(u32::MAX);
         ((flow as u64) << 32) | first as u64
+    }
+
+    /// The source id of a copy engine's writes entering `route`: the engine's, whatever flow
+    /// asked for the copy, because an engine moves its queue of copies one after the other
+    /// (copies of two flows do not interleave on its link, as in the bulk transfers' queue).
+    pub fn engine_source(&self, route: RouteId) -> u64 {
+        self.source(route, ENGINE_FLOW)
     }
 
     // ---- units -------------------------------------------------------------------------------
@@ -492,7 +532,7 @@ impl<'t> Fabric<'t> {
             let mut t = self.train(req, who, Unit::ReadRequest, 0, now);
             t.read = Some(rid);
             let id = self.new_train(t);
-            self.engines[engine].waiting.push_back(id);
+            self.engines[engine].push(who.0, id);
             off += b;
         }
         self.issue_reads(engine, now, q);
@@ -501,7 +541,7 @@ impl<'t> Fabric<'t> {
     /// Issues waiting requests while tags are free.
     fn issue_reads(&mut self, engine: usize, now: Ps, q: &mut Queue<Event>) {
         while self.engines[engine].tags_free > 0 {
-            let Some(id) = self.engines[engine].waiting.pop_front() else {
+            let Some(id) = self.engines[engine].pop() else {
                 return;
             };
             self.engines[engine].tags_free -= 1;
@@ -577,5 +617,31 @@ impl Handler for Fabric<'_> {
             Event::BulkReady(job) => self.bulk_ready(job as usize, now, q),
             Event::Fluid(version) => self.fluid_event(version, now, q),
         }
+    }
+}
+
+/// How many completions a read of `bytes` returns when split into requests of at most `mrrs`
+/// bytes, each answered in completions of at most `mps`: an MRRS below the MPS gives one
+/// completion per request, not one per MPS of the whole read.
+pub fn read_completions(bytes: u64, mrrs: u64, mps: u64) -> u64 {
+    let total = bytes.max(1);
+    let (full, rest) = (total / mrrs, total % mrrs);
+    full * mrrs.div_ceil(mps) + rest.div_ceil(mps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_completions;
+
+    #[test]
+    fn completions_are_counted_per_request() {
+        // MRRS 512 under MPS 4096: one completion per 512-byte request.
+        assert_eq!(read_completions(4 << 20, 512, 4096), 8192);
+        // MRRS 4096 over MPS 256: 16 per request.
+        assert_eq!(read_completions(8192, 4096, 256), 32);
+        // A tail request of 300 bytes at MPS 256 gives two.
+        assert_eq!(read_completions(4096 + 300, 4096, 256), 16 + 2);
+        // A zero-byte read still answers once.
+        assert_eq!(read_completions(0, 512, 256), 1);
     }
 }

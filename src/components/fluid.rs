@@ -5,10 +5,18 @@
 //! per payload byte (TLP or packet headers included), a read window's weight is the round trip
 //! (bytes in flight = rate x round trip, Little's law). Rates are set by progressive filling:
 //! every unfrozen transfer's rate rises together until a resource saturates, whose transfers
-//! freeze at that rate, and so on until every transfer is frozen. This is the fluid limit of
-//! TLP-level round-robin between backlogged sources: equal shares where they compete, the
-//! leftover to whoever can use it, and no resource above its capacity (integer arithmetic
-//! rounds every rate down).
+//! freeze at that rate, and so on until every transfer is frozen.
+//!
+//! Progressive filling is fair in rate; a link's deficit round robin is fair in bytes. The two
+//! differ where a transfer puts little on a saturated link (a copy's read requests on an uplink
+//! full of another flow's writes): round robin gives it all it asks up to an equal byte share,
+//! progressive filling would freeze it at the heavy transfers' rate. So the rate-fair solution is
+//! refined to the byte-fair equilibrium ([`Fluid::solve`]): on every saturated link each
+//! transfer may use up to the water level `L` in bytes (`sum_j min(demand_j, L) = capacity`),
+//! on every read window up to the level in rate (tags go round robin, one request at a time),
+//! each transfer takes the least its resources allow, until nothing changes. The result is
+//! then scaled into every capacity (integer arithmetic rounds every rate down), so no resource
+//! is ever above its capacity.
 
 /// Weights are fixed point with this many units per 1.0.
 pub const WEIGHT_ONE: u128 = 1 << 16;
@@ -37,18 +45,132 @@ pub struct Share {
 #[derive(Clone, Debug, Default)]
 pub struct Fluid {
     pub capacity: Vec<u128>,
+    /// Per resource: shared fairly in rate (a read window) rather than in bytes (a link).
+    rate_fair: Vec<bool>,
 }
 
+/// Rounds of the byte-fair refinement (it settles in two or three where it changes anything).
+const FAIR_ROUNDS: usize = 16;
+
 impl Fluid {
+    /// A link or memory: shared in bytes.
     pub fn add(&mut self, capacity: u128) -> Res {
         self.capacity.push(capacity);
+        self.rate_fair.push(false);
         (self.capacity.len() - 1) as Res
+    }
+
+    /// A read window: shared in rate.
+    pub fn add_window(&mut self, capacity: u128) -> Res {
+        let r = self.add(capacity);
+        self.rate_fair[r as usize] = true;
+        r
+    }
+
+    /// Max-min fair rates of `demands` as the links' round robin shares them: progressive
+    /// filling, then the byte-fair refinement (see the module documentation).
+    pub fn solve(&self, demands: &[&Demand]) -> Vec<Share> {
+        let filled = self.fill(demands);
+        self.byte_fair(demands, filled)
+    }
+
+    /// From the rate-fair solution to the byte-fair equilibrium, scaled into every capacity.
+    fn byte_fair(&self, demands: &[&Demand], mut share: Vec<Share>) -> Vec<Share> {
+        if demands.len() < 2 {
+            return share;
+        }
+        let mut users: Vec<Vec<(usize, u128)>> = vec![Vec::new(); self.capacity.len()];
+        for (j, d) in demands.iter().enumerate() {
+            for &(r, w) in &d.uses {
+                if w > 0 {
+                    users[r as usize].push((j, w));
+                }
+            }
+        }
+        if users.iter().all(|u| u.len() < 2) {
+            return share;
+        }
+        let touched: Vec<usize> = (0..users.len()).filter(|&r| !users[r].is_empty()).collect();
+        let mut changed_any = false;
+        for _ in 0..FAIR_ROUNDS {
+            let mut allow: Vec<(f64, Option<Res>)> = vec![(UNBOUNDED as f64, None); demands.len()];
+
+            for &r in &touched {
+                let cap = self.capacity[r] as f64;
+                let rate_fair = self.rate_fair[r];
+                // Each user's demand in fair units (bytes or rate) and its weight there.
+                let mut units: Vec<(f64, f64)> = users[r]
+                    .iter()
+                    .map(|&(j, w)| {
+                        let w = w as f64;
+                        let x = share[j].rate as f64;
+                        if rate_fair { (x, w) } else { (x * w, 1.0) }
+                    })
+                    .collect();
+                let used: f64 = units.iter().map(|u| u.0 * u.1).sum();
+                let k_sum: f64 = units.iter().map(|u| u.1).sum();
+                // Saturated (it cannot take two more bytes/s from each user, the integer slack
+                // progressive filling leaves): the water level. Not: each may grow by an equal
+                // part of the spare (so that growing together they just fill it).
+                let weights: f64 = users[r].iter().map(|&(_, w)| w as f64).sum();
+                let saturated = cap - used < 2.0 * weights + cap * 1e-9;
+                let level = if saturated {
+                    units.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    water_level(&units, cap)
+                } else {
+                    (cap - used) / k_sum
+                };
+                for (&(j, w), u) in users[r].iter().zip(&units) {
+                    let fair = if saturated { level } else { u.0 + level };
+                    let a = if rate_fair { fair } else { fair / w as f64 };
+                    if a < allow[j].0 {
+                        allow[j] = (a, Some(r as Res));
+                    }
+                }
+            }
+            let mut changed = false;
+            for (j, s) in share.iter_mut().enumerate() {
+                let rate = allow[j].0.min(UNBOUNDED as f64).max(1.0) as u64;
+                if rate.abs_diff(s.rate) > s.rate / 1_000_000 {
+                    changed = true;
+                    *s = Share {
+                        rate,
+                        bound: allow[j].1,
+                    };
+                }
+            }
+            changed_any |= changed;
+            if !changed {
+                break;
+            }
+        }
+        if changed_any {
+            self.fit(demands, &mut share, &users);
+        }
+        share
+    }
+
+    /// Scales the transfers on each resource above its capacity down into it (only ever
+    /// lowering rates, so one pass leaves every resource within its capacity).
+    fn fit(&self, demands: &[&Demand], share: &mut [Share], users: &[Vec<(usize, u128)>]) {
+        let _ = demands;
+        for (r, us) in users.iter().enumerate() {
+            let load: u128 = us.iter().map(|&(j, w)| share[j].rate as u128 * w).sum();
+            let cap = self.capacity[r];
+            if load > cap {
+                for &(j, _) in us {
+                    let scaled = (share[j].rate as u128 * cap / load) as u64;
+                    share[j].rate = scaled.max(1);
+                    share[j].bound = Some(r as Res);
+                }
+            }
+        }
     }
 
     /// Max-min fair rates of `demands` (progressive filling). Deterministic: the result does
     /// not depend on anything but the demands and capacities. Each round costs the demands'
     /// uses plus the resources touched, and freezes at least one transfer.
-    pub fn solve(&self, demands: &[&Demand]) -> Vec<Share> {
+    fn fill(&self, demands: &[&Demand]) -> Vec<Share> {
         let n = demands.len();
         let mut share = vec![
             Share {
@@ -128,6 +250,21 @@ impl Fluid {
     }
 }
 
+/// The level `L` at which `sum_i min(u_i, L) * k_i = cap`, for demands `u_i` (ascending) with
+/// consumption factors `k_i`: those below it keep their demand, the rest share what is left.
+fn water_level(units: &[(f64, f64)], cap: f64) -> f64 {
+    let mut left = cap;
+    let mut k_rest: f64 = units.iter().map(|u| u.1).sum();
+    for &(u, k) in units {
+        if u * k_rest >= left {
+            return left / k_rest;
+        }
+        left -= u * k;
+        k_rest -= k;
+    }
+    units.last().map_or(cap, |u| u.0)
+}
+
 /// The weight of carrying `wire` bytes on a resource per `payload` bytes moved, rounded up (a
 /// transfer never takes less of a link than it really uses).
 pub fn weight(wire: u64, payload: u64) -> u128 {
@@ -178,7 +315,7 @@ mod tests {
     #[test]
     fn a_read_window_is_shared_by_bytes_in_flight() {
         let mut f = Fluid::default();
-        let window = f.add(65_536 * 1_000_000_000_000);
+        let window = f.add_window(65_536 * 1_000_000_000_000);
         let near = Demand {
             uses: vec![(window, 1_000_000)],
         };
@@ -222,5 +359,40 @@ mod tests {
                 bound: None
             }]
         );
+    }
+
+    /// Round robin is fair in bytes: a transfer that puts 5% of its rate on a saturated link
+    /// (read requests on an uplink full of writes) is not held to the writers' rate there; it
+    /// runs at its own link's 8,000 and the writers share the rest: (10,000 - 400) / 2 each.
+    /// Progressive filling alone would freeze all three at 10,000 / 2.05 = 4,878.
+    #[test]
+    fn a_light_user_of_a_saturated_link_gets_what_it_asks() {
+        let mut f = Fluid::default();
+        let (l, m) = (link(&mut f, 10_000), link(&mut f, 8_000));
+        let heavy = on(&[l]);
+        let light = Demand {
+            uses: vec![(l, WEIGHT_ONE / 20), (m, WEIGHT_ONE)],
+        };
+        let s = f.solve(&[&heavy, &heavy, &light]);
+        assert!(s[2].rate.abs_diff(8_000) <= 1, "{s:?}");
+        assert_eq!(s[2].bound, Some(m));
+        for x in &s[..2] {
+            assert!(x.rate.abs_diff(4_800) <= 2, "{s:?}");
+            assert_eq!(x.bound, Some(l));
+        }
+        let used: u128 = s.iter().map(|x| x.rate as u128).take(2).sum::<u128>() * WEIGHT_ONE
+            + s[2].rate as u128 * (WEIGHT_ONE / 20);
+        assert!(used <= f.capacity[l as usize]);
+    }
+
+    #[test]
+    fn the_water_level_keeps_small_demands_and_splits_the_rest() {
+        // Demands 1, 2, 10 (bytes) into 9: 1 and 2 kept, the last gets 6.
+        assert_eq!(
+            water_level(&[(1.0, 1.0), (2.0, 1.0), (10.0, 1.0)], 9.0),
+            6.0
+        );
+        // Everyone above the level: an equal split.
+        assert_eq!(water_level(&[(5.0, 1.0), (5.0, 1.0)], 6.0), 3.0);
     }
 }

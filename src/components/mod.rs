@@ -14,6 +14,7 @@ pub mod fabric;
 pub mod fluid;
 mod nic;
 mod options;
+mod queueing;
 mod run;
 mod steps;
 

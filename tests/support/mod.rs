@@ -86,3 +86,40 @@ pub fn model_latency(cfg: &Config, scenario: &str, path: PathKind, size: u64, tl
 pub fn rel_diff(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs().max(1e-300)
 }
+
+/// Every flow of scenario `si` streaming `total` messages (at most `window` in flight each)
+/// through the fabric directly, noise-free, with recording: the outcome, the records and the
+/// flows' plans (hops refer to their steps).
+pub fn run_flows(
+    cfg: &Config,
+    si: usize,
+    path: PathKind,
+    size: u64,
+    tlp: bool,
+    window: u32,
+    total: u32,
+) -> (Outcome, Recorder, Vec<gdrsim::plan::Plan>) {
+    let topo = scenario::topology(cfg);
+    let plans: Vec<gdrsim::plan::Plan> = cfg.scenarios[si]
+        .flows
+        .iter()
+        .map(|f| {
+            scenario::paths::plan(cfg, f, &topo, path, size)
+                .expect("routes")
+                .plan
+        })
+        .collect();
+    let opts = SimOptions {
+        tlp_granularity: tlp,
+        coalesce_above: cfg.sim.coalesce_above,
+        jitter: false,
+        seed: 7,
+        record: true,
+    };
+    let refs: Vec<&gdrsim::plan::Plan> = plans.iter().collect();
+    let mut f = Fabric::new(&topo, &refs, opts);
+    let out = f.run(window, total);
+    let rec = std::mem::take(&mut f.recorder);
+    drop(f);
+    (out, rec, plans)
+}
