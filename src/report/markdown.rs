@@ -53,6 +53,7 @@ pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) 
     key_results(&mut out, &m);
     crossovers(&mut out, &m);
     time_goes(&mut out, info, &m);
+    super::contention::contention(&mut out, info, &m);
     charts_section(&mut out, dir, charts);
     reproduce(&mut out, dir, info);
     out
@@ -140,7 +141,7 @@ fn path_meaning(path: &str) -> &'static str {
 }
 
 /// Markdown-safe inline text: escapes table pipes and leading characters that would start markup.
-fn md_inline(s: &str) -> String {
+pub(super) fn md_inline(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace('\n', " ")
@@ -421,7 +422,7 @@ fn steady(sp: &Speedup, metric: Metric) -> String {
 }
 
 /// "48.1 GB/s", or "278 MB/s" below 1 GB/s so small-message bandwidth keeps its digits.
-fn fmt_gbps(v: f64) -> String {
+pub(super) fn fmt_gbps(v: f64) -> String {
     if v > 0.0 && v < 1.0 {
         format!("{} MB/s", sig3(v * 1e3))
     } else {
@@ -430,7 +431,7 @@ fn fmt_gbps(v: f64) -> String {
 }
 
 /// "35%", or "<1%" for a share that rounds to zero but is not zero.
-fn fmt_pct(p: f64) -> String {
+pub(super) fn fmt_pct(p: f64) -> String {
     if p > 0.0 && p < 0.5 {
         "<1%".into()
     } else {
@@ -439,7 +440,7 @@ fn fmt_pct(p: f64) -> String {
 }
 
 /// "gpudirect" as "GPUDirect" in prose; other paths as they are.
-fn display(path: &str) -> &str {
+pub(super) fn display(path: &str) -> &str {
     if path == "gpudirect" {
         "GPUDirect"
     } else {

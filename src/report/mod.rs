@@ -6,6 +6,7 @@
 
 pub mod atomic;
 pub mod charts;
+mod contention;
 pub mod csv_out;
 pub mod markdown;
 pub mod trace;
