@@ -1,10 +1,11 @@
-//! Speed figures: raw engine events per second, one 1 GiB message per path, one sweep point,
-//! and the whole default sweep. Run with `cargo bench`.
+//! Speed figures: raw engine events per second, one 1 GiB and one 16 GiB message per path, eight
+//! concurrent 1 GiB flows (one per rail of a DGX H100-class node), 64 flows through one PCIe link,
+//! one sweep point, and the whole default sweep and dgx-h100 study. Run with `cargo bench`.
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 use gdrsim::components::{Fabric, SimOptions};
-use gdrsim::config::{self, PathKind};
+use gdrsim::config::{self, Config, PathKind};
 use gdrsim::engine::{self, Handler, Queue};
 use gdrsim::scenario::{self, Point};
 use gdrsim::units::Ps;
@@ -51,10 +52,26 @@ fn engine_events(b: Bencher) {
     });
 }
 
-fn message(path: PathKind, size: u64, b: Bencher) {
-    let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
-    let topo = scenario::topology(&cfg);
-    let built = scenario::paths::plan(&cfg, cfg.scenarios[0].first(), &topo, path, size).unwrap();
+const DGX_H100: &str = include_str!("../configs/dgx-h100.toml");
+
+/// Every flow of scenario `si` of `cfg` sending `messages` messages of `size` at once (a window
+/// of `window` per flow), noise-free, as the streaming run of a point does.
+fn flows(
+    cfg: &Config,
+    si: usize,
+    path: PathKind,
+    size: u64,
+    window: u32,
+    messages: u32,
+    b: Bencher,
+) {
+    let topo = scenario::topology(cfg);
+    let built: Vec<_> = cfg.scenarios[si]
+        .flows
+        .iter()
+        .map(|f| scenario::paths::plan(cfg, f, &topo, path, size).unwrap())
+        .collect();
+    let plans: Vec<_> = built.iter().map(|b| &b.plan).collect();
     let opts = SimOptions {
         tlp_granularity: false,
         coalesce_above: cfg.sim.coalesce_above,
@@ -63,15 +80,49 @@ fn message(path: PathKind, size: u64, b: Bencher) {
         record: false,
     };
     b.bench(|| {
-        let mut f = Fabric::new(&topo, &[&built.plan], opts);
-        black_box(f.run(1, 1))
+        let mut f = Fabric::new(&topo, &plans, opts);
+        black_box(f.run(window, messages))
     });
+}
+
+fn message(path: PathKind, size: u64, b: Bencher) {
+    let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
+    flows(&cfg, 0, path, size, 1, 1, b);
 }
 
 /// One noise-free 1 GiB message on the default PIX placement.
 #[divan::bench(args = [PathKind::Host, PathKind::Staged, PathKind::GpuDirect])]
 fn one_gib_message(b: Bencher, path: PathKind) {
     message(path, 1 << 30, b);
+}
+
+/// One noise-free 16 GiB message (the largest size a sweep accepts): the cost of a message
+/// should not grow with its size.
+#[divan::bench(args = [PathKind::Staged, PathKind::GpuDirect])]
+fn sixteen_gib_message(b: Bencher, path: PathKind) {
+    message(path, 16 << 30, b);
+}
+
+/// Eight 1 GiB messages at once, one per GPU and NIC of a DGX H100-class node ("8 GPUs").
+#[divan::bench(args = [PathKind::Staged, PathKind::GpuDirect])]
+fn eight_flows_of_one_gib(b: Bencher, path: PathKind) {
+    let cfg = config::parse(DGX_H100, "dgx-h100.toml").unwrap();
+    flows(&cfg, 0, path, 1 << 30, 1, 1, b);
+}
+
+/// 64 flows from one GPU and NIC pair streaming 16 messages of 1 MiB each (a window of 4):
+/// every flow shares the GPU's and the NIC's PCIe links, the NIC's read window and the wire.
+#[divan::bench(args = [PathKind::Staged, PathKind::GpuDirect])]
+fn sixty_four_flows_through_one_link(b: Bencher, path: PathKind) {
+    let flow = r#"{ sender = { host = "node-a", nic = "nic0", gpu = "gpu0" }, receiver = { host = "node-b", nic = "nic0", gpu = "gpu0" } }"#;
+    let text = format!(
+        "{}\n[[scenarios]]\nname = \"64 flows\"\nflows = [{}]\n",
+        config::DEFAULT_TOML,
+        vec![flow; 64].join(", ")
+    );
+    let cfg = config::parse(&text, "64-flows.toml").unwrap();
+    let si = cfg.scenarios.len() - 1;
+    flows(&cfg, si, path, 1 << 20, 4, 16, b);
 }
 
 /// One point of the default sweep as `gdrsim run` computes it (model, iterations, streaming).
@@ -89,9 +140,16 @@ fn sweep_point_gpudirect(b: Bencher, size: u64) {
     b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
 }
 
-/// The whole default sweep (279 points) on all cores, without writing files.
+/// The whole default sweep on all cores, without writing files.
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn default_sweep(b: Bencher) {
     let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
+    b.bench(|| black_box(gdrsim::app::simulate(&cfg, 0, false).unwrap().len()));
+}
+
+/// The whole dgx-h100 study (8 flows per point in one scenario) on all cores.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn dgx_h100_study(b: Bencher) {
+    let cfg = config::parse(DGX_H100, "dgx-h100.toml").unwrap();
     b.bench(|| black_box(gdrsim::app::simulate(&cfg, 0, false).unwrap().len()));
 }
