@@ -630,12 +630,13 @@ impl Fabric<'_> {
     /// settles in two or three rounds; the last solution is used as it is, so every capacity
     /// still holds).
     fn loaded_shares(&self, jobs: &[&Job]) -> Vec<Share> {
-        let mut demands: Vec<Demand> = jobs.iter().map(|j| j.demand.clone()).collect();
-        let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
-        let mut shares = solve(&demands);
-        if jobs.len() < 2 || jobs.iter().all(|j| j.read.is_none()) {
+        let idle: Vec<&Demand> = jobs.iter().map(|j| &j.demand).collect();
+        let mut shares = self.bulk.fluid.solve(&idle);
+        if jobs.len() < 2 || !self.reads_meet_other_windows(jobs) {
             return shares;
         }
+        let mut demands: Vec<Demand> = jobs.iter().map(|j| j.demand.clone()).collect();
+        let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
         for _ in 0..LOADED_ROUNDS {
             // Every transfer's load on every channel it uses: (channel, transfer, load).
             let mut loads: Vec<(ChannelId, usize, Load)> = Vec::new();
@@ -654,7 +655,15 @@ impl Fabric<'_> {
                     ));
                 }
             }
-            loads.sort_by_key(|l| l.0);
+            loads.sort_unstable_by_key(|l| (l.0, l.1));
+            // Per channel: the one read window every transfer on it reads under, if they all
+            // do (then none of them waits for another: the window already holds them).
+            let mut one_window: Vec<(ChannelId, Option<usize>)> = Vec::new();
+            for run in loads.chunk_by(|a, b| a.0 == b.0) {
+                let engine = jobs[run[0].1].read.map(|r| r.engine);
+                let same = engine.is_some_and(|e| run.iter().all(|l| same_window(jobs[l.1], e)));
+                one_window.push((run[0].0, engine.filter(|_| same)));
+            }
             let mut changed = false;
             for (k, j) in jobs.iter().enumerate() {
                 let Some(rw) = j.read else { continue };
@@ -667,6 +676,11 @@ impl Fabric<'_> {
                         Unit::Completion => rw.completions,
                         _ => continue,
                     };
+                    let w = one_window.partition_point(|o| o.0 < u.channel);
+                    if one_window.get(w).is_some_and(|o| o.1 == Some(rw.engine)) {
+                        before = (u.unit, Vec::new());
+                        continue;
+                    }
                     let from = loads.partition_point(|l| l.0 < u.channel);
                     let met: Vec<(usize, Load)> = loads[from..]
                         .iter()
@@ -701,6 +715,30 @@ impl Fabric<'_> {
             shares = solve(&demands);
         }
         shares
+    }
+
+    /// Whether some read's requests or completions share a channel with a transfer that is not
+    /// under the same read window (else no read waits for another job's units: every round
+    /// trip stays idle and the loaded rounds would change nothing).
+    fn reads_meet_other_windows(&self, jobs: &[&Job]) -> bool {
+        const UNUSED: usize = usize::MAX;
+        const MIXED: usize = usize::MAX - 1;
+        let mut on = vec![UNUSED; self.channels.len()];
+        for j in jobs {
+            let e = j.read.map_or(MIXED, |r| r.engine);
+            for u in &j.uses {
+                let s = &mut on[u.channel as usize];
+                *s = if *s == UNUSED || *s == e { e } else { MIXED };
+            }
+        }
+        jobs.iter().any(|j| {
+            j.read.is_some()
+                && j.uses
+                    .iter()
+                    .filter(|u| u.step == j.inst.2 && u.phase == 0)
+                    .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
+                    .any(|u| on[u.channel as usize] == MIXED)
+        })
     }
 
     /// Schedules the earliest end among the active transfers (one event for all of them).

@@ -18,6 +18,8 @@
 //! then scaled into every capacity (integer arithmetic rounds every rate down), so no resource
 //! is ever above its capacity.
 
+use std::collections::HashMap;
+
 /// Weights are fixed point with this many units per 1.0.
 pub const WEIGHT_ONE: u128 = 1 << 16;
 /// A transfer that nothing limits moves at this payload rate (bytes/s): 100 TB/s.
@@ -30,6 +32,17 @@ pub type Res = u32;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Demand {
     pub uses: Vec<(Res, u128)>,
+}
+
+impl Demand {
+    /// A quick digest of the uses (FNV-1a over resources and weights), to find equal demands.
+    fn key(&self) -> u64 {
+        self.uses.iter().fold(0xcbf2_9ce4_8422_2325, |h, &(r, w)| {
+            let h = (h ^ r as u64).wrapping_mul(0x100_0000_01b3);
+            let h = (h ^ w as u64).wrapping_mul(0x100_0000_01b3);
+            (h ^ (w >> 64) as u64).wrapping_mul(0x100_0000_01b3)
+        })
+    }
 }
 
 /// The outcome of one solve for one transfer: its rate (payload bytes/s) and the resource that
@@ -48,6 +61,9 @@ pub struct Fluid {
     /// Per resource: shared fairly in rate (a read window) rather than in bytes (a link).
     rate_fair: Vec<bool>,
 }
+
+/// Identical demands and how many transfers have them.
+type Class<'a> = (&'a Demand, u128);
 
 /// Rounds of the byte-fair refinement (it settles in two or three where it changes anything).
 const FAIR_ROUNDS: usize = 16;
@@ -69,25 +85,54 @@ impl Fluid {
 
     /// Max-min fair rates of `demands` as the links' round robin shares them: progressive
     /// filling, then the byte-fair refinement (see the module documentation).
+    ///
+    /// Identical demands (transfers of many flows on the same route) get identical shares, so
+    /// they are solved once as a class with its count: the cost follows the distinct routes,
+    /// not the transfers in flight.
     pub fn solve(&self, demands: &[&Demand]) -> Vec<Share> {
-        let filled = self.fill(demands);
-        self.byte_fair(demands, filled)
+        // Classes in order of first appearance (the map only finds them: deterministic).
+        let mut classes: Vec<Class> = Vec::new();
+        let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+        let class_of: Vec<usize> = demands
+            .iter()
+            .map(|&d| {
+                let same = index.entry(d.key()).or_default();
+                match same.iter().find(|&&c| classes[c].0 == d) {
+                    Some(&c) => c,
+                    None => {
+                        classes.push((d, 0));
+                        same.push(classes.len() - 1);
+                        classes.len() - 1
+                    }
+                }
+            })
+            .collect();
+        for &c in &class_of {
+            classes[c].1 += 1;
+        }
+        let filled = self.fill(&classes);
+        let shares = self.byte_fair(&classes, filled);
+        class_of.iter().map(|&c| shares[c]).collect()
     }
 
     /// From the rate-fair solution to the byte-fair equilibrium, scaled into every capacity.
-    fn byte_fair(&self, demands: &[&Demand], mut share: Vec<Share>) -> Vec<Share> {
-        if demands.len() < 2 {
+    fn byte_fair(&self, demands: &[Class], mut share: Vec<Share>) -> Vec<Share> {
+        if demands.iter().map(|c| c.1).sum::<u128>() < 2 {
             return share;
         }
-        let mut users: Vec<Vec<(usize, u128)>> = vec![Vec::new(); self.capacity.len()];
-        for (j, d) in demands.iter().enumerate() {
+        // Per resource: (class, weight, count).
+        let mut users: Vec<Vec<(usize, u128, u128)>> = vec![Vec::new(); self.capacity.len()];
+        for (j, (d, m)) in demands.iter().enumerate() {
             for &(r, w) in &d.uses {
                 if w > 0 {
-                    users[r as usize].push((j, w));
+                    users[r as usize].push((j, w, *m));
                 }
             }
         }
-        if users.iter().all(|u| u.len() < 2) {
+        if users
+            .iter()
+            .all(|u| u.iter().map(|x| x.2).sum::<u128>() < 2)
+        {
             return share;
         }
         let touched: Vec<usize> = (0..users.len()).filter(|&r| !users[r].is_empty()).collect();
@@ -99,12 +144,13 @@ impl Fluid {
                 let cap = self.capacity[r] as f64;
                 let rate_fair = self.rate_fair[r];
                 // Each user's demand in fair units (bytes or rate) and its weight there.
+                // (A class of m transfers consumes m times as much per unit.)
                 let mut units: Vec<(f64, f64)> = users[r]
                     .iter()
-                    .map(|&(j, w)| {
-                        let w = w as f64;
+                    .map(|&(j, w, m)| {
+                        let (w, m) = (w as f64, m as f64);
                         let x = share[j].rate as f64;
-                        if rate_fair { (x, w) } else { (x * w, 1.0) }
+                        if rate_fair { (x, w * m) } else { (x * w, m) }
                     })
                     .collect();
                 let used: f64 = units.iter().map(|u| u.0 * u.1).sum();
@@ -112,7 +158,7 @@ impl Fluid {
                 // Saturated (it cannot take two more bytes/s from each user, the integer slack
                 // progressive filling leaves): the water level. Not: each may grow by an equal
                 // part of the spare (so that growing together they just fill it).
-                let weights: f64 = users[r].iter().map(|&(_, w)| w as f64).sum();
+                let weights: f64 = users[r].iter().map(|&(_, w, m)| (w * m) as f64).sum();
                 let saturated = cap - used < 2.0 * weights + cap * 1e-9;
                 let level = if saturated {
                     units.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -120,7 +166,7 @@ impl Fluid {
                 } else {
                     (cap - used) / k_sum
                 };
-                for (&(j, w), u) in users[r].iter().zip(&units) {
+                for (&(j, w, _), u) in users[r].iter().zip(&units) {
                     let fair = if saturated { level } else { u.0 + level };
                     let a = if rate_fair { fair } else { fair / w as f64 };
                     if a < allow[j].0 {
@@ -145,20 +191,22 @@ impl Fluid {
             }
         }
         if changed_any {
-            self.fit(demands, &mut share, &users);
+            self.fit(&mut share, &users);
         }
         share
     }
 
     /// Scales the transfers on each resource above its capacity down into it (only ever
     /// lowering rates, so one pass leaves every resource within its capacity).
-    fn fit(&self, demands: &[&Demand], share: &mut [Share], users: &[Vec<(usize, u128)>]) {
-        let _ = demands;
+    fn fit(&self, share: &mut [Share], users: &[Vec<(usize, u128, u128)>]) {
         for (r, us) in users.iter().enumerate() {
-            let load: u128 = us.iter().map(|&(j, w)| share[j].rate as u128 * w).sum();
+            let load: u128 = us
+                .iter()
+                .map(|&(j, w, m)| share[j].rate as u128 * w * m)
+                .sum();
             let cap = self.capacity[r];
             if load > cap {
-                for &(j, _) in us {
+                for &(j, _, _) in us {
                     let scaled = (share[j].rate as u128 * cap / load) as u64;
                     share[j].rate = scaled.max(1);
                     share[j].bound = Some(r as Res);
@@ -170,7 +218,7 @@ impl Fluid {
     /// Max-min fair rates of `demands` (progressive filling). Deterministic: the result does
     /// not depend on anything but the demands and capacities. Each round costs the demands'
     /// uses plus the resources touched, and freezes at least one transfer.
-    fn fill(&self, demands: &[&Demand]) -> Vec<Share> {
+    fn fill(&self, demands: &[Class]) -> Vec<Share> {
         let n = demands.len();
         let mut share = vec![
             Share {
@@ -184,7 +232,7 @@ impl Fluid {
         let mut wsum: Vec<u128> = vec![0; self.capacity.len()];
         let mut touched: Vec<Res> = demands
             .iter()
-            .flat_map(|d| d.uses.iter().map(|u| u.0))
+            .flat_map(|d| d.0.uses.iter().map(|u| u.0))
             .collect();
         touched.sort_unstable();
         touched.dedup();
@@ -194,9 +242,9 @@ impl Fluid {
             for &r in &touched {
                 wsum[r as usize] = 0;
             }
-            for (d, _) in demands.iter().zip(&frozen).filter(|(_, f)| !**f) {
+            for ((d, m), _) in demands.iter().zip(&frozen).filter(|(_, f)| !**f) {
                 for &(r, w) in &d.uses {
-                    wsum[r as usize] += w;
+                    wsum[r as usize] += w * m;
                 }
             }
             // The largest common increase no resource can take more of.
@@ -219,7 +267,7 @@ impl Fluid {
                 w > 0 && self.capacity[r as usize].saturating_sub(load[r as usize]) < w
             };
             let before = left;
-            for (j, d) in demands.iter().enumerate() {
+            for (j, (d, _)) in demands.iter().enumerate() {
                 if frozen[j] {
                     continue;
                 }
