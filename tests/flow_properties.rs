@@ -225,7 +225,7 @@ fn aggregate_gbytes(out: &gdrsim::components::Outcome, size: u64) -> f64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, max_shrink_iters: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, max_shrink_iters: 64, failure_persistence: None, rng_seed: support::proptest_seed(), ..ProptestConfig::default() })]
 
     #[test]
     fn concurrent_flows_keep_every_invariant(

@@ -217,9 +217,9 @@ fn payload_bound_gbytes(cfg: &Config, path: PathKind) -> f64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, rng_seed: support::proptest_seed(), ..ProptestConfig::default() })]
 
-    #[test]
+        #[test]
     fn invariants_hold_on_generated_machines(
         m in machine(),
         path in prop::sample::select(vec![PathKind::Host, PathKind::Staged, PathKind::GpuDirect]),
@@ -228,18 +228,64 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let size = (1u64 << size_exp) + extra % (1u64 << size_exp);
-        let text = toml_of(&m, path, size, seed);
-        let cfg = config::parse(&text, "generated.toml").map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        invariants_hold(&m, path, size, seed)?;
+    }
+}
+
+/// A case the generator found: MPS = MRRS = 128 on Gen3 x4, 128-byte host messages, doorbell
+/// posts (a milestone was signalled twice).
+#[test]
+fn invariants_hold_with_mrrs_equal_to_mps_on_a_host_path() {
+    let m = Machine {
+        generation: [3, 3, 3],
+        width: [4, 4, 4],
+        mps: 128,
+        mrrs: 128,
+        link_latency: 0,
+        rc_latency: 50,
+        switch_latency: 80,
+        nic_under_switch: false,
+        gpu_place: 0,
+        wire_gbps: 100,
+        mtu: 1024,
+        nic_window: 4,
+        ce_window: 4,
+        upi_gbps: 50,
+        inline_max: 220,
+        doorbell: true,
+    };
+    invariants_hold(&m, PathKind::Host, 128, 0).unwrap();
+}
+
+fn invariants_hold(m: &Machine, path: PathKind, size: u64, seed: u64) -> Result<(), TestCaseError> {
+    {
+        let text = toml_of(m, path, size, seed);
+        let cfg = config::parse(&text, "generated.toml")
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
 
         // Causality and byte conservation in a recorded streaming run.
         let (out, rec) = support::run_fabric(&cfg, "s", path, size, false, 3, 5);
         for (i, &(start, end)) in out.messages.iter().enumerate() {
             prop_assert!(end >= start, "message {} delivered before it started", i);
-            prop_assert_eq!(out.received[i], size, "bytes received by the NIC, message {}", i);
-            prop_assert_eq!(out.written[i], size, "bytes committed in memory, message {}", i);
+            prop_assert_eq!(
+                out.received[i],
+                size,
+                "bytes received by the NIC, message {}",
+                i
+            );
+            prop_assert_eq!(
+                out.written[i],
+                size,
+                "bytes committed in memory, message {}",
+                i
+            );
         }
         for s in &rec.spans {
-            prop_assert!(s.start <= s.first_out && s.first_out <= s.end && s.last_in <= s.end, "span {:?}", s);
+            prop_assert!(
+                s.start <= s.first_out && s.first_out <= s.end && s.last_in <= s.end,
+                "span {:?}",
+                s
+            );
         }
         let mut last_start = std::collections::HashMap::new();
         for h in &rec.hops {
@@ -249,15 +295,33 @@ proptest! {
         }
 
         // The point as `gdrsim run` computes it.
-        let p = Point { scenario: 0, path, op: "write".into(), size, seed };
+        let p = Point {
+            scenario: 0,
+            path,
+            op: "write".into(),
+            size,
+            seed,
+        };
         let r = scenario::simulate_point(&cfg, &scenario::topology(&cfg), &p);
         let s = &r.summary;
-        prop_assert!(s.lat.min_us * PS_PER_US as f64 >= s.lat_model_ps as f64 - 1e-3, "jitter made a message faster");
+        prop_assert!(
+            s.lat.min_us * PS_PER_US as f64 >= s.lat_model_ps as f64 - 1e-3,
+            "jitter made a message faster"
+        );
         let bound = payload_bound_gbytes(&cfg, path);
-        prop_assert!(s.bw_gbps <= bound * (1.0 + 1e-9), "bandwidth {} GB/s beyond the bound {} GB/s", s.bw_gbps, bound);
-        prop_assert_eq!(s.stages.iter().map(|r| r.critical_ps).sum::<u64>(), s.lat_model_ps);
+        prop_assert!(
+            s.bw_gbps <= bound * (1.0 + 1e-9),
+            "bandwidth {} GB/s beyond the bound {} GB/s",
+            s.bw_gbps,
+            bound
+        );
+        prop_assert_eq!(
+            s.stages.iter().map(|r| r.critical_ps).sum::<u64>(),
+            s.lat_model_ps
+        );
         if path == PathKind::Host {
             prop_assert_eq!(s.host_mem_bytes, 2 * size);
         }
     }
+    Ok(())
 }

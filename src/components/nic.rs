@@ -3,7 +3,7 @@
 //! flush read.
 
 use super::Event;
-use super::fabric::{Fabric, Train};
+use super::fabric::{Fabric, Train, read_completions};
 use super::steps::Instance;
 use crate::engine::Queue;
 use crate::plan::{Milestone, NicRef, Step, StepKind};
@@ -36,6 +36,7 @@ impl Fabric<'_> {
             Some((read, bytes)) => {
                 let flow = inst.0;
                 let routes = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
+                self.step_state(inst).parts = read_completions(bytes, read.mrrs, read.mps) as u32;
                 self.read(
                     read.engine,
                     routes,

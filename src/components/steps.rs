@@ -132,7 +132,12 @@ impl Fabric<'_> {
             }
             (StepKind::WqeFetch { .. }, 0) => {
                 self.read_done(&t, now, q);
-                self.send_engine(inst, 1, now, q);
+                // A WQE larger than MRRS or MPS comes back in several completions.
+                let st = self.step_state(inst);
+                st.parts -= 1;
+                if st.parts == 0 {
+                    self.send_engine(inst, 1, now, q);
+                }
             }
             (StepKind::WqeFetch { .. }, _) => self.wqe_ready(inst, now, q),
             (StepKind::DmaRead { .. }, _) => {

@@ -123,3 +123,17 @@ pub fn run_flows(
     drop(f);
     (out, rec, plans)
 }
+
+/// The property tests' random seed: fixed, so that CI runs the same cases every time and a
+/// failure reproduces; `GDRSIM_PROPTEST_SEED=random` (or a number) explores other cases.
+pub fn proptest_seed() -> proptest::test_runner::RngSeed {
+    use proptest::test_runner::RngSeed;
+    match std::env::var("GDRSIM_PROPTEST_SEED") {
+        Ok(s) if s == "random" => RngSeed::Random,
+        Ok(s) => RngSeed::Fixed(
+            s.parse()
+                .expect("GDRSIM_PROPTEST_SEED: a number or `random`"),
+        ),
+        Err(_) => RngSeed::Fixed(0x6764_7273_696d),
+    }
+}
