@@ -257,6 +257,31 @@ fn invariants_hold_with_mrrs_equal_to_mps_on_a_host_path() {
     invariants_hold(&m, PathKind::Host, 128, 0).unwrap();
 }
 
+/// A case the generator found: a staged 4642-byte message with MPS = MRRS = 4096 (a jittered
+/// message came out faster than the noise-free one).
+#[test]
+fn jitter_never_makes_a_staged_message_faster() {
+    let m = Machine {
+        generation: [4, 3, 3],
+        width: [4, 4, 4],
+        mps: 4096,
+        mrrs: 4096,
+        link_latency: 0,
+        rc_latency: 50,
+        switch_latency: 80,
+        nic_under_switch: false,
+        gpu_place: 0,
+        wire_gbps: 100,
+        mtu: 1024,
+        nic_window: 4,
+        ce_window: 4,
+        upi_gbps: 50,
+        inline_max: 0,
+        doorbell: false,
+    };
+    invariants_hold(&m, PathKind::Staged, 4096 + 546, 555468341698235820).unwrap();
+}
+
 fn invariants_hold(m: &Machine, path: PathKind, size: u64, seed: u64) -> Result<(), TestCaseError> {
     {
         let text = toml_of(m, path, size, seed);

@@ -79,6 +79,11 @@ pub struct ReadEngine {
     /// Non-empty queues by flow (or [`ENGINE_FLOW`]), the next to be served first.
     waiting: VecDeque<(u16, VecDeque<TrainId>)>,
     one_queue: bool,
+    /// The memory that answered this engine's last read completion and when that left it: a
+    /// memory answers one requester's reads in the order they came (the access jitter delays
+    /// them, never reorders them, so a delay cannot let a later read overtake an earlier one
+    /// and make a transfer faster than noise-free).
+    last_data: Option<(ChannelId, Ps)>,
 }
 
 impl ReadEngine {
@@ -233,6 +238,7 @@ impl<'t> Fabric<'t> {
                 tags_free: tags,
                 waiting: VecDeque::new(),
                 one_queue: false,
+                last_data: None,
             })
             .collect::<Vec<_>>();
         for (h, host) in topo.hosts.iter().enumerate() {
@@ -470,8 +476,17 @@ impl<'t> Fabric<'t> {
         }
         // Bulk transfers crossing this link wait while it serialises the unit.
         self.bulk_pause(c, now, out, q);
+        let mut head = out + spec.latency + t.extra;
+        if let Some(rid) = t.read.filter(|_| t.extra > 0) {
+            // A jittered completion leaves the memory no earlier than its requester's last.
+            let engine = &mut self.engines[self.reads[rid as usize].engine as usize];
+            if let Some((_, at)) = engine.last_data.filter(|l| l.0 == c) {
+                head = head.max(at);
+            }
+            engine.last_data = Some((c, head));
+        }
         let t = &mut self.trains[id as usize];
-        t.head = out + spec.latency + t.extra;
+        t.head = head;
         t.extra = 0;
         t.hop += 1;
     }
