@@ -5,6 +5,7 @@ use super::defaults as d;
 use super::raw::*;
 use super::{Config, ConfigError, FlushMode, PathKind, Registration, SimConfig};
 use crate::report::OutputOptions;
+use crate::report::charts::CHART_NAMES;
 use crate::topology::pcie;
 use crate::topology::spec::*;
 use crate::units::{self, Ps, Rate};
@@ -483,11 +484,10 @@ fn convert_output(cx: &Cx, o: &RawOutput) -> R<OutputOptions> {
     let mut out = OutputOptions::default();
     if let Some(charts) = &o.charts {
         for (i, c) in charts.iter().enumerate() {
-            if !["latency", "bandwidth", "speedup", "breakdown", "scenarios"].contains(&c.as_str())
-            {
+            if !CHART_NAMES.contains(&c.as_str()) {
                 return Err(cx.err(
                     &format!("output.charts[{i}]"),
-                    "one of latency, bandwidth, speedup, breakdown, scenarios",
+                    format!("one of {}", CHART_NAMES.join(", ")),
                     format!("{c:?}"),
                 ));
             }

@@ -677,6 +677,10 @@ fn chart_caption(stem: &str) -> &'static str {
         "scenarios" => {
             "Scenarios side by side at one message size: latency and bandwidth per path."
         }
+        "links" => {
+            "The busiest channel directions of the streaming run at one message size, per path \
+             and scenario (those with several flows): where the traffic queues."
+        }
         _ => "",
     }
 }

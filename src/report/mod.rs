@@ -48,7 +48,7 @@ pub struct ScenarioInfo {
 /// Chart options from the config's `[output]` table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputOptions {
-    /// Which charts to draw: any of "latency", "bandwidth", "speedup", "breakdown", "scenarios".
+    /// Which charts to draw: any of [`charts::CHART_NAMES`] (`links` only where asked for).
     pub charts: Vec<String>,
     /// Any of "svg", "png".
     pub formats: Vec<String>,

@@ -31,6 +31,7 @@ mod bandwidth;
 mod breakdown;
 pub mod data;
 mod latency;
+mod links;
 mod scenarios;
 mod speedup;
 mod style;
@@ -43,7 +44,14 @@ use data::Model;
 use style::{Area, PlotResult, Theme};
 
 /// The chart names the `[output] charts` option accepts, in the order they are drawn.
-pub const CHART_NAMES: [&str; 5] = ["latency", "bandwidth", "speedup", "breakdown", "scenarios"];
+pub const CHART_NAMES: [&str; 6] = [
+    "latency",
+    "bandwidth",
+    "speedup",
+    "breakdown",
+    "scenarios",
+    "links",
+];
 /// The formats the `[output] formats` option accepts.
 pub const FORMATS: [&str; 2] = ["svg", "png"];
 
@@ -55,15 +63,17 @@ pub enum Kind {
     Speedup,
     Breakdown,
     Scenarios,
+    Links,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Latency,
         Kind::Bandwidth,
         Kind::Speedup,
         Kind::Breakdown,
         Kind::Scenarios,
+        Kind::Links,
     ];
 
     pub fn name(self) -> &'static str {
@@ -82,6 +92,7 @@ impl Kind {
             Kind::Speedup => "GPUDirect RDMA vs host-staged: speedup vs message size",
             Kind::Breakdown => "Where the time goes: critical-path stages",
             Kind::Scenarios => "Scenarios compared",
+            Kind::Links => "Link utilisation: the busiest channels",
         }
     }
 }
@@ -223,6 +234,7 @@ pub(crate) fn draw<DB: DrawingBackend>(root: &Area<DB>, kind: Kind, ctx: &Ctx) -
         Kind::Speedup => speedup::draw(root, ctx),
         Kind::Breakdown => breakdown::draw(root, ctx),
         Kind::Scenarios => scenarios::draw(root, ctx),
+        Kind::Links => links::draw(root, ctx),
     }
 }
 

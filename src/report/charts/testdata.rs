@@ -6,9 +6,10 @@
 //! peer-to-peer, whose rate depends on the placement class, so on SYS staged wins for large
 //! messages and the speedup chart has crossovers.
 
+use super::CHART_NAMES;
 use crate::record::Stage;
 use crate::report::{OutputOptions, RunInfo, ScenarioInfo};
-use crate::stats::{LatencyStats, StageRow, Summary};
+use crate::stats::{LatencyStats, LinkRow, StageRow, Summary};
 use crate::units::PS_PER_US;
 
 /// (name, class, peer-to-peer read rate GB/s, ceiling GB/s)
@@ -50,7 +51,10 @@ pub fn info(scenarios: &[(&str, &str, f64, f64)]) -> RunInfo {
                 ),
             })
             .collect(),
-        output: OutputOptions::default(),
+        output: OutputOptions {
+            charts: CHART_NAMES.map(String::from).to_vec(),
+            ..OutputOptions::default()
+        },
     }
 }
 
@@ -154,8 +158,30 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         flows: 1,
         bottleneck: "wire:a/nic0>switch1".into(),
         flow_rows: Vec::new(),
-        links: Vec::new(),
+        links: links(path, bottleneck / 1e9 * b / (b + overhead)),
     }
+}
+
+/// The channels a synthetic streaming run crossed: the wire at the run's rate, the NIC's and
+/// (for staged) the host memory's links below it.
+fn links(path: &str, gbps: f64) -> Vec<LinkRow> {
+    let mut out = vec![
+        ("a/wire:nic0>switch1", 50.0),
+        ("a/pcie:sw0>nic0", 63.0),
+        ("b/pcie:nic0>sw0", 63.0),
+    ];
+    if path == "staged" {
+        out.push(("a/dram:cpu0", 150.0));
+    }
+    out.into_iter()
+        .map(|(channel, capacity)| LinkRow {
+            channel: channel.into(),
+            bytes: (gbps * 1e9 * 0.01) as u64,
+            busy: (gbps / capacity).min(1.0),
+            rate_gbps: gbps,
+            capacity_gbps: capacity,
+        })
+        .collect()
 }
 
 /// Every scenario x path x size of a realistic run.

@@ -27,6 +27,7 @@ fn axis_text(kind: Kind) -> &'static str {
         Kind::Speedup => "message size (log scale)",
         Kind::Breakdown => "critical-path time",
         Kind::Scenarios => "one-way latency, p50",
+        Kind::Links => "busy (% of capacity)",
     }
 }
 
@@ -105,7 +106,7 @@ fn ink(kind: Kind, info: &RunInfo, rows: &[Summary]) -> (usize, usize) {
 fn check_all(name: &str, info: &RunInfo, rows: &[Summary]) -> Vec<PathBuf> {
     let dir = tmp(name);
     let paths = write_charts(&dir, info, rows).unwrap();
-    assert_eq!(paths.len(), 10, "{paths:?}");
+    assert_eq!(paths.len(), 2 * Kind::ALL.len(), "{paths:?}");
     let (w, h) = image_size(info);
     for kind in Kind::ALL {
         let svg_path = dir.join(format!("{}.svg", kind.name()));
@@ -259,7 +260,10 @@ fn degenerate_sets_render_without_panicking() {
     check_all("empty", &info, &[]);
     check_all(
         "bare",
-        &small(RunInfo::default()),
+        &small(RunInfo {
+            output: testdata::info(&[]).output,
+            ..RunInfo::default()
+        }),
         &testdata::rows(&one, &["host"], &[8, 1 << 30]),
     );
     // A GPUDirect fallback, two ops, and a scenario the run info does not describe.

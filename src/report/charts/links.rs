@@ -1,0 +1,222 @@
+//! `links`: where the streaming run saturates. At the comparison size, for each path (one panel
+//! each) and each scenario of several flows (all scenarios when none has several), the busiest
+//! channel directions of the streaming run as horizontal bars of their busy fraction, with the
+//! achieved rate at the bar end.
+//!
+//! Why a chart of its own: with many flows the aggregate bandwidth says how much moved but not
+//! where it queued; the links that sit at 90-100% are the answer to "what would I have to widen".
+//! The bars come from `links.csv` (the same rows), so the chart and the CSV never disagree. With
+//! many scenarios each keeps fewer bars, so the chart stays readable at 8 or more.
+
+use anyhow::Result;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::data::sig3;
+use super::style::{self, ChartSpec, Legend, PlotResult, text_size};
+use super::{Ctx, Kind};
+use crate::stats::LinkRow;
+use crate::units::fmt_bytes;
+
+/// Bars over all groups of a panel, at most.
+const BARS_PER_PANEL: usize = 24;
+
+/// One bar: its slot from the top, the scenario (colour), the channel and its label (channels
+/// loaded alike, the eight rails of an 8-GPU node, share one bar: "name (+7 alike)").
+struct Bar<'a> {
+    slot: usize,
+    scenario: usize,
+    link: &'a LinkRow,
+    label: String,
+}
+
+/// The busiest channels (busy at least 0.5%), those loaded alike (busy within half a percent point, rate within
+/// 0.5%) merged into one entry with their count, at most `keep` entries.
+fn busiest(links: &[LinkRow], keep: usize) -> Vec<(&LinkRow, usize)> {
+    let mut sorted: Vec<&LinkRow> = links.iter().filter(|l| l.busy >= 0.005).collect();
+    sorted.sort_by(|a, b| b.busy.total_cmp(&a.busy).then(a.channel.cmp(&b.channel)));
+    let mut out: Vec<(&LinkRow, usize)> = Vec::new();
+    for l in sorted {
+        let full = out.len() == keep;
+        match out.last_mut() {
+            Some((first, n))
+                if (first.busy - l.busy).abs() < 0.005
+                    && (first.rate_gbps - l.rate_gbps).abs() <= 0.005 * first.rate_gbps =>
+            {
+                *n += 1
+            }
+            _ if full => break,
+            _ => out.push((l, 1)),
+        }
+    }
+    out
+}
+
+/// A scenario's group of bars in one panel, under a header slot with its name.
+struct Group {
+    name: String,
+    header: usize,
+}
+
+pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()> {
+    let (m, th) = (ctx.model, &ctx.th);
+    let size = m.nearest_size(ctx.info.output.compare_size);
+
+    let multi: Vec<usize> = (0..m.scenarios.len())
+        .filter(|&i| {
+            m.series
+                .iter()
+                .filter(|s| s.scenario == i)
+                .filter_map(|s| row_at(s, size))
+                .any(|r| r.flows > 1)
+        })
+        .collect();
+    let chosen: Vec<usize> = if multi.is_empty() {
+        (0..m.scenarios.len()).collect()
+    } else {
+        multi
+    };
+    let per_group = (BARS_PER_PANEL / chosen.len().max(1)).clamp(2, 6);
+
+    // Per path: its bars and groups.
+    let mut panels: Vec<(String, Vec<Bar>, Vec<Group>, usize)> = Vec::new();
+    for (pi, path) in m.paths.iter().enumerate() {
+        let (mut bars, mut groups, mut slot) = (Vec::new(), Vec::new(), 0);
+        for &sc in &chosen {
+            let Some(row) = m
+                .series
+                .iter()
+                .find(|s| s.path == pi && s.scenario == sc)
+                .and_then(|s| row_at(s, size))
+            else {
+                continue;
+            };
+            let links = busiest(&row.links, per_group);
+            if links.is_empty() {
+                continue;
+            }
+            groups.push(Group {
+                name: m.scenarios[sc].name.clone(),
+                header: slot,
+            });
+            slot += 1;
+            for (link, n) in links {
+                let label = match n {
+                    1 => link.channel.clone(),
+                    n => format!("{} (+{} alike)", link.channel, n - 1),
+                };
+                bars.push(Bar {
+                    slot,
+                    scenario: sc,
+                    link,
+                    label,
+                });
+                slot += 1;
+            }
+        }
+        if !bars.is_empty() {
+            panels.push((path.clone(), bars, groups, slot.max(6)));
+        }
+    }
+
+    let mut legend = style::series_legend(m, false);
+    legend.push(Legend::Gap);
+    legend.push(Legend::Note(format!(
+        "Busy: the fraction of the streaming run each channel direction spent serialising (wire \
+         bytes: payload and headers), its {per_group} busiest per scenario (channels loaded \
+         alike share a bar); the rate is what each achieved. Every row is in links.csv."
+    )));
+    let what = match size {
+        Some(z) => format!("{} at {}", Kind::Links.title(), fmt_bytes(z)),
+        None => Kind::Links.title().to_string(),
+    };
+    let subtitle = if chosen.len() < m.scenarios.len() {
+        "Streaming run of the scenarios with several flows, one panel per path."
+    } else {
+        "Streaming run of every scenario, one panel per path."
+    };
+    let plot = super::frame(root, ctx, &ctx.title(&what), subtitle, &legend)?;
+    if panels.is_empty() {
+        return style::message(&plot, th, "No channel was busy in the streaming runs.");
+    }
+    let areas = plot.split_evenly((1, panels.len()));
+    for ((path, bars, groups, nslots), area) in panels.iter().zip(&areas) {
+        draw_panel(area, root, ctx, path, bars, groups, *nslots)?;
+    }
+    Ok(())
+}
+
+fn row_at<'a>(s: &'a super::data::Series, size: Option<u64>) -> Option<&'a crate::stats::Summary> {
+    size.and_then(|z| s.at(z))
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &style::Area<DB>,
+    root: &style::Area<DB>,
+    ctx: &Ctx,
+    path: &str,
+    bars: &[Bar],
+    groups: &[Group],
+    nslots: usize,
+) -> Result<()> {
+    let th = &ctx.th;
+    let (pw, ph) = area.dim_in_pixel();
+    let pitch = (ph as f64 * 0.75) / nslots as f64;
+    let font = th.font((pitch * 0.5 / th.s).clamp(7.0, style::fs::TICK));
+    let gfont = th.bold((pitch * 0.5 / th.s).clamp(7.0, style::fs::TICK));
+    let label_w = bars
+        .iter()
+        .map(|b| text_size(&font, &b.label).0)
+        .chain(groups.iter().map(|g| text_size(&gfont, &g.name).0))
+        .max()
+        .unwrap_or(0);
+    let y_space = (label_w + th.px(16.0)).min(pw as i32 / 2);
+    let spec = ChartSpec {
+        x: style::linear_axis(100.0, 5, 0.45),
+        y: style::Axis {
+            range: -0.6..(nslots as f64 - 0.4),
+            bold: vec![],
+            light: vec![],
+        },
+        x_desc: "busy (% of capacity)",
+        y_desc: "",
+        x_fmt: &|v: &f64| format!("{v:.0}%"),
+        y_fmt: &|_| String::new(),
+        caption: Some(path),
+        y_label_space: Some(y_space),
+    };
+    let chart = style::build_chart(area, th, &spec)?;
+    let pa = chart.plotting_area();
+    let yc = |slot: usize| (nslots - 1 - slot) as f64;
+    for b in bars {
+        let y = yc(b.slot);
+        let v = (b.link.busy * 100.0).clamp(0.0, 100.0);
+        let c = style::scenario_color(b.scenario);
+        pa.draw(&Rectangle::new(
+            [(0.0, y - 0.38), (v, y + 0.38)],
+            c.filled(),
+        ))
+        .plot()?;
+        let (ex, ey) = chart.backend_coord(&(v, y));
+        let text = format!("{v:.0}%, {} GB/s", sig3(b.link.rate_gbps));
+        let st = font
+            .color(&style::INK)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw_text(&text, &st, (ex + th.px(6.0), ey)).plot()?;
+        let (ax, _) = chart.backend_coord(&(0.0, y));
+        let lst = font
+            .color(&style::INK)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        root.draw_text(&b.label, &lst, (ax - th.px(8.0), ey))
+            .plot()?;
+    }
+    // Scenario names on their header slot, in bold, right-aligned against the axis.
+    for g in groups {
+        let (ax, y0) = chart.backend_coord(&(0.0, yc(g.header)));
+        let st = gfont
+            .color(&style::INK)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        root.draw_text(&g.name, &st, (ax - th.px(8.0), y0)).plot()?;
+    }
+    Ok(())
+}
