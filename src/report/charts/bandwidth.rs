@@ -77,6 +77,29 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         .chain(ceilings.iter().map(|c| c.gbps))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
+    let facets = m.facets();
+    let areas = plot.split_evenly((1, facets.len()));
+    for (facet, area) in facets.iter().zip(&areas) {
+        // The ceilings are those of the GPUDirect routes: drawn where GPUDirect lines are.
+        let mine: Vec<&Ceiling> = match facet {
+            Some(p) if m.paths[*p] != "gpudirect" => Vec::new(),
+            _ => ceilings.iter().collect(),
+        };
+        panel(area, root, ctx, *facet, &mine, top)?;
+    }
+    Ok(())
+}
+
+/// One panel: the series of path `facet` (all when None), the given ceilings, a shared top.
+fn panel<DB: DrawingBackend>(
+    plot: &style::Area<DB>,
+    root: &style::Area<DB>,
+    ctx: &Ctx,
+    facet: Option<usize>,
+    ceilings: &[&Ceiling],
+    top: f64,
+) -> Result<()> {
+    let (m, th) = (ctx.model, &ctx.th);
     let (pw, ph) = plot.dim_in_pixel();
     let x = style::size_axis(&m.sizes, (pw as i32 / th.px(100.0)).max(2) as usize);
     let y = style::linear_axis(top, (ph as i32 / th.px(70.0)).clamp(2, 12) as usize, 0.1);
@@ -87,15 +110,15 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         y_desc: "bandwidth (GB/s)",
         x_fmt: &|v| style::size_label(*v),
         y_fmt: &|v| sig3(*v),
-        caption: None,
+        caption: facet.map(|p| m.paths[p].as_str()),
         y_label_space: None,
     };
-    let chart = style::build_chart(&plot, th, &spec)?;
+    let chart = style::build_chart(plot, th, &spec)?;
     let pa = chart.plotting_area();
     let (x0, x1) = (x.range.start, x.range.end);
 
     // Ceilings under the data, labels last (over everything).
-    for c in &ceilings {
+    for c in ceilings {
         let color = if c.scenarios.len() == 1 {
             style::scenario_color(c.scenarios[0])
         } else {
@@ -111,7 +134,11 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         )?;
     }
     let lx = |b: u64| (b.max(1) as f64).log2();
-    for s in &m.series {
+    for s in m
+        .series
+        .iter()
+        .filter(|s| facet.is_none_or(|p| s.path == p))
+    {
         let c = style::scenario_color(s.scenario);
         let ps = style::path_style(&m.paths[s.path], s.path);
         let pts: Vec<(f64, f64)> = s
@@ -135,7 +162,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
 
     // Labels just above their line at the left (where bandwidth is lowest and the area empty),
     // top to bottom, each pushed below the previous one if they would overlap.
-    let mut order: Vec<&Ceiling> = ceilings.iter().collect();
+    let mut order: Vec<&Ceiling> = ceilings.to_vec();
     order.sort_by(|a, b| b.gbps.total_cmp(&a.gbps));
     let lh = (th.fs(style::fs::NOTE) * 1.45) as i32;
     let left = chart.backend_coord(&(x0, 0.0)).0 + th.px(10.0);
@@ -151,7 +178,17 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         } else {
             c.label.clone()
         };
-        let text = format!("{} ceiling: {what}", names.join(", "));
+        // The longest of these that fits in the panel (narrow when faceted).
+        let room = chart.backend_coord(&(x1, 0.0)).0 - left - th.px(6.0);
+        let font = th.font(style::fs::NOTE);
+        let text = [
+            format!("{} ceiling: {what}", names.join(", ")),
+            format!("{}: {} GB/s", names.join(", "), sig3(c.gbps)),
+            format!("{} GB/s", sig3(c.gbps)),
+        ]
+        .into_iter()
+        .find(|t| style::text_size(&font, t).0 <= room)
+        .unwrap_or_else(|| format!("{} GB/s", sig3(c.gbps)));
         let color = if c.scenarios.len() == 1 {
             style::scenario_color(c.scenarios[0])
         } else {

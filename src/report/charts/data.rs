@@ -212,7 +212,21 @@ impl<'a> Model<'a> {
     }
 }
 
+/// Above this many lines, the size charts draw one panel per path (a facet) so that the lines
+/// of 8 or more scenarios stay apart.
+pub const FACET_ABOVE_SERIES: usize = 12;
+
 impl Model<'_> {
+    /// The panels of a chart against message size: one per path (its index) when the lines are
+    /// too many for one panel and there are several paths, else one panel of all (None).
+    pub fn facets(&self) -> Vec<Option<usize>> {
+        if self.series.len() > FACET_ABOVE_SERIES && self.paths.len() > 1 {
+            (0..self.paths.len()).map(Some).collect()
+        } else {
+            vec![None]
+        }
+    }
+
     /// Groups of series (same path and sizes; ops may differ) whose `value` agrees within 0.5 % at every
     /// size. Such lines are drawn exactly over each other, so the charts name them rather than
     /// let a reader hunt for a missing line. Indices into [`Model::series`], groups of two or more.

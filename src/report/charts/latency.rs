@@ -40,9 +40,24 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     if !lo.is_finite() {
         return style::message(&plot, th, "No latency results to plot.");
     }
-    let (pw, _) = plot.dim_in_pixel();
+    let facets = m.facets();
+    let areas = plot.split_evenly((1, facets.len()));
+    for (facet, area) in facets.iter().zip(&areas) {
+        panel(area, ctx, *facet, (lo, hi))?;
+    }
+    Ok(())
+}
+
+/// One panel: the series of path `facet` (all when None) on a shared latency range.
+fn panel<DB: DrawingBackend>(
+    area: &style::Area<DB>,
+    ctx: &Ctx,
+    facet: Option<usize>,
+    (lo, hi): (f64, f64),
+) -> Result<()> {
+    let (m, th) = (ctx.model, &ctx.th);
+    let (pw, ph) = area.dim_in_pixel();
     let x = style::size_axis(&m.sizes, (pw as i32 / th.px(100.0)).max(2) as usize);
-    let (_, ph) = plot.dim_in_pixel();
     let y = style::log_time_axis(lo, hi, (ph as i32 / th.px(48.0)).max(2) as usize);
     let spec = ChartSpec {
         x,
@@ -51,15 +66,20 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         y_desc: "one-way latency, p50 (log scale)",
         x_fmt: &|v| style::size_label(*v),
         y_fmt: &|v| style::log_time_label(*v),
-        caption: None,
+        caption: facet.map(|p| m.paths[p].as_str()),
         y_label_space: None,
     };
-    let chart = style::build_chart(&plot, th, &spec)?;
+    let chart = style::build_chart(area, th, &spec)?;
     let pa = chart.plotting_area();
     let lx = |b: u64| (b.max(1) as f64).log2();
     let ok = |v: f64| v > 0.0 && v.is_finite();
+    let series: Vec<_> = m
+        .series
+        .iter()
+        .filter(|s| facet.is_none_or(|p| s.path == p))
+        .collect();
 
-    for s in &m.series {
+    for s in &series {
         let c = style::scenario_color(s.scenario);
         let pts: Vec<_> = s
             .rows
@@ -89,7 +109,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
             }
         }
     }
-    for s in &m.series {
+    for s in &series {
         let c = style::scenario_color(s.scenario);
         let ps = style::path_style(&m.paths[s.path], s.path);
         let pts: Vec<(f64, f64)> = s

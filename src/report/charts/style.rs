@@ -47,9 +47,27 @@ pub const OKABE_ITO: [RGBColor; 8] = [
     RGBColor(240, 228, 66),  // yellow
 ];
 
-/// The colour of scenario `i`.
+/// Eight more, for the ninth to sixteenth scenario (Paul Tol's muted and dark colours, apart
+/// from the Okabe-Ito ones), so that up to 16 scenarios never share a colour.
+const MORE: [RGBColor; 8] = [
+    RGBColor(51, 34, 136),   // indigo
+    RGBColor(17, 119, 51),   // green
+    RGBColor(136, 34, 85),   // wine
+    RGBColor(153, 153, 51),  // olive
+    RGBColor(170, 68, 153),  // purple
+    RGBColor(68, 170, 153),  // teal
+    RGBColor(102, 17, 0),    // brown
+    RGBColor(102, 153, 204), // steel blue
+];
+
+/// The colour of scenario `i` (distinct for the first 16).
 pub fn scenario_color(i: usize) -> RGBColor {
-    OKABE_ITO[i % OKABE_ITO.len()]
+    let i = i % (OKABE_ITO.len() + MORE.len());
+    if i < OKABE_ITO.len() {
+        OKABE_ITO[i]
+    } else {
+        MORE[i - OKABE_ITO.len()]
+    }
 }
 
 pub const INK: RGBColor = RGBColor(30, 30, 30);

@@ -358,3 +358,53 @@ fn preview() {
     mixed.extend(read);
     write_charts(&dir.join("mixed"), &testdata::info(&SCENARIOS), &mixed).unwrap();
 }
+
+/// Ten scenarios on three paths (30 lines): the size charts draw one panel per path, each
+/// captioned with its path, and the ninth and tenth scenarios get colours of their own.
+#[test]
+fn many_scenarios_are_faceted_by_path_with_distinct_colours() {
+    let names: Vec<String> = (0..10).map(|i| format!("S{i}")).collect();
+    let scenarios: Vec<(&str, &str, f64, f64)> = names
+        .iter()
+        .map(|n| (n.as_str(), "PIX", 50e9, 49.7))
+        .collect();
+    let info = testdata::info(&scenarios);
+    let rows = testdata::rows(
+        &scenarios,
+        &["host", "staged", "gpudirect"],
+        &[8, 4096, 1 << 20],
+    );
+    let model = Model::new(&info, &rows);
+    assert_eq!(model.facets(), vec![Some(0), Some(1), Some(2)]);
+    let few = testdata::rows(
+        &scenarios[..4],
+        &["host", "staged", "gpudirect"],
+        &[8, 4096],
+    );
+    assert_eq!(Model::new(&info, &few).facets(), vec![None]);
+    let colours: std::collections::HashSet<_> =
+        (0..10).map(|i| style::scenario_color(i).rgb()).collect();
+    assert_eq!(colours.len(), 10);
+    register_fonts().unwrap();
+    for kind in [Kind::Latency, Kind::Bandwidth] {
+        let ctx = Ctx {
+            model: &model,
+            info: &info,
+            th: Theme::new(1600, 1000),
+        };
+        let svg = render_svg(kind, &ctx).unwrap();
+        // Each path's name: once in the legend, once more as its panel's caption.
+        for path in ["host", "staged", "gpudirect"] {
+            let n = svg.matches(&format!("\n{path}\n")).count();
+            assert_eq!(n, 2, "{kind:?}: {path} panel");
+        }
+        let few_model = Model::new(&info, &few);
+        let ctx = Ctx {
+            model: &few_model,
+            info: &info,
+            th: Theme::new(1600, 1000),
+        };
+        let svg = render_svg(kind, &ctx).unwrap();
+        assert_eq!(svg.matches("\nstaged\n").count(), 1, "{kind:?}: one panel");
+    }
+}
