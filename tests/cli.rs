@@ -345,6 +345,28 @@ fn running_the_default_config_twice_gives_identical_bytes() {
     assert!(compared >= 4, "compared only {files:?}");
 }
 
+/// The one-pair shorthand and the explicit one-flow list (`flows = [{ sender, receiver }]`) are
+/// one scenario: every CSV byte-identical.
+#[test]
+fn the_one_pair_shorthand_and_a_one_flow_list_give_identical_bytes() {
+    let pair = "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }\nreceiver = { host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let list = "flows = [{ sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }, receiver = { host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" } }]";
+    let sizes = "sizes = [\"8B\", \"64KiB\", \"4MiB\"]";
+    let a = write_config("shorthand", &with_sizes(&default_with(&[]), sizes));
+    let b = write_config(
+        "one-flow-list",
+        &with_sizes(&default_with(&[(pair, list)]), sizes),
+    );
+    let (a, b) = (
+        run_config(&a, "shorthand", &[]),
+        run_config(&b, "one-flow-list", &[]),
+    );
+    for f in ["results.csv", "stages.csv", "flows.csv", "links.csv"] {
+        assert!(read(&a.join(f)) == read(&b.join(f)), "{f} differs");
+        assert!(!read(&a.join(f)).is_empty(), "{f} empty");
+    }
+}
+
 // ---- threads and seeds --------------------------------------------------------------------------
 
 #[test]
