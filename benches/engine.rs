@@ -69,7 +69,9 @@ fn flows(
     let built: Vec<_> = cfg.scenarios[si]
         .flows
         .iter()
-        .map(|f| scenario::paths::plan(cfg, f, &topo, path, size).unwrap())
+        .map(|f| {
+            scenario::paths::plan(cfg, f, &topo, path, gdrsim::config::Op::WriteImm, size).unwrap()
+        })
         .collect();
     let plans: Vec<_> = built.iter().map(|b| &b.plan).collect();
     let opts = SimOptions {
@@ -133,7 +135,7 @@ fn sweep_point_gpudirect(b: Bencher, size: u64) {
     let p = Point {
         scenario: 0,
         path: PathKind::GpuDirect,
-        op: "write".into(),
+        op: gdrsim::config::Op::WriteImm,
         size,
         seed: 1,
     };

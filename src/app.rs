@@ -15,10 +15,16 @@ use crate::units::{fmt_bytes, ps_to_us};
 
 /// Loads `path`, or the embedded default config when there is none.
 pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
-    match path {
-        Some(p) => config::load(p),
-        None => config::parse(config::DEFAULT_TOML, config::DEFAULT_NAME),
-    }
+    let cfg = match path {
+        Some(p) => config::load(p)?,
+        None => config::parse(config::DEFAULT_TOML, config::DEFAULT_NAME)?,
+    };
+    let file = path.map_or(config::DEFAULT_NAME.to_string(), |p| {
+        p.display().to_string()
+    });
+    scenario::check_plans(&cfg, &scenario::topology(&cfg))
+        .map_err(|(key, expected, found)| ConfigError::new(&file, key, expected, found))?;
+    Ok(cfg)
 }
 
 /// Simulates every point of `cfg` on `jobs` threads (0 = all cores). Results come back in
@@ -121,7 +127,17 @@ fn ceiling(cfg: &Config, topo: &topology::Topology, sc: &config::ScenarioSpec) -
     let built: Vec<scenario::paths::Built> = sc
         .flows
         .iter()
-        .filter_map(|f| scenario::paths::plan(cfg, f, topo, config::PathKind::GpuDirect, SIZE).ok())
+        .filter_map(|f| {
+            scenario::paths::plan(
+                cfg,
+                f,
+                topo,
+                config::PathKind::GpuDirect,
+                config::Op::WriteImm,
+                SIZE,
+            )
+            .ok()
+        })
         .collect();
     let plans: Vec<&crate::plan::Plan> = built.iter().map(|b| &b.plan).collect();
     if plans.is_empty() {

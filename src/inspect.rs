@@ -124,14 +124,21 @@ pub fn record(
     messages: u32,
 ) -> Result<Recorded> {
     let sc = &cfg.scenarios[si];
-    let built = paths::plan(cfg, sc.first(), topo, path, size)
-        .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
+    let built = paths::plan(
+        cfg,
+        sc.first(),
+        topo,
+        path,
+        crate::config::Op::WriteImm,
+        size,
+    )
+    .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
     let opts = SimOptions {
         tlp_granularity: cfg.sim.tlp_granularity,
         coalesce_above: cfg.sim.coalesce_above,
         jitter: false,
         // The seed of the point in a sweep (it does not matter with jitter off).
-        seed: scenario::point_seed(cfg.seed, si, path, "write", size),
+        seed: scenario::point_seed(cfg.seed, si, path, crate::config::Op::WriteImm, size),
         record: true,
     };
     let mut f = Fabric::new(topo, &[&built.plan], opts);

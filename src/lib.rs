@@ -33,7 +33,7 @@
 //! let point = gdrsim::scenario::Point {
 //!     scenario: 0,
 //!     path: gdrsim::config::PathKind::GpuDirect,
-//!     op: "write".into(),
+//!     op: gdrsim::config::Op::WriteImm,
 //!     size: 8,
 //!     seed: 1,
 //! };

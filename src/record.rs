@@ -15,6 +15,7 @@ pub enum Stage {
     MemcpyD2h,
     Post,
     WqeFetch,
+    ReadRequest,
     DmaRead,
     NicTx,
     Wire,
@@ -27,11 +28,12 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 13] = [
+    pub const ALL: [Stage; 14] = [
         Stage::Register,
         Stage::MemcpyD2h,
         Stage::Post,
         Stage::WqeFetch,
+        Stage::ReadRequest,
         Stage::DmaRead,
         Stage::NicTx,
         Stage::Wire,
@@ -50,6 +52,7 @@ impl Stage {
             Stage::MemcpyD2h => "memcpy_d2h",
             Stage::Post => "post",
             Stage::WqeFetch => "wqe_fetch",
+            Stage::ReadRequest => "read_request",
             Stage::DmaRead => "dma_read",
             Stage::NicTx => "nic_tx",
             Stage::Wire => "wire",

@@ -904,3 +904,45 @@ fn client_cpu_gpudirect_falls_back_to_staging() {
         assert_eq!(r[col("effective_path")], "staged", "{r:?}");
     }
 }
+
+#[test]
+fn bad_input_read_with_the_staged_path() {
+    assert_edit_rejected(
+        "read-staged",
+        "ops = [\"write_imm\"]",
+        "ops = [\"read\"]",
+        &["sweep.ops[0]", "staged", "read"],
+    );
+}
+
+/// A client CPU's root complex refuses P2P reads (row B7): a GPUDirect RDMA Read from its GPU
+/// has no route and no staging to fall back on, so the config is refused before any work.
+#[test]
+fn bad_input_read_from_a_gpu_the_nic_may_not_read() {
+    let text = fs::read_to_string(root().join("configs/client-cpu.toml")).unwrap();
+    let text = text
+        .replace("ops = [\"write_imm\"]", "ops = [\"read\"]")
+        .replace(
+            "paths = [\"host\", \"staged\", \"gpudirect\"]",
+            "paths = [\"gpudirect\"]",
+        );
+    assert!(text.contains("ops = [\"read\"]") && text.contains("paths = [\"gpudirect\"]"));
+    let cfg = write_config("read-p2p", &text);
+    assert_rejected(&cfg, &["scenarios[0]", "read on gpudirect", "refused"]);
+}
+
+#[test]
+fn bad_input_unknown_op_and_no_ops() {
+    assert_edit_rejected(
+        "op-send",
+        "ops = [\"write_imm\"]",
+        "ops = [\"atomic\"]",
+        &["sweep.ops[0]", "write_imm", "read"],
+    );
+    assert_edit_rejected(
+        "no-ops",
+        "ops = [\"write_imm\"]",
+        "ops = []",
+        &["sweep.ops", "at least one op"],
+    );
+}

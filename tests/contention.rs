@@ -125,7 +125,7 @@ fn run(cfg: &Config) -> Summary {
     let p = Point {
         scenario: 0,
         path: PathKind::GpuDirect,
-        op: "write".into(),
+        op: gdrsim::config::Op::WriteImm,
         size: 4 * MIB,
         seed: 1,
     };

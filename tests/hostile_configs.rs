@@ -58,7 +58,7 @@ proptest! {
         let topo = scenario::topology(&cfg);
         for path in [PathKind::Host, PathKind::Staged, PathKind::GpuDirect] {
             for size in [1u64, 1 << 20] {
-                let p = Point { scenario: 0, path, op: "write".into(), size, seed: 3 };
+                let p = Point { scenario: 0, path, op: gdrsim::config::Op::WriteImm, size, seed: 3 };
                 let r = scenario::simulate_point(&cfg, &topo, &p);
                 prop_assert!(r.summary.lat_model_ps > 0);
                 prop_assert_eq!(r.summary.stages.iter().map(|s| s.critical_ps).sum::<u64>(), r.summary.lat_model_ps);

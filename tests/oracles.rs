@@ -3,7 +3,7 @@
 
 mod support;
 
-use gdrsim::config::PathKind;
+use gdrsim::config::{Op, PathKind};
 use gdrsim::record::Stage;
 use gdrsim::topology::pcie;
 use gdrsim::units::{PS_PER_NS, Ps, Rate};
@@ -199,6 +199,8 @@ fn dma_read_round_trip_emerges_from_the_parts() {
 ///      DRAM; the receive CQE follows on the same queue -> CQE in DRAM -> poll + repost.
 struct HostTimes {
     total: Ps,
+    /// When the payload is committed in the receiver's DRAM (before the CQE).
+    data_commit: Ps,
 }
 
 fn host_path_oracle(cfg: &gdrsim::config::Config, size: u64) -> HostTimes {
@@ -233,6 +235,7 @@ fn host_path_oracle(cfg: &gdrsim::config::Config, size: u64) -> HostTimes {
     let cqe_commit = cqe_at_dram + dram.rate.tx_time(nic.cqe_bytes) + dram.latency;
     HostTimes {
         total: cqe_commit + m.cpu.poll + m.cpu.post_recv,
+        data_commit: data_at_dram + dram.rate.tx_time(size) + dram.latency,
     }
 }
 
@@ -296,4 +299,114 @@ fn staged_latency_is_memcpy_d2h_plus_host_path_plus_memcpy_h2d() {
             "size {size}: simulated {got} ps, composed {want} ps"
         );
     }
+}
+
+/// A plain RDMA Write (no immediate): the same timeline as Write with Immediate up to the
+/// payload's commit in the receiver's DRAM; then the receiving thread's poll of the last byte
+/// finds it (`poll_ns`), with no receive CQE and no receive WQE to repost.
+#[test]
+fn plain_write_latency_is_the_data_commit_plus_one_poll() {
+    let cfg = default_cfg();
+    let m = &cfg.hosts[0].machine;
+    for size in [1, 8, 64, 200] {
+        let want = host_path_oracle(&cfg, size).data_commit + m.cpu.poll;
+        let got = model_latency_op(&cfg, "PIX", PathKind::Host, Op::Write, size, false);
+        assert!(
+            got.abs_diff(want) <= NS,
+            "size {size}: simulated {got} ps, composed {want} ps"
+        );
+    }
+}
+
+/// An RDMA Read of a small host buffer, hop by hop from the config (default machine: the NIC
+/// under its PCIe switch, the buffers and queues in socket 0's DRAM; a read is never inline,
+/// so it is posted by doorbell):
+///   requester: post, 8-byte doorbell MMIO (root complex, link, switch, link);
+///   WQE fetch: read request TLP up (link, switch, link, root complex), DRAM, completion down,
+///     then the send engine and WQE processing;
+///   read request packet: transmit pipeline, wire (headers + 16-byte RETH), cut-through switch,
+///     cable, the responder's receive pipeline;
+///   responder: MTT lookup, DMA read of the payload (request up, DRAM, completion down),
+///     transmit pipeline, the response packet on the wire back, receive pipeline;
+///   requester: MTT lookup, the payload write up to DRAM with the read CQE behind it, one poll.
+fn read_oracle(cfg: &gdrsim::config::Config, size: u64) -> Ps {
+    let m = &cfg.hosts[0].machine;
+    let nic = &m.nics[0];
+    let link = pcie::tlp_rate(5, 16, 256);
+    let lat = m.pcie.link_latency;
+    let (rc, sw) = (m.root_complexes[0].latency, m.switches[0].latency);
+    let dram = m.sockets[0].dram;
+    let ser = |b: u64| link.tx_time(b);
+    // A DMA read of `b` bytes from DRAM by the NIC: request up, memory, completion down.
+    let dma_read = |b: u64| {
+        (ser(24) + lat)
+            + sw
+            + (ser(24) + lat)
+            + rc
+            + dram.rate.tx_time(b)
+            + dram.latency
+            + rc
+            + (ser(b + 20) + lat)
+            + sw
+            + (ser(b + 20) + lat)
+    };
+    let doorbell = ser(8 + 24);
+    let t_db = m.cpu.post + rc + (doorbell + lat) + sw + (doorbell + lat);
+    let engine = Rate::from_bps(
+        (nic.wqe_bytes as u128 * 8 * 1_000_000_000_000 / nic.wqe_interval as u128) as u64,
+    );
+    let t_wqe = t_db + dma_read(nic.wqe_bytes) + engine.tx_time(nic.wqe_bytes) + nic.wqe_process;
+    let cable = cfg.network.cable_m * cfg.network.propagation_per_m;
+    let hop = |bytes: u64| {
+        nic.tx_pipeline
+            + (nic.wire_rate.tx_time(bytes) + cable)
+            + (nic.wire_rate.tx_time(8) + cfg.network.switch_latency + cable)
+            + nic.rx_pipeline
+    };
+    let t_req = t_wqe + hop(nic.packet_overhead + 16);
+    let t_resp = t_req + nic.mtt_lookup + dma_read(size) + hop(size + nic.packet_overhead);
+    let t0 = t_resp + nic.mtt_lookup;
+    let (d, c) = (ser(size + 24), ser(nic.cqe_bytes + 24));
+    let a1 = t0 + d + lat + sw;
+    let a2 = (t0 + d + c + lat + sw).max(a1 + d);
+    let data_at_dram = a1 + d + lat + rc;
+    let cqe_at_dram = (a2 + c + lat + rc).max(data_at_dram + dram.rate.tx_time(size));
+    cqe_at_dram + dram.rate.tx_time(nic.cqe_bytes) + dram.latency + m.cpu.poll
+}
+
+#[test]
+fn rdma_read_latency_equals_the_sum_of_its_parts() {
+    let cfg = default_cfg();
+    for size in [1, 8, 64, 200] {
+        let want = read_oracle(&cfg, size);
+        let got = model_latency_op(&cfg, "PIX", PathKind::Host, Op::Read, size, false);
+        assert!(
+            got.abs_diff(want) <= NS,
+            "size {size}: simulated {got} ps, composed {want} ps"
+        );
+    }
+}
+
+/// A small RDMA Read takes about a round trip where a Write takes a one-way trip: from the
+/// model's own parameters (the two oracles above) the ratio at 8 B is
+///   read / write = (post + doorbell + WQE fetch + request hop + payload DMA read + response
+///   hop + write + CQE + poll) / (post + inline WQE + hop + write + poll),
+/// 2.2 to 2.5 with the defaults, and the simulation gives exactly the composed figures.
+#[test]
+fn a_small_read_costs_about_a_round_trip_where_a_write_costs_one_way() {
+    let cfg = default_cfg();
+    let write = model_latency_op(&cfg, "PIX", PathKind::Host, Op::Write, 8, false);
+    let read = model_latency_op(&cfg, "PIX", PathKind::Host, Op::Read, 8, false);
+    let m = &cfg.hosts[0].machine;
+    let one_way = host_path_oracle(&cfg, 8).data_commit + m.cpu.poll;
+    let expected = read_oracle(&cfg, 8) as f64 / one_way as f64;
+    let ratio = read as f64 / write as f64;
+    assert!(
+        (2.0..=2.6).contains(&ratio),
+        "read/write at 8 B: {ratio:.2}"
+    );
+    assert!(
+        (ratio - expected).abs() < 0.01,
+        "ratio {ratio:.3} against {expected:.3} composed"
+    );
 }

@@ -323,7 +323,7 @@ fn invariants_hold(m: &Machine, path: PathKind, size: u64, seed: u64) -> Result<
         let p = Point {
             scenario: 0,
             path,
-            op: "write".into(),
+            op: gdrsim::config::Op::WriteImm,
             size,
             seed,
         };

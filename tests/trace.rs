@@ -128,9 +128,9 @@ fn point(cfg: &Config, si: usize, path: PathKind, size: u64) -> Point {
     Point {
         scenario: si,
         path,
-        op: "write".into(),
+        op: gdrsim::config::Op::WriteImm,
         size,
-        seed: scenario::point_seed(cfg.seed, si, path, "write", size),
+        seed: scenario::point_seed(cfg.seed, si, path, gdrsim::config::Op::WriteImm, size),
     }
 }
 

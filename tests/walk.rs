@@ -183,9 +183,9 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
             let point = Point {
                 scenario: si,
                 path,
-                op: "write".into(),
+                op: gdrsim::config::Op::WriteImm,
                 size,
-                seed: scenario::point_seed(cfg.seed, si, path, "write", size),
+                seed: scenario::point_seed(cfg.seed, si, path, gdrsim::config::Op::WriteImm, size),
             };
             let r = scenario::simulate_point(&cfg, &topo, &point).summary;
             assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");

@@ -101,6 +101,13 @@ impl Fabric<'_> {
             }
             StepKind::Cqe { .. } => self.write_cqe(inst, at, now, q),
             StepKind::Packet { .. } => self.send_packet(inst, at, now, q),
+            StepKind::Wait { ps } => {
+                let end = at + ps;
+                if plan.stage(step).is_some() {
+                    self.record_control(inst, at, end);
+                }
+                self.fire(inst, Milestone::Done, end, now, q);
+            }
             StepKind::Deliver => {
                 self.flows[flow as usize].msgs[msg as usize].delivered = Some(at);
                 self.fire(inst, Milestone::Done, at, now, q);

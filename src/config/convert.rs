@@ -3,7 +3,7 @@
 
 use super::defaults as d;
 use super::raw::*;
-use super::{Config, ConfigError, FlushMode, PathKind, Registration, SimConfig};
+use super::{Config, ConfigError, FlushMode, Op, PathKind, Registration, SimConfig};
 use crate::report::OutputOptions;
 use crate::report::charts::CHART_NAMES;
 use crate::topology::pcie;
@@ -248,19 +248,36 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
     if paths.is_empty() {
         return Err(cx.err("sweep.paths", "at least one path", "an empty list"));
     }
-    let ops = raw
+    let names = raw
         .sweep
         .ops
         .clone()
-        .unwrap_or_else(|| vec!["write".into()]);
-    for (i, op) in ops.iter().enumerate() {
-        if op != "write" {
+        .unwrap_or_else(|| vec![Op::WriteImm.name().into()]);
+    let mut ops = Vec::new();
+    for (i, op) in names.iter().enumerate() {
+        let Some(o) = Op::parse(op) else {
             return Err(cx.err(
                 &format!("sweep.ops[{i}]"),
-                "\"write\" (RDMA Write with Immediate)",
+                "one of write_imm (RDMA Write with Immediate), write (plain RDMA Write), read \
+                 (RDMA Read)",
                 format!("{op:?}"),
             ));
+        };
+        if o == Op::Read && paths.contains(&PathKind::Staged) {
+            return Err(cx.err(
+                &format!("sweep.ops[{i}]"),
+                "no `read` with the `staged` path: an RDMA Read's source side takes no part \
+                 with its CPU, so nothing copies its GPU data to a bounce buffer (use host or \
+                 gpudirect, or another op)",
+                "\"read\" with paths containing \"staged\"",
+            ));
         }
+        if !ops.contains(&o) {
+            ops.push(o);
+        }
+    }
+    if ops.is_empty() {
+        return Err(cx.err("sweep.ops", "at least one op", "an empty list"));
     }
     let output = convert_output(&cx, &raw.output)?;
     let network = NetworkSpec {
@@ -927,6 +944,14 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
             window.to_string(),
         ));
     }
+    let max_rd_atomic = n.max_rd_atomic.unwrap_or(d::MAX_RD_ATOMIC);
+    if !(1..=255).contains(&max_rd_atomic) {
+        return Err(cx.err(
+            &k("max_rd_atomic"),
+            "a number of outstanding RDMA Reads per queue pair from 1 to 255 (8 bits in the QP context)",
+            max_rd_atomic.to_string(),
+        ));
+    }
     let mtu = cx.bytes(&n.mtu_bytes, &k("mtu_bytes"), d::MTU)?;
     if !mtu.is_power_of_two() || !(256..=4096).contains(&mtu) {
         return Err(cx.err(
@@ -969,6 +994,7 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
         rx_pipeline: cx.dur(&n.rx_pipeline_ns, &k("rx_pipeline_ns"), d::RX_PIPELINE)?,
         read_window: window,
         mrrs: cx.payload_size(&n.mrrs_bytes, &k("mrrs_bytes"), d::NIC_MRRS)?,
+        max_rd_atomic,
     })
 }
 

@@ -135,6 +135,10 @@ pub const RX_PIPELINE: Ps = ns(150);
 /// sustains PCIe Gen5 x16 up to a ~1.2 µs round trip (PIX, PHB) but not across sockets.
 pub const NIC_READ_WINDOW: u32 = 128;
 pub const NIC_MRRS: u64 = 512;
+/// RDMA Reads outstanding per queue pair: the ConnectX devices' `max_qp_rd_atom`, which
+/// perftest's `ib_read_bw` uses by default (`-o`: "default max of device"; its banner prints
+/// "Outstand reads : 16" on mlx5).
+pub const MAX_RD_ATOMIC: u32 = 16;
 
 // ---- network -------------------------------------------------------------------------------
 /// InfiniBand HDR/NDR switch port-to-port: row F12 (QM8790 "sub-130 ns"; conflicting sources).

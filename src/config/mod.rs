@@ -58,6 +58,46 @@ impl PathKind {
     }
 }
 
+/// RDMA operations a sweep can ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// RDMA Write with Immediate: the receiver's NIC consumes a pre-posted receive WQE and
+    /// writes a receive CQE that the receiving thread polls (what NCCL's IB transport uses).
+    WriteImm,
+    /// Plain RDMA Write: no receive WQE and no receive CQE; the consumer learns of the data by
+    /// polling the last byte of its buffer, as `ib_write_lat` does.
+    Write,
+    /// RDMA Read: the data's destination (the flow's receiver) posts; the source side's NIC
+    /// answers without its CPU.
+    Read,
+}
+
+impl Op {
+    pub const ALL: [Op; 3] = [Op::WriteImm, Op::Write, Op::Read];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::WriteImm => "write_imm",
+            Op::Write => "write",
+            Op::Read => "read",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.name() == s)
+    }
+
+    /// The name a point's seed is derived from. Write with Immediate keeps "write", the name
+    /// it had when it was the only operation, so that renaming it moved no jitter stream.
+    pub fn seed_name(self) -> &'static str {
+        match self {
+            Op::WriteImm => "write",
+            Op::Write => "write_plain",
+            o => o.name(),
+        }
+    }
+}
+
 /// Whether a GPUDirect receive is flushed before its data counts as visible.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlushMode {
@@ -145,7 +185,7 @@ pub struct Config {
     pub sim: SimConfig,
     pub sizes: Vec<u64>,
     pub paths: Vec<PathKind>,
-    pub ops: Vec<String>,
+    pub ops: Vec<Op>,
     pub output: OutputOptions,
     pub network: NetworkSpec,
     pub hosts: Vec<HostSpec>,

@@ -223,6 +223,7 @@ pub struct RawNic {
     pub rx_pipeline_ns: Option<Q>,
     pub read_window: Option<u32>,
     pub mrrs_bytes: Option<Q>,
+    pub max_rd_atomic: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -176,6 +176,7 @@ fn machine(m: &MachineSpec) -> Value {
                 ("rx_pipeline_ns", dur(n.rx_pipeline)),
                 ("read_window", int(n.read_window as u64)),
                 ("mrrs_bytes", int(n.mrrs)),
+                ("max_rd_atomic", int(n.max_rd_atomic as u64)),
             ])
         })
         .collect();
@@ -242,7 +243,10 @@ pub fn to_toml(c: &Config) -> String {
                 "paths",
                 Value::Array(c.paths.iter().map(|p| s(p.name())).collect()),
             ),
-            ("ops", Value::Array(c.ops.iter().map(|p| s(p)).collect())),
+            (
+                "ops",
+                Value::Array(c.ops.iter().map(|o| s(o.name())).collect()),
+            ),
         ]),
     );
     let o = &c.output;

@@ -49,6 +49,7 @@ impl Movement {
             Movement::Cqe(CqeKind::Recv) => "receive CQE",
             Movement::Cqe(CqeKind::Send) => "send CQE",
             Movement::Cqe(CqeKind::Flush) => "flush CQE",
+            Movement::Cqe(CqeKind::Read) => "read CQE",
             Movement::D2h => "memcpy D2H",
             Movement::H2dRead => "memcpy H2D read",
             Movement::H2dWrite => "memcpy H2D write",

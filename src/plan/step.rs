@@ -65,6 +65,8 @@ pub enum CqeKind {
     Send,
     /// The completion of the GPUDirect flush read.
     Flush,
+    /// The requester's completion of an RDMA Read (after the last response is written).
+    Read,
 }
 
 /// What a header-only packet is.
@@ -136,6 +138,9 @@ pub enum StepKind {
         bytes: u64,
         what: PacketKind,
     },
+    /// A fixed delay on no shared resource: a GPU kernel spinning on a flag in its own memory
+    /// sees the flag one memory access after it lands.
+    Wait { ps: Ps },
     /// The data is visible to its consumer: the one-way latency ends here.
     Deliver,
     /// The message is over on both sides: its window slot (and bounce buffers) are free.

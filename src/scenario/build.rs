@@ -6,7 +6,7 @@
 //! receiving NIC writes it and a receive CQE that the receiver's thread polls; then the flush
 //! or the copy back to the GPU; the receiver's ACK completes the sender's work request.
 
-use super::paths::{SidePlan, Sides};
+use super::paths::{SidePlan, Sides, Staging};
 use crate::plan::{
     Buffer, Copy, CqeKind, Dep, Gather, GpuRef, Milestone, NicRef, PacketKind, Plan, ReadSpec,
     RouteId, Step, StepId, StepKind,
@@ -60,8 +60,15 @@ fn after_queued(step: Option<StepId>) -> Vec<Dep> {
     .collect()
 }
 
-/// The plan of one RDMA Write with Immediate between `sides`, and whether its payload is inline.
-pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteError> {
+/// The plan of one RDMA Write between `sides` (with Immediate when `imm`), and whether its
+/// payload is inline.
+///
+/// Without the immediate there is no receive WQE and no receive CQE: the consumer polls the
+/// last byte of its buffer, as `ib_write_lat` does. A CPU polls host memory (one poll that
+/// finds it, `poll_ns`); for a GPU buffer a kernel spins on the flag in its own memory, as
+/// NCCL's LL protocol does, and sees it one GPU memory access after it lands, so no flush is
+/// needed: the NIC's posted writes land in order.
+pub fn write(topo: &Topology, sides: &Sides, imm: bool) -> Result<(Plan, bool), RouteError> {
     let (s, r) = (sides.sender, sides.receiver);
     let (sh, rh) = (&topo.hosts[s.host], &topo.hosts[r.host]);
     let s_nic = &sh.spec.nics[s.nic];
@@ -332,79 +339,48 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
         Some(rxs),
     );
     let write = carries(&mut p, write, size, true);
-    let kind = StepKind::Cqe {
-        nic: r_ref,
-        kind: CqeKind::Recv,
-        route: cqe[1],
+    let poll = if imm {
+        let kind = StepKind::Cqe {
+            nic: r_ref,
+            kind: CqeKind::Recv,
+            route: cqe[1],
+        };
+        let last_write = vec![Dep {
+            step: write,
+            on: Milestone::LastIn,
+        }];
+        let rcqe = add(&mut p, kind, Some(Stage::Cqe), r_nic_a, last_write, None);
+        let kind = StepKind::Poll {
+            thread: tr,
+            extra: rh.spec.cpu.post_recv,
+        };
+        add(
+            &mut p,
+            kind,
+            Some(Stage::Poll),
+            r_cpu,
+            vec![done(rcqe)],
+            None,
+        )
+    } else {
+        last_byte_poll(&mut p, topo, &r, tr, r_cpu, write)
     };
-    let last_write = vec![Dep {
-        step: write,
-        on: Milestone::LastIn,
-    }];
-    let rcqe = add(&mut p, kind, Some(Stage::Cqe), r_nic_a, last_write, None);
     let kind = StepKind::Packet {
         route: ack,
         bytes: r_nic.ack_bytes,
         what: PacketKind::Ack,
     };
     let acks = add(&mut p, kind, None, r_nic_a, vec![done(rxs)], None);
-    let kind = StepKind::Poll {
-        thread: tr,
-        extra: rh.spec.cpu.post_recv,
-    };
-    let poll = add(
-        &mut p,
-        kind,
-        Some(Stage::Poll),
-        r_cpu,
-        vec![done(rcqe)],
-        None,
-    );
     let mut last = poll;
-    if sides.flush
+    if imm
+        && sides.flush
         && let Buffer::Gpu { gpu, .. } = r.nic_buffer
     {
         let routes = (mmio[1], engine[1], cqe[1]);
         last = flush(&mut p, topo, &r, gpu, (tr, r_cpu, r_nic_a), routes, poll)?;
     }
     if let Some(st) = r.staging {
-        let g = Place::Device(rh.node_index(NodeKind::Gpu(st.gpu)));
-        let bounce = Place::Memory(st.bounce_socket);
-        let req = p.route(rh.route(g, bounce, Flow::ReadRequest)?.channels);
-        let back = rh.route(bounce, g, Flow::ReadCompletion)?;
-        let mut c = vec![rh.dram[st.bounce_socket]];
-        c.extend(back.channels);
-        let cpl = p.route(c);
-        let commit = p.route(vec![rh.gpu_memory[st.gpu]]);
-        let ce = rh.spec.gpus[st.gpu].copy_engine;
-        let copy = Copy::H2d {
-            read: ReadSpec {
-                engine: topo.gpu_engine(r.host, st.gpu),
-                req,
-                cpl,
-                mrrs: ce.mrrs,
-                mps: back.mps,
-            },
-            commit,
-        };
-        let gpu = GpuRef {
-            host: r.host,
-            gpu: st.gpu,
-        };
-        let kind = StepKind::Memcpy {
-            thread: tr,
-            gpu,
-            copy,
-        };
-        let copy = add(
-            &mut p,
-            kind,
-            Some(Stage::MemcpyH2d),
-            r_ce,
-            vec![done(poll)],
-            None,
-        );
-        last = carries(&mut p, copy, size, true);
+        last = copy_to_gpu(&mut p, topo, &r, st, (tr, r_ce), poll, size)?;
     }
     // Delivery is causal: the consumer has the data no earlier than its last byte is written
     // into the destination memory, whatever the receiver's thread saw first.
@@ -434,6 +410,80 @@ pub fn write_imm(topo: &Topology, sides: &Sides) -> Result<(Plan, bool), RouteEr
     add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
     p.link();
     Ok((p, inline))
+}
+
+/// The receiver's cudaMemcpy H2D from its bounce buffer into the GPU, after `after`: the copy
+/// engine reads the bounce buffer under its own window and commits into GPU memory.
+fn copy_to_gpu(
+    p: &mut Plan,
+    topo: &Topology,
+    r: &SidePlan,
+    st: Staging,
+    (thread, actor): (u16, u32),
+    after: StepId,
+    size: u64,
+) -> Result<StepId, RouteError> {
+    let rh = &topo.hosts[r.host];
+    let g = Place::Device(rh.node_index(NodeKind::Gpu(st.gpu)));
+    let bounce = Place::Memory(st.bounce_socket);
+    let req = p.route(rh.route(g, bounce, Flow::ReadRequest)?.channels);
+    let back = rh.route(bounce, g, Flow::ReadCompletion)?;
+    let mut c = vec![rh.dram[st.bounce_socket]];
+    c.extend(back.channels);
+    let cpl = p.route(c);
+    let commit = p.route(vec![rh.gpu_memory[st.gpu]]);
+    let ce = rh.spec.gpus[st.gpu].copy_engine;
+    let copy = Copy::H2d {
+        read: ReadSpec {
+            engine: topo.gpu_engine(r.host, st.gpu),
+            req,
+            cpl,
+            mrrs: ce.mrrs,
+            mps: back.mps,
+        },
+        commit,
+    };
+    let gpu = GpuRef {
+        host: r.host,
+        gpu: st.gpu,
+    };
+    let kind = StepKind::Memcpy { thread, gpu, copy };
+    let copy = add(
+        p,
+        kind,
+        Some(Stage::MemcpyH2d),
+        actor,
+        vec![done(after)],
+        None,
+    );
+    Ok(carries(p, copy, size, true))
+}
+
+/// The consumer of a plain RDMA Write polls the last byte of its buffer once the NIC's last
+/// write has landed there: the receiving thread for host memory, a GPU kernel for GPU memory.
+fn last_byte_poll(
+    p: &mut Plan,
+    topo: &Topology,
+    r: &SidePlan,
+    thread: u16,
+    cpu: u32,
+    write: StepId,
+) -> StepId {
+    let host = &topo.hosts[r.host];
+    match r.nic_buffer {
+        Buffer::Host { .. } => {
+            let kind = StepKind::Poll { thread, extra: 0 };
+            add(p, kind, Some(Stage::Poll), cpu, vec![done(write)], None)
+        }
+        Buffer::Gpu { gpu, .. } => {
+            let g = &host.spec.gpus[gpu];
+            let actor = p.actor(format!("{}/{}.sm", host.name, g.name));
+            let kind = StepKind::Wait {
+                ps: g.memory.latency,
+            };
+            add(p, kind, Some(Stage::Poll), actor, vec![done(write)], None)
+        }
+    }
 }
 
 /// The GPUDirect receive flush as NCCL issues it (`ncclIbIflush`, for GPUs that need one): the
@@ -556,4 +606,296 @@ fn flush(
     let cqe = add(p, kind, f, nic_actor, last_write, None);
     let poll = StepKind::Poll { thread, extra: 0 };
     Ok(add(p, poll, f, cpu, vec![done(cqe)], None))
+}
+
+/// The plan of one RDMA Read that moves `sides.size` bytes from the flow's sender (the
+/// responder, whose CPU takes no part) to its receiver (the requester).
+///
+/// The requester's thread posts the read (not inline: a doorbell, then the NIC fetches the
+/// WQE); its NIC sends the read request (transport headers and a 16-byte RETH) through its
+/// transmit pipeline, the network and the responder's receive pipeline; the responder's NIC
+/// looks up the MTT and reads the source buffer by DMA under its read window, packetises the
+/// response by MTU and sends it back; the requester's NIC writes it, then its completion (which
+/// the thread polls); then the flush or the copy into the GPU as for a write. The response is
+/// the acknowledgement: there is no ACK packet.
+pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
+    let (s, r) = (sides.sender, sides.receiver);
+    let (sh, rh) = (&topo.hosts[s.host], &topo.hosts[r.host]);
+    let (s_nic, r_nic) = (&sh.spec.nics[s.nic], &rh.spec.nics[r.nic]);
+    let size = sides.size;
+    let mut p = Plan::new(size);
+    let actor = |p: &mut Plan, side: &SidePlan| {
+        let host = &topo.hosts[side.host];
+        let cpu = format!(
+            "{}/{}.cpu",
+            host.name, host.spec.sockets[side.cpu_socket].name
+        );
+        let nic = format!("{}/{}", host.name, host.spec.nics[side.nic].name);
+        (p.actor(cpu), p.actor(nic))
+    };
+    let (s_cpu, s_nic_a) = actor(&mut p, &s);
+    let (r_cpu, r_nic_a) = actor(&mut p, &r);
+    let r_ce = match r.staging {
+        Some(st) => p.actor(format!("{}/{}.ce", rh.name, rh.spec.gpus[st.gpu].name)),
+        None => r_cpu,
+    };
+    let network = p.actor("network".into());
+    let ts = p.thread(s.host, s.cpu_socket);
+    let tr = p.thread(r.host, r.cpu_socket);
+    let nic_of =
+        |side: &SidePlan| Place::Device(topo.hosts[side.host].node_index(NodeKind::Nic(side.nic)));
+    let (sn, rn) = (nic_of(&s), nic_of(&r));
+    let (s_ref, r_ref) = (
+        NicRef {
+            host: s.host,
+            nic: s.nic,
+        },
+        NicRef {
+            host: r.host,
+            nic: r.nic,
+        },
+    );
+
+    // The requester posts and its NIC fetches the WQE from the send queue.
+    let mmio = p.route(
+        rh.route(Place::Cpu(r.cpu_socket), rn, Flow::Write)?
+            .channels,
+    );
+    let mut c = rh
+        .route(rn, Place::Memory(r.cpu_socket), Flow::Write)?
+        .channels;
+    c.push(rh.dram[r.cpu_socket]);
+    let cqe = p.route(c);
+    let engine = p.route(vec![rh.nics[r.nic].engine]);
+    let sq = Place::Memory(r.cpu_socket);
+    let req = p.route(rh.route(rn, sq, Flow::ReadRequest)?.channels);
+    let back = rh.route(sq, rn, Flow::ReadCompletion)?;
+    let mut c = vec![rh.dram[r.cpu_socket]];
+    c.extend(back.channels);
+    let fetch = ReadSpec {
+        engine: topo.wqe_engine(r.host, r.nic),
+        req,
+        cpl: p.route(c),
+        mrrs: r_nic.mrrs,
+        mps: back.mps,
+    };
+    if s.register > 0 {
+        let kind = StepKind::Register {
+            thread: ts,
+            cost: s.register,
+        };
+        add(&mut p, kind, None, s_cpu, vec![], None);
+    }
+    let mut prev = None;
+    if r.register > 0 {
+        let kind = StepKind::Register {
+            thread: tr,
+            cost: r.register,
+        };
+        prev = Some(add(
+            &mut p,
+            kind,
+            Some(Stage::Register),
+            r_cpu,
+            vec![],
+            None,
+        ));
+    }
+    let blueflame = r_nic.wqe_delivery.blueflame(false, r_nic.wqe_bytes);
+    let kind = StepKind::Post {
+        thread: tr,
+        mmio,
+        bytes: if blueflame { r_nic.wqe_bytes } else { 8 },
+        inline: None,
+    };
+    let post = add(
+        &mut p,
+        kind,
+        Some(Stage::Post),
+        r_cpu,
+        after_queued(prev),
+        None,
+    );
+    let kind = StepKind::WqeFetch {
+        nic: r_ref,
+        fetch: (!blueflame).then_some((fetch, r_nic.wqe_bytes)),
+        engine,
+        wqe_bytes: r_nic.wqe_bytes,
+        gather: Gather {
+            buffer: r.nic_buffer,
+            len: size,
+        },
+    };
+    let wqe = add(
+        &mut p,
+        kind,
+        Some(Stage::WqeFetch),
+        r_nic_a,
+        vec![done(post)],
+        None,
+    );
+
+    // The request crosses to the responder.
+    let no_cable = || RouteError::NoCable {
+        from: format!("{}/{}", rh.name, r_nic.name),
+        to: format!("{}/{}", sh.name, s_nic.name),
+    };
+    let (s_ch, r_ch) = (sh.nics[s.nic], rh.nics[r.nic]);
+    let mut c = vec![r_ch.tx];
+    c.extend(
+        topo.wire_route((r.host, r.nic), (s.host, s.nic))
+            .ok_or_else(no_cable)?,
+    );
+    c.push(s_ch.rx);
+    let kind = StepKind::Packet {
+        route: p.route(c),
+        bytes: r_nic.packet_overhead + 16,
+        what: PacketKind::ReadRequest,
+    };
+    let request = add(
+        &mut p,
+        kind,
+        Some(Stage::ReadRequest),
+        r_nic_a,
+        vec![done(wqe)],
+        None,
+    );
+
+    // The responder's NIC reads the source and sends the response.
+    let src = match s.nic_buffer {
+        Buffer::Host { socket, .. } => Place::Memory(socket),
+        Buffer::Gpu { gpu, .. } => Place::Device(sh.node_index(NodeKind::Gpu(gpu))),
+    };
+    let src_mem = match s.nic_buffer {
+        Buffer::Host { socket, .. } => sh.dram[socket],
+        Buffer::Gpu { gpu, .. } => sh.gpu_memory[gpu],
+    };
+    let req = p.route(sh.route(sn, src, Flow::ReadRequest)?.channels);
+    let back = sh.route(src, sn, Flow::ReadCompletion)?;
+    let mut c = vec![src_mem];
+    c.extend(back.channels);
+    let read = ReadSpec {
+        engine: topo.nic_engine(s.host, s.nic),
+        req,
+        cpl: p.route(c),
+        mrrs: s_nic.mrrs,
+        mps: back.mps,
+    };
+    let kind = StepKind::DmaRead { nic: s_ref, read };
+    let dma = add(
+        &mut p,
+        kind,
+        Some(Stage::DmaRead),
+        s_nic_a,
+        vec![done(request)],
+        None,
+    );
+    let dma = carries(&mut p, dma, size, true);
+    let kind = StepKind::NicTx {
+        nic: s_ref,
+        route: p.route(vec![s_ch.tx]),
+    };
+    let txs = add(&mut p, kind, Some(Stage::NicTx), s_nic_a, vec![], Some(dma));
+    let txs = carries(&mut p, txs, size, true);
+    let forward = topo
+        .wire_route((s.host, s.nic), (r.host, r.nic))
+        .ok_or_else(no_cable)?;
+    let kind = StepKind::Wire {
+        route: p.route(forward),
+    };
+    let wires = add(&mut p, kind, Some(Stage::Wire), network, vec![], Some(txs));
+    let wires = carries(&mut p, wires, size, true);
+
+    // The requester's NIC writes the response and completes.
+    let kind = StepKind::NicRx {
+        route: p.route(vec![r_ch.rx]),
+    };
+    let rxs = add(
+        &mut p,
+        kind,
+        Some(Stage::NicRx),
+        r_nic_a,
+        vec![],
+        Some(wires),
+    );
+    let rxs = carries(&mut p, rxs, size, true);
+    let dst = match r.nic_buffer {
+        Buffer::Host { socket, .. } => (Place::Memory(socket), rh.dram[socket]),
+        Buffer::Gpu { gpu, .. } => (
+            Place::Device(rh.node_index(NodeKind::Gpu(gpu))),
+            rh.gpu_memory[gpu],
+        ),
+    };
+    let w = rh.route(rn, dst.0, Flow::Write)?;
+    let mut c = w.channels;
+    c.push(dst.1);
+    let kind = StepKind::DmaWrite {
+        nic: r_ref,
+        route: p.route(c),
+        mps: w.mps,
+        scatter: Gather {
+            buffer: r.nic_buffer,
+            len: size,
+        },
+    };
+    let write = add(
+        &mut p,
+        kind,
+        Some(Stage::DmaWrite),
+        r_nic_a,
+        vec![],
+        Some(rxs),
+    );
+    let write = carries(&mut p, write, size, true);
+    let kind = StepKind::Cqe {
+        nic: r_ref,
+        kind: CqeKind::Read,
+        route: cqe,
+    };
+    let last_write = vec![Dep {
+        step: write,
+        on: Milestone::LastIn,
+    }];
+    let rcqe = add(&mut p, kind, Some(Stage::Cqe), r_nic_a, last_write, None);
+    let kind = StepKind::Poll {
+        thread: tr,
+        extra: 0,
+    };
+    let poll = add(
+        &mut p,
+        kind,
+        Some(Stage::Poll),
+        r_cpu,
+        vec![done(rcqe)],
+        None,
+    );
+    let mut last = poll;
+    if sides.flush
+        && let Buffer::Gpu { gpu, .. } = r.nic_buffer
+    {
+        let routes = (mmio, engine, cqe);
+        last = flush(&mut p, topo, &r, gpu, (tr, r_cpu, r_nic_a), routes, poll)?;
+    }
+    if let Some(st) = r.staging {
+        last = copy_to_gpu(&mut p, topo, &r, st, (tr, r_ce), last, size)?;
+    }
+    let deliver = add(
+        &mut p,
+        StepKind::Deliver,
+        None,
+        r_cpu,
+        vec![done(last), done(write)],
+        None,
+    );
+    p.deliver = deliver;
+    add(
+        &mut p,
+        StepKind::Finish,
+        None,
+        r_cpu,
+        vec![done(deliver)],
+        None,
+    );
+    p.link();
+    Ok(p)
 }

@@ -7,7 +7,7 @@ mod simulate;
 
 pub use simulate::{PointResult, perftest_bw_average, simulate_point};
 
-use crate::config::{Config, PathKind};
+use crate::config::{Config, Op, PathKind};
 pub use crate::seed::{mix, stable_hash};
 use crate::topology::{self, Topology};
 
@@ -17,7 +17,7 @@ use crate::topology::{self, Topology};
 pub struct Point {
     pub scenario: usize,
     pub path: PathKind,
-    pub op: String,
+    pub op: Op,
     pub size: u64,
     pub seed: u64,
 }
@@ -32,9 +32,9 @@ pub fn plan(cfg: &Config) -> Vec<Point> {
                     points.push(Point {
                         scenario: si,
                         path,
-                        op: op.clone(),
+                        op: *op,
                         size,
-                        seed: point_seed(cfg.seed, si, path, op, size),
+                        seed: point_seed(cfg.seed, si, path, *op, size),
                     });
                 }
             }
@@ -61,6 +61,39 @@ pub fn topology(cfg: &Config) -> Topology {
 
 /// The seed of point (scenario `si`, `path`, `op`, `size`) under the config seed `seed`: every
 /// caller (`run`, `walk`, `trace`, tests, benches) takes a point's seed from here.
-pub fn point_seed(seed: u64, si: usize, path: PathKind, op: &str, size: u64) -> u64 {
-    mix(seed, &[si as u64, path as u64, stable_hash(op), size])
+pub fn point_seed(seed: u64, si: usize, path: PathKind, op: Op, size: u64) -> u64 {
+    mix(
+        seed,
+        &[si as u64, path as u64, stable_hash(op.seed_name()), size],
+    )
+}
+
+/// Builds the plan of every flow of every scenario for every path and op of the study (routes
+/// do not depend on the size), so that a combination no route allows (an RDMA Read from a GPU
+/// whose NIC may not read it peer-to-peer) is refused before any work, naming the scenario.
+/// Returns (key, expected, found) for the config error.
+pub fn check_plans(cfg: &Config, topo: &Topology) -> Result<(), (String, String, String)> {
+    let size = cfg.sizes.first().copied().unwrap_or(8);
+    for (si, sc) in cfg.scenarios.iter().enumerate() {
+        for &path in &cfg.paths {
+            for &op in &cfg.ops {
+                for f in &sc.flows {
+                    if let Err(e) = paths::plan(cfg, f, topo, path, op, size) {
+                        let why = match op {
+                            Op::Read => {
+                                " (an RDMA Read's source cannot be staged: its CPU takes no part)"
+                            }
+                            _ => "",
+                        };
+                        return Err((
+                            format!("scenarios[{si}]"),
+                            format!("routes for every path and op of the sweep{why}"),
+                            format!("{:?}: {} on {}: {e}", sc.name, op.name(), path.name()),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //! registration costs, and where GPUDirect falls back to staging. [`super::build`] turns the two
 //! sides into a plan of steps.
 
-use crate::config::{Config, Endpoint, FlowSpec, PathKind, Registration};
+use crate::config::{Config, Endpoint, FlowSpec, Op, PathKind, Registration};
 use crate::plan::Buffer;
 use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
 use crate::units::Ps;
@@ -137,10 +137,15 @@ pub fn plan(
     flow: &FlowSpec,
     topo: &Topology,
     path: PathKind,
+    op: Op,
     size: u64,
 ) -> Result<Built, RouteError> {
-    let (sides, sender, receiver, setup) = sides(cfg, flow, topo, path, size);
-    let (plan, inline) = super::build::write_imm(topo, &sides)?;
+    let (sides, sender, receiver, setup) = sides(cfg, flow, topo, path, op, size);
+    let (plan, inline) = match op {
+        Op::WriteImm => super::build::write(topo, &sides, true)?,
+        Op::Write => super::build::write(topo, &sides, false)?,
+        Op::Read => (super::build::read(topo, &sides)?, false),
+    };
     Ok(Built {
         plan,
         sides,
@@ -163,6 +168,7 @@ fn sides(
     flow: &FlowSpec,
     topo: &Topology,
     path: PathKind,
+    op: Op,
     size: u64,
 ) -> (Sides, SideMode, SideMode, Ps) {
     let window = bounce_buffers(cfg, size) as u64;
@@ -180,6 +186,9 @@ fn sides(
             PathKind::GpuDirect if p2p_allowed(topo, host, e, sender, flushes(cfg, e)) => {
                 SideMode::Direct
             }
+            // An RDMA Read's source cannot be staged (its CPU takes no part): the plan asks
+            // for the P2P read and the check refuses it where the route does.
+            PathKind::GpuDirect if sender && op == Op::Read => SideMode::Direct,
             PathKind::GpuDirect => SideMode::Staged,
         };
         let base = SidePlan {
@@ -245,7 +254,8 @@ fn sides(
     };
     let (sender, s_mode, s_setup) = side(flow.sender.host, &flow.sender, true);
     let (receiver, r_mode, r_setup) = side(flow.receiver.host, &flow.receiver, false);
-    let flush = r_mode == SideMode::Direct && flushes(cfg, &flow.receiver);
+    // A plain Write's consumer polls its own memory (no CQE to race the data).
+    let flush = r_mode == SideMode::Direct && flushes(cfg, &flow.receiver) && op != Op::Write;
     (
         Sides {
             size,

@@ -4,7 +4,7 @@
 use super::Point;
 use super::paths::{self, effective_name};
 use crate::components::{Fabric, Limit, SimOptions};
-use crate::config::Config;
+use crate::config::{Config, Op};
 use crate::plan::Plan;
 use crate::record::Recorder;
 use crate::stats::{self, FlowRow, LinkRow, Summary};
@@ -57,7 +57,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let built: Vec<paths::Built> = sc
         .flows
         .iter()
-        .map(|f| paths::plan(cfg, f, topo, p.path, p.size).expect("plan routes were checked"))
+        .map(|f| paths::plan(cfg, f, topo, p.path, p.op, p.size).expect("plans were checked"))
         .collect();
     let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
     let opts = |jitter: bool, record: bool, seed: u64| SimOptions {
@@ -101,7 +101,15 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let lat = stats::latency_stats(&samples);
 
     // Streaming: a window of messages in flight per flow.
-    let (window, messages) = stream_shape(cfg, p.size);
+    let (mut window, messages) = stream_shape(cfg, p.size);
+    if p.op == Op::Read {
+        // A requester has at most `max_rd_atomic` RDMA Reads outstanding per queue pair.
+        let limit = sc
+            .flows
+            .iter()
+            .map(|f| cfg.hosts[f.receiver.host].machine.nics[f.receiver.nic].max_rd_atomic);
+        window = limit.fold(window, u32::min);
+    }
     let mut f = Fabric::new(topo, &plans, opts(true, false, super::mix(p.seed, &[2])));
     let st = f.run(window, messages);
     events += st.stats.events;
@@ -140,7 +148,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         class: flow_rows[0].class.clone(),
         path: p.path.name().to_string(),
         effective_path: flow_rows[0].effective_path.clone(),
-        op: p.op.clone(),
+        op: p.op.name().to_string(),
         size_bytes: p.size,
         iterations: n,
         lat_model_ps,

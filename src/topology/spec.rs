@@ -202,6 +202,9 @@ pub struct NicSpec {
     /// Outstanding DMA read requests (tags).
     pub read_window: u32,
     pub mrrs: u64,
+    /// RDMA Reads a queue pair may have outstanding as requester (`max_rd_atomic`): an RDMA
+    /// Read stream never has more messages in flight.
+    pub max_rd_atomic: u32,
 }
 
 /// Links of a machine's PCIe tree: `up` is the upstream node (root complex or switch), `down`

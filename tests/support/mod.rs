@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use gdrsim::components::{Fabric, Outcome, SimOptions};
-use gdrsim::config::{self, Config, PathKind};
+use gdrsim::config::{self, Config, Op, PathKind};
 use gdrsim::record::Recorder;
 use gdrsim::scenario::{self, Point, PointResult};
 use gdrsim::stats::Summary;
@@ -39,9 +39,9 @@ pub fn point(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> PointRe
     let p = Point {
         scenario: si,
         path,
-        op: "write".into(),
+        op: gdrsim::config::Op::WriteImm,
         size,
-        seed: scenario::point_seed(cfg.seed, si, path, "write", size),
+        seed: scenario::point_seed(cfg.seed, si, path, gdrsim::config::Op::WriteImm, size),
     };
     scenario::simulate_point(cfg, &topo, &p)
 }
@@ -60,10 +60,29 @@ pub fn run_fabric(
     window: u32,
     total: u32,
 ) -> (Outcome, Recorder) {
+    run_fabric_op(
+        cfg,
+        scenario,
+        path,
+        Op::WriteImm,
+        size,
+        (tlp, window, total),
+    )
+}
+
+/// [`run_fabric`] for any op.
+pub fn run_fabric_op(
+    cfg: &Config,
+    scenario: &str,
+    path: PathKind,
+    op: Op,
+    size: u64,
+    (tlp, window, total): (bool, u32, u32),
+) -> (Outcome, Recorder) {
     let si = scenario_index(cfg, scenario);
     let topo = scenario::topology(cfg);
-    let built =
-        scenario::paths::plan(cfg, cfg.scenarios[si].first(), &topo, path, size).expect("routes");
+    let built = scenario::paths::plan(cfg, cfg.scenarios[si].first(), &topo, path, op, size)
+        .expect("routes");
     let opts = SimOptions {
         tlp_granularity: tlp,
         coalesce_above: cfg.sim.coalesce_above,
@@ -79,7 +98,19 @@ pub fn run_fabric(
 
 /// The noise-free latency of one message, in picoseconds.
 pub fn model_latency(cfg: &Config, scenario: &str, path: PathKind, size: u64, tlp: bool) -> u64 {
-    let (out, _) = run_fabric(cfg, scenario, path, size, tlp, 1, 1);
+    model_latency_op(cfg, scenario, path, Op::WriteImm, size, tlp)
+}
+
+/// [`model_latency`] for any op.
+pub fn model_latency_op(
+    cfg: &Config,
+    scenario: &str,
+    path: PathKind,
+    op: Op,
+    size: u64,
+    tlp: bool,
+) -> u64 {
+    let (out, _) = run_fabric_op(cfg, scenario, path, op, size, (tlp, 1, 1));
     out.messages[0].1 - out.messages[0].0
 }
 
@@ -104,7 +135,7 @@ pub fn run_flows(
         .flows
         .iter()
         .map(|f| {
-            scenario::paths::plan(cfg, f, &topo, path, size)
+            scenario::paths::plan(cfg, f, &topo, path, gdrsim::config::Op::WriteImm, size)
                 .expect("routes")
                 .plan
         })

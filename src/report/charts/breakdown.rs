@@ -30,6 +30,7 @@ pub fn stage_color(stage: Stage) -> RGBColor {
         Stage::MemcpyD2h => RGBColor(230, 159, 0),
         Stage::Post => RGBColor(86, 180, 233),
         Stage::WqeFetch => RGBColor(51, 34, 136),
+        Stage::ReadRequest => RGBColor(153, 153, 51),
         Stage::DmaRead => RGBColor(0, 158, 115),
         Stage::NicTx => RGBColor(136, 204, 238),
         Stage::Wire => RGBColor(0, 114, 178),

@@ -132,7 +132,7 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         class: class.into(),
         path: path.into(),
         effective_path: path.into(),
-        op: "write".into(),
+        op: "write_imm".into(),
         size_bytes: size,
         iterations: 1000,
         lat_model_ps: model_ps,
