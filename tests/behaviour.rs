@@ -3,7 +3,7 @@
 
 mod support;
 
-use gdrsim::config::{Config, FlushMode, PathKind, Registration, SimConfig};
+use gdrsim::config::{Config, FlushMode, Op, PathKind, Registration, SimConfig};
 use gdrsim::units::{PS_PER_US, ps_to_us};
 use support::*;
 
@@ -540,6 +540,35 @@ fn dgx_a100_staged_4_mib_agrees_between_bulk_and_tlp_by_tlp() {
             rel_diff(a, t) < 0.02,
             "{}: bulk {a:.3} vs TLP {t:.3} GB/s",
             sc.name
+        );
+    }
+}
+
+/// Send/Recv: the receiving NIC fetches the pre-posted receive WQE (16 bytes) from the
+/// receiving thread's DRAM; prefetched at the message's start, it is off the one-way path on
+/// an idle system, so a small Send takes what a Write with Immediate takes.
+#[test]
+fn a_send_fetches_its_receive_wqe_off_the_critical_path() {
+    let cfg = default_cfg();
+    let topo = gdrsim::scenario::topology(&cfg);
+    let b_dram = topo.hosts[1].dram[0];
+    for path in [PathKind::Host, PathKind::GpuDirect] {
+        let imm = model_latency_op(&cfg, "PIX", path, Op::WriteImm, 8, false);
+        let send = model_latency_op(&cfg, "PIX", path, Op::Send, 8, false);
+        assert_eq!(send, imm, "{path:?}: send {send} ps, write_imm {imm} ps");
+        let fetches = |op: Op| {
+            let (_, rec) = run_fabric_op(&cfg, "PIX", path, op, 8, (false, 1, 1));
+            rec.hops
+                .iter()
+                .filter(|h| h.channel == b_dram && h.what == gdrsim::plan::Movement::WqeFetch)
+                .map(|h| h.payload)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(fetches(Op::WriteImm), Vec::<u64>::new());
+        assert_eq!(
+            fetches(Op::Send),
+            vec![16],
+            "{path:?}: one 16-byte receive WQE read"
         );
     }
 }

@@ -4,7 +4,7 @@
 
 use super::Event;
 use super::cpu::Task;
-use super::fabric::{Fabric, StageTimes, StepState, Train};
+use super::fabric::{Fabric, StageTimes, StepState, Train, read_completions};
 use crate::engine::Queue;
 use crate::plan::{Milestone, StepId, StepKind};
 use crate::units::Ps;
@@ -93,6 +93,22 @@ impl Fabric<'_> {
                 self.fire(inst, Milestone::Queued, now, now, q);
             }
             StepKind::WqeFetch { .. } => self.wqe_fetch(inst, at, now, q),
+            StepKind::RecvWqeFetch { read, bytes, .. } => {
+                self.step_state(inst).started = at;
+                self.step_state(inst).parts = read_completions(*bytes, read.mrrs, read.mps) as u32;
+                let routes = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
+                let (read, bytes) = (*read, *bytes);
+                self.read(
+                    read.engine,
+                    routes,
+                    (read.mrrs, read.mps),
+                    bytes,
+                    (flow, msg, step, 0),
+                    false,
+                    now,
+                    q,
+                );
+            }
             StepKind::DmaRead { .. } => self.payload_read(inst, at, now, q),
             StepKind::NicTx { .. } => {
                 // Nothing streams in: the payload rode inside the WQE.
@@ -147,6 +163,16 @@ impl Fabric<'_> {
                 }
             }
             (StepKind::WqeFetch { .. }, _) => self.wqe_ready(inst, now, q),
+            (StepKind::RecvWqeFetch { .. }, _) => {
+                self.read_done(&t, now, q);
+                let st = self.step_state(inst);
+                st.parts -= 1;
+                if st.parts == 0 {
+                    let from = st.started;
+                    self.record_control(inst, from, t.head);
+                    self.fire(inst, Milestone::Done, t.head, now, q);
+                }
+            }
             (StepKind::DmaRead { .. }, _) => {
                 self.read_done(&t, now, q);
                 let start = self.step_state(inst).started;

@@ -259,7 +259,7 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
             return Err(cx.err(
                 &format!("sweep.ops[{i}]"),
                 "one of write_imm (RDMA Write with Immediate), write (plain RDMA Write), read \
-                 (RDMA Read)",
+                 (RDMA Read), send (Send/Recv)",
                 format!("{op:?}"),
             ));
         };
@@ -995,6 +995,13 @@ fn convert_nic(cx: &Cx, key: &str, n: &RawNic) -> R<NicSpec> {
         read_window: window,
         mrrs: cx.payload_size(&n.mrrs_bytes, &k("mrrs_bytes"), d::NIC_MRRS)?,
         max_rd_atomic,
+        recv_wqe_bytes: cx.bytes_in(
+            &n.recv_wqe_bytes,
+            &k("recv_wqe_bytes"),
+            d::RECV_WQE_BYTES,
+            16,
+            4096,
+        )?,
     })
 }
 

@@ -139,6 +139,9 @@ pub const NIC_MRRS: u64 = 512;
 /// perftest's `ib_read_bw` uses by default (`-o`: "default max of device"; its banner prints
 /// "Outstand reads : 16" on mlx5).
 pub const MAX_RD_ATOMIC: u32 = 16;
+/// A receive WQE: one 16-byte data segment per scatter entry (rdma-core providers/mlx5
+/// `struct mlx5_wqe_data_seg`); perftest posts receives of one entry.
+pub const RECV_WQE_BYTES: u64 = 16;
 
 // ---- network -------------------------------------------------------------------------------
 /// InfiniBand HDR/NDR switch port-to-port: row F12 (QM8790 "sub-130 ns"; conflicting sources).

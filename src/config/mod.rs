@@ -70,16 +70,20 @@ pub enum Op {
     /// RDMA Read: the data's destination (the flow's receiver) posts; the source side's NIC
     /// answers without its CPU.
     Read,
+    /// Send/Recv: the receiver's NIC takes the scatter address from a pre-posted receive WQE,
+    /// fetched by DMA, and writes a receive CQE.
+    Send,
 }
 
 impl Op {
-    pub const ALL: [Op; 3] = [Op::WriteImm, Op::Write, Op::Read];
+    pub const ALL: [Op; 4] = [Op::WriteImm, Op::Write, Op::Read, Op::Send];
 
     pub fn name(self) -> &'static str {
         match self {
             Op::WriteImm => "write_imm",
             Op::Write => "write",
             Op::Read => "read",
+            Op::Send => "send",
         }
     }
 

@@ -224,6 +224,7 @@ pub struct RawNic {
     pub read_window: Option<u32>,
     pub mrrs_bytes: Option<Q>,
     pub max_rd_atomic: Option<u32>,
+    pub recv_wqe_bytes: Option<Q>,
 }
 
 #[derive(Debug, Deserialize)]

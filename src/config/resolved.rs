@@ -177,6 +177,7 @@ fn machine(m: &MachineSpec) -> Value {
                 ("read_window", int(n.read_window as u64)),
                 ("mrrs_bytes", int(n.mrrs)),
                 ("max_rd_atomic", int(n.max_rd_atomic as u64)),
+                ("recv_wqe_bytes", int(n.recv_wqe_bytes)),
             ])
         })
         .collect();

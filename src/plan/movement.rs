@@ -83,7 +83,7 @@ impl Plan {
     pub fn movement(&self, step: StepId, phase: u8) -> Movement {
         match (&self.steps[step as usize].kind, phase) {
             (StepKind::Post { .. }, _) => Movement::Mmio,
-            (StepKind::WqeFetch { .. }, 0) => Movement::WqeFetch,
+            (StepKind::WqeFetch { .. } | StepKind::RecvWqeFetch { .. }, 0) => Movement::WqeFetch,
             (StepKind::WqeFetch { .. }, _) => Movement::SendEngine,
             (StepKind::DmaRead { .. }, _) => Movement::PayloadRead,
             (StepKind::NicTx { .. }, _) => Movement::Tx,

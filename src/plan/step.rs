@@ -110,6 +110,13 @@ pub enum StepKind {
     },
     /// The NIC reads the payload by DMA (after its MTT lookup).
     DmaRead { nic: NicRef, read: ReadSpec },
+    /// The receiving NIC fetches a pre-posted receive WQE (`bytes`) from the receive queue by
+    /// DMA: the scatter address of a Send.
+    RecvWqeFetch {
+        nic: NicRef,
+        read: ReadSpec,
+        bytes: u64,
+    },
     /// The NIC packetises by MTU and passes its transmit pipeline.
     NicTx { nic: NicRef, route: RouteId },
     /// Packets cross the network.

@@ -60,7 +60,21 @@ fn after_queued(step: Option<StepId>) -> Vec<Dep> {
     .collect()
 }
 
-/// The plan of one RDMA Write between `sides` (with Immediate when `imm`), and whether its
+/// How the receiver of a write-like transfer takes the data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Receive {
+    /// RDMA Write with Immediate: a receive CQE the thread polls.
+    Imm,
+    /// Plain RDMA Write: the consumer polls the last byte.
+    LastByte,
+    /// Send/Recv: as with the immediate, and the NIC needs the pre-posted receive WQE for the
+    /// scatter address. Pre-posted receives are prefetched: the NIC reads the WQE from the
+    /// receive queue when the message starts (perftest keeps the queue full), and the receive
+    /// CQE waits for it.
+    Send,
+}
+
+/// The plan of one RDMA Write or Send between `sides` (see [`Receive`]), and whether its
 /// payload is inline.
 ///
 /// Without the immediate there is no receive WQE and no receive CQE: the consumer polls the
@@ -68,7 +82,8 @@ fn after_queued(step: Option<StepId>) -> Vec<Dep> {
 /// finds it, `poll_ns`); for a GPU buffer a kernel spins on the flag in its own memory, as
 /// NCCL's LL protocol does, and sees it one GPU memory access after it lands, so no flush is
 /// needed: the NIC's posted writes land in order.
-pub fn write(topo: &Topology, sides: &Sides, imm: bool) -> Result<(Plan, bool), RouteError> {
+pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool), RouteError> {
+    let imm = how != Receive::LastByte;
     let (s, r) = (sides.sender, sides.receiver);
     let (sh, rh) = (&topo.hosts[s.host], &topo.hosts[r.host]);
     let s_nic = &sh.spec.nics[s.nic];
@@ -345,10 +360,13 @@ pub fn write(topo: &Topology, sides: &Sides, imm: bool) -> Result<(Plan, bool), 
             kind: CqeKind::Recv,
             route: cqe[1],
         };
-        let last_write = vec![Dep {
+        let mut last_write = vec![Dep {
             step: write,
             on: Milestone::LastIn,
         }];
+        if how == Receive::Send {
+            last_write.push(done(recv_wqe_fetch(&mut p, topo, &r, r_nic_a)?));
+        }
         let rcqe = add(&mut p, kind, Some(Stage::Cqe), r_nic_a, last_write, None);
         let kind = StepKind::Poll {
             thread: tr,
@@ -410,6 +428,40 @@ pub fn write(topo: &Topology, sides: &Sides, imm: bool) -> Result<(Plan, bool), 
     add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
     p.link();
     Ok((p, inline))
+}
+
+/// The receiving NIC's fetch of a pre-posted receive WQE from the receive queue (in the DRAM
+/// of the receiving thread's socket), under the NIC's WQE-fetch window.
+fn recv_wqe_fetch(
+    p: &mut Plan,
+    topo: &Topology,
+    r: &SidePlan,
+    actor: u32,
+) -> Result<StepId, RouteError> {
+    let h = &topo.hosts[r.host];
+    let spec = &h.spec.nics[r.nic];
+    let np = Place::Device(h.node_index(NodeKind::Nic(r.nic)));
+    let rq = Place::Memory(r.cpu_socket);
+    let req = p.route(h.route(np, rq, Flow::ReadRequest)?.channels);
+    let back = h.route(rq, np, Flow::ReadCompletion)?;
+    let mut c = vec![h.dram[r.cpu_socket]];
+    c.extend(back.channels);
+    let read = ReadSpec {
+        engine: topo.wqe_engine(r.host, r.nic),
+        req,
+        cpl: p.route(c),
+        mrrs: spec.mrrs,
+        mps: back.mps,
+    };
+    let kind = StepKind::RecvWqeFetch {
+        nic: NicRef {
+            host: r.host,
+            nic: r.nic,
+        },
+        read,
+        bytes: spec.recv_wqe_bytes,
+    };
+    Ok(add(p, kind, None, actor, vec![], None))
 }
 
 /// The receiver's cudaMemcpy H2D from its bounce buffer into the GPU, after `after`: the copy

@@ -2,6 +2,7 @@
 //! registration costs, and where GPUDirect falls back to staging. [`super::build`] turns the two
 //! sides into a plan of steps.
 
+use super::build::Receive;
 use crate::config::{Config, Endpoint, FlowSpec, Op, PathKind, Registration};
 use crate::plan::Buffer;
 use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
@@ -142,8 +143,9 @@ pub fn plan(
 ) -> Result<Built, RouteError> {
     let (sides, sender, receiver, setup) = sides(cfg, flow, topo, path, op, size);
     let (plan, inline) = match op {
-        Op::WriteImm => super::build::write(topo, &sides, true)?,
-        Op::Write => super::build::write(topo, &sides, false)?,
+        Op::WriteImm => super::build::write(topo, &sides, Receive::Imm)?,
+        Op::Write => super::build::write(topo, &sides, Receive::LastByte)?,
+        Op::Send => super::build::write(topo, &sides, Receive::Send)?,
         Op::Read => (super::build::read(topo, &sides)?, false),
     };
     Ok(Built {

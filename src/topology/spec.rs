@@ -205,6 +205,8 @@ pub struct NicSpec {
     /// RDMA Reads a queue pair may have outstanding as requester (`max_rd_atomic`): an RDMA
     /// Read stream never has more messages in flight.
     pub max_rd_atomic: u32,
+    /// Bytes of one receive WQE the NIC fetches from the receive queue for a Send.
+    pub recv_wqe_bytes: u64,
 }
 
 /// Links of a machine's PCIe tree: `up` is the upstream node (root complex or switch), `down`
