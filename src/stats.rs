@@ -33,6 +33,8 @@ pub struct Summary {
     /// Flows run together; what bound the streaming run.
     pub flows: u32,
     pub bottleneck: String,
+    /// Why the path runs as `effective_path` where it chose or fell back (empty otherwise).
+    pub reason: String,
     /// One row per flow (flows.csv), one per channel direction the streaming run crossed
     /// (links.csv).
     pub flow_rows: Vec<FlowRow>,

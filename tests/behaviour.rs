@@ -572,3 +572,43 @@ fn a_send_fetches_its_receive_wqe_off_the_critical_path() {
         );
     }
 }
+
+/// The `auto` path picks what NCCL would (rows B3, B4): GPUDirect up to NET_GDR_LEVEL (PXB by
+/// default) and host staging beyond it; no GPUDirect read of a GPU before Ampere; and then runs
+/// exactly that path (same noise-free latency), saying why.
+#[test]
+fn auto_picks_what_nccl_would_and_says_why() {
+    let cfg = default_cfg();
+    for (scenario, picked, ran) in [
+        ("PIX", "gpudirect", PathKind::GpuDirect),
+        ("PHB", "staged", PathKind::Staged),
+        ("SYS", "staged", PathKind::Staged),
+    ] {
+        let auto = summary(&cfg, scenario, PathKind::Auto, 4096);
+        assert_eq!(auto.effective_path, picked, "{scenario}");
+        assert_eq!(
+            auto.lat_model_ps,
+            summary(&cfg, scenario, ran, 4096).lat_model_ps,
+            "{scenario}: auto runs {picked}"
+        );
+        assert!(auto.reason.contains("NET_GDR_LEVEL PXB"), "{}", auto.reason);
+    }
+    let sys = cfg_with(&[("net_gdr_level = \"PXB\"", "net_gdr_level = \"SYS\"")]);
+    for scenario in ["PIX", "PHB", "SYS"] {
+        let auto = summary(&sys, scenario, PathKind::Auto, 4096);
+        assert_eq!(auto.effective_path, "gpudirect", "{scenario} at level SYS");
+    }
+    let volta = cfg_with(&[(
+        "compute_capability = \"9.0\"",
+        "compute_capability = \"7.0\"",
+    )]);
+    let auto = summary(&volta, "PIX", PathKind::Auto, 4096);
+    assert_eq!(auto.effective_path, "staged_send_gpudirect_recv");
+    assert!(
+        auto.reason.contains("compute capability 7.0"),
+        "{}",
+        auto.reason
+    );
+    // Asked for explicitly, gpudirect has nothing to explain.
+    assert_eq!(summary(&cfg, "PIX", PathKind::GpuDirect, 4096).reason, "");
+}

@@ -3,7 +3,7 @@
 
 use super::defaults as d;
 use super::raw::*;
-use super::{Config, ConfigError, FlushMode, Op, PathKind, Registration, SimConfig};
+use super::{Config, ConfigError, FlushMode, GDR_LEVELS, Op, PathKind, Registration, SimConfig};
 use crate::report::OutputOptions;
 use crate::report::charts::CHART_NAMES;
 use crate::topology::pcie;
@@ -263,13 +263,16 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
                 format!("{op:?}"),
             ));
         };
-        if o == Op::Read && paths.contains(&PathKind::Staged) {
+        if let Some(p) = paths
+            .iter()
+            .find(|p| o == Op::Read && matches!(p, PathKind::Staged | PathKind::Auto))
+        {
             return Err(cx.err(
                 &format!("sweep.ops[{i}]"),
-                "no `read` with the `staged` path: an RDMA Read's source side takes no part \
-                 with its CPU, so nothing copies its GPU data to a bounce buffer (use host or \
-                 gpudirect, or another op)",
-                "\"read\" with paths containing \"staged\"",
+                "no `read` with a path that stages (`staged`, or `auto`, which may): an RDMA \
+                 Read's source side takes no part with its CPU, so nothing copies its GPU data \
+                 to a bounce buffer (use host or gpudirect, or another op)",
+                format!("\"read\" with paths containing {:?}", p.name()),
             ));
         }
         if !ops.contains(&o) {
@@ -446,6 +449,11 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
             "auto" => FlushMode::Auto,
             "rdma_read" => FlushMode::RdmaRead,
             _ => FlushMode::None,
+        },
+        // Row B3: NCCL uses GPUDirect only up to PXB by default (ncclTopoCheckGdr).
+        net_gdr_level: {
+            let level = cx.one_of(&s.net_gdr_level, "sim.net_gdr_level", &GDR_LEVELS, "PXB")?;
+            GDR_LEVELS.iter().position(|l| *l == level).unwrap_or(1)
         },
     })
 }

@@ -41,6 +41,10 @@ pub enum PathKind {
     Staged,
     /// The NIC reads and writes GPU memory directly.
     GpuDirect,
+    /// What NCCL would choose for the pair, side by side: GPUDirect where the GPU-NIC class is
+    /// at most `net_gdr_level` (and, on the sending side, the GPU is Ampere or later), host
+    /// staging otherwise.
+    Auto,
 }
 
 impl PathKind {
@@ -49,12 +53,18 @@ impl PathKind {
             PathKind::Host => "host",
             PathKind::Staged => "staged",
             PathKind::GpuDirect => "gpudirect",
+            PathKind::Auto => "auto",
         }
     }
     pub fn parse(s: &str) -> Option<PathKind> {
-        [PathKind::Host, PathKind::Staged, PathKind::GpuDirect]
-            .into_iter()
-            .find(|p| p.name() == s)
+        [
+            PathKind::Host,
+            PathKind::Staged,
+            PathKind::GpuDirect,
+            PathKind::Auto,
+        ]
+        .into_iter()
+        .find(|p| p.name() == s)
     }
 }
 
@@ -147,7 +157,13 @@ pub struct SimConfig {
     pub registration: Registration,
     pub jitter: bool,
     pub flush: FlushMode,
+    /// The farthest GPU-NIC class at which the `auto` path uses GPUDirect, as NCCL's
+    /// `NCCL_NET_GDR_LEVEL` (an index into [`GDR_LEVELS`]).
+    pub net_gdr_level: usize,
 }
+
+/// The topology classes from nearest to farthest, as `net_gdr_level` names them.
+pub const GDR_LEVELS: [&str; 5] = ["PIX", "PXB", "PHB", "NODE", "SYS"];
 
 /// One end of a scenario, resolved to indices.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -49,6 +49,7 @@ pub struct RawSim {
     pub registration: Option<String>,
     pub jitter: Option<bool>,
     pub flush: Option<String>,
+    pub net_gdr_level: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -231,6 +231,7 @@ pub fn to_toml(c: &Config) -> String {
             ),
             ("jitter", Value::Boolean(sim.jitter)),
             ("flush", s(sim.flush.name())),
+            ("net_gdr_level", s(super::GDR_LEVELS[sim.net_gdr_level])),
         ]),
     );
     t.insert(

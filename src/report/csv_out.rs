@@ -4,9 +4,9 @@
 use crate::stats::Summary;
 use crate::units::ps_to_us_exact;
 
-/// The results.csv header; the first twenty columns are a frozen contract, `flows` and
-/// `bottleneck` follow.
-pub const RESULTS_HEADER: [&str; 22] = [
+/// The results.csv header; the first twenty columns are a frozen contract, `flows`,
+/// `bottleneck` and `reason` follow.
+pub const RESULTS_HEADER: [&str; 23] = [
     "scenario",
     "class",
     "path",
@@ -29,6 +29,7 @@ pub const RESULTS_HEADER: [&str; 22] = [
     "setup_us",
     "flows",
     "bottleneck",
+    "reason",
 ];
 
 pub const FLOWS_HEADER: [&str; 13] = [
@@ -103,6 +104,7 @@ pub fn results_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
             ps_to_us_exact(r.setup_ps),
             r.flows.to_string(),
             r.bottleneck.clone(),
+            r.reason.clone(),
         ])?;
     }
     Ok(w.into_inner()?)

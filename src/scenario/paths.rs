@@ -55,6 +55,9 @@ pub struct Built {
     pub receiver: SideMode,
     /// One-time costs kept out of the per-message latency (registration, bounce buffers).
     pub setup: Ps,
+    /// Why each side moves the data as it does, where the path chose (auto) or fell back
+    /// (gpudirect); empty otherwise.
+    pub reason: String,
     /// Whether the sender's payload rides inside the WQE.
     pub inline: bool,
     /// Pinned bounce buffers per staged side: one per message in flight in the streaming run,
@@ -141,7 +144,7 @@ pub fn plan(
     op: Op,
     size: u64,
 ) -> Result<Built, RouteError> {
-    let (sides, sender, receiver, setup) = sides(cfg, flow, topo, path, op, size);
+    let (sides, sender, receiver, setup, reason) = sides(cfg, flow, topo, path, op, size);
     let (plan, inline) = match op {
         Op::WriteImm => super::build::write(topo, &sides, Receive::Imm)?,
         Op::Write => super::build::write(topo, &sides, Receive::LastByte)?,
@@ -154,6 +157,7 @@ pub fn plan(
         sender,
         receiver,
         setup,
+        reason,
         inline,
         bounce_buffers: bounce_buffers(cfg, size),
     })
@@ -172,26 +176,36 @@ fn sides(
     path: PathKind,
     op: Op,
     size: u64,
-) -> (Sides, SideMode, SideMode, Ps) {
+) -> (Sides, SideMode, SideMode, Ps, String) {
     let window = bounce_buffers(cfg, size) as u64;
     let per_transfer = cfg.sim.registration == Registration::PerTransfer;
-    let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps) {
+    let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps, String) {
         let m = &cfg.hosts[e.host].machine;
         let reg = &m.registration;
         let host_buf = Buffer::Host {
             socket: e.memory_socket,
             addr: m.host_buffer_base,
         };
-        let mode = match path {
-            PathKind::Host => SideMode::Host,
-            PathKind::Staged => SideMode::Staged,
-            PathKind::GpuDirect if p2p_allowed(topo, host, e, sender, flushes(cfg, e)) => {
-                SideMode::Direct
-            }
+        let p2p = || p2p_allowed(topo, host, e, sender, flushes(cfg, e));
+        let who = if sender { "sender" } else { "receiver" };
+        let refused = || {
+            let flush_only = !sender && flushes(cfg, e) && p2p_allowed(topo, host, e, false, false);
+            let what = match (sender, flush_only) {
+                (true, _) => "reads",
+                (false, true) => "reads (for the flush)",
+                (false, false) => "writes",
+            };
+            format!("{who}: P2P {what} refused on its GPU-NIC route -> staged")
+        };
+        let (mode, reason) = match path {
+            PathKind::Host => (SideMode::Host, String::new()),
+            PathKind::Staged => (SideMode::Staged, String::new()),
+            PathKind::GpuDirect if p2p() => (SideMode::Direct, String::new()),
             // An RDMA Read's source cannot be staged (its CPU takes no part): the plan asks
             // for the P2P read and the check refuses it where the route does.
-            PathKind::GpuDirect if sender && op == Op::Read => SideMode::Direct,
-            PathKind::GpuDirect => SideMode::Staged,
+            PathKind::GpuDirect if sender && op == Op::Read => (SideMode::Direct, String::new()),
+            PathKind::GpuDirect => (SideMode::Staged, refused()),
+            PathKind::Auto => auto_side(cfg, topo, e, sender, p2p),
         };
         let base = SidePlan {
             host: e.host,
@@ -201,7 +215,7 @@ fn sides(
             staging: None,
             register: 0,
         };
-        match mode {
+        let (plan, mode, setup) = match mode {
             SideMode::Host => {
                 let cost = reg.host_cost(size);
                 (
@@ -252,10 +266,16 @@ fn sides(
                     if per_transfer { 0 } else { cost },
                 )
             }
-        }
+        };
+        (plan, mode, setup, reason)
     };
-    let (sender, s_mode, s_setup) = side(flow.sender.host, &flow.sender, true);
-    let (receiver, r_mode, r_setup) = side(flow.receiver.host, &flow.receiver, false);
+    let (sender, s_mode, s_setup, s_why) = side(flow.sender.host, &flow.sender, true);
+    let (receiver, r_mode, r_setup, r_why) = side(flow.receiver.host, &flow.receiver, false);
+    let reason = [s_why, r_why]
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
     // A plain Write's consumer polls its own memory (no CQE to race the data).
     let flush = r_mode == SideMode::Direct && flushes(cfg, &flow.receiver) && op != Op::Write;
     (
@@ -268,5 +288,55 @@ fn sides(
         s_mode,
         r_mode,
         s_setup.max(r_setup),
+        reason,
     )
+}
+
+/// What NCCL would do on one side (`ncclTopoCheckGdr`): GPUDirect when the GPU-NIC class is at
+/// most `net_gdr_level` (row B3, default PXB), never for reading a GPU of compute capability
+/// below 8.0 on the sending side (row B4: no NVLink peers are modelled), and only where the
+/// route allows P2P; host staging otherwise. Returns the mode and why.
+fn auto_side(
+    cfg: &Config,
+    topo: &Topology,
+    e: &Endpoint,
+    sender: bool,
+    p2p: impl Fn() -> bool,
+) -> (SideMode, String) {
+    let who = if sender { "sender" } else { "receiver" };
+    let Some(g) = e.gpu else {
+        return (SideMode::Host, format!("{who}: no GPU -> host memory"));
+    };
+    let h = &topo.hosts[e.host];
+    let class = h.class(
+        Place::Device(h.node_index(NodeKind::Gpu(g))),
+        Place::Device(h.node_index(NodeKind::Nic(e.nic))),
+    );
+    let level = crate::config::GDR_LEVELS[cfg.sim.net_gdr_level];
+    let rank = crate::config::GDR_LEVELS.iter().position(|l| *l == class);
+    let cc = cfg.hosts[e.host].machine.gpus[g].compute_capability;
+    if rank.is_none_or(|r| r > cfg.sim.net_gdr_level) {
+        (
+            SideMode::Staged,
+            format!("{who}: {class} beyond NET_GDR_LEVEL {level} -> staged"),
+        )
+    } else if sender && cc < (8, 0) {
+        (
+            SideMode::Staged,
+            format!(
+                "{who}: compute capability {}.{} below 8.0 (no GPUDirect reads) -> staged",
+                cc.0, cc.1
+            ),
+        )
+    } else if !p2p() {
+        (
+            SideMode::Staged,
+            format!("{who}: {class} but P2P refused -> staged"),
+        )
+    } else {
+        (
+            SideMode::Direct,
+            format!("{who}: {class} within NET_GDR_LEVEL {level} -> GPUDirect"),
+        )
+    }
 }

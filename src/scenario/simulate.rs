@@ -161,6 +161,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         stages,
         flows: flows as u32,
         bottleneck,
+        reason: built[0].reason.clone(),
         flow_rows,
         links,
     };

@@ -157,6 +157,7 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         stages: rows,
         flows: 1,
         bottleneck: "wire:a/nic0>switch1".into(),
+        reason: String::new(),
         flow_rows: Vec::new(),
         links: links(path, bottleneck / 1e9 * b / (b + overhead)),
     }
