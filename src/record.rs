@@ -13,6 +13,7 @@ use crate::units::Ps;
 pub enum Stage {
     Register,
     MemcpyD2h,
+    GdrcopyRead,
     Post,
     WqeFetch,
     ReadRequest,
@@ -25,12 +26,14 @@ pub enum Stage {
     Poll,
     Flush,
     MemcpyH2d,
+    GdrcopyWrite,
 }
 
 impl Stage {
-    pub const ALL: [Stage; 14] = [
+    pub const ALL: [Stage; 16] = [
         Stage::Register,
         Stage::MemcpyD2h,
+        Stage::GdrcopyRead,
         Stage::Post,
         Stage::WqeFetch,
         Stage::ReadRequest,
@@ -43,6 +46,7 @@ impl Stage {
         Stage::Poll,
         Stage::Flush,
         Stage::MemcpyH2d,
+        Stage::GdrcopyWrite,
     ];
 
     /// The name used in stages.csv.
@@ -50,6 +54,7 @@ impl Stage {
         match self {
             Stage::Register => "register",
             Stage::MemcpyD2h => "memcpy_d2h",
+            Stage::GdrcopyRead => "gdrcopy_read",
             Stage::Post => "post",
             Stage::WqeFetch => "wqe_fetch",
             Stage::ReadRequest => "read_request",
@@ -62,6 +67,7 @@ impl Stage {
             Stage::Poll => "poll",
             Stage::Flush => "flush",
             Stage::MemcpyH2d => "memcpy_h2d",
+            Stage::GdrcopyWrite => "gdrcopy_write",
         }
     }
 

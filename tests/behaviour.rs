@@ -612,3 +612,48 @@ fn auto_picks_what_nccl_would_and_says_why() {
     // Asked for explicitly, gpudirect has nothing to explain.
     assert_eq!(summary(&cfg, "PIX", PathKind::GpuDirect, 4096).reason, "");
 }
+
+/// GDRCopy is the host path plus the thread's copies through BAR1 (rows D3, D4): out of the
+/// sender GPU before the post, into the receiver GPU after the poll, exactly. It beats the
+/// cudaMemcpy staging of the same hardware for small messages (the copy engine's launch and
+/// sync cost more than the uncached loads) and loses above a few KiB, as MVAPICH2-GDR's 8 KiB
+/// GDRCopy limit (row B6) expects.
+#[test]
+fn gdrcopy_is_the_host_path_plus_bar_copies_and_wins_only_small() {
+    let cfg = default_cfg();
+    let g = &cfg.hosts[0].machine.gpus[0].gdrcopy;
+    for size in [8u64, 200, 4096] {
+        let host = model_latency(&cfg, "PIX", PathKind::Host, size, false);
+        let gdr = model_latency(&cfg, "PIX", PathKind::Gdrcopy, size, false);
+        assert_eq!(
+            gdr,
+            host + g.cost(true, size) + g.cost(false, size),
+            "size {size}"
+        );
+    }
+    let lat = |path, size| model_latency(&cfg, "PIX", path, size, false);
+    for size in [8u64, 512, 2048] {
+        assert!(
+            lat(PathKind::Gdrcopy, size) < lat(PathKind::Staged, size),
+            "{size} B"
+        );
+    }
+    for size in [32u64 << 10, 1 << 20] {
+        assert!(
+            lat(PathKind::Gdrcopy, size) > lat(PathKind::Staged, size),
+            "{size} B"
+        );
+    }
+    let s = summary(&cfg, "PIX", PathKind::Gdrcopy, 8);
+    assert_eq!(s.effective_path, "gdrcopy");
+    assert!(
+        s.stages
+            .iter()
+            .any(|r| r.stage == gdrsim::record::Stage::GdrcopyRead)
+    );
+    assert!(
+        s.stages
+            .iter()
+            .any(|r| r.stage == gdrsim::record::Stage::GdrcopyWrite)
+    );
+}

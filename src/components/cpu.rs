@@ -107,7 +107,7 @@ impl Fabric<'_> {
             c.poll + phase + extra
         };
         let busy = match self.plan_of(task.flow).steps[task.step as usize].kind {
-            StepKind::Register { cost, .. } => cost,
+            StepKind::Register { cost, .. } | StepKind::CpuCopy { cost, .. } => cost,
             StepKind::Post { .. } => c.post,
             StepKind::Poll { extra, .. } => poll(self, extra),
             StepKind::Memcpy { gpu, .. } => {
@@ -141,7 +141,7 @@ impl Fabric<'_> {
                 self.record_control(inst, started, now);
                 self.fire(inst, Milestone::Done, now, now, q);
             }
-            (StepKind::Register { .. }, _) => {
+            (StepKind::Register { .. } | StepKind::CpuCopy { .. }, _) => {
                 self.busy(task, now - started);
                 if reported {
                     self.record_control(inst, started, now);

@@ -85,6 +85,7 @@ impl Fabric<'_> {
         }
         match kind {
             StepKind::Register { thread, .. }
+            | StepKind::CpuCopy { thread, .. }
             | StepKind::Memcpy { thread, .. }
             | StepKind::Post { thread, .. }
             | StepKind::Poll { thread, .. } => {

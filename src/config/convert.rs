@@ -263,13 +263,12 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
                 format!("{op:?}"),
             ));
         };
-        if let Some(p) = paths
-            .iter()
-            .find(|p| o == Op::Read && matches!(p, PathKind::Staged | PathKind::Auto))
-        {
+        if let Some(p) = paths.iter().find(|p| {
+            o == Op::Read && matches!(p, PathKind::Staged | PathKind::Auto | PathKind::Gdrcopy)
+        }) {
             return Err(cx.err(
                 &format!("sweep.ops[{i}]"),
-                "no `read` with a path that stages (`staged`, or `auto`, which may): an RDMA \
+                                "no `read` with a path that stages (`staged`, `gdrcopy`, or `auto`, which may): an RDMA \
                  Read's source side takes no part with its CPU, so nothing copies its GPU data \
                  to a bounce buffer (use host or gpudirect, or another op)",
                 format!("\"read\" with paths containing {:?}", p.name()),
@@ -815,7 +814,29 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
                     )?,
                     sync: cx.dur(&g.memcpy_sync_ns, &kk("memcpy_sync_ns"), d::MEMCPY_SYNC)?,
                     read_window: window,
-                    mrrs: cx.payload_size(&g.ce_mrrs_bytes, &kk("ce_mrrs_bytes"), d::CE_MRRS)?,
+                                        mrrs: cx.payload_size(&g.ce_mrrs_bytes, &kk("ce_mrrs_bytes"), d::CE_MRRS)?,
+                },
+                gdrcopy: GdrcopySpec {
+                    read_latency: cx.dur(
+                        &g.gdrcopy_read_latency_ns,
+                        &kk("gdrcopy_read_latency_ns"),
+                        d::GDRCOPY_READ_LATENCY,
+                    )?,
+                    read_rate: cx.rate(
+                        &g.gdrcopy_read_gbps,
+                        &kk("gdrcopy_read_gbps"),
+                        d::GDRCOPY_READ_RATE,
+                    )?,
+                    write_latency: cx.dur(
+                        &g.gdrcopy_write_latency_ns,
+                        &kk("gdrcopy_write_latency_ns"),
+                        d::GDRCOPY_WRITE_LATENCY,
+                    )?,
+                    write_rate: cx.rate(
+                        &g.gdrcopy_write_gbps,
+                        &kk("gdrcopy_write_gbps"),
+                        d::GDRCOPY_WRITE_RATE,
+                    )?,
                 },
             })
         })

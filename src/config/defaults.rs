@@ -135,6 +135,14 @@ pub const RX_PIPELINE: Ps = ns(150);
 /// sustains PCIe Gen5 x16 up to a ~1.2 µs round trip (PIX, PHB) but not across sockets.
 pub const NIC_READ_WINDOW: u32 = 128;
 pub const NIC_MRRS: u64 = 512;
+/// GDRCopy from GPU memory (uncached loads through BAR1), fitted to row D4 (V100:
+/// 0.91 us for 1 B, 7.98 us for 4 KB, 114.1 us for 64 KB): 0.91 us + bytes at 0.579 GB/s.
+pub const GDRCOPY_READ_LATENCY: Ps = 910_000;
+pub const GDRCOPY_READ_RATE: Rate = Rate::from_bps(4_632_000_000);
+/// GDRCopy into GPU memory (write-combined stores), fitted to row D3 (0.089 us for 1 B,
+/// 0.437 us for 4 KB, 6.49 us for 64 KB): 0.089 us + bytes at 10.15 GB/s.
+pub const GDRCOPY_WRITE_LATENCY: Ps = 89_000;
+pub const GDRCOPY_WRITE_RATE: Rate = Rate::from_bps(81_200_000_000);
 /// RDMA Reads outstanding per queue pair: the ConnectX devices' `max_qp_rd_atom`, which
 /// perftest's `ib_read_bw` uses by default (`-o`: "default max of device"; its banner prints
 /// "Outstand reads : 16" on mlx5).

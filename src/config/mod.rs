@@ -45,6 +45,9 @@ pub enum PathKind {
     /// at most `net_gdr_level` (and, on the sending side, the GPU is Ampere or later), host
     /// staging otherwise.
     Auto,
+    /// Host staging where the CPU copies through the GPU's BAR1 mapping (GDRCopy), as
+    /// MVAPICH2-GDR and UCX do for small messages (row B6: up to 8 KiB).
+    Gdrcopy,
 }
 
 impl PathKind {
@@ -54,6 +57,7 @@ impl PathKind {
             PathKind::Staged => "staged",
             PathKind::GpuDirect => "gpudirect",
             PathKind::Auto => "auto",
+            PathKind::Gdrcopy => "gdrcopy",
         }
     }
     pub fn parse(s: &str) -> Option<PathKind> {
@@ -62,6 +66,7 @@ impl PathKind {
             PathKind::Staged,
             PathKind::GpuDirect,
             PathKind::Auto,
+            PathKind::Gdrcopy,
         ]
         .into_iter()
         .find(|p| p.name() == s)

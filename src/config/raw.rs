@@ -202,6 +202,10 @@ pub struct RawGpu {
     pub memcpy_sync_ns: Option<Q>,
     pub ce_read_window: Option<u32>,
     pub ce_mrrs_bytes: Option<Q>,
+    pub gdrcopy_read_latency_ns: Option<Q>,
+    pub gdrcopy_read_gbps: Option<Q>,
+    pub gdrcopy_write_latency_ns: Option<Q>,
+    pub gdrcopy_write_gbps: Option<Q>,
 }
 
 #[derive(Debug, Deserialize)]

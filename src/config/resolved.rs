@@ -150,6 +150,10 @@ fn machine(m: &MachineSpec) -> Value {
                 ("memcpy_sync_ns", dur(g.copy_engine.sync)),
                 ("ce_read_window", int(g.copy_engine.read_window as u64)),
                 ("ce_mrrs_bytes", int(g.copy_engine.mrrs)),
+                ("gdrcopy_read_latency_ns", dur(g.gdrcopy.read_latency)),
+                ("gdrcopy_read_gbps", rate(g.gdrcopy.read_rate)),
+                ("gdrcopy_write_latency_ns", dur(g.gdrcopy.write_latency)),
+                ("gdrcopy_write_gbps", rate(g.gdrcopy.write_rate)),
             ])
         })
         .collect();

@@ -83,6 +83,9 @@ pub enum PacketKind {
 pub enum StepKind {
     /// ibv_reg_mr of a buffer on the thread, paid per transfer.
     Register { thread: u16, cost: Ps },
+    /// The thread copies between GPU memory and a host buffer through the GPU's BAR1 mapping
+    /// (GDRCopy): busy for `cost`.
+    CpuCopy { thread: u16, cost: Ps },
     /// A synchronous cudaMemcpy: launched by the thread, moved by the GPU's copy engine, then
     /// signalled back to the spinning thread.
     Memcpy {
@@ -159,6 +162,7 @@ impl StepKind {
     pub fn thread(&self) -> Option<u16> {
         match *self {
             StepKind::Register { thread, .. }
+            | StepKind::CpuCopy { thread, .. }
             | StepKind::Memcpy { thread, .. }
             | StepKind::Post { thread, .. }
             | StepKind::Poll { thread, .. } => Some(thread),

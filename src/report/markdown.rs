@@ -52,6 +52,7 @@ pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) 
     simulated(&mut out, &m);
     key_results(&mut out, &m);
     crossovers(&mut out, &m);
+    gdrcopy_crossovers(&mut out, &m);
     time_goes(&mut out, info, &m);
     super::contention::contention(&mut out, info, &m);
     charts_section(&mut out, dir, charts);
@@ -533,6 +534,61 @@ fn crossovers(out: &mut String, m: &Model) {
                 "  (`gpudirect` ran as `{f}` here, so these ratios compare the fallback with staged.)"
             );
         }
+    }
+    let _ = writeln!(out);
+}
+
+/// GDRCopy against cudaMemcpy staging, where both ran: up to which size the CPU's copies
+/// through BAR1 beat the copy engine (p50 latency), as MVAPICH2-GDR's 8 KiB
+/// `MV2_USE_GPUDIRECT_GDRCOPY_LIMIT` (row B6) expects.
+fn gdrcopy_crossovers(out: &mut String, m: &Model) {
+    let mut lines = Vec::new();
+    for si in 0..m.scenarios.len() {
+        for oi in 0..m.ops.len() {
+            let (Some(st), Some(gc)) = (m.find(si, "staged", oi), m.find(si, "gdrcopy", oi)) else {
+                continue;
+            };
+            let pairs: Vec<(u64, f64, f64)> = gc
+                .rows
+                .iter()
+                .filter_map(|g| {
+                    st.at(g.size_bytes)
+                        .map(|s| (g.size_bytes, g.lat.p50_us, s.lat.p50_us))
+                })
+                .collect();
+            let wins: Vec<u64> = pairs.iter().filter(|p| p.1 < p.2).map(|p| p.0).collect();
+            let loses = pairs
+                .iter()
+                .find(|p| p.1 >= p.2 && wins.iter().any(|&w| w < p.0));
+            let mut name = m.scenarios[si].name.clone();
+            if m.multi_op() {
+                name = format!("{name} {}", m.ops[oi]);
+            }
+            let text = match (wins.iter().max(), loses) {
+                (None, _) => "cudaMemcpy staging is faster at every swept size".to_string(),
+                (Some(&w), Some(l)) => format!(
+                    "GDRCopy is faster up to {} ({} against {}), cudaMemcpy staging from {} ({} against {})",
+                    fmt_bytes(w),
+                    fmt_us(pairs.iter().find(|p| p.0 == w).map_or(0.0, |p| p.1)),
+                    fmt_us(pairs.iter().find(|p| p.0 == w).map_or(0.0, |p| p.2)),
+                    fmt_bytes(l.0),
+                    fmt_us(l.2),
+                    fmt_us(l.1)
+                ),
+                (Some(_), None) => "GDRCopy is faster at every swept size".to_string(),
+            };
+            lines.push(format!("- **{}**: {text}.", md_inline(&name)));
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "### GDRCopy against cudaMemcpy staging\n\nOne-way p50 latency; MVAPICH2-GDR switches from GDRCopy at 8 KiB (row B6).\n"
+    );
+    for l in lines {
+        let _ = writeln!(out, "{l}");
     }
     let _ = writeln!(out);
 }

@@ -199,7 +199,21 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     };
     let blueflame = s_nic.wqe_delivery.blueflame(inline, wqe_bytes);
     let mut prev = None;
-    if let Some(st) = s.staging {
+    if let Some(st) = s.staging.filter(|st| st.by_cpu) {
+        // GDRCopy: the thread reads the GPU buffer through BAR1 into the host buffer.
+        let kind = StepKind::CpuCopy {
+            thread: ts,
+            cost: sh.spec.gpus[st.gpu].gdrcopy.cost(true, size),
+        };
+        prev = Some(add(
+            &mut p,
+            kind,
+            Some(Stage::GdrcopyRead),
+            s_cpu,
+            vec![],
+            None,
+        ));
+    } else if let Some(st) = s.staging {
         let g = Place::Device(sh.node_index(NodeKind::Gpu(st.gpu)));
         let route = sh.route(g, Place::Memory(st.bounce_socket), Flow::Write)?;
         let mut c = vec![sh.gpu_memory[st.gpu]];
@@ -476,6 +490,25 @@ fn copy_to_gpu(
     size: u64,
 ) -> Result<StepId, RouteError> {
     let rh = &topo.hosts[r.host];
+    if st.by_cpu {
+        // GDRCopy: the thread writes the host buffer into the GPU through BAR1.
+        let kind = StepKind::CpuCopy {
+            thread,
+            cost: rh.spec.gpus[st.gpu].gdrcopy.cost(false, size),
+        };
+        let cpu = p.actor(format!(
+            "{}/{}.cpu",
+            rh.name, rh.spec.sockets[r.cpu_socket].name
+        ));
+        return Ok(add(
+            p,
+            kind,
+            Some(Stage::GdrcopyWrite),
+            cpu,
+            vec![done(after)],
+            None,
+        ));
+    }
     let g = Place::Device(rh.node_index(NodeKind::Gpu(st.gpu)));
     let bounce = Place::Memory(st.bounce_socket);
     let req = p.route(rh.route(g, bounce, Flow::ReadRequest)?.channels);

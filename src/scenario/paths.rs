@@ -15,6 +15,8 @@ pub struct Staging {
     pub gpu_va: u64,
     pub bounce_socket: usize,
     pub bounce_addr: u64,
+    /// The CPU copies through the GPU's BAR1 mapping (GDRCopy) instead of a cudaMemcpy.
+    pub by_cpu: bool,
 }
 
 /// One side (sender or receiver) of a transfer.
@@ -71,12 +73,15 @@ pub enum SideMode {
     Host,
     Staged,
     Direct,
+    /// Staged through a host buffer by CPU copies through BAR1.
+    Gdrcopy,
 }
 
 /// The path that actually runs, as reported in `effective_path`.
 pub fn effective_name(sender: SideMode, receiver: SideMode) -> &'static str {
     match (sender, receiver) {
         (SideMode::Host, _) | (_, SideMode::Host) => "host",
+        (SideMode::Gdrcopy, _) | (_, SideMode::Gdrcopy) => "gdrcopy",
         (SideMode::Staged, SideMode::Staged) => "staged",
         (SideMode::Direct, SideMode::Direct) => "gpudirect",
         (SideMode::Direct, SideMode::Staged) => "gpudirect_send_staged_recv",
@@ -206,6 +211,7 @@ fn sides(
             PathKind::GpuDirect if sender && op == Op::Read => (SideMode::Direct, String::new()),
             PathKind::GpuDirect => (SideMode::Staged, refused()),
             PathKind::Auto => auto_side(cfg, topo, e, sender, p2p),
+            PathKind::Gdrcopy => (SideMode::Gdrcopy, String::new()),
         };
         let base = SidePlan {
             host: e.host,
@@ -227,17 +233,21 @@ fn sides(
                     if per_transfer { 0 } else { cost },
                 )
             }
-            SideMode::Staged => {
+            SideMode::Staged | SideMode::Gdrcopy => {
                 let g = e.gpu.expect("validated: staged paths have GPUs");
+                let by_cpu = mode == SideMode::Gdrcopy;
                 let staging = Staging {
                     gpu: g,
                     gpu_va: m.gpus[g].heap_base,
                     bounce_socket: e.memory_socket,
                     bounce_addr: m.host_buffer_base,
+                    by_cpu,
                 };
                 // One pinned bounce buffer per message in flight in the streaming run,
-                // allocated and registered once.
-                let setup = window * (reg.bounce_alloc + reg.host_cost(size));
+                // allocated and registered once; GDRCopy also pins and maps the GPU buffer
+                // once (gdr_pin_buffer, gdr_map: a GPU registration's cost).
+                let setup = window * (reg.bounce_alloc + reg.host_cost(size))
+                    + if by_cpu { reg.gpu_cost(size) } else { 0 };
                 (
                     SidePlan {
                         staging: Some(staging),

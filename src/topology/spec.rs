@@ -128,6 +128,29 @@ pub struct GpuSpec {
     /// Bus address = virtual address + this offset (the BAR window), as in the seed program.
     pub bar_offset: u64,
     pub copy_engine: CopyEngineSpec,
+    pub gdrcopy: GdrcopySpec,
+}
+
+/// CPU copies through the GPU's BAR1 mapping (the GDRCopy library): each direction costs the
+/// calling thread a fixed part plus the bytes at a rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GdrcopySpec {
+    /// `gdr_copy_from_mapping`: uncached loads from GPU memory.
+    pub read_latency: Ps,
+    pub read_rate: Rate,
+    /// `gdr_copy_to_mapping`: write-combined stores into GPU memory.
+    pub write_latency: Ps,
+    pub write_rate: Rate,
+}
+
+impl GdrcopySpec {
+    /// The thread's time to copy `bytes` out of (`read`) or into the GPU.
+    pub fn cost(&self, read: bool, bytes: u64) -> Ps {
+        match read {
+            true => self.read_latency + self.read_rate.tx_time(bytes),
+            false => self.write_latency + self.write_rate.tx_time(bytes),
+        }
+    }
 }
 
 /// How the NIC receives a send WQE: through BlueFlame (the CPU writes the whole WQE through MMIO

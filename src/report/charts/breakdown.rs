@@ -28,6 +28,7 @@ pub fn stage_color(stage: Stage) -> RGBColor {
     match stage {
         Stage::Register => RGBColor(187, 187, 187),
         Stage::MemcpyD2h => RGBColor(230, 159, 0),
+        Stage::GdrcopyRead => RGBColor(240, 228, 66),
         Stage::Post => RGBColor(86, 180, 233),
         Stage::WqeFetch => RGBColor(51, 34, 136),
         Stage::ReadRequest => RGBColor(153, 153, 51),
@@ -40,6 +41,7 @@ pub fn stage_color(stage: Stage) -> RGBColor {
         Stage::Poll => RGBColor(204, 121, 167),
         Stage::Flush => RGBColor(136, 34, 85),
         Stage::MemcpyH2d => RGBColor(213, 94, 0),
+        Stage::GdrcopyWrite => RGBColor(102, 17, 0),
     }
 }
 
