@@ -431,11 +431,16 @@ pub fn series_legend(m: &super::data::Model, with_paths: bool) -> Vec<Legend> {
         .map(|s| m.label(s))
         .collect();
     if !fallbacks.is_empty() {
+        // `auto` chooses a path by design; `gpudirect` running another one fell back.
+        let with = m.series.iter().filter(|s| s.fallback.is_some());
+        let autos = with.clone().filter(|s| m.paths[s.path] == "auto").count();
+        let head = match (autos, with.count() - autos) {
+            (_, 0) => "Ran as",
+            (0, _) => "Fell back",
+            _ => "Fell back or chose",
+        };
         items.push(Legend::Gap);
-        items.push(Legend::Note(format!(
-            "Fell back: {}.",
-            fallbacks.join("; ")
-        )));
+        items.push(Legend::Note(format!("{head}: {}.", fallbacks.join("; "))));
     }
     items
 }
