@@ -131,7 +131,14 @@ pub fn latency_stats(samples_ps: &[Ps]) -> LatencyStats {
 /// that was met last (program order on a thread counts as waiting for the earlier step's end).
 /// Steps without a span (not reported) are passed through.
 pub fn critical_chain<'a>(plan: &Plan, spans: &[&'a Span]) -> Vec<&'a Span> {
-    let span_of = |step: StepId| spans.iter().copied().find(|s| s.step == step);
+    // The first span of each step.
+    let mut first: Vec<Option<&'a Span>> = vec![None; plan.steps.len()];
+    for &s in spans.iter().rev() {
+        if let Some(slot) = first.get_mut(s.step as usize) {
+            *slot = Some(s);
+        }
+    }
+    let span_of = |step: StepId| first.get(step as usize).copied().flatten();
     let met = |d: &Dep| {
         span_of(d.step).map(|s| match d.on {
             Milestone::LastIn => s.last_in,

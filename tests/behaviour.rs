@@ -657,3 +657,64 @@ fn gdrcopy_is_the_host_path_plus_bar_copies_and_wins_only_small() {
             .any(|r| r.stage == gdrsim::record::Stage::GdrcopyWrite)
     );
 }
+
+/// Pipelined staging (`staged_pipelined`: 256 KiB chunks, 8 bounce buffers per side, row B6 and
+/// NCCL_STEPS): a message of one chunk is exactly the synchronous staging of that chunk; a
+/// 16 MiB message costs one chunk's fill plus, for each further chunk, at least its time on the
+/// wire (the slowest stage of the default hardware) and within 10% of that; and it is far
+/// faster than staging the whole message synchronously.
+#[test]
+fn pipelined_staging_is_one_chunk_fill_plus_a_chunk_per_bottleneck_time() {
+    let cfg = default_cfg();
+    let chunk = 256 << 10;
+    let lat = |path, size| model_latency(&cfg, "PIX", path, size, false);
+    assert_eq!(
+        lat(PathKind::StagedPipelined, chunk),
+        lat(PathKind::Staged, chunk)
+    );
+    assert_eq!(
+        lat(PathKind::StagedPipelined, 4096),
+        lat(PathKind::Staged, 4096)
+    );
+    let size = 16u64 << 20;
+    let fill = lat(PathKind::Staged, chunk) as f64;
+    let nic = &cfg.hosts[0].machine.nics[0];
+    let packets = chunk.div_ceil(nic.mtu);
+    let wire = nic.wire_rate.tx_time(chunk + packets * nic.packet_overhead) as f64;
+    let floor = fill + (size / chunk - 1) as f64 * wire;
+    let got = lat(PathKind::StagedPipelined, size) as f64;
+    assert!(
+        got >= floor && got <= floor * 1.10,
+        "16 MiB pipelined {got} ps, fill + chunks on the wire {floor} ps"
+    );
+    assert!(got < 0.5 * lat(PathKind::Staged, size) as f64);
+    let s = summary(&cfg, "PIX", PathKind::StagedPipelined, size);
+    assert_eq!(s.effective_path, "staged_pipelined");
+    assert_eq!(
+        s.host_mem_bytes,
+        4 * size,
+        "every byte in and out of both bounce buffers"
+    );
+}
+
+/// Where the root complex caps peer-to-peer reads (PHB), GPUDirect wins small messages and
+/// pipelined staging wins large ones: the crossover the libraries' thresholds are about
+/// (rows B4, B6).
+#[test]
+fn pipelined_staging_beats_gpudirect_through_a_p2p_read_cap() {
+    // rc0 is the NIC's root complex: PHB traffic turns there.
+    let rc0 = "name = \"rc0\"\nsocket = \"cpu0\"\nlatency_ns = 200                  # calibrated to C10/C11 (64 B DMA read ~0.55 us)\np2p_read = true";
+    let capped = format!("{rc0}\np2p_read_rate_gbps = 80");
+    let cfg = cfg_with(&[(rc0, capped.as_str())]);
+    let bw = |path, size| summary(&cfg, "PHB", path, size).bw_gbps;
+    let lat = |path, size| model_latency(&cfg, "PHB", path, size, false);
+    assert!(lat(PathKind::GpuDirect, 4096) < lat(PathKind::StagedPipelined, 4096));
+    let big = 64u64 << 20;
+    assert!(
+        lat(PathKind::StagedPipelined, big) < lat(PathKind::GpuDirect, big),
+        "64 MiB: pipelined {} ps, GPUDirect {} ps",
+        lat(PathKind::StagedPipelined, big),
+        lat(PathKind::GpuDirect, big)
+    );
+    assert!(bw(PathKind::StagedPipelined, big) > 1.5 * bw(PathKind::GpuDirect, big));
+}

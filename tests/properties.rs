@@ -222,7 +222,7 @@ proptest! {
         #[test]
     fn invariants_hold_on_generated_machines(
         m in machine(),
-        path in prop::sample::select(vec![PathKind::Host, PathKind::Staged, PathKind::GpuDirect, PathKind::Gdrcopy]),
+        path in prop::sample::select(vec![PathKind::Host, PathKind::Staged, PathKind::GpuDirect, PathKind::Gdrcopy, PathKind::StagedPipelined]),
         size_exp in 0u32..23,
         extra in 0u64..1000,
         seed in any::<u64>(),
@@ -230,7 +230,7 @@ proptest! {
     ) {
         let size = (1u64 << size_exp) + extra % (1u64 << size_exp);
         // A Read's source cannot be staged (the config refuses it): a Send stands in.
-        let stages = matches!(path, PathKind::Staged | PathKind::Gdrcopy);
+        let stages = matches!(path, PathKind::Staged | PathKind::Gdrcopy | PathKind::StagedPipelined);
         let op = if op == Op::Read && stages { Op::Send } else { op };
         invariants_hold_op(&m, path, op, size, seed)?;
     }

@@ -863,13 +863,7 @@ impl Fabric<'_> {
         for s in &job.stages {
             let inst = (flow, msg, s.step);
             match plan.steps[s.step as usize].kind {
-                StepKind::Memcpy { thread, gpu, .. } => {
-                    let sync = self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
-                        .copy_engine
-                        .sync;
-                    let cpu = self.flows[flow as usize].threads[thread as usize];
-                    self.copy_landed(cpu, sync, now, q);
-                }
+                StepKind::Memcpy { .. } => self.copy_done(inst, now, q),
                 _ => {
                     self.fire(inst, Milestone::LastIn, at(s.last_in).max(now), now, q);
                     self.fire(inst, Milestone::Done, at(s.last_out).max(now), now, q);

@@ -5,14 +5,16 @@ use super::Event;
 use super::fabric::{Fabric, Train, read_completions};
 use super::steps::Instance;
 use crate::engine::Queue;
-use crate::plan::{Copy, StepKind};
+use crate::plan::{Copy, Milestone, StepKind};
 use crate::topology::Unit;
 use crate::units::Ps;
 
 impl Fabric<'_> {
     fn copy_of(&self, (flow, _, step): Instance) -> (Copy, crate::plan::GpuRef, u16) {
         match self.plan_of(flow).steps[step as usize].kind {
-            StepKind::Memcpy { copy, gpu, thread } => (copy, gpu, thread),
+            StepKind::Memcpy {
+                copy, gpu, thread, ..
+            } => (copy, gpu, thread),
             ref k => unreachable!("{k:?} is not a copy"),
         }
     }
@@ -90,11 +92,31 @@ impl Fabric<'_> {
         if st.parts > 0 {
             return;
         }
-        let (_, gpu, thread) = self.copy_of(inst);
+        self.copy_done(inst, now, q);
+    }
+
+    /// A copy's data all landed: a synchronous copy's thread returns after the completion
+    /// signalling; an asynchronous one is done then, its thread long free.
+    pub(super) fn copy_done(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
+        let StepKind::Memcpy {
+            gpu,
+            thread,
+            blocking,
+            ..
+        } = self.plan_of(inst.0).steps[inst.2 as usize].kind
+        else {
+            unreachable!("not a copy")
+        };
         let sync = self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
             .copy_engine
             .sync;
-        let cpu = self.flows[inst.0 as usize].threads[thread as usize];
-        self.copy_landed(cpu, sync, now, q);
+        if blocking {
+            let cpu = self.flows[inst.0 as usize].threads[thread as usize];
+            self.copy_landed(cpu, sync, now, q);
+        } else {
+            let from = self.step_state(inst).started;
+            self.record_control(inst, from, now + sync);
+            self.fire(inst, Milestone::Done, now + sync, now, q);
+        }
     }
 }

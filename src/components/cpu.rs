@@ -130,11 +130,22 @@ impl Fabric<'_> {
         let kind = &self.plan_of(task.flow).steps[task.step as usize].kind;
         let reported = self.plan_of(task.flow).stage(task.step).is_some();
         match (kind, phase) {
-            (StepKind::Memcpy { .. }, Phase::Busy) => {
+            (StepKind::Memcpy { blocking: true, .. }, Phase::Busy) => {
                 // Launch overhead over: the copy engine starts; the thread keeps waiting.
                 self.cpus[cpu].current = Some((task, Phase::Copying, started));
                 self.start_copy(inst, now, q);
                 return;
+            }
+            (
+                StepKind::Memcpy {
+                    blocking: false, ..
+                },
+                Phase::Busy,
+            ) => {
+                // cudaMemcpyAsync: launched, the thread goes on.
+                self.busy(task, now - started);
+                self.step_state(inst).started = started;
+                self.start_copy(inst, now, q);
             }
             (StepKind::Memcpy { .. }, Phase::Sync) => {
                 self.busy(task, now - started);

@@ -118,7 +118,7 @@ pub struct StageTimes {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StepState {
     /// Dependencies not yet met, and the latest time among those met.
-    pub waiting: u8,
+    pub waiting: u32,
     pub ready_at: Ps,
     /// When its executor started it.
     pub started: Ps,

@@ -79,11 +79,16 @@ impl Fabric<'_> {
             .iter()
             .map(|f| {
                 let plan = f.plan;
+                // Over every payload step of the kind (a pipelined message has one per chunk).
                 let bytes = |m: &Msg, pick: fn(&StepKind) -> bool, out: bool| -> u64 {
-                    let payload = |s: &crate::plan::Step| s.payload && pick(&s.kind);
-                    let step = plan.steps.iter().position(payload);
-                    step.and_then(|s| m.steps.get(s))
-                        .map_or(0, |s| if out { s.bytes_out } else { s.bytes_in })
+                    let payload = |s: &&crate::plan::Step| s.payload && pick(&s.kind);
+                    plan.steps
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| payload(s))
+                        .filter_map(|(i, _)| m.steps.get(i))
+                        .map(|s| if out { s.bytes_out } else { s.bytes_in })
+                        .sum()
                 };
                 FlowOutcome {
                     messages: f

@@ -26,7 +26,7 @@ impl Fabric<'_> {
             .steps
             .iter()
             .map(|s| StepState {
-                waiting: s.deps.len() as u8,
+                waiting: s.deps.len() as u32,
                 ..StepState::default()
             })
             .collect();

@@ -264,7 +264,14 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
             ));
         };
         if let Some(p) = paths.iter().find(|p| {
-            o == Op::Read && matches!(p, PathKind::Staged | PathKind::Auto | PathKind::Gdrcopy)
+            o == Op::Read
+                && matches!(
+                    p,
+                    PathKind::Staged
+                        | PathKind::Auto
+                        | PathKind::Gdrcopy
+                        | PathKind::StagedPipelined
+                )
         }) {
             return Err(cx.err(
                 &format!("sweep.ops[{i}]"),
@@ -450,6 +457,20 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
             _ => FlushMode::None,
         },
         // Row B3: NCCL uses GPUDirect only up to PXB by default (ncclTopoCheckGdr).
+        // Row B6: MVAPICH2's MV2_CUDA_BLOCK_SIZE (NCCL uses 128 KiB, NCCL_P2P_NET_CHUNKSIZE).
+        chunk_bytes: cx.bytes_in(&s.chunk_bytes, "sim.chunk_bytes", 256 << 10, 4096, 1 << 30)?,
+        // Bounce buffers in flight per side: NCCL's NCCL_STEPS = 8 slots per connection
+        // (src/include/device.h); MVAPICH2 does not document its count (estimate).
+        pipeline_depth: match s.pipeline_depth.unwrap_or(8) {
+            d @ 1..=64 => d,
+            d => {
+                return Err(cx.err(
+                    "sim.pipeline_depth",
+                    "a number of bounce buffers per side from 1 to 64",
+                    d.to_string(),
+                ));
+            }
+        },
         net_gdr_level: {
             let level = cx.one_of(&s.net_gdr_level, "sim.net_gdr_level", &GDR_LEVELS, "PXB")?;
             GDR_LEVELS.iter().position(|l| *l == level).unwrap_or(1)

@@ -48,6 +48,10 @@ pub enum PathKind {
     /// Host staging where the CPU copies through the GPU's BAR1 mapping (GDRCopy), as
     /// MVAPICH2-GDR and UCX do for small messages (row B6: up to 8 KiB).
     Gdrcopy,
+    /// Host staging in chunks, pipelined as communication libraries do it: cudaMemcpyAsync of
+    /// each chunk into one of `pipeline_depth` bounce buffers, one RDMA per chunk, and the
+    /// receiver's copy of each chunk as it arrives.
+    StagedPipelined,
 }
 
 impl PathKind {
@@ -58,6 +62,7 @@ impl PathKind {
             PathKind::GpuDirect => "gpudirect",
             PathKind::Auto => "auto",
             PathKind::Gdrcopy => "gdrcopy",
+            PathKind::StagedPipelined => "staged_pipelined",
         }
     }
     pub fn parse(s: &str) -> Option<PathKind> {
@@ -67,6 +72,7 @@ impl PathKind {
             PathKind::GpuDirect,
             PathKind::Auto,
             PathKind::Gdrcopy,
+            PathKind::StagedPipelined,
         ]
         .into_iter()
         .find(|p| p.name() == s)
@@ -165,6 +171,9 @@ pub struct SimConfig {
     /// The farthest GPU-NIC class at which the `auto` path uses GPUDirect, as NCCL's
     /// `NCCL_NET_GDR_LEVEL` (an index into [`GDR_LEVELS`]).
     pub net_gdr_level: usize,
+    /// `staged_pipelined`: chunk size and bounce buffers per side.
+    pub chunk_bytes: u64,
+    pub pipeline_depth: u32,
 }
 
 /// The topology classes from nearest to farthest, as `net_gdr_level` names them.

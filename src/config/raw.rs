@@ -50,6 +50,8 @@ pub struct RawSim {
     pub jitter: Option<bool>,
     pub flush: Option<String>,
     pub net_gdr_level: Option<String>,
+    pub chunk_bytes: Option<Q>,
+    pub pipeline_depth: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]

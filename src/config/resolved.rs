@@ -236,6 +236,8 @@ pub fn to_toml(c: &Config) -> String {
             ("jitter", Value::Boolean(sim.jitter)),
             ("flush", s(sim.flush.name())),
             ("net_gdr_level", s(super::GDR_LEVELS[sim.net_gdr_level])),
+            ("chunk_bytes", int(sim.chunk_bytes)),
+            ("pipeline_depth", int(sim.pipeline_depth as u64)),
         ]),
     );
     t.insert(

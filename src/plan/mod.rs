@@ -111,6 +111,8 @@ pub struct Plan {
     pub deliver: StepId,
     /// For each step, the steps waiting on one of its milestones (derived by [`Plan::link`]).
     pub waiters: Vec<Vec<(StepId, Milestone)>>,
+    /// For each step, the first step its data streams into (derived by [`Plan::link`]).
+    pub outputs: Vec<Option<StepId>>,
 }
 
 impl Plan {
@@ -124,6 +126,7 @@ impl Plan {
             threads: Vec::new(),
             deliver: 0,
             waiters: Vec::new(),
+            outputs: Vec::new(),
         }
     }
 
@@ -165,6 +168,13 @@ impl Plan {
             }
         }
         self.waiters = waiters;
+        let mut outputs = vec![None; self.steps.len()];
+        for (i, s) in self.steps.iter().enumerate().rev() {
+            if let Some(from) = s.input {
+                outputs[from as usize] = Some(i as StepId);
+            }
+        }
+        self.outputs = outputs;
     }
 
     /// The stage a step reports as, if any.
@@ -179,6 +189,9 @@ impl Plan {
 
     /// The first step that streams its data out of `step`.
     pub fn output(&self, step: StepId) -> Option<StepId> {
+        if self.outputs.len() == self.steps.len() {
+            return self.outputs[step as usize];
+        }
         self.steps
             .iter()
             .position(|s| s.input == Some(step))

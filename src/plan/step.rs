@@ -86,12 +86,15 @@ pub enum StepKind {
     /// The thread copies between GPU memory and a host buffer through the GPU's BAR1 mapping
     /// (GDRCopy): busy for `cost`.
     CpuCopy { thread: u16, cost: Ps },
-    /// A synchronous cudaMemcpy: launched by the thread, moved by the GPU's copy engine, then
-    /// signalled back to the spinning thread.
+    /// A cudaMemcpy: launched by the thread, moved by the GPU's copy engine, then signalled.
+    /// Synchronous (`blocking`): the thread spins until it returns. Asynchronous
+    /// (cudaMemcpyAsync on a stream): the thread is free after the launch and the copy is done
+    /// when its completion is signalled (the thread polls an event among its other work).
     Memcpy {
         thread: u16,
         gpu: GpuRef,
         copy: Copy,
+        blocking: bool,
     },
     /// The thread builds and posts a send WQE; its MMIO write (the BlueFlame WQE, or an 8-byte
     /// doorbell) travels to the NIC. For an inline send the CPU reads the payload from `inline`

@@ -214,24 +214,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
             None,
         ));
     } else if let Some(st) = s.staging {
-        let g = Place::Device(sh.node_index(NodeKind::Gpu(st.gpu)));
-        let route = sh.route(g, Place::Memory(st.bounce_socket), Flow::Write)?;
-        let mut c = vec![sh.gpu_memory[st.gpu]];
-        c.extend(route.channels);
-        c.push(sh.dram[st.bounce_socket]);
-        let copy = Copy::D2h {
-            route: p.route(c),
-            mps: route.mps,
-        };
-        let gpu = GpuRef {
-            host: s.host,
-            gpu: st.gpu,
-        };
-        let kind = StepKind::Memcpy {
-            thread: ts,
-            gpu,
-            copy,
-        };
+        let kind = copy_from_gpu(&mut p, topo, &s, st, ts, true)?;
         let copy = add(&mut p, kind, Some(Stage::MemcpyD2h), s_ce, vec![], None);
         prev = Some(carries(&mut p, copy, size, true));
     }
@@ -478,6 +461,38 @@ fn recv_wqe_fetch(
     Ok(add(p, kind, None, actor, vec![], None))
 }
 
+/// The sender's cudaMemcpy D2H from its GPU into its bounce buffer: the copy engine posts
+/// writes from GPU memory over PCIe into DRAM.
+fn copy_from_gpu(
+    p: &mut Plan,
+    topo: &Topology,
+    s: &SidePlan,
+    st: Staging,
+    thread: u16,
+    blocking: bool,
+) -> Result<StepKind, RouteError> {
+    let sh = &topo.hosts[s.host];
+    let g = Place::Device(sh.node_index(NodeKind::Gpu(st.gpu)));
+    let route = sh.route(g, Place::Memory(st.bounce_socket), Flow::Write)?;
+    let mut c = vec![sh.gpu_memory[st.gpu]];
+    c.extend(route.channels);
+    c.push(sh.dram[st.bounce_socket]);
+    let copy = Copy::D2h {
+        route: p.route(c),
+        mps: route.mps,
+    };
+    let gpu = GpuRef {
+        host: s.host,
+        gpu: st.gpu,
+    };
+    Ok(StepKind::Memcpy {
+        thread,
+        gpu,
+        copy,
+        blocking,
+    })
+}
+
 /// The receiver's cudaMemcpy H2D from its bounce buffer into the GPU, after `after`: the copy
 /// engine reads the bounce buffer under its own window and commits into GPU memory.
 fn copy_to_gpu(
@@ -487,6 +502,19 @@ fn copy_to_gpu(
     st: Staging,
     (thread, actor): (u16, u32),
     after: StepId,
+    size: u64,
+) -> Result<StepId, RouteError> {
+    copy_to_gpu_as(p, topo, r, st, (thread, actor), (after, true), size)
+}
+
+/// [`copy_to_gpu`], synchronous (`blocking`) or a cudaMemcpyAsync.
+fn copy_to_gpu_as(
+    p: &mut Plan,
+    topo: &Topology,
+    r: &SidePlan,
+    st: Staging,
+    (thread, actor): (u16, u32),
+    (after, blocking): (StepId, bool),
     size: u64,
 ) -> Result<StepId, RouteError> {
     let rh = &topo.hosts[r.host];
@@ -532,7 +560,12 @@ fn copy_to_gpu(
         host: r.host,
         gpu: st.gpu,
     };
-    let kind = StepKind::Memcpy { thread, gpu, copy };
+    let kind = StepKind::Memcpy {
+        thread,
+        gpu,
+        copy,
+        blocking,
+    };
     let copy = add(
         p,
         kind,
@@ -981,6 +1014,150 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
         vec![done(deliver)],
         None,
     );
+    p.link();
+    Ok(p)
+}
+
+/// Most chunks in one pipelined message: a larger message uses larger chunks, so that a plan
+/// and its events stay bounded whatever the size (1024 chunks of 256 KiB is 256 MiB).
+pub const MAX_CHUNKS: u64 = 1024;
+
+/// The plan of a message staged in chunks and pipelined, as communication libraries do it
+/// (MVAPICH2's `MV2_CUDA_BLOCK_SIZE`, NCCL's proxy): the sending thread launches a
+/// cudaMemcpyAsync D2H of each chunk into one of `depth` bounce buffers (it is not blocked for
+/// the copy) and posts that chunk's RDMA once its copy completes; the receiving thread polls
+/// each chunk's completion and launches its H2D; when a chunk's H2D is done the receiver hands
+/// its bounce buffer back with a small credit packet (its post is not charged), and the
+/// sender reuses a buffer only after that credit and its own send completion. The data is
+/// delivered when the last H2D is done. Each chunk's RDMA is the host-to-host write of
+/// [`write`] between the two bounce buffers.
+pub fn pipelined(
+    topo: &Topology,
+    sides: &Sides,
+    how: Receive,
+    (chunk, depth): (u64, u32),
+) -> Result<Plan, RouteError> {
+    let size = sides.size;
+    let chunk = chunk.max(size.div_ceil(MAX_CHUNKS)).clamp(1, size.max(1));
+    let n = size.div_ceil(chunk).max(1);
+    let (s, r) = (sides.sender, sides.receiver);
+    let (Some(s_st), Some(r_st)) = (s.staging, r.staging) else {
+        unreachable!("a pipelined path stages both sides")
+    };
+    // One chunk's RDMA: bounce buffer to bounce buffer (registered once, in setup).
+    let bounce = |side: SidePlan| SidePlan {
+        staging: None,
+        register: 0,
+        ..side
+    };
+    let chunk_sides = |bytes: u64| Sides {
+        size: bytes,
+        sender: bounce(s),
+        receiver: bounce(r),
+        flush: false,
+    };
+    let (first, _) = write(topo, &chunk_sides(chunk.min(size)), how)?;
+    let mut p = Plan::new(size);
+    p.routes = first.routes.clone();
+    p.actors = first.actors.clone();
+    p.threads = first.threads.clone();
+    let shared_routes = first.routes.len();
+    // write() runs the sender on thread 0 and the receiver on thread 1.
+    let (ts, tr) = (0u16, 1u16);
+    let (sh, rh) = (&topo.hosts[s.host], &topo.hosts[r.host]);
+    let s_ce = p.actor(format!("{}/{}.ce", sh.name, sh.spec.gpus[s_st.gpu].name));
+    let r_ce = p.actor(format!("{}/{}.ce", rh.name, rh.spec.gpus[r_st.gpu].name));
+    let r_cpu = first.steps[first.deliver as usize].actor;
+    let d2h_kind = copy_from_gpu(&mut p, topo, &s, s_st, ts, false)?;
+    let ack = first
+        .steps
+        .iter()
+        .find(|st| {
+            matches!(
+                st.kind,
+                StepKind::Packet {
+                    what: PacketKind::Ack,
+                    ..
+                }
+            )
+        })
+        .expect("a write is acknowledged")
+        .clone();
+
+    let (mut spolls, mut credits, mut joins) = (Vec::new(), Vec::new(), Vec::new());
+    let mut last_deps = Vec::new();
+    let mut last_plan: Option<(u64, Plan)> = None;
+    for k in 0..n {
+        let bytes = chunk.min(size - k * chunk);
+        let cp = match &last_plan {
+            Some((b, plan)) if *b == bytes => plan.clone(),
+            _ => {
+                let (plan, _) = write(topo, &chunk_sides(bytes), how)?;
+                debug_assert_eq!(plan.routes[..], p.routes[..shared_routes]);
+                last_plan = Some((bytes, plan.clone()));
+                plan
+            }
+        };
+        // The copy out of the GPU into a free bounce buffer.
+        let mut deps = Vec::new();
+        if k >= depth as u64 {
+            let free = (k - depth as u64) as usize;
+            deps.extend([done(spolls[free]), done(credits[free])]);
+        }
+        let d2h = add(
+            &mut p,
+            d2h_kind.clone(),
+            Some(Stage::MemcpyD2h),
+            s_ce,
+            deps,
+            None,
+        );
+        carries(&mut p, d2h, bytes, true);
+        // The chunk's RDMA, its steps renumbered; its own delivery and finish become joins.
+        let off = p.steps.len() as StepId;
+        let finish = cp
+            .steps
+            .iter()
+            .position(|st| st.kind == StepKind::Finish)
+            .expect("a plan finishes") as StepId;
+        for (i, st) in cp.steps.iter().enumerate() {
+            let mut st = st.clone();
+            for d in &mut st.deps {
+                d.step += off;
+            }
+            st.input = st.input.map(|i| i + off);
+            if matches!(st.kind, StepKind::Deliver | StepKind::Finish) {
+                st.kind = StepKind::Wait { ps: 0 };
+                st.stage = None;
+            }
+            if matches!(st.kind, StepKind::Post { thread, .. } if thread == ts) {
+                st.deps.push(done(d2h));
+            }
+            let _ = i;
+            p.step(st);
+        }
+        let deliver = &cp.steps[cp.deliver as usize];
+        let (rpoll, write_step) = (deliver.deps[0].step + off, deliver.deps[1].step + off);
+        spolls.push(cp.steps[finish as usize].deps[1].step + off);
+        joins.push(finish + off);
+        // The copy into the receiver's GPU, then the credit back to the sender.
+        let h2d = copy_to_gpu_as(&mut p, topo, &r, r_st, (tr, r_ce), (rpoll, false), bytes)?;
+        let credit = add(
+            &mut p,
+            ack.kind.clone(),
+            None,
+            ack.actor,
+            vec![done(h2d)],
+            None,
+        );
+        credits.push(credit);
+        last_deps.extend([done(h2d), done(write_step)]);
+    }
+    let deliver = add(&mut p, StepKind::Deliver, None, r_cpu, last_deps, None);
+    p.deliver = deliver;
+    let mut finish = vec![done(deliver)];
+    finish.extend(joins.iter().chain(&credits).map(|&j| done(j)));
+    add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
     p.link();
     Ok(p)
 }

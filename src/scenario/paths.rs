@@ -75,6 +75,8 @@ pub enum SideMode {
     Direct,
     /// Staged through a host buffer by CPU copies through BAR1.
     Gdrcopy,
+    /// Staged in chunks, pipelined.
+    Pipelined,
 }
 
 /// The path that actually runs, as reported in `effective_path`.
@@ -82,6 +84,7 @@ pub fn effective_name(sender: SideMode, receiver: SideMode) -> &'static str {
     match (sender, receiver) {
         (SideMode::Host, _) | (_, SideMode::Host) => "host",
         (SideMode::Gdrcopy, _) | (_, SideMode::Gdrcopy) => "gdrcopy",
+        (SideMode::Pipelined, _) | (_, SideMode::Pipelined) => "staged_pipelined",
         (SideMode::Staged, SideMode::Staged) => "staged",
         (SideMode::Direct, SideMode::Direct) => "gpudirect",
         (SideMode::Direct, SideMode::Staged) => "gpudirect_send_staged_recv",
@@ -150,11 +153,18 @@ pub fn plan(
     size: u64,
 ) -> Result<Built, RouteError> {
     let (sides, sender, receiver, setup, reason) = sides(cfg, flow, topo, path, op, size);
+    let how = match op {
+        Op::Write => Receive::LastByte,
+        Op::Send => Receive::Send,
+        _ => Receive::Imm,
+    };
     let (plan, inline) = match op {
-        Op::WriteImm => super::build::write(topo, &sides, Receive::Imm)?,
-        Op::Write => super::build::write(topo, &sides, Receive::LastByte)?,
-        Op::Send => super::build::write(topo, &sides, Receive::Send)?,
+        _ if sender == SideMode::Pipelined => {
+            let shape = (cfg.sim.chunk_bytes, cfg.sim.pipeline_depth);
+            (super::build::pipelined(topo, &sides, how, shape)?, false)
+        }
         Op::Read => (super::build::read(topo, &sides)?, false),
+        _ => super::build::write(topo, &sides, how)?,
     };
     Ok(Built {
         plan,
@@ -212,6 +222,7 @@ fn sides(
             PathKind::GpuDirect => (SideMode::Staged, refused()),
             PathKind::Auto => auto_side(cfg, topo, e, sender, p2p),
             PathKind::Gdrcopy => (SideMode::Gdrcopy, String::new()),
+            PathKind::StagedPipelined => (SideMode::Pipelined, String::new()),
         };
         let base = SidePlan {
             host: e.host,
@@ -233,7 +244,7 @@ fn sides(
                     if per_transfer { 0 } else { cost },
                 )
             }
-            SideMode::Staged | SideMode::Gdrcopy => {
+            SideMode::Staged | SideMode::Gdrcopy | SideMode::Pipelined => {
                 let g = e.gpu.expect("validated: staged paths have GPUs");
                 let by_cpu = mode == SideMode::Gdrcopy;
                 let staging = Staging {
@@ -246,8 +257,14 @@ fn sides(
                 // One pinned bounce buffer per message in flight in the streaming run,
                 // allocated and registered once; GDRCopy also pins and maps the GPU buffer
                 // once (gdr_pin_buffer, gdr_map: a GPU registration's cost).
-                let setup = window * (reg.bounce_alloc + reg.host_cost(size))
-                    + if by_cpu { reg.gpu_cost(size) } else { 0 };
+                let setup = if mode == SideMode::Pipelined {
+                    // `pipeline_depth` bounce buffers of one chunk.
+                    let chunk = cfg.sim.chunk_bytes.min(size);
+                    cfg.sim.pipeline_depth as u64 * (reg.bounce_alloc + reg.host_cost(chunk))
+                } else {
+                    window * (reg.bounce_alloc + reg.host_cost(size))
+                        + if by_cpu { reg.gpu_cost(size) } else { 0 }
+                };
                 (
                     SidePlan {
                         staging: Some(staging),
