@@ -581,8 +581,9 @@ fn auto_picks_what_nccl_would_and_says_why() {
     let cfg = default_cfg();
     for (scenario, picked, ran) in [
         ("PIX", "gpudirect", PathKind::GpuDirect),
-        ("PHB", "staged", PathKind::Staged),
-        ("SYS", "staged", PathKind::Staged),
+        // Both sides stage: in chunks, as NCCL does.
+        ("PHB", "staged_pipelined", PathKind::StagedPipelined),
+        ("SYS", "staged_pipelined", PathKind::StagedPipelined),
     ] {
         let auto = summary(&cfg, scenario, PathKind::Auto, 4096);
         assert_eq!(auto.effective_path, picked, "{scenario}");

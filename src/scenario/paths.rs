@@ -152,7 +152,14 @@ pub fn plan(
     op: Op,
     size: u64,
 ) -> Result<Built, RouteError> {
-    let (sides, sender, receiver, setup, reason) = sides(cfg, flow, topo, path, op, size);
+    let (mut sides, mut sender, mut receiver, mut setup, mut reason) =
+        sides_of(cfg, flow, topo, path, op, size);
+    if path == PathKind::Auto && (sender, receiver) == (SideMode::Staged, SideMode::Staged) {
+        // NCCL stages in chunks: where both sides stage, auto runs the pipelined staging.
+        (sides, sender, receiver, setup, _) =
+            sides_of(cfg, flow, topo, PathKind::StagedPipelined, op, size);
+        reason = reason.replace("-> staged", "-> staged (pipelined)");
+    }
     let how = match op {
         Op::Write => Receive::LastByte,
         Op::Send => Receive::Send,
@@ -184,7 +191,7 @@ fn bounce_buffers(cfg: &Config, size: u64) -> u32 {
 }
 
 /// What `path` does on each side.
-fn sides(
+fn sides_of(
     cfg: &Config,
     flow: &FlowSpec,
     topo: &Topology,
