@@ -92,15 +92,15 @@ fn message(path: PathKind, size: u64, b: Bencher) {
     flows(&cfg, 0, path, size, 1, 1, b);
 }
 
-/// One noise-free 1 GiB message on the default PIX placement.
-#[divan::bench(args = [PathKind::Host, PathKind::Staged, PathKind::GpuDirect])]
+/// One noise-free 1 GiB message on the default PIX placement (pipelined staging: 1024 chunks).
+#[divan::bench(args = [PathKind::Host, PathKind::Staged, PathKind::GpuDirect, PathKind::StagedPipelined])]
 fn one_gib_message(b: Bencher, path: PathKind) {
     message(path, 1 << 30, b);
 }
 
 /// One noise-free 16 GiB message (the largest size a sweep accepts): the cost of a message
 /// should not grow with its size.
-#[divan::bench(args = [PathKind::Staged, PathKind::GpuDirect])]
+#[divan::bench(args = [PathKind::Staged, PathKind::GpuDirect, PathKind::StagedPipelined])]
 fn sixteen_gib_message(b: Bencher, path: PathKind) {
     message(path, 16 << 30, b);
 }
