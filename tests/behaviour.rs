@@ -719,3 +719,39 @@ fn pipelined_staging_beats_gpudirect_through_a_p2p_read_cap() {
     );
     assert!(bw(PathKind::StagedPipelined, big) > 1.5 * bw(PathKind::GpuDirect, big));
 }
+
+/// Every operation streams both ways at once on one pair (`bidirectional`): PCIe and the wire
+/// are full duplex, so at 64 MiB each direction keeps its one-way rate and the pair moves twice
+/// as much, within 1%.
+#[test]
+fn every_op_streams_both_ways_at_twice_the_one_way_rate() {
+    let pix = "name = \"PIX\"\nsender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }\nreceiver = { host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let both = format!(
+        "{pix}\n\n[[scenarios]]\nname = \"PIX both ways\"\nsender = {{ host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }}\nreceiver = {{ host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" }}\nbidirectional = true"
+    );
+    let cfg = cfg_with(&[(pix, both.as_str())]);
+    let topo = gdrsim::scenario::topology(&cfg);
+    let bw = |scenario: &str, path, op| {
+        let si = scenario_index(&cfg, scenario);
+        let p = gdrsim::scenario::Point {
+            scenario: si,
+            path,
+            op,
+            size: 64 << 20,
+            seed: gdrsim::scenario::point_seed(cfg.seed, si, path, op, 64 << 20),
+        };
+        gdrsim::scenario::simulate_point(&cfg, &topo, &p)
+            .summary
+            .bw_gbps
+    };
+    for path in [PathKind::Host, PathKind::GpuDirect] {
+        for op in Op::ALL {
+            let one = bw("PIX", path, op);
+            let two = bw("PIX both ways", path, op);
+            assert!(
+                rel_diff(two, 2.0 * one) < 0.01,
+                "{path:?} {op:?}: {two:.2} both ways against {one:.2} one way"
+            );
+        }
+    }
+}
