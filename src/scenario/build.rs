@@ -117,58 +117,15 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     let tr = p.thread(r.host, r.cpu_socket);
 
     // Routes.
-    let nic_place =
-        |side: &SidePlan| Place::Device(topo.hosts[side.host].node_index(NodeKind::Nic(side.nic)));
-    let buf_place = |side: &SidePlan| match side.nic_buffer {
-        Buffer::Host { socket, .. } => Place::Memory(socket),
-        Buffer::Gpu { gpu, .. } => {
-            Place::Device(topo.hosts[side.host].node_index(NodeKind::Gpu(gpu)))
-        }
-    };
-    let buf_mem = |side: &SidePlan| -> ChannelId {
-        let host = &topo.hosts[side.host];
-        match side.nic_buffer {
-            Buffer::Host { socket, .. } => host.dram[socket],
-            Buffer::Gpu { gpu, .. } => host.gpu_memory[gpu],
-        }
-    };
     let mut mmio = [0; 2];
     let mut cqe = [0; 2];
     let mut engine = [0; 2];
     for (i, side) in [s, r].iter().enumerate() {
-        let host = &topo.hosts[side.host];
-        let nic = nic_place(side);
-        mmio[i] = p.route(
-            host.route(Place::Cpu(side.cpu_socket), nic, Flow::Write)?
-                .channels,
-        );
-        let mut c = host
-            .route(nic, Place::Memory(side.cpu_socket), Flow::Write)?
-            .channels;
-        c.push(host.dram[side.cpu_socket]);
-        cqe[i] = p.route(c);
-        engine[i] = p.route(vec![host.nics[side.nic].engine]);
+        (mmio[i], cqe[i], engine[i]) = nic_routes(&mut p, topo, side)?;
     }
-    let (sn, rn) = (nic_place(&s), nic_place(&r));
-    let sq = Place::Memory(s.cpu_socket);
-    let wqe_req = p.route(sh.route(sn, sq, Flow::ReadRequest)?.channels);
-    let wqe_back = sh.route(sq, sn, Flow::ReadCompletion)?;
-    let mps_wqe = wqe_back.mps;
-    let mut c = vec![sh.dram[s.cpu_socket]];
-    c.extend(wqe_back.channels);
-    let wqe_cpl = p.route(c);
-    let src = buf_place(&s);
-    let payload_req = p.route(sh.route(sn, src, Flow::ReadRequest)?.channels);
-    let back = sh.route(src, sn, Flow::ReadCompletion)?;
-    let mps_read = back.mps;
-    let mut c = vec![buf_mem(&s)];
-    c.extend(back.channels);
-    let payload_cpl = p.route(c);
-    let w = rh.route(rn, buf_place(&r), Flow::Write)?;
-    let mps_write = w.mps;
-    let mut c = w.channels;
-    c.push(buf_mem(&r));
-    let payload_write = p.route(c);
+    let wqe_fetch = sq_fetch(&mut p, topo, &s)?;
+    let payload_read = buffer_read(&mut p, topo, &s)?;
+    let (payload_write, mps_write) = buffer_write(&mut p, topo, &r)?;
     let (s_ch, r_ch) = (sh.nics[s.nic], rh.nics[r.nic]);
     let tx = p.route(vec![s_ch.tx]);
     let no_cable = || RouteError::NoCable {
@@ -263,17 +220,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
         host: r.host,
         nic: r.nic,
     };
-    let s_engine = topo.nic_engine(s.host, s.nic);
-    let fetch = (!blueflame).then_some((
-        ReadSpec {
-            engine: topo.wqe_engine(s.host, s.nic),
-            req: wqe_req,
-            cpl: wqe_cpl,
-            mrrs: s_nic.mrrs,
-            mps: mps_wqe,
-        },
-        wqe_bytes,
-    ));
+    let fetch = (!blueflame).then_some((wqe_fetch, wqe_bytes));
     let wqe = add(
         &mut p,
         StepKind::WqeFetch {
@@ -294,14 +241,10 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     let (tx_deps, tx_input) = if inline {
         (vec![done(wqe)], None)
     } else {
-        let read = ReadSpec {
-            engine: s_engine,
-            req: payload_req,
-            cpl: payload_cpl,
-            mrrs: s_nic.mrrs,
-            mps: mps_read,
+        let kind = StepKind::DmaRead {
+            nic: s_ref,
+            read: payload_read,
         };
-        let kind = StepKind::DmaRead { nic: s_ref, read };
         let read = add(
             &mut p,
             kind,
@@ -312,45 +255,16 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
         );
         (vec![], Some(carries(&mut p, read, size, true)))
     };
-    let kind = StepKind::NicTx {
-        nic: s_ref,
-        route: tx,
-    };
-    let txs = add(&mut p, kind, Some(Stage::NicTx), s_nic_a, tx_deps, tx_input);
-    let txs = carries(&mut p, txs, size, true);
-    let kind = StepKind::Wire { route: wire };
-    let wires = add(&mut p, kind, Some(Stage::Wire), network, vec![], Some(txs));
-    let wires = carries(&mut p, wires, size, true);
-
-    // The receiving NIC and thread.
-    let kind = StepKind::NicRx { route: rx };
-    let rxs = add(
+    let ends = ((s_ref, s_nic_a), (r_ref, r_nic_a, r.nic_buffer), network);
+    let written = (payload_write, mps_write);
+    let (rxs, write) = stream(
         &mut p,
-        kind,
-        Some(Stage::NicRx),
-        r_nic_a,
-        vec![],
-        Some(wires),
+        ends,
+        (tx, wire, rx),
+        written,
+        (tx_deps, tx_input),
+        size,
     );
-    let rxs = carries(&mut p, rxs, size, true);
-    let kind = StepKind::DmaWrite {
-        nic: r_ref,
-        route: payload_write,
-        mps: mps_write,
-        scatter: Gather {
-            buffer: r.nic_buffer,
-            len: size,
-        },
-    };
-    let write = add(
-        &mut p,
-        kind,
-        Some(Stage::DmaWrite),
-        r_nic_a,
-        vec![],
-        Some(rxs),
-    );
-    let write = carries(&mut p, write, size, true);
     let poll = if imm {
         let kind = StepKind::Cqe {
             nic: r_ref,
@@ -386,28 +300,15 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
         what: PacketKind::Ack,
     };
     let acks = add(&mut p, kind, None, r_nic_a, vec![done(rxs)], None);
-    let mut last = poll;
-    if imm
-        && sides.flush
-        && let Buffer::Gpu { gpu, .. } = r.nic_buffer
-    {
-        let routes = (mmio[1], engine[1], cqe[1]);
-        last = flush(&mut p, topo, &r, gpu, (tr, r_cpu, r_nic_a), routes, poll)?;
-    }
-    if let Some(st) = r.staging {
-        last = copy_to_gpu(&mut p, topo, &r, st, (tr, r_ce), poll, size)?;
-    }
-    // Delivery is causal: the consumer has the data no earlier than its last byte is written
-    // into the destination memory, whatever the receiver's thread saw first.
-    let deliver = add(
+    let receiver = ((tr, r_cpu, r_nic_a, r_ce), (mmio[1], engine[1], cqe[1]));
+    let deliver = deliver(
         &mut p,
-        StepKind::Deliver,
-        None,
-        r_cpu,
-        vec![done(last), done(write)],
-        None,
-    );
-    p.deliver = deliver;
+        topo,
+        (&r, imm && sides.flush),
+        receiver,
+        (poll, write),
+        size,
+    )?;
 
     // The sender's completion.
     let kind = StepKind::Cqe {
@@ -427,6 +328,161 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     Ok((p, inline))
 }
 
+/// What follows the receiving thread's poll: the flush where one is due, the copy into the GPU
+/// for a staged receiver, then the delivery, which is causal: the consumer has the data no
+/// earlier than its last byte is written into the destination memory, whatever the thread saw
+/// first. Sets and returns the plan's delivery step.
+#[allow(clippy::type_complexity)]
+fn deliver(
+    p: &mut Plan,
+    topo: &Topology,
+    (r, flushes): (&SidePlan, bool),
+    ((thread, cpu, nic, ce), routes): ((u16, u32, u32, u32), (RouteId, RouteId, RouteId)),
+    (poll, write): (StepId, StepId),
+    size: u64,
+) -> Result<StepId, RouteError> {
+    let mut last = poll;
+    if flushes && let Buffer::Gpu { gpu, .. } = r.nic_buffer {
+        last = flush(p, topo, r, gpu, (thread, cpu, nic), routes, poll)?;
+    }
+    if let Some(st) = r.staging {
+        last = copy_to_gpu(p, topo, r, st, (thread, ce), last, size)?;
+    }
+    let deliver = add(
+        p,
+        StepKind::Deliver,
+        None,
+        cpu,
+        vec![done(last), done(write)],
+        None,
+    );
+    p.deliver = deliver;
+    Ok(deliver)
+}
+
+/// The payload's streaming steps from the sending NIC to the receiving NIC's DMA writes:
+/// transmit pipeline, wire, receive pipeline, writes into the receive buffer. Returns the
+/// receive and write steps.
+#[allow(clippy::type_complexity)]
+fn stream(
+    p: &mut Plan,
+    ((s_ref, s_actor), (r_ref, r_actor, buffer), network): (
+        (NicRef, u32),
+        (NicRef, u32, Buffer),
+        u32,
+    ),
+    (tx, wire, rx): (RouteId, RouteId, RouteId),
+    (route, mps): (RouteId, u64),
+    (tx_deps, tx_input): (Vec<Dep>, Option<StepId>),
+    size: u64,
+) -> (StepId, StepId) {
+    let kind = StepKind::NicTx {
+        nic: s_ref,
+        route: tx,
+    };
+    let txs = add(p, kind, Some(Stage::NicTx), s_actor, tx_deps, tx_input);
+    let txs = carries(p, txs, size, true);
+    let kind = StepKind::Wire { route: wire };
+    let wires = add(p, kind, Some(Stage::Wire), network, vec![], Some(txs));
+    let wires = carries(p, wires, size, true);
+    let kind = StepKind::NicRx { route: rx };
+    let rxs = add(p, kind, Some(Stage::NicRx), r_actor, vec![], Some(wires));
+    let rxs = carries(p, rxs, size, true);
+    let kind = StepKind::DmaWrite {
+        nic: r_ref,
+        route,
+        mps,
+        scatter: Gather { buffer, len: size },
+    };
+    let write = add(p, kind, Some(Stage::DmaWrite), r_actor, vec![], Some(rxs));
+    (rxs, carries(p, write, size, true))
+}
+
+/// A side's control routes: the thread's MMIO writes to its NIC, the NIC's CQE writes into the
+/// thread's DRAM, and the NIC's send engine.
+fn nic_routes(
+    p: &mut Plan,
+    topo: &Topology,
+    side: &SidePlan,
+) -> Result<(RouteId, RouteId, RouteId), RouteError> {
+    let host = &topo.hosts[side.host];
+    let nic = Place::Device(host.node_index(NodeKind::Nic(side.nic)));
+    let mmio = p.route(
+        host.route(Place::Cpu(side.cpu_socket), nic, Flow::Write)?
+            .channels,
+    );
+    let mut c = host
+        .route(nic, Place::Memory(side.cpu_socket), Flow::Write)?
+        .channels;
+    c.push(host.dram[side.cpu_socket]);
+    let cqe = p.route(c);
+    let engine = p.route(vec![host.nics[side.nic].engine]);
+    Ok((mmio, cqe, engine))
+}
+
+/// The NIC's DMA read of a WQE from its send queue in the thread's DRAM (after a doorbell).
+fn sq_fetch(p: &mut Plan, topo: &Topology, side: &SidePlan) -> Result<ReadSpec, RouteError> {
+    let host = &topo.hosts[side.host];
+    let nic = Place::Device(host.node_index(NodeKind::Nic(side.nic)));
+    let sq = Place::Memory(side.cpu_socket);
+    let req = p.route(host.route(nic, sq, Flow::ReadRequest)?.channels);
+    let back = host.route(sq, nic, Flow::ReadCompletion)?;
+    let mut c = vec![host.dram[side.cpu_socket]];
+    c.extend(back.channels);
+    Ok(ReadSpec {
+        engine: topo.wqe_engine(side.host, side.nic),
+        req,
+        cpl: p.route(c),
+        mrrs: host.spec.nics[side.nic].mrrs,
+        mps: back.mps,
+    })
+}
+
+/// Where the NIC reads or writes a side's payload buffer: its place and its memory channel.
+fn buffer_at(topo: &Topology, side: &SidePlan) -> (Place, ChannelId) {
+    let host = &topo.hosts[side.host];
+    match side.nic_buffer {
+        Buffer::Host { socket, .. } => (Place::Memory(socket), host.dram[socket]),
+        Buffer::Gpu { gpu, .. } => (
+            Place::Device(host.node_index(NodeKind::Gpu(gpu))),
+            host.gpu_memory[gpu],
+        ),
+    }
+}
+
+/// The NIC's DMA read of a side's payload buffer, under the NIC's read window.
+fn buffer_read(p: &mut Plan, topo: &Topology, side: &SidePlan) -> Result<ReadSpec, RouteError> {
+    let host = &topo.hosts[side.host];
+    let nic = Place::Device(host.node_index(NodeKind::Nic(side.nic)));
+    let (src, mem) = buffer_at(topo, side);
+    let req = p.route(host.route(nic, src, Flow::ReadRequest)?.channels);
+    let back = host.route(src, nic, Flow::ReadCompletion)?;
+    let mut c = vec![mem];
+    c.extend(back.channels);
+    Ok(ReadSpec {
+        engine: topo.nic_engine(side.host, side.nic),
+        req,
+        cpl: p.route(c),
+        mrrs: host.spec.nics[side.nic].mrrs,
+        mps: back.mps,
+    })
+}
+
+/// The NIC's DMA writes into a side's payload buffer: the route and its MPS.
+fn buffer_write(
+    p: &mut Plan,
+    topo: &Topology,
+    side: &SidePlan,
+) -> Result<(RouteId, u64), RouteError> {
+    let host = &topo.hosts[side.host];
+    let nic = Place::Device(host.node_index(NodeKind::Nic(side.nic)));
+    let (dst, mem) = buffer_at(topo, side);
+    let w = host.route(nic, dst, Flow::Write)?;
+    let mut c = w.channels;
+    c.push(mem);
+    Ok((p.route(c), w.mps))
+}
+
 /// The receiving NIC's fetch of a pre-posted receive WQE from the receive queue (in the DRAM
 /// of the receiving thread's socket), under the NIC's WQE-fetch window.
 fn recv_wqe_fetch(
@@ -435,21 +491,9 @@ fn recv_wqe_fetch(
     r: &SidePlan,
     actor: u32,
 ) -> Result<StepId, RouteError> {
-    let h = &topo.hosts[r.host];
-    let spec = &h.spec.nics[r.nic];
-    let np = Place::Device(h.node_index(NodeKind::Nic(r.nic)));
-    let rq = Place::Memory(r.cpu_socket);
-    let req = p.route(h.route(np, rq, Flow::ReadRequest)?.channels);
-    let back = h.route(rq, np, Flow::ReadCompletion)?;
-    let mut c = vec![h.dram[r.cpu_socket]];
-    c.extend(back.channels);
-    let read = ReadSpec {
-        engine: topo.wqe_engine(r.host, r.nic),
-        req,
-        cpl: p.route(c),
-        mrrs: spec.mrrs,
-        mps: back.mps,
-    };
+    // The receive queue sits with the send queue, in the thread's DRAM.
+    let read = sq_fetch(p, topo, r)?;
+    let spec = &topo.hosts[r.host].spec.nics[r.nic];
     let kind = StepKind::RecvWqeFetch {
         nic: NicRef {
             host: r.host,
@@ -627,9 +671,7 @@ fn flush(
         host: r.host,
         nic: r.nic,
     };
-    let window = topo.nic_engine(r.host, r.nic);
     let np = Place::Device(h.node_index(NodeKind::Nic(r.nic)));
-    let gp = Place::Device(h.node_index(NodeKind::Gpu(gpu)));
     let sq = Place::Memory(r.cpu_socket);
     let f = Some(Stage::Flush);
     // Not inline: libmlx5 rings a doorbell (unless the NIC is set to prefer BlueFlame).
@@ -641,16 +683,7 @@ fn flush(
         inline: None,
     };
     let post = add(p, post, f, cpu, vec![done(after)], None);
-    let back = h.route(sq, np, Flow::ReadCompletion)?;
-    let mut c = vec![h.dram[r.cpu_socket]];
-    c.extend(back.channels);
-    let fetch = ReadSpec {
-        engine: topo.wqe_engine(r.host, r.nic),
-        req: p.route(h.route(np, sq, Flow::ReadRequest)?.channels),
-        cpl: p.route(c),
-        mrrs: spec.mrrs,
-        mps: back.mps,
-    };
+    let fetch = sq_fetch(p, topo, r)?;
     let kind = StepKind::WqeFetch {
         nic,
         fetch: (!blueflame).then_some((fetch, spec.wqe_bytes)),
@@ -671,16 +704,9 @@ fn flush(
         what: PacketKind::ReadRequest,
     };
     let req = add(p, kind, f, nic_actor, vec![done(wqe)], None);
-    let back = h.route(gp, np, Flow::ReadCompletion)?;
-    let mut c = vec![h.gpu_memory[gpu]];
-    c.extend(back.channels);
-    let read = ReadSpec {
-        engine: window,
-        req: p.route(h.route(np, gp, Flow::ReadRequest)?.channels),
-        cpl: p.route(c),
-        mrrs: spec.mrrs,
-        mps: back.mps,
-    };
+    // The byte read is of the receive buffer in the GPU.
+    debug_assert!(matches!(r.nic_buffer, Buffer::Gpu { gpu: g, .. } if g == gpu));
+    let read = buffer_read(p, topo, r)?;
     let kind = StepKind::DmaRead { nic, read };
     let read = add(p, kind, f, nic_actor, vec![done(req)], None);
     let read = carries(p, read, 1, false);
@@ -760,9 +786,6 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     let network = p.actor("network".into());
     let ts = p.thread(s.host, s.cpu_socket);
     let tr = p.thread(r.host, r.cpu_socket);
-    let nic_of =
-        |side: &SidePlan| Place::Device(topo.hosts[side.host].node_index(NodeKind::Nic(side.nic)));
-    let (sn, rn) = (nic_of(&s), nic_of(&r));
     let (s_ref, r_ref) = (
         NicRef {
             host: s.host,
@@ -775,28 +798,8 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     );
 
     // The requester posts and its NIC fetches the WQE from the send queue.
-    let mmio = p.route(
-        rh.route(Place::Cpu(r.cpu_socket), rn, Flow::Write)?
-            .channels,
-    );
-    let mut c = rh
-        .route(rn, Place::Memory(r.cpu_socket), Flow::Write)?
-        .channels;
-    c.push(rh.dram[r.cpu_socket]);
-    let cqe = p.route(c);
-    let engine = p.route(vec![rh.nics[r.nic].engine]);
-    let sq = Place::Memory(r.cpu_socket);
-    let req = p.route(rh.route(rn, sq, Flow::ReadRequest)?.channels);
-    let back = rh.route(sq, rn, Flow::ReadCompletion)?;
-    let mut c = vec![rh.dram[r.cpu_socket]];
-    c.extend(back.channels);
-    let fetch = ReadSpec {
-        engine: topo.wqe_engine(r.host, r.nic),
-        req,
-        cpl: p.route(c),
-        mrrs: r_nic.mrrs,
-        mps: back.mps,
-    };
+    let (mmio, cqe, engine) = nic_routes(&mut p, topo, &r)?;
+    let fetch = sq_fetch(&mut p, topo, &r)?;
     if s.register > 0 {
         let kind = StepKind::Register {
             thread: ts,
@@ -880,25 +883,7 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     );
 
     // The responder's NIC reads the source and sends the response.
-    let src = match s.nic_buffer {
-        Buffer::Host { socket, .. } => Place::Memory(socket),
-        Buffer::Gpu { gpu, .. } => Place::Device(sh.node_index(NodeKind::Gpu(gpu))),
-    };
-    let src_mem = match s.nic_buffer {
-        Buffer::Host { socket, .. } => sh.dram[socket],
-        Buffer::Gpu { gpu, .. } => sh.gpu_memory[gpu],
-    };
-    let req = p.route(sh.route(sn, src, Flow::ReadRequest)?.channels);
-    let back = sh.route(src, sn, Flow::ReadCompletion)?;
-    let mut c = vec![src_mem];
-    c.extend(back.channels);
-    let read = ReadSpec {
-        engine: topo.nic_engine(s.host, s.nic),
-        req,
-        cpl: p.route(c),
-        mrrs: s_nic.mrrs,
-        mps: back.mps,
-    };
+    let read = buffer_read(&mut p, topo, &s)?;
     let kind = StepKind::DmaRead { nic: s_ref, read };
     let dma = add(
         &mut p,
@@ -909,62 +894,17 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
         None,
     );
     let dma = carries(&mut p, dma, size, true);
-    let kind = StepKind::NicTx {
-        nic: s_ref,
-        route: p.route(vec![s_ch.tx]),
-    };
-    let txs = add(&mut p, kind, Some(Stage::NicTx), s_nic_a, vec![], Some(dma));
-    let txs = carries(&mut p, txs, size, true);
     let forward = topo
         .wire_route((s.host, s.nic), (r.host, r.nic))
         .ok_or_else(no_cable)?;
-    let kind = StepKind::Wire {
-        route: p.route(forward),
-    };
-    let wires = add(&mut p, kind, Some(Stage::Wire), network, vec![], Some(txs));
-    let wires = carries(&mut p, wires, size, true);
-
-    // The requester's NIC writes the response and completes.
-    let kind = StepKind::NicRx {
-        route: p.route(vec![r_ch.rx]),
-    };
-    let rxs = add(
-        &mut p,
-        kind,
-        Some(Stage::NicRx),
-        r_nic_a,
-        vec![],
-        Some(wires),
+    let routes = (
+        p.route(vec![s_ch.tx]),
+        p.route(forward),
+        p.route(vec![r_ch.rx]),
     );
-    let rxs = carries(&mut p, rxs, size, true);
-    let dst = match r.nic_buffer {
-        Buffer::Host { socket, .. } => (Place::Memory(socket), rh.dram[socket]),
-        Buffer::Gpu { gpu, .. } => (
-            Place::Device(rh.node_index(NodeKind::Gpu(gpu))),
-            rh.gpu_memory[gpu],
-        ),
-    };
-    let w = rh.route(rn, dst.0, Flow::Write)?;
-    let mut c = w.channels;
-    c.push(dst.1);
-    let kind = StepKind::DmaWrite {
-        nic: r_ref,
-        route: p.route(c),
-        mps: w.mps,
-        scatter: Gather {
-            buffer: r.nic_buffer,
-            len: size,
-        },
-    };
-    let write = add(
-        &mut p,
-        kind,
-        Some(Stage::DmaWrite),
-        r_nic_a,
-        vec![],
-        Some(rxs),
-    );
-    let write = carries(&mut p, write, size, true);
+    let written = buffer_write(&mut p, topo, &r)?;
+    let ends = ((s_ref, s_nic_a), (r_ref, r_nic_a, r.nic_buffer), network);
+    let (_, write) = stream(&mut p, ends, routes, written, (vec![], Some(dma)), size);
     let kind = StepKind::Cqe {
         nic: r_ref,
         kind: CqeKind::Read,
@@ -987,25 +927,15 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
         vec![done(rcqe)],
         None,
     );
-    let mut last = poll;
-    if sides.flush
-        && let Buffer::Gpu { gpu, .. } = r.nic_buffer
-    {
-        let routes = (mmio, engine, cqe);
-        last = flush(&mut p, topo, &r, gpu, (tr, r_cpu, r_nic_a), routes, poll)?;
-    }
-    if let Some(st) = r.staging {
-        last = copy_to_gpu(&mut p, topo, &r, st, (tr, r_ce), last, size)?;
-    }
-    let deliver = add(
+    let receiver = ((tr, r_cpu, r_nic_a, r_ce), (mmio, engine, cqe));
+    let deliver = deliver(
         &mut p,
-        StepKind::Deliver,
-        None,
-        r_cpu,
-        vec![done(last), done(write)],
-        None,
-    );
-    p.deliver = deliver;
+        topo,
+        (&r, sides.flush),
+        receiver,
+        (poll, write),
+        size,
+    )?;
     add(
         &mut p,
         StepKind::Finish,
