@@ -45,22 +45,8 @@ impl Fabric<'_> {
                 }
             }
             Copy::H2d { read, .. } => {
-                let routes = (
-                    self.route_of(inst.0, read.req),
-                    self.route_of(inst.0, read.cpl),
-                );
                 self.step_state(inst).parts = read_completions(size, read.mrrs, read.mps) as u32;
-                let who = (inst.0, inst.1, inst.2, 0);
-                self.read(
-                    read.engine,
-                    routes,
-                    (read.mrrs, read.mps),
-                    size,
-                    who,
-                    payload,
-                    now,
-                    q,
-                );
+                self.read_for(inst, read, size, payload, now, q);
             }
         }
     }

@@ -553,6 +553,26 @@ impl<'t> Fabric<'t> {
         self.issue_reads(engine, now, q);
     }
 
+    /// Step instance `inst` (phase 0) reads `bytes` as `spec` says: its plan routes resolved
+    /// to this flow's, under the requester's window.
+    pub(super) fn read_for(
+        &mut self,
+        inst: crate::components::steps::Instance,
+        spec: crate::plan::ReadSpec,
+        bytes: u64,
+        payload: bool,
+        now: Ps,
+        q: &mut Queue<Event>,
+    ) {
+        let routes = (
+            self.route_of(inst.0, spec.req),
+            self.route_of(inst.0, spec.cpl),
+        );
+        let who = (inst.0, inst.1, inst.2, 0);
+        let sizes = (spec.mrrs, spec.mps);
+        self.read(spec.engine, routes, sizes, bytes, who, payload, now, q);
+    }
+
     /// Issues waiting requests while tags are free.
     fn issue_reads(&mut self, engine: usize, now: Ps, q: &mut Queue<Event>) {
         while self.engines[engine].tags_free > 0 {

@@ -34,19 +34,8 @@ impl Fabric<'_> {
         self.step_state(inst).started = at;
         match fetch {
             Some((read, bytes)) => {
-                let flow = inst.0;
-                let routes = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
                 self.step_state(inst).parts = read_completions(bytes, read.mrrs, read.mps) as u32;
-                self.read(
-                    read.engine,
-                    routes,
-                    (read.mrrs, read.mps),
-                    bytes,
-                    (inst.0, inst.1, inst.2, 0),
-                    false,
-                    now,
-                    q,
-                );
+                self.read_for(inst, read, bytes, false, now, q);
             }
             None => self.send_engine(inst, 1, now, q),
         }
@@ -126,21 +115,7 @@ impl Fabric<'_> {
             unreachable!()
         };
         let (size, payload) = (self.step_of(inst).bytes, self.step_of(inst).payload);
-        let routes = (
-            self.route_of(inst.0, read.req),
-            self.route_of(inst.0, read.cpl),
-        );
-        let who = (inst.0, inst.1, inst.2, 0);
-        self.read(
-            read.engine,
-            routes,
-            (read.mrrs, read.mps),
-            size,
-            who,
-            payload,
-            now,
-            q,
-        );
+        self.read_for(inst, read, size, payload, now, q);
     }
 
     /// Payload bytes reached the sending NIC's transmit step `inst` at `at`: emit every packet

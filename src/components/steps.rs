@@ -97,18 +97,8 @@ impl Fabric<'_> {
             StepKind::RecvWqeFetch { read, bytes, .. } => {
                 self.step_state(inst).started = at;
                 self.step_state(inst).parts = read_completions(*bytes, read.mrrs, read.mps) as u32;
-                let routes = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
                 let (read, bytes) = (*read, *bytes);
-                self.read(
-                    read.engine,
-                    routes,
-                    (read.mrrs, read.mps),
-                    bytes,
-                    (flow, msg, step, 0),
-                    false,
-                    now,
-                    q,
-                );
+                self.read_for(inst, read, bytes, false, now, q);
             }
             StepKind::DmaRead { .. } => self.payload_read(inst, at, now, q),
             StepKind::NicTx { .. } => {
