@@ -755,3 +755,47 @@ fn every_op_streams_both_ways_at_twice_the_one_way_rate() {
         }
     }
 }
+
+/// A registration cache of limited size (`registration = "lru"`, rows E1-E5): while the
+/// buffers cycled over fit, every one is registered once (setup) and a transfer pays nothing;
+/// with more buffers than entries, cyclic access misses every time, and each transfer pays the
+/// evicted buffer's deregistration and its own registration before it posts.
+#[test]
+fn a_registration_cache_smaller_than_the_working_set_misses_every_time() {
+    let lru = |buffers: u32| {
+        cfg_with(&[(
+            "registration = \"cached\"",
+            &format!(
+                "registration = \"lru\"\nregistration_cache_entries = 64\nbuffers = {buffers}"
+            ),
+        )])
+    };
+    let cached = default_cfg();
+    let reg = &cached.hosts[0].machine.registration;
+    for (path, size) in [(PathKind::Host, 4096u64), (PathKind::GpuDirect, 1 << 20)] {
+        let base = model_latency(&cached, "PIX", path, size, false);
+        let fits = lru(64);
+        assert_eq!(
+            model_latency(&fits, "PIX", path, size, false),
+            base,
+            "{path:?} fits"
+        );
+        let one = summary(&cached, "PIX", path, size).setup_ps;
+        assert_eq!(
+            summary(&fits, "PIX", path, size).setup_ps,
+            64 * one,
+            "{path:?}"
+        );
+        let miss = match path {
+            PathKind::Host => reg.host_cost(size) + reg.host_dereg_cost(size),
+            _ => reg.gpu_cost(size) + reg.gpu_dereg_cost(size),
+        };
+        let thrash = lru(65);
+        assert_eq!(
+            model_latency(&thrash, "PIX", path, size, false),
+            base + miss,
+            "{path:?}: every transfer deregisters and registers"
+        );
+        assert_eq!(summary(&thrash, "PIX", path, size).setup_ps, 0);
+    }
+}

@@ -393,7 +393,7 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
     let registration = cx.one_of(
         &s.registration,
         "sim.registration",
-        &["cached", "per_transfer"],
+        &["cached", "per_transfer", "lru"],
         "cached",
     )?;
     let flush = cx.one_of(
@@ -445,10 +445,31 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
             64 << 10,
         )?,
 
-        registration: if registration == "cached" {
-            Registration::Cached
-        } else {
-            Registration::PerTransfer
+        registration: match registration.as_str() {
+            "cached" => Registration::Cached,
+            "lru" => Registration::Lru,
+            _ => Registration::PerTransfer,
+        },
+        // Estimate: registrations a library's cache keeps (UCX and NCCL bound theirs by memory).
+        registration_cache_entries: match s.registration_cache_entries.unwrap_or(64) {
+            n @ 1..=MAX_COUNT => n,
+            n => {
+                return Err(cx.err(
+                    "sim.registration_cache_entries",
+                    format!("a number of registrations from 1 to {MAX_COUNT}"),
+                    n.to_string(),
+                ));
+            }
+        },
+        buffers: match s.buffers.unwrap_or(1) {
+            n @ 1..=MAX_COUNT => n,
+            n => {
+                return Err(cx.err(
+                    "sim.buffers",
+                    format!("a number of distinct buffers per side from 1 to {MAX_COUNT}"),
+                    n.to_string(),
+                ));
+            }
         },
         jitter: s.jitter.unwrap_or(true),
         flush: match flush.as_str() {
@@ -655,6 +676,28 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             &r.bounce_alloc_ns,
             &k("registration.bounce_alloc_ns"),
             d::BOUNCE_ALLOC,
+        )?,
+        host_dereg_base: cx.dur(
+            &r.host_dereg_base_ns,
+            &k("registration.host_dereg_base_ns"),
+            d::DEREG_HOST_BASE,
+        )?,
+        host_dereg_per_page: cx.dur_at_most(
+            &r.host_dereg_per_page_ns,
+            &k("registration.host_dereg_per_page_ns"),
+            d::DEREG_HOST_PER_PAGE,
+            MAX_PER_PAGE,
+        )?,
+        gpu_dereg_base: cx.dur(
+            &r.gpu_dereg_base_ns,
+            &k("registration.gpu_dereg_base_ns"),
+            d::DEREG_GPU_BASE,
+        )?,
+        gpu_dereg_per_page: cx.dur_at_most(
+            &r.gpu_dereg_per_page_ns,
+            &k("registration.gpu_dereg_per_page_ns"),
+            d::DEREG_GPU_PER_PAGE,
+            MAX_PER_PAGE,
         )?,
     };
     if m.pcie.rcb_bytes.is_some() {

@@ -24,6 +24,13 @@ pub const REG_GPU_BASE: Ps = ns(40_500);
 pub const REG_GPU_PER_PAGE: Ps = ns(1_100);
 /// cudaMallocHost of a pinned bounce buffer: row D18 (~1038 µs per call).
 pub const BOUNCE_ALLOC: Ps = ns(1_000_000);
+/// ibv_dereg_mr: row E5 (500 GB unregistered in 11.754 s against 49.198 s to register:
+/// about 90 ns per 4 KiB page); the fixed part is an estimate.
+pub const DEREG_HOST_BASE: Ps = ns(2_000);
+pub const DEREG_HOST_PER_PAGE: Ps = ns(90);
+/// Unpinning a GPU buffer: row E2 (T4: 25.4 µs for 64 KiB, 25.9 µs for 128 KiB).
+pub const DEREG_GPU_BASE: Ps = ns(24_900);
+pub const DEREG_GPU_PER_PAGE: Ps = ns(500);
 
 // ---- PCIe ----------------------------------------------------------------------------------
 /// PHY + data-link latency per link traversal. Calibrated with ROOT_COMPLEX_LATENCY and

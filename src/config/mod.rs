@@ -30,6 +30,11 @@ pub enum Registration {
     Cached,
     /// On every transfer (in the latency).
     PerTransfer,
+    /// Through a least-recently-used cache of `registration_cache_entries` registrations, the
+    /// workload cycling over `buffers` buffers per side: all of them stay registered (setup)
+    /// when they fit; otherwise every transfer misses (cyclic access defeats LRU) and pays the
+    /// eviction's deregistration and its own registration in its latency.
+    Lru,
 }
 
 /// Data paths a sweep can ask for.
@@ -171,6 +176,9 @@ pub struct SimConfig {
     /// The farthest GPU-NIC class at which the `auto` path uses GPUDirect, as NCCL's
     /// `NCCL_NET_GDR_LEVEL` (an index into [`GDR_LEVELS`]).
     pub net_gdr_level: usize,
+    /// `registration = "lru"`: cache capacity and the buffers the workload cycles over.
+    pub registration_cache_entries: u32,
+    pub buffers: u32,
     /// `staged_pipelined`: chunk size and bounce buffers per side.
     pub chunk_bytes: u64,
     pub pipeline_depth: u32,

@@ -50,6 +50,8 @@ pub struct RawSim {
     pub jitter: Option<bool>,
     pub flush: Option<String>,
     pub net_gdr_level: Option<String>,
+    pub registration_cache_entries: Option<u32>,
+    pub buffers: Option<u32>,
     pub chunk_bytes: Option<Q>,
     pub pipeline_depth: Option<u32>,
 }
@@ -136,6 +138,10 @@ pub struct RawRegistration {
     pub gpu_base_ns: Option<Q>,
     pub gpu_per_page_ns: Option<Q>,
     pub bounce_alloc_ns: Option<Q>,
+    pub host_dereg_base_ns: Option<Q>,
+    pub host_dereg_per_page_ns: Option<Q>,
+    pub gpu_dereg_base_ns: Option<Q>,
+    pub gpu_dereg_per_page_ns: Option<Q>,
 }
 
 #[derive(Debug, Default, Deserialize)]

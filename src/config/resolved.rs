@@ -63,6 +63,10 @@ fn machine(m: &MachineSpec) -> Value {
             ("gpu_base_ns", dur(r.gpu_base)),
             ("gpu_per_page_ns", dur(r.gpu_per_page)),
             ("bounce_alloc_ns", dur(r.bounce_alloc)),
+            ("host_dereg_base_ns", dur(r.host_dereg_base)),
+            ("host_dereg_per_page_ns", dur(r.host_dereg_per_page)),
+            ("gpu_dereg_base_ns", dur(r.gpu_dereg_base)),
+            ("gpu_dereg_per_page_ns", dur(r.gpu_dereg_per_page)),
         ]),
     );
     t.insert(
@@ -227,15 +231,20 @@ pub fn to_toml(c: &Config) -> String {
             ("coalesce_above_bytes", int(sim.coalesce_above)),
             (
                 "registration",
-                s(if sim.registration == Registration::Cached {
-                    "cached"
-                } else {
-                    "per_transfer"
+                s(match sim.registration {
+                    Registration::Cached => "cached",
+                    Registration::PerTransfer => "per_transfer",
+                    Registration::Lru => "lru",
                 }),
             ),
             ("jitter", Value::Boolean(sim.jitter)),
             ("flush", s(sim.flush.name())),
             ("net_gdr_level", s(super::GDR_LEVELS[sim.net_gdr_level])),
+            (
+                "registration_cache_entries",
+                int(sim.registration_cache_entries as u64),
+            ),
+            ("buffers", int(sim.buffers as u64)),
             ("chunk_bytes", int(sim.chunk_bytes)),
             ("pipeline_depth", int(sim.pipeline_depth as u64)),
         ]),

@@ -200,7 +200,13 @@ fn sides_of(
     size: u64,
 ) -> (Sides, SideMode, SideMode, Ps, String) {
     let window = bounce_buffers(cfg, size) as u64;
-    let per_transfer = cfg.sim.registration == Registration::PerTransfer;
+    // An LRU registration cache smaller than the buffers cycled through misses every time
+    // (cyclic access): each transfer deregisters the evicted buffer and registers its own.
+    let lru = cfg.sim.registration == Registration::Lru;
+    let lru_miss = lru && cfg.sim.buffers > cfg.sim.registration_cache_entries;
+    let per_transfer = cfg.sim.registration == Registration::PerTransfer || lru_miss;
+    // Registered once: one buffer, or every buffer the workload cycles over.
+    let once = if lru { cfg.sim.buffers as u64 } else { 1 };
     let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps, String) {
         let m = &cfg.hosts[e.host].machine;
         let reg = &m.registration;
@@ -241,14 +247,19 @@ fn sides_of(
         };
         let (plan, mode, setup) = match mode {
             SideMode::Host => {
-                let cost = reg.host_cost(size);
+                let cost = reg.host_cost(size)
+                    + if lru_miss {
+                        reg.host_dereg_cost(size)
+                    } else {
+                        0
+                    };
                 (
                     SidePlan {
                         register: if per_transfer { cost } else { 0 },
                         ..base
                     },
                     mode,
-                    if per_transfer { 0 } else { cost },
+                    if per_transfer { 0 } else { once * cost },
                 )
             }
             SideMode::Staged | SideMode::Gdrcopy | SideMode::Pipelined => {
@@ -284,7 +295,12 @@ fn sides_of(
             SideMode::Direct => {
                 let g = e.gpu.expect("direct sides have GPUs");
                 let va = m.gpus[g].heap_base;
-                let cost = reg.gpu_cost(size);
+                let cost = reg.gpu_cost(size)
+                    + if lru_miss {
+                        reg.gpu_dereg_cost(size)
+                    } else {
+                        0
+                    };
                 let buf = Buffer::Gpu {
                     gpu: g,
                     va,
@@ -297,7 +313,7 @@ fn sides_of(
                         ..base
                     },
                     mode,
-                    if per_transfer { 0 } else { cost },
+                    if per_transfer { 0 } else { once * cost },
                 )
             }
         };

@@ -45,6 +45,12 @@ pub struct RegistrationSpec {
     pub gpu_per_page: Ps,
     /// cudaMallocHost of one pinned bounce buffer.
     pub bounce_alloc: Ps,
+    /// ibv_dereg_mr of a host buffer: fixed part and per 4 KiB page.
+    pub host_dereg_base: Ps,
+    pub host_dereg_per_page: Ps,
+    /// Unpinning a GPU buffer: fixed part and per 64 KiB page.
+    pub gpu_dereg_base: Ps,
+    pub gpu_dereg_per_page: Ps,
 }
 
 pub const HOST_PAGE: u64 = 4096;
@@ -56,6 +62,12 @@ impl RegistrationSpec {
     }
     pub fn gpu_cost(&self, bytes: u64) -> Ps {
         self.gpu_base + bytes.div_ceil(GPU_PAGE).max(1) * self.gpu_per_page
+    }
+    pub fn host_dereg_cost(&self, bytes: u64) -> Ps {
+        self.host_dereg_base + bytes.div_ceil(HOST_PAGE).max(1) * self.host_dereg_per_page
+    }
+    pub fn gpu_dereg_cost(&self, bytes: u64) -> Ps {
+        self.gpu_dereg_base + bytes.div_ceil(GPU_PAGE).max(1) * self.gpu_dereg_per_page
     }
 }
 
