@@ -799,3 +799,34 @@ fn a_registration_cache_smaller_than_the_working_set_misses_every_time() {
         assert_eq!(summary(&thrash, "PIX", path, size).setup_ps, 0);
     }
 }
+
+/// Each side chooses where its data lives: `buffer = "host"` keeps a side in pinned host
+/// memory whatever the path does on the other, so GPU-to-host and host-to-GPU transfers run,
+/// and the host DRAM traffic counts exactly the copies each combination makes.
+#[test]
+fn a_side_in_host_memory_mixes_with_a_gpu_side() {
+    let recv = "receiver = { host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let cfg = cfg_with(&[(
+        recv,
+        "receiver = { host = \"node-b\", nic = \"nic0\", buffer = \"host\" }",
+    )]);
+    let size = 1u64 << 20;
+    for (path, name, dram) in [
+        (PathKind::GpuDirect, "gpudirect_send_host_recv", size),
+        (PathKind::Staged, "staged_send_host_recv", 3 * size),
+        (PathKind::StagedPipelined, "staged_send_host_recv", 3 * size),
+        (PathKind::Host, "host", 2 * size),
+    ] {
+        let s = summary(&cfg, "PIX", path, size);
+        assert_eq!(s.effective_path, name, "{path:?}");
+        assert_eq!(s.host_mem_bytes, dram, "{path:?}: host DRAM bytes");
+    }
+    let send = "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let cfg = cfg_with(&[(
+        send,
+        "sender = { host = \"node-a\", nic = \"nic0\", buffer = \"host\" }",
+    )]);
+    let s = summary(&cfg, "PIX", PathKind::GpuDirect, size);
+    assert_eq!(s.effective_path, "host_send_gpudirect_recv");
+    assert_eq!(s.host_mem_bytes, size);
+}

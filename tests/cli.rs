@@ -946,3 +946,13 @@ fn bad_input_unknown_op_and_no_ops() {
         &["sweep.ops", "at least one op"],
     );
 }
+
+#[test]
+fn bad_input_unknown_buffer_kind() {
+    assert_edit_rejected(
+        "buffer-disk",
+        "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }",
+        "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\", buffer = \"disk\" }",
+        &["scenarios[0].sender.buffer", "\"gpu\" or \"host\"", "disk"],
+    );
+}

@@ -294,4 +294,7 @@ pub struct RawEndpoint {
     pub gpu: Option<String>,
     /// Socket whose DRAM holds host buffers (default: the NIC's socket).
     pub memory: Option<String>,
+    /// Where the side's data lives: "gpu" (the default with a gpu) or "host" (pinned host
+    /// memory, whatever the path does on the other side).
+    pub buffer: Option<String>,
 }

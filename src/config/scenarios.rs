@@ -284,7 +284,27 @@ pub(super) fn endpoint(
             format!("{:?}", e.nic),
         )
     })?;
+    let host_buffer = match e.buffer.as_deref() {
+        None | Some("gpu") => false,
+        Some("host") => true,
+        Some(b) => {
+            return Err(cx.err(
+                &format!("{key}.buffer"),
+                "\"gpu\" or \"host\"",
+                format!("{b:?}"),
+            ));
+        }
+    };
+    if e.buffer.as_deref() == Some("gpu") && e.gpu.is_none() {
+        return Err(cx.err(
+            &format!("{key}.gpu"),
+            "a GPU for buffer = \"gpu\"",
+            "no gpu key",
+        ));
+    }
     let gpu = match &e.gpu {
+        // A host buffer: the side moves host memory on every path.
+        _ if host_buffer => None,
         Some(g) => Some(m.gpus.iter().position(|x| &x.name == g).ok_or_else(|| {
             cx.err(
                 &format!("{key}.gpu"),
@@ -299,7 +319,7 @@ pub(super) fn endpoint(
         None if needs_gpu => {
             return Err(cx.err(
                 &format!("{key}.gpu"),
-                "a GPU (the sweep has a staged or gpudirect path)",
+                "a GPU (the sweep has a path through GPU memory), or buffer = \"host\"",
                 "no gpu key",
             ));
         }

@@ -82,7 +82,13 @@ pub enum SideMode {
 /// The path that actually runs, as reported in `effective_path`.
 pub fn effective_name(sender: SideMode, receiver: SideMode) -> &'static str {
     match (sender, receiver) {
-        (SideMode::Host, _) | (_, SideMode::Host) => "host",
+        (SideMode::Host, SideMode::Host) => "host",
+        (SideMode::Host, SideMode::Direct) => "host_send_gpudirect_recv",
+        (SideMode::Direct, SideMode::Host) => "gpudirect_send_host_recv",
+        (SideMode::Host, SideMode::Gdrcopy) => "host_send_gdrcopy_recv",
+        (SideMode::Gdrcopy, SideMode::Host) => "gdrcopy_send_host_recv",
+        (SideMode::Host, _) => "host_send_staged_recv",
+        (_, SideMode::Host) => "staged_send_host_recv",
         (SideMode::Gdrcopy, _) | (_, SideMode::Gdrcopy) => "gdrcopy",
         (SideMode::Pipelined, _) | (_, SideMode::Pipelined) => "staged_pipelined",
         (SideMode::Staged, SideMode::Staged) => "staged",
@@ -154,6 +160,12 @@ pub fn plan(
 ) -> Result<Built, RouteError> {
     let (mut sides, mut sender, mut receiver, mut setup, mut reason) =
         sides_of(cfg, flow, topo, path, op, size);
+    if path == PathKind::StagedPipelined && (sender == SideMode::Host || receiver == SideMode::Host)
+    {
+        // Chunks need a bounce buffer on both sides: with host memory on one, stage the other
+        // whole.
+        (sides, sender, receiver, setup, _) = sides_of(cfg, flow, topo, PathKind::Staged, op, size);
+    }
     if path == PathKind::Auto && (sender, receiver) == (SideMode::Staged, SideMode::Staged) {
         // NCCL stages in chunks: where both sides stage, auto runs the pipelined staging.
         (sides, sender, receiver, setup, _) =
@@ -226,6 +238,8 @@ fn sides_of(
             format!("{who}: P2P {what} refused on its GPU-NIC route -> staged")
         };
         let (mode, reason) = match path {
+            // A side whose data is in host memory (no GPU): host memory on every path.
+            _ if e.gpu.is_none() => (SideMode::Host, String::new()),
             PathKind::Host => (SideMode::Host, String::new()),
             PathKind::Staged => (SideMode::Staged, String::new()),
             PathKind::GpuDirect if p2p() => (SideMode::Direct, String::new()),
