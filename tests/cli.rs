@@ -956,3 +956,22 @@ fn bad_input_unknown_buffer_kind() {
         &["scenarios[0].sender.buffer", "\"gpu\" or \"host\"", "disk"],
     );
 }
+
+/// Issue #13, item 3: a size listed twice would give duplicate rows, and a range past the
+/// 16 GiB limit was cut short silently: both refused, naming the key.
+#[test]
+fn bad_input_duplicate_sizes_and_a_range_past_16_gib() {
+    let dup = write_config(
+        "dup-sizes",
+        &with_sizes(&default_toml(), "sizes = [\"4KiB\", \"8B\", \"4KiB\"]"),
+    );
+    assert_rejected(&dup, &["sweep.sizes[2]", "listed once", "sweep.sizes[0]"]);
+    let big = write_config(
+        "big-range",
+        &with_sizes(
+            &default_toml(),
+            "sizes = { from = \"8B\", to = \"17GiB\", factor = 2 }",
+        ),
+    );
+    assert_rejected(&big, &["sweep.sizes.to", "up to 16 GiB"]);
+}

@@ -501,11 +501,26 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
 
 fn convert_sizes(cx: &Cx, s: &RawSizes) -> R<Vec<u64>> {
     let mut sizes = match s {
-        RawSizes::List(list) => list
-            .iter()
-            .enumerate()
-            .map(|(i, q)| cx.size(q, &format!("sweep.sizes[{i}]")))
-            .collect::<R<Vec<_>>>()?,
+        RawSizes::List(list) => {
+            let v = list
+                .iter()
+                .enumerate()
+                .map(|(i, q)| cx.size(q, &format!("sweep.sizes[{i}]")))
+                .collect::<R<Vec<_>>>()?;
+            // A size listed twice would give two identical rows.
+            if let Some(i) = (1..v.len()).find(|&i| v[..i].contains(&v[i])) {
+                return Err(cx.err(
+                    &format!("sweep.sizes[{i}]"),
+                    "sizes listed once each",
+                    format!(
+                        "{} bytes, already at sweep.sizes[{}]",
+                        v[i],
+                        v[..i].iter().position(|&x| x == v[i]).unwrap_or(0)
+                    ),
+                ));
+            }
+            v
+        }
         RawSizes::Range(r) => {
             let from = cx.size(&r.from, "sweep.sizes.from")?;
             let to = cx.size(&r.to, "sweep.sizes.to")?;
@@ -516,6 +531,9 @@ fn convert_sizes(cx: &Cx, s: &RawSizes) -> R<Vec<u64>> {
                     "an integer factor of at least 2",
                     factor.to_string(),
                 ));
+            }
+            if to > 16 << 30 {
+                return Err(cx.err("sweep.sizes.to", "a size up to 16 GiB", to.to_string()));
             }
             if to < from {
                 return Err(cx.err(
