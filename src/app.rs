@@ -255,6 +255,7 @@ pub fn run(
     let dir = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("output").join(&cfg.name));
+    usable_output(&dir)?;
     let progress = !quiet && std::io::stderr().is_terminal();
     let results = simulate(&cfg, jobs, progress)?;
     let rows: Vec<Summary> = results.into_iter().map(|r| r.summary).collect();
@@ -268,6 +269,44 @@ pub fn run(
         ))?;
     }
     Ok(dir)
+}
+
+/// Bad input before any work: the output folder must be one gdrsim can create and write into
+/// (the run writes it only at the end, after simulating everything).
+fn usable_output(dir: &Path) -> Result<(), ConfigError> {
+    let bad = |why: String| {
+        ConfigError::new(
+            "--out",
+            "",
+            "an output folder gdrsim can create and write",
+            format!("{}: {why}", dir.display()),
+        )
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad("exists and is not a folder".into()));
+    }
+    // The nearest existing ancestor must be a writable folder.
+    let mut at = dir.to_path_buf();
+    while !at.exists() {
+        match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
+            _ => {
+                at = PathBuf::from(".");
+                break;
+            }
+        }
+    }
+    if !at.is_dir() {
+        return Err(bad(format!("{} is not a folder", at.display())));
+    }
+    let probe = at.join(format!(".gdrsim-probe-{}", std::process::id()));
+    match std::fs::write(&probe, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(bad(format!("cannot write in {}: {e}", at.display()))),
+    }
 }
 
 /// Writes `text` to stdout. A closed pipe (`gdrsim topo | head`) ends the output quietly, as it

@@ -975,3 +975,33 @@ fn bad_input_duplicate_sizes_and_a_range_past_16_gib() {
     );
     assert_rejected(&big, &["sweep.sizes.to", "up to 16 GiB"]);
 }
+
+/// Issue #13, item 5: a name that cannot be a folder, and an output path that cannot be
+/// written, are bad input: exit 2 before any simulation (they failed with exit 1 at the end).
+#[test]
+fn bad_input_unusable_name_and_output_path() {
+    let long = format!("name = \"{}\"", "x".repeat(300));
+    assert_edit_rejected(
+        "long-name",
+        "name = \"default\"",
+        &long,
+        &["`name`", "1 to 100"],
+    );
+    assert_edit_rejected(
+        "slash-name",
+        "name = \"default\"",
+        "name = \"a/b\"",
+        &["`name`"],
+    );
+    let file = scratch("out-is-a-file");
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    fs::write(&file, b"x").unwrap();
+    let started = std::time::Instant::now();
+    let o = gdrsim(&["run", "--quiet", "--out", s(&file)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("--out") && text(&o.stderr).contains("not a folder"));
+    assert!(
+        started.elapsed().as_secs_f64() < 5.0,
+        "refused before simulating"
+    );
+}

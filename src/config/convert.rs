@@ -373,6 +373,21 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
         .map(|(i, sc)| super::scenarios::convert(&cx, i, sc, &hosts, needs_gpu))
         .collect::<R<Vec<_>>>()?;
     super::scenarios::check_cables(&cx, &scenarios, &hosts, &network)?;
+    // The name is the default output folder (output/<name>/): one path component.
+    let n = &raw.name;
+    if n.is_empty()
+        || n.chars().count() > 100
+        || n.chars().any(|c| c.is_control() || c == '/' || c == '\\')
+        || n == "."
+        || n == ".."
+    {
+        return Err(cx.err(
+            "name",
+            "a folder name of 1 to 100 characters without control characters, / or \\ (it \
+             names output/<name>/)",
+            format!("{:?}", n.chars().take(40).collect::<String>()),
+        ));
+    }
     Ok(Config {
         name: raw.name,
         description: raw.description.unwrap_or_default(),
