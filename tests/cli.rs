@@ -1005,3 +1005,18 @@ fn bad_input_unusable_name_and_output_path() {
         "refused before simulating"
     );
 }
+
+/// Issue #13, item 9: a config read from /dev/zero stops at 16 MiB instead of exhausting
+/// memory; a host buffer base that would wrap past 2^64 is refused like a GPU heap base.
+#[test]
+fn bad_input_endless_file_and_wrapping_host_buffer_base() {
+    if Path::new("/dev/zero").exists() {
+        assert_rejected(Path::new("/dev/zero"), &["/dev/zero", "at most 16 MiB"]);
+    }
+    assert_edit_rejected(
+        "host-base-wraps",
+        "host_buffer_base = 0x10000000",
+        "host_buffer_base = 0xFFFFFFFFFFFFF000",
+        &["machines[0].host_buffer_base", "below 2^64"],
+    );
+}

@@ -1038,12 +1038,21 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     if nics.is_empty() {
         return Err(cx.err(&k("nics"), "at least one NIC", "none"));
     }
+    let host_buffer_base = m.host_buffer_base.unwrap_or(d::HOST_BUFFER_BASE);
+    // The buffers (up to 16 GiB) and the walk's and trace's addresses stay below 2^64.
+    if host_buffer_base.checked_add(32 << 30).is_none() {
+        return Err(cx.err(
+            &k("host_buffer_base"),
+            "an address that leaves room for 32 GiB of buffers below 2^64",
+            format!("{host_buffer_base:#x}"),
+        ));
+    }
     Ok(MachineSpec {
         name: m.name.clone(),
         cpu,
         registration,
         pcie: pcie_spec,
-        host_buffer_base: m.host_buffer_base.unwrap_or(d::HOST_BUFFER_BASE),
+        host_buffer_base,
         sockets,
         socket_links,
         root_complexes,

@@ -236,17 +236,45 @@ pub struct Config {
 
 /// Reads and validates a config file.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    use std::io::Read as _;
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let io = |e: std::io::Error| {
         ConfigError::new(
             &file,
             "",
             "a readable TOML file",
             format!("an I/O error: {e}"),
         )
+    };
+    // Read at most one byte past the limit: a config is text of kilobytes, and /dev/zero or a
+    // wrong file must not be read until memory runs out.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError::new(
+            &file,
+            "",
+            format!("a config of at most {} MiB", MAX_CONFIG_BYTES >> 20),
+            "a larger file",
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        ConfigError::new(
+            &file,
+            "",
+            "a UTF-8 text file",
+            format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to()),
+        )
     })?;
     parse(&text, &file)
 }
+
+/// The largest config file read.
+const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
 /// Validates config text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
