@@ -389,25 +389,10 @@ impl<'t> Fabric<'t> {
             let c = route[t.hop as usize];
             let spec = &self.channels[c as usize];
             if !spec.is_server() {
-                if self.recorder.enabled {
-                    let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);
-                    self.recorder.hops.push(crate::record::Hop {
-                        flow: t.flow,
-                        msg: t.msg,
-                        step: t.step,
-                        train: t.serial,
-                        channel: c,
-                        start: t.head,
-                        end: t.head + spec.latency,
-                        payload: t.payload,
-                        units: 1,
-                        wire: 0,
-                        unit: t.unit,
-                        what,
-                    });
-                }
+                let latency = spec.latency;
+                self.record_hop(&t, c, (t.head, t.head + latency), 0);
                 let t = &mut self.trains[id as usize];
-                t.head += spec.latency;
+                t.head += latency;
                 t.hop += 1;
                 continue;
             }
@@ -442,6 +427,29 @@ impl<'t> Fabric<'t> {
         }
     }
 
+    /// Records unit `t` crossing channel `c` over `(start, end)` with `wire` bytes (when
+    /// recording: walk and trace).
+    fn record_hop(&mut self, t: &Train, c: ChannelId, (start, end): (Ps, Ps), wire: u64) {
+        if !self.recorder.enabled {
+            return;
+        }
+        let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);
+        self.recorder.hops.push(crate::record::Hop {
+            flow: t.flow,
+            msg: t.msg,
+            step: t.step,
+            train: t.serial,
+            channel: c,
+            start,
+            end,
+            payload: t.payload,
+            units: 1,
+            wire,
+            unit: t.unit,
+            what,
+        });
+    }
+
     /// Server `c` serves unit `id` from `now`; the unit moves on to its next channel.
     fn serve(&mut self, c: ChannelId, id: TrainId, now: Ps, q: &mut Queue<Event>) {
         let spec = &self.channels[c as usize];
@@ -457,23 +465,7 @@ impl<'t> Fabric<'t> {
             srv.payload_bytes += t.payload;
             self.flows[t.flow as usize].msgs[t.msg as usize].host_mem_bytes += t.payload;
         }
-        if self.recorder.enabled {
-            let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);
-            self.recorder.hops.push(crate::record::Hop {
-                flow: t.flow,
-                msg: t.msg,
-                step: t.step,
-                train: t.serial,
-                channel: c,
-                start: now,
-                end: out,
-                payload: t.payload,
-                units: 1,
-                wire,
-                unit: t.unit,
-                what,
-            });
-        }
+        self.record_hop(&t, c, (now, out), wire);
         // Bulk transfers crossing this link wait while it serialises the unit.
         self.bulk_pause(c, now, out, q);
         let mut head = out + spec.latency + t.extra;

@@ -70,6 +70,17 @@ pub fn run_fabric(
     )
 }
 
+/// Noise-free, recorded simulation options (TLP by TLP when `tlp`).
+fn recording(cfg: &Config, tlp: bool) -> SimOptions {
+    SimOptions {
+        tlp_granularity: tlp,
+        coalesce_above: cfg.sim.coalesce_above,
+        jitter: false,
+        seed: 7,
+        record: true,
+    }
+}
+
 /// [`run_fabric`] for any op.
 pub fn run_fabric_op(
     cfg: &Config,
@@ -83,13 +94,7 @@ pub fn run_fabric_op(
     let topo = scenario::topology(cfg);
     let built = scenario::paths::plan(cfg, cfg.scenarios[si].first(), &topo, path, op, size)
         .expect("routes");
-    let opts = SimOptions {
-        tlp_granularity: tlp,
-        coalesce_above: cfg.sim.coalesce_above,
-        jitter: false,
-        seed: 7,
-        record: true,
-    };
+    let opts = recording(cfg, tlp);
     let mut f = Fabric::new(&topo, &[&built.plan], opts);
     let out = f.run(window, total);
     let rec = std::mem::take(&mut f.recorder);
@@ -140,13 +145,7 @@ pub fn run_flows(
                 .plan
         })
         .collect();
-    let opts = SimOptions {
-        tlp_granularity: tlp,
-        coalesce_above: cfg.sim.coalesce_above,
-        jitter: false,
-        seed: 7,
-        record: true,
-    };
+    let opts = recording(cfg, tlp);
     let refs: Vec<&gdrsim::plan::Plan> = plans.iter().collect();
     let mut f = Fabric::new(&topo, &refs, opts);
     let out = f.run(window, total);
