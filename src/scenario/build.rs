@@ -1016,17 +1016,20 @@ pub fn pipelined(
 
     let (mut spolls, mut credits, mut joins) = (Vec::new(), Vec::new(), Vec::new());
     let mut last_deps = Vec::new();
-    let mut last_plan: Option<(u64, Plan)> = None;
+    // Every chunk is a full one but perhaps the last: two chunk plans serve them all.
+    let tail = match size % chunk {
+        0 => None,
+        rest if n > 1 => Some(write(topo, &chunk_sides(rest), how)?.0),
+        _ => None,
+    };
+    if let Some(t) = &tail {
+        debug_assert_eq!(t.routes[..], p.routes[..shared_routes]);
+    }
     for k in 0..n {
         let bytes = chunk.min(size - k * chunk);
-        let cp = match &last_plan {
-            Some((b, plan)) if *b == bytes => plan.clone(),
-            _ => {
-                let (plan, _) = write(topo, &chunk_sides(bytes), how)?;
-                debug_assert_eq!(plan.routes[..], p.routes[..shared_routes]);
-                last_plan = Some((bytes, plan.clone()));
-                plan
-            }
+        let cp = match &tail {
+            Some(t) if bytes != chunk.min(size) => t,
+            _ => &first,
         };
         // The copy out of the GPU into a free bounce buffer.
         let mut deps = Vec::new();
@@ -1050,7 +1053,7 @@ pub fn pipelined(
             .iter()
             .position(|st| st.kind == StepKind::Finish)
             .expect("a plan finishes") as StepId;
-        for (i, st) in cp.steps.iter().enumerate() {
+        for st in &cp.steps {
             let mut st = st.clone();
             for d in &mut st.deps {
                 d.step += off;
@@ -1063,7 +1066,6 @@ pub fn pipelined(
             if matches!(st.kind, StepKind::Post { thread, .. } if thread == ts) {
                 st.deps.push(done(d2h));
             }
-            let _ = i;
             p.step(st);
         }
         let deliver = &cp.steps[cp.deliver as usize];
