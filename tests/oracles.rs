@@ -209,7 +209,6 @@ fn host_path_oracle(cfg: &gdrsim::config::Config, size: u64) -> HostTimes {
     let link = pcie::tlp_rate(5, 16, 256);
     let lat = m.pcie.link_latency;
     let (rc, sw) = (m.root_complexes[0].latency, m.switches[0].latency);
-    let dram = m.sockets[0].dram;
     let ser = |b: u64| link.tx_time(b);
     // MMIO: the inline WQE, one posted write TLP (+24 B).
     let mmio = ser(gdrsim::topology::spec::inline_wqe_bytes(size) + 24);
@@ -225,18 +224,32 @@ fn host_path_oracle(cfg: &gdrsim::config::Config, size: u64) -> HostTimes {
         + (wire + cable)
         + (nic.wire_rate.tx_time(8) + cfg.network.switch_latency + cable)
         + nic.rx_pipeline;
-    let t0 = t_rx + nic.mtt_lookup;
-    let (d, c) = (ser(size + 24), ser(nic.cqe_bytes + 24));
-    // First link: the CQE queues behind the data TLP (same source).
+    let (data_commit, cqe_commit) = write_and_cqe(cfg, t_rx + nic.mtt_lookup, size);
+    HostTimes {
+        total: cqe_commit + m.cpu.poll + m.cpu.post_recv,
+        data_commit,
+    }
+}
+
+/// The receiving NIC's payload write (one TLP) and its CQE behind it, from `t0` (after the MTT
+/// lookup): up link, switch, link, root complex into DRAM; the CQE queues behind the data TLP
+/// on the first link (same source) and behind the data at DRAM. Returns when each is committed.
+fn write_and_cqe(cfg: &gdrsim::config::Config, t0: Ps, size: u64) -> (Ps, Ps) {
+    let m = &cfg.hosts[0].machine;
+    let nic = &m.nics[0];
+    let link = pcie::tlp_rate(5, 16, 256);
+    let lat = m.pcie.link_latency;
+    let (rc, sw) = (m.root_complexes[0].latency, m.switches[0].latency);
+    let dram = m.sockets[0].dram;
+    let (d, c) = (link.tx_time(size + 24), link.tx_time(nic.cqe_bytes + 24));
     let a1 = t0 + d + lat + sw;
     let a2 = (t0 + d + c + lat + sw).max(a1 + d);
     let data_at_dram = a1 + d + lat + rc;
     let cqe_at_dram = (a2 + c + lat + rc).max(data_at_dram + dram.rate.tx_time(size));
-    let cqe_commit = cqe_at_dram + dram.rate.tx_time(nic.cqe_bytes) + dram.latency;
-    HostTimes {
-        total: cqe_commit + m.cpu.poll + m.cpu.post_recv,
-        data_commit: data_at_dram + dram.rate.tx_time(size) + dram.latency,
-    }
+    (
+        data_at_dram + dram.rate.tx_time(size) + dram.latency,
+        cqe_at_dram + dram.rate.tx_time(nic.cqe_bytes) + dram.latency,
+    )
 }
 
 #[test]
@@ -365,13 +378,7 @@ fn read_oracle(cfg: &gdrsim::config::Config, size: u64) -> Ps {
     };
     let t_req = t_wqe + hop(nic.packet_overhead + 16);
     let t_resp = t_req + nic.mtt_lookup + dma_read(size) + hop(size + nic.packet_overhead);
-    let t0 = t_resp + nic.mtt_lookup;
-    let (d, c) = (ser(size + 24), ser(nic.cqe_bytes + 24));
-    let a1 = t0 + d + lat + sw;
-    let a2 = (t0 + d + c + lat + sw).max(a1 + d);
-    let data_at_dram = a1 + d + lat + rc;
-    let cqe_at_dram = (a2 + c + lat + rc).max(data_at_dram + dram.rate.tx_time(size));
-    cqe_at_dram + dram.rate.tx_time(nic.cqe_bytes) + dram.latency + m.cpu.poll
+    write_and_cqe(cfg, t_resp + nic.mtt_lookup, size).1 + m.cpu.poll
 }
 
 #[test]

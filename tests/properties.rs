@@ -236,11 +236,10 @@ proptest! {
     }
 }
 
-/// A case the generator found: MPS = MRRS = 128 on Gen3 x4, 128-byte host messages, doorbell
-/// posts (a milestone was signalled twice).
-#[test]
-fn invariants_hold_with_mrrs_equal_to_mps_on_a_host_path() {
-    let m = Machine {
+/// The machine of the cases the generator found: Gen3 x4 links, MPS = MRRS = 128, the NIC on
+/// a root port and the GPU beside it, doorbell posts.
+fn found_case() -> Machine {
+    Machine {
         generation: [3, 3, 3],
         width: [4, 4, 4],
         mps: 128,
@@ -257,8 +256,14 @@ fn invariants_hold_with_mrrs_equal_to_mps_on_a_host_path() {
         upi_gbps: 50,
         inline_max: 220,
         doorbell: true,
-    };
-    invariants_hold(&m, PathKind::Host, 128, 0).unwrap();
+    }
+}
+
+/// A case the generator found: MPS = MRRS = 128 on Gen3 x4, 128-byte host messages, doorbell
+/// posts (a milestone was signalled twice).
+#[test]
+fn invariants_hold_with_mrrs_equal_to_mps_on_a_host_path() {
+    invariants_hold(&found_case(), PathKind::Host, 128, 0).unwrap();
 }
 
 /// A case the generator found: a staged 4642-byte message with MPS = MRRS = 4096 (a jittered
@@ -267,21 +272,11 @@ fn invariants_hold_with_mrrs_equal_to_mps_on_a_host_path() {
 fn jitter_never_makes_a_staged_message_faster() {
     let m = Machine {
         generation: [4, 3, 3],
-        width: [4, 4, 4],
         mps: 4096,
         mrrs: 4096,
-        link_latency: 0,
-        rc_latency: 50,
-        switch_latency: 80,
-        nic_under_switch: false,
-        gpu_place: 0,
-        wire_gbps: 100,
-        mtu: 1024,
-        nic_window: 4,
-        ce_window: 4,
-        upi_gbps: 50,
         inline_max: 0,
         doorbell: false,
+        ..found_case()
     };
     invariants_hold(&m, PathKind::Staged, 4096 + 546, 555468341698235820).unwrap();
 }
