@@ -145,21 +145,14 @@ impl Fabric<'_> {
                 self.fire(inst, Milestone::Done, now, now, q);
             }
             (StepKind::WqeFetch { .. }, 0) => {
-                self.read_done(&t, now, q);
-                // A WQE larger than MRRS or MPS comes back in several completions.
-                let st = self.step_state(inst);
-                st.parts -= 1;
-                if st.parts == 0 {
+                if self.last_completion(inst, &t, now, q) {
                     self.send_engine(inst, 1, now, q);
                 }
             }
             (StepKind::WqeFetch { .. }, _) => self.wqe_ready(inst, now, q),
             (StepKind::RecvWqeFetch { .. }, _) => {
-                self.read_done(&t, now, q);
-                let st = self.step_state(inst);
-                st.parts -= 1;
-                if st.parts == 0 {
-                    let from = st.started;
+                if self.last_completion(inst, &t, now, q) {
+                    let from = self.step_state(inst).started;
                     self.record_control(inst, from, t.head);
                     self.fire(inst, Milestone::Done, t.head, now, q);
                 }
@@ -201,6 +194,21 @@ impl Fabric<'_> {
             (StepKind::Memcpy { .. }, phase) => self.copy_arrive(inst, phase, t, now, q),
             (kind, phase) => unreachable!("no train of {kind:?} phase {phase}"),
         }
+    }
+
+    /// A completion of a control read (a WQE, which may come back in several when it is larger
+    /// than MRRS or MPS) arrived: frees the read's tag; whether it was the step's last.
+    fn last_completion(
+        &mut self,
+        inst: Instance,
+        t: &Train,
+        now: Ps,
+        q: &mut Queue<Event>,
+    ) -> bool {
+        self.read_done(t, now, q);
+        let st = self.step_state(inst);
+        st.parts -= 1;
+        st.parts == 0
     }
 
     /// The fabric route of the step's own route (NIC pipelines, wire, DMA write).
