@@ -92,3 +92,54 @@ fn default_run_writes_readable_charts_and_a_consistent_report() {
     assert!(links >= 10, "report.md embeds the charts ({links} links)");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Where the NIC's root complex caps peer-to-peer reads (80 Gb/s on PHB), GPUDirect wins small
+/// messages and pipelined staging wins large ones: report.md names the crossover against
+/// `staged_pipelined` and the speedup chart marks it (its headline and a dashed line).
+#[test]
+fn a_p2p_read_cap_gives_a_crossover_with_pipelined_staging_that_report_and_chart_mark() {
+    let dir = std::env::temp_dir().join(format!("gdrsim-cap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let rc0 = "name = \"rc0\"\nsocket = \"cpu0\"\nlatency_ns = 200                  # calibrated to C10/C11 (64 B DMA read ~0.55 us)\np2p_read = true";
+    let mut text = gdrsim::config::DEFAULT_TOML.to_string();
+    for (from, to) in [
+        (rc0, format!("{rc0}\np2p_read_rate_gbps = 80")),
+        (
+            "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+            "sizes = { from = \"4KiB\", to = \"64MiB\", factor = 4 }".into(),
+        ),
+        (
+            "paths = [\"host\", \"staged\", \"gpudirect\"]",
+            "paths = [\"staged_pipelined\", \"gpudirect\"]".into(),
+        ),
+        (
+            "charts = [\"latency\", \"bandwidth\", \"speedup\", \"breakdown\", \"scenarios\"]",
+            "charts = [\"speedup\"]".into(),
+        ),
+        ("formats = [\"svg\", \"png\"]", "formats = [\"svg\"]".into()),
+    ] {
+        assert!(text.contains(from), "default.toml lacks {from}");
+        text = text.replacen(from, &to, 1);
+    }
+    let cfg = dir.join("cap.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let out = dir.join("out");
+    gdrsim::app::run(Some(&cfg), Some(&out), None, 0, true, "test").expect("capped run");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("- **PHB vs staged_pipelined**, latency:"))
+        .unwrap_or_else(|| panic!("no PHB latency line against the pipeline:\n{md}"));
+    assert!(
+        line.contains("GPUDirect wins up to") && line.contains("staged_pipelined from"),
+        "{line}"
+    );
+    let svg = std::fs::read_to_string(out.join("speedup.svg")).unwrap();
+    assert!(
+        svg.contains("staged_pipelined wins at ≥") && svg.contains("on PHB vs staged_pipelined"),
+        "the speedup chart does not mark the PHB crossover"
+    );
+    assert!(svg.contains("dashed: chunked and pipelined"), "subtitle");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::report::charts::data::{
-    Crossover, Metric, Model, Series, Speedup, fmt_ratio, fmt_us, nearest_size, sig3,
+    BASELINES, Crossover, Metric, Model, Series, Speedup, fmt_ratio, fmt_us, nearest_size, sig3,
 };
 use crate::report::{RunInfo, atomic};
 use crate::stats::Summary;
@@ -137,6 +137,15 @@ fn path_meaning(path: &str) -> &'static str {
             "cudaMemcpy to a host bounce buffer, RDMA between host buffers, cudaMemcpy to the GPU"
         }
         "gpudirect" => "the NIC reads and writes GPU memory directly over PCIe peer-to-peer",
+        "staged_pipelined" => {
+            "the message in chunks through a ring of host bounce buffers, cudaMemcpyAsync overlapped with the RDMA of earlier chunks"
+        }
+        "gdrcopy" => {
+            "the CPU copies between GPU memory (through its BAR1 mapping) and a host buffer, RDMA between host buffers"
+        }
+        "auto" => {
+            "what NCCL would choose per side: GPUDirect up to `net_gdr_level`, else host staging"
+        }
         _ => "",
     }
 }
@@ -302,25 +311,30 @@ fn key_results(out: &mut String, m: &Model) {
             fmt_us(slow.1.lat.p50_us),
             md_inline(&who(slow))
         );
-        let ratios: Vec<f64> = speedups
-            .iter()
-            .filter_map(|sp| {
-                sp.points
-                    .iter()
-                    .find(|p| p.size == z)
-                    .and_then(|p| p.latency)
-            })
-            .collect();
-        if let (Some(lo), Some(hi)) = (
-            ratios.iter().copied().reduce(f64::min),
-            ratios.iter().copied().reduce(f64::max),
-        ) {
-            let range = if (hi - lo).abs() < 1e-9 {
-                fmt_ratio(lo)
-            } else {
-                format!("{} to {}", fmt_ratio(lo), fmt_ratio(hi))
-            };
-            line.push_str(&format!("; GPUDirect latency speedup over staged {range}"));
+        for baseline in BASELINES {
+            let ratios: Vec<f64> = speedups
+                .iter()
+                .filter(|sp| sp.baseline == baseline)
+                .filter_map(|sp| {
+                    sp.points
+                        .iter()
+                        .find(|p| p.size == z)
+                        .and_then(|p| p.latency)
+                })
+                .collect();
+            if let (Some(lo), Some(hi)) = (
+                ratios.iter().copied().reduce(f64::min),
+                ratios.iter().copied().reduce(f64::max),
+            ) {
+                let range = if (hi - lo).abs() < 1e-9 {
+                    fmt_ratio(lo)
+                } else {
+                    format!("{} to {}", fmt_ratio(lo), fmt_ratio(hi))
+                };
+                line.push_str(&format!(
+                    "; GPUDirect latency speedup over {baseline} {range}"
+                ));
+            }
         }
         let _ = writeln!(out, "{line}.");
     }
@@ -339,7 +353,10 @@ fn key_results(out: &mut String, m: &Model) {
             if series.is_empty() {
                 continue;
             }
-            let sp = speedups.iter().find(|s| s.scenario == si && s.op == oi);
+            let sps: Vec<&Speedup> = speedups
+                .iter()
+                .filter(|s| s.scenario == si && s.op == oi)
+                .collect();
             let op_note = if m.multi_op() {
                 format!(", {op}")
             } else {
@@ -360,8 +377,12 @@ fn key_results(out: &mut String, m: &Model) {
             let mut head = vec!["Size".to_string()];
             head.extend(series.iter().map(|s| format!("{} p50", m.paths[s.path])));
             head.extend(series.iter().map(|s| format!("{} BW", m.paths[s.path])));
-            if sp.is_some() {
-                head.push("GPUDirect speedup (latency / BW)".into());
+            for sp in &sps {
+                head.push(if sp.baseline == "staged" {
+                    "GPUDirect speedup (latency / BW)".into()
+                } else {
+                    format!("GPUDirect over {} (latency / BW)", sp.baseline)
+                });
             }
             let _ = writeln!(out, "| {} |", head.join(" | "));
             let align = vec!["---:"; head.len()];
@@ -378,7 +399,7 @@ fn key_results(out: &mut String, m: &Model) {
                         .iter()
                         .map(|s| s.at(z).map_or("–".into(), |r| fmt_gbps(r.bw_gbps))),
                 );
-                if let Some(sp) = sp {
+                for sp in &sps {
                     let p = sp.points.iter().find(|p| p.size == z);
                     let f = |v: Option<f64>| v.map_or("–".to_string(), fmt_ratio);
                     cells.push(p.map_or("–".into(), |p| {
@@ -410,11 +431,11 @@ fn steady(sp: &Speedup, metric: Metric) -> String {
             if lo > 1.0 + tie {
                 format!("GPUDirect wins at every swept size ({range})")
             } else if hi < 1.0 - tie {
-                format!("staged wins at every swept size ({range})")
+                format!("{} wins at every swept size ({range})", sp.baseline)
             } else if lo >= 1.0 - tie {
                 format!("GPUDirect wins or ties at every swept size ({range})")
             } else if hi <= 1.0 + tie {
-                format!("staged wins or ties at every swept size ({range})")
+                format!("{} wins or ties at every swept size ({range})", sp.baseline)
             } else {
                 format!("no consistent winner ({range})")
             }
@@ -452,10 +473,10 @@ pub(super) fn display(path: &str) -> &str {
 /// "GPUDirect wins up to 32 KiB; staged from 256 KiB up (crossing ≈ 90.5 KiB); ratio 2.23× at
 /// 8 B to 0.76× at 1 GiB".
 fn crossing_text(sp: &Speedup, metric: Metric, cs: &[Crossover]) -> String {
-    let first = if cs[0].winner == "staged" {
+    let first = if cs[0].winner == sp.baseline {
         "gpudirect"
     } else {
-        "staged"
+        sp.baseline
     };
     let mut parts = vec![format!(
         "{} wins up to {}",
@@ -499,7 +520,8 @@ fn crossovers(out: &mut String, m: &Model) {
     if sp.is_empty() {
         let _ = writeln!(
             out,
-            "No scenario ran both `staged` and `gpudirect`, so there is no crossover to report.\n"
+            "No scenario ran `gpudirect` together with `staged` or `staged_pipelined`, so there is no \
+             crossover to report.\n"
         );
         return;
     }
@@ -509,10 +531,7 @@ fn crossovers(out: &mut String, m: &Model) {
          the new winner wins; the chart marks the interpolated crossing).\n"
     );
     for s in &sp {
-        let mut name = m.scenarios[s.scenario].name.clone();
-        if m.multi_op() {
-            name = format!("{name} {}", m.ops[s.op]);
-        }
+        let name = m.speedup_name(s);
         for metric in [Metric::Latency, Metric::Bandwidth] {
             let cs: Vec<Crossover> = s.crossovers(metric);
             let text = if cs.is_empty() {
@@ -531,7 +550,8 @@ fn crossovers(out: &mut String, m: &Model) {
         if let Some(f) = &s.gpudirect_fallback {
             let _ = writeln!(
                 out,
-                "  (`gpudirect` ran as `{f}` here, so these ratios compare the fallback with staged.)"
+                "  (`gpudirect` ran as `{f}` here, so these ratios compare the fallback with {}.)",
+                s.baseline
             );
         }
     }
@@ -911,7 +931,7 @@ mod tests {
             &testdata::rows(&one, &["host", "staged"], &[100, 200]),
             &[],
         );
-        assert!(md.contains("No scenario ran both"));
+        assert!(md.contains("No scenario ran `gpudirect` together with"));
         assert!(
             md.contains("| 100 B |") && md.contains("| 200 B |"),
             "non-standard sweep falls back to its own sizes"

@@ -169,6 +169,19 @@ impl<'a> Model<'a> {
         nearest_size(&self.sizes, want)
     }
 
+    /// "SYS", plus the op when the run has several, plus "vs staged_pipelined" when the
+    /// comparison is not with the classic baseline: how charts and report name a [`Speedup`].
+    pub fn speedup_name(&self, s: &Speedup) -> String {
+        let mut name = self.scenarios[s.scenario].name.clone();
+        if self.multi_op() {
+            name = format!("{name} {}", self.ops[s.op]);
+        }
+        if s.baseline != BASELINES[0] {
+            name = format!("{name} vs {}", s.baseline);
+        }
+        name
+    }
+
     /// The series of a path name in a scenario and op, if any.
     pub fn find(&self, scenario: usize, path: &str, op: usize) -> Option<&Series<'a>> {
         self.series
@@ -176,41 +189,54 @@ impl<'a> Model<'a> {
             .find(|s| s.scenario == scenario && s.op == op && self.paths[s.path] == path)
     }
 
-    /// The staged/GPUDirect comparison of every (scenario, op) that has both paths, in scenario
-    /// then op order. Empty when the run has no such pair.
+    /// The comparison of GPUDirect with each staging baseline ([`BASELINES`]) of every
+    /// (scenario, op) that has both paths, in scenario, op, then baseline order. Empty when the
+    /// run has no such pair.
     pub fn speedups(&self) -> Vec<Speedup> {
         let mut out = Vec::new();
         for si in 0..self.scenarios.len() {
             for oi in 0..self.ops.len() {
-                let (Some(st), Some(gd)) =
-                    (self.find(si, "staged", oi), self.find(si, "gpudirect", oi))
-                else {
-                    continue;
-                };
-                let mut points = Vec::new();
-                for g in &gd.rows {
-                    let Some(s) = st.at(g.size_bytes) else {
-                        continue;
-                    };
-                    points.push(SpeedupPoint {
-                        size: g.size_bytes,
-                        latency: ratio(s.lat.p50_us, g.lat.p50_us),
-                        bandwidth: ratio(g.bw_gbps, s.bw_gbps),
-                    });
-                }
-                if !points.is_empty() {
-                    out.push(Speedup {
-                        scenario: si,
-                        op: oi,
-                        points,
-                        gpudirect_fallback: gd.fallback.clone(),
-                    });
+                for baseline in BASELINES {
+                    self.speedup(si, oi, baseline, &mut out);
                 }
             }
         }
         out
     }
+
+    /// GPUDirect against `baseline` on one scenario and op, pushed to `out` when both ran.
+    fn speedup(&self, si: usize, oi: usize, baseline: &'static str, out: &mut Vec<Speedup>) {
+        let (Some(st), Some(gd)) = (self.find(si, baseline, oi), self.find(si, "gpudirect", oi))
+        else {
+            return;
+        };
+        let mut points = Vec::new();
+        for g in &gd.rows {
+            let Some(s) = st.at(g.size_bytes) else {
+                continue;
+            };
+            points.push(SpeedupPoint {
+                size: g.size_bytes,
+                latency: ratio(s.lat.p50_us, g.lat.p50_us),
+                bandwidth: ratio(g.bw_gbps, s.bw_gbps),
+            });
+        }
+        if !points.is_empty() {
+            out.push(Speedup {
+                scenario: si,
+                op: oi,
+                baseline,
+                points,
+                gpudirect_fallback: gd.fallback.clone(),
+            });
+        }
+    }
 }
+
+/// The host-staging paths GPUDirect is compared with: one synchronous cudaMemcpy per message
+/// (the classic baseline) and the chunked pipeline real libraries run, which is the fair one
+/// for large messages.
+pub const BASELINES: [&str; 2] = ["staged", "staged_pipelined"];
 
 /// Above this many lines, the size charts draw one panel per path (a facet) so that the lines
 /// of 8 or more scenarios stay apart.
@@ -336,6 +362,8 @@ impl Metric {
 pub struct Speedup {
     pub scenario: usize,
     pub op: usize,
+    /// The staging path GPUDirect is compared with: one of [`BASELINES`].
+    pub baseline: &'static str,
     pub points: Vec<SpeedupPoint>,
     /// Set when the "gpudirect" rows actually ran another path (a fallback), in which case a
     /// ratio near 1 is expected and says nothing about GPUDirect itself.
@@ -357,7 +385,7 @@ pub struct Crossover {
     /// The size where the ratio crosses 1, interpolated on log-log axes between `below` and
     /// `above` (for placing a marker; the report quotes the swept sizes).
     pub at: f64,
-    /// "gpudirect" or "staged": who wins from `above` on.
+    /// "gpudirect" or the speedup's baseline: who wins from `above` on.
     pub winner: &'static str,
 }
 
@@ -400,7 +428,7 @@ impl Speedup {
                     below: ls,
                     above: p.size,
                     at: (x0 + t * (x1 - x0)).exp(),
-                    winner: if r > 1.0 { "gpudirect" } else { "staged" },
+                    winner: if r > 1.0 { "gpudirect" } else { self.baseline },
                 });
             }
             last = Some((p.size, r));
@@ -496,9 +524,10 @@ mod tests {
             latency: Some(r),
             bandwidth: None,
         };
-        let s = Speedup {
+        let mut s = Speedup {
             scenario: 0,
             op: 0,
+            baseline: "staged",
             points: vec![
                 pt(1, 2.0),
                 pt(2, 1.001),
@@ -515,5 +544,12 @@ mod tests {
         assert_eq!((c[1].below, c[1].above, c[1].winner), (8, 16, "gpudirect"));
         assert!(s.crossovers(Metric::Bandwidth).is_empty());
         assert_eq!(c[0].headline("SYS"), "staged wins at ≥ 4 B on SYS");
+        // Against the pipeline, the pipeline is who wins back.
+        s.baseline = "staged_pipelined";
+        let c = s.crossovers(Metric::Latency);
+        assert_eq!(
+            (c[0].winner, c[1].winner),
+            ("staged_pipelined", "gpudirect")
+        );
     }
 }

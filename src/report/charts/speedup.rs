@@ -10,20 +10,23 @@ use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::data::{Metric, Speedup};
+use super::data::{BASELINES, Metric, Speedup};
 use super::style::{self, ChartSpec, Dash, Legend, PlotResult};
 use super::{Ctx, Kind};
 
 pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()> {
     let (m, th) = (ctx.model, &ctx.th);
     let sp = m.speedups();
-    let name = |s: &Speedup| {
-        if m.multi_op() {
-            format!("{} {}", m.scenarios[s.scenario].name, m.ops[s.op])
+    let name = |s: &Speedup| m.speedup_name(s);
+    // Dashed lines compare with the pipeline, solid ones with one cudaMemcpy per message.
+    let dash = |s: &Speedup| {
+        if s.baseline == BASELINES[0] {
+            Dash::Solid
         } else {
-            m.scenarios[s.scenario].name.clone()
+            Dash::Dashed
         }
     };
+    let pipelined = sp.iter().any(|s| s.baseline != BASELINES[0]);
 
     let mut legend = Vec::new();
     if !sp.is_empty() {
@@ -48,6 +51,22 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         for (i, op) in m.ops.iter().enumerate() {
             legend.push(Legend::Stroke(style::op_width(i), op.clone()));
         }
+    }
+    if pipelined {
+        legend.push(Legend::Gap);
+        legend.push(Legend::Head("Baseline (dash)".into()));
+        legend.push(Legend::Line(
+            style::INK,
+            Dash::Solid,
+            None,
+            "staged (one cudaMemcpy)".into(),
+        ));
+        legend.push(Legend::Line(
+            style::INK,
+            Dash::Dashed,
+            None,
+            "staged_pipelined (chunks)".into(),
+        ));
     }
     if !sp.is_empty() {
         legend.push(Legend::Gap);
@@ -91,7 +110,11 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         )));
     }
 
-    let subtitle = "Ratio of GPUDirect RDMA to the host-staged path (cudaMemcpy through a host bounce buffer), same scenario and size.";
+    let subtitle = if pipelined {
+        "Ratio of GPUDirect RDMA to host staging (solid: one cudaMemcpy per message; dashed: chunked and pipelined), same scenario and size."
+    } else {
+        "Ratio of GPUDirect RDMA to the host-staged path (cudaMemcpy through a host bounce buffer), same scenario and size."
+    };
     let plot = super::frame(
         root,
         ctx,
@@ -194,7 +217,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
                 pa,
                 pts.clone(),
                 &color,
-                Dash::Solid,
+                dash(s),
                 th.stroke(style::op_width(s.op)),
                 th,
             )?;
