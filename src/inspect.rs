@@ -20,12 +20,12 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::components::{Fabric, Outcome, SimOptions};
-use crate::config::{Config, ConfigError, PathKind, Registration};
+use crate::config::{Config, ConfigError, Op, PathKind, Registration};
 use crate::plan::{self, Copy, CqeKind, Movement, PacketKind};
 use crate::record::{DescriptorDir, Hop, Recorder, Span, Stage};
 use crate::report::trace::{Arg, LinkBusy, Slice, TraceData, TraceStats, Track};
 use crate::report::walkthrough::{
-    self, Desc, Endpoint, Lang, MrWhen, PathWalk, Setup, Step, StepKind, Walk,
+    self, Desc, Endpoint, Key, Lang, MrWhen, PathWalk, PollKind, Setup, Step, StepKind, Walk,
 };
 use crate::scenario::{self, paths};
 use crate::topology::spec::{GPU_PAGE, HOST_PAGE};
@@ -80,8 +80,53 @@ pub fn parse_size(s: &str) -> Result<u64, ConfigError> {
 /// A path name from the command line.
 pub fn parse_path(s: &str) -> Result<PathKind, ConfigError> {
     PathKind::parse(s).ok_or_else(|| {
-        ConfigError::new(CLI, "--path", "host, staged or gpudirect", format!("`{s}`"))
+        let names: Vec<&str> = PathKind::ALL.iter().map(|p| p.name()).collect();
+        ConfigError::new(CLI, "--path", names.join(", "), format!("`{s}`"))
     })
+}
+
+/// An operation name from the command line.
+pub fn parse_op(s: &str) -> Result<Op, ConfigError> {
+    Op::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+        ConfigError::new(CLI, "--op", names.join(", "), format!("`{s}`"))
+    })
+}
+
+/// Refuses, as bad input, a path and op the scenario cannot run (an RDMA Read from a staged
+/// source, a GPUDirect read the platform refuses), before any work.
+fn check_point(
+    cfg: &Config,
+    topo: &Topology,
+    si: usize,
+    path: PathKind,
+    op: Op,
+) -> Result<(), ConfigError> {
+    let sc = &cfg.scenarios[si];
+    if !op.carried_by(path) {
+        return Err(ConfigError::new(
+            CLI,
+            "--op",
+            format!(
+                "an operation that path {} can carry (an RDMA Read's source takes no part \
+                 with its CPU, so nothing stages it)",
+                path.name()
+            ),
+            op.name(),
+        ));
+    }
+    let size = cfg.sizes.first().copied().unwrap_or(8);
+    paths::plan(cfg, sc.first(), topo, path, op, size).map_or_else(
+        |e| {
+            Err(ConfigError::new(
+                CLI,
+                "--op",
+                format!("an operation that path {} can carry", path.name()),
+                format!("{} on scenario `{}`: {e}", op.name(), sc.name),
+            ))
+        },
+        |_| Ok(()),
+    )
 }
 
 /// A language from the command line.
@@ -118,27 +163,20 @@ pub fn record(
     cfg: &Config,
     topo: &Topology,
     si: usize,
-    path: PathKind,
+    (path, op): (PathKind, Op),
     size: u64,
     window: u32,
     messages: u32,
 ) -> Result<Recorded> {
     let sc = &cfg.scenarios[si];
-    let built = paths::plan(
-        cfg,
-        sc.first(),
-        topo,
-        path,
-        crate::config::Op::WriteImm,
-        size,
-    )
-    .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
+    let built = paths::plan(cfg, sc.first(), topo, path, op, size)
+        .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
     let opts = SimOptions {
         tlp_granularity: cfg.sim.tlp_granularity,
         coalesce_above: cfg.sim.coalesce_above,
         jitter: false,
         // The seed of the point in a sweep (it does not matter with jitter off).
-        seed: scenario::point_seed(cfg.seed, si, path, crate::config::Op::WriteImm, size),
+        seed: scenario::point_seed(cfg.seed, si, path, op, size),
         record: true,
     };
     let mut f = Fabric::new(topo, &[&built.plan], opts);
@@ -377,10 +415,10 @@ fn walk_path(
     cfg: &Config,
     topo: &Topology,
     si: usize,
-    path: PathKind,
+    (path, op): (PathKind, Op),
     size: u64,
 ) -> Result<PathWalk> {
-    let run = record(cfg, topo, si, path, size, 1, 1)?;
+    let run = record(cfg, topo, si, (path, op), size, 1, 1)?;
     let rec = &run.recorder;
     let plan = run.plan;
     let hosts = [
@@ -414,6 +452,23 @@ fn walk_path(
     };
     let gather = desc(DescriptorDir::Gather);
     let scatter = desc(DescriptorDir::Scatter);
+    // An RDMA Read is posted by the data's destination; the others by its source.
+    let read = op == Op::Read;
+    let (poster, peer) = if read {
+        (plan.receiver, plan.sender)
+    } else {
+        (plan.sender, plan.receiver)
+    };
+    // The one-sided operations' target NIC finds the memory region by the rkey in the packet;
+    // every other lookup is by the lkey of a local WQE.
+    let rkey_at = |gather: bool| {
+        let one_sided = matches!(op, Op::Write | Op::WriteImm);
+        if (gather && read) || (!gather && one_sided) {
+            Key::Rkey
+        } else {
+            Key::Lkey
+        }
+    };
     let mut steps: Vec<Step> = Vec::new();
     let mut copies: Vec<(String, bool)> = Vec::new();
 
@@ -424,8 +479,8 @@ fn walk_path(
             s.end,
             &name(s.component),
             StepKind::Register {
-                gpu: plan.sender.nic_buffer.is_gpu(),
-                addr: plan.sender.nic_buffer.virt_addr(),
+                gpu: poster.nic_buffer.is_gpu(),
+                addr: poster.nic_buffer.virt_addr(),
                 bytes: size,
             },
         ));
@@ -455,7 +510,7 @@ fn walk_path(
     }
     // Post: the CPU builds the WQE, then the MMIO write carries it (or a doorbell) to the NIC.
     if let Some(s) = span(Stage::Post) {
-        let mmio = h.of_host(Some(Stage::Post), Movement::Mmio, Some(plan.sender.host));
+        let mmio = h.of_host(Some(Stage::Post), Movement::Mmio, Some(poster.host));
         let m0 = h.extent(&mmio).map_or(s.start, |e| e.0);
         let cpu = name(s.component);
         steps.push(step(
@@ -463,10 +518,12 @@ fn walk_path(
             m0,
             &cpu,
             StepKind::BuildWqe {
-                addr: plan.sender.nic_buffer.virt_addr(),
+                op,
+                addr: poster.nic_buffer.virt_addr(),
                 len: size,
-                gpu: plan.sender.nic_buffer.is_gpu(),
+                gpu: poster.nic_buffer.is_gpu(),
                 inline: run.inline,
+                remote: (op != Op::Send).then(|| peer.nic_buffer.virt_addr()),
             },
         ));
         steps.push(step(
@@ -492,6 +549,24 @@ fn walk_path(
             },
         ));
     }
+    if let Some(s) = span(Stage::ReadRequest) {
+        let packet: Vec<&Hop> = h
+            .of(
+                Some(Stage::ReadRequest),
+                Movement::Packet(PacketKind::ReadRequest),
+            )
+            .into_iter()
+            .filter(|x| h.host_of(x.channel).is_none())
+            .collect();
+        steps.push(step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::ReadRequest {
+                route: h.nodes(&packet),
+            },
+        ));
+    }
     // The gather descriptor: the NIC translates the posted address through its MTT, then
     // reads the payload (or finds it inline in the WQE).
     if let Some(g) = &gather {
@@ -505,6 +580,7 @@ fn walk_path(
                         va: g.virt_addr,
                         bus: g.addr,
                         gpu: g.flags & 1 == 1,
+                        key: rkey_at(true),
                     },
                 ));
                 steps.push(step(
@@ -576,6 +652,7 @@ fn walk_path(
                 va: d.virt_addr,
                 bus: d.addr,
                 gpu: d.flags & 1 == 1,
+                key: rkey_at(false),
             },
         ));
         steps.push(step(
@@ -599,23 +676,31 @@ fn walk_path(
         ));
     }
     if let Some(s) = span(Stage::Cqe) {
-        let hops = h.of(Some(Stage::Cqe), Movement::Cqe(CqeKind::Recv));
+        let kind = if read { CqeKind::Read } else { CqeKind::Recv };
+        let hops = h.of(Some(Stage::Cqe), Movement::Cqe(kind));
         steps.push(step(
             s.start,
             s.end,
             &name(s.component),
             StepKind::Cqe {
+                op,
                 bytes: hops.first().map_or(0, |h| h.payload),
                 route: h.nodes(&hops),
             },
         ));
     }
     if let Some(s) = span(Stage::Poll) {
+        let what = match op {
+            Op::Read => PollKind::ReadCqe,
+            Op::Write if plan.receiver.nic_buffer.is_gpu() => PollKind::LastByteGpu,
+            Op::Write => PollKind::LastByteCpu,
+            Op::WriteImm | Op::Send => PollKind::RecvCqe,
+        };
         steps.push(step(
             s.start,
             s.end,
             &name(s.component),
-            StepKind::Poll { repost: true },
+            StepKind::Poll { what },
         ));
     }
     let flush: Vec<&Span> = run
@@ -767,8 +852,23 @@ fn walk_path(
         ));
     }
 
-    // Off the latency path: the RC ACK and the sender's send CQE.
+    // Off the latency path: a Send's receive WQE (prefetched), the RC ACK and the sender's
+    // send CQE.
     let mut side_steps = Vec::new();
+    let recv_wqe = h.of(None, Movement::WqeFetch);
+    if let (Some((r0, r1)), Some(d)) = (h.extent(&recv_wqe), &scatter)
+        && op == Op::Send
+    {
+        side_steps.push(step(
+            r0,
+            r1,
+            &d.component,
+            StepKind::RecvWqeFetch {
+                bytes: hosts[1].spec.nics[plan.receiver.nic].recv_wqe_bytes,
+                route: h.nodes(&first_of(&recv_wqe, Unit::Completion)),
+            },
+        ));
+    }
     let ack = h.of(None, Movement::Packet(PacketKind::Ack));
     if let Some((a0, a1)) = h.extent(&ack) {
         let wire: Vec<&Hop> = ack
@@ -833,10 +933,12 @@ fn walk_path(
                 mtt: (0..pages.min(4))
                     .map(|i| (va + i * GPU_PAGE, bus + i * GPU_PAGE))
                     .collect(),
-                when: match (per_transfer, side) {
+                // The posting side pays it as a step before its post; the other side pays it
+                // on its CPU while the poster works.
+                when: match (per_transfer, (side == 1) == read) {
                     (false, _) => MrWhen::Cached,
-                    (true, 0) => MrWhen::PerTransferStep,
-                    (true, _) => MrWhen::PerTransferReceiver,
+                    (true, true) => MrWhen::PerTransferStep,
+                    (true, false) => MrWhen::PerTransferReceiver,
                 },
             });
         }
@@ -862,8 +964,9 @@ fn walk_path(
     })
 }
 
-/// The walk of scenario `si` at `size`: the staged path, then the GPUDirect path.
-pub fn walk(cfg: &Config, si: usize, size: u64) -> Result<Walk> {
+/// The walk of `op` on scenario `si` at `size`: the staged path, then the GPUDirect path (the
+/// GPUDirect path alone for an RDMA Read, whose source cannot be staged).
+pub fn walk(cfg: &Config, si: usize, op: Op, size: u64) -> Result<Walk> {
     let topo = &scenario::topology(cfg);
     let sc = &cfg.scenarios[si];
     let end = |e: &crate::config::Endpoint| -> Result<Endpoint, ConfigError> {
@@ -894,16 +997,24 @@ pub fn walk(cfg: &Config, si: usize, size: u64) -> Result<Walk> {
         })
     };
     let ends = [end(&sc.first().sender)?, end(&sc.first().receiver)?];
-    let paths = vec![
-        walk_path(cfg, topo, si, PathKind::Staged, size)?,
-        walk_path(cfg, topo, si, PathKind::GpuDirect, size)?,
-    ];
+    let mut kinds = vec![PathKind::Staged, PathKind::GpuDirect];
+    if op == Op::Read {
+        kinds.remove(0);
+    }
+    for &path in &kinds {
+        check_point(cfg, topo, si, path, op)?;
+    }
+    let paths = kinds
+        .into_iter()
+        .map(|path| walk_path(cfg, topo, si, (path, op), size))
+        .collect::<Result<Vec<_>>>()?;
     Ok(Walk {
         config_name: cfg.name.clone(),
         scenario: sc.name.clone(),
         class: paths::sender_class(topo, cfg.scenarios[si].first(), PathKind::GpuDirect)
             .to_string(),
         size,
+        op,
         ends,
         paths,
     })
@@ -913,14 +1024,15 @@ pub fn walk(cfg: &Config, si: usize, size: u64) -> Result<Walk> {
 pub fn run_walk(
     config: Option<&Path>,
     scenario: Option<&str>,
-    size: &str,
+    (op, size): (&str, &str),
     lang: &str,
 ) -> Result<String> {
     let lang = parse_lang(lang)?;
     let size = parse_size(size)?;
+    let op = parse_op(op)?;
     let cfg = crate::app::load_config(config)?;
     let si = scenario_index(&cfg, scenario)?;
-    let w = walk(&cfg, si, size)?;
+    let w = walk(&cfg, si, op, size)?;
     Ok(walkthrough::render(&w, lang))
 }
 
@@ -939,7 +1051,7 @@ fn hex(a: u64) -> Arg {
 pub fn trace(
     cfg: &Config,
     si: usize,
-    path: PathKind,
+    (path, op): (PathKind, Op),
     size: u64,
     messages: u32,
 ) -> Result<TraceData> {
@@ -947,7 +1059,8 @@ pub fn trace(
     let sc = &cfg.scenarios[si];
     let messages = messages.max(1);
     let window = cfg.sim.stream_window.min(messages).max(1);
-    let run = record(cfg, topo, si, path, size, window, messages)?;
+    check_point(cfg, topo, si, path, op)?;
+    let run = record(cfg, topo, si, (path, op), size, window, messages)?;
     let rec = &run.recorder;
     let plan = run.plan;
     let n_channels = topo.channels.len();
@@ -1265,12 +1378,13 @@ pub struct TraceRun {
 pub fn run_trace(
     config: Option<&Path>,
     scenario: Option<&str>,
-    path: &str,
+    (path, op): (&str, &str),
     size: &str,
     messages: u32,
     out: &Path,
 ) -> Result<TraceRun> {
     let path = parse_path(path)?;
+    let op = parse_op(op)?;
     let size = parse_size(size)?;
     if messages == 0 {
         return Err(ConfigError::new(CLI, "--messages", "at least 1", "0").into());
@@ -1287,7 +1401,7 @@ pub fn run_trace(
     }
     let cfg = crate::app::load_config(config)?;
     let si = scenario_index(&cfg, scenario)?;
-    let data = trace(&cfg, si, path, size, messages)?;
+    let data = trace(&cfg, si, (path, op), size, messages)?;
     let stats = crate::report::trace::write(out, &data)?;
     let lat = data
         .metadata
@@ -1300,7 +1414,7 @@ pub fn run_trace(
         .unwrap_or_default();
     let summary = format!(
         "wrote {} ({} slices, {} instants, {} tracks on {} threads, {} flows, {} counter points, {} bytes); \
-         {} {} {} bytes x {}: message 0 one-way latency {} us{}. Open it in ui.perfetto.dev or chrome://tracing.",
+                  {} {} {} {} bytes x {}: message 0 one-way latency {} us{}. Open it in ui.perfetto.dev or chrome://tracing.",
         out.display(),
         stats.slices,
         stats.instants,
@@ -1311,6 +1425,7 @@ pub fn run_trace(
         stats.bytes,
         cfg.scenarios[si].name,
         path.name(),
+        op.name(),
         size,
         messages,
         lat,

@@ -53,6 +53,9 @@ enum Command {
         /// Message size, e.g. 4096 or 4KiB.
         #[arg(long, default_value = "4096")]
         size: String,
+        /// Operation: write_imm, write, read or send.
+        #[arg(long, default_value = "write_imm")]
+        op: String,
         /// Language: en or zh.
         #[arg(long, default_value = "en")]
         lang: String,
@@ -64,9 +67,12 @@ enum Command {
         /// Scenario name (default: the config's first scenario).
         #[arg(long)]
         scenario: Option<String>,
-        /// Path: host, staged or gpudirect.
+        /// Path: host, staged, gpudirect, auto, gdrcopy or staged_pipelined.
         #[arg(long)]
         path: String,
+        /// Operation: write_imm, write, read or send.
+        #[arg(long, default_value = "write_imm")]
+        op: String,
         /// Message size, e.g. 4096 or 1MiB.
         #[arg(long)]
         size: String,
@@ -141,20 +147,24 @@ fn main() -> ExitCode {
             config,
             scenario,
             size,
+            op,
             lang,
-        }) => gdrsim::inspect::run_walk(config.as_deref(), scenario.as_deref(), &size, &lang)
-            .and_then(|text| app::emit(&text)),
+        }) => {
+            gdrsim::inspect::run_walk(config.as_deref(), scenario.as_deref(), (&op, &size), &lang)
+                .and_then(|text| app::emit(&text))
+        }
         Some(Command::Trace {
             config,
             scenario,
             path,
+            op,
             size,
             messages,
             out,
         }) => gdrsim::inspect::run_trace(
             config.as_deref(),
             scenario.as_deref(),
-            &path,
+            (&path, &op),
             &size,
             messages,
             &out,

@@ -8,14 +8,24 @@ use std::process::Command;
 use serde_json::Value;
 
 use gdrsim::app::load_config;
-use gdrsim::config::{Config, PathKind};
+use gdrsim::config::{Config, Op, PathKind};
 use gdrsim::inspect;
 use gdrsim::report::{csv_out, trace};
 use gdrsim::scenario::{self, Point};
 use gdrsim::units::{Ps, ps_to_us_exact};
 
 fn render(cfg: &Config, si: usize, path: PathKind, size: u64, messages: u32) -> Value {
-    let data = inspect::trace(cfg, si, path, size, messages).unwrap();
+    render_op(cfg, si, (path, Op::WriteImm), size, messages)
+}
+
+fn render_op(
+    cfg: &Config,
+    si: usize,
+    (path, op): (PathKind, Op),
+    size: u64,
+    messages: u32,
+) -> Value {
+    let data = inspect::trace(cfg, si, (path, op), size, messages).unwrap();
     let (text, stats) = trace::render(&data);
     assert_eq!(stats.bytes, text.len());
     serde_json::from_str(&text).expect("the trace is valid JSON")
@@ -124,13 +134,13 @@ fn check_well_formed(doc: &Value) -> Vec<&Value> {
     slices
 }
 
-fn point(cfg: &Config, si: usize, path: PathKind, size: u64) -> Point {
+fn point(cfg: &Config, si: usize, (path, op): (PathKind, Op), size: u64) -> Point {
     Point {
         scenario: si,
         path,
-        op: gdrsim::config::Op::WriteImm,
+        op,
         size,
-        seed: scenario::point_seed(cfg.seed, si, path, gdrsim::config::Op::WriteImm, size),
+        seed: scenario::point_seed(cfg.seed, si, path, op, size),
     }
 }
 
@@ -139,15 +149,19 @@ fn point(cfg: &Config, si: usize, path: PathKind, size: u64) -> Point {
 fn a_single_message_agrees_with_stages_csv() {
     let cfg = load_config(None).unwrap();
     let topo = scenario::topology(&cfg);
-    for (si, path, size) in [
-        (0, PathKind::GpuDirect, 4096),
-        (0, PathKind::Staged, 4096),
-        (2, PathKind::GpuDirect, 1 << 20),
-        (1, PathKind::Host, 64),
+    for (si, path, op, size) in [
+        (0, PathKind::GpuDirect, Op::WriteImm, 4096),
+        (0, PathKind::Staged, Op::WriteImm, 4096),
+        (2, PathKind::GpuDirect, Op::WriteImm, 1 << 20),
+        (1, PathKind::Host, Op::WriteImm, 64),
+        (0, PathKind::GpuDirect, Op::Read, 4096),
+        (1, PathKind::Staged, Op::Write, 8192),
+        (2, PathKind::GpuDirect, Op::Send, 64 << 10),
     ] {
-        let doc = render(&cfg, si, path, size, 1);
+        let doc = render_op(&cfg, si, (path, op), size, 1);
         let slices = check_well_formed(&doc);
-        let summary = scenario::simulate_point(&cfg, &topo, &point(&cfg, si, path, size)).summary;
+        let point = point(&cfg, si, (path, op), size);
+        let summary = scenario::simulate_point(&cfg, &topo, &point).summary;
         let csv = csv_out::stages_csv(std::slice::from_ref(&summary)).unwrap();
         let mut rd = csv::Reader::from_reader(csv.as_slice());
         let mut rows = 0;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use gdrsim::app::load_config;
-use gdrsim::config::{self, Config, PathKind};
+use gdrsim::config::{self, Config, Op, PathKind};
 use gdrsim::inspect;
 use gdrsim::report::walkthrough::{self, Lang};
 use gdrsim::scenario::{self, Point};
@@ -50,7 +50,7 @@ fn check_golden(name: &str, text: &str) {
 
 fn default_walk(lang: Lang) -> String {
     let cfg = load_config(None).unwrap();
-    let w = inspect::walk(&cfg, 0, 4096).unwrap();
+    let w = inspect::walk(&cfg, 0, Op::WriteImm, 4096).unwrap();
     walkthrough::render(&w, lang)
 }
 
@@ -151,7 +151,7 @@ fn with_address_map(gpu_va: &str, bar: &str, host: &str) -> Config {
 fn the_addresses_follow_the_address_map() {
     let cfg = with_address_map("0x5000000000", "0x400000000", "0x30000000");
     for lang in [Lang::En, Lang::Zh] {
-        let text = walkthrough::render(&inspect::walk(&cfg, 0, 4096).unwrap(), lang);
+        let text = walkthrough::render(&inspect::walk(&cfg, 0, Op::WriteImm, 4096).unwrap(), lang);
         let (a, b) = match lang {
             Lang::En => ("=== [1]", "=== [2]"),
             Lang::Zh => ("[传统路径]", "[GPUDirect路径]"),
@@ -177,15 +177,29 @@ fn the_addresses_follow_the_address_map() {
 fn the_walk_agrees_with_the_results_of_the_same_points() {
     let cfg = load_config(None).unwrap();
     let topo = scenario::topology(&cfg);
-    for (si, size) in [(0, 4096), (1, 64 << 10), (2, 100)] {
-        let w = inspect::walk(&cfg, si, size).unwrap();
-        for (p, path) in w.paths.iter().zip([PathKind::Staged, PathKind::GpuDirect]) {
+    for (si, size, op) in [
+        (0, 4096, Op::WriteImm),
+        (1, 64 << 10, Op::WriteImm),
+        (2, 100, Op::WriteImm),
+        (0, 4096, Op::Write),
+        (2, 64 << 10, Op::Send),
+        (0, 4096, Op::Read),
+        (1, 100, Op::Read),
+    ] {
+        let w = inspect::walk(&cfg, si, op, size).unwrap();
+        let kinds: &[PathKind] = if op == Op::Read {
+            &[PathKind::GpuDirect]
+        } else {
+            &[PathKind::Staged, PathKind::GpuDirect]
+        };
+        assert_eq!(w.paths.len(), kinds.len());
+        for (p, &path) in w.paths.iter().zip(kinds) {
             let point = Point {
                 scenario: si,
                 path,
-                op: gdrsim::config::Op::WriteImm,
+                op,
                 size,
-                seed: scenario::point_seed(cfg.seed, si, path, gdrsim::config::Op::WriteImm, size),
+                seed: scenario::point_seed(cfg.seed, si, path, op, size),
             };
             let r = scenario::simulate_point(&cfg, &topo, &point).summary;
             assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");
@@ -208,6 +222,9 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
             let last = p.steps.last().unwrap();
             assert_eq!(last.start + last.dur, p.latency_ps);
         }
+        if op == Op::Read {
+            continue;
+        }
         let (st, gd) = (&w.paths[0], &w.paths[1]);
         assert_eq!(st.copies.len(), 2);
         assert_eq!(gd.copies.len(), 0);
@@ -219,7 +236,7 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
     }
     // PIX: the staged payload crosses 8 PCIe link directions (GPU->switch->RC twice, RC->switch
     // ->NIC, NIC->switch->RC, RC->switch->GPU), GPUDirect 4 (GPU->switch->NIC, NIC->switch->GPU).
-    let w = inspect::walk(&cfg, 0, 4096).unwrap();
+    let w = inspect::walk(&cfg, 0, Op::WriteImm, 4096).unwrap();
     assert_eq!(w.paths[0].pcie_link_bytes, 8 * 4096);
     assert_eq!(w.paths[1].pcie_link_bytes, 4 * 4096);
     assert_eq!(w.paths[0].root_complex_bytes, 4 * 4096);
@@ -295,7 +312,7 @@ fn the_walk_of_a_flushed_receive_shows_the_loopback_read() {
         1,
     );
     let cfg = config::parse(&text, "a100-like.toml").unwrap();
-    let w = inspect::walk(&cfg, 0, 4096).unwrap();
+    let w = inspect::walk(&cfg, 0, Op::WriteImm, 4096).unwrap();
     let en = walkthrough::render(&w, Lang::En);
     let direct = section(&en, "[2] GPUDirect", "=== Contrast");
     let order = [
@@ -317,4 +334,108 @@ fn the_walk_of_a_flushed_receive_shows_the_loopback_read() {
     }
     let zh = walkthrough::render(&w, Lang::Zh);
     assert!(zh.contains("经回环QP穿过网卡的发送与接收流水线"));
+}
+
+/// The steps of each operation, as its verbs define them: a plain Write ends with a poll of the
+/// last byte (a GPU kernel's, into GPU memory) and has no receive CQE; a Send's receiver fetches
+/// its posted receive WQE ahead of the data; an RDMA Read is posted by the receiver, its request
+/// crosses the wire, and the sender's NIC looks the source up by rkey; a Write's target looks
+/// its buffer up by rkey too.
+#[test]
+fn each_operation_walks_its_own_steps() {
+    let cfg = load_config(None).unwrap();
+    let text = |op| walkthrough::render(&inspect::walk(&cfg, 0, op, 4096).unwrap(), Lang::En);
+
+    let write = text(Op::Write);
+    let direct = section(&write, "[2] GPUDirect", "=== Contrast");
+    assert!(
+        direct.contains("node-b/gpu0.sm   a GPU kernel polls the last byte"),
+        "{direct}"
+    );
+    assert!(!direct.contains("receive CQE"), "{direct}");
+    let staged = section(&write, "[1] Traditional", "[2] GPUDirect");
+    assert!(
+        staged.contains("the receiving CPU polls the last byte"),
+        "{staged}"
+    );
+    assert!(staged.contains("MR lookup by rkey"), "{staged}");
+
+    let send = text(Op::Send);
+    let direct = section(&send, "[2] GPUDirect", "=== Contrast");
+    let fetch = line_index(direct, "receive WQE fetch, ahead of the data");
+    assert!(
+        fetch > line_index(direct, "off the latency path"),
+        "{direct}"
+    );
+    assert!(direct.contains("the Send consumed the posted receive WQE"));
+    assert!(direct.contains("(Send): sge addr=0x2A00000000"));
+
+    let read = text(Op::Read);
+    assert!(read.contains("operation: RDMA Read (read)"));
+    assert!(
+        !read.contains("Traditional path"),
+        "a Read's source cannot be staged"
+    );
+    let steps: Vec<&str> = read.lines().filter(|l| l.starts_with("   ")).collect();
+    let find = |needle: &str| {
+        steps
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no step `{needle}` in\n{read}"))
+    };
+    let post = find("node-b/cpu0.cpu  receiving CPU builds the read WQE");
+    let request = find("read request: 1 packet (RETH");
+    let lookup = find("node-a/nic0      MR lookup by rkey");
+    let dma = find("node-a/nic0      DMA read of GPU memory");
+    let cqe = find("CQE of the read");
+    let poll = find("the requesting CPU finds the read's CQE");
+    assert!(post < request && request < lookup && lookup < dma && dma < cqe && cqe < poll);
+    assert!(
+        steps[request].contains("node-b/nic0 > switch1 > node-a/nic0"),
+        "{}",
+        steps[request]
+    );
+    assert!(
+        !read.contains("RC ACK"),
+        "the response is the acknowledgement"
+    );
+    let zh = walkthrough::render(&inspect::walk(&cfg, 0, Op::Read, 4096).unwrap(), Lang::Zh);
+    assert!(zh.contains("读请求：1个数据包") && zh.contains("网卡按rkey查MR"));
+}
+
+/// `--op` is checked: an unknown operation, and a Read from a staged source in `trace`, are bad
+/// input (exit 2) before any work.
+#[test]
+fn the_op_of_walk_and_trace_is_checked() {
+    let never = std::env::temp_dir().join(format!("gdrsim-never-{}.json", std::process::id()));
+    let never = never.to_str().unwrap();
+    let out = gdrsim(&["walk", "--op", "read", "--scenario", "PHB"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for bad in [
+        &["walk", "--op", "atomic"][..],
+        &[
+            "trace", "--path", "staged", "--op", "read", "--size", "4KiB", "--out", never,
+        ],
+        &[
+            "trace",
+            "--path",
+            "gpudirect",
+            "--op",
+            "nope",
+            "--size",
+            "4KiB",
+            "--out",
+            never,
+        ],
+    ] {
+        let out = gdrsim(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--op"), "{bad:?}: {err}");
+    }
+    assert!(!std::path::Path::new(never).exists());
 }

@@ -336,7 +336,7 @@ impl Fabric<'_> {
         let reference;
         let key;
         match step.kind {
-            StepKind::DmaRead { nic, read } => {
+            StepKind::DmaRead { nic, read, .. } => {
                 let (req, cpl) = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
                 self.charge(&mut uses, first, req, Unit::ReadRequest, 0, read.mrrs);
                 self.charge(&mut uses, first, cpl, Unit::Completion, read.mps, read.mps);

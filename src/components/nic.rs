@@ -6,7 +6,7 @@ use super::Event;
 use super::fabric::{Fabric, Train, read_completions};
 use super::steps::Instance;
 use crate::engine::Queue;
-use crate::plan::{Milestone, NicRef, Step, StepKind};
+use crate::plan::{Gather, Milestone, NicRef, Step, StepKind};
 use crate::record::{Descriptor, DescriptorDir};
 use crate::topology::Unit;
 use crate::topology::spec::NicSpec;
@@ -70,27 +70,37 @@ impl Fabric<'_> {
         let StepKind::WqeFetch { gather, .. } = *self.kind(inst) else {
             unreachable!()
         };
+        if let Some(g) = gather {
+            self.record_gather(inst, g, now);
+        }
+        self.fire(inst, Milestone::Done, now, now, q);
+    }
+
+    /// The gather descriptor the NIC of step `inst` builds at `at` (a record only).
+    fn record_gather(&mut self, inst: Instance, gather: Gather, at: Ps) {
         let component = self.actor_id(inst);
         self.recorder.descriptor(Descriptor {
             msg: inst.1,
             step: inst.2,
             component,
-            at: now,
+            at,
             addr: gather.buffer.dma_addr(),
             len: gather.len,
             flags: u32::from(gather.buffer.is_gpu()),
             direction: DescriptorDir::Gather,
             virt_addr: gather.buffer.virt_addr(),
         });
-        self.fire(inst, Milestone::Done, now, now, q);
     }
 
     /// The payload read starts after the MTT lookup: as a bulk transfer for a large message,
     /// else request by request under the NIC's window.
     pub(super) fn payload_read(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
-        let StepKind::DmaRead { nic, .. } = *self.kind(inst) else {
+        let StepKind::DmaRead { nic, gather, .. } = *self.kind(inst) else {
             unreachable!()
         };
+        if let Some(g) = gather {
+            self.record_gather(inst, g, at);
+        }
         let start = at + self.nic_spec(nic).mtt_lookup;
         self.step_state(inst).started = start;
         if self.is_bulk(self.step_of(inst).bytes) {

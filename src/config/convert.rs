@@ -263,16 +263,7 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
                 format!("{op:?}"),
             ));
         };
-        if let Some(p) = paths.iter().find(|p| {
-            o == Op::Read
-                && matches!(
-                    p,
-                    PathKind::Staged
-                        | PathKind::Auto
-                        | PathKind::Gdrcopy
-                        | PathKind::StagedPipelined
-                )
-        }) {
+        if let Some(p) = paths.iter().find(|p| !o.carried_by(**p)) {
             return Err(cx.err(
                 &format!("sweep.ops[{i}]"),
                                 "no `read` with a path that stages (`staged`, `gdrcopy`, or `auto`, which may): an RDMA \

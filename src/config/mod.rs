@@ -70,17 +70,17 @@ impl PathKind {
             PathKind::StagedPipelined => "staged_pipelined",
         }
     }
+    pub const ALL: [PathKind; 6] = [
+        PathKind::Host,
+        PathKind::Staged,
+        PathKind::GpuDirect,
+        PathKind::Auto,
+        PathKind::Gdrcopy,
+        PathKind::StagedPipelined,
+    ];
+
     pub fn parse(s: &str) -> Option<PathKind> {
-        [
-            PathKind::Host,
-            PathKind::Staged,
-            PathKind::GpuDirect,
-            PathKind::Auto,
-            PathKind::Gdrcopy,
-            PathKind::StagedPipelined,
-        ]
-        .into_iter()
-        .find(|p| p.name() == s)
+        PathKind::ALL.into_iter().find(|p| p.name() == s)
     }
 }
 
@@ -115,6 +115,16 @@ impl Op {
 
     pub fn parse(s: &str) -> Option<Op> {
         Op::ALL.into_iter().find(|o| o.name() == s)
+    }
+
+    /// Whether `path` can carry the operation: an RDMA Read's source side takes no part with
+    /// its CPU, so no path that stages (or may, as `auto`) can feed it.
+    pub fn carried_by(self, path: PathKind) -> bool {
+        self != Op::Read
+            || !matches!(
+                path,
+                PathKind::Staged | PathKind::Auto | PathKind::Gdrcopy | PathKind::StagedPipelined
+            )
     }
 
     /// The name a point's seed is derived from. Write with Immediate keeps "write", the name

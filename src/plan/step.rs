@@ -106,16 +106,22 @@ pub enum StepKind {
         inline: Option<ChannelId>,
     },
     /// The NIC obtains the WQE (by DMA after a doorbell: `fetch` with the bytes it reads) and
-    /// passes it through its send engine, then builds the gather descriptor.
+    /// passes it through its send engine, then builds the gather descriptor (where the data
+    /// it sends is local: not for an RDMA Read, whose responder builds it).
     WqeFetch {
         nic: NicRef,
         fetch: Option<(ReadSpec, u64)>,
         engine: RouteId,
         wqe_bytes: u64,
-        gather: Gather,
+        gather: Option<Gather>,
     },
-    /// The NIC reads the payload by DMA (after its MTT lookup).
-    DmaRead { nic: NicRef, read: ReadSpec },
+    /// The NIC reads the payload by DMA (after its MTT lookup). An RDMA Read's responder builds
+    /// its gather descriptor (`gather`) from the request when it arrives.
+    DmaRead {
+        nic: NicRef,
+        read: ReadSpec,
+        gather: Option<Gather>,
+    },
     /// The receiving NIC fetches a pre-posted receive WQE (`bytes`) from the receive queue by
     /// DMA: the scatter address of a Send.
     RecvWqeFetch {

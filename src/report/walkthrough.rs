@@ -10,6 +10,7 @@
 //! Times are integer picoseconds in the data and are printed in microseconds rounded to the
 //! nanosecond. Addresses are printed as `0x` followed by upper-case hex digits.
 
+pub use crate::config::Op;
 use crate::units::{PS_PER_NS, Ps, fmt_bytes};
 
 /// Output language.
@@ -37,6 +38,8 @@ pub struct Walk {
     /// GPU-NIC affinity class of the sender (PIX, PXB, PHB, NODE, SYS).
     pub class: String,
     pub size: u64,
+    /// The RDMA operation walked.
+    pub op: Op,
     /// Sender first, receiver second.
     pub ends: [Endpoint; 2],
     /// The staged path first, then the GPUDirect path.
@@ -151,6 +154,46 @@ pub enum MrWhen {
     PerTransferReceiver,
 }
 
+/// Which key the NIC looks its memory region up by: its own WQE's (lkey), or the one a remote
+/// peer sent in the packet (rkey, of the one-sided operations' target).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    Lkey,
+    Rkey,
+}
+
+impl Key {
+    fn name(self) -> &'static str {
+        match self {
+            Key::Lkey => "lkey",
+            Key::Rkey => "rkey",
+        }
+    }
+}
+
+/// What the consumer polls to learn the data arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollKind {
+    /// The receive CQE (Write with Immediate, Send): the thread reposts a receive WQE.
+    RecvCqe,
+    /// The requester's CQE of an RDMA Read.
+    ReadCqe,
+    /// The last byte of the buffer, by the receiving CPU (plain RDMA Write into host memory).
+    LastByteCpu,
+    /// The last byte of the buffer, by a GPU kernel (plain RDMA Write into GPU memory).
+    LastByteGpu,
+}
+
+/// The verb's name as the verbs API and perftest write it.
+fn op_title(op: Op) -> &'static str {
+    match op {
+        Op::WriteImm => "RDMA Write with Immediate",
+        Op::Write => "RDMA Write",
+        Op::Read => "RDMA Read",
+        Op::Send => "Send",
+    }
+}
+
 /// One timed step.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
@@ -190,12 +233,15 @@ pub enum StepKind {
         addr: u64,
         bytes: u64,
     },
-    /// The CPU builds the send WQE (RDMA Write with Immediate).
+    /// The posting CPU builds the WQE of `op` (the receiver's CPU for an RDMA Read): its
+    /// local buffer, and the remote one for the one-sided operations.
     BuildWqe {
+        op: Op,
         addr: u64,
         len: u64,
         gpu: bool,
         inline: bool,
+        remote: Option<u64>,
     },
     /// The MMIO write that hands the WQE to the NIC: BlueFlame (WQE + doorbell) or doorbell only.
     Mmio {
@@ -213,6 +259,16 @@ pub enum StepKind {
         va: u64,
         bus: u64,
         gpu: bool,
+        key: Key,
+    },
+    /// An RDMA Read's request packet, requester to responder.
+    ReadRequest {
+        route: Vec<String>,
+    },
+    /// A Send's receive WQE, fetched by the receiver's NIC ahead of the data.
+    RecvWqeFetch {
+        bytes: u64,
+        route: Vec<String>,
     },
     Descriptor(Desc),
     /// Payload carried inside the WQE (no DMA read).
@@ -241,11 +297,12 @@ pub enum StepKind {
         route: Vec<String>,
     },
     Cqe {
+        op: Op,
         bytes: u64,
         route: Vec<String>,
     },
     Poll {
-        repost: bool,
+        what: PollKind,
     },
     Flush {
         addr: u64,
@@ -436,17 +493,32 @@ fn text_en(k: &StepKind) -> String {
             mem_en(*gpu),
             hex(*addr)
         ),
-        StepKind::BuildWqe {
+                StepKind::BuildWqe {
+            op,
             addr,
             len,
             gpu,
             inline,
+            remote,
         } => {
+            let who = if *op == Op::Read { "receiving CPU" } else { "CPU" };
             let mut s = format!(
-                "CPU builds the send WQE (RDMA Write with Immediate): sge addr={} ({} virtual address), len={len}, lkey of its MR",
+                "{who} builds the {} WQE ({}): sge addr={} ({} virtual address), len={len}, lkey of its MR",
+                if *op == Op::Read { "read" } else { "send" },
+                op_title(*op),
                 hex(*addr),
                 if *gpu { "GPU" } else { "host" }
             );
+            match (op, remote) {
+                (Op::Read, Some(r)) => s.push_str(&format!(
+                    "; remote addr={} (the source), rkey of the sender's MR",
+                    hex(*r)
+                )),
+                (_, Some(r)) => {
+                    s.push_str(&format!("; remote addr={}, rkey of the receiver's MR", hex(*r)))
+                }
+                (_, None) => s.push_str("; the receiver's posted receive WQE names the destination"),
+            }
             if *inline {
                 s.push_str("; the payload is copied into the WQE (inline)");
             }
@@ -475,15 +547,30 @@ fn text_en(k: &StepKind) -> String {
             "WQE fetch: the NIC reads the WQE from host memory by DMA ({}) and parses it",
             route(r)
         ),
-        StepKind::MttLookup { va, bus, gpu: true } => format!(
-            "MR lookup by lkey, MTT translation: GPU virtual address [{}] -> bus address [{}] (table built at registration)",
+                StepKind::MttLookup {
+            va,
+            bus,
+            gpu: true,
+            key,
+        } => format!(
+            "MR lookup by {}, MTT translation: GPU virtual address [{}] -> bus address [{}] (table built at registration)",
+            key.name(),
             hex(*va),
             hex(*bus)
         ),
-        StepKind::MttLookup { va, bus, .. } => format!(
-            "MR lookup by lkey, MTT translation: host virtual address [{}] -> [{}] (pinned host memory, address unchanged)",
+        StepKind::MttLookup { va, bus, key, .. } => format!(
+            "MR lookup by {}, MTT translation: host virtual address [{}] -> [{}] (pinned host memory, address unchanged)",
+            key.name(),
             hex(*va),
             hex(*bus)
+        ),
+        StepKind::ReadRequest { route: r } => format!(
+            "read request: 1 packet (RETH: remote address, rkey, length) to the data's owner, {}",
+            route(r)
+        ),
+        StepKind::RecvWqeFetch { bytes, route: r } => format!(
+            "receive WQE fetch, ahead of the data: the NIC reads the posted {bytes} B receive WQE by DMA ({}); its sge gives the destination",
+            route(r)
         ),
         StepKind::Descriptor(d) => desc_en(d),
         StepKind::Inline { bytes } => {
@@ -526,13 +613,38 @@ fn text_en(k: &StepKind) -> String {
             plural(*writes, "posted write", "posted writes"),
             route(r)
         ),
-        StepKind::Cqe { bytes, route: r } => format!(
+                StepKind::Cqe {
+            op: Op::Read,
+            bytes,
+            route: r,
+        } => format!(
+            "CQE of the read ({bytes} B) written to the requester's host memory after the last response, {}",
+            route(r)
+        ),
+        StepKind::Cqe {
+            op: Op::Send,
+            bytes,
+            route: r,
+        } => format!(
+            "receive CQE ({bytes} B) written to host memory (the Send consumed the posted receive WQE), {}",
+            route(r)
+        ),
+        StepKind::Cqe { bytes, route: r, .. } => format!(
             "receive CQE ({bytes} B) written to host memory (the Write with Immediate consumed a posted receive WQE), {}",
             route(r)
         ),
-        StepKind::Poll { .. } => {
-            "CQ poll: the receiving CPU finds the CQE and reposts a receive WQE".into()
-        }
+        StepKind::Poll {
+            what: PollKind::RecvCqe,
+        } => "CQ poll: the receiving CPU finds the CQE and reposts a receive WQE".into(),
+        StepKind::Poll {
+            what: PollKind::ReadCqe,
+        } => "CQ poll: the requesting CPU finds the read's CQE: the data is in its buffer".into(),
+        StepKind::Poll {
+            what: PollKind::LastByteCpu,
+        } => "the receiving CPU polls the last byte of the buffer and sees it change (a plain Write has no CQE)".into(),
+        StepKind::Poll {
+            what: PollKind::LastByteGpu,
+        } => "a GPU kernel polls the last byte of the buffer in GPU memory and sees it change (a plain Write has no CQE)".into(),
         StepKind::Flush { addr } => format!(
             "flush: 1-byte RDMA Read of GPU[{}] through a loopback QP, so the earlier posted writes are visible to the GPU",
             hex(*addr)
@@ -623,16 +735,33 @@ fn text_zh(k: &StepKind) -> String {
             hex(*addr)
         ),
         StepKind::BuildWqe {
+            op,
             addr,
             len,
             gpu,
             inline,
+            remote,
         } => {
             let mut s = format!(
-                "CPU构建发送WQE（RDMA Write with Immediate）：sge addr={}（{}虚拟地址），len={len}，lkey指向其MR",
+                "{}构建{}WQE（{}）：sge addr={}（{}虚拟地址），len={len}，lkey指向其MR",
+                if *op == Op::Read {
+                    "接收端CPU"
+                } else {
+                    "CPU"
+                },
+                if *op == Op::Read { "读" } else { "发送" },
+                op_title(*op),
                 hex(*addr),
                 if *gpu { "GPU" } else { "主机" }
             );
+            match (op, remote) {
+                (Op::Read, Some(r)) => s.push_str(&format!(
+                    "；远端地址={}（数据源），rkey指向发送端的MR",
+                    hex(*r)
+                )),
+                (_, Some(r)) => s.push_str(&format!("；远端地址={}，rkey指向接收端的MR", hex(*r))),
+                (_, None) => s.push_str("；目的地址由接收端预先提交的接收WQE给出"),
+            }
             if *inline {
                 s.push_str("；数据直接拷入WQE（inline）");
             }
@@ -658,15 +787,30 @@ fn text_zh(k: &StepKind) -> String {
             fetched: true,
             route: r,
         } => format!("取WQE：网卡通过DMA从主机内存读取WQE（{}）并解析", route(r)),
-        StepKind::MttLookup { va, bus, gpu: true } => format!(
-            "网卡按lkey查MR并经MTT转换：GPU虚拟地址[{}] -> 总线地址[{}]（转换表在注册时建立）",
+        StepKind::MttLookup {
+            va,
+            bus,
+            gpu: true,
+            key,
+        } => format!(
+            "网卡按{}查MR并经MTT转换：GPU虚拟地址[{}] -> 总线地址[{}]（转换表在注册时建立）",
+            key.name(),
             hex(*va),
             hex(*bus)
         ),
-        StepKind::MttLookup { va, bus, .. } => format!(
-            "网卡按lkey查MR并经MTT转换：主机虚拟地址[{}] -> [{}]（固定主机内存，地址不变）",
+        StepKind::MttLookup { va, bus, key, .. } => format!(
+            "网卡按{}查MR并经MTT转换：主机虚拟地址[{}] -> [{}]（固定主机内存，地址不变）",
+            key.name(),
             hex(*va),
             hex(*bus)
+        ),
+        StepKind::ReadRequest { route: r } => format!(
+            "读请求：1个数据包（RETH：远端地址、rkey、长度）发往数据所在端，{}",
+            route(r)
+        ),
+        StepKind::RecvWqeFetch { bytes, route: r } => format!(
+            "取接收WQE（在数据到达之前预取）：网卡通过DMA读取预先提交的{bytes} B接收WQE（{}），其sge给出目的地址",
+            route(r)
         ),
         StepKind::Descriptor(d) => desc_zh(d),
         StepKind::Inline { bytes } => {
@@ -702,11 +846,40 @@ fn text_zh(k: &StepKind) -> String {
             mem_zh(*gpu),
             route(r)
         ),
-        StepKind::Cqe { bytes, route: r } => format!(
+        StepKind::Cqe {
+            op: Op::Read,
+            bytes,
+            route: r,
+        } => format!(
+            "读操作的完成项CQE（{bytes} B）在最后一个响应写入后写入请求端主机内存，{}",
+            route(r)
+        ),
+        StepKind::Cqe {
+            op: Op::Send,
+            bytes,
+            route: r,
+        } => format!(
+            "接收完成项CQE（{bytes} B）写入主机内存（Send消耗预先提交的接收WQE），{}",
+            route(r)
+        ),
+        StepKind::Cqe {
+            bytes, route: r, ..
+        } => format!(
             "接收完成项CQE（{bytes} B）写入主机内存（Write with Immediate消耗一个预先提交的接收WQE），{}",
             route(r)
         ),
-        StepKind::Poll { .. } => "轮询CQ：接收端CPU发现CQE，并重新提交接收WQE".into(),
+        StepKind::Poll {
+            what: PollKind::RecvCqe,
+        } => "轮询CQ：接收端CPU发现CQE，并重新提交接收WQE".into(),
+        StepKind::Poll {
+            what: PollKind::ReadCqe,
+        } => "轮询CQ：请求端CPU发现读操作的CQE：数据已在其缓冲区中".into(),
+        StepKind::Poll {
+            what: PollKind::LastByteCpu,
+        } => "接收端CPU轮询缓冲区最后一个字节，发现其变化（普通Write没有CQE）".into(),
+        StepKind::Poll {
+            what: PollKind::LastByteGpu,
+        } => "GPU内核轮询GPU显存中缓冲区的最后一个字节，发现其变化（普通Write没有CQE）".into(),
         StepKind::Flush { addr } => format!(
             "刷新（flush）：经回环QP对GPU[{}]做1字节RDMA Read，确保此前的写入对GPU可见",
             hex(*addr)
@@ -972,6 +1145,26 @@ pub fn render(w: &Walk, lang: Lang) -> String {
                 r.host, r.nic, r.nic_model, r.gpu, r.gpu_model
             ));
         }
+    }
+    out.push(match (lang, w.op) {
+        (Lang::En, Op::Read) => format!(
+            "operation: {} ({}): the receiver's NIC reads the sender's buffer; the sender's CPU takes no part",
+            op_title(w.op),
+            w.op.name()
+        ),
+        (Lang::En, _) => format!("operation: {} ({})", op_title(w.op), w.op.name()),
+        (Lang::Zh, Op::Read) => format!(
+            "操作：{}（{}）：接收端网卡读取发送端缓冲区，发送端CPU不参与",
+            op_title(w.op),
+            w.op.name()
+        ),
+        (Lang::Zh, _) => format!("操作：{}（{}）", op_title(w.op), w.op.name()),
+    });
+    if !w.paths.iter().any(|p| p.path != "gpudirect") {
+        out.push(match lang {
+            Lang::En => "the staged path cannot carry this operation (the source's CPU would have to copy it into a bounce buffer first), so only GPUDirect is walked".into(),
+            Lang::Zh => "传统（中转）路径无法承载此操作（数据源端的CPU须先将其拷入中转缓冲区），因此只演示GPUDirect路径".into(),
+        });
     }
     let same_map =
         s.gpu_va == r.gpu_va && s.bar_offset == r.bar_offset && s.host_buffer == r.host_buffer;

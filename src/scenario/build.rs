@@ -228,10 +228,10 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
             fetch,
             engine: engine[0],
             wqe_bytes: s_nic.wqe_bytes,
-            gather: Gather {
+            gather: Some(Gather {
                 buffer: s.nic_buffer,
                 len: size,
-            },
+            }),
         },
         Some(Stage::WqeFetch),
         s_nic_a,
@@ -244,6 +244,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
         let kind = StepKind::DmaRead {
             nic: s_ref,
             read: payload_read,
+            gather: None,
         };
         let read = add(
             &mut p,
@@ -689,10 +690,10 @@ fn flush(
         fetch: (!blueflame).then_some((fetch, spec.wqe_bytes)),
         engine,
         wqe_bytes: spec.wqe_bytes,
-        gather: Gather {
+        gather: Some(Gather {
             buffer: r.nic_buffer,
             len: 1,
-        },
+        }),
     };
     let wqe = add(p, kind, f, nic_actor, vec![done(post)], None);
     let (tx, rx) = (h.nics[r.nic].tx, h.nics[r.nic].rx);
@@ -707,7 +708,11 @@ fn flush(
     // The byte read is of the receive buffer in the GPU.
     debug_assert!(matches!(r.nic_buffer, Buffer::Gpu { gpu: g, .. } if g == gpu));
     let read = buffer_read(p, topo, r)?;
-    let kind = StepKind::DmaRead { nic, read };
+    let kind = StepKind::DmaRead {
+        nic,
+        read,
+        gather: None,
+    };
     let read = add(p, kind, f, nic_actor, vec![done(req)], None);
     let read = carries(p, read, 1, false);
     let kind = StepKind::NicTx {
@@ -842,10 +847,9 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
         fetch: (!blueflame).then_some((fetch, r_nic.wqe_bytes)),
         engine,
         wqe_bytes: r_nic.wqe_bytes,
-        gather: Gather {
-            buffer: r.nic_buffer,
-            len: size,
-        },
+        // The requester's WQE names its local destination; the responder builds the gather
+        // descriptor of the source when the request arrives.
+        gather: None,
     };
     let wqe = add(
         &mut p,
@@ -884,7 +888,14 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
 
     // The responder's NIC reads the source and sends the response.
     let read = buffer_read(&mut p, topo, &s)?;
-    let kind = StepKind::DmaRead { nic: s_ref, read };
+    let kind = StepKind::DmaRead {
+        nic: s_ref,
+        read,
+        gather: Some(Gather {
+            buffer: s.nic_buffer,
+            len: size,
+        }),
+    };
     let dma = add(
         &mut p,
         kind,
