@@ -35,6 +35,8 @@ pub struct Summary {
     pub bottleneck: String,
     /// Why the path runs as `effective_path` where it chose or fell back (empty otherwise).
     pub reason: String,
+    /// RNR NAKs in the streaming run: Sends that found no receive WQE posted.
+    pub rnr_naks: u64,
     /// One row per flow (flows.csv), one per channel direction the streaming run crossed
     /// (links.csv).
     pub flow_rows: Vec<FlowRow>,

@@ -830,3 +830,64 @@ fn a_side_in_host_memory_mixes_with_a_gpu_side() {
     assert_eq!(s.effective_path, "host_send_gpudirect_recv");
     assert_eq!(s.host_mem_bytes, size);
 }
+
+/// A Send (and a Write with Immediate) needs a posted receive WQE: the verbs' RNR rule. With
+/// perftest's 512 receives posted the receive queue never runs dry; with one, every Send behind
+/// the first finds none (the poll that reposts comes after the next Send's first packet), draws
+/// an RNR NAK and waits at least one RNR timer (`min_rnr_timer` 1 = 10 µs here), so the
+/// streaming run takes at least that many timers; a plain Write consumes no receive and never
+/// draws one.
+#[test]
+fn a_send_without_a_posted_receive_draws_rnr_naks_and_waits_the_timer() {
+    let run = |depth: u32, op| {
+        let depth = format!("recv_depth = {depth} ");
+        let cfg = cfg_with(&[
+            ("recv_depth = 512 ", depth.as_str()),
+            ("min_rnr_timer = 12 ", "min_rnr_timer = 1 "),
+        ]);
+        let topo = gdrsim::scenario::topology(&cfg);
+        let size = 4096;
+        let p = gdrsim::scenario::Point {
+            scenario: 0,
+            path: PathKind::GpuDirect,
+            op,
+            size,
+            seed: gdrsim::scenario::point_seed(cfg.seed, 0, PathKind::GpuDirect, op, size),
+        };
+        let (window, messages) = gdrsim::scenario::stream_shape(&cfg, size);
+        (
+            gdrsim::scenario::simulate_point(&cfg, &topo, &p).summary,
+            window,
+            messages,
+        )
+    };
+    let (deep, window, messages) = run(512, Op::Send);
+    assert!(window > 1 && messages > window);
+    assert_eq!(deep.rnr_naks, 0);
+    let (enough, ..) = run(window, Op::Send);
+    assert_eq!(enough.rnr_naks, 0);
+    assert_eq!(
+        enough.bw_gbps, deep.bw_gbps,
+        "a queue as deep as the window never runs dry"
+    );
+    let (dry, ..) = run(1, Op::Send);
+    assert_eq!(
+        dry.rnr_naks,
+        messages as u64 - 1,
+        "every Send behind the first"
+    );
+    // Each refusal waits at least one 10 µs timer, one after another on the queue pair.
+    let span_s = messages as f64 * 4096.0 / (dry.bw_gbps * 1e9);
+    assert!(
+        span_s >= dry.rnr_naks as f64 * 10e-6,
+        "{} NAKs in {span_s} s",
+        dry.rnr_naks
+    );
+    assert!(dry.bw_gbps < 0.5 * deep.bw_gbps);
+    // The noise-free one-message latency is unaffected: one Send in flight finds its receive.
+    assert_eq!(dry.lat_model_ps, deep.lat_model_ps);
+    let (imm, ..) = run(1, Op::WriteImm);
+    assert_eq!(imm.rnr_naks, messages as u64 - 1);
+    let (write, ..) = run(1, Op::Write);
+    assert_eq!(write.rnr_naks, 0, "a plain Write consumes no receive WQE");
+}

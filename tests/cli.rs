@@ -565,6 +565,26 @@ fn bad_input_out_of_range_counts_and_lengths() {
         ],
     );
     assert_edit_rejected(
+        "recv-depth",
+        "recv_depth = 512 ",
+        "recv_depth = 0 ",
+        &[
+            "key `sim.recv_depth`",
+            "expected a number of posted receive WQEs from 1 to 100000",
+            "found 0",
+        ],
+    );
+    assert_edit_rejected(
+        "rnr-timer",
+        "min_rnr_timer = 12 ",
+        "min_rnr_timer = 32 ",
+        &[
+            "key `sim.min_rnr_timer`",
+            "expected the verbs' RNR timer code from 0 to 31",
+            "found 32",
+        ],
+    );
+    assert_edit_rejected(
         "heap",
         "heap_base = 0x2A00000000",
         "heap_base = 0xFFFFFFFFFFFFFF00",

@@ -29,6 +29,8 @@ struct Machine {
     upi_gbps: u64,
     inline_max: u64,
     doorbell: bool,
+    /// Receives kept posted (at or below the window of 4 the receive queue can run dry).
+    recv_depth: u32,
 }
 
 fn machine() -> impl Strategy<Value = Machine> {
@@ -48,7 +50,11 @@ fn machine() -> impl Strategy<Value = Machine> {
             prop::sample::select(vec![1024u64, 2048, 4096]),
         ),
         (4u32..256, 4u32..256, 50u64..400),
-        (prop::sample::select(vec![0u64, 64, 220]), any::<bool>()),
+        (
+            prop::sample::select(vec![0u64, 64, 220]),
+            any::<bool>(),
+            1u32..=6,
+        ),
     )
         .prop_map(
             |(
@@ -58,7 +64,7 @@ fn machine() -> impl Strategy<Value = Machine> {
                 (nus, gp),
                 (wire, mtu),
                 (nw, cw, upi),
-                (inl, db),
+                (inl, db, rd),
             )| Machine {
                 generation,
                 width,
@@ -76,6 +82,7 @@ fn machine() -> impl Strategy<Value = Machine> {
                 upi_gbps: upi,
                 inline_max: inl,
                 doorbell: db,
+                recv_depth: rd,
             },
         )
 }
@@ -98,6 +105,8 @@ min_iterations = 3
 stream_window = 4
 stream_messages = 8
 stream_budget_bytes = "16MiB"
+recv_depth = {rd}
+min_rnr_timer = 1
 [sweep]
 sizes = [{size}]
 paths = ["{path}"]
@@ -162,6 +171,7 @@ receiver = {{ host = "b", nic = "nic0", gpu = "gpu0" }}
         nw = m.nic_window,
         inl = m.inline_max,
         db = if m.doorbell { "doorbell" } else { "blueflame" },
+        rd = m.recv_depth,
         l0 = link("rc0", "sw0", 0),
         l1 = link(nic_up, "nic0", 1),
         l2 = link(gpu_up, "gpu0", 2),
@@ -256,6 +266,7 @@ fn found_case() -> Machine {
         upi_gbps: 50,
         inline_max: 220,
         doorbell: true,
+        recv_depth: 512,
     }
 }
 

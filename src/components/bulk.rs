@@ -23,6 +23,7 @@ use super::channel::{self, idle_transit};
 use super::fabric::{Fabric, StageTimes};
 use super::fluid::{self, Demand, Fluid, Res, Share, WEIGHT_ONE};
 use super::queueing::{self, Load};
+use super::recv_queue::Held;
 use super::steps::Instance;
 use crate::engine::Queue;
 use crate::plan::{Copy, Milestone, ReadSpec, StepId, StepKind};
@@ -531,6 +532,15 @@ impl Fabric<'_> {
 
     /// A transfer's first data reached its reference point: it joins the sharing.
     pub(super) fn bulk_ready(&mut self, id: usize, now: Ps, q: &mut Queue<Event>) {
+        // A Send's first packet at the receiving NIC: without a posted receive it is refused
+        // (RNR) and the transfer waits in its latency phase for the retry.
+        let (flow, msg, _) = self.bulk.jobs[id].inst;
+        if let Some(rq) = self.plan_of(flow).recv_queue
+            && self.bulk.jobs[id].stages.iter().any(|s| s.step == rq.write)
+            && self.rnr_gate(flow, msg, Held::Bulk(id), now).is_none()
+        {
+            return;
+        }
         let job = &mut self.bulk.jobs[id];
         job.state = State::Active;
         job.at = now;

@@ -15,7 +15,7 @@ use super::channel::{self, Server};
 use super::cpu::Cpu;
 use super::options::SimOptions;
 use crate::engine::{Handler, Queue};
-use crate::plan::{Plan, StepId};
+use crate::plan::{Plan, StepId, StepKind};
 use crate::record::Recorder;
 use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
 use crate::units::Ps;
@@ -140,6 +140,11 @@ pub struct Msg {
     pub cpu_busy: Ps,
     pub host_mem_bytes: u64,
     pub steps: Vec<StepState>,
+    /// A Send: RNR NAKs it drew, its data held at the receiving NIC, and whether its receive
+    /// WQE fetch waits for the WQE to be posted ([`super::recv_queue`]).
+    pub rnr_naks: u32,
+    pub hold: Option<super::recv_queue::Hold>,
+    pub fetch_deferred: bool,
 }
 
 /// One flow of the point: its plan, where its routes start in the route table, its threads,
@@ -156,6 +161,10 @@ pub struct FlowRun<'t> {
     pub window: u32,
     pub total: u32,
     pub next: u32,
+    /// A Send's RNR retry period (timer plus the NAK's and the resend's trip), and the
+    /// refused messages in queue-pair order.
+    pub rnr_retry: Ps,
+    pub held: VecDeque<u32>,
 }
 
 pub struct Fabric<'t> {
@@ -229,6 +238,8 @@ impl<'t> Fabric<'t> {
                 window: 1,
                 total: 1,
                 next: 0,
+                rnr_retry: rnr_retry(topo, plan),
+                held: VecDeque::new(),
             });
         }
         let windows = topo.read_windows();
@@ -643,8 +654,26 @@ impl Handler for Fabric<'_> {
             Event::Ready { flow, msg, step } => self.step_ready((flow, msg, step), now, q),
             Event::BulkReady(job) => self.bulk_ready(job as usize, now, q),
             Event::Fluid(version) => self.fluid_event(version, now, q),
+            Event::RnrRetry { flow, msg } => self.rnr_retry(flow, msg, now, q),
         }
     }
+}
+
+/// A Send plan's RNR retry period: the timer, plus the NAK's trip back and the resend's first
+/// packet's trip forth (each as an idle RC ACK's); 0 without a receive queue.
+fn rnr_retry(topo: &Topology, plan: &Plan) -> Ps {
+    let Some(rq) = plan.recv_queue else {
+        return 0;
+    };
+    let StepKind::Packet { route, bytes, .. } = plan.steps[rq.nak as usize].kind else {
+        return rq.timer;
+    };
+    let specs: Vec<&ChannelSpec> = plan.routes[route as usize]
+        .iter()
+        .map(|&c| &topo.channels[c as usize])
+        .collect();
+    let (trip, _) = channel::idle_transit(&specs, Unit::Control, bytes, 1);
+    (rq.timer + 2 * trip).max(1)
 }
 
 /// How many completions a read of `bytes` returns when split into requests of at most `mrrs`

@@ -15,6 +15,7 @@ pub mod fluid;
 mod nic;
 mod options;
 mod queueing;
+mod recv_queue;
 mod run;
 mod steps;
 
@@ -40,4 +41,6 @@ pub enum Event {
     BulkReady(u32),
     /// The next end among the bulk transfers (stale if its version is not the latest).
     Fluid(u64),
+    /// A refused Send's retry reaches the receiving NIC with its receive WQE posted.
+    RnrRetry { flow: u16, msg: u32 },
 }

@@ -21,6 +21,8 @@ pub struct FlowOutcome {
     /// receiver's memory (byte conservation: both equal the message size).
     pub received: Vec<u64>,
     pub written: Vec<u64>,
+    /// RNR NAKs the flow's Sends drew (all messages).
+    pub rnr_naks: u64,
 }
 
 /// What one run of the fabric produced. `messages`, `cpu_busy`, `received` and `written` are
@@ -42,6 +44,8 @@ pub struct Outcome {
     pub limits: Vec<(Limit, u128)>,
     /// Each CPU thread's name and the time it was busy.
     pub cpu_time: Vec<(String, Ps)>,
+    /// RNR NAKs over every flow.
+    pub rnr_naks: u64,
 }
 
 impl Fabric<'_> {
@@ -107,6 +111,7 @@ impl Fabric<'_> {
                         .iter()
                         .map(|m| bytes(m, |k| matches!(k, StepKind::DmaWrite { .. }), true))
                         .collect(),
+                    rnr_naks: f.msgs.iter().map(|m| m.rnr_naks as u64).sum(),
                 }
             })
             .collect();
@@ -116,7 +121,9 @@ impl Fabric<'_> {
             .filter(|l| l.1 > 0)
             .collect();
         let first = flows[0].clone();
+        let rnr_naks = flows.iter().map(|f| f.rnr_naks).sum();
         Outcome {
+            rnr_naks,
             messages: first.messages,
             stats,
             cpu_busy: first.cpu_busy,

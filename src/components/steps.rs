@@ -5,6 +5,7 @@
 use super::Event;
 use super::cpu::Task;
 use super::fabric::{Fabric, StageTimes, StepState, Train, read_completions};
+use super::recv_queue::Held;
 use crate::engine::Queue;
 use crate::plan::{Milestone, StepId, StepKind};
 use crate::units::Ps;
@@ -31,7 +32,10 @@ impl Fabric<'_> {
             })
             .collect();
         for (i, s) in plan.steps.iter().enumerate() {
-            if s.deps.is_empty() && s.input.is_none() {
+            if s.deps.is_empty()
+                && s.input.is_none()
+                && self.fetch_may_start(flow, msg, i as StepId)
+            {
                 self.start_step((flow, msg, i as StepId), now, now, q);
             }
         }
@@ -50,7 +54,10 @@ impl Fabric<'_> {
         let (flow, msg, step) = inst;
         let plan = self.flows[flow as usize].plan;
         match milestone {
-            Milestone::Done => self.step_state(inst).done_at = Some(when),
+            Milestone::Done => {
+                self.step_state(inst).done_at = Some(when);
+                self.on_step_done(inst, when, now, q);
+            }
             Milestone::LastIn => self.step_state(inst).last_in_at = Some(when),
             Milestone::Queued => {}
         }
@@ -70,7 +77,7 @@ impl Fabric<'_> {
 
     /// Hands a ready step to the device that executes it; `at` is when it may start (not
     /// before `now`'s event, but a NIC may schedule work for a later time).
-    fn start_step(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
+    pub(super) fn start_step(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
         let (flow, msg, step) = inst;
         let plan = self.flows[flow as usize].plan;
         let kind = &plan.steps[step as usize].kind;
@@ -174,7 +181,9 @@ impl Fabric<'_> {
             }
             (StepKind::NicRx { .. }, _) => {
                 self.record(inst, (t.stage_in, t.stage_in), (t.head, t.head));
-                self.receive(t, now, q);
+                if let Some(Held::Train(t)) = self.rnr_gate(t.flow, t.msg, Held::Train(t), now) {
+                    self.receive(t, now, q);
+                }
             }
             (StepKind::DmaWrite { .. }, _) => {
                 self.record(inst, (t.stage_in, t.stage_in), (t.head, t.head));

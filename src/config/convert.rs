@@ -498,6 +498,28 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
                 ));
             }
         },
+        // perftest's DEF_RX_SEND (src/perftest_parameters.h): receives posted for Send tests.
+        recv_depth: match s.recv_depth.unwrap_or(512) {
+            d @ 1..=MAX_COUNT => d,
+            d => {
+                return Err(cx.err(
+                    "sim.recv_depth",
+                    format!("a number of posted receive WQEs from 1 to {MAX_COUNT}"),
+                    d.to_string(),
+                ));
+            }
+        },
+        // perftest's MIN_RNR_TIMER (12: 0.64 ms), set on every RC QP it connects.
+        min_rnr_timer: match s.min_rnr_timer.unwrap_or(12) {
+            c @ 0..=31 => c as u8,
+            c => {
+                return Err(cx.err(
+                    "sim.min_rnr_timer",
+                    "the verbs' RNR timer code from 0 to 31 (IBTA table 45: 12 is 0.64 ms)",
+                    c.to_string(),
+                ));
+            }
+        },
         net_gdr_level: {
             let level = cx.one_of(&s.net_gdr_level, "sim.net_gdr_level", &GDR_LEVELS, "PXB")?;
             GDR_LEVELS.iter().position(|l| *l == level).unwrap_or(1)

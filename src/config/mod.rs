@@ -192,6 +192,37 @@ pub struct SimConfig {
     /// `staged_pipelined`: chunk size and bounce buffers per side.
     pub chunk_bytes: u64,
     pub pipeline_depth: u32,
+    /// Op `send`: receive WQEs the receiving thread keeps posted (perftest's `rx_depth`), and
+    /// the responder's RNR timer as the verbs encode it (`min_rnr_timer`, 0 to 31).
+    pub recv_depth: u32,
+    pub min_rnr_timer: u8,
+}
+
+/// The RNR NAK timer of the verbs' `min_rnr_timer` code, in picoseconds (IBTA Architecture
+/// Specification vol. 1, table 45 "Encoding for RNR NAK Timer Field": 1 is 0.01 ms, 12 is
+/// 0.64 ms, 31 is 491.52 ms, and 0 means 655.36 ms).
+pub fn rnr_timer_ps(code: u8) -> crate::units::Ps {
+    const MS_X100: [u64; 32] = [
+        65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
+        1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+    ];
+    // Hundredths of a millisecond = 10 µs each.
+    MS_X100[(code & 31) as usize] * 10 * crate::units::PS_PER_US
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rnr_timer_ps;
+    use crate::units::PS_PER_US;
+
+    #[test]
+    fn rnr_timer_codes_follow_the_ibta_table() {
+        assert_eq!(rnr_timer_ps(1), 10 * PS_PER_US);
+        assert_eq!(rnr_timer_ps(12), 640 * PS_PER_US);
+        assert_eq!(rnr_timer_ps(22), 20_480 * PS_PER_US);
+        assert_eq!(rnr_timer_ps(31), 491_520 * PS_PER_US);
+        assert_eq!(rnr_timer_ps(0), 655_360 * PS_PER_US);
+    }
 }
 
 /// The topology classes from nearest to farthest, as `net_gdr_level` names them.

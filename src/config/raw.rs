@@ -54,6 +54,8 @@ pub struct RawSim {
     pub buffers: Option<u32>,
     pub chunk_bytes: Option<Q>,
     pub pipeline_depth: Option<u32>,
+    pub recv_depth: Option<u32>,
+    pub min_rnr_timer: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]

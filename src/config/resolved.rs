@@ -247,6 +247,8 @@ pub fn to_toml(c: &Config) -> String {
             ("buffers", int(sim.buffers as u64)),
             ("chunk_bytes", int(sim.chunk_bytes)),
             ("pipeline_depth", int(sim.pipeline_depth as u64)),
+            ("recv_depth", int(sim.recv_depth as u64)),
+            ("min_rnr_timer", int(sim.min_rnr_timer as u64)),
         ]),
     );
     t.insert(

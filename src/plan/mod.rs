@@ -113,6 +113,67 @@ pub struct Plan {
     pub waiters: Vec<Vec<(StepId, Milestone)>>,
     /// For each step, the first step its data streams into (derived by [`Plan::link`]).
     pub outputs: Vec<Option<StepId>>,
+    /// A Send's receive queue, where it can run dry (see [`RecvQueue`]).
+    pub recv_queue: Option<RecvQueue>,
+}
+
+/// The receive queue of a Send or a Write with Immediate (both consume a receive WQE), which
+/// the receiving thread keeps `depth` WQEs deep: message
+/// `m`'s receive WQE is posted when the poll of message `m - depth` reposts one (the first
+/// `depth` are posted before the run). A Send whose first packet reaches the receiving NIC
+/// before its receive WQE is posted is refused with an RNR NAK; the sender retries after the
+/// QP's `min_rnr_timer` (`retry` adds the NAK's and the resend's trip), until one is posted. The
+/// queue pair keeps its order, so the Sends behind a refused one wait with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecvQueue {
+    pub depth: u32,
+    /// The RNR timer (the responder's `min_rnr_timer`) in picoseconds.
+    pub timer: crate::units::Ps,
+    /// The receive WQE fetch (a Send's; a Write with Immediate needs no scatter address), the
+    /// poll that reposts, the payload write the data waits to enter, and the step whose route
+    /// the NAK takes back (the RC ACK).
+    pub fetch: Option<StepId>,
+    pub poll: StepId,
+    pub write: StepId,
+    pub nak: StepId,
+}
+
+impl RecvQueue {
+    /// The queue of a plan with one receive (not a chunked one: its chunks' receives are posted
+    /// per bounce buffer), or None.
+    pub fn of(plan: &Plan, depth: u32, timer: crate::units::Ps) -> Option<RecvQueue> {
+        let one = |pred: &dyn Fn(&Step) -> bool| {
+            let mut it = plan.steps.iter().enumerate().filter(|(_, s)| pred(s));
+            match (it.next(), it.next()) {
+                (Some((i, _)), None) => Some(i as StepId),
+                _ => None,
+            }
+        };
+        let fetches = plan
+            .steps
+            .iter()
+            .filter(|s| matches!(s.kind, StepKind::RecvWqeFetch { .. }))
+            .count();
+        Some(RecvQueue {
+            depth,
+            timer,
+            fetch: match fetches {
+                0 => None,
+                _ => Some(one(&|s| matches!(s.kind, StepKind::RecvWqeFetch { .. }))?),
+            },
+            poll: one(&|s| s.stage == Some(Stage::Poll))?,
+            write: one(&|s| s.payload && matches!(s.kind, StepKind::DmaWrite { .. }))?,
+            nak: one(&|s| {
+                matches!(
+                    s.kind,
+                    StepKind::Packet {
+                        what: PacketKind::Ack,
+                        ..
+                    }
+                )
+            })?,
+        })
+    }
 }
 
 impl Plan {
@@ -127,6 +188,7 @@ impl Plan {
             deliver: 0,
             waiters: Vec::new(),
             outputs: Vec::new(),
+            recv_queue: None,
         }
     }
 

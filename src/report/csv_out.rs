@@ -5,8 +5,8 @@ use crate::stats::Summary;
 use crate::units::ps_to_us_exact;
 
 /// The results.csv header; the first twenty columns are a frozen contract, `flows`,
-/// `bottleneck` and `reason` follow.
-pub const RESULTS_HEADER: [&str; 23] = [
+/// `bottleneck`, `reason` and `rnr_naks` follow.
+pub const RESULTS_HEADER: [&str; 24] = [
     "scenario",
     "class",
     "path",
@@ -30,6 +30,7 @@ pub const RESULTS_HEADER: [&str; 23] = [
     "flows",
     "bottleneck",
     "reason",
+    "rnr_naks",
 ];
 
 pub const FLOWS_HEADER: [&str; 13] = [
@@ -105,6 +106,7 @@ pub fn results_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
             r.flows.to_string(),
             r.bottleneck.clone(),
             r.reason.clone(),
+            r.rnr_naks.to_string(),
         ])?;
     }
     Ok(w.into_inner()?)

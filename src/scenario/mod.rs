@@ -5,7 +5,7 @@ pub mod build;
 pub mod paths;
 mod simulate;
 
-pub use simulate::{PointResult, perftest_bw_average, simulate_point};
+pub use simulate::{PointResult, perftest_bw_average, simulate_point, stream_shape};
 
 use crate::config::{Config, Op, PathKind};
 pub use crate::seed::{mix, stable_hash};

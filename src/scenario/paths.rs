@@ -177,7 +177,7 @@ pub fn plan(
         Op::Send => Receive::Send,
         _ => Receive::Imm,
     };
-    let (plan, inline) = match op {
+    let (mut plan, inline) = match op {
         _ if sender == SideMode::Pipelined => {
             let shape = (cfg.sim.chunk_bytes, cfg.sim.pipeline_depth);
             (super::build::pipelined(topo, &sides, how, shape)?, false)
@@ -185,6 +185,10 @@ pub fn plan(
         Op::Read => (super::build::read(topo, &sides)?, false),
         _ => super::build::write(topo, &sides, how)?,
     };
+    if matches!(op, Op::Send | Op::WriteImm) {
+        let timer = crate::config::rnr_timer_ps(cfg.sim.min_rnr_timer);
+        plan.recv_queue = crate::plan::RecvQueue::of(&plan, cfg.sim.recv_depth, timer);
+    }
     Ok(Built {
         plan,
         sides,

@@ -162,6 +162,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         flows: flows as u32,
         bottleneck,
         reason: built[0].reason.clone(),
+        rnr_naks: st.rnr_naks,
         flow_rows,
         links,
     };

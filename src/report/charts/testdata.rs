@@ -158,6 +158,7 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         flows: 1,
         bottleneck: "wire:a/nic0>switch1".into(),
         reason: String::new(),
+        rnr_naks: 0,
         flow_rows: Vec::new(),
         links: links(path, bottleneck / 1e9 * b / (b + overhead)),
     }
