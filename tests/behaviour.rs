@@ -292,7 +292,8 @@ fn bulk_and_tlp_by_tlp_runs_agree() {
     }
 }
 
-/// Registration per transfer is paid in the latency; through a cache it moves to setup_us.
+/// Registration per transfer is paid in the latency, and deregistration after it; through a
+/// cache registration moves to setup_us.
 #[test]
 fn registration_cache_moves_the_cost_to_setup() {
     let cached = default_cfg();
@@ -310,9 +311,17 @@ fn registration_cache_moves_the_cost_to_setup() {
     assert_eq!(a.setup_ps, reg.gpu_cost(size));
     assert_eq!(b.setup_ps, 0);
     assert_eq!(b.lat_model_ps - a.lat_model_ps, reg.gpu_cost(size));
+        // Both sides register and, once the transfer is complete, deregister (rows E2, E5): CPU
+    // time, off the one-way latency.
+    let both = 2 * (reg.gpu_cost(size) + reg.gpu_dereg_cost(size));
+    assert_eq!(b.cpu_busy_ps - a.cpu_busy_ps, both);
     let h = summary(&per, "PIX", PathKind::Host, size);
     let hc = summary(&cached, "PIX", PathKind::Host, size);
     assert_eq!(h.lat_model_ps - hc.lat_model_ps, reg.host_cost(size));
+    let both = 2 * (reg.host_cost(size) + reg.host_dereg_cost(size));
+    assert_eq!(h.cpu_busy_ps - hc.cpu_busy_ps, both);
+    // The sender deregisters before it reuses its window slot: streaming slows.
+    assert!(b.bw_gbps < a.bw_gbps);
     // Staging pays for its bounce buffers once, whatever the registration mode.
     let st = summary(&per, "PIX", PathKind::Staged, size);
     let window = per.sim.stream_window as u64;

@@ -322,11 +322,33 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
         thread: ts,
         extra: 0,
     };
-    let spoll = add(&mut p, kind, None, s_cpu, vec![done(scqe)], None);
-    let finish = vec![done(deliver), done(spoll)];
+        let spoll = add(&mut p, kind, None, s_cpu, vec![done(scqe)], None);
+    let mut finish = vec![done(deliver), done(spoll)];
+    // Per-transfer registration deregisters once the work request is complete: the sender
+    // before it reuses its window slot, the receiver after the data is delivered (its thread's
+    // time, off the one-way latency).
+    if s.deregister > 0 {
+        let kind = StepKind::Register {
+            thread: ts,
+            cost: s.deregister,
+        };
+        finish.push(done(add(&mut p, kind, None, s_cpu, vec![done(spoll)], None)));
+    }
+    deregister(&mut p, &r, (tr, r_cpu), deliver);
     add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
     p.link();
     Ok((p, inline))
+}
+
+/// The side's ibv_dereg_mr after the delivery, on its thread, where registration is per transfer.
+fn deregister(p: &mut Plan, side: &SidePlan, (thread, cpu): (u16, u32), after: StepId) {
+    if side.deregister > 0 {
+        let kind = StepKind::Register {
+            thread,
+            cost: side.deregister,
+        };
+        add(p, kind, None, cpu, vec![done(after)], None);
+    }
 }
 
 /// What follows the receiving thread's poll: the flush where one is due, the copy into the GPU
@@ -942,11 +964,14 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     let deliver = deliver(
         &mut p,
         topo,
-        (&r, sides.flush),
+                (&r, sides.flush),
         receiver,
         (poll, write),
         size,
     )?;
+    // Both sides deregister once the read is delivered (the responder on notice of it).
+    deregister(&mut p, &r, (tr, r_cpu), deliver);
+    deregister(&mut p, &s, (ts, s_cpu), deliver);
     add(
         &mut p,
         StepKind::Finish,

@@ -32,8 +32,11 @@ pub struct SidePlan {
     pub nic_buffer: Buffer,
     /// Host staging copy on this side, if any.
     pub staging: Option<Staging>,
-    /// Registration cost paid per transfer on this side (0 with a registration cache).
+        /// Registration cost paid per transfer on this side (0 with a registration cache).
     pub register: Ps,
+    /// Deregistration paid after each transfer (`per_transfer`: ibv_dereg_mr once the work
+    /// request completed; an LRU miss pays its eviction's in `register` instead).
+    pub deregister: Ps,
 }
 
 /// What a path asks of both sides of one scenario at one size.
@@ -220,7 +223,8 @@ fn sides_of(
     // (cyclic access): each transfer deregisters the evicted buffer and registers its own.
     let lru = cfg.sim.registration == Registration::Lru;
     let lru_miss = lru && cfg.sim.buffers > cfg.sim.registration_cache_entries;
-    let per_transfer = cfg.sim.registration == Registration::PerTransfer || lru_miss;
+        let per_transfer = cfg.sim.registration == Registration::PerTransfer || lru_miss;
+    let dereg_after = cfg.sim.registration == Registration::PerTransfer;
     // Registered once: one buffer, or every buffer the workload cycles over.
     let once = if lru { cfg.sim.buffers as u64 } else { 1 };
     let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps, String) {
@@ -260,8 +264,9 @@ fn sides_of(
             nic: e.nic,
             cpu_socket: nic_socket(topo, host, e.nic),
             nic_buffer: host_buf,
-            staging: None,
+                        staging: None,
             register: 0,
+            deregister: 0,
         };
         let (plan, mode, setup) = match mode {
             SideMode::Host => {
@@ -271,9 +276,14 @@ fn sides_of(
                     } else {
                         0
                     };
-                (
+                                (
                     SidePlan {
                         register: if per_transfer { cost } else { 0 },
+                        deregister: if dereg_after {
+                            reg.host_dereg_cost(size)
+                        } else {
+                            0
+                        },
                         ..base
                     },
                     mode,
@@ -325,9 +335,14 @@ fn sides_of(
                     bus: va + m.gpus[g].bar_offset,
                 };
                 (
-                    SidePlan {
+                                        SidePlan {
                         nic_buffer: buf,
                         register: if per_transfer { cost } else { 0 },
+                        deregister: if dereg_after {
+                            reg.gpu_dereg_cost(size)
+                        } else {
+                            0
+                        },
                         ..base
                     },
                     mode,
