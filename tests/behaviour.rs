@@ -654,8 +654,15 @@ fn gdrcopy_is_the_host_path_plus_bar_copies_and_wins_only_small() {
             "{size} B"
         );
     }
-    let s = summary(&cfg, "PIX", PathKind::Gdrcopy, 8);
+        let s = summary(&cfg, "PIX", PathKind::Gdrcopy, 8);
     assert_eq!(s.effective_path, "gdrcopy");
+    // The CPU stores into (and loads from) the host buffer as a cudaMemcpy's engine would: the
+    // same four passes through host memory as staging.
+    assert_eq!(s.host_mem_bytes, 4 * 8);
+    assert_eq!(
+        s.host_mem_bytes,
+        summary(&cfg, "PIX", PathKind::Staged, 8).host_mem_bytes
+    );
     assert!(
         s.stages
             .iter()

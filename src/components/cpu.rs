@@ -15,7 +15,7 @@ use super::fabric::Fabric;
 use super::steps::Instance;
 use crate::engine::Queue;
 use crate::plan::{Milestone, StepId, StepKind};
-use crate::topology::Unit;
+use crate::topology::{ChannelId, Unit};
 use crate::units::Ps;
 
 /// A piece of a step that runs on a thread: `phase` 0 is the step's own work; a flush also
@@ -152,7 +152,10 @@ impl Fabric<'_> {
                 self.record_control(inst, started, now);
                 self.fire(inst, Milestone::Done, now, now, q);
             }
-            (StepKind::Register { .. } | StepKind::CpuCopy { .. }, _) => {
+                        (StepKind::Register { .. } | StepKind::CpuCopy { .. }, _) => {
+                if let StepKind::CpuCopy { dram, bytes, .. } = *kind {
+                    self.host_dram_touch(task, dram, bytes);
+                }
                 self.busy(task, now - started);
                 if reported {
                     self.record_control(inst, started, now);
@@ -177,6 +180,13 @@ impl Fabric<'_> {
         }
         self.cpus[cpu].current = None;
         self.cpu_next(cpu, now, q);
+    }
+
+        /// The CPU moved `bytes` of payload through host DRAM channel `dram` (a load or store
+    /// stream, not a DMA: counted, not queued).
+    fn host_dram_touch(&mut self, task: Task, dram: ChannelId, bytes: u64) {
+        self.servers[dram as usize].payload_bytes += bytes;
+        self.flows[task.flow as usize].msgs[task.msg as usize].host_mem_bytes += bytes;
     }
 
     fn busy(&mut self, task: Task, d: Ps) {
@@ -215,11 +225,10 @@ impl Fabric<'_> {
         else {
             unreachable!("only a post writes MMIO")
         };
-        if let Some(dram) = inline {
+                if let Some(dram) = inline {
             // The CPU copies the payload out of host memory into the WQE: a DRAM read.
             let size = self.plan_of(task.flow).size;
-            self.servers[dram as usize].payload_bytes += size;
-            self.flows[task.flow as usize].msgs[task.msg as usize].host_mem_bytes += size;
+            self.host_dram_touch(task, dram, size);
         }
         let route = self.route_of(task.flow, route);
         let t = self.train(

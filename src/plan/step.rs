@@ -83,9 +83,15 @@ pub enum PacketKind {
 pub enum StepKind {
     /// ibv_reg_mr of a buffer on the thread, paid per transfer.
     Register { thread: u16, cost: Ps },
-    /// The thread copies between GPU memory and a host buffer through the GPU's BAR1 mapping
-    /// (GDRCopy): busy for `cost`.
-    CpuCopy { thread: u16, cost: Ps },
+        /// The thread copies between GPU memory and a host buffer through the GPU's BAR1 mapping
+    /// (GDRCopy): busy for `cost`; the host side of the copy moves `bytes` through the DRAM
+    /// channel `dram` (counted in its payload bytes; at a CPU's copy rate it never binds it).
+    CpuCopy {
+        thread: u16,
+        cost: Ps,
+        dram: ChannelId,
+        bytes: u64,
+    },
     /// A cudaMemcpy: launched by the thread, moved by the GPU's copy engine, then signalled.
     /// Synchronous (`blocking`): the thread spins until it returns. Asynchronous
     /// (cudaMemcpyAsync on a stream): the thread is free after the launch and the copy is done

@@ -158,9 +158,11 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     let mut prev = None;
     if let Some(st) = s.staging.filter(|st| st.by_cpu) {
         // GDRCopy: the thread reads the GPU buffer through BAR1 into the host buffer.
-        let kind = StepKind::CpuCopy {
+                let kind = StepKind::CpuCopy {
             thread: ts,
             cost: sh.spec.gpus[st.gpu].gdrcopy.cost(true, size),
+            dram: sh.dram[st.bounce_socket],
+            bytes: size,
         };
         prev = Some(add(
             &mut p,
@@ -587,9 +589,11 @@ fn copy_to_gpu_as(
     let rh = &topo.hosts[r.host];
     if st.by_cpu {
         // GDRCopy: the thread writes the host buffer into the GPU through BAR1.
-        let kind = StepKind::CpuCopy {
+                let kind = StepKind::CpuCopy {
             thread,
             cost: rh.spec.gpus[st.gpu].gdrcopy.cost(false, size),
+            dram: rh.dram[st.bounce_socket],
+            bytes: size,
         };
         let cpu = p.actor(format!(
             "{}/{}.cpu",
