@@ -395,18 +395,42 @@ fn step(start: Ps, end: Ps, component: &str, kind: StepKind) -> Step {
 /// A cudaMemcpy step and its three parts: the launch, the copy engine's DMA over `dma`, the
 /// sync back to the calling thread.
 fn memcpy_step(
-    span: &Span,
+    (span, plan): (&Span, &plan::Plan),
     component: &str,
     kind: StepKind,
     dma: (Ps, Ps),
     dma_kind: StepKind,
 ) -> Step {
+    let d2h = matches!(kind, StepKind::MemcpyD2h { .. });
     let mut st = step(span.start, span.end, component, kind);
-    st.parts = vec![
-        step(span.start, dma.0, component, StepKind::CopyLaunch),
-        step(dma.0, dma.1, component, dma_kind),
-        step(dma.1, span.end, component, StepKind::CopySync),
-    ];
+    // With a pageable bounce buffer the driver copies through its own pinned buffer: after
+    // the DMA into it (D2H), or before the DMA out of it (H2D).
+    let driver = match plan.steps[span.step as usize].kind {
+        plan::StepKind::Memcpy {
+            driver: Some(d), ..
+        } => d.cost,
+        _ => 0,
+    };
+    let copy = StepKind::DriverCopy { d2h };
+    st.parts = match (driver, d2h) {
+        (0, _) => vec![
+            step(span.start, dma.0, component, StepKind::CopyLaunch),
+            step(dma.0, dma.1, component, dma_kind),
+            step(dma.1, span.end, component, StepKind::CopySync),
+        ],
+        (c, true) => vec![
+            step(span.start, dma.0, component, StepKind::CopyLaunch),
+            step(dma.0, dma.1, component, dma_kind),
+            step(dma.1, dma.1 + c, component, copy),
+            step(dma.1 + c, span.end, component, StepKind::CopySync),
+        ],
+        (c, false) => vec![
+            step(span.start, dma.0 - c, component, StepKind::CopyLaunch),
+            step(dma.0 - c, dma.0, component, copy),
+            step(dma.0, dma.1, component, dma_kind),
+            step(dma.1, span.end, component, StepKind::CopySync),
+        ],
+    };
     st
 }
 
@@ -491,7 +515,7 @@ fn walk_path(
         let (d0, d1) = h.extent(&hops).unwrap_or((s.start, s.end));
         let first = first_of(&hops, Unit::Write);
         steps.push(memcpy_step(
-            s,
+            (s, &run.steps),
             &name(s.component),
             StepKind::MemcpyD2h {
                 src_gpu: st.gpu_va,
@@ -811,7 +835,7 @@ fn walk_path(
         route_hops.extend(commits.first().copied());
         let ce = &hosts[1].spec.gpus[st.gpu].copy_engine;
         steps.push(memcpy_step(
-            s,
+            (s, &run.steps),
             &name(s.component),
             StepKind::MemcpyH2d {
                 src_host: st.bounce_addr,
@@ -913,9 +937,10 @@ fn walk_path(
         if let Some(st) = sp.staging {
             setup.push(Setup::Bounce {
                 host: host.name.clone(),
+                pageable: st.pageable,
                 count: run.bounce_buffers,
                 addr: st.bounce_addr,
-                alloc_ps: reg.bounce_alloc,
+                alloc_ps: if st.pageable { 0 } else { reg.bounce_alloc },
                 register_ps: reg.host_cost(size),
                 pages: size.div_ceil(HOST_PAGE).max(1),
                 page_bytes: HOST_PAGE,

@@ -975,6 +975,26 @@ fn bad_input_unknown_buffer_kind() {
         "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\", buffer = \"disk\" }",
         &["scenarios[0].sender.buffer", "\"gpu\" or \"host\"", "disk"],
     );
+    assert_edit_rejected(
+        "bounce-kind",
+        "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }",
+        "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\", bounce = \"swap\" }",
+        &[
+            "scenarios[0].sender.bounce",
+            "\"pinned\" or \"pageable\"",
+            "swap",
+        ],
+    );
+    assert_edit_rejected(
+        "bounce-host",
+        "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }",
+        "sender = { host = \"node-a\", nic = \"nic0\", buffer = \"host\", bounce = \"pageable\" }",
+        &[
+            "scenarios[0].sender.bounce",
+            "a side with GPU memory",
+            "host-memory side",
+        ],
+    );
 }
 
 /// Issue #13, item 3: a size listed twice would give duplicate rows, and a range past the

@@ -88,14 +88,21 @@ impl Fabric<'_> {
             gpu,
             thread,
             blocking,
-            ..
+            copy,
+            driver,
         } = self.plan_of(inst.0).steps[inst.2 as usize].kind
         else {
             unreachable!("not a copy")
         };
-        let sync = self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
+        let mut sync = self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
             .copy_engine
             .sync;
+        if let (Copy::D2h { .. }, Some(d)) = (copy, driver) {
+            // Into pageable memory: the driver copies out of its pinned buffer afterwards.
+            sync += d.cost;
+            let bytes = 2 * self.plan_of(inst.0).steps[inst.2 as usize].bytes;
+            self.host_dram_touch((inst.0, inst.1), d.dram, bytes);
+        }
         if blocking {
             let cpu = self.flows[inst.0 as usize].threads[thread as usize];
             self.copy_landed(cpu, sync, now, q);

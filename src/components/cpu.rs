@@ -110,10 +110,21 @@ impl Fabric<'_> {
             StepKind::Register { cost, .. } | StepKind::CpuCopy { cost, .. } => cost,
             StepKind::Post { .. } => c.post,
             StepKind::Poll { extra, .. } => poll(self, extra),
-            StepKind::Memcpy { gpu, .. } => {
-                self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
+            StepKind::Memcpy {
+                gpu, copy, driver, ..
+            } => {
+                let launch = self.topo.hosts[gpu.host].spec.gpus[gpu.gpu]
                     .copy_engine
-                    .launch
+                    .launch;
+                // From pageable memory, the driver first copies into its pinned buffer.
+                match (copy, driver) {
+                    (crate::plan::Copy::H2d { .. }, Some(d)) => {
+                        let size = self.plan_of(task.flow).steps[task.step as usize].bytes;
+                        self.host_dram_touch((task.flow, task.msg), d.dram, 2 * size);
+                        launch + d.cost
+                    }
+                    _ => launch,
+                }
             }
             ref k => unreachable!("{k:?} does not run on a thread"),
         };
@@ -152,9 +163,9 @@ impl Fabric<'_> {
                 self.record_control(inst, started, now);
                 self.fire(inst, Milestone::Done, now, now, q);
             }
-                        (StepKind::Register { .. } | StepKind::CpuCopy { .. }, _) => {
+            (StepKind::Register { .. } | StepKind::CpuCopy { .. }, _) => {
                 if let StepKind::CpuCopy { dram, bytes, .. } = *kind {
-                    self.host_dram_touch(task, dram, bytes);
+                    self.host_dram_touch((task.flow, task.msg), dram, bytes);
                 }
                 self.busy(task, now - started);
                 if reported {
@@ -182,11 +193,11 @@ impl Fabric<'_> {
         self.cpu_next(cpu, now, q);
     }
 
-        /// The CPU moved `bytes` of payload through host DRAM channel `dram` (a load or store
+    /// The CPU moved `bytes` of payload through host DRAM channel `dram` (a load or store
     /// stream, not a DMA: counted, not queued).
-    fn host_dram_touch(&mut self, task: Task, dram: ChannelId, bytes: u64) {
+    pub(super) fn host_dram_touch(&mut self, (flow, msg): (u16, u32), dram: ChannelId, bytes: u64) {
         self.servers[dram as usize].payload_bytes += bytes;
-        self.flows[task.flow as usize].msgs[task.msg as usize].host_mem_bytes += bytes;
+        self.flows[flow as usize].msgs[msg as usize].host_mem_bytes += bytes;
     }
 
     fn busy(&mut self, task: Task, d: Ps) {
@@ -225,10 +236,10 @@ impl Fabric<'_> {
         else {
             unreachable!("only a post writes MMIO")
         };
-                if let Some(dram) = inline {
+        if let Some(dram) = inline {
             // The CPU copies the payload out of host memory into the WQE: a DRAM read.
             let size = self.plan_of(task.flow).size;
-            self.host_dram_touch(task, dram, size);
+            self.host_dram_touch((task.flow, task.msg), dram, size);
         }
         let route = self.route_of(task.flow, route);
         let t = self.train(

@@ -693,6 +693,28 @@ fn convert_machine(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             d::CPU_POST_RECV,
         )?,
         poll: cx.dur(&m.cpu.poll_ns, &k("cpu.poll_ns"), d::CPU_POLL)?,
+        pageable: PageableSpec {
+            d2h_latency: cx.dur(
+                &m.cpu.pageable_d2h_latency_ns,
+                &k("cpu.pageable_d2h_latency_ns"),
+                d::PAGEABLE_D2H_LATENCY,
+            )?,
+            d2h_rate: cx.rate(
+                &m.cpu.pageable_d2h_gbps,
+                &k("cpu.pageable_d2h_gbps"),
+                d::PAGEABLE_D2H_RATE,
+            )?,
+            h2d_latency: cx.dur(
+                &m.cpu.pageable_h2d_latency_ns,
+                &k("cpu.pageable_h2d_latency_ns"),
+                d::PAGEABLE_H2D_LATENCY,
+            )?,
+            h2d_rate: cx.rate(
+                &m.cpu.pageable_h2d_gbps,
+                &k("cpu.pageable_h2d_gbps"),
+                d::PAGEABLE_H2D_RATE,
+            )?,
+        },
     };
     let r = &m.registration;
     let registration = RegistrationSpec {

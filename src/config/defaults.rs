@@ -12,6 +12,14 @@ pub const CPU_POST: Ps = ns(100);
 pub const CPU_POST_RECV: Ps = ns(40);
 /// One CQ poll that finds a CQE (a cache-line read of the NIC-written CQE). Estimate.
 pub const CPU_POLL: Ps = ns(60);
+/// The CUDA driver's extra work for a cudaMemcpy to or from pageable memory (its CPU copy
+/// through its own pinned buffer, the part not hidden behind the DMA): fitted to row D9
+/// (RTX 4090, Gen4 x16: pageable against pinned at 1 and 16 MiB). D2H: 28.9 µs + 24.0 GB/s.
+pub const PAGEABLE_D2H_LATENCY: Ps = ns(28_900);
+pub const PAGEABLE_D2H_RATE: Rate = Rate::from_bytes_per_s(24_000_000_000);
+/// H2D (the driver overlaps more of it): 17.9 µs + 88.6 GB/s. Row D9.
+pub const PAGEABLE_H2D_LATENCY: Ps = ns(17_900);
+pub const PAGEABLE_H2D_RATE: Rate = Rate::from_bytes_per_s(88_600_000_000);
 
 // ---- registration --------------------------------------------------------------------------
 /// ibv_reg_mr fixed cost. Estimate (rows E4/E5 give only per-GB figures).

@@ -236,6 +236,8 @@ pub struct Endpoint {
     pub gpu: Option<usize>,
     /// Socket of host buffers (bounce buffers, host-path buffers, queues).
     pub memory_socket: usize,
+    /// A staged side's bounce buffer is pageable (malloc + ibv_reg_mr), not cudaMallocHost'd.
+    pub pageable_bounce: bool,
 }
 
 /// One flow: a sender and a receiver with their own message stream.

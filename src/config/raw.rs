@@ -130,6 +130,10 @@ pub struct RawCpu {
     pub post_ns: Option<Q>,
     pub post_recv_ns: Option<Q>,
     pub poll_ns: Option<Q>,
+    pub pageable_d2h_latency_ns: Option<Q>,
+    pub pageable_d2h_gbps: Option<Q>,
+    pub pageable_h2d_latency_ns: Option<Q>,
+    pub pageable_h2d_gbps: Option<Q>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -299,4 +303,7 @@ pub struct RawEndpoint {
     /// Where the side's data lives: "gpu" (the default with a gpu) or "host" (pinned host
     /// memory, whatever the path does on the other side).
     pub buffer: Option<String>,
+    /// The host buffer a staged side copies through: "pinned" (cudaMallocHost, the default) or
+    /// "pageable" (malloc'd and registered for the NIC, which CUDA sees as pageable).
+    pub bounce: Option<String>,
 }

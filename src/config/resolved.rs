@@ -52,6 +52,10 @@ fn machine(m: &MachineSpec) -> Value {
             ("post_ns", dur(m.cpu.post)),
             ("post_recv_ns", dur(m.cpu.post_recv)),
             ("poll_ns", dur(m.cpu.poll)),
+            ("pageable_d2h_latency_ns", dur(m.cpu.pageable.d2h_latency)),
+            ("pageable_d2h_gbps", rate(m.cpu.pageable.d2h_rate)),
+            ("pageable_h2d_latency_ns", dur(m.cpu.pageable.h2d_latency)),
+            ("pageable_h2d_gbps", rate(m.cpu.pageable.h2d_rate)),
         ]),
     );
     let r = &m.registration;

@@ -188,6 +188,7 @@ fn all_gpus(
         nic,
         gpu: Some(g),
         memory_socket: socket_of(m, &m.nics[nic].name),
+        pageable_bounce: false,
     };
     for g in 0..sm.gpus.len() {
         let sender = end(sh, sm, g, s_near[g]);
@@ -337,11 +338,31 @@ pub(super) fn endpoint(
         })?,
         None => nic_socket,
     };
+    let pageable_bounce = match e.bounce.as_deref() {
+        None | Some("pinned") => false,
+        Some("pageable") if gpu.is_some() => true,
+        Some("pageable") => {
+            return Err(cx.err(
+                &format!("{key}.bounce"),
+                "a side with GPU memory for bounce = \"pageable\" (a host-memory side stages \
+                 nothing; its buffer is pinned by its registration)",
+                "\"pageable\" on a host-memory side",
+            ));
+        }
+        Some(b) => {
+            return Err(cx.err(
+                &format!("{key}.bounce"),
+                "\"pinned\" or \"pageable\"",
+                format!("{b:?}"),
+            ));
+        }
+    };
     Ok(Endpoint {
         host,
         nic,
         gpu,
         memory_socket,
+        pageable_bounce,
     })
 }
 

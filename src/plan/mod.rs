@@ -15,7 +15,7 @@ mod movement;
 mod step;
 
 pub use movement::Movement;
-pub use step::{Copy, CqeKind, Gather, PacketKind, ReadSpec, Step, StepKind};
+pub use step::{Copy, CqeKind, DriverCopy, Gather, PacketKind, ReadSpec, Step, StepKind};
 
 use crate::record::Stage;
 use crate::topology::ChannelId;

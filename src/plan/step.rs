@@ -56,6 +56,14 @@ pub enum Copy {
     H2d { read: ReadSpec, commit: RouteId },
 }
 
+/// The CUDA driver's CPU copy of a cudaMemcpy with pageable host memory: the calling thread's
+/// extra time, and the DRAM channel its loads and stores (twice the size) pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverCopy {
+    pub cost: Ps,
+    pub dram: ChannelId,
+}
+
 /// Which completion queue entry a NIC writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CqeKind {
@@ -83,7 +91,7 @@ pub enum PacketKind {
 pub enum StepKind {
     /// ibv_reg_mr of a buffer on the thread, paid per transfer.
     Register { thread: u16, cost: Ps },
-        /// The thread copies between GPU memory and a host buffer through the GPU's BAR1 mapping
+    /// The thread copies between GPU memory and a host buffer through the GPU's BAR1 mapping
     /// (GDRCopy): busy for `cost`; the host side of the copy moves `bytes` through the DRAM
     /// channel `dram` (counted in its payload bytes; at a CPU's copy rate it never binds it).
     CpuCopy {
@@ -96,11 +104,14 @@ pub enum StepKind {
     /// Synchronous (`blocking`): the thread spins until it returns. Asynchronous
     /// (cudaMemcpyAsync on a stream): the thread is free after the launch and the copy is done
     /// when its completion is signalled (the thread polls an event among its other work).
+    /// With pageable host memory (`driver`), the CUDA driver adds its CPU copy through its own
+    /// pinned buffer: before the DMA for H2D, after it for D2H.
     Memcpy {
         thread: u16,
         gpu: GpuRef,
         copy: Copy,
         blocking: bool,
+        driver: Option<DriverCopy>,
     },
     /// The thread builds and posts a send WQE; its MMIO write (the BlueFlame WQE, or an 8-byte
     /// doorbell) travels to the NIC. For an inline send the CPU reads the payload from `inline`

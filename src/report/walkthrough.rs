@@ -118,9 +118,11 @@ pub struct Desc {
 /// One-time setup of one host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setup {
-    /// `count` pinned bounce buffers allocated (cudaMallocHost) and registered (ibv_reg_mr).
+    /// `count` pinned bounce buffers allocated (cudaMallocHost) and registered (ibv_reg_mr); or,
+    /// `pageable`, malloc'd and registered (pinned for the NIC, pageable to CUDA).
     Bounce {
         host: String,
+        pageable: bool,
         count: u32,
         addr: u64,
         alloc_ps: Ps,
@@ -227,6 +229,10 @@ pub enum StepKind {
         route: Vec<String>,
     },
     CopySync,
+    /// The CUDA driver's CPU copy between its pinned buffer and a pageable bounce buffer.
+    DriverCopy {
+        d2h: bool,
+    },
     /// Registration per transfer (ibv_reg_mr in the latency).
     Register {
         gpu: bool,
@@ -485,9 +491,11 @@ fn text_en(k: &StepKind) -> String {
             plural(*tlps, "read request", "read requests"),
             route(r)
         ),
-        StepKind::CopySync => {
+                StepKind::CopySync => {
             "completion signalled, the calling thread returns (it spin-waited throughout)".into()
         }
+        StepKind::DriverCopy { d2h: true } => "the driver's CPU copy from its pinned buffer into the pageable bounce buffer (bounce = \"pageable\")".into(),
+        StepKind::DriverCopy { d2h: false } => "the driver's CPU copy from the pageable bounce buffer into its pinned buffer (bounce = \"pageable\")".into(),
         StepKind::Register { gpu, addr, bytes } => format!(
             "ibv_reg_mr on {} [{}], {bytes} bytes (per transfer): builds the NIC's translation table",
             mem_en(*gpu),
@@ -729,6 +737,12 @@ fn text_zh(k: &StepKind) -> String {
             route(r)
         ),
         StepKind::CopySync => "完成通知，调用线程返回（其间一直忙等）".into(),
+        StepKind::DriverCopy { d2h: true } => {
+            "驱动程序的CPU拷贝：从其固定缓冲区拷入可分页中转缓冲区（bounce = \"pageable\"）".into()
+        }
+        StepKind::DriverCopy { d2h: false } => {
+            "驱动程序的CPU拷贝：从可分页中转缓冲区拷入其固定缓冲区（bounce = \"pageable\"）".into()
+        }
         StepKind::Register { gpu, addr, bytes } => format!(
             "ibv_reg_mr 注册{}[{}]，{bytes} 字节（每次传输都注册）：构建网卡的地址转换表",
             mem_zh(*gpu),
@@ -994,12 +1008,55 @@ fn setup_text(s: &Setup, lang: Lang) -> Vec<String> {
         (
             Setup::Bounce {
                 host,
+                pageable: true,
+                count,
+                addr,
+                register_ps,
+                pages,
+                page_bytes,
+                ..
+            },
+            Lang::En,
+        ) => vec![format!(
+            "{host}: {} at {}: malloc + ibv_reg_mr {} us each (pinned for the NIC by its registration; CUDA copies it as pageable memory; host MR: {} of {})",
+            plural(
+                u64::from(*count),
+                "pageable bounce buffer",
+                "pageable bounce buffers"
+            ),
+            hex(*addr),
+            us(*register_ps),
+            plural(*pages, "page", "pages"),
+            fmt_bytes(*page_bytes)
+        )],
+        (
+            Setup::Bounce {
+                host,
+                pageable: true,
+                count,
+                addr,
+                register_ps,
+                pages,
+                page_bytes,
+                ..
+            },
+            Lang::Zh,
+        ) => vec![format!(
+            "{host}：在 {} 分配并注册 {count} 个可分页中转缓冲区：每个 malloc + ibv_reg_mr {} us（注册使其对网卡固定；CUDA按可分页内存拷贝；主机MR：{pages} 页 × {}）",
+            hex(*addr),
+            us(*register_ps),
+            fmt_bytes(*page_bytes)
+        )],
+        (
+            Setup::Bounce {
+                host,
                 count,
                 addr,
                 alloc_ps,
                 register_ps,
                 pages,
                 page_bytes,
+                ..
             },
             Lang::En,
         ) => vec![format!(
@@ -1024,6 +1081,7 @@ fn setup_text(s: &Setup, lang: Lang) -> Vec<String> {
                 register_ps,
                 pages,
                 page_bytes,
+                ..
             },
             Lang::Zh,
         ) => vec![format!(

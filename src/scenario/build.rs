@@ -8,8 +8,8 @@
 
 use super::paths::{SidePlan, Sides, Staging};
 use crate::plan::{
-    Buffer, Copy, CqeKind, Dep, Gather, GpuRef, Milestone, NicRef, PacketKind, Plan, ReadSpec,
-    RouteId, Step, StepId, StepKind,
+    Buffer, Copy, CqeKind, Dep, DriverCopy, Gather, GpuRef, Milestone, NicRef, PacketKind, Plan,
+    ReadSpec, RouteId, Step, StepId, StepKind,
 };
 use crate::record::Stage;
 use crate::topology::spec::inline_wqe_bytes;
@@ -158,7 +158,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     let mut prev = None;
     if let Some(st) = s.staging.filter(|st| st.by_cpu) {
         // GDRCopy: the thread reads the GPU buffer through BAR1 into the host buffer.
-                let kind = StepKind::CpuCopy {
+        let kind = StepKind::CpuCopy {
             thread: ts,
             cost: sh.spec.gpus[st.gpu].gdrcopy.cost(true, size),
             dram: sh.dram[st.bounce_socket],
@@ -324,7 +324,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
         thread: ts,
         extra: 0,
     };
-        let spoll = add(&mut p, kind, None, s_cpu, vec![done(scqe)], None);
+    let spoll = add(&mut p, kind, None, s_cpu, vec![done(scqe)], None);
     let mut finish = vec![done(deliver), done(spoll)];
     // Per-transfer registration deregisters once the work request is complete: the sender
     // before it reuses its window slot, the receiver after the data is delivered (its thread's
@@ -334,7 +334,14 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
             thread: ts,
             cost: s.deregister,
         };
-        finish.push(done(add(&mut p, kind, None, s_cpu, vec![done(spoll)], None)));
+        finish.push(done(add(
+            &mut p,
+            kind,
+            None,
+            s_cpu,
+            vec![done(spoll)],
+            None,
+        )));
     }
     deregister(&mut p, &r, (tr, r_cpu), deliver);
     add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
@@ -530,6 +537,20 @@ fn recv_wqe_fetch(
     Ok(add(p, kind, None, actor, vec![], None))
 }
 
+/// The driver's CPU copy of a staged side's cudaMemcpy where its bounce buffer is pageable.
+fn driver_copy(
+    topo: &Topology,
+    side: &SidePlan,
+    st: Staging,
+    (d2h, bytes): (bool, u64),
+) -> Option<DriverCopy> {
+    let spec = &topo.hosts[side.host].spec;
+    st.pageable.then(|| DriverCopy {
+        cost: spec.cpu.pageable.cost(d2h, bytes),
+        dram: topo.hosts[side.host].dram[st.bounce_socket],
+    })
+}
+
 /// The sender's cudaMemcpy D2H from its GPU into its bounce buffer: the copy engine posts
 /// writes from GPU memory over PCIe into DRAM.
 fn copy_from_gpu(
@@ -558,6 +579,7 @@ fn copy_from_gpu(
         thread,
         gpu,
         copy,
+        driver: driver_copy(topo, s, st, (true, p.size)),
         blocking,
     })
 }
@@ -589,7 +611,7 @@ fn copy_to_gpu_as(
     let rh = &topo.hosts[r.host];
     if st.by_cpu {
         // GDRCopy: the thread writes the host buffer into the GPU through BAR1.
-                let kind = StepKind::CpuCopy {
+        let kind = StepKind::CpuCopy {
             thread,
             cost: rh.spec.gpus[st.gpu].gdrcopy.cost(false, size),
             dram: rh.dram[st.bounce_socket],
@@ -636,6 +658,7 @@ fn copy_to_gpu_as(
         gpu,
         copy,
         blocking,
+        driver: driver_copy(topo, r, st, (false, size)),
     };
     let copy = add(
         p,
@@ -968,7 +991,7 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     let deliver = deliver(
         &mut p,
         topo,
-                (&r, sides.flush),
+        (&r, sides.flush),
         receiver,
         (poll, write),
         size,

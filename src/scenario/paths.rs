@@ -17,6 +17,9 @@ pub struct Staging {
     pub bounce_addr: u64,
     /// The CPU copies through the GPU's BAR1 mapping (GDRCopy) instead of a cudaMemcpy.
     pub by_cpu: bool,
+    /// The bounce buffer is pageable to CUDA (malloc + ibv_reg_mr): each cudaMemcpy goes
+    /// through the driver's own pinned buffer (row D9).
+    pub pageable: bool,
 }
 
 /// One side (sender or receiver) of a transfer.
@@ -32,7 +35,7 @@ pub struct SidePlan {
     pub nic_buffer: Buffer,
     /// Host staging copy on this side, if any.
     pub staging: Option<Staging>,
-        /// Registration cost paid per transfer on this side (0 with a registration cache).
+    /// Registration cost paid per transfer on this side (0 with a registration cache).
     pub register: Ps,
     /// Deregistration paid after each transfer (`per_transfer`: ibv_dereg_mr once the work
     /// request completed; an LRU miss pays its eviction's in `register` instead).
@@ -223,7 +226,7 @@ fn sides_of(
     // (cyclic access): each transfer deregisters the evicted buffer and registers its own.
     let lru = cfg.sim.registration == Registration::Lru;
     let lru_miss = lru && cfg.sim.buffers > cfg.sim.registration_cache_entries;
-        let per_transfer = cfg.sim.registration == Registration::PerTransfer || lru_miss;
+    let per_transfer = cfg.sim.registration == Registration::PerTransfer || lru_miss;
     let dereg_after = cfg.sim.registration == Registration::PerTransfer;
     // Registered once: one buffer, or every buffer the workload cycles over.
     let once = if lru { cfg.sim.buffers as u64 } else { 1 };
@@ -264,7 +267,7 @@ fn sides_of(
             nic: e.nic,
             cpu_socket: nic_socket(topo, host, e.nic),
             nic_buffer: host_buf,
-                        staging: None,
+            staging: None,
             register: 0,
             deregister: 0,
         };
@@ -276,7 +279,7 @@ fn sides_of(
                     } else {
                         0
                     };
-                                (
+                (
                     SidePlan {
                         register: if per_transfer { cost } else { 0 },
                         deregister: if dereg_after {
@@ -293,12 +296,15 @@ fn sides_of(
             SideMode::Staged | SideMode::Gdrcopy | SideMode::Pipelined => {
                 let g = e.gpu.expect("validated: staged paths have GPUs");
                 let by_cpu = mode == SideMode::Gdrcopy;
+                // The pipelined ring and GDRCopy's buffer are the library's own, pinned.
+                let pageable = e.pageable_bounce && mode == SideMode::Staged;
                 let staging = Staging {
                     gpu: g,
                     gpu_va: m.gpus[g].heap_base,
                     bounce_socket: e.memory_socket,
                     bounce_addr: m.host_buffer_base,
                     by_cpu,
+                    pageable,
                 };
                 // One pinned bounce buffer per message in flight in the streaming run,
                 // allocated and registered once; GDRCopy also pins and maps the GPU buffer
@@ -308,7 +314,9 @@ fn sides_of(
                     let chunk = cfg.sim.chunk_bytes.min(size);
                     cfg.sim.pipeline_depth as u64 * (reg.bounce_alloc + reg.host_cost(chunk))
                 } else {
-                    window * (reg.bounce_alloc + reg.host_cost(size))
+                    // A pageable bounce buffer is malloc'd (no cudaMallocHost), then registered.
+                    let alloc = if pageable { 0 } else { reg.bounce_alloc };
+                    window * (alloc + reg.host_cost(size))
                         + if by_cpu { reg.gpu_cost(size) } else { 0 }
                 };
                 (
@@ -335,7 +343,7 @@ fn sides_of(
                     bus: va + m.gpus[g].bar_offset,
                 };
                 (
-                                        SidePlan {
+                    SidePlan {
                         nic_buffer: buf,
                         register: if per_transfer { cost } else { 0 },
                         deregister: if dereg_after {

@@ -32,6 +32,38 @@ pub struct CpuSpec {
     pub post_recv: Ps,
     /// One CQ poll that finds a completion (reads the CQE line written by the NIC).
     pub poll: Ps,
+    /// cudaMemcpy with pageable host memory: the driver's CPU copy through its pinned buffer.
+    pub pageable: PageableSpec,
+}
+
+/// What a cudaMemcpy to or from pageable host memory costs beyond a pinned one: the CUDA
+/// driver stages it through its own pinned buffer with a CPU memcpy, of which a latency and a
+/// rate are what the DMA does not hide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageableSpec {
+    pub d2h_latency: Ps,
+    pub d2h_rate: Rate,
+    pub h2d_latency: Ps,
+    pub h2d_rate: Rate,
+}
+
+impl PageableSpec {
+    /// The smallest copy the latencies were fitted at (row D9's 1 MiB).
+    pub const FITTED_FROM: u64 = 1 << 20;
+
+    /// The calling thread's extra time for a copy of `bytes` device to host (`d2h`) or back.
+    /// The fixed part is the fill of the driver's staging pipeline at the fitted sizes; a
+    /// smaller copy needs only its share of it (scaled by size below [`Self::FITTED_FROM`], an
+    /// estimate: no measurement below 1 MiB pins it).
+    pub fn cost(&self, d2h: bool, bytes: u64) -> Ps {
+        let (latency, rate) = match d2h {
+            true => (self.d2h_latency, self.d2h_rate),
+            false => (self.h2d_latency, self.h2d_rate),
+        };
+        let share = (latency as u128 * bytes.min(Self::FITTED_FROM) as u128
+            / Self::FITTED_FROM as u128) as Ps;
+        share + rate.tx_time(bytes)
+    }
 }
 
 /// Memory-registration costs (ibv_reg_mr; GPU memory through peer memory / dma-buf).
