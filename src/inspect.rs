@@ -232,6 +232,8 @@ struct Hops<'a> {
     topo: &'a Topology,
     plan: &'a crate::plan::Plan,
     msg: u32,
+    /// The steps walked (a pipelined message's first chunk), all when None.
+    steps: Option<std::ops::Range<u16>>,
 }
 
 impl<'a> Hops<'a> {
@@ -242,6 +244,7 @@ impl<'a> Hops<'a> {
             .hops
             .iter()
             .filter(|h| h.msg == self.msg && h.what == what && self.plan.stage(h.step) == stage)
+            .filter(|h| self.steps.as_ref().is_none_or(|r| r.contains(&h.step)))
             .collect()
     }
 
@@ -402,21 +405,49 @@ fn memcpy_step(
     dma_kind: StepKind,
 ) -> Step {
     let d2h = matches!(kind, StepKind::MemcpyD2h { .. });
-    let mut st = step(span.start, span.end, component, kind);
     // With a pageable bounce buffer the driver copies through its own pinned buffer: after
     // the DMA into it (D2H), or before the DMA out of it (H2D).
-    let driver = match plan.steps[span.step as usize].kind {
+    let (driver, blocking) = match plan.steps[span.step as usize].kind {
         plan::StepKind::Memcpy {
-            driver: Some(d), ..
-        } => d.cost,
-        _ => 0,
+            driver, blocking, ..
+        } => (driver.map_or(0, |d| d.cost), blocking),
+        _ => (0, true),
     };
+    let kind = match kind {
+        StepKind::MemcpyD2h {
+            src_gpu,
+            dst_host,
+            bytes,
+        } if !blocking => StepKind::MemcpyAsync {
+            d2h: true,
+            gpu: src_gpu,
+            host: dst_host,
+            bytes,
+        },
+        StepKind::MemcpyH2d {
+            src_host,
+            dst_gpu,
+            bytes,
+        } if !blocking => StepKind::MemcpyAsync {
+            d2h: false,
+            gpu: dst_gpu,
+            host: src_host,
+            bytes,
+        },
+        k => k,
+    };
+    let sync = if blocking {
+        StepKind::CopySync
+    } else {
+        StepKind::CopyEvent
+    };
+    let mut st = step(span.start, span.end, component, kind);
     let copy = StepKind::DriverCopy { d2h };
     st.parts = match (driver, d2h) {
         (0, _) => vec![
             step(span.start, dma.0, component, StepKind::CopyLaunch),
             step(dma.0, dma.1, component, dma_kind),
-            step(dma.1, span.end, component, StepKind::CopySync),
+            step(dma.1, span.end, component, sync),
         ],
         (c, true) => vec![
             step(span.start, dma.0, component, StepKind::CopyLaunch),
@@ -449,13 +480,25 @@ fn walk_path(
         &topo.hosts[plan.sender.host],
         &topo.hosts[plan.receiver.host],
     ];
+    // A pipelined message is walked by its first chunk (its steps run from the first chunk's
+    // copy out of the GPU to the second's); the others repeat them, overlapped.
+    let d2h: Vec<u16> = (0..run.steps.steps.len() as u16)
+        .filter(|&i| run.steps.stage(i) == Some(Stage::MemcpyD2h))
+        .collect();
+    let chunk_steps = (d2h.len() > 1).then(|| d2h[0]..d2h[1]);
+    let chunks = d2h.len().max(1) as u64;
     let h = Hops {
         rec,
         topo,
         plan: &run.steps,
         msg: 0,
+        steps: chunk_steps.clone(),
     };
     let span = |st: Stage| run.spans.iter().find(|s| s.msg == 0 && s.stage == st);
+    // The bytes one WQE, copy and descriptor carry: the message, or a pipelined chunk.
+    let msg_bytes = span(Stage::MemcpyD2h)
+        .filter(|_| chunks > 1)
+        .map_or(size, |s| run.steps.steps[s.step as usize].bytes);
     let name = |c: u32| rec.component_name(c).to_string();
     let nic_spec = |side: usize| &hosts[side].spec.nics[[plan.sender, plan.receiver][side].nic];
     let desc = |dir: DescriptorDir| {
@@ -520,17 +563,31 @@ fn walk_path(
             StepKind::MemcpyD2h {
                 src_gpu: st.gpu_va,
                 dst_host: st.bounce_addr,
-                bytes: size,
+                bytes: msg_bytes,
             },
             (d0, d1),
             StepKind::CopyDma {
                 d2h: true,
-                tlps: count(&hops, Unit::Write).unwrap_or(size.div_ceil(run.mps_d2h)),
+                tlps: count(&hops, Unit::Write).unwrap_or(msg_bytes.div_ceil(run.mps_d2h)),
                 tlp_bytes: run.mps_d2h,
                 route: h.nodes(&first),
             },
         ));
-        copies.push((hosts[0].name.clone(), true));
+        copies.extend((0..chunks).map(|_| (hosts[0].name.clone(), true)));
+    }
+    // GDRCopy: the thread copies the GPU buffer into the host buffer through BAR1.
+    if let (Some(s), Some(st)) = (span(Stage::GdrcopyRead), plan.sender.staging) {
+        steps.push(step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::Gdrcopy {
+                to_host: true,
+                gpu: st.gpu_va,
+                host: st.bounce_addr,
+                bytes: size,
+            },
+        ));
     }
     // Post: the CPU builds the WQE, then the MMIO write carries it (or a doorbell) to the NIC.
     if let Some(s) = span(Stage::Post) {
@@ -544,7 +601,7 @@ fn walk_path(
             StepKind::BuildWqe {
                 op,
                 addr: poster.nic_buffer.virt_addr(),
-                len: size,
+                len: msg_bytes,
                 gpu: poster.nic_buffer.is_gpu(),
                 inline: run.inline,
                 remote: (op != Op::Send).then(|| peer.nic_buffer.virt_addr()),
@@ -840,22 +897,52 @@ fn walk_path(
             StepKind::MemcpyH2d {
                 src_host: st.bounce_addr,
                 dst_gpu: st.gpu_va,
-                bytes: size,
+                bytes: msg_bytes,
             },
             (d0, d1),
             StepKind::CopyDma {
                 d2h: false,
-                tlps: count(&reads, Unit::ReadRequest).unwrap_or(size.div_ceil(ce.mrrs)),
+                tlps: count(&reads, Unit::ReadRequest).unwrap_or(msg_bytes.div_ceil(ce.mrrs)),
                 tlp_bytes: ce.mrrs,
                 route: h.nodes(&route_hops),
             },
         ));
-        copies.push((hosts[1].name.clone(), false));
+        copies.extend((0..chunks).map(|_| (hosts[1].name.clone(), false)));
+    }
+    if let (Some(s), Some(st)) = (span(Stage::GdrcopyWrite), plan.receiver.staging) {
+        steps.push(step(
+            s.start,
+            s.end,
+            &name(s.component),
+            StepKind::Gdrcopy {
+                to_host: false,
+                gpu: st.gpu_va,
+                host: st.bounce_addr,
+                bytes: size,
+            },
+        ));
+    }
+
+    // The other chunks of a pipelined message follow the first, overlapped, through the ring
+    // of bounce buffers; the last one's copy into the GPU delivers it.
+    let delivered = run.outcome.messages[0].1;
+    if chunks > 1 {
+        let last_end = steps.last().map_or(0, |s| s.start + s.dur);
+        let ce = span(Stage::MemcpyH2d).map_or(String::new(), |s| name(s.component));
+        steps.push(step(
+            last_end,
+            delivered.max(last_end),
+            &ce,
+            StepKind::Chunks {
+                more: chunks - 1,
+                bytes: msg_bytes,
+                total: size,
+            },
+        ));
     }
 
     // Delivery is causal: where the receiver polled before the last payload write landed
     // (GPU memory, no flush), the data is visible only when it lands.
-    let delivered = run.outcome.messages[0].1;
     let last_end = steps.last().map_or(0, |s| s.start + s.dur);
     if delivered > last_end
         && let Some(w) = span(Stage::DmaWrite)
@@ -893,7 +980,11 @@ fn walk_path(
             },
         ));
     }
-    let ack = h.of(None, Movement::Packet(PacketKind::Ack));
+    // The first train only: a pipelined chunk's credit back to the sender rides as one too.
+    let mut ack = h.of(None, Movement::Packet(PacketKind::Ack));
+    if let Some(first) = ack.first().map(|a| a.train) {
+        ack.retain(|a| a.train == first);
+    }
     if let Some((a0, a1)) = h.extent(&ack) {
         let wire: Vec<&Hop> = ack
             .iter()
@@ -935,16 +1026,29 @@ fn walk_path(
         let host = &hosts[side];
         let reg = &host.spec.registration;
         if let Some(st) = sp.staging {
+            // Pipelined staging keeps a ring of `pipeline_depth` chunk-sized buffers.
+            let (count, bytes) = if run.effective_path == PathKind::StagedPipelined.name() {
+                (cfg.sim.pipeline_depth, cfg.sim.chunk_bytes.min(size))
+            } else {
+                (run.bounce_buffers, size)
+            };
             setup.push(Setup::Bounce {
                 host: host.name.clone(),
                 pageable: st.pageable,
-                count: run.bounce_buffers,
+                count,
                 addr: st.bounce_addr,
                 alloc_ps: if st.pageable { 0 } else { reg.bounce_alloc },
-                register_ps: reg.host_cost(size),
-                pages: size.div_ceil(HOST_PAGE).max(1),
+                register_ps: reg.host_cost(bytes),
+                pages: bytes.div_ceil(HOST_PAGE).max(1),
                 page_bytes: HOST_PAGE,
             });
+            if st.by_cpu {
+                setup.push(Setup::GdrMap {
+                    host: host.name.clone(),
+                    va: st.gpu_va,
+                    cost_ps: reg.gpu_cost(size),
+                });
+            }
         }
         if let crate::plan::Buffer::Gpu { va, bus, .. } = sp.nic_buffer {
             let pages = size.div_ceil(GPU_PAGE).max(1);
@@ -986,12 +1090,26 @@ fn walk_path(
         root_complex_bytes: over(|k| matches!(k, ChannelKind::RootComplex)),
         host_mem_bytes: run.outcome.host_mem_bytes,
         cpu_busy_ps: run.outcome.cpu_busy,
+        dst_gpu: plan.receiver.staging.is_some() || plan.receiver.nic_buffer.is_gpu(),
     })
 }
 
-/// The walk of `op` on scenario `si` at `size`: the staged path, then the GPUDirect path (the
-/// GPUDirect path alone for an RDMA Read, whose source cannot be staged).
-pub fn walk(cfg: &Config, si: usize, op: Op, size: u64) -> Result<Walk> {
+/// The walk of `op` on scenario `si` at `size`: a host-staging path (`staged`, `gdrcopy`,
+/// `staged_pipelined` or `auto`), then the GPUDirect path (the GPUDirect path alone for an RDMA
+/// Read, whose source cannot be staged).
+pub fn walk(cfg: &Config, si: usize, (path, op): (PathKind, Op), size: u64) -> Result<Walk> {
+    if !matches!(
+        path,
+        PathKind::Staged | PathKind::Gdrcopy | PathKind::StagedPipelined | PathKind::Auto
+    ) {
+        return Err(ConfigError::new(
+            CLI,
+            "--path",
+            "the path to contrast with GPUDirect: staged, gdrcopy, staged_pipelined or auto",
+            path.name(),
+        )
+        .into());
+    }
     let topo = &scenario::topology(cfg);
     let sc = &cfg.scenarios[si];
     let end = |e: &crate::config::Endpoint| -> Result<Endpoint, ConfigError> {
@@ -1022,7 +1140,7 @@ pub fn walk(cfg: &Config, si: usize, op: Op, size: u64) -> Result<Walk> {
         })
     };
     let ends = [end(&sc.first().sender)?, end(&sc.first().receiver)?];
-    let mut kinds = vec![PathKind::Staged, PathKind::GpuDirect];
+    let mut kinds = vec![path, PathKind::GpuDirect];
     if op == Op::Read {
         kinds.remove(0);
     }
@@ -1049,15 +1167,16 @@ pub fn walk(cfg: &Config, si: usize, op: Op, size: u64) -> Result<Walk> {
 pub fn run_walk(
     config: Option<&Path>,
     scenario: Option<&str>,
-    (op, size): (&str, &str),
+    (path, op, size): (&str, &str, &str),
     lang: &str,
 ) -> Result<String> {
     let lang = parse_lang(lang)?;
     let size = parse_size(size)?;
     let op = parse_op(op)?;
+    let path = parse_path(path)?;
     let cfg = crate::app::load_config(config)?;
     let si = scenario_index(&cfg, scenario)?;
-    let w = walk(&cfg, si, op, size)?;
+    let w = walk(&cfg, si, (path, op), size)?;
     Ok(walkthrough::render(&w, lang))
 }
 

@@ -56,6 +56,10 @@ enum Command {
         /// Operation: write_imm, write, read or send.
         #[arg(long, default_value = "write_imm")]
         op: String,
+        /// The host-staging path to contrast with GPUDirect: staged, gdrcopy, staged_pipelined
+        /// or auto.
+        #[arg(long, default_value = "staged")]
+        path: String,
         /// Language: en or zh.
         #[arg(long, default_value = "en")]
         lang: String,
@@ -148,11 +152,15 @@ fn main() -> ExitCode {
             scenario,
             size,
             op,
+            path,
             lang,
-        }) => {
-            gdrsim::inspect::run_walk(config.as_deref(), scenario.as_deref(), (&op, &size), &lang)
-                .and_then(|text| app::emit(&text))
-        }
+        }) => gdrsim::inspect::run_walk(
+            config.as_deref(),
+            scenario.as_deref(),
+            (&path, &op, &size),
+            &lang,
+        )
+        .and_then(|text| app::emit(&text)),
         Some(Command::Trace {
             config,
             scenario,

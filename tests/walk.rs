@@ -50,7 +50,7 @@ fn check_golden(name: &str, text: &str) {
 
 fn default_walk(lang: Lang) -> String {
     let cfg = load_config(None).unwrap();
-    let w = inspect::walk(&cfg, 0, Op::WriteImm, 4096).unwrap();
+    let w = inspect::walk(&cfg, 0, (PathKind::Staged, Op::WriteImm), 4096).unwrap();
     walkthrough::render(&w, lang)
 }
 
@@ -151,7 +151,10 @@ fn with_address_map(gpu_va: &str, bar: &str, host: &str) -> Config {
 fn the_addresses_follow_the_address_map() {
     let cfg = with_address_map("0x5000000000", "0x400000000", "0x30000000");
     for lang in [Lang::En, Lang::Zh] {
-        let text = walkthrough::render(&inspect::walk(&cfg, 0, Op::WriteImm, 4096).unwrap(), lang);
+        let text = walkthrough::render(
+            &inspect::walk(&cfg, 0, (PathKind::Staged, Op::WriteImm), 4096).unwrap(),
+            lang,
+        );
         let (a, b) = match lang {
             Lang::En => ("=== [1]", "=== [2]"),
             Lang::Zh => ("[传统路径]", "[GPUDirect路径]"),
@@ -177,20 +180,24 @@ fn the_addresses_follow_the_address_map() {
 fn the_walk_agrees_with_the_results_of_the_same_points() {
     let cfg = load_config(None).unwrap();
     let topo = scenario::topology(&cfg);
-    for (si, size, op) in [
-        (0, 4096, Op::WriteImm),
-        (1, 64 << 10, Op::WriteImm),
-        (2, 100, Op::WriteImm),
-        (0, 4096, Op::Write),
-        (2, 64 << 10, Op::Send),
-        (0, 4096, Op::Read),
-        (1, 100, Op::Read),
+    use PathKind::{Gdrcopy, Staged, StagedPipelined};
+    for (si, size, op, first) in [
+        (0, 4096, Op::WriteImm, Staged),
+        (1, 64 << 10, Op::WriteImm, Staged),
+        (2, 100, Op::WriteImm, Staged),
+        (0, 4096, Op::Write, Staged),
+        (2, 64 << 10, Op::Send, Staged),
+        (0, 4096, Op::Read, Staged),
+        (1, 100, Op::Read, Staged),
+        (0, 64, Op::WriteImm, Gdrcopy),
+        (1, 1 << 20, Op::WriteImm, StagedPipelined),
+        (0, 100 << 10, Op::Send, StagedPipelined),
     ] {
-        let w = inspect::walk(&cfg, si, op, size).unwrap();
+        let w = inspect::walk(&cfg, si, (first, op), size).unwrap();
         let kinds: &[PathKind] = if op == Op::Read {
             &[PathKind::GpuDirect]
         } else {
-            &[PathKind::Staged, PathKind::GpuDirect]
+            &[first, PathKind::GpuDirect]
         };
         assert_eq!(w.paths.len(), kinds.len());
         for (p, &path) in w.paths.iter().zip(kinds) {
@@ -226,7 +233,12 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
             continue;
         }
         let (st, gd) = (&w.paths[0], &w.paths[1]);
-        assert_eq!(st.copies.len(), 2);
+        let chunks = match first {
+            StagedPipelined => size.div_ceil(cfg.sim.chunk_bytes) as usize,
+            Gdrcopy => 0,
+            _ => 1,
+        };
+        assert_eq!(st.copies.len(), 2 * chunks, "cudaMemcpy calls of {first:?}");
         assert_eq!(gd.copies.len(), 0);
         assert_eq!(st.host_mem_bytes, 4 * size);
         assert_eq!(gd.host_mem_bytes, 0);
@@ -236,7 +248,7 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
     }
     // PIX: the staged payload crosses 8 PCIe link directions (GPU->switch->RC twice, RC->switch
     // ->NIC, NIC->switch->RC, RC->switch->GPU), GPUDirect 4 (GPU->switch->NIC, NIC->switch->GPU).
-    let w = inspect::walk(&cfg, 0, Op::WriteImm, 4096).unwrap();
+    let w = inspect::walk(&cfg, 0, (PathKind::Staged, Op::WriteImm), 4096).unwrap();
     assert_eq!(w.paths[0].pcie_link_bytes, 8 * 4096);
     assert_eq!(w.paths[1].pcie_link_bytes, 4 * 4096);
     assert_eq!(w.paths[0].root_complex_bytes, 4 * 4096);
@@ -312,7 +324,7 @@ fn the_walk_of_a_flushed_receive_shows_the_loopback_read() {
         1,
     );
     let cfg = config::parse(&text, "a100-like.toml").unwrap();
-    let w = inspect::walk(&cfg, 0, Op::WriteImm, 4096).unwrap();
+    let w = inspect::walk(&cfg, 0, (PathKind::Staged, Op::WriteImm), 4096).unwrap();
     let en = walkthrough::render(&w, Lang::En);
     let direct = section(&en, "[2] GPUDirect", "=== Contrast");
     let order = [
@@ -344,7 +356,12 @@ fn the_walk_of_a_flushed_receive_shows_the_loopback_read() {
 #[test]
 fn each_operation_walks_its_own_steps() {
     let cfg = load_config(None).unwrap();
-    let text = |op| walkthrough::render(&inspect::walk(&cfg, 0, op, 4096).unwrap(), Lang::En);
+    let text = |op| {
+        walkthrough::render(
+            &inspect::walk(&cfg, 0, (PathKind::Staged, op), 4096).unwrap(),
+            Lang::En,
+        )
+    };
 
     let write = text(Op::Write);
     let direct = section(&write, "[2] GPUDirect", "=== Contrast");
@@ -399,7 +416,10 @@ fn each_operation_walks_its_own_steps() {
         !read.contains("RC ACK"),
         "the response is the acknowledgement"
     );
-    let zh = walkthrough::render(&inspect::walk(&cfg, 0, Op::Read, 4096).unwrap(), Lang::Zh);
+    let zh = walkthrough::render(
+        &inspect::walk(&cfg, 0, (PathKind::Staged, Op::Read), 4096).unwrap(),
+        Lang::Zh,
+    );
     assert!(zh.contains("读请求：1个数据包") && zh.contains("网卡按rkey查MR"));
 }
 
@@ -438,4 +458,49 @@ fn the_op_of_walk_and_trace_is_checked() {
         assert!(err.contains("--op"), "{bad:?}: {err}");
     }
     assert!(!std::path::Path::new(never).exists());
+}
+
+/// `--path` picks the host-staging path the walk contrasts with GPUDirect: GDRCopy shows the
+/// CPU's copies through BAR1 on both sides and its mapping in setup; pipelined staging walks
+/// its first chunk with asynchronous copies and says how many chunks follow.
+#[test]
+fn the_walk_contrasts_gdrcopy_and_pipelined_staging_with_gpudirect() {
+    let cfg = load_config(None).unwrap();
+    let text = |path, size| {
+        walkthrough::render(
+            &inspect::walk(&cfg, 0, (path, Op::WriteImm), size).unwrap(),
+            Lang::En,
+        )
+    };
+    let gdr = text(PathKind::Gdrcopy, 64);
+    let first = section(&gdr, "[1] GDRCopy path", "[2] GPUDirect");
+    let read = line_index(
+        first,
+        "GDRCopy (gdr_copy_from_mapping): the CPU reads GPU[0x2A00000000]",
+    );
+    let post = line_index(first, "CPU builds the send WQE");
+    let write = line_index(
+        first,
+        "GDRCopy (gdr_copy_to_mapping): the CPU writes Host[0x10000000]",
+    );
+    assert!(read < post && post < write, "{first}");
+    assert!(first.contains("gdr_pin_buffer + gdr_map of GPU memory [0x2A00000000]"));
+    assert!(first.contains("delivered: the data is visible in GPU memory on node-b"));
+
+    let piped = text(PathKind::StagedPipelined, 1 << 20);
+    let first = section(&piped, "[1] Pipelined staging", "[2] GPUDirect");
+    assert!(
+        first.contains("cudaMemcpyAsync DtoH: GPU[0x2A00000000] -> Host[0x10000000] 262144 bytes")
+    );
+    assert!(first.contains("completion event recorded"));
+    assert!(
+        first.contains("8 pinned bounce buffers"),
+        "the ring: pipeline_depth buffers of a chunk"
+    );
+    assert!(first.contains("the other 3 chunks of 262144 bytes follow these steps"));
+    assert!(first.contains("len=262144"));
+
+    let out = gdrsim(&["walk", "--path", "host"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--path"));
 }

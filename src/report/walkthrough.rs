@@ -98,6 +98,8 @@ pub struct PathWalk {
     pub host_mem_bytes: u64,
     /// CPU time per message, both hosts (results.csv cpu_busy_us).
     pub cpu_busy_ps: Ps,
+    /// Whether the data ends in GPU memory (directly, or by a copy after the RDMA).
+    pub dst_gpu: bool,
 }
 
 /// A DMA descriptor as the NIC built it (the seed's `DmaDescriptor`).
@@ -130,6 +132,8 @@ pub enum Setup {
         pages: u64,
         page_bytes: u64,
     },
+    /// GDRCopy's mapping of the GPU buffer (gdr_pin_buffer + gdr_map), once.
+    GdrMap { host: String, va: u64, cost_ps: Ps },
     /// GPU memory registered through peer memory: pins the pages and builds the NIC's
     /// translation table (MTT).
     GpuMr {
@@ -220,6 +224,14 @@ pub enum StepKind {
         dst_gpu: u64,
         bytes: u64,
     },
+    /// cudaMemcpyAsync on a copy-engine stream (pipelined staging): the thread is free after
+    /// the launch.
+    MemcpyAsync {
+        d2h: bool,
+        gpu: u64,
+        host: u64,
+        bytes: u64,
+    },
     CopyLaunch,
     /// The copy engine's DMA: posted writes into host memory (D2H) or reads of it (H2D).
     CopyDma {
@@ -229,9 +241,25 @@ pub enum StepKind {
         route: Vec<String>,
     },
     CopySync,
+    /// An async copy's completion event, which its thread polls among its other work.
+    CopyEvent,
     /// The CUDA driver's CPU copy between its pinned buffer and a pageable bounce buffer.
     DriverCopy {
         d2h: bool,
+    },
+    /// GDRCopy: the thread copies between GPU memory (through its BAR1 mapping) and a host
+    /// buffer: uncached loads to the host (`to_host`), write-combined stores to the GPU.
+    Gdrcopy {
+        to_host: bool,
+        gpu: u64,
+        host: u64,
+        bytes: u64,
+    },
+    /// A pipelined message's chunks after the first (walked step by step), overlapped.
+    Chunks {
+        more: u64,
+        bytes: u64,
+        total: u64,
     },
     /// Registration per transfer (ibv_reg_mr in the latency).
     Register {
@@ -471,6 +499,30 @@ fn text_en(k: &StepKind) -> String {
             hex(*dst_gpu)
         ),
         StepKind::CopyLaunch => "launch: the cudaMemcpy call until the copy engine starts".into(),
+        StepKind::MemcpyAsync {
+            d2h: true,
+            gpu,
+            host,
+            bytes,
+        } => format!(
+            "cudaMemcpyAsync DtoH: GPU[{}] -> Host[{}] {bytes} bytes, on a copy-engine stream",
+            hex(*gpu),
+            hex(*host)
+        ),
+        StepKind::MemcpyAsync {
+            d2h: false,
+            gpu,
+            host,
+            bytes,
+        } => format!(
+            "cudaMemcpyAsync HtoD: Host[{}] -> GPU[{}] {bytes} bytes, on a copy-engine stream",
+            hex(*host),
+            hex(*gpu)
+        ),
+        StepKind::CopyEvent => {
+            "completion event recorded; the thread, free since the launch, sees it at its next poll".into()
+        }
+
         StepKind::CopyDma {
             d2h: true,
             tlps,
@@ -494,6 +546,30 @@ fn text_en(k: &StepKind) -> String {
                 StepKind::CopySync => {
             "completion signalled, the calling thread returns (it spin-waited throughout)".into()
         }
+        StepKind::Gdrcopy {
+            to_host: true,
+            gpu,
+            host,
+            bytes,
+        } => format!(
+            "GDRCopy (gdr_copy_from_mapping): the CPU reads GPU[{}] through its BAR1 mapping into Host[{}], {bytes} bytes (uncached loads)",
+            hex(*gpu),
+            hex(*host)
+        ),
+        StepKind::Gdrcopy {
+            to_host: false,
+            gpu,
+            host,
+            bytes,
+        } => format!(
+            "GDRCopy (gdr_copy_to_mapping): the CPU writes Host[{}] into GPU[{}] through its BAR1 mapping, {bytes} bytes (write-combined stores)",
+            hex(*host),
+            hex(*gpu)
+        ),
+        StepKind::Chunks { more, bytes, total } => format!(
+            "the other {} of {bytes} bytes follow these steps, overlapped through the ring of bounce buffers; the last one's cudaMemcpyHtoD completes the {total} bytes",
+            plural(*more, "chunk", "chunks")
+        ),
         StepKind::DriverCopy { d2h: true } => "the driver's CPU copy from its pinned buffer into the pageable bounce buffer (bounce = \"pageable\")".into(),
         StepKind::DriverCopy { d2h: false } => "the driver's CPU copy from the pageable bounce buffer into its pinned buffer (bounce = \"pageable\")".into(),
         StepKind::Register { gpu, addr, bytes } => format!(
@@ -718,6 +794,28 @@ fn text_zh(k: &StepKind) -> String {
             hex(*dst_gpu)
         ),
         StepKind::CopyLaunch => "启动：从调用cudaMemcpy到拷贝引擎开始工作".into(),
+        StepKind::MemcpyAsync {
+            d2h: true,
+            gpu,
+            host,
+            bytes,
+        } => format!(
+            "cudaMemcpyAsync DtoH: GPU[{}] -> Host[{}] {bytes} bytes（拷贝引擎流上的异步拷贝）",
+            hex(*gpu),
+            hex(*host)
+        ),
+        StepKind::MemcpyAsync {
+            d2h: false,
+            gpu,
+            host,
+            bytes,
+        } => format!(
+            "cudaMemcpyAsync HtoD: Host[{}] -> GPU[{}] {bytes} bytes（拷贝引擎流上的异步拷贝）",
+            hex(*host),
+            hex(*gpu)
+        ),
+        StepKind::CopyEvent => "完成事件已记录；线程自启动后即空闲，在下次轮询时发现它".into(),
+
         StepKind::CopyDma {
             d2h: true,
             tlps,
@@ -737,6 +835,29 @@ fn text_zh(k: &StepKind) -> String {
             route(r)
         ),
         StepKind::CopySync => "完成通知，调用线程返回（其间一直忙等）".into(),
+        StepKind::Gdrcopy {
+            to_host: true,
+            gpu,
+            host,
+            bytes,
+        } => format!(
+            "GDRCopy（gdr_copy_from_mapping）：CPU经BAR1映射读取GPU[{}]写入Host[{}]，{bytes} 字节（非缓存读）",
+            hex(*gpu),
+            hex(*host)
+        ),
+        StepKind::Gdrcopy {
+            to_host: false,
+            gpu,
+            host,
+            bytes,
+        } => format!(
+            "GDRCopy（gdr_copy_to_mapping）：CPU将Host[{}]经BAR1映射写入GPU[{}]，{bytes} 字节（写合并）",
+            hex(*host),
+            hex(*gpu)
+        ),
+        StepKind::Chunks { more, bytes, total } => format!(
+            "其余 {more} 个 {bytes} 字节的分块重复上述步骤，经中转缓冲区环重叠进行；最后一块的 cudaMemcpyHtoD 完成全部 {total} 字节"
+        ),
         StepKind::DriverCopy { d2h: true } => {
             "驱动程序的CPU拷贝：从其固定缓冲区拷入可分页中转缓冲区（bounce = \"pageable\"）".into()
         }
@@ -1091,6 +1212,16 @@ fn setup_text(s: &Setup, lang: Lang) -> Vec<String> {
             us(*register_ps),
             fmt_bytes(*page_bytes)
         )],
+        (Setup::GdrMap { host, va, cost_ps }, Lang::En) => vec![format!(
+            "{host}: gdr_pin_buffer + gdr_map of GPU memory [{}] into the CPU's address space through BAR1, {} us, once",
+            hex(*va),
+            us(*cost_ps)
+        )],
+        (Setup::GdrMap { host, va, cost_ps }, Lang::Zh) => vec![format!(
+            "{host}：gdr_pin_buffer + gdr_map 将GPU显存 [{}] 经BAR1映射到CPU地址空间，{} us，一次性",
+            hex(*va),
+            us(*cost_ps)
+        )],
         (
             Setup::GpuMr {
                 host,
@@ -1272,7 +1403,28 @@ pub fn render(w: &Walk, lang: Lang) -> String {
     for (i, p) in w.paths.iter().enumerate() {
         out.push(String::new());
         let gpudirect = p.path == "gpudirect";
+        let how = p.effective_path.as_str();
         out.push(match (lang, gpudirect) {
+            (Lang::En, false) if how == "gdrcopy" => format!(
+                "=== [{}] GDRCopy path ({}): GPU -(CPU through BAR1)-> host memory -> NIC -> wire -> NIC -> host memory -(CPU through BAR1)-> GPU ===",
+                i + 1,
+                p.path
+            ),
+            (Lang::En, false) if how == "staged_pipelined" => format!(
+                "=== [{}] Pipelined staging ({}): GPU -> host memory -> NIC -> wire -> NIC -> host memory -> GPU, chunk by chunk, overlapped ===",
+                i + 1,
+                p.path
+            ),
+            (Lang::Zh, false) if how == "gdrcopy" => format!(
+                "=== [{}] [GDRCopy路径]（{}）：GPU -（CPU经BAR1）-> 主机内存 -> 网卡 -> 线路 -> 网卡 -> 主机内存 -（CPU经BAR1）-> GPU ===",
+                i + 1,
+                p.path
+            ),
+            (Lang::Zh, false) if how == "staged_pipelined" => format!(
+                "=== [{}] [流水线中转路径]（{}）：GPU -> 主机内存 -> 网卡 -> 线路 -> 网卡 -> 主机内存 -> GPU，分块重叠进行 ===",
+                i + 1,
+                p.path
+            ),
             (Lang::En, false) => format!(
                 "=== [{}] Traditional path ({}): GPU -> host memory -> NIC -> wire -> NIC -> host memory -> GPU ===",
                 i + 1,
@@ -1294,7 +1446,15 @@ pub fn render(w: &Walk, lang: Lang) -> String {
                 p.path
             ),
         });
-        if p.effective_path != p.path {
+        if p.path == "auto" {
+            out.push(match lang {
+                Lang::En => format!(
+                    "note: auto runs what NCCL would choose here: {}",
+                    p.effective_path
+                ),
+                Lang::Zh => format!("注意：auto 按NCCL在此处的选择运行：{}", p.effective_path),
+            });
+        } else if p.effective_path != p.path {
             out.push(match lang {
                 Lang::En => format!(
                     "note: peer-to-peer is not available in this scenario; effective path: {}",
@@ -1341,7 +1501,7 @@ pub fn render(w: &Walk, lang: Lang) -> String {
             t.step(Some(n + 1), s, lang, 0);
         }
         out.append(&mut t.lines);
-        let dst_gpu = p.scatter.as_ref().is_none_or(|d| d.flags & 1 == 1) || !p.copies.is_empty();
+        let dst_gpu = p.dst_gpu;
         out.push(match lang {
             Lang::En => format!(
                 "  {:>3} {:>9} {:>9}  {:<w$}  delivered: the data is visible in {} on {}; one-way latency {} us",
