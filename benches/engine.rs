@@ -5,7 +5,7 @@
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 use gdrsim::components::{Fabric, SimOptions};
-use gdrsim::config::{self, Config, PathKind};
+use gdrsim::config::{self, Config, Op, PathKind};
 use gdrsim::engine::{self, Handler, Queue};
 use gdrsim::scenario::{self, Point};
 use gdrsim::units::Ps;
@@ -59,7 +59,7 @@ const DGX_H100: &str = include_str!("../configs/dgx-h100.toml");
 fn flows(
     cfg: &Config,
     si: usize,
-    path: PathKind,
+    (path, op): (PathKind, Op),
     size: u64,
     window: u32,
     messages: u32,
@@ -69,9 +69,7 @@ fn flows(
     let built: Vec<_> = cfg.scenarios[si]
         .flows
         .iter()
-        .map(|f| {
-            scenario::paths::plan(cfg, f, &topo, path, gdrsim::config::Op::WriteImm, size).unwrap()
-        })
+        .map(|f| scenario::paths::plan(cfg, f, &topo, path, op, size).unwrap())
         .collect();
     let plans: Vec<_> = built.iter().map(|b| &b.plan).collect();
     let opts = SimOptions {
@@ -87,29 +85,35 @@ fn flows(
     });
 }
 
-fn message(path: PathKind, size: u64, b: Bencher) {
+fn message((path, op): (PathKind, Op), size: u64, b: Bencher) {
     let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
-    flows(&cfg, 0, path, size, 1, 1, b);
+    flows(&cfg, 0, (path, op), size, 1, 1, b);
 }
 
 /// One noise-free 1 GiB message on the default PIX placement (pipelined staging: 1024 chunks).
-#[divan::bench(args = [PathKind::Host, PathKind::Staged, PathKind::GpuDirect, PathKind::StagedPipelined])]
+#[divan::bench(args = [PathKind::Host, PathKind::Staged, PathKind::GpuDirect, PathKind::StagedPipelined, PathKind::Gdrcopy])]
 fn one_gib_message(b: Bencher, path: PathKind) {
-    message(path, 1 << 30, b);
+    message((path, Op::WriteImm), 1 << 30, b);
+}
+
+/// One noise-free 1 GiB GPUDirect message of each operation.
+#[divan::bench(args = [Op::Write, Op::Read, Op::Send])]
+fn one_gib_message_by_op(b: Bencher, op: Op) {
+    message((PathKind::GpuDirect, op), 1 << 30, b);
 }
 
 /// One noise-free 16 GiB message (the largest size a sweep accepts): the cost of a message
 /// should not grow with its size.
 #[divan::bench(args = [PathKind::Staged, PathKind::GpuDirect, PathKind::StagedPipelined])]
 fn sixteen_gib_message(b: Bencher, path: PathKind) {
-    message(path, 16 << 30, b);
+    message((path, Op::WriteImm), 16 << 30, b);
 }
 
 /// Eight 1 GiB messages at once, one per GPU and NIC of a DGX H100-class node ("8 GPUs").
 #[divan::bench(args = [PathKind::Staged, PathKind::GpuDirect])]
 fn eight_flows_of_one_gib(b: Bencher, path: PathKind) {
     let cfg = config::parse(DGX_H100, "dgx-h100.toml").unwrap();
-    flows(&cfg, 0, path, 1 << 30, 1, 1, b);
+    flows(&cfg, 0, (path, Op::WriteImm), 1 << 30, 1, 1, b);
 }
 
 /// 64 flows from one GPU and NIC pair streaming 16 messages of 1 MiB each (a window of 4):
@@ -124,7 +128,7 @@ fn sixty_four_flows_through_one_link(b: Bencher, path: PathKind) {
     );
     let cfg = config::parse(&text, "64-flows.toml").unwrap();
     let si = cfg.scenarios.len() - 1;
-    flows(&cfg, si, path, 1 << 20, 4, 16, b);
+    flows(&cfg, si, (path, Op::WriteImm), 1 << 20, 4, 16, b);
 }
 
 /// One point of the default sweep as `gdrsim run` computes it (model, iterations, streaming).
@@ -135,7 +139,7 @@ fn sweep_point_gpudirect(b: Bencher, size: u64) {
     let p = Point {
         scenario: 0,
         path: PathKind::GpuDirect,
-        op: gdrsim::config::Op::WriteImm,
+        op: Op::WriteImm,
         size,
         seed: 1,
     };
