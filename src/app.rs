@@ -22,7 +22,9 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
     let file = path.map_or(config::DEFAULT_NAME.to_string(), |p| {
         p.display().to_string()
     });
-    scenario::check_plans(&cfg, &scenario::topology(&cfg))
+    let topo = scenario::topology(&cfg);
+    scenario::check_plans(&cfg, &topo)
+        .and_then(|()| scenario::horizon::check(&cfg, &topo))
         .map_err(|(key, expected, found)| ConfigError::new(&file, key, expected, found))?;
     Ok(cfg)
 }
@@ -60,6 +62,21 @@ pub fn simulate(cfg: &Config, jobs: usize, progress: bool) -> Result<Vec<PointRe
     });
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    // The static bound (scenario::horizon) refuses such configs first; this is the backstop
+    // that keeps a wrapped time from ever becoming a result.
+    if let Some(r) = results.iter().find(|r| r.past_horizon) {
+        let s = &r.summary;
+        return Err(ConfigError::new(
+            "config",
+            "[sim] and the machines' durations and rates",
+            "runs that end within the simulator's horizon of 2^62 ps (53 days simulated)",
+            format!(
+                "scenario {:?}, path {}, {} bytes: an event beyond it",
+                s.scenario, s.path, s.size_bytes
+            ),
+        )
+        .into());
     }
     Ok(results)
 }

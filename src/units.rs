@@ -63,7 +63,8 @@ impl Rate {
         }
         // Fixed-point product, rounded up; within one picosecond of the exact quotient for any
         // transfer below 2^32 bytes (the reciprocal's rounding error is below 2^-32 ps/byte).
-        ((bytes as u128 * self.ps_per_byte_q32).div_ceil(1 << 32)) as Ps
+        // Saturates rather than wraps: a time this long is past the engine's horizon anyway.
+        ((bytes as u128 * self.ps_per_byte_q32).div_ceil(1 << 32)).min(Ps::MAX as u128) as Ps
     }
     /// Scales the rate by `num/den` (exact in u128, truncated to whole bits/s).
     pub fn scale(self, num: u64, den: u64) -> Rate {
@@ -96,6 +97,31 @@ pub fn ps_to_us(ps: Ps) -> f64 {
 }
 
 /// Human-readable byte size: 1 KiB, 4 MiB, 1 GiB; plain bytes below 1 KiB.
+/// A duration for people, to three significant digits: "3.42 us", "25.0 ms", "1.20 s",
+/// "53.4 days".
+pub fn fmt_duration(ps: Ps) -> String {
+    let s = ps as f64 / PS_PER_S as f64;
+    let (v, unit) = if s >= 86_400.0 {
+        (s / 86_400.0, "days")
+    } else if s >= 1.0 {
+        (s, "s")
+    } else if s >= 1e-3 {
+        (s * 1e3, "ms")
+    } else if s >= 1e-6 {
+        (s * 1e6, "us")
+    } else {
+        (s * 1e9, "ns")
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {unit}")
+}
+
 pub fn fmt_bytes(b: u64) -> String {
     const UNITS: [(&str, u64); 4] = [
         ("TiB", 1 << 40),

@@ -1060,3 +1060,59 @@ fn bad_input_endless_file_and_wrapping_host_buffer_base() {
         &["machines[0].host_buffer_base", "below 2^64"],
     );
 }
+
+/// Issue #13, item 1: values bounded one by one can still multiply past u64 picoseconds. A
+/// cable of 100 km at 10 s per metre is refused naming both keys; so is a config whose runs
+/// (100,000 iterations of messages that each cross 65 cables of 1 s per metre) would pass the
+/// simulator's 53-day horizon, before any work.
+#[test]
+fn bad_input_times_whose_product_passes_the_horizon() {
+    assert_edit_rejected_all(
+        "cable-product",
+        &[
+            ("cable_m = 3", "cable_m = 100000"),
+            (
+                "propagation_ns_per_m = 5 ",
+                "propagation_ns_per_m = \"1ms\" ",
+            ),
+        ],
+        &[
+            "key `network.cable_m`",
+            "cable_m x propagation_ns_per_m",
+            "100000 m x 1000000000 ps/m",
+        ],
+    );
+    let cfg = write_config(
+        "horizon",
+        &default_with(&[
+            ("cable_m = 3", "cable_m = 100000"),
+            (
+                "propagation_ns_per_m = 5 ",
+                "propagation_ns_per_m = \"100us\" ",
+            ),
+        ]),
+    );
+    let out = gdrsim(&["check", s(&cfg)]);
+    assert!(out.status.success(), "10 s cables are long but legal");
+    assert_edit_rejected_all(
+        "horizon-run",
+        &[
+            ("iterations = 60 ", "iterations = 100000 "),
+            (
+                "propagation_ns_per_m = 5 ",
+                "propagation_ns_per_m = \"1s\" ",
+            ),
+            ("switch_hops = 1", "switch_hops = 64"),
+        ],
+        &[
+            "key `sim.iterations`",
+            "horizon of 53.4 days",
+            "100000 messages",
+        ],
+    );
+}
+
+fn assert_edit_rejected_all(name: &str, edits: &[(&str, &str)], needles: &[&str]) {
+    let cfg = write_config(name, &default_with(edits));
+    assert_rejected(&cfg, needles);
+}

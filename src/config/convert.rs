@@ -312,6 +312,17 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
             d::PROPAGATION_PER_M,
         )?,
     };
+    // Each value is bounded; their product, a cable's latency, must be too.
+    if network.cable_m.saturating_mul(network.propagation_per_m) > MAX_DURATION {
+        return Err(cx.err(
+            "network.cable_m",
+            format!(
+                "cable_m x propagation_ns_per_m (a cable's latency) of at most {}",
+                fmt_ps(MAX_DURATION)
+            ),
+            format!("{} m x {} ps/m", network.cable_m, network.propagation_per_m),
+        ));
+    }
     cx.unique(
         raw.machines
             .iter()

@@ -7,7 +7,7 @@
 
 mod queue;
 
-pub use queue::Queue;
+pub use queue::{HORIZON, Queue};
 
 use crate::units::Ps;
 
@@ -22,6 +22,8 @@ pub trait Handler {
 pub struct RunStats {
     pub events: u64,
     pub end_time: Ps,
+    /// An event fell beyond [`HORIZON`]: the run's times are not valid.
+    pub past_horizon: bool,
 }
 
 /// Drains the queue into the handler until no event is left.
@@ -34,6 +36,7 @@ pub fn run<H: Handler>(handler: &mut H, queue: &mut Queue<H::Event>) -> RunStats
     RunStats {
         events,
         end_time: queue.now(),
+        past_horizon: queue.past_horizon(),
     }
 }
 

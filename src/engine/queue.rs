@@ -30,11 +30,18 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// The latest time an event may be scheduled at: 2^62 ps (about 53 days). Every time of a run
+/// stays below it, so the sum of two never wraps a u64; configs whose runs could pass it are
+/// refused before any work (`scenario::horizon`), and an event beyond it is dropped and flagged
+/// ([`Queue::past_horizon`]) rather than wrapped into a wrong result.
+pub const HORIZON: Ps = 1 << 62;
+
 /// Events waiting to happen, and the current simulated time.
 pub struct Queue<E> {
     heap: BinaryHeap<Entry<E>>,
     seq: u64,
     now: Ps,
+    past_horizon: bool,
 }
 
 impl<E> Default for Queue<E> {
@@ -49,7 +56,13 @@ impl<E> Queue<E> {
             heap: BinaryHeap::with_capacity(1024),
             seq: 0,
             now: 0,
+            past_horizon: false,
         }
+    }
+
+    /// Whether an event was asked for beyond [`HORIZON`] (and dropped): the run is invalid.
+    pub fn past_horizon(&self) -> bool {
+        self.past_horizon
     }
 
     /// The time of the event being handled (or of the last one handled).
@@ -65,6 +78,10 @@ impl<E> Queue<E> {
             "causality: event at {at} ps scheduled at {} ps",
             self.now
         );
+        if at > HORIZON {
+            self.past_horizon = true;
+            return;
+        }
         let key = ((at as u128) << 64) | self.seq as u128;
         self.seq += 1;
         self.heap.push(Entry { key, event });
@@ -85,5 +102,21 @@ impl<E> Queue<E> {
 
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_past_the_horizon_is_dropped_and_flagged() {
+        let mut q: Queue<u8> = Queue::new();
+        q.schedule(HORIZON, 1);
+        assert!(!q.past_horizon());
+        q.schedule(HORIZON + 1, 2);
+        assert!(q.past_horizon());
+        assert_eq!(q.pop(), Some((HORIZON, 1)));
+        assert_eq!(q.pop(), None);
     }
 }

@@ -15,6 +15,8 @@ use crate::units::{PS_PER_S, Ps};
 pub struct PointResult {
     pub summary: Summary,
     pub recorder: Recorder,
+    /// An event of one of its runs fell beyond the engine's horizon: its figures are invalid.
+    pub past_horizon: bool,
     /// Events processed over all runs of this point.
     pub events: u64,
 }
@@ -170,6 +172,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         summary,
         recorder,
         events,
+        past_horizon: model.stats.past_horizon || it.stats.past_horizon || st.stats.past_horizon,
     }
 }
 

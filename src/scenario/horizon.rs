@@ -1,0 +1,136 @@
+//! The simulated-time horizon, checked before any work: every run of every point must end
+//! within [`HORIZON`] (2^62 ps, about 53 days simulated), so no sum of two times wraps a u64.
+//!
+//! The bound is computed from the config's own values, generously, per point and run:
+//! - a message's own time is at most, over every channel of the topology, 8 crossings of its
+//!   latency plus 4 of its serialisation of twice the message (headers) and 64 KiB (control),
+//!   plus the DRAM jitter of its accesses at 100 times the median (the lognormal of sigma 0.75
+//!   passes that with probability below 1e-9 per access; each draw is capped at 1 s anyway),
+//!   plus 8 times every fixed cost of both hosts (CPU, registration, copy calls, NIC pipelines),
+//!   per chunk for pipelined staging;
+//! - a refused Send waits its RNR retries, at most one timer beyond its repost;
+//! - a run is at most its flows' messages one after another (the resources are work-conserving).
+//!
+//! Should a run still pass the horizon, the engine drops the event and the run is reported as
+//! an error ([`crate::engine::Queue::past_horizon`]), never as a figure.
+
+use crate::config::{Config, rnr_timer_ps};
+use crate::engine::HORIZON;
+use crate::topology::Topology;
+use crate::units::{Ps, fmt_duration};
+
+/// `Err((key, expected, found))` when some point of `cfg` could run past the horizon.
+pub fn check(cfg: &Config, topo: &Topology) -> Result<(), (String, String, String)> {
+    for &size in &cfg.sizes {
+        check_size(cfg, topo, size)?;
+    }
+    Ok(())
+}
+
+/// The bound of the longest run of the points of message size `size`.
+fn check_size(cfg: &Config, topo: &Topology, size: u64) -> Result<(), (String, String, String)> {
+    let (parts, per_msg) = message_bound(cfg, topo, size);
+    let timer = rnr_timer_ps(cfg.sim.min_rnr_timer) as u128;
+    let flows = cfg
+        .scenarios
+        .iter()
+        .map(|s| s.flows.len())
+        .max()
+        .unwrap_or(1) as u128;
+    let messages = u128::from(
+        super::simulate::iterations(cfg, size).max(super::simulate::stream_shape(cfg, size).1),
+    );
+    let run = flows * messages * (2 * per_msg + timer);
+    if run <= HORIZON as u128 {
+        return Ok(());
+    }
+    let (what, worst) = parts
+        .iter()
+        .max_by_key(|p| p.1)
+        .cloned()
+        .unwrap_or_default();
+    Err((
+        "sim.iterations".into(),
+        format!(
+            "runs within the simulator's horizon of {} (2^62 ps): messages x flows x a message's \
+             time must stay below it",
+            fmt_duration(HORIZON)
+        ),
+        format!(
+            "up to {messages} messages x {flows} flows x {} per {size}-byte message (bound); its \
+             largest part: {what} ({})",
+            fmt_duration(per_msg.min(Ps::MAX as u128) as Ps),
+            fmt_duration(worst.min(Ps::MAX as u128) as Ps)
+        ),
+    ))
+}
+
+/// An upper bound of one message's time at `size`, and its parts (what, picoseconds).
+fn message_bound(cfg: &Config, topo: &Topology, size: u64) -> (Vec<(String, u128)>, u128) {
+    let mut parts: Vec<(String, u128)> = Vec::new();
+    let bytes = 2 * size + (64 << 10);
+    let chunks = if cfg
+        .paths
+        .contains(&crate::config::PathKind::StagedPipelined)
+    {
+        size.div_ceil(cfg.sim.chunk_bytes).clamp(1, 1024) as u128
+    } else {
+        1
+    };
+    // Unit by unit, every access draws its jitter; a bulk transfer draws once.
+    let by_unit = cfg.sim.tlp_granularity || size <= cfg.sim.coalesce_above;
+    let accesses = if by_unit {
+        4 * (size / 64 + 64) as u128
+    } else {
+        4 * 64 * chunks
+    };
+    for c in &topo.channels {
+        let lat = 8 * c.latency as u128;
+        let ser = 4 * c.rate.tx_time(bytes) as u128;
+        let jitter = accesses * (100 * c.jitter_median).min(crate::units::PS_PER_S) as u128;
+        parts.push((format!("channel {}", c.name), lat + ser + jitter));
+    }
+    for h in &cfg.hosts {
+        let m = &h.machine;
+        let reg = &m.registration;
+        let mut fixed = (m.cpu.post + m.cpu.post_recv + m.cpu.poll) as u128
+            + (reg.host_cost(size) + reg.gpu_cost(size)) as u128
+            + (reg.host_dereg_cost(size) + reg.gpu_dereg_cost(size)) as u128
+            + (m.cpu.pageable.cost(true, size) + m.cpu.pageable.cost(false, size)) as u128;
+        for g in &m.gpus {
+            fixed += (g.copy_engine.launch + g.copy_engine.sync) as u128
+                + (g.gdrcopy.cost(true, size) + g.gdrcopy.cost(false, size)) as u128
+                + g.memory.latency as u128;
+        }
+        for n in &m.nics {
+            fixed += (n.wqe_process + n.wqe_interval + n.mtt_lookup) as u128
+                + (n.tx_pipeline + n.rx_pipeline) as u128;
+        }
+        parts.push((
+            format!("fixed costs of host {}", h.name),
+            8 * chunks * fixed,
+        ));
+    }
+    let total = parts.iter().map(|p| p.1).sum();
+    (parts, total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_study_is_far_inside_the_horizon() {
+        let cfg = crate::config::parse(crate::config::DEFAULT_TOML, "default.toml").unwrap();
+        let topo = crate::scenario::topology(&cfg);
+        assert!(check(&cfg, &topo).is_ok());
+        let (_, per_msg) = message_bound(&cfg, &topo, 1 << 30);
+        // A 1 GiB message takes about 25 ms; the bound (every channel carrying it four times,
+        // every host's GDRCopy and pageable copies of all of it) is some 5,000 times that:
+        // loose, yet a 60-iteration sweep of it stays hours inside the horizon.
+        assert!(
+            per_msg > 25_000_000_000 && per_msg < 1000 * crate::units::PS_PER_S as u128,
+            "{per_msg} ps"
+        );
+    }
+}
