@@ -273,11 +273,20 @@ pub fn run(
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("output").join(&cfg.name));
     usable_output(&dir)?;
+    // Claimed before any work: a concurrent run into the same folder is refused now, not
+    // after both have simulated.
+    let out = report::output_dir::OutputDir::claim(&dir)?;
     let progress = !quiet && std::io::stderr().is_terminal();
     let results = simulate(&cfg, jobs, progress)?;
     let rows: Vec<Summary> = results.into_iter().map(|r| r.summary).collect();
     let info = run_info(&cfg, command);
-    write_outputs(&dir, &cfg, &info, &rows)?;
+    let written = write_outputs(out.path(), &cfg, &info, &rows)?;
+    let record = report::output_dir::RunRecord {
+        config_name: &cfg.name,
+        seed: cfg.seed,
+        command,
+    };
+    out.commit(&record, &written)?;
     if !quiet {
         emit(&format!(
             "{}wrote {}\n",

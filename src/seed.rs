@@ -5,7 +5,12 @@
 /// FNV-1a of a name: a hash that is the same on every run, machine and Rust version (names seed
 /// random streams, so `std`'s randomised hasher will not do).
 pub fn stable_hash(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+    fnv1a(name.as_bytes())
+}
+
+/// 64-bit FNV-1a of `bytes`: stable across runs, platforms and versions.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }

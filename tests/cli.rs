@@ -337,6 +337,24 @@ fn running_the_default_config_twice_gives_identical_bytes() {
             let x = text(&x).replace(s(a), "<out>");
             let y = text(&y).replace(s(&b), "<out>");
             assert!(x == y, "report.md differs beyond the output folder");
+        } else if f == "manifest.json" {
+            // The manifest records the command and report.md's hash, which name the folder.
+            let strip = |b: &[u8]| {
+                let mut m: serde_json::Value = serde_json::from_slice(b).unwrap();
+                m["command"] = serde_json::Value::Null;
+                for e in m["files"].as_array_mut().unwrap() {
+                    if e["name"] == "report.md" {
+                        e["bytes"] = serde_json::Value::Null;
+                        e["fnv1a64"] = serde_json::Value::Null;
+                    }
+                }
+                m
+            };
+            assert_eq!(
+                strip(&x),
+                strip(&y),
+                "manifest.json differs beyond the command"
+            );
         } else {
             assert!(x == y, "{f} differs between two identical runs");
         }
@@ -1115,4 +1133,113 @@ fn bad_input_times_whose_product_passes_the_horizon() {
 fn assert_edit_rejected_all(name: &str, edits: &[(&str, &str)], needles: &[&str]) {
     let cfg = write_config(name, &default_with(edits));
     assert_rejected(&cfg, needles);
+}
+
+/// The folder's manifest lists exactly its files, each with its size and hash.
+fn assert_whole(dir: &Path) {
+    let m: serde_json::Value =
+        serde_json::from_slice(&read(&dir.join("manifest.json"))).expect("a manifest");
+    let mut listed: Vec<String> = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let name = e["name"].as_str().unwrap().to_string();
+            let bytes = read(&dir.join(&name));
+            assert_eq!(e["bytes"], bytes.len(), "{name}: size");
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in &bytes {
+                h = (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            assert_eq!(e["fnv1a64"], format!("{h:016x}"), "{name}: hash");
+            name
+        })
+        .collect();
+    listed.push("manifest.json".into());
+    listed.sort();
+    let mut present: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    present.sort();
+    assert_eq!(
+        listed,
+        present,
+        "{}: files beyond the manifest",
+        dir.display()
+    );
+}
+
+/// Waits up to 60 s for `path` to exist.
+fn wait_for(path: &Path) -> bool {
+    for _ in 0..600 {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    false
+}
+
+/// Issue #13, item 4: a run's folder is one unit. A second run into a folder another run is
+/// writing is refused (exit 2) before any work; a run killed with SIGKILL leaves the previous
+/// folder whole (its manifest matches every file) and no stale lock: the next run goes ahead
+/// and replaces it whole, charts no longer asked for included.
+#[test]
+fn output_folders_are_whole_under_concurrency_and_kill() {
+    let base = scratch("whole");
+    fs::create_dir_all(&base).unwrap();
+    let dir = base.join("out");
+    let lock = base.join(".out.gdrsim.lock");
+    // A first complete run, with every chart.
+    let o = gdrsim(&["run", "--quiet", "--out", s(&dir)]);
+    assert_ok(&o, "first run");
+    assert_whole(&dir);
+    assert!(dir.join("speedup.svg").exists());
+
+    // A run in progress holds the folder: a second one is refused at once.
+    let mut first = Command::new(BIN)
+        .args(["run", "--quiet", "--out", s(&dir)])
+        .current_dir(root())
+        .spawn()
+        .unwrap();
+    assert!(wait_for(&lock), "the running gdrsim takes its lock");
+    let second = gdrsim(&["run", "--quiet", "--out", s(&dir)]);
+    assert_eq!(second.status.code(), Some(2));
+    assert!(
+        text(&second.stderr).contains("another gdrsim run"),
+        "{}",
+        text(&second.stderr)
+    );
+    // Killed mid-run: the old folder stays whole, the lock is left behind but stale.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_whole(&dir);
+
+    // The next run (only the latency chart this time) clears the stale lock and replaces the
+    // folder whole: no chart of the earlier run is left.
+    let cfg = write_config(
+        "whole-cfg",
+        &default_with(&[(
+            "charts = [\"latency\", \"bandwidth\", \"speedup\", \"breakdown\", \"scenarios\"]",
+            "charts = [\"latency\"]",
+        )]),
+    );
+    let o = gdrsim(&["run", s(&cfg), "--quiet", "--out", s(&dir)]);
+    assert_ok(&o, "run after a kill");
+    assert_whole(&dir);
+    assert!(
+        !dir.join("speedup.svg").exists(),
+        "a chart no longer asked for is gone"
+    );
+    let left: Vec<String> = fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left,
+        vec!["out".to_string()],
+        "no lock or temporary folder left"
+    );
+    fs::remove_dir_all(&base).unwrap();
 }

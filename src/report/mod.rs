@@ -9,6 +9,7 @@ pub mod charts;
 mod contention;
 pub mod csv_out;
 pub mod markdown;
+pub mod output_dir;
 pub mod trace;
 pub mod walkthrough;
 
