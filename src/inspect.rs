@@ -1543,6 +1543,17 @@ pub fn run_trace(
         )
         .into());
     }
+    // The file's folder must exist: a mistyped path is not silently created.
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(p) = parent.filter(|p| !p.is_dir()) {
+        return Err(ConfigError::new(
+            CLI,
+            "--out",
+            "a file in an existing folder",
+            format!("{}: no folder {}", out.display(), p.display()),
+        )
+        .into());
+    }
     let cfg = crate::app::load_config(config)?;
     let si = scenario_index(&cfg, scenario)?;
     let data = trace(&cfg, si, (path, op), size, messages)?;

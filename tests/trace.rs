@@ -320,6 +320,7 @@ fn gdrsim(args: &[&str]) -> std::process::Output {
 #[test]
 fn the_cli_writes_a_trace_and_exits_2_on_bad_input() {
     let dir = std::env::temp_dir().join(format!("gdrsim-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("t.json");
     let o = gdrsim(&[
         "trace",
@@ -372,9 +373,20 @@ fn the_cli_writes_a_trace_and_exits_2_on_bad_input() {
             "--out",
             "x.json",
         ],
+        // A folder that does not exist is not created (issue #13, item 9).
+        &[
+            "trace",
+            "--path",
+            "staged",
+            "--size",
+            "1",
+            "--out",
+            "no-such-folder/x.json",
+        ],
     ] {
         let o = gdrsim(bad);
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
     }
     assert!(!std::path::Path::new("x.json").exists());
+    assert!(!std::path::Path::new("no-such-folder").exists());
 }

@@ -73,8 +73,14 @@ pub const STAGES_HEADER: [&str; 9] = [
     "critical_us",
 ];
 
+/// Six decimals; below 0.001, six significant digits in exponent form, so that a slow point's
+/// bandwidth does not print as 0.000000.
 fn f(v: f64) -> String {
-    format!("{v:.6}")
+    if v != 0.0 && v.abs() < 1e-3 {
+        format!("{v:.5e}")
+    } else {
+        format!("{v:.6}")
+    }
 }
 
 /// Renders results.csv.
@@ -182,4 +188,18 @@ pub fn links_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
         }
     }
     Ok(w.into_inner()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::f;
+
+    #[test]
+    fn small_values_keep_their_digits() {
+        assert_eq!(f(49.555348), "49.555348");
+        assert_eq!(f(0.005099), "0.005099");
+        assert_eq!(f(0.000217), "2.17000e-4");
+        assert_eq!(f(3.2e-9), "3.20000e-9");
+        assert_eq!(f(0.0), "0.000000");
+    }
 }
