@@ -29,6 +29,25 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
     Ok(cfg)
 }
 
+/// Warns (on stderr, unless `quiet`) of every implausible value of the config at `path` (see
+/// [`config::plausible`]); with `strict`, the first one is the error instead.
+pub fn plausibility(path: Option<&Path>, strict: bool, quiet: bool) -> Result<(), ConfigError> {
+    let cfg = load_config(path)?;
+    let file = path.map_or(config::DEFAULT_NAME.to_string(), |p| {
+        p.display().to_string()
+    });
+    let warnings = config::plausible::warnings(&cfg);
+    if strict && let Some(w) = warnings.first() {
+        return Err(w.clone().into_error(&file));
+    }
+    if !quiet {
+        for w in &warnings {
+            eprintln!("warning: {file}: {w}");
+        }
+    }
+    Ok(())
+}
+
 /// Simulates every point of `cfg` on `jobs` threads (0 = all cores). Results come back in
 /// point order whatever the thread count, so output is byte-identical for any `jobs`.
 pub fn simulate(cfg: &Config, jobs: usize, progress: bool) -> Result<Vec<PointResult>> {

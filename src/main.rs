@@ -37,9 +37,17 @@ enum Command {
         /// Print nothing but errors.
         #[arg(long)]
         quiet: bool,
+        /// Refuse implausible values (warnings otherwise) as errors.
+        #[arg(long)]
+        strict: bool,
     },
     /// Validate a config and run nothing.
-    Check { config: PathBuf },
+    Check {
+        config: PathBuf,
+        /// Refuse implausible values (warnings otherwise) as errors.
+        #[arg(long)]
+        strict: bool,
+    },
     /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix.
     Topo { config: Option<PathBuf> },
     /// Walk the staged and GPUDirect paths step by step with simulated times and the DMA
@@ -105,16 +113,22 @@ fn main() -> ExitCode {
             seed,
             jobs,
             quiet,
-        }) => app::run(
-            config.as_deref(),
-            out.as_deref(),
-            seed,
-            jobs as usize,
-            quiet,
-            &command,
-        )
-        .map(|_| ()),
-        Some(Command::Check { config }) => app::load_config(Some(&config))
+            strict,
+        }) => app::plausibility(config.as_deref(), strict, quiet)
+            .map_err(Into::into)
+            .and_then(|()| {
+                app::run(
+                    config.as_deref(),
+                    out.as_deref(),
+                    seed,
+                    jobs as usize,
+                    quiet,
+                    &command,
+                )
+            })
+            .map(|_| ()),
+        Some(Command::Check { config, strict }) => app::plausibility(Some(&config), strict, false)
+            .and_then(|()| app::load_config(Some(&config)))
             .map_err(Into::into)
             .map(|cfg| {
                 let points = gdrsim::scenario::plan(&cfg).len();

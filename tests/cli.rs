@@ -1243,3 +1243,36 @@ fn output_folders_are_whole_under_concurrency_and_kill() {
     );
     fs::remove_dir_all(&base).unwrap();
 }
+
+/// Issue #13, item 8: a legal but implausible value (a 0.1 ns network switch) is a warning on
+/// stderr naming the key and the usual range; `--strict` makes it an error (exit 2) before any
+/// work; every shipped config passes `--strict`.
+#[test]
+fn implausible_values_warn_and_strict_refuses_them() {
+    let cfg = write_config(
+        "implausible",
+        &default_with(&[("switch_latency_ns = 130 ", "switch_latency_ns = 0.1 ")]),
+    );
+    let o = gdrsim(&["check", s(&cfg)]);
+    assert_ok(&o, "check with a warning");
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("warning: ") && err.contains("key `network.switch_latency_ns`: 0.1 ns"),
+        "{err}"
+    );
+    for args in [
+        vec!["check", s(&cfg), "--strict"],
+        vec!["run", s(&cfg), "--strict", "--out", "never-written"],
+    ] {
+        let o = gdrsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(text(&o.stderr).contains("expected a plausible value"));
+    }
+    assert!(!root().join("never-written").exists());
+    for c in fs::read_dir(root().join("configs")).unwrap() {
+        let c = c.unwrap().path();
+        let o = gdrsim(&["check", "--strict", s(&c)]);
+        assert_ok(&o, &format!("check --strict {}", c.display()));
+        assert!(o.stderr.is_empty(), "{}: {}", c.display(), text(&o.stderr));
+    }
+}

@@ -7,6 +7,7 @@
 mod convert;
 pub mod defaults;
 mod error;
+pub mod plausible;
 mod raw;
 mod resolved;
 mod scenarios;

@@ -1,0 +1,180 @@
+//! Plausibility: values that are legal but unusual for what they name (a 400 GB/s wire for a
+//! NIC, a 0.1 ns switch) draw a warning naming the key and the usual range; `--strict` makes
+//! them errors. The ranges are wide on purpose (they span the hardware of the last decade and
+//! the next announced generation); a value outside is more likely a unit slip than a design.
+
+use std::fmt;
+
+use super::{Config, ConfigError};
+use crate::units::{PS_PER_NS, Ps, Rate};
+
+/// A value outside its usual range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    pub key: String,
+    pub found: String,
+    pub usual: &'static str,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "key `{}`: {} is outside the usual range ({})",
+            self.key, self.found, self.usual
+        )
+    }
+}
+
+impl Warning {
+    /// The warning as the error `--strict` makes of it.
+    pub fn into_error(self, file: &str) -> ConfigError {
+        ConfigError::new(
+            file,
+            self.key,
+            format!("a plausible value ({}; --strict)", self.usual),
+            self.found,
+        )
+    }
+}
+
+const NS: Ps = PS_PER_NS;
+
+/// Every warning of `cfg`, in a stable order (network, then each machine once, by name).
+pub fn warnings(cfg: &Config) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let dur = |w: &mut Vec<Warning>, key: String, v: Ps, (lo, hi): (Ps, Ps), usual| {
+        if v < lo || v > hi {
+            w.push(Warning {
+                key,
+                found: format!("{} ns", v as f64 / NS as f64),
+                usual,
+            });
+        }
+    };
+    let n = &cfg.network;
+    if n.switch_hops > 0 {
+        dur(
+            &mut w,
+            "network.switch_latency_ns".into(),
+            n.switch_latency,
+            (50 * NS, 2_000 * NS),
+            "50 ns to 2 us: InfiniBand switches ~100-230 ns, Ethernet ~0.3-1 us",
+        );
+    }
+    dur(
+        &mut w,
+        "network.propagation_ns_per_m".into(),
+        n.propagation_per_m,
+        (3 * NS, 7 * NS),
+        "3 to 7 ns/m: light in fibre or a signal in copper, ~5 ns/m",
+    );
+    let mut seen: Vec<&str> = Vec::new();
+    for h in &cfg.hosts {
+        let m = &h.machine;
+        if seen.contains(&m.name.as_str()) {
+            continue;
+        }
+        seen.push(&m.name);
+        let k = |rest: &str| format!("machines.{}.{rest}", m.name);
+        dur(
+            &mut w,
+            k("pcie.link_latency_ns"),
+            m.pcie.link_latency,
+            (NS, 500 * NS),
+            "1 to 500 ns per link traversal (PHY and data link)",
+        );
+        for s in &m.sockets {
+            dur(
+                &mut w,
+                k(&format!("sockets.{}.dram_latency_ns", s.name)),
+                s.dram.latency,
+                (30 * NS, 500 * NS),
+                "30 to 500 ns",
+            );
+        }
+        for r in &m.root_complexes {
+            dur(
+                &mut w,
+                k(&format!("root_complexes.{}.latency_ns", r.name)),
+                r.latency,
+                (20 * NS, 2_000 * NS),
+                "20 ns to 2 us per traversal",
+            );
+        }
+        for s in &m.switches {
+            dur(
+                &mut w,
+                k(&format!("switches.{}.latency_ns", s.name)),
+                s.latency,
+                (20 * NS, 1_000 * NS),
+                "20 ns to 1 us port to port (PCIe switches ~100-150 ns)",
+            );
+        }
+        for g in &m.gpus {
+            dur(
+                &mut w,
+                k(&format!("gpus.{}.memcpy_launch_ns", g.name)),
+                g.copy_engine.launch,
+                (500 * NS, 50_000 * NS),
+                "0.5 to 50 us for a cudaMemcpy call",
+            );
+        }
+        for c in [m.cpu.post, m.cpu.poll] {
+            dur(
+                &mut w,
+                k("cpu.post_ns / cpu.poll_ns"),
+                c,
+                (5 * NS, 10_000 * NS),
+                "5 ns to 10 us for a post or a poll",
+            );
+        }
+        for nic in &m.nics {
+            let gbps = |r: Rate| r.bps() as f64 / 1e9;
+            let wire = gbps(nic.wire_rate);
+            if !(1.0..=1_600.0).contains(&wire) {
+                w.push(Warning {
+                    key: k(&format!("nics.{}.wire_rate_gbps", nic.name)),
+                    found: format!("{wire} Gb/s"),
+                    usual: "1 to 1600 Gb/s per port (NDR 400, XDR 800; bits, not bytes)",
+                });
+            }
+        }
+        for s in &m.sockets {
+            let gbs = s.dram.rate.bps() as f64 / 8e9;
+            if !(5.0..=2_000.0).contains(&gbs) {
+                w.push(Warning {
+                    key: k(&format!("sockets.{}.dram_rate_gbps", s.name)),
+                    found: format!("{gbs} GB/s"),
+                    usual: "5 to 2000 GB/s per socket",
+                });
+            }
+        }
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_configs_are_plausible_and_a_unit_slip_is_named() {
+        let cfg = crate::config::parse(crate::config::DEFAULT_TOML, "default.toml").unwrap();
+        assert_eq!(warnings(&cfg), vec![]);
+        let slip = crate::config::DEFAULT_TOML.replacen(
+            "switch_latency_ns = 130",
+            "switch_latency_ns = 0.1",
+            1,
+        );
+        assert_ne!(slip, crate::config::DEFAULT_TOML);
+        let cfg = crate::config::parse(&slip, "slip.toml").unwrap();
+        let w = warnings(&cfg);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].key, "network.switch_latency_ns");
+        assert!(
+            w[0].to_string()
+                .contains("0.1 ns is outside the usual range (50 ns to 2 us")
+        );
+    }
+}
