@@ -1276,3 +1276,70 @@ fn implausible_values_warn_and_strict_refuses_them() {
         assert!(o.stderr.is_empty(), "{}: {}", c.display(), text(&o.stderr));
     }
 }
+
+/// Issue #13, item 7: every message names the key, what was expected and what was written, on
+/// one line: integers beyond 64 bits, floats beyond range, an empty array for a table, a
+/// duplicate key (named, with its line), a size past 16 GiB as written; `-` reads stdin.
+#[test]
+fn bad_input_messages_name_what_was_written() {
+    for (name, edits, needles) in [
+        (
+            "int-128",
+            vec![("iterations = 60 ", "iterations = 99999999999999999999 ")],
+            vec![
+                "key `sim.iterations`",
+                "integer 99999999999999999999 (beyond 64 bits)",
+            ],
+        ),
+        (
+            "float-inf",
+            vec![("iterations = 60 ", "iterations = 1e9999 ")],
+            vec!["key `sim.iterations`", "beyond the range of a 64-bit float"],
+        ),
+        (
+            "empty-receiver",
+            vec![(
+                "receiver = { host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" }",
+                "receiver = []",
+            )],
+            vec![
+                "key `scenarios[0].receiver`",
+                "expected a table",
+                "an array of 0 values",
+            ],
+        ),
+        (
+            "dup-key",
+            vec![("iterations = 60 ", "iterations = 60\niterations = 61 ")],
+            vec!["line 20", "duplicate key `iterations`"],
+        ),
+        (
+            "size-17g",
+            vec![(
+                "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+                "sizes = [\"17GiB\"]",
+            )],
+            vec!["key `sweep.sizes`", "found 17 GiB (18253611008 bytes)"],
+        ),
+    ] {
+        let cfg = write_config(name, &default_with(&edits));
+        assert_rejected(&cfg, &needles);
+    }
+    let o = Command::new(BIN)
+        .args(["check", "-"])
+        .current_dir(root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write as _;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(default_toml().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_ok(&o, "check - (stdin)");
+    assert!(text(&o.stdout).starts_with("-: ok"));
+}

@@ -599,7 +599,11 @@ fn convert_sizes(cx: &Cx, s: &RawSizes) -> R<Vec<u64>> {
         return Err(cx.err("sweep.sizes", "at least one size", "an empty list"));
     }
     if let Some(&big) = sizes.iter().find(|&&s| s > 16 << 30) {
-        return Err(cx.err("sweep.sizes", "sizes up to 16 GiB", big.to_string()));
+        return Err(cx.err(
+            "sweep.sizes",
+            "sizes up to 16 GiB",
+            format!("{} ({big} bytes)", units::fmt_bytes(big)),
+        ));
     }
     sizes.dedup();
     Ok(sizes)

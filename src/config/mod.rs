@@ -278,10 +278,15 @@ pub struct Config {
     pub scenarios: Vec<ScenarioSpec>,
 }
 
-/// Reads and validates a config file.
+/// Reads and validates a config file; `-` reads standard input (named `<stdin>` in errors).
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     use std::io::Read as _;
-    let file = path.display().to_string();
+    let stdin = path.as_os_str() == "-";
+    let file = if stdin {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    };
     let io = |e: std::io::Error| {
         ConfigError::new(
             &file,
@@ -293,11 +298,33 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
     // Read at most one byte past the limit: a config is text of kilobytes, and /dev/zero or a
     // wrong file must not be read until memory runs out.
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
+    if stdin {
+        // Read once per process: a command may load its config twice (checks, then the run).
+        static STDIN: std::sync::OnceLock<Result<Vec<u8>, String>> = std::sync::OnceLock::new();
+        let read = STDIN.get_or_init(|| {
+            let mut b = Vec::new();
+            std::io::stdin()
+                .lock()
+                .take(MAX_CONFIG_BYTES + 1)
+                .read_to_end(&mut b)
+                .map(|_| b)
+                .map_err(|e| e.to_string())
+        });
+        bytes = read.clone().map_err(|e| {
+            ConfigError::new(
+                &file,
+                "",
+                "a readable TOML file",
+                format!("an I/O error: {e}"),
+            )
+        })?;
+    } else {
+        std::fs::File::open(path)
+            .map_err(io)?
+            .take(MAX_CONFIG_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+    }
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(ConfigError::new(
             &file,
@@ -330,11 +357,23 @@ pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
                 format!(" at line {line}, column {col}")
             })
             .unwrap_or_default();
+        // "duplicate key" says not which: name the key written where the error points.
+        let mut what = e.message().trim().to_string();
+        if what == "duplicate key"
+            && let Some(s) = e.span()
+            && let Some(k) = text
+                .get(s.start..)
+                .and_then(|t| t.split(['=', '\n']).next())
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
+        {
+            what = format!("duplicate key `{k}`");
+        }
         ConfigError::new(
             file,
             "",
             "a TOML document",
-            format!("a syntax error{at}: {}", e.message().trim()),
+            format!("a syntax error{at}: {what}"),
         )
     })?;
     let raw: raw::RawConfig = serde_path_to_error::deserialize(de).map_err(|e| {
@@ -470,8 +509,24 @@ fn serde_error(text: &str, file: &str, key: String, msg: &str) -> ConfigError {
         let found = found
             .trim_start_matches("invalid type: ")
             .trim_start_matches("invalid value: ")
-            .replace('`', "");
+            .replace('`', "")
+            // TOML integers beyond 64 bits come through serde as i128.
+            .replace(" as i128", " (beyond 64 bits)");
+        // "invalid length 0" says nothing a reader recognises: show the value written.
+        let found = if found.starts_with("invalid length") {
+            lookup(text, &key).map_or(found, |v| describe(&v))
+        } else {
+            found
+        };
         return ConfigError::new(file, key, exp, found);
+    }
+    if msg.contains("overflowed") {
+        return ConfigError::new(
+            file,
+            key.clone(),
+            expected_for_key(&key),
+            "a number beyond the range of a 64-bit float (such as 1e9999)",
+        );
     }
     ConfigError::new(file, key, "a valid value", msg.to_string())
 }
