@@ -1130,6 +1130,27 @@ fn bad_input_times_whose_product_passes_the_horizon() {
     );
 }
 
+/// Issue #13, item 2: `granularity = "tlp"` with a 16 GiB message exhausted memory; TLP by TLP
+/// is bounded to 16 MiB messages, refused above before any work.
+#[test]
+fn bad_input_tlp_granularity_for_large_messages() {
+    assert_edit_rejected_all(
+        "tlp-large",
+        &[
+            ("granularity = \"auto\"", "granularity = \"tlp\""),
+            (
+                "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+                "sizes = [\"4KiB\", \"16GiB\"]",
+            ),
+        ],
+        &[
+            "key `sim.granularity`",
+            "above 16 MiB",
+            "\"tlp\" with a 16 GiB message",
+        ],
+    );
+}
+
 fn assert_edit_rejected_all(name: &str, edits: &[(&str, &str)], needles: &[&str]) {
     let cfg = write_config(name, &default_with(edits));
     assert_rejected(&cfg, needles);

@@ -18,6 +18,8 @@ const MIN_RATE_BPS: u64 = 1_000_000;
 const MAX_WINDOW: u32 = 65_536;
 const MAX_SWITCH_HOPS: u32 = 64;
 const MAX_CABLE_M: u64 = 100_000;
+/// The largest message simulated TLP by TLP (`granularity = "tlp"`).
+const MAX_TLP_GRANULAR: u64 = 16 << 20;
 /// Any single latency or cost: 10 s. Per-page registration costs: 10 ms (row E1's worst pin is
 /// 1.3 ms per 64 KiB), so 16 GiB of pages stays within hours.
 const MAX_DURATION: Ps = 10 * units::PS_PER_S;
@@ -234,6 +236,24 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
     }
     let sim = convert_sim(&cx, &raw.sim)?;
     let sizes = convert_sizes(&cx, &raw.sweep.sizes)?;
+    // TLP by TLP, every TLP and packet is an event with its records: memory and time grow
+    // with the message (a 256 MiB point took 4 GB and minutes), so the mode is bounded.
+    if sim.tlp_granularity
+        && let Some(&big) = sizes.iter().find(|&&s| s > MAX_TLP_GRANULAR)
+    {
+        return Err(cx.err(
+            "sim.granularity",
+            format!(
+                "\"auto\" for messages above {} (\"tlp\" simulates every TLP and packet: its \
+                 memory and time grow with the message)",
+                units::fmt_bytes(MAX_TLP_GRANULAR)
+            ),
+            format!(
+                "\"tlp\" with a {} message in sweep.sizes",
+                units::fmt_bytes(big)
+            ),
+        ));
+    }
     let mut paths = Vec::new();
     for (i, p) in raw.sweep.paths.iter().enumerate() {
         let kind = PathKind::parse(p).ok_or_else(|| {
