@@ -35,6 +35,9 @@ use crate::units::{Ps, ps_to_us_exact};
 /// Where errors in command-line values are reported.
 const CLI: &str = "command line";
 
+/// The largest trace file written: a browser-based viewer opens a few hundred megabytes.
+const MAX_TRACE_BYTES: u64 = 128 << 20;
+
 /// The index of scenario `name`, or of the config's first scenario.
 pub fn scenario_index(cfg: &Config, name: Option<&str>) -> Result<usize, ConfigError> {
     let names: Vec<&str> = cfg.scenarios.iter().map(|s| s.name.as_str()).collect();
@@ -1556,6 +1559,28 @@ pub fn run_trace(
     }
     let cfg = crate::app::load_config(config)?;
     let si = scenario_index(&cfg, scenario)?;
+    // Every unit of every message is a slice: estimate the file from one message, and refuse
+    // what no viewer opens (and what would hold gigabytes here while it is built).
+    if messages > 1 {
+        let one = crate::report::trace::render(&trace(&cfg, si, (path, op), size, 1)?).1;
+        let estimate = one.bytes as u64 * messages as u64;
+        if estimate > MAX_TRACE_BYTES {
+            return Err(ConfigError::new(
+                CLI,
+                "--messages",
+                format!(
+                    "a trace of at most {} (fewer messages or a smaller --size)",
+                    crate::units::fmt_bytes(MAX_TRACE_BYTES)
+                ),
+                format!(
+                    "{messages} messages of {} slices each: about {}",
+                    one.slices,
+                    crate::units::fmt_bytes(estimate)
+                ),
+            )
+            .into());
+        }
+    }
     let data = trace(&cfg, si, (path, op), size, messages)?;
     let stats = crate::report::trace::write(out, &data)?;
     let lat = data

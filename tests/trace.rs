@@ -373,6 +373,19 @@ fn the_cli_writes_a_trace_and_exits_2_on_bad_input() {
             "--out",
             "x.json",
         ],
+        // A trace no viewer opens (about 3.8 GiB) is refused from a one-message estimate
+        // before it is built (issue #13, item 2).
+        &[
+            "trace",
+            "--path",
+            "staged",
+            "--size",
+            "64KiB",
+            "--messages",
+            "2000",
+            "--out",
+            "x.json",
+        ],
         // A folder that does not exist is not created (issue #13, item 9).
         &[
             "trace",
