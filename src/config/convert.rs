@@ -193,6 +193,26 @@ impl Cx<'_> {
         })
     }
 
+    /// A count `v` (or `default`) within `range`; out of it, refused as "`what` from LO to HI".
+    fn count_in(
+        &self,
+        v: Option<u32>,
+        key: &str,
+        default: u32,
+        range: std::ops::RangeInclusive<u32>,
+        what: &str,
+    ) -> R<u32> {
+        let n = v.unwrap_or(default);
+        if range.contains(&n) {
+            return Ok(n);
+        }
+        Err(self.err(
+            key,
+            format!("{what} from {} to {}", range.start(), range.end()),
+            n.to_string(),
+        ))
+    }
+
     fn one_of(&self, v: &Option<String>, key: &str, options: &[&str], default: &str) -> R<String> {
         let v = v.clone().unwrap_or_else(|| default.to_string());
         if !options.contains(&v.as_str()) {
@@ -490,26 +510,20 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
             _ => Registration::PerTransfer,
         },
         // Estimate: registrations a library's cache keeps (UCX and NCCL bound theirs by memory).
-        registration_cache_entries: match s.registration_cache_entries.unwrap_or(64) {
-            n @ 1..=MAX_COUNT => n,
-            n => {
-                return Err(cx.err(
-                    "sim.registration_cache_entries",
-                    format!("a number of registrations from 1 to {MAX_COUNT}"),
-                    n.to_string(),
-                ));
-            }
-        },
-        buffers: match s.buffers.unwrap_or(1) {
-            n @ 1..=MAX_COUNT => n,
-            n => {
-                return Err(cx.err(
-                    "sim.buffers",
-                    format!("a number of distinct buffers per side from 1 to {MAX_COUNT}"),
-                    n.to_string(),
-                ));
-            }
-        },
+        registration_cache_entries: cx.count_in(
+            s.registration_cache_entries,
+            "sim.registration_cache_entries",
+            64,
+            1..=MAX_COUNT,
+            "a number of registrations",
+        )?,
+        buffers: cx.count_in(
+            s.buffers,
+            "sim.buffers",
+            1,
+            1..=MAX_COUNT,
+            "a number of distinct buffers per side",
+        )?,
         jitter: s.jitter.unwrap_or(true),
         flush: match flush.as_str() {
             "auto" => FlushMode::Auto,
@@ -521,27 +535,21 @@ fn convert_sim(cx: &Cx, s: &RawSim) -> R<SimConfig> {
         chunk_bytes: cx.bytes_in(&s.chunk_bytes, "sim.chunk_bytes", 256 << 10, 4096, 1 << 30)?,
         // Bounce buffers in flight per side: NCCL's NCCL_STEPS = 8 slots per connection
         // (src/include/device.h); MVAPICH2 does not document its count (estimate).
-        pipeline_depth: match s.pipeline_depth.unwrap_or(8) {
-            d @ 1..=64 => d,
-            d => {
-                return Err(cx.err(
-                    "sim.pipeline_depth",
-                    "a number of bounce buffers per side from 1 to 64",
-                    d.to_string(),
-                ));
-            }
-        },
+        pipeline_depth: cx.count_in(
+            s.pipeline_depth,
+            "sim.pipeline_depth",
+            8,
+            1..=64,
+            "a number of bounce buffers per side",
+        )?,
         // perftest's DEF_RX_SEND (src/perftest_parameters.h): receives posted for Send tests.
-        recv_depth: match s.recv_depth.unwrap_or(512) {
-            d @ 1..=MAX_COUNT => d,
-            d => {
-                return Err(cx.err(
-                    "sim.recv_depth",
-                    format!("a number of posted receive WQEs from 1 to {MAX_COUNT}"),
-                    d.to_string(),
-                ));
-            }
-        },
+        recv_depth: cx.count_in(
+            s.recv_depth,
+            "sim.recv_depth",
+            512,
+            1..=MAX_COUNT,
+            "a number of posted receive WQEs",
+        )?,
         // perftest's MIN_RNR_TIMER (12: 0.64 ms), set on every RC QP it connects.
         min_rnr_timer: match s.min_rnr_timer.unwrap_or(12) {
             c @ 0..=31 => c as u8,
