@@ -44,13 +44,8 @@ const NS: Ps = PS_PER_NS;
 pub fn warnings(cfg: &Config) -> Vec<Warning> {
     let mut w = Vec::new();
     let dur = |w: &mut Vec<Warning>, key: String, v: Ps, (lo, hi): (Ps, Ps), usual| {
-        if v < lo || v > hi {
-            w.push(Warning {
-                key,
-                found: format!("{} ns", v as f64 / NS as f64),
-                usual,
-            });
-        }
+        let ns = |p: Ps| p as f64 / NS as f64;
+        flag(w, key, (ns(v), "ns"), (ns(lo), ns(hi)), usual);
     };
     let n = &cfg.network;
     if n.switch_hops > 0 {
@@ -120,38 +115,56 @@ pub fn warnings(cfg: &Config) -> Vec<Warning> {
                 "0.5 to 50 us for a cudaMemcpy call",
             );
         }
-        for c in [m.cpu.post, m.cpu.poll] {
+        for (key, c) in [("cpu.post_ns", m.cpu.post), ("cpu.poll_ns", m.cpu.poll)] {
             dur(
                 &mut w,
-                k("cpu.post_ns / cpu.poll_ns"),
+                k(key),
                 c,
                 (5 * NS, 10_000 * NS),
                 "5 ns to 10 us for a post or a poll",
             );
         }
         for nic in &m.nics {
-            let gbps = |r: Rate| r.bps() as f64 / 1e9;
-            let wire = gbps(nic.wire_rate);
-            if !(1.0..=1_600.0).contains(&wire) {
-                w.push(Warning {
-                    key: k(&format!("nics.{}.wire_rate_gbps", nic.name)),
-                    found: format!("{wire} Gb/s"),
-                    usual: "1 to 1600 Gb/s per port (NDR 400, XDR 800; bits, not bytes)",
-                });
-            }
+            flag(
+                &mut w,
+                k(&format!("nics.{}.wire_rate_gbps", nic.name)),
+                (gbits(nic.wire_rate), "Gb/s"),
+                (1.0, 1_600.0),
+                "1 to 1600 Gb/s per port (NDR 400, XDR 800; bits, not bytes)",
+            );
         }
         for s in &m.sockets {
-            let gbs = s.dram.rate.bps() as f64 / 8e9;
-            if !(5.0..=2_000.0).contains(&gbs) {
-                w.push(Warning {
-                    key: k(&format!("sockets.{}.dram_rate_gbps", s.name)),
-                    found: format!("{gbs} GB/s"),
-                    usual: "5 to 2000 GB/s per socket",
-                });
-            }
+            flag(
+                &mut w,
+                k(&format!("sockets.{}.dram_rate_gbps", s.name)),
+                (gbits(s.dram.rate) / 8.0, "GB/s"),
+                (5.0, 2_000.0),
+                "5 to 2000 GB/s per socket",
+            );
         }
     }
     w
+}
+
+/// Pushes a warning when `v` (in `unit`) lies outside `lo..=hi`.
+fn flag(
+    w: &mut Vec<Warning>,
+    key: String,
+    (v, unit): (f64, &str),
+    (lo, hi): (f64, f64),
+    usual: &'static str,
+) {
+    if !(lo..=hi).contains(&v) {
+        w.push(Warning {
+            key,
+            found: format!("{v} {unit}"),
+            usual,
+        });
+    }
+}
+
+fn gbits(r: Rate) -> f64 {
+    r.bps() as f64 / 1e9
 }
 
 #[cfg(test)]
