@@ -291,7 +291,6 @@ pub fn run(
     let dir = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| Path::new("output").join(&cfg.name));
-    usable_output(&dir)?;
     // Claimed before any work: a concurrent run into the same folder is refused now, not
     // after both have simulated.
     let out = report::output_dir::OutputDir::claim(&dir)?;
@@ -314,44 +313,6 @@ pub fn run(
         ))?;
     }
     Ok(dir)
-}
-
-/// Bad input before any work: the output folder must be one gdrsim can create and write into
-/// (the run writes it only at the end, after simulating everything).
-fn usable_output(dir: &Path) -> Result<(), ConfigError> {
-    let bad = |why: String| {
-        ConfigError::new(
-            "--out",
-            "",
-            "an output folder gdrsim can create and write",
-            format!("{}: {why}", dir.display()),
-        )
-    };
-    if dir.exists() && !dir.is_dir() {
-        return Err(bad("exists and is not a folder".into()));
-    }
-    // The nearest existing ancestor must be a writable folder.
-    let mut at = dir.to_path_buf();
-    while !at.exists() {
-        match at.parent() {
-            Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
-            _ => {
-                at = PathBuf::from(".");
-                break;
-            }
-        }
-    }
-    if !at.is_dir() {
-        return Err(bad(format!("{} is not a folder", at.display())));
-    }
-    let probe = at.join(format!(".gdrsim-probe-{}", std::process::id()));
-    match std::fs::write(&probe, b"") {
-        Ok(()) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        }
-        Err(e) => Err(bad(format!("cannot write in {}: {e}", at.display()))),
-    }
 }
 
 /// Writes `text` to stdout. A closed pipe (`gdrsim topo | head`) ends the output quietly, as it

@@ -1168,10 +1168,7 @@ fn assert_whole(dir: &Path) {
             let name = e["name"].as_str().unwrap().to_string();
             let bytes = read(&dir.join(&name));
             assert_eq!(e["bytes"], bytes.len(), "{name}: size");
-            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-            for b in &bytes {
-                h = (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-            }
+            let h = gdrsim::seed::fnv1a(&bytes);
             assert_eq!(e["fnv1a64"], format!("{h:016x}"), "{name}: hash");
             name
         })

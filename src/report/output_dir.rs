@@ -35,6 +35,7 @@ impl OutputDir {
     /// Takes `dir` for this run before any work: refuses a folder another live gdrsim run is
     /// writing, and a folder that holds files but is not a gdrsim output (it would be replaced).
     pub fn claim(dir: &Path) -> Result<OutputDir> {
+        usable_output(dir)?;
         let name = dir
             .file_name()
             .and_then(|n| n.to_str())
@@ -137,6 +138,37 @@ impl Drop for OutputDir {
             let _ = fs::remove_dir_all(&self.tmp);
         }
         let _ = fs::remove_file(&self.lock);
+    }
+}
+
+/// Bad input before any work: the output folder must be one gdrsim can create and write into
+/// (the run writes it only at the end, after simulating everything).
+fn usable_output(dir: &Path) -> Result<(), ConfigError> {
+    let bad = |why: String| refuse(dir, why);
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad("exists and is not a folder".into()));
+    }
+    // The nearest existing ancestor must be a writable folder.
+    let mut at = dir.to_path_buf();
+    while !at.exists() {
+        match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
+            _ => {
+                at = PathBuf::from(".");
+                break;
+            }
+        }
+    }
+    if !at.is_dir() {
+        return Err(bad(format!("{} is not a folder", at.display())));
+    }
+    let probe = at.join(format!(".gdrsim-probe-{}", std::process::id()));
+    match std::fs::write(&probe, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(bad(format!("cannot write in {}: {e}", at.display()))),
     }
 }
 
