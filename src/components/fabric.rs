@@ -238,7 +238,7 @@ impl<'t> Fabric<'t> {
                 window: 1,
                 total: 1,
                 next: 0,
-                rnr_retry: rnr_retry(topo, plan),
+                rnr_retry: rnr_retry_period(topo, plan),
                 held: VecDeque::new(),
             });
         }
@@ -661,7 +661,7 @@ impl Handler for Fabric<'_> {
 
 /// A Send plan's RNR retry period: the timer, plus the NAK's trip back and the resend's first
 /// packet's trip forth (each as an idle RC ACK's); 0 without a receive queue.
-fn rnr_retry(topo: &Topology, plan: &Plan) -> Ps {
+fn rnr_retry_period(topo: &Topology, plan: &Plan) -> Ps {
     let Some(rq) = plan.recv_queue else {
         return 0;
     };

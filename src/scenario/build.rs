@@ -329,35 +329,28 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     // Per-transfer registration deregisters once the work request is complete: the sender
     // before it reuses its window slot, the receiver after the data is delivered (its thread's
     // time, off the one-way latency).
-    if s.deregister > 0 {
-        let kind = StepKind::Register {
-            thread: ts,
-            cost: s.deregister,
-        };
-        finish.push(done(add(
-            &mut p,
-            kind,
-            None,
-            s_cpu,
-            vec![done(spoll)],
-            None,
-        )));
-    }
+    finish.extend(deregister(&mut p, &s, (ts, s_cpu), spoll).map(done));
     deregister(&mut p, &r, (tr, r_cpu), deliver);
     add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
     p.link();
     Ok((p, inline))
 }
 
-/// The side's ibv_dereg_mr after the delivery, on its thread, where registration is per transfer.
-fn deregister(p: &mut Plan, side: &SidePlan, (thread, cpu): (u16, u32), after: StepId) {
-    if side.deregister > 0 {
+/// The side's ibv_dereg_mr once step `after` is done, on its thread, where registration is
+/// per transfer (the step, if any).
+fn deregister(
+    p: &mut Plan,
+    side: &SidePlan,
+    (thread, cpu): (u16, u32),
+    after: StepId,
+) -> Option<StepId> {
+    (side.deregister > 0).then(|| {
         let kind = StepKind::Register {
             thread,
             cost: side.deregister,
         };
-        add(p, kind, None, cpu, vec![done(after)], None);
-    }
+        add(p, kind, None, cpu, vec![done(after)], None)
+    })
 }
 
 /// What follows the receiving thread's poll: the flush where one is due, the copy into the GPU
