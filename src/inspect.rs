@@ -578,20 +578,23 @@ fn walk_path(
         ));
         copies.extend((0..chunks).map(|_| (hosts[0].name.clone(), true)));
     }
-    // GDRCopy: the thread copies the GPU buffer into the host buffer through BAR1.
-    if let (Some(s), Some(st)) = (span(Stage::GdrcopyRead), plan.sender.staging) {
-        steps.push(step(
+    // GDRCopy: a thread copies between the GPU buffer and the host buffer through BAR1, out
+    // of the GPU on the sender, into it on the receiver.
+    let gdrcopy = |stage: Stage, staging: Option<paths::Staging>| {
+        let (s, st) = (span(stage)?, staging?);
+        Some(step(
             s.start,
             s.end,
             &name(s.component),
             StepKind::Gdrcopy {
-                to_host: true,
+                to_host: stage == Stage::GdrcopyRead,
                 gpu: st.gpu_va,
                 host: st.bounce_addr,
                 bytes: size,
             },
-        ));
-    }
+        ))
+    };
+    steps.extend(gdrcopy(Stage::GdrcopyRead, plan.sender.staging));
     // Post: the CPU builds the WQE, then the MMIO write carries it (or a doorbell) to the NIC.
     if let Some(s) = span(Stage::Post) {
         let mmio = h.of_host(Some(Stage::Post), Movement::Mmio, Some(poster.host));
@@ -912,19 +915,7 @@ fn walk_path(
         ));
         copies.extend((0..chunks).map(|_| (hosts[1].name.clone(), false)));
     }
-    if let (Some(s), Some(st)) = (span(Stage::GdrcopyWrite), plan.receiver.staging) {
-        steps.push(step(
-            s.start,
-            s.end,
-            &name(s.component),
-            StepKind::Gdrcopy {
-                to_host: false,
-                gpu: st.gpu_va,
-                host: st.bounce_addr,
-                bytes: size,
-            },
-        ));
-    }
+    steps.extend(gdrcopy(Stage::GdrcopyWrite, plan.receiver.staging));
 
     // The other chunks of a pipelined message follow the first, overlapped, through the ring
     // of bounce buffers; the last one's copy into the GPU delivers it.
