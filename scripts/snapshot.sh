@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Keeps what a refactor must not change: results.csv and stages.csv of every config in configs/,
-# the walk of three configs and four traces, written into DIR. Two snapshots taken before and
+# Keeps what a refactor must not change: results.csv, stages.csv and the resolved config.toml of
+# every config in configs/, the walk of three configs and four traces, written into DIR. Two snapshots taken before and
 # after a change compare with `diff -rq BEFORE AFTER` (empty: byte-identical).
 #
 #   cargo build --release && scripts/snapshot.sh /tmp/before
@@ -14,7 +14,9 @@ for c in configs/*.toml; do
   n=$(basename "$c" .toml)
   $bin run "$c" --quiet --out "$runs/$n"
   cp "$runs/$n/results.csv" "$out/$n.results.csv"
-  cp "$runs/$n/stages.csv" "$out/$n.stages.csv"
+    cp "$runs/$n/stages.csv" "$out/$n.stages.csv"
+  cp "$runs/$n/config.toml" "$out/$n.config.toml"
+
 done
 $bin walk --size 4096 > "$out/walk.en.txt"
 $bin walk --size 4096 --lang zh > "$out/walk.zh.txt"
