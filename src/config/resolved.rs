@@ -327,9 +327,25 @@ pub fn to_toml(c: &Config) -> String {
         let mut x = Table::new();
         x.insert("host".into(), s(&c.hosts[e.host].name));
         x.insert("nic".into(), s(&m.nics[e.nic].name));
-        if let Some(g) = e.gpu {
-            x.insert("gpu".into(), s(&m.gpus[g].name));
+        // Both the buffer's place and the bounce kind are written out: a host-buffer side
+        // without `buffer = "host"` would be refused where the sweep has a GPU path, and a
+        // pageable bounce buffer dropped would change the results on reload.
+        match e.gpu {
+            Some(g) => {
+                x.insert("gpu".into(), s(&m.gpus[g].name));
+                x.insert("buffer".into(), s("gpu"));
+                let bounce = if e.pageable_bounce {
+                    "pageable"
+                } else {
+                    "pinned"
+                };
+                x.insert("bounce".into(), s(bounce));
+            }
+            None => {
+                x.insert("buffer".into(), s("host"));
+            }
         }
+
         x.insert("memory".into(), s(&m.sockets[e.memory_socket].name));
         Value::Table(x)
     };
@@ -365,4 +381,40 @@ pub fn to_toml(c: &Config) -> String {
         "# Fully resolved gdrsim config: every default filled in. Durations in ns, rates in Gb/s, sizes in bytes.\n{}",
         toml::to_string(&Value::Table(t)).unwrap_or_default()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_toml;
+    use crate::config::parse;
+
+    /// The resolved config of every shipped config loads back to the same [`Config`]: a run
+    /// reproduced from its output folder simulates the same hardware and workload.
+    #[test]
+    fn every_config_round_trips_through_its_resolved_form() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/configs");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).expect("configs/ is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("a config is readable");
+            let name = path.display().to_string();
+            let cfg = parse(&text, &name).unwrap_or_else(|e| panic!("{e}"));
+            let resolved = to_toml(&cfg);
+            let again = parse(&resolved, "resolved").unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(
+                cfg, again,
+                "{name}: the resolved config loads back differently"
+            );
+            assert_eq!(
+                resolved,
+                to_toml(&again),
+                "{name}: resolving is not idempotent"
+            );
+            seen += 1;
+        }
+        assert!(seen >= 5, "only {seen} configs found in {dir}");
+    }
 }
