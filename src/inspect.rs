@@ -175,7 +175,7 @@ pub fn record(
     let built = paths::plan(cfg, sc.first(), topo, path, op, size)
         .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
     let opts = SimOptions {
-        tlp_granularity: cfg.sim.tlp_granularity,
+        tlp_granularity: cfg.sim.granularity.tlp(),
         coalesce_above: cfg.sim.coalesce_above,
         jitter: false,
         // The seed of the point in a sweep (it does not matter with jitter off).

@@ -341,7 +341,7 @@ fn contended_streaming_agrees_between_bulk_and_tlp_by_tlp() {
         let auto = cfg_with(&[("mps_bytes = 256 ", &format!("mps_bytes = {mps} "))]);
         let tlp = Config {
             sim: SimConfig {
-                tlp_granularity: true,
+                granularity: gdrsim::config::Granularity::Tlp,
                 ..auto.sim.clone()
             },
             ..auto.clone()
@@ -537,7 +537,7 @@ fn dgx_a100_staged_4_mib_agrees_between_bulk_and_tlp_by_tlp() {
     let auto = gdrsim::config::parse(&text, path).expect("valid preset");
     let tlp = Config {
         sim: SimConfig {
-            tlp_granularity: true,
+            granularity: gdrsim::config::Granularity::Tlp,
             ..auto.sim.clone()
         },
         ..auto.clone()

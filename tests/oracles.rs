@@ -113,7 +113,7 @@ fn read_window_bound_bandwidth_is_n_times_request_over_round_trip() {
     let cfg = gpu0_on_root_port(3, 16, n as u32);
     let cfg = gdrsim::config::Config {
         sim: gdrsim::config::SimConfig {
-            tlp_granularity: true,
+            granularity: gdrsim::config::Granularity::Tlp,
             ..cfg.sim.clone()
         },
         ..cfg

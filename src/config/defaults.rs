@@ -1,8 +1,67 @@
-//! Defaults of every model parameter, with where each comes from. Row ids refer to the project's
-//! reference measurements (shared/reference/measurements.md); "calibrated" means chosen so that
-//! a composed figure of the model matches the cited row; "estimate" means no source pins it.
+//! Defaults of every key a config may omit, with where each comes from: the model parameters
+//! of the hardware and the settings of `[sim]`, `[output]` and `[network]`. Row ids refer to the
+//! project's reference measurements (shared/reference/measurements.md); "calibrated" means
+//! chosen so that a composed figure of the model matches the cited row; "estimate" means no
+//! source pins it; "setting" means a choice of how to simulate or report, not of hardware.
+//! `config/raw.rs` binds each key to its default here; configs/default.toml spells them out
+//! (a test checks the two agree).
 
+use super::options::{ChartKind, FlushMode, GdrLevel, Granularity, ImageFormat, Registration};
+use crate::topology::spec::WqeDelivery;
 use crate::units::{Ps, Rate, ns};
+
+// ---- study ---------------------------------------------------------------------------------
+/// The seed of the jitter streams. Setting.
+pub const SEED: u64 = 1;
+
+// ---- [sim] ---------------------------------------------------------------------------------
+/// Jittered iterations per point, and at least this many whatever the size. Settings.
+pub const ITERATIONS: u32 = 100;
+pub const MIN_ITERATIONS: u32 = 5;
+/// Bytes the iterations of one point may move in all (fewer iterations for large messages).
+pub const ITERATION_BUDGET: u64 = 1 << 30;
+/// Streaming: messages in flight (perftest's `tx_depth` is 128; NCCL keeps 8 per channel, so 16
+/// is between), messages per stream and the bytes a stream may move. Settings.
+pub const STREAM_WINDOW: u32 = 16;
+pub const STREAM_MESSAGES: u32 = 128;
+pub const STREAM_BUDGET: u64 = 8 << 30;
+pub const GRANULARITY: Granularity = Granularity::Auto;
+/// Above this, messages move as bulk transfers of fluid rate. Setting.
+pub const COALESCE_ABOVE: u64 = 64 << 10;
+pub const REGISTRATION: Registration = Registration::Cached;
+pub const JITTER: bool = true;
+pub const FLUSH: FlushMode = FlushMode::Auto;
+/// Row B3: NCCL uses GPUDirect only up to PXB by default (ncclTopoCheckGdr).
+pub const NET_GDR_LEVEL: GdrLevel = GdrLevel::Pxb;
+/// Registrations a library's cache keeps (UCX and NCCL bound theirs by memory). Estimate.
+pub const REGISTRATION_CACHE_ENTRIES: u32 = 64;
+/// Distinct buffers per side the workload cycles over. Setting.
+pub const BUFFERS: u32 = 1;
+/// Row B6: MVAPICH2's MV2_CUDA_BLOCK_SIZE (NCCL uses 128 KiB, NCCL_P2P_NET_CHUNKSIZE).
+pub const CHUNK: u64 = 256 << 10;
+/// Bounce buffers in flight per side: NCCL's NCCL_STEPS = 8 slots per connection
+/// (src/include/device.h); MVAPICH2 does not document its count.
+pub const PIPELINE_DEPTH: u32 = 8;
+/// perftest's DEF_RX_SEND (src/perftest_parameters.h): receives posted for Send tests.
+pub const RECV_DEPTH: u32 = 512;
+/// perftest's MIN_RNR_TIMER (12: 0.64 ms), set on every RC QP it connects.
+pub const MIN_RNR_TIMER: u32 = 12;
+
+// ---- [output] ------------------------------------------------------------------------------
+/// Every chart but `links` (drawn where asked for). Settings.
+pub const CHARTS: [ChartKind; 5] = [
+    ChartKind::Latency,
+    ChartKind::Bandwidth,
+    ChartKind::Speedup,
+    ChartKind::Breakdown,
+    ChartKind::Scenarios,
+];
+pub const FORMATS: [ImageFormat; 2] = [ImageFormat::Svg, ImageFormat::Png];
+pub const WIDTH_PX: u32 = 1600;
+pub const HEIGHT_PX: u32 = 1000;
+/// A small, a medium and a large message for the stage breakdown.
+pub const BREAKDOWN_SIZES: [u64; 3] = [8, 64 << 10, 16 << 20];
+pub const COMPARE_SIZE: u64 = 1 << 20;
 
 // ---- host CPU ------------------------------------------------------------------------------
 /// Building a send WQE and issuing its BlueFlame copy. Estimate (part of the 0.9-1.9 µs host
@@ -46,6 +105,8 @@ pub const DEREG_GPU_PER_PAGE: Ps = ns(500);
 pub const PCIE_LINK_LATENCY: Ps = ns(20);
 /// MPS 256: the setting of the row C5 model figures and common on servers.
 pub const PCIE_MPS: u64 = 256;
+/// End-to-end CRC off, as BIOSes leave it (PCIe Base Specification: optional, 4 B per TLP).
+pub const PCIE_ECRC: bool = false;
 
 // ---- sockets and root complexes ------------------------------------------------------------
 /// DRAM access latency: ~100 ns (DESIGN.md; with the above gives rows C10/C11).
@@ -65,6 +126,8 @@ pub const SOCKET_LINK_RATE: Rate = Rate::from_bytes_per_s(32_000_000_000);
 // ---- PCIe switch ---------------------------------------------------------------------------
 /// Cut-through port-to-port latency: row C7 (Broadcom PEX88000 Gen4: 105 ns).
 pub const SWITCH_LATENCY: Ps = ns(105);
+/// ACS upstream forwarding off: peer-to-peer turns inside the switch (the GPUDirect setting).
+pub const ACS_REDIRECT: bool = false;
 
 // ---- GPU -----------------------------------------------------------------------------------
 /// The GPU model a machine gets when its config names none.
@@ -102,6 +165,9 @@ pub fn compute_capability(model: &str) -> (u32, u32) {
 pub const GPU_MEMORY_LATENCY: Ps = ns(350);
 /// H100 PCIe HBM2e bandwidth, 2.0 TB/s (NVIDIA datasheet).
 pub const GPU_MEMORY_RATE: Rate = Rate::from_bytes_per_s(2_000_000_000_000);
+/// No jitter on GPU memory accesses: the rows measure none apart from the path's. Estimate.
+pub const GPU_MEMORY_JITTER: Ps = 0;
+
 /// The seed program's GPU heap base and BAR offset.
 pub const GPU_HEAP_BASE: u64 = 0x2A_0000_0000;
 pub const GPU_BAR_OFFSET: u64 = 0x8000_0000;
@@ -119,6 +185,12 @@ pub const CE_READ_WINDOW: u32 = 128;
 pub const CE_MRRS: u64 = 512;
 
 // ---- NIC -----------------------------------------------------------------------------------
+/// The NIC model a machine gets when its config names none: the NDR part whose wire rate is
+/// the default.
+pub const NIC_MODEL: &str = "ConnectX-7 NDR";
+/// libmlx5's default ringing (see [`WqeDelivery::Auto`]).
+pub const WQE_DELIVERY: WqeDelivery = WqeDelivery::Auto;
+
 /// ConnectX-7 NDR: 400 Gb/s net data rate (rows F9, F10: 4 x 106.25 Gb/s PAM4 signalling).
 pub const WIRE_RATE: Rate = Rate::from_bps(400_000_000_000);
 /// InfiniBand maximum MTU.
@@ -167,8 +239,110 @@ pub const MAX_RD_ATOMIC: u32 = 16;
 pub const RECV_WQE_BYTES: u64 = 16;
 
 // ---- network -------------------------------------------------------------------------------
+/// One leaf switch between the hosts. Setting.
+pub const NET_SWITCH_HOPS: u32 = 1;
+
 /// InfiniBand HDR/NDR switch port-to-port: row F12 (QM8790 "sub-130 ns"; conflicting sources).
 pub const NET_SWITCH_LATENCY: Ps = ns(130);
 pub const CABLE_M: u64 = 3;
 /// Signal propagation in copper or fibre: ~5 ns/m (DESIGN.md).
 pub const PROPAGATION_PER_M: Ps = ns(5);
+
+#[cfg(test)]
+mod tests {
+    use crate::config::raw::*;
+    use crate::config::section::ParamDoc;
+    use crate::config::{DEFAULT_TOML, parse};
+
+    /// Removes every declared key of `params` from `t`.
+    fn strip(t: &mut toml::Table, params: &[ParamDoc]) {
+        for p in params {
+            t.remove(p.key);
+        }
+    }
+
+    fn each(t: &mut toml::Table, list: &str, params: &[ParamDoc], extra: &[&str]) {
+        for v in t
+            .get_mut(list)
+            .and_then(|v| v.as_array_mut())
+            .into_iter()
+            .flatten()
+        {
+            let v = v.as_table_mut().expect("a table");
+            strip(v, params);
+            for k in extra {
+                v.remove(*k);
+            }
+        }
+    }
+
+    /// configs/default.toml spells out every machine, network and output default: the same
+    /// config with all those keys deleted loads to the same hardware, network and charts.
+    #[test]
+    fn omitted_keys_take_the_values_default_toml_spells_out() {
+        let full = parse(DEFAULT_TOML, "default.toml").expect("the default config loads");
+        let mut doc: toml::Table = DEFAULT_TOML.parse().expect("TOML");
+        doc.remove("output");
+        doc.remove("network");
+        for m in doc["machines"].as_array_mut().expect("machines") {
+            let m = m.as_table_mut().expect("a machine table");
+            m.remove("host_buffer_base");
+            m.remove("cpu");
+            m.remove("registration");
+            m.remove("pcie");
+            each(m, "sockets", RawSocket::PARAMS, &[]);
+            each(m, "socket_links", RawSocketLink::PARAMS, &[]);
+            each(m, "root_complexes", RawRootComplex::PARAMS, &[]);
+            each(m, "switches", RawSwitch::PARAMS, &[]);
+            each(m, "gpus", RawGpu::PARAMS, &["compute_capability"]);
+            each(m, "nics", RawNic::PARAMS, &[]);
+            each(m, "links", &[], &["mps_bytes", "latency_ns"]);
+        }
+        let text = toml::to_string(&doc).expect("serialisable");
+        for key in [
+            "post_ns",
+            "wire_rate_gbps",
+            "dram_latency_ns",
+            "mps_bytes",
+            "cable_m",
+        ] {
+            assert!(!text.contains(key), "{key} was not removed");
+        }
+        let bare = parse(&text, "bare").expect("the bare config loads");
+        for (a, b) in full.hosts.iter().zip(&bare.hosts) {
+            assert_eq!(a.machine, b.machine, "machine {}", a.machine.name);
+        }
+        assert_eq!(full.network, bare.network);
+        assert_eq!(full.output, bare.output);
+    }
+
+    /// Every declared parameter has a unit and a source, and no key is declared twice in a
+    /// section.
+    #[test]
+    fn every_parameter_names_its_source() {
+        for params in [
+            RawSim::PARAMS,
+            RawOutput::PARAMS,
+            RawNetwork::PARAMS,
+            RawCpu::PARAMS,
+            RawRegistration::PARAMS,
+            RawPcie::PARAMS,
+            RawSocket::PARAMS,
+            RawSocketLink::PARAMS,
+            RawRootComplex::PARAMS,
+            RawSwitch::PARAMS,
+            RawGpu::PARAMS,
+            RawNic::PARAMS,
+        ] {
+            for (i, p) in params.iter().enumerate() {
+                assert!(!p.source.trim().is_empty(), "{} has no source", p.key);
+                assert!(!p.unit.is_empty(), "{} has no unit", p.key);
+                assert!(
+                    params[..i].iter().all(|q| q.key != p.key),
+                    "{} declared twice",
+                    p.key
+                );
+            }
+        }
+    }
+}

@@ -4,173 +4,60 @@
 //! Every machine parameter may be omitted; its default (and the measurement or datasheet it
 //! comes from) is in [`defaults`]. configs/default.toml spells all of them out.
 
+pub mod choice;
 mod convert;
 pub mod defaults;
 mod error;
+pub mod limits;
+mod options;
 pub mod plausible;
-mod raw;
+pub(crate) mod raw;
 mod resolved;
 mod scenarios;
+pub mod section;
 
 use std::path::Path;
 
 pub use error::ConfigError;
+pub use options::*;
 pub use resolved::to_toml;
 
-use crate::report::OutputOptions;
 use crate::topology::spec::{HostSpec, NetworkSpec};
 
 /// The embedded default study (identical to configs/default.toml).
 pub const DEFAULT_TOML: &str = include_str!("../../configs/default.toml");
 pub const DEFAULT_NAME: &str = "configs/default.toml (embedded)";
 
-/// How registration cost is paid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Registration {
-    /// Once, at first use, through a registration cache (goes to setup_us).
-    Cached,
-    /// On every transfer (in the latency).
-    PerTransfer,
-    /// Through a least-recently-used cache of `registration_cache_entries` registrations, the
-    /// workload cycling over `buffers` buffers per side: all of them stay registered (setup)
-    /// when they fit; otherwise every transfer misses (cyclic access defeats LRU) and pays the
-    /// eviction's deregistration and its own registration in its latency.
-    Lru,
-}
-
-/// Data paths a sweep can ask for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PathKind {
-    /// Pinned host memory to pinned host memory.
-    Host,
-    /// cudaMemcpy to a pinned bounce buffer, the host path, cudaMemcpy back.
-    Staged,
-    /// The NIC reads and writes GPU memory directly.
-    GpuDirect,
-    /// What NCCL would choose for the pair, side by side: GPUDirect where the GPU-NIC class is
-    /// at most `net_gdr_level` (and, on the sending side, the GPU is Ampere or later), host
-    /// staging otherwise.
-    Auto,
-    /// Host staging where the CPU copies through the GPU's BAR1 mapping (GDRCopy), as
-    /// MVAPICH2-GDR and UCX do for small messages (row B6: up to 8 KiB).
-    Gdrcopy,
-    /// Host staging in chunks, pipelined as communication libraries do it: cudaMemcpyAsync of
-    /// each chunk into one of `pipeline_depth` bounce buffers, one RDMA per chunk, and the
-    /// receiver's copy of each chunk as it arrives.
-    StagedPipelined,
-}
-
-impl PathKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            PathKind::Host => "host",
-            PathKind::Staged => "staged",
-            PathKind::GpuDirect => "gpudirect",
-            PathKind::Auto => "auto",
-            PathKind::Gdrcopy => "gdrcopy",
-            PathKind::StagedPipelined => "staged_pipelined",
-        }
-    }
-    pub const ALL: [PathKind; 6] = [
-        PathKind::Host,
-        PathKind::Staged,
-        PathKind::GpuDirect,
-        PathKind::Auto,
-        PathKind::Gdrcopy,
-        PathKind::StagedPipelined,
-    ];
-
-    pub fn parse(s: &str) -> Option<PathKind> {
-        PathKind::ALL.into_iter().find(|p| p.name() == s)
-    }
-}
-
-/// RDMA operations a sweep can ask for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// RDMA Write with Immediate: the receiver's NIC consumes a pre-posted receive WQE and
-    /// writes a receive CQE that the receiving thread polls (what NCCL's IB transport uses).
-    WriteImm,
-    /// Plain RDMA Write: no receive WQE and no receive CQE; the consumer learns of the data by
-    /// polling the last byte of its buffer, as `ib_write_lat` does.
-    Write,
-    /// RDMA Read: the data's destination (the flow's receiver) posts; the source side's NIC
-    /// answers without its CPU.
-    Read,
-    /// Send/Recv: the receiver's NIC takes the scatter address from a pre-posted receive WQE,
-    /// fetched by DMA, and writes a receive CQE.
-    Send,
-}
-
-impl Op {
-    pub const ALL: [Op; 4] = [Op::WriteImm, Op::Write, Op::Read, Op::Send];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::WriteImm => "write_imm",
-            Op::Write => "write",
-            Op::Read => "read",
-            Op::Send => "send",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Op> {
-        Op::ALL.into_iter().find(|o| o.name() == s)
-    }
-
-    /// Whether `path` can carry the operation: an RDMA Read's source side takes no part with
-    /// its CPU, so no path that stages (or may, as `auto`) can feed it.
-    pub fn carried_by(self, path: PathKind) -> bool {
-        self != Op::Read
-            || !matches!(
-                path,
-                PathKind::Staged | PathKind::Auto | PathKind::Gdrcopy | PathKind::StagedPipelined
-            )
-    }
-
-    /// The name a point's seed is derived from. Write with Immediate keeps "write", the name
-    /// it had when it was the only operation, so that renaming it moved no jitter stream.
-    pub fn seed_name(self) -> &'static str {
-        match self {
-            Op::WriteImm => "write",
-            Op::Write => "write_plain",
-            o => o.name(),
-        }
-    }
-}
-
-/// Whether a GPUDirect receive is flushed before its data counts as visible.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlushMode {
-    /// As NCCL (since 2.19, `ncclTopoNeedFlush`): an RDMA-Read flush for GPUs of compute
-    /// capability below 9.0, none from Hopper on (it orders the NIC's writes).
-    Auto,
-    /// Always flush (NCCL_NET_FORCE_FLUSH=1).
-    RdmaRead,
-    /// Never flush.
-    None,
-}
-
-impl FlushMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            FlushMode::Auto => "auto",
-            FlushMode::RdmaRead => "rdma_read",
-            FlushMode::None => "none",
-        }
-    }
-
-    /// Whether a receive into a GPU of compute capability `cc` (major, minor) is flushed.
-    pub fn flushes(self, cc: (u32, u32)) -> bool {
-        match self {
-            FlushMode::Auto => cc < (9, 0),
-            FlushMode::RdmaRead => true,
-            FlushMode::None => false,
-        }
-    }
-}
-
+/// Chart options from the config's `[output]` table.
 #[derive(Clone, Debug, PartialEq)]
+pub struct OutputOptions {
+    /// Which charts to draw (`links` only where asked for).
+    pub charts: Vec<ChartKind>,
+    pub formats: Vec<ImageFormat>,
+    pub width_px: u32,
+    pub height_px: u32,
+    /// Message sizes for the stage-breakdown chart (small, medium, large). Sizes not in the
+    /// sweep are replaced by the nearest swept size.
+    pub breakdown_sizes: Vec<u64>,
+    /// Message size for the scenario-comparison chart.
+    pub compare_size: u64,
+}
+
+impl Default for OutputOptions {
+    /// What a config without `[output]` gets.
+    fn default() -> Self {
+        OutputOptions {
+            charts: defaults::CHARTS.to_vec(),
+            formats: defaults::FORMATS.to_vec(),
+            width_px: defaults::WIDTH_PX,
+            height_px: defaults::HEIGHT_PX,
+            breakdown_sizes: defaults::BREAKDOWN_SIZES.to_vec(),
+            compare_size: defaults::COMPARE_SIZE,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SimConfig {
     pub iterations: u32,
     pub min_iterations: u32,
@@ -178,15 +65,14 @@ pub struct SimConfig {
     pub stream_window: u32,
     pub stream_messages: u32,
     pub stream_budget_bytes: u64,
-    pub tlp_granularity: bool,
+    pub granularity: Granularity,
     pub coalesce_above: u64,
-
     pub registration: Registration,
     pub jitter: bool,
     pub flush: FlushMode,
     /// The farthest GPU-NIC class at which the `auto` path uses GPUDirect, as NCCL's
-    /// `NCCL_NET_GDR_LEVEL` (an index into [`GDR_LEVELS`]).
-    pub net_gdr_level: usize,
+    /// `NCCL_NET_GDR_LEVEL`.
+    pub net_gdr_level: GdrLevel,
     /// `registration = "lru"`: cache capacity and the buffers the workload cycles over.
     pub registration_cache_entries: u32,
     pub buffers: u32,
@@ -196,13 +82,13 @@ pub struct SimConfig {
     /// Op `send`: receive WQEs the receiving thread keeps posted (perftest's `rx_depth`), and
     /// the responder's RNR timer as the verbs encode it (`min_rnr_timer`, 0 to 31).
     pub recv_depth: u32,
-    pub min_rnr_timer: u8,
+    pub min_rnr_timer: u32,
 }
 
 /// The RNR NAK timer of the verbs' `min_rnr_timer` code, in picoseconds (IBTA Architecture
 /// Specification vol. 1, table 45 "Encoding for RNR NAK Timer Field": 1 is 0.01 ms, 12 is
 /// 0.64 ms, 31 is 491.52 ms, and 0 means 655.36 ms).
-pub fn rnr_timer_ps(code: u8) -> crate::units::Ps {
+pub fn rnr_timer_ps(code: u32) -> crate::units::Ps {
     const MS_X100: [u64; 32] = [
         65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
         1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
@@ -225,9 +111,6 @@ mod tests {
         assert_eq!(rnr_timer_ps(0), 655_360 * PS_PER_US);
     }
 }
-
-/// The topology classes from nearest to farthest, as `net_gdr_level` names them.
-pub const GDR_LEVELS: [&str; 5] = ["PIX", "PXB", "PHB", "NODE", "SYS"];
 
 /// One end of a scenario, resolved to indices.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,20 @@
 //! The TOML as written: a serde mirror with every key spelled out and unknown keys refused.
 //! Quantities stay raw ([`Q`]) until [`super::convert`] parses them with their key path in hand.
+//!
+//! Each parameter section is declared once with [`section!`]: its key, kind, default (from
+//! [`super::defaults`]), the spec field it sets and the source of the default. The conversion,
+//! the resolved config and the parameter list all come from that one line.
 
 use serde::Deserialize;
+
+use super::defaults as d;
+use super::limits::{MAX_CABLE_M, MAX_COUNT, MAX_PER_PAGE, MAX_SWITCH_HOPS, MAX_WINDOW};
+use super::section::section;
+use super::{
+    BounceKind, BufferPlace, ChartKind, FlushMode, GdrLevel, Granularity, ImageFormat, Op,
+    OutputOptions, PathKind, Registration, SimConfig,
+};
+use crate::topology::spec::*;
 
 /// A quantity as written: a bare number (in the unit the key's name gives) or a string with a
 /// unit ("4KiB", "120ns", "200Gb/s").
@@ -34,36 +47,49 @@ pub struct RawConfig {
     pub scenarios: Vec<RawScenario>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawSim {
-    pub iterations: Option<u32>,
-    pub min_iterations: Option<u32>,
-    pub iteration_budget_bytes: Option<Q>,
-    pub stream_window: Option<u32>,
-    pub stream_messages: Option<u32>,
-    pub stream_budget_bytes: Option<Q>,
-    pub granularity: Option<String>,
-    pub coalesce_above_bytes: Option<Q>,
-    pub burst_bytes: Option<Q>,
-    pub registration: Option<String>,
-    pub jitter: Option<bool>,
-    pub flush: Option<String>,
-    pub net_gdr_level: Option<String>,
-    pub registration_cache_entries: Option<u32>,
-    pub buffers: Option<u32>,
-    pub chunk_bytes: Option<Q>,
-    pub pipeline_depth: Option<u32>,
-    pub recv_depth: Option<u32>,
-    pub min_rnr_timer: Option<u32>,
+section! {
+    /// `[sim]`: how a point is simulated.
+    pub struct RawSim => SimConfig {
+        iterations: count[1, MAX_COUNT, "a number of iterations"] = d::ITERATIONS
+            => iterations; "setting",
+        min_iterations: count[1, MAX_COUNT, "a number of iterations"] = d::MIN_ITERATIONS
+            => min_iterations; "setting",
+        iteration_budget_bytes: bytes = d::ITERATION_BUDGET => iteration_budget_bytes; "setting",
+        stream_window: count[1, MAX_COUNT, "a number of messages in flight"] = d::STREAM_WINDOW
+            => stream_window; "setting",
+        stream_messages: count[1, MAX_COUNT, "a number of messages"] = d::STREAM_MESSAGES
+            => stream_messages; "setting",
+        stream_budget_bytes: bytes = d::STREAM_BUDGET => stream_budget_bytes; "setting",
+        granularity: pick<Granularity> = d::GRANULARITY => granularity; "setting",
+        coalesce_above_bytes: bytes = d::COALESCE_ABOVE => coalesce_above; "setting",
+        registration: pick<Registration> = d::REGISTRATION => registration; "setting",
+        jitter: flag = d::JITTER => jitter; "setting",
+        flush: pick<FlushMode> = d::FLUSH => flush; "NCCL 2.19 ncclTopoNeedFlush",
+        net_gdr_level: pick<GdrLevel> = d::NET_GDR_LEVEL => net_gdr_level; "row B3",
+        registration_cache_entries: count[1, MAX_COUNT, "a number of registrations"]
+            = d::REGISTRATION_CACHE_ENTRIES => registration_cache_entries; "estimate",
+        buffers: count[1, MAX_COUNT, "a number of distinct buffers per side"] = d::BUFFERS
+            => buffers; "setting",
+        chunk_bytes: bytes_in[4096, 1 << 30] = d::CHUNK => chunk_bytes; "row B6",
+        pipeline_depth: count[1, 64, "a number of bounce buffers per side"] = d::PIPELINE_DEPTH
+            => pipeline_depth; "NCCL NCCL_STEPS (src/include/device.h)",
+        recv_depth: count[1, MAX_COUNT, "a number of posted receive WQEs"] = d::RECV_DEPTH
+            => recv_depth; "perftest DEF_RX_SEND (src/perftest_parameters.h)",
+        min_rnr_timer: count[0, 31, "the verbs' RNR timer code (IBTA table 45: 12 is 0.64 ms)"]
+            = d::MIN_RNR_TIMER => min_rnr_timer; "perftest MIN_RNR_TIMER",
+    }
+    also {
+        /// Removed; refused with a note.
+        burst_bytes: Option<Q>,
+    }
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSweep {
     pub sizes: RawSizes,
-    pub paths: Vec<String>,
-    pub ops: Option<Vec<String>>,
+    pub paths: Vec<PathKind>,
+    pub ops: Option<Vec<Op>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -81,24 +107,28 @@ pub struct RawRange {
     pub factor: Option<u64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawOutput {
-    pub charts: Option<Vec<String>>,
-    pub formats: Option<Vec<String>>,
-    pub width_px: Option<u32>,
-    pub height_px: Option<u32>,
-    pub breakdown_sizes: Option<Vec<Q>>,
-    pub compare_size: Option<Q>,
+section! {
+    /// `[output]`: which charts, in which formats and sizes.
+    pub struct RawOutput => OutputOptions {
+        charts: picks<ChartKind> = d::CHARTS => charts; "setting",
+        formats: picks<ImageFormat> = d::FORMATS => formats; "setting",
+        width_px: count[200, 8000, "a size in pixels"] = d::WIDTH_PX => width_px; "setting",
+        height_px: count[200, 8000, "a size in pixels"] = d::HEIGHT_PX => height_px; "setting",
+        breakdown_sizes: sizes = &d::BREAKDOWN_SIZES => breakdown_sizes; "setting",
+        compare_size: bytes = d::COMPARE_SIZE => compare_size; "setting",
+    }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawNetwork {
-    pub switch_hops: Option<u32>,
-    pub switch_latency_ns: Option<Q>,
-    pub cable_m: Option<u64>,
-    pub propagation_ns_per_m: Option<Q>,
+section! {
+    /// `[network]`: the switches and cables between the hosts.
+    pub struct RawNetwork => NetworkSpec {
+        switch_hops: count[0, MAX_SWITCH_HOPS, "a number of switches"] = d::NET_SWITCH_HOPS
+            => switch_hops; "setting",
+        switch_latency_ns: dur = d::NET_SWITCH_LATENCY => switch_latency; "row F12",
+        cable_m: count64[0, MAX_CABLE_M, "a cable length in metres"] = d::CABLE_M
+            => cable_m; "setting",
+        propagation_ns_per_m: dur = d::PROPAGATION_PER_M => propagation_per_m; "DESIGN.md",
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,126 +154,159 @@ pub struct RawMachine {
     pub links: Vec<RawLink>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawCpu {
-    pub post_ns: Option<Q>,
-    pub post_recv_ns: Option<Q>,
-    pub poll_ns: Option<Q>,
-    pub pageable_d2h_latency_ns: Option<Q>,
-    pub pageable_d2h_gbps: Option<Q>,
-    pub pageable_h2d_latency_ns: Option<Q>,
-    pub pageable_h2d_gbps: Option<Q>,
+section! {
+    /// `[machines.cpu]`: the host CPU's verbs costs and the driver's pageable copies.
+    pub struct RawCpu => CpuSpec {
+        post_ns: dur = d::CPU_POST => post; "estimate (rows F1/F5/F6 less F7)",
+        post_recv_ns: dur = d::CPU_POST_RECV => post_recv; "estimate",
+        poll_ns: dur = d::CPU_POLL => poll; "estimate",
+        pageable_d2h_latency_ns: dur = d::PAGEABLE_D2H_LATENCY => pageable.d2h_latency; "row D9",
+        pageable_d2h_gbps: rate = d::PAGEABLE_D2H_RATE => pageable.d2h_rate; "row D9",
+        pageable_h2d_latency_ns: dur = d::PAGEABLE_H2D_LATENCY => pageable.h2d_latency; "row D9",
+        pageable_h2d_gbps: rate = d::PAGEABLE_H2D_RATE => pageable.h2d_rate; "row D9",
+    }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawRegistration {
-    pub host_base_ns: Option<Q>,
-    pub host_per_page_ns: Option<Q>,
-    pub gpu_base_ns: Option<Q>,
-    pub gpu_per_page_ns: Option<Q>,
-    pub bounce_alloc_ns: Option<Q>,
-    pub host_dereg_base_ns: Option<Q>,
-    pub host_dereg_per_page_ns: Option<Q>,
-    pub gpu_dereg_base_ns: Option<Q>,
-    pub gpu_dereg_per_page_ns: Option<Q>,
+section! {
+    /// `[machines.registration]`: memory registration and deregistration.
+    pub struct RawRegistration => RegistrationSpec {
+        host_base_ns: dur = d::REG_HOST_BASE => host_base; "estimate",
+        host_per_page_ns: dur_max[MAX_PER_PAGE] = d::REG_HOST_PER_PAGE => host_per_page; "row E4",
+        gpu_base_ns: dur = d::REG_GPU_BASE => gpu_base; "row E2",
+        gpu_per_page_ns: dur_max[MAX_PER_PAGE] = d::REG_GPU_PER_PAGE => gpu_per_page; "row E2",
+        bounce_alloc_ns: dur = d::BOUNCE_ALLOC => bounce_alloc; "row D18",
+        host_dereg_base_ns: dur = d::DEREG_HOST_BASE => host_dereg_base; "estimate",
+        host_dereg_per_page_ns: dur_max[MAX_PER_PAGE] = d::DEREG_HOST_PER_PAGE
+            => host_dereg_per_page; "row E5",
+        gpu_dereg_base_ns: dur = d::DEREG_GPU_BASE => gpu_dereg_base; "row E2",
+        gpu_dereg_per_page_ns: dur_max[MAX_PER_PAGE] = d::DEREG_GPU_PER_PAGE
+            => gpu_dereg_per_page; "row E2",
+    }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawPcie {
-    pub link_latency_ns: Option<Q>,
-    pub mps_bytes: Option<Q>,
-    pub rcb_bytes: Option<Q>,
-    pub ecrc: Option<bool>,
+section! {
+    /// `[machines.pcie]`: the machine's PCIe defaults (each link may override them).
+    pub struct RawPcie => PcieSpec {
+        link_latency_ns: dur = d::PCIE_LINK_LATENCY => link_latency; "calibrated (rows C10/C11)",
+        mps_bytes: pow2[128, 4096] = d::PCIE_MPS => mps; "row C5",
+        ecrc: flag = d::PCIE_ECRC => ecrc; "PCIe Base Specification (optional, off)",
+    }
+    also {
+        /// Removed; refused with a note.
+        rcb_bytes: Option<Q>,
+    }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawSocket {
-    pub name: String,
-    pub dram_latency_ns: Option<Q>,
-    pub dram_rate_gbps: Option<Q>,
-    pub dram_jitter_ns: Option<Q>,
+section! {
+    /// `[[machines.sockets]]`: one socket and its DRAM.
+    pub struct RawSocket => SocketSpec {
+        dram_latency_ns: dur = d::DRAM_LATENCY => dram.latency; "DESIGN.md (rows C10/C11)",
+        dram_rate_gbps: rate = d::DRAM_RATE => dram.rate; "datasheet (8 x DDR5-4800)",
+        dram_jitter_ns: dur = d::DRAM_JITTER => dram.jitter_median; "row C10",
+    }
+    also {
+        name: String,
+    }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawSocketLink {
-    pub a: String,
-    pub b: String,
-    pub rate_gbps: Option<Q>,
-    pub latency_ns: Option<Q>,
-    pub p2p_read: Option<bool>,
-    pub p2p_write: Option<bool>,
-    pub p2p_read_rate_gbps: Option<Q>,
-    pub p2p_write_rate_gbps: Option<Q>,
+section! {
+    /// `[[machines.socket_links]]`: the link between two sockets.
+    pub struct RawSocketLink => SocketLinkSpec {
+        rate_gbps: rate = d::SOCKET_LINK_RATE => rate; "datasheet (UPI 2.0, 16 GT/s)",
+        latency_ns: dur = d::SOCKET_LINK_LATENCY => latency; "rows C13/C14",
+    }
+    also {
+        a: String,
+        b: String,
+        p2p_read: Option<bool>,
+        p2p_write: Option<bool>,
+        p2p_read_rate_gbps: Option<Q>,
+        p2p_write_rate_gbps: Option<Q>,
+    }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawRootComplex {
-    pub name: String,
-    pub socket: String,
-    pub latency_ns: Option<Q>,
-    pub p2p_read: Option<bool>,
-    pub p2p_write: Option<bool>,
-    pub p2p_read_rate_gbps: Option<Q>,
-    pub p2p_write_rate_gbps: Option<Q>,
+section! {
+    /// `[[machines.root_complexes]]`: one root complex under its socket.
+    pub struct RawRootComplex => RootComplexSpec {
+        latency_ns: dur = d::ROOT_COMPLEX_LATENCY => latency; "calibrated (rows C10/C11)",
+    }
+    also {
+        name: String,
+        socket: String,
+        p2p_read: Option<bool>,
+        p2p_write: Option<bool>,
+        p2p_read_rate_gbps: Option<Q>,
+        p2p_write_rate_gbps: Option<Q>,
+    }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawSwitch {
-    pub name: String,
-    pub latency_ns: Option<Q>,
-    pub acs_redirect: Option<bool>,
+section! {
+    /// `[[machines.switches]]`: one PCIe switch.
+    pub struct RawSwitch => SwitchSpec {
+        latency_ns: dur = d::SWITCH_LATENCY => latency; "row C7",
+        acs_redirect: flag = d::ACS_REDIRECT => acs_redirect; "setting",
+    }
+    also {
+        name: String,
+    }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawGpu {
-    pub name: String,
-    pub model: Option<String>,
-    pub compute_capability: Option<String>,
-    pub memory_latency_ns: Option<Q>,
-    pub memory_rate_gbps: Option<Q>,
-    pub memory_jitter_ns: Option<Q>,
-    pub heap_base: Option<u64>,
-    pub bar_offset: Option<u64>,
-    pub memcpy_launch_ns: Option<Q>,
-    pub memcpy_sync_ns: Option<Q>,
-    pub ce_read_window: Option<u32>,
-    pub ce_mrrs_bytes: Option<Q>,
-    pub gdrcopy_read_latency_ns: Option<Q>,
-    pub gdrcopy_read_gbps: Option<Q>,
-    pub gdrcopy_write_latency_ns: Option<Q>,
-    pub gdrcopy_write_gbps: Option<Q>,
+section! {
+    /// `[[machines.gpus]]`: one GPU, its memory, copy engines and BAR1 copies.
+    pub struct RawGpu => GpuSpec {
+        model: text = d::GPU_MODEL => model; "setting",
+        memory_latency_ns: dur = d::GPU_MEMORY_LATENCY => memory.latency; "row D4",
+        memory_rate_gbps: rate = d::GPU_MEMORY_RATE => memory.rate; "datasheet (H100 PCIe)",
+        memory_jitter_ns: dur = d::GPU_MEMORY_JITTER => memory.jitter_median; "estimate",
+        heap_base: addr = d::GPU_HEAP_BASE => heap_base; "seed program",
+        bar_offset: addr = d::GPU_BAR_OFFSET => bar_offset; "seed program",
+        memcpy_launch_ns: dur = d::MEMCPY_LAUNCH => copy_engine.launch; "rows D1/D2/S2",
+        memcpy_sync_ns: dur = d::MEMCPY_SYNC => copy_engine.sync; "rows D1/D2/S2",
+        ce_read_window: count[1, MAX_WINDOW, "a number of outstanding reads"]
+            = d::CE_READ_WINDOW => copy_engine.read_window; "row D15",
+        ce_mrrs_bytes: pow2[128, 4096] = d::CE_MRRS => copy_engine.mrrs; "estimate",
+        gdrcopy_read_latency_ns: dur = d::GDRCOPY_READ_LATENCY => gdrcopy.read_latency; "row D4",
+        gdrcopy_read_gbps: rate = d::GDRCOPY_READ_RATE => gdrcopy.read_rate; "row D4",
+        gdrcopy_write_latency_ns: dur = d::GDRCOPY_WRITE_LATENCY
+            => gdrcopy.write_latency; "row D3",
+        gdrcopy_write_gbps: rate = d::GDRCOPY_WRITE_RATE => gdrcopy.write_rate; "row D3",
+    }
+    also {
+        name: String,
+        /// "major.minor"; by default from the model's name.
+        compute_capability: Option<String>,
+    }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawNic {
-    pub name: String,
-    pub model: Option<String>,
-    pub wire_rate_gbps: Option<Q>,
-    pub mtu_bytes: Option<Q>,
-    pub packet_overhead_bytes: Option<Q>,
-    pub ack_bytes: Option<Q>,
-    pub wqe_delivery: Option<String>,
-    pub wqe_bytes: Option<Q>,
-    pub cqe_bytes: Option<Q>,
-    pub inline_max_bytes: Option<Q>,
-    pub wqe_process_ns: Option<Q>,
-    pub wqe_interval_ns: Option<Q>,
-    pub mtt_lookup_ns: Option<Q>,
-    pub tx_pipeline_ns: Option<Q>,
-    pub rx_pipeline_ns: Option<Q>,
-    pub read_window: Option<u32>,
-    pub mrrs_bytes: Option<Q>,
-    pub max_rd_atomic: Option<u32>,
-    pub recv_wqe_bytes: Option<Q>,
+section! {
+    /// `[[machines.nics]]`: one NIC: wire, packets, WQEs, pipelines and DMA.
+    pub struct RawNic => NicSpec {
+        model: text = d::NIC_MODEL => model; "setting",
+        wire_rate_gbps: rate = d::WIRE_RATE => wire_rate; "rows F9/F10",
+        mtu_bytes: pow2[256, 4096] = d::MTU => mtu; "IBTA specification",
+        packet_overhead_bytes: bytes_in[0, 512] = d::PACKET_OVERHEAD
+            => packet_overhead; "IBTA specification (row S1)",
+        ack_bytes: bytes_in[1, 512] = d::ACK_BYTES => ack_bytes; "IBTA specification",
+        wqe_delivery: pick<WqeDelivery> = d::WQE_DELIVERY => wqe_delivery; "rdma-core libmlx5",
+        wqe_bytes: bytes_in[16, 4096] = d::WQE_BYTES => wqe_bytes; "rdma-core libmlx5",
+        cqe_bytes: bytes_in[16, 512] = d::CQE_BYTES => cqe_bytes; "rdma-core libmlx5",
+        inline_max_bytes: bytes_in[0, 4096] = d::INLINE_MAX => inline_max; "rdma-core libmlx5",
+        wqe_process_ns: dur = d::WQE_PROCESS => wqe_process; "estimate (rows F7/F8/F11)",
+        wqe_interval_ns: dur = d::WQE_INTERVAL => wqe_interval; "row F9",
+        mtt_lookup_ns: dur = d::MTT_LOOKUP => mtt_lookup; "estimate",
+        tx_pipeline_ns: dur = d::TX_PIPELINE => tx_pipeline; "estimate (rows F7/F8/F11)",
+        rx_pipeline_ns: dur = d::RX_PIPELINE => rx_pipeline; "estimate (rows F7/F8/F11)",
+        read_window: count[1, MAX_WINDOW, "a number of outstanding reads"] = d::NIC_READ_WINDOW
+            => read_window; "estimate",
+        mrrs_bytes: pow2[128, 4096] = d::NIC_MRRS => mrrs; "estimate",
+        max_rd_atomic: count[1, 255, "a number of outstanding RDMA Reads per queue pair (8 \
+            bits in the QP context)"] = d::MAX_RD_ATOMIC => max_rd_atomic; "perftest ib_read_bw",
+        recv_wqe_bytes: bytes_in[16, 4096] = d::RECV_WQE_BYTES
+            => recv_wqe_bytes; "rdma-core mlx5_wqe_data_seg",
+    }
+    also {
+        name: String,
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -302,8 +365,8 @@ pub struct RawEndpoint {
     pub memory: Option<String>,
     /// Where the side's data lives: "gpu" (the default with a gpu) or "host" (pinned host
     /// memory, whatever the path does on the other side).
-    pub buffer: Option<String>,
+    pub buffer: Option<BufferPlace>,
     /// The host buffer a staged side copies through: "pinned" (cudaMallocHost, the default) or
     /// "pageable" (malloc'd and registered for the NIC, which CUDA sees as pageable).
-    pub bounce: Option<String>,
+    pub bounce: Option<BounceKind>,
 }

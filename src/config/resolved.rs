@@ -1,31 +1,17 @@
 //! The fully resolved config (every default filled in) as TOML, written next to each run's
-//! results so that any run can be reproduced from its own output folder.
+//! results so that any run can be reproduced from its own output folder. Each parameter
+//! section writes itself from its declaration (`raw.rs`, [`super::section`]); only names,
+//! references and composite values are written here.
 
 use toml::{Table, Value};
 
-use super::{Config, Endpoint, Registration};
+use super::raw::{
+    RawCpu, RawGpu, RawNetwork, RawNic, RawOutput, RawPcie, RawRegistration, RawRootComplex,
+    RawSim, RawSocket, RawSocketLink, RawSwitch,
+};
+use super::section::{int_value as int, rate_value as rate};
+use super::{Config, Endpoint};
 use crate::topology::spec::{MachineSpec, P2p};
-use crate::units::{PS_PER_NS, Ps, Rate};
-
-fn dur(ps: Ps) -> Value {
-    if ps.is_multiple_of(PS_PER_NS) {
-        Value::Integer((ps / PS_PER_NS) as i64)
-    } else {
-        Value::String(format!("{ps}ps"))
-    }
-}
-
-fn rate(r: Rate) -> Value {
-    if r.bps().is_multiple_of(1_000_000_000) {
-        Value::Integer((r.bps() / 1_000_000_000) as i64)
-    } else {
-        Value::String(format!("{}b/s", r.bps()))
-    }
-}
-
-fn int(v: u64) -> Value {
-    Value::Integer(v as i64)
-}
 
 fn s(v: &str) -> Value {
     Value::String(v.to_string())
@@ -33,6 +19,13 @@ fn s(v: &str) -> Value {
 
 fn table(pairs: Vec<(&str, Value)>) -> Value {
     Value::Table(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// A table holding `names` and then the section's declared keys.
+fn section_table<S>(names: Vec<(&str, Value)>, spec: &S, resolved: fn(&S, &mut Table)) -> Value {
+    let mut t: Table = names.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    resolved(spec, &mut t);
+    Value::Table(t)
 }
 
 fn p2p(t: &mut Table, key: &str, p: P2p) {
@@ -48,50 +41,20 @@ fn machine(m: &MachineSpec) -> Value {
     t.insert("host_buffer_base".into(), int(m.host_buffer_base));
     t.insert(
         "cpu".into(),
-        table(vec![
-            ("post_ns", dur(m.cpu.post)),
-            ("post_recv_ns", dur(m.cpu.post_recv)),
-            ("poll_ns", dur(m.cpu.poll)),
-            ("pageable_d2h_latency_ns", dur(m.cpu.pageable.d2h_latency)),
-            ("pageable_d2h_gbps", rate(m.cpu.pageable.d2h_rate)),
-            ("pageable_h2d_latency_ns", dur(m.cpu.pageable.h2d_latency)),
-            ("pageable_h2d_gbps", rate(m.cpu.pageable.h2d_rate)),
-        ]),
+        section_table(vec![], &m.cpu, RawCpu::resolved),
     );
-    let r = &m.registration;
     t.insert(
         "registration".into(),
-        table(vec![
-            ("host_base_ns", dur(r.host_base)),
-            ("host_per_page_ns", dur(r.host_per_page)),
-            ("gpu_base_ns", dur(r.gpu_base)),
-            ("gpu_per_page_ns", dur(r.gpu_per_page)),
-            ("bounce_alloc_ns", dur(r.bounce_alloc)),
-            ("host_dereg_base_ns", dur(r.host_dereg_base)),
-            ("host_dereg_per_page_ns", dur(r.host_dereg_per_page)),
-            ("gpu_dereg_base_ns", dur(r.gpu_dereg_base)),
-            ("gpu_dereg_per_page_ns", dur(r.gpu_dereg_per_page)),
-        ]),
+        section_table(vec![], &m.registration, RawRegistration::resolved),
     );
     t.insert(
         "pcie".into(),
-        table(vec![
-            ("link_latency_ns", dur(m.pcie.link_latency)),
-            ("mps_bytes", int(m.pcie.mps)),
-            ("ecrc", Value::Boolean(m.pcie.ecrc)),
-        ]),
+        section_table(vec![], &m.pcie, RawPcie::resolved),
     );
     let sockets = m
         .sockets
         .iter()
-        .map(|x| {
-            table(vec![
-                ("name", s(&x.name)),
-                ("dram_latency_ns", dur(x.dram.latency)),
-                ("dram_rate_gbps", rate(x.dram.rate)),
-                ("dram_jitter_ns", dur(x.dram.jitter_median)),
-            ])
-        })
+        .map(|x| section_table(vec![("name", s(&x.name))], x, RawSocket::resolved))
         .collect();
     t.insert("sockets".into(), Value::Array(sockets));
     let links = m
@@ -101,8 +64,7 @@ fn machine(m: &MachineSpec) -> Value {
             let mut x = Table::new();
             x.insert("a".into(), s(&l.a));
             x.insert("b".into(), s(&l.b));
-            x.insert("rate_gbps".into(), rate(l.rate));
-            x.insert("latency_ns".into(), dur(l.latency));
+            RawSocketLink::resolved(l, &mut x);
             p2p(&mut x, "p2p_read", l.p2p_read);
             p2p(&mut x, "p2p_write", l.p2p_write);
             Value::Table(x)
@@ -116,7 +78,7 @@ fn machine(m: &MachineSpec) -> Value {
             let mut x = Table::new();
             x.insert("name".into(), s(&r.name));
             x.insert("socket".into(), s(&r.socket));
-            x.insert("latency_ns".into(), dur(r.latency));
+            RawRootComplex::resolved(r, &mut x);
             p2p(&mut x, "p2p_read", r.p2p_read);
             p2p(&mut x, "p2p_write", r.p2p_write);
             Value::Table(x)
@@ -126,72 +88,26 @@ fn machine(m: &MachineSpec) -> Value {
     let sws = m
         .switches
         .iter()
-        .map(|x| {
-            table(vec![
-                ("name", s(&x.name)),
-                ("latency_ns", dur(x.latency)),
-                ("acs_redirect", Value::Boolean(x.acs_redirect)),
-            ])
-        })
+        .map(|x| section_table(vec![("name", s(&x.name))], x, RawSwitch::resolved))
         .collect();
     t.insert("switches".into(), Value::Array(sws));
     let gpus = m
         .gpus
         .iter()
         .map(|g| {
-            table(vec![
+            let (major, minor) = g.compute_capability;
+            let names = vec![
                 ("name", s(&g.name)),
-                ("model", s(&g.model)),
-                (
-                    "compute_capability",
-                    s(&format!(
-                        "{}.{}",
-                        g.compute_capability.0, g.compute_capability.1
-                    )),
-                ),
-                ("memory_latency_ns", dur(g.memory.latency)),
-                ("memory_rate_gbps", rate(g.memory.rate)),
-                ("memory_jitter_ns", dur(g.memory.jitter_median)),
-                ("heap_base", int(g.heap_base)),
-                ("bar_offset", int(g.bar_offset)),
-                ("memcpy_launch_ns", dur(g.copy_engine.launch)),
-                ("memcpy_sync_ns", dur(g.copy_engine.sync)),
-                ("ce_read_window", int(g.copy_engine.read_window as u64)),
-                ("ce_mrrs_bytes", int(g.copy_engine.mrrs)),
-                ("gdrcopy_read_latency_ns", dur(g.gdrcopy.read_latency)),
-                ("gdrcopy_read_gbps", rate(g.gdrcopy.read_rate)),
-                ("gdrcopy_write_latency_ns", dur(g.gdrcopy.write_latency)),
-                ("gdrcopy_write_gbps", rate(g.gdrcopy.write_rate)),
-            ])
+                ("compute_capability", s(&format!("{major}.{minor}"))),
+            ];
+            section_table(names, g, RawGpu::resolved)
         })
         .collect();
     t.insert("gpus".into(), Value::Array(gpus));
     let nics = m
         .nics
         .iter()
-        .map(|n| {
-            table(vec![
-                ("name", s(&n.name)),
-                ("model", s(&n.model)),
-                ("wire_rate_gbps", rate(n.wire_rate)),
-                ("mtu_bytes", int(n.mtu)),
-                ("packet_overhead_bytes", int(n.packet_overhead)),
-                ("ack_bytes", int(n.ack_bytes)),
-                ("wqe_delivery", s(n.wqe_delivery.name())),
-                ("wqe_bytes", int(n.wqe_bytes)),
-                ("cqe_bytes", int(n.cqe_bytes)),
-                ("inline_max_bytes", int(n.inline_max)),
-                ("wqe_process_ns", dur(n.wqe_process)),
-                ("wqe_interval_ns", dur(n.wqe_interval)),
-                ("mtt_lookup_ns", dur(n.mtt_lookup)),
-                ("tx_pipeline_ns", dur(n.tx_pipeline)),
-                ("rx_pipeline_ns", dur(n.rx_pipeline)),
-                ("read_window", int(n.read_window as u64)),
-                ("mrrs_bytes", int(n.mrrs)),
-                ("max_rd_atomic", int(n.max_rd_atomic as u64)),
-                ("recv_wqe_bytes", int(n.recv_wqe_bytes)),
-            ])
-        })
+        .map(|n| section_table(vec![("name", s(&n.name))], n, RawNic::resolved))
         .collect();
     t.insert("nics".into(), Value::Array(nics));
     let links = m
@@ -204,7 +120,7 @@ fn machine(m: &MachineSpec) -> Value {
                 ("generation", int(l.generation as u64)),
                 ("width", int(l.width as u64)),
                 ("mps_bytes", int(l.mps)),
-                ("latency_ns", dur(l.latency)),
+                ("latency_ns", super::section::dur_value(l.latency)),
             ])
         })
         .collect();
@@ -218,42 +134,9 @@ pub fn to_toml(c: &Config) -> String {
     t.insert("name".into(), s(&c.name));
     t.insert("description".into(), s(&c.description));
     t.insert("seed".into(), int(c.seed));
-    let sim = &c.sim;
     t.insert(
         "sim".into(),
-        table(vec![
-            ("iterations", int(sim.iterations as u64)),
-            ("min_iterations", int(sim.min_iterations as u64)),
-            ("iteration_budget_bytes", int(sim.iteration_budget_bytes)),
-            ("stream_window", int(sim.stream_window as u64)),
-            ("stream_messages", int(sim.stream_messages as u64)),
-            ("stream_budget_bytes", int(sim.stream_budget_bytes)),
-            (
-                "granularity",
-                s(if sim.tlp_granularity { "tlp" } else { "auto" }),
-            ),
-            ("coalesce_above_bytes", int(sim.coalesce_above)),
-            (
-                "registration",
-                s(match sim.registration {
-                    Registration::Cached => "cached",
-                    Registration::PerTransfer => "per_transfer",
-                    Registration::Lru => "lru",
-                }),
-            ),
-            ("jitter", Value::Boolean(sim.jitter)),
-            ("flush", s(sim.flush.name())),
-            ("net_gdr_level", s(super::GDR_LEVELS[sim.net_gdr_level])),
-            (
-                "registration_cache_entries",
-                int(sim.registration_cache_entries as u64),
-            ),
-            ("buffers", int(sim.buffers as u64)),
-            ("chunk_bytes", int(sim.chunk_bytes)),
-            ("pipeline_depth", int(sim.pipeline_depth as u64)),
-            ("recv_depth", int(sim.recv_depth as u64)),
-            ("min_rnr_timer", int(sim.min_rnr_timer as u64)),
-        ]),
+        section_table(vec![], &c.sim, RawSim::resolved),
     );
     t.insert(
         "sweep".into(),
@@ -272,35 +155,13 @@ pub fn to_toml(c: &Config) -> String {
             ),
         ]),
     );
-    let o = &c.output;
     t.insert(
         "output".into(),
-        table(vec![
-            (
-                "charts",
-                Value::Array(o.charts.iter().map(|v| s(v)).collect()),
-            ),
-            (
-                "formats",
-                Value::Array(o.formats.iter().map(|v| s(v)).collect()),
-            ),
-            ("width_px", int(o.width_px as u64)),
-            ("height_px", int(o.height_px as u64)),
-            (
-                "breakdown_sizes",
-                Value::Array(o.breakdown_sizes.iter().map(|&v| int(v)).collect()),
-            ),
-            ("compare_size", int(o.compare_size)),
-        ]),
+        section_table(vec![], &c.output, RawOutput::resolved),
     );
     t.insert(
         "network".into(),
-        table(vec![
-            ("switch_hops", int(c.network.switch_hops as u64)),
-            ("switch_latency_ns", dur(c.network.switch_latency)),
-            ("cable_m", int(c.network.cable_m)),
-            ("propagation_ns_per_m", dur(c.network.propagation_per_m)),
-        ]),
+        section_table(vec![], &c.network, RawNetwork::resolved),
     );
     // One machine entry per distinct machine, in host order.
     let mut machines: Vec<&MachineSpec> = Vec::new();

@@ -9,7 +9,7 @@
 
 use super::convert::{Cx, R};
 use super::raw::{RawAllGpus, RawEndpoint, RawScenario};
-use super::{Endpoint, FlowSpec, ScenarioSpec};
+use super::{BounceKind, BufferPlace, Endpoint, FlowSpec, ScenarioSpec};
 use crate::topology::spec::{HostSpec, MachineSpec, NetworkSpec};
 
 /// Most flows one scenario may run (each flow has its own threads and queue pairs).
@@ -285,18 +285,8 @@ pub(super) fn endpoint(
             format!("{:?}", e.nic),
         )
     })?;
-    let host_buffer = match e.buffer.as_deref() {
-        None | Some("gpu") => false,
-        Some("host") => true,
-        Some(b) => {
-            return Err(cx.err(
-                &format!("{key}.buffer"),
-                "\"gpu\" or \"host\"",
-                format!("{b:?}"),
-            ));
-        }
-    };
-    if e.buffer.as_deref() == Some("gpu") && e.gpu.is_none() {
+    let host_buffer = e.buffer == Some(BufferPlace::Host);
+    if e.buffer == Some(BufferPlace::Gpu) && e.gpu.is_none() {
         return Err(cx.err(
             &format!("{key}.gpu"),
             "a GPU for buffer = \"gpu\"",
@@ -338,22 +328,15 @@ pub(super) fn endpoint(
         })?,
         None => nic_socket,
     };
-    let pageable_bounce = match e.bounce.as_deref() {
-        None | Some("pinned") => false,
-        Some("pageable") if gpu.is_some() => true,
-        Some("pageable") => {
+    let pageable_bounce = match e.bounce {
+        None | Some(BounceKind::Pinned) => false,
+        Some(BounceKind::Pageable) if gpu.is_some() => true,
+        Some(BounceKind::Pageable) => {
             return Err(cx.err(
                 &format!("{key}.bounce"),
                 "a side with GPU memory for bounce = \"pageable\" (a host-memory side stages \
                  nothing; its buffer is pinned by its registration)",
                 "\"pageable\" on a host-memory side",
-            ));
-        }
-        Some(b) => {
-            return Err(cx.err(
-                &format!("{key}.bounce"),
-                "\"pinned\" or \"pageable\"",
-                format!("{b:?}"),
             ));
         }
     };

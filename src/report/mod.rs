@@ -13,6 +13,8 @@ pub mod output_dir;
 pub mod trace;
 pub mod walkthrough;
 
+use crate::config::OutputOptions;
+
 /// What the report needs to know about the run besides the result rows.
 #[derive(Clone, Debug, Default)]
 pub struct RunInfo {
@@ -44,35 +46,4 @@ pub struct ScenarioInfo {
     pub ceiling_gbps: f64,
     /// Its label: what binds it and the rate, e.g. "node-a/nic0 read window: 29.3 GB/s".
     pub ceiling_label: String,
-}
-
-/// Chart options from the config's `[output]` table.
-#[derive(Clone, Debug, PartialEq)]
-pub struct OutputOptions {
-    /// Which charts to draw: any of [`charts::CHART_NAMES`] (`links` only where asked for).
-    pub charts: Vec<String>,
-    /// Any of "svg", "png".
-    pub formats: Vec<String>,
-    pub width_px: u32,
-    pub height_px: u32,
-    /// Message sizes for the stage-breakdown chart (small, medium, large). Sizes not in the
-    /// sweep are replaced by the nearest swept size.
-    pub breakdown_sizes: Vec<u64>,
-    /// Message size for the scenario-comparison chart.
-    pub compare_size: u64,
-}
-
-impl Default for OutputOptions {
-    fn default() -> Self {
-        OutputOptions {
-            charts: ["latency", "bandwidth", "speedup", "breakdown", "scenarios"]
-                .map(String::from)
-                .to_vec(),
-            formats: vec!["svg".into(), "png".into()],
-            width_px: 1600,
-            height_px: 1000,
-            breakdown_sizes: vec![8, 64 << 10, 16 << 20],
-            compare_size: 1 << 20,
-        }
-    }
 }

@@ -78,7 +78,7 @@ fn message_bound(cfg: &Config, topo: &Topology, size: u64) -> (Vec<(String, u128
         1
     };
     // Unit by unit, every access draws its jitter; a bulk transfer draws once.
-    let by_unit = cfg.sim.tlp_granularity || size <= cfg.sim.coalesce_above;
+    let by_unit = cfg.sim.granularity.tlp() || size <= cfg.sim.coalesce_above;
     let accesses = if by_unit {
         4 * (size / 64 + 64) as u128
     } else {

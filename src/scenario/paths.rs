@@ -403,8 +403,10 @@ fn auto_side(
         Place::Device(h.node_index(NodeKind::Gpu(g))),
         Place::Device(h.node_index(NodeKind::Nic(e.nic))),
     );
-    let level = crate::config::GDR_LEVELS[cfg.sim.net_gdr_level];
-    let rank = crate::config::GDR_LEVELS.iter().position(|l| *l == class);
+    let level = cfg.sim.net_gdr_level.name();
+    let rank = crate::config::GdrLevel::ALL
+        .into_iter()
+        .find(|l| l.name() == class);
     let cc = cfg.hosts[e.host].machine.gpus[g].compute_capability;
     if rank.is_none_or(|r| r > cfg.sim.net_gdr_level) {
         (

@@ -63,7 +63,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         .collect();
     let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
     let opts = |jitter: bool, record: bool, seed: u64| SimOptions {
-        tlp_granularity: cfg.sim.tlp_granularity,
+        tlp_granularity: cfg.sim.granularity.tlp(),
         coalesce_above: cfg.sim.coalesce_above,
         jitter: jitter && cfg.sim.jitter,
         seed,

@@ -6,15 +6,16 @@ use crate::units::{Ps, Rate};
 
 /// Peer-to-peer forwarding policy of a root complex or inter-socket link for one direction of
 /// traffic (reads or writes). Client CPUs forward P2P writes only (row B7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum P2p {
+    #[default]
     Refused,
     /// Allowed, optionally capped at a forwarding rate.
     Allowed(Option<Rate>),
 }
 
 /// A memory (host DRAM of one socket, or a GPU's device memory).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemorySpec {
     /// Access latency seen by a DMA request arriving at the memory controller.
     pub latency: Ps,
@@ -24,7 +25,7 @@ pub struct MemorySpec {
 }
 
 /// Host-software costs of one CPU thread driving the verbs and CUDA APIs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuSpec {
     /// Building and posting one send WQE (before the MMIO write leaves the core).
     pub post: Ps,
@@ -39,7 +40,7 @@ pub struct CpuSpec {
 /// What a cudaMemcpy to or from pageable host memory costs beyond a pinned one: the CUDA
 /// driver stages it through its own pinned buffer with a CPU memcpy, of which a latency and a
 /// rate are what the DMA does not hide.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageableSpec {
     pub d2h_latency: Ps,
     pub d2h_rate: Rate,
@@ -67,7 +68,7 @@ impl PageableSpec {
 }
 
 /// Memory-registration costs (ibv_reg_mr; GPU memory through peer memory / dma-buf).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RegistrationSpec {
     pub host_base: Ps,
     /// Per 4 KiB host page.
@@ -104,7 +105,7 @@ impl RegistrationSpec {
 }
 
 /// Link-level PCIe settings shared by a machine's links unless a link overrides them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PcieSpec {
     /// PHY + data-link pipeline latency of one link traversal.
     pub link_latency: Ps,
@@ -112,13 +113,13 @@ pub struct PcieSpec {
     pub ecrc: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SocketSpec {
     pub name: String,
     pub dram: MemorySpec,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SocketLinkSpec {
     pub a: String,
     pub b: String,
@@ -128,7 +129,7 @@ pub struct SocketLinkSpec {
     pub p2p_write: P2p,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RootComplexSpec {
     pub name: String,
     pub socket: String,
@@ -138,7 +139,7 @@ pub struct RootComplexSpec {
     pub p2p_write: P2p,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SwitchSpec {
     pub name: String,
     /// Cut-through port-to-port latency.
@@ -149,7 +150,7 @@ pub struct SwitchSpec {
 }
 
 /// The GPU's copy engine (cudaMemcpy) and its host-software overheads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CopyEngineSpec {
     /// cudaMemcpy call and launch until the copy engine starts moving data.
     pub launch: Ps,
@@ -160,7 +161,7 @@ pub struct CopyEngineSpec {
     pub mrrs: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GpuSpec {
     pub name: String,
     pub model: String,
@@ -177,7 +178,7 @@ pub struct GpuSpec {
 
 /// CPU copies through the GPU's BAR1 mapping (the GDRCopy library): each direction costs the
 /// calling thread a fixed part plus the bytes at a rate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GdrcopySpec {
     /// `gdr_copy_from_mapping`: uncached loads from GPU memory.
     pub read_latency: Ps,
@@ -202,9 +203,10 @@ impl GdrcopySpec {
 /// from the send queue by DMA read. libmlx5 decides per post (`post_send_db` in rdma-core
 /// `providers/mlx5/qp.c`): BlueFlame for a single WQE that fits the BlueFlame buffer and is
 /// inline, or any single WQE when the application prefers BlueFlame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum WqeDelivery {
     /// libmlx5's default: BlueFlame only for a single inline WQE.
+    #[default]
     Auto,
     /// BlueFlame for every single WQE that fits (`MLX5_POST_SEND_PREFER_BF=1`).
     BlueFlame,
@@ -216,6 +218,12 @@ pub enum WqeDelivery {
 pub const BLUEFLAME_BYTES: u64 = 256;
 
 impl WqeDelivery {
+    pub const ALL: [WqeDelivery; 3] = [
+        WqeDelivery::Auto,
+        WqeDelivery::BlueFlame,
+        WqeDelivery::Doorbell,
+    ];
+
     /// Whether a single post of a WQE of `wqe_bytes` (inline data included) goes by BlueFlame.
     pub fn blueflame(self, inline: bool, wqe_bytes: u64) -> bool {
         let fits = wqe_bytes <= BLUEFLAME_BYTES;
@@ -242,7 +250,7 @@ pub fn inline_wqe_bytes(inline: u64) -> u64 {
     (32 + (4 + inline).next_multiple_of(16)).next_multiple_of(64)
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NicSpec {
     pub name: String,
     pub model: String,
@@ -312,7 +320,7 @@ pub struct HostSpec {
 }
 
 /// The network between the two hosts' NIC ports: cables and cut-through switches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NetworkSpec {
     pub switch_hops: u32,
     pub switch_latency: Ps,

@@ -3,25 +3,9 @@
 
 use super::super::defaults as d;
 use super::super::raw::*;
-use super::quantity::{Cx, MAX_PER_PAGE, MAX_WINDOW, R};
+use super::quantity::{Cx, R};
 use crate::topology::pcie;
 use crate::topology::spec::*;
-use crate::units::{Ps, Rate};
-
-fn memory(
-    cx: &Cx,
-    key: &str,
-    lat: &Option<Q>,
-    rate: &Option<Q>,
-    jitter: &Option<Q>,
-    defaults: (Ps, Rate, Ps),
-) -> R<MemorySpec> {
-    Ok(MemorySpec {
-        latency: cx.dur(lat, &format!("{key}_latency_ns"), defaults.0)?,
-        rate: cx.rate(rate, &format!("{key}_rate_gbps"), defaults.1)?,
-        jitter_median: cx.dur(jitter, &format!("{key}_jitter_ns"), defaults.2)?,
-    })
-}
 
 pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     let k = |rest: &str| format!("machines[{i}].{rest}");
@@ -51,89 +35,11 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         }
     }
     cx.unique(named.into_iter())?;
-    let cpu = CpuSpec {
-        post: cx.dur(&m.cpu.post_ns, &k("cpu.post_ns"), d::CPU_POST)?,
-        post_recv: cx.dur(
-            &m.cpu.post_recv_ns,
-            &k("cpu.post_recv_ns"),
-            d::CPU_POST_RECV,
-        )?,
-        poll: cx.dur(&m.cpu.poll_ns, &k("cpu.poll_ns"), d::CPU_POLL)?,
-        pageable: PageableSpec {
-            d2h_latency: cx.dur(
-                &m.cpu.pageable_d2h_latency_ns,
-                &k("cpu.pageable_d2h_latency_ns"),
-                d::PAGEABLE_D2H_LATENCY,
-            )?,
-            d2h_rate: cx.rate(
-                &m.cpu.pageable_d2h_gbps,
-                &k("cpu.pageable_d2h_gbps"),
-                d::PAGEABLE_D2H_RATE,
-            )?,
-            h2d_latency: cx.dur(
-                &m.cpu.pageable_h2d_latency_ns,
-                &k("cpu.pageable_h2d_latency_ns"),
-                d::PAGEABLE_H2D_LATENCY,
-            )?,
-            h2d_rate: cx.rate(
-                &m.cpu.pageable_h2d_gbps,
-                &k("cpu.pageable_h2d_gbps"),
-                d::PAGEABLE_H2D_RATE,
-            )?,
-        },
-    };
-    let r = &m.registration;
-    let registration = RegistrationSpec {
-        host_base: cx.dur(
-            &r.host_base_ns,
-            &k("registration.host_base_ns"),
-            d::REG_HOST_BASE,
-        )?,
-        host_per_page: cx.dur_at_most(
-            &r.host_per_page_ns,
-            &k("registration.host_per_page_ns"),
-            d::REG_HOST_PER_PAGE,
-            MAX_PER_PAGE,
-        )?,
-        gpu_base: cx.dur(
-            &r.gpu_base_ns,
-            &k("registration.gpu_base_ns"),
-            d::REG_GPU_BASE,
-        )?,
-        gpu_per_page: cx.dur_at_most(
-            &r.gpu_per_page_ns,
-            &k("registration.gpu_per_page_ns"),
-            d::REG_GPU_PER_PAGE,
-            MAX_PER_PAGE,
-        )?,
-        bounce_alloc: cx.dur(
-            &r.bounce_alloc_ns,
-            &k("registration.bounce_alloc_ns"),
-            d::BOUNCE_ALLOC,
-        )?,
-        host_dereg_base: cx.dur(
-            &r.host_dereg_base_ns,
-            &k("registration.host_dereg_base_ns"),
-            d::DEREG_HOST_BASE,
-        )?,
-        host_dereg_per_page: cx.dur_at_most(
-            &r.host_dereg_per_page_ns,
-            &k("registration.host_dereg_per_page_ns"),
-            d::DEREG_HOST_PER_PAGE,
-            MAX_PER_PAGE,
-        )?,
-        gpu_dereg_base: cx.dur(
-            &r.gpu_dereg_base_ns,
-            &k("registration.gpu_dereg_base_ns"),
-            d::DEREG_GPU_BASE,
-        )?,
-        gpu_dereg_per_page: cx.dur_at_most(
-            &r.gpu_dereg_per_page_ns,
-            &k("registration.gpu_dereg_per_page_ns"),
-            d::DEREG_GPU_PER_PAGE,
-            MAX_PER_PAGE,
-        )?,
-    };
+    let mut cpu = CpuSpec::default();
+    m.cpu.apply(cx, &|f| k(&format!("cpu.{f}")), &mut cpu)?;
+    let mut registration = RegistrationSpec::default();
+    m.registration
+        .apply(cx, &|f| k(&format!("registration.{f}")), &mut registration)?;
     if m.pcie.rcb_bytes.is_some() {
         // Removed: every buffer is page-aligned and every read request MRRS-aligned, so
         // completions split at MPS only, which is already a multiple of the boundary.
@@ -144,15 +50,9 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             "rcb_bytes",
         ));
     }
-    let pcie_spec = PcieSpec {
-        link_latency: cx.dur(
-            &m.pcie.link_latency_ns,
-            &k("pcie.link_latency_ns"),
-            d::PCIE_LINK_LATENCY,
-        )?,
-        mps: cx.payload_size(&m.pcie.mps_bytes, &k("pcie.mps_bytes"), d::PCIE_MPS)?,
-        ecrc: m.pcie.ecrc.unwrap_or(false),
-    };
+    let mut pcie_spec = PcieSpec::default();
+    m.pcie
+        .apply(cx, &|f| k(&format!("pcie.{f}")), &mut pcie_spec)?;
     if m.sockets.is_empty() {
         return Err(cx.err(&k("sockets"), "at least one socket", "none"));
     }
@@ -161,17 +61,12 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         .iter()
         .enumerate()
         .map(|(j, s)| {
-            Ok(SocketSpec {
+            let mut socket = SocketSpec {
                 name: s.name.clone(),
-                dram: memory(
-                    cx,
-                    &k(&format!("sockets[{j}].dram")),
-                    &s.dram_latency_ns,
-                    &s.dram_rate_gbps,
-                    &s.dram_jitter_ns,
-                    (d::DRAM_LATENCY, d::DRAM_RATE, d::DRAM_JITTER),
-                )?,
-            })
+                ..SocketSpec::default()
+            };
+            s.apply(cx, &|f| k(&format!("sockets[{j}].{f}")), &mut socket)?;
+            Ok(socket)
         })
         .collect::<R<Vec<_>>>()?;
     let socket_names: Vec<&str> = sockets.iter().map(|s| s.name.as_str()).collect();
@@ -191,18 +86,19 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         let kk = |f: &str| k(&format!("socket_links[{j}].{f}"));
         socket_ref(&l.a, kk("a"))?;
         socket_ref(&l.b, kk("b"))?;
-        socket_links.push(SocketLinkSpec {
+        let mut link = SocketLinkSpec {
             a: l.a.clone(),
             b: l.b.clone(),
-            rate: cx.rate(&l.rate_gbps, &kk("rate_gbps"), d::SOCKET_LINK_RATE)?,
-            latency: cx.dur(&l.latency_ns, &kk("latency_ns"), d::SOCKET_LINK_LATENCY)?,
             p2p_read: cx.p2p(l.p2p_read, &l.p2p_read_rate_gbps, &kk("p2p_read_rate_gbps"))?,
             p2p_write: cx.p2p(
                 l.p2p_write,
                 &l.p2p_write_rate_gbps,
                 &kk("p2p_write_rate_gbps"),
             )?,
-        });
+            ..SocketLinkSpec::default()
+        };
+        l.apply(cx, &kk, &mut link)?;
+        socket_links.push(link);
     }
     for (x, a) in socket_names.iter().enumerate() {
         for b in &socket_names[x + 1..] {
@@ -222,10 +118,9 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     for (j, rc) in m.root_complexes.iter().enumerate() {
         let kk = |f: &str| k(&format!("root_complexes[{j}].{f}"));
         socket_ref(&rc.socket, kk("socket"))?;
-        root_complexes.push(RootComplexSpec {
+        let mut root = RootComplexSpec {
             name: rc.name.clone(),
             socket: rc.socket.clone(),
-            latency: cx.dur(&rc.latency_ns, &kk("latency_ns"), d::ROOT_COMPLEX_LATENCY)?,
             p2p_read: cx.p2p(
                 rc.p2p_read,
                 &rc.p2p_read_rate_gbps,
@@ -236,108 +131,29 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
                 &rc.p2p_write_rate_gbps,
                 &kk("p2p_write_rate_gbps"),
             )?,
-        });
+            ..RootComplexSpec::default()
+        };
+        rc.apply(cx, &kk, &mut root)?;
+        root_complexes.push(root);
     }
     let switches = m
         .switches
         .iter()
         .enumerate()
         .map(|(j, s)| {
-            Ok(SwitchSpec {
+            let mut switch = SwitchSpec {
                 name: s.name.clone(),
-                latency: cx.dur(
-                    &s.latency_ns,
-                    &k(&format!("switches[{j}].latency_ns")),
-                    d::SWITCH_LATENCY,
-                )?,
-                acs_redirect: s.acs_redirect.unwrap_or(false),
-            })
+                ..SwitchSpec::default()
+            };
+            s.apply(cx, &|f| k(&format!("switches[{j}].{f}")), &mut switch)?;
+            Ok(switch)
         })
         .collect::<R<Vec<_>>>()?;
     let gpus = m
         .gpus
         .iter()
         .enumerate()
-        .map(|(j, g)| {
-            let kk = |f: &str| k(&format!("gpus[{j}].{f}"));
-            let window = g.ce_read_window.unwrap_or(d::CE_READ_WINDOW);
-            if window == 0 || window > MAX_WINDOW {
-                return Err(cx.err(
-                    &kk("ce_read_window"),
-                    "a number of outstanding reads from 1 to 65536",
-                    window.to_string(),
-                ));
-            }
-            let model = g.model.clone().unwrap_or_else(|| d::GPU_MODEL.into());
-            let compute_capability = match &g.compute_capability {
-                Some(s) => parse_compute_capability(s).ok_or_else(|| {
-                    cx.err(
-                        &kk("compute_capability"),
-                        "a compute capability \"major.minor\" such as \"8.0\" or \"9.0\"",
-                        format!("{s:?}"),
-                    )
-                })?,
-                None => d::compute_capability(&model),
-            };
-            Ok(GpuSpec {
-                name: g.name.clone(),
-                model,
-                compute_capability,
-                memory: memory(
-                    cx,
-                    &k(&format!("gpus[{j}].memory")),
-                    &g.memory_latency_ns,
-                    &g.memory_rate_gbps,
-                    &g.memory_jitter_ns,
-                    (d::GPU_MEMORY_LATENCY, d::GPU_MEMORY_RATE, 0),
-                )?,
-                heap_base: {
-                    let base = g.heap_base.unwrap_or(d::GPU_HEAP_BASE);
-                    let offset = g.bar_offset.unwrap_or(d::GPU_BAR_OFFSET);
-                    if base.checked_add(offset).and_then(|a| a.checked_add(16 << 30)).is_none() {
-                        return Err(cx.err(
-                            &kk("heap_base"),
-                            "a heap base that leaves room for the BAR offset and the buffers below 2^64",
-                            format!("{base:#x} (+ bar_offset {offset:#x})"),
-                        ));
-                    }
-                    base
-                },
-                bar_offset: g.bar_offset.unwrap_or(d::GPU_BAR_OFFSET),
-                copy_engine: CopyEngineSpec {
-                    launch: cx.dur(
-                        &g.memcpy_launch_ns,
-                        &kk("memcpy_launch_ns"),
-                        d::MEMCPY_LAUNCH,
-                    )?,
-                    sync: cx.dur(&g.memcpy_sync_ns, &kk("memcpy_sync_ns"), d::MEMCPY_SYNC)?,
-                    read_window: window,
-                                        mrrs: cx.payload_size(&g.ce_mrrs_bytes, &kk("ce_mrrs_bytes"), d::CE_MRRS)?,
-                },
-                gdrcopy: GdrcopySpec {
-                    read_latency: cx.dur(
-                        &g.gdrcopy_read_latency_ns,
-                        &kk("gdrcopy_read_latency_ns"),
-                        d::GDRCOPY_READ_LATENCY,
-                    )?,
-                    read_rate: cx.rate(
-                        &g.gdrcopy_read_gbps,
-                        &kk("gdrcopy_read_gbps"),
-                        d::GDRCOPY_READ_RATE,
-                    )?,
-                    write_latency: cx.dur(
-                        &g.gdrcopy_write_latency_ns,
-                        &kk("gdrcopy_write_latency_ns"),
-                        d::GDRCOPY_WRITE_LATENCY,
-                    )?,
-                    write_rate: cx.rate(
-                        &g.gdrcopy_write_gbps,
-                        &kk("gdrcopy_write_gbps"),
-                        d::GDRCOPY_WRITE_RATE,
-                    )?,
-                },
-            })
-        })
+        .map(|(j, g)| gpu(cx, &k(&format!("gpus[{j}]")), g))
         .collect::<R<Vec<_>>>()?;
     let nics = m
         .nics
@@ -399,7 +215,7 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             down: l.down.clone(),
             generation: l.generation,
             width: l.width,
-            mps: cx.payload_size(&l.mps_bytes, &kk("mps_bytes"), pcie_spec.mps)?,
+            mps: cx.pow2(&l.mps_bytes, &kk("mps_bytes"), pcie_spec.mps, 128, 4096)?,
             latency: cx.dur(&l.latency_ns, &kk("latency_ns"), pcie_spec.link_latency)?,
         });
     }
@@ -462,6 +278,40 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         nics,
         links,
     })
+}
+
+/// One GPU: its declared parameters, then the compute capability (by default from the model's
+/// name) and the check that its BAR addresses stay below 2^64.
+fn gpu(cx: &Cx, key: &str, g: &RawGpu) -> R<GpuSpec> {
+    let kk = |f: &str| format!("{key}.{f}");
+    let mut gpu = GpuSpec {
+        name: g.name.clone(),
+        ..GpuSpec::default()
+    };
+    g.apply(cx, &kk, &mut gpu)?;
+    gpu.compute_capability = match &g.compute_capability {
+        Some(s) => parse_compute_capability(s).ok_or_else(|| {
+            cx.err(
+                &kk("compute_capability"),
+                "a compute capability \"major.minor\" such as \"8.0\" or \"9.0\"",
+                format!("{s:?}"),
+            )
+        })?,
+        None => d::compute_capability(&gpu.model),
+    };
+    let (base, offset) = (gpu.heap_base, gpu.bar_offset);
+    if base
+        .checked_add(offset)
+        .and_then(|a| a.checked_add(16 << 30))
+        .is_none()
+    {
+        return Err(cx.err(
+            &kk("heap_base"),
+            "a heap base that leaves room for the BAR offset and the buffers below 2^64",
+            format!("{base:#x} (+ bar_offset {offset:#x})"),
+        ));
+    }
+    Ok(gpu)
 }
 
 /// "9.0" -> (9, 0).

@@ -25,7 +25,7 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
         ));
     }
     let sim = sim::convert(&cx, &raw.sim)?;
-    let (sizes, paths, ops) = sweep::convert(&cx, &raw.sweep, sim.tlp_granularity)?;
+    let (sizes, paths, ops) = sweep::convert(&cx, &raw.sweep, sim.granularity.tlp())?;
     let output = output::convert(&cx, &raw.output)?;
     let network = network::convert(&cx, &raw.network)?;
     cx.unique(
@@ -98,7 +98,7 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
     Ok(Config {
         name: raw.name,
         description: raw.description.unwrap_or_default(),
-        seed: raw.seed.unwrap_or(1),
+        seed: raw.seed.unwrap_or(super::defaults::SEED),
         sim,
         sizes,
         paths,

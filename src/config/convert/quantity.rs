@@ -2,21 +2,12 @@
 //! checked against its range with the key path in hand, and the name-uniqueness check.
 
 use super::super::ConfigError;
+use super::super::limits::{MAX_DURATION, MIN_RATE_BPS};
 use super::super::raw::Q;
-use crate::topology::pcie;
 use crate::topology::spec::P2p;
 use crate::units::{self, Ps, Rate};
 
 pub(in crate::config) type R<T> = Result<T, ConfigError>;
-
-/// Upper bounds that keep a mistyped number from exhausting memory or time.
-pub(super) const MAX_COUNT: u32 = 100_000;
-const MIN_RATE_BPS: u64 = 1_000_000;
-pub(super) const MAX_WINDOW: u32 = 65_536;
-/// Any single latency or cost: 10 s. Per-page registration costs: 10 ms (row E1's worst pin is
-/// 1.3 ms per 64 KiB), so 16 GiB of pages stays within hours.
-pub(super) const MAX_DURATION: Ps = 10 * units::PS_PER_S;
-pub(super) const MAX_PER_PAGE: Ps = 10_000 * units::PS_PER_US;
 
 pub(super) fn fmt_ps(ps: Ps) -> String {
     if ps >= units::PS_PER_S {
@@ -53,13 +44,19 @@ impl Cx<'_> {
     }
 
     /// A duration: a bare number is nanoseconds; a string carries its unit.
-    pub(super) fn dur(&self, q: &Option<Q>, key: &str, default: Ps) -> R<Ps> {
+    pub(in crate::config) fn dur(&self, q: &Option<Q>, key: &str, default: Ps) -> R<Ps> {
         self.dur_at_most(q, key, default, MAX_DURATION)
     }
 
     /// A duration of at most `max`: every duration is bounded so that sums over routes, pages
     /// and messages stay far inside u64 picoseconds (no overflow, whatever the config says).
-    pub(super) fn dur_at_most(&self, q: &Option<Q>, key: &str, default: Ps, max: Ps) -> R<Ps> {
+    pub(in crate::config) fn dur_at_most(
+        &self,
+        q: &Option<Q>,
+        key: &str,
+        default: Ps,
+        max: Ps,
+    ) -> R<Ps> {
         let v = self.dur_raw(q, key, default)?;
         if v > max {
             return Err(self.err(
@@ -94,7 +91,7 @@ impl Cx<'_> {
     }
 
     /// A size in bytes (> 0): a bare number is bytes; a string carries its unit.
-    pub(super) fn bytes(&self, q: &Option<Q>, key: &str, default: u64) -> R<u64> {
+    pub(in crate::config) fn bytes(&self, q: &Option<Q>, key: &str, default: u64) -> R<u64> {
         let expected =
             "a positive size in bytes (a number, or a string such as \"4KiB\" or \"1MiB\")";
         let v = match q {
@@ -111,7 +108,7 @@ impl Cx<'_> {
     }
 
     /// A size within `lo..=hi` bytes (a NIC structure, a header): the range is part of the check.
-    pub(super) fn bytes_in(
+    pub(in crate::config) fn bytes_in(
         &self,
         q: &Option<Q>,
         key: &str,
@@ -133,12 +130,12 @@ impl Cx<'_> {
         Ok(v)
     }
 
-    pub(super) fn size(&self, q: &Q, key: &str) -> R<u64> {
+    pub(in crate::config) fn size(&self, q: &Q, key: &str) -> R<u64> {
         self.bytes(&Some(q.clone()), key, 0)
     }
 
     /// A rate: a bare number is Gb/s (bits); a string carries its unit ("26GB/s", "200Gb/s").
-    pub(super) fn rate(&self, q: &Option<Q>, key: &str, default: Rate) -> R<Rate> {
+    pub(in crate::config) fn rate(&self, q: &Option<Q>, key: &str, default: Rate) -> R<Rate> {
         let expected =
             "a positive rate (a number of Gb/s, or a string such as \"200Gb/s\" or \"26GB/s\")";
         let r = match q {
@@ -177,13 +174,41 @@ impl Cx<'_> {
         }
     }
 
-    /// MPS / MRRS: a power of two from 128 to 4096 bytes.
-    pub(super) fn payload_size(&self, q: &Option<Q>, key: &str, default: u64) -> R<u64> {
+    /// A power of two within `lo..=hi` bytes (MPS and MRRS: 128 to 4096; an MTU: 256 to 4096).
+    pub(in crate::config) fn pow2(
+        &self,
+        q: &Option<Q>,
+        key: &str,
+        default: u64,
+        lo: u64,
+        hi: u64,
+    ) -> R<u64> {
         let v = self.bytes(q, key, default)?;
-        if !pcie::valid_payload_size(v) {
-            return Err(self.err(key, "a power of two from 128 to 4096 bytes", v.to_string()));
+        if !v.is_power_of_two() || !(lo..=hi).contains(&v) {
+            return Err(self.err(
+                key,
+                format!("a power of two from {lo} to {hi} bytes"),
+                v.to_string(),
+            ));
         }
         Ok(v)
+    }
+
+    /// A list of positive sizes, each checked with its index in the key.
+    pub(in crate::config) fn sizes(
+        &self,
+        q: &Option<Vec<Q>>,
+        key: &str,
+        default: &[u64],
+    ) -> R<Vec<u64>> {
+        match q {
+            None => Ok(default.to_vec()),
+            Some(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, q)| self.size(q, &format!("{key}[{i}]")))
+                .collect(),
+        }
     }
 
     pub(super) fn p2p(&self, allowed: Option<bool>, cap: &Option<Q>, key: &str) -> R<P2p> {
@@ -194,14 +219,14 @@ impl Cx<'_> {
     }
 
     /// A count `v` (or `default`) within `range`; out of it, refused as "`what` from LO to HI".
-    pub(super) fn count_in(
+    pub(in crate::config) fn count_in<T: Copy + PartialOrd + std::fmt::Display>(
         &self,
-        v: Option<u32>,
+        v: Option<T>,
         key: &str,
-        default: u32,
-        range: std::ops::RangeInclusive<u32>,
+        default: T,
+        range: std::ops::RangeInclusive<T>,
         what: &str,
-    ) -> R<u32> {
+    ) -> R<T> {
         let n = v.unwrap_or(default);
         if range.contains(&n) {
             return Ok(n);
@@ -211,24 +236,6 @@ impl Cx<'_> {
             format!("{what} from {} to {}", range.start(), range.end()),
             n.to_string(),
         ))
-    }
-
-    pub(super) fn one_of(
-        &self,
-        v: &Option<String>,
-        key: &str,
-        options: &[&str],
-        default: &str,
-    ) -> R<String> {
-        let v = v.clone().unwrap_or_else(|| default.to_string());
-        if !options.contains(&v.as_str()) {
-            return Err(self.err(
-                key,
-                format!("one of {}", options.join(", ")),
-                format!("{v:?}"),
-            ));
-        }
-        Ok(v)
     }
 
     /// Names must be unique; `names` gives each with the key that defines it, and an error

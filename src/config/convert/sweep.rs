@@ -1,12 +1,10 @@
 //! `[sweep]`: the message sizes, paths and operations of the study.
 
+use super::super::limits::{MAX_MESSAGE, MAX_TLP_GRANULAR};
 use super::super::raw::{RawSizes, RawSweep};
 use super::super::{Op, PathKind};
 use super::quantity::{Cx, R};
 use crate::units;
-
-/// The largest message simulated TLP by TLP (`granularity = "tlp"`).
-const MAX_TLP_GRANULAR: u64 = 16 << 20;
 
 /// The sweep's sizes, paths (deduplicated, in order) and ops.
 pub(super) fn convert(
@@ -32,14 +30,7 @@ pub(super) fn convert(
         ));
     }
     let mut paths = Vec::new();
-    for (i, p) in s.paths.iter().enumerate() {
-        let kind = PathKind::parse(p).ok_or_else(|| {
-            cx.err(
-                &format!("sweep.paths[{i}]"),
-                "one of host, staged, gpudirect",
-                format!("{p:?}"),
-            )
-        })?;
+    for &kind in &s.paths {
         if !paths.contains(&kind) {
             paths.push(kind);
         }
@@ -47,20 +38,9 @@ pub(super) fn convert(
     if paths.is_empty() {
         return Err(cx.err("sweep.paths", "at least one path", "an empty list"));
     }
-    let names = s
-        .ops
-        .clone()
-        .unwrap_or_else(|| vec![Op::WriteImm.name().into()]);
+    let written = s.ops.clone().unwrap_or_else(|| vec![Op::WriteImm]);
     let mut ops = Vec::new();
-    for (i, op) in names.iter().enumerate() {
-        let Some(o) = Op::parse(op) else {
-            return Err(cx.err(
-                &format!("sweep.ops[{i}]"),
-                "one of write_imm (RDMA Write with Immediate), write (plain RDMA Write), read \
-                 (RDMA Read), send (Send/Recv)",
-                format!("{op:?}"),
-            ));
-        };
+    for (i, &o) in written.iter().enumerate() {
         if let Some(p) = paths.iter().find(|p| !o.carried_by(**p)) {
             return Err(cx.err(
                 &format!("sweep.ops[{i}]"),
@@ -113,7 +93,7 @@ pub(super) fn sizes(cx: &Cx, s: &RawSizes) -> R<Vec<u64>> {
                     factor.to_string(),
                 ));
             }
-            if to > 16 << 30 {
+            if to > MAX_MESSAGE {
                 return Err(cx.err("sweep.sizes.to", "a size up to 16 GiB", to.to_string()));
             }
             if to < from {
@@ -138,7 +118,7 @@ pub(super) fn sizes(cx: &Cx, s: &RawSizes) -> R<Vec<u64>> {
     if sizes.is_empty() {
         return Err(cx.err("sweep.sizes", "at least one size", "an empty list"));
     }
-    if let Some(&big) = sizes.iter().find(|&&s| s > 16 << 30) {
+    if let Some(&big) = sizes.iter().find(|&&s| s > MAX_MESSAGE) {
         return Err(cx.err(
             "sweep.sizes",
             "sizes up to 16 GiB",

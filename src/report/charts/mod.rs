@@ -24,6 +24,7 @@ use std::sync::OnceLock;
 use anyhow::{Context, Result, bail};
 use plotters::prelude::*;
 
+use crate::config::ImageFormat;
 use crate::report::{RunInfo, atomic};
 use crate::stats::Summary;
 
@@ -43,47 +44,11 @@ mod tests;
 use data::Model;
 use style::{Area, PlotResult, Theme};
 
-/// The chart names the `[output] charts` option accepts, in the order they are drawn.
-pub const CHART_NAMES: [&str; 6] = [
-    "latency",
-    "bandwidth",
-    "speedup",
-    "breakdown",
-    "scenarios",
-    "links",
-];
-/// The formats the `[output] formats` option accepts.
-pub const FORMATS: [&str; 2] = ["svg", "png"];
-
-/// One chart kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Latency,
-    Bandwidth,
-    Speedup,
-    Breakdown,
-    Scenarios,
-    Links,
-}
+/// One chart kind: the config's word for it and its file name come from
+/// [`crate::config::ChartKind`]; its title is the report's.
+pub use crate::config::ChartKind as Kind;
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
-        Kind::Latency,
-        Kind::Bandwidth,
-        Kind::Speedup,
-        Kind::Breakdown,
-        Kind::Scenarios,
-        Kind::Links,
-    ];
-
-    pub fn name(self) -> &'static str {
-        CHART_NAMES[self as usize]
-    }
-
-    pub fn from_name(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
     /// The chart's title without the hardware, e.g. "One-way latency vs message size".
     pub fn title(self) -> &'static str {
         match self {
@@ -156,33 +121,21 @@ pub fn image_size(info: &RunInfo) -> (u32, u32) {
 /// as `<dir>/<name>.<format>`; returns the paths written, chart by chart in the configured order.
 ///
 /// Each file is rendered completely before it is renamed into place ([`atomic`]), so a failure
-/// leaves earlier charts intact and no half-written file. Unknown chart or format names are an
-/// error (the config layer should have rejected them; see [`CHART_NAMES`], [`FORMATS`]).
+/// leaves earlier charts intact and no half-written file. A chart or format listed twice is
+/// drawn once.
 /// Degenerate input (no rows, one size, one path, zero bandwidth, no staged/GPUDirect pair)
 /// still gives every chart, with a message where there is nothing to plot.
 pub fn write_charts(dir: &Path, info: &RunInfo, rows: &[Summary]) -> Result<Vec<PathBuf>> {
     register_fonts()?;
     let mut kinds: Vec<Kind> = Vec::new();
-    for name in &info.output.charts {
-        let Some(k) = Kind::from_name(name) else {
-            bail!(
-                "unknown chart {name:?} (expected one of {})",
-                CHART_NAMES.join(", ")
-            );
-        };
+    for &k in &info.output.charts {
         if !kinds.contains(&k) {
             kinds.push(k);
         }
     }
-    let mut formats: Vec<&str> = Vec::new();
-    for f in &info.output.formats {
-        let Some(f) = FORMATS.iter().find(|x| **x == f) else {
-            bail!(
-                "unknown chart format {f:?} (expected one of {})",
-                FORMATS.join(", ")
-            );
-        };
-        if !formats.contains(f) {
+    let mut formats: Vec<ImageFormat> = Vec::new();
+    for &f in &info.output.formats {
+        if !formats.contains(&f) {
             formats.push(f);
         }
     }
@@ -196,12 +149,12 @@ pub fn write_charts(dir: &Path, info: &RunInfo, rows: &[Summary]) -> Result<Vec<
     let mut written = Vec::new();
     for kind in kinds {
         for &format in &formats {
-            let path = dir.join(format!("{}.{format}", kind.name()));
+            let path = dir.join(format!("{}.{}", kind.name(), format.name()));
             let result = match format {
-                "svg" => {
+                ImageFormat::Svg => {
                     render_svg(kind, &ctx).and_then(|svg| atomic::write(&path, svg.as_bytes()))
                 }
-                _ => atomic::write_with(&path, |tmp| {
+                ImageFormat::Png => atomic::write_with(&path, |tmp| {
                     let root = BitMapBackend::new(tmp, (w, h)).into_drawing_area();
                     draw(&root, kind, &ctx)?;
                     root.present().plot()

@@ -6,7 +6,8 @@
 //! peer-to-peer, whose rate depends on the placement class, so on SYS staged wins for large
 //! messages and the speedup chart has crossovers.
 
-use super::CHART_NAMES;
+use crate::config::ChartKind;
+
 use crate::record::Stage;
 use crate::report::{OutputOptions, RunInfo, ScenarioInfo};
 use crate::stats::{LatencyStats, LinkRow, StageRow, Summary};
@@ -52,7 +53,7 @@ pub fn info(scenarios: &[(&str, &str, f64, f64)]) -> RunInfo {
             })
             .collect(),
         output: OutputOptions {
-            charts: CHART_NAMES.map(String::from).to_vec(),
+            charts: ChartKind::ALL.to_vec(),
             ..OutputOptions::default()
         },
     }

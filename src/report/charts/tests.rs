@@ -9,6 +9,7 @@ use super::data::Model;
 use super::style::Theme;
 use super::testdata::{self, SCENARIOS};
 use super::*;
+use crate::config::ImageFormat;
 use crate::report::RunInfo;
 use crate::stats::Summary;
 
@@ -198,8 +199,8 @@ fn realistic_run_gives_every_chart_in_both_formats() {
 #[test]
 fn only_configured_charts_and_formats_are_written() {
     let (mut info, rows) = testdata::realistic();
-    info.output.charts = vec!["speedup".into(), "latency".into(), "speedup".into()];
-    info.output.formats = vec!["png".into()];
+    info.output.charts = vec![Kind::Speedup, Kind::Latency, Kind::Speedup];
+    info.output.formats = vec![ImageFormat::Png];
     info.output.width_px = 640;
     info.output.height_px = 400;
     let dir = tmp("subset");
@@ -210,8 +211,7 @@ fn only_configured_charts_and_formats_are_written() {
     );
     assert_eq!(png_size(&std::fs::read(&paths[0]).unwrap()), (640, 400));
     assert!(!dir.join("latency.svg").exists());
-    info.output.charts = vec!["pie".into()];
-    assert!(write_charts(&dir, &info, &rows).is_err());
+
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

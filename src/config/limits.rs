@@ -1,0 +1,25 @@
+//! Upper bounds of the values a config may hold: each keeps a mistyped number from exhausting
+//! memory or time, and together they bound every sum the simulation forms (see
+//! `scenario/horizon.rs`).
+
+use crate::units::{self, Ps};
+
+/// Iterations, messages, registrations, buffers, receives: counts of simulated things.
+pub const MAX_COUNT: u32 = 100_000;
+/// Outstanding read requests of a DMA engine.
+pub const MAX_WINDOW: u32 = 65_536;
+/// Any single latency or cost: 10 s.
+pub const MAX_DURATION: Ps = 10 * units::PS_PER_S;
+/// Per-page registration costs: 10 ms (row E1's worst pin is 1.3 ms per 64 KiB), so 16 GiB of
+/// pages stays within hours.
+pub const MAX_PER_PAGE: Ps = 10_000 * units::PS_PER_US;
+/// Network switches between two hosts.
+pub const MAX_SWITCH_HOPS: u32 = 64;
+/// Cable length in metres.
+pub const MAX_CABLE_M: u64 = 100_000;
+/// The slowest rate accepted: slower would make a 16 GiB message outlast u64 picoseconds.
+pub const MIN_RATE_BPS: u64 = 1_000_000;
+/// The largest message simulated TLP by TLP (`granularity = "tlp"`).
+pub const MAX_TLP_GRANULAR: u64 = 16 << 20;
+/// The largest message of a sweep.
+pub const MAX_MESSAGE: u64 = 16 << 30;

@@ -1,0 +1,354 @@
+//! The options a study is written in: paths, operations, and the words of `[sim]`, endpoint
+//! and `[output]` options. Each is an enum read by serde through [`Choice`] (its word list is
+//! its `ALL`), written back by `name()`.
+
+use super::choice::{Choice, choice};
+
+/// How registration cost is paid.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Registration {
+    /// Once, at first use, through a registration cache (goes to setup_us).
+    #[default]
+    Cached,
+    /// On every transfer (in the latency).
+    PerTransfer,
+    /// Through a least-recently-used cache of `registration_cache_entries` registrations, the
+    /// workload cycling over `buffers` buffers per side: all of them stay registered (setup)
+    /// when they fit; otherwise every transfer misses (cyclic access defeats LRU) and pays the
+    /// eviction's deregistration and its own registration in its latency.
+    Lru,
+}
+
+impl Registration {
+    pub const ALL: [Registration; 3] = [
+        Registration::Cached,
+        Registration::PerTransfer,
+        Registration::Lru,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Registration::Cached => "cached",
+            Registration::PerTransfer => "per_transfer",
+            Registration::Lru => "lru",
+        }
+    }
+}
+
+/// Data paths a sweep can ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathKind {
+    /// Pinned host memory to pinned host memory.
+    Host,
+    /// cudaMemcpy to a pinned bounce buffer, the host path, cudaMemcpy back.
+    Staged,
+    /// The NIC reads and writes GPU memory directly.
+    GpuDirect,
+    /// What NCCL would choose for the pair, side by side: GPUDirect where the GPU-NIC class is
+    /// at most `net_gdr_level` (and, on the sending side, the GPU is Ampere or later), host
+    /// staging otherwise.
+    Auto,
+    /// Host staging where the CPU copies through the GPU's BAR1 mapping (GDRCopy), as
+    /// MVAPICH2-GDR and UCX do for small messages (row B6: up to 8 KiB).
+    Gdrcopy,
+    /// Host staging in chunks, pipelined as communication libraries do it: cudaMemcpyAsync of
+    /// each chunk into one of `pipeline_depth` bounce buffers, one RDMA per chunk, and the
+    /// receiver's copy of each chunk as it arrives.
+    StagedPipelined,
+}
+
+impl PathKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            PathKind::Host => "host",
+            PathKind::Staged => "staged",
+            PathKind::GpuDirect => "gpudirect",
+            PathKind::Auto => "auto",
+            PathKind::Gdrcopy => "gdrcopy",
+            PathKind::StagedPipelined => "staged_pipelined",
+        }
+    }
+    pub const ALL: [PathKind; 6] = [
+        PathKind::Host,
+        PathKind::Staged,
+        PathKind::GpuDirect,
+        PathKind::Auto,
+        PathKind::Gdrcopy,
+        PathKind::StagedPipelined,
+    ];
+
+    pub fn parse(s: &str) -> Option<PathKind> {
+        PathKind::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+/// RDMA operations a sweep can ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// RDMA Write with Immediate: the receiver's NIC consumes a pre-posted receive WQE and
+    /// writes a receive CQE that the receiving thread polls (what NCCL's IB transport uses).
+    WriteImm,
+    /// Plain RDMA Write: no receive WQE and no receive CQE; the consumer learns of the data by
+    /// polling the last byte of its buffer, as `ib_write_lat` does.
+    Write,
+    /// RDMA Read: the data's destination (the flow's receiver) posts; the source side's NIC
+    /// answers without its CPU.
+    Read,
+    /// Send/Recv: the receiver's NIC takes the scatter address from a pre-posted receive WQE,
+    /// fetched by DMA, and writes a receive CQE.
+    Send,
+}
+
+impl Op {
+    pub const ALL: [Op; 4] = [Op::WriteImm, Op::Write, Op::Read, Op::Send];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::WriteImm => "write_imm",
+            Op::Write => "write",
+            Op::Read => "read",
+            Op::Send => "send",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.name() == s)
+    }
+
+    /// Whether `path` can carry the operation: an RDMA Read's source side takes no part with
+    /// its CPU, so no path that stages (or may, as `auto`) can feed it.
+    pub fn carried_by(self, path: PathKind) -> bool {
+        self != Op::Read
+            || !matches!(
+                path,
+                PathKind::Staged | PathKind::Auto | PathKind::Gdrcopy | PathKind::StagedPipelined
+            )
+    }
+
+    /// The name a point's seed is derived from. Write with Immediate keeps "write", the name
+    /// it had when it was the only operation, so that renaming it moved no jitter stream.
+    pub fn seed_name(self) -> &'static str {
+        match self {
+            Op::WriteImm => "write",
+            Op::Write => "write_plain",
+            o => o.name(),
+        }
+    }
+}
+
+/// Whether a GPUDirect receive is flushed before its data counts as visible.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlushMode {
+    /// As NCCL (since 2.19, `ncclTopoNeedFlush`): an RDMA-Read flush for GPUs of compute
+    /// capability below 9.0, none from Hopper on (it orders the NIC's writes).
+    #[default]
+    Auto,
+    /// Always flush (NCCL_NET_FORCE_FLUSH=1).
+    RdmaRead,
+    /// Never flush.
+    None,
+}
+
+impl FlushMode {
+    pub const ALL: [FlushMode; 3] = [FlushMode::Auto, FlushMode::RdmaRead, FlushMode::None];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushMode::Auto => "auto",
+            FlushMode::RdmaRead => "rdma_read",
+            FlushMode::None => "none",
+        }
+    }
+
+    /// Whether a receive into a GPU of compute capability `cc` (major, minor) is flushed.
+    pub fn flushes(self, cc: (u32, u32)) -> bool {
+        match self {
+            FlushMode::Auto => cc < (9, 0),
+            FlushMode::RdmaRead => true,
+            FlushMode::None => false,
+        }
+    }
+}
+
+/// How finely transfers are simulated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Granularity {
+    /// Messages above `coalesce_above_bytes` move as bulk transfers of fluid rate; smaller
+    /// ones TLP by TLP and packet by packet.
+    #[default]
+    Auto,
+    /// Every message TLP by TLP (bounded to messages of at most 16 MiB).
+    Tlp,
+}
+
+impl Granularity {
+    pub const ALL: [Granularity; 2] = [Granularity::Auto, Granularity::Tlp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Granularity::Auto => "auto",
+            Granularity::Tlp => "tlp",
+        }
+    }
+
+    /// Whether every message is simulated TLP by TLP.
+    pub fn tlp(self) -> bool {
+        self == Granularity::Tlp
+    }
+}
+
+/// A GPU-NIC topology class as `NCCL_NET_GDR_LEVEL` names it, from nearest to farthest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GdrLevel {
+    /// Behind one PCIe switch.
+    Pix,
+    /// Behind several switches, not the root complex.
+    #[default]
+    Pxb,
+    /// Through the root complex.
+    Phb,
+    /// Through the socket's interconnect between root complexes.
+    Node,
+    /// Across sockets.
+    Sys,
+}
+
+impl GdrLevel {
+    pub const ALL: [GdrLevel; 5] = [
+        GdrLevel::Pix,
+        GdrLevel::Pxb,
+        GdrLevel::Phb,
+        GdrLevel::Node,
+        GdrLevel::Sys,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GdrLevel::Pix => "PIX",
+            GdrLevel::Pxb => "PXB",
+            GdrLevel::Phb => "PHB",
+            GdrLevel::Node => "NODE",
+            GdrLevel::Sys => "SYS",
+        }
+    }
+}
+
+/// Where one side's data lives (`buffer` of an endpoint).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferPlace {
+    /// GPU memory (the default where the side names a GPU).
+    Gpu,
+    /// Pinned host memory, whatever the path does on the other side.
+    Host,
+}
+
+impl BufferPlace {
+    pub const ALL: [BufferPlace; 2] = [BufferPlace::Gpu, BufferPlace::Host];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BufferPlace::Gpu => "gpu",
+            BufferPlace::Host => "host",
+        }
+    }
+}
+
+/// The host buffer a staged side copies through (`bounce` of an endpoint).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BounceKind {
+    /// cudaMallocHost'd (the default).
+    Pinned,
+    /// malloc'd and registered for the NIC, which CUDA sees as pageable.
+    Pageable,
+}
+
+impl BounceKind {
+    pub const ALL: [BounceKind; 2] = [BounceKind::Pinned, BounceKind::Pageable];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BounceKind::Pinned => "pinned",
+            BounceKind::Pageable => "pageable",
+        }
+    }
+}
+
+/// A chart the `[output] charts` option can ask for, in the order they are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartKind {
+    Latency,
+    Bandwidth,
+    Speedup,
+    Breakdown,
+    Scenarios,
+    Links,
+}
+
+impl ChartKind {
+    pub const ALL: [ChartKind; 6] = [
+        ChartKind::Latency,
+        ChartKind::Bandwidth,
+        ChartKind::Speedup,
+        ChartKind::Breakdown,
+        ChartKind::Scenarios,
+        ChartKind::Links,
+    ];
+
+    /// The chart's word in the config and its file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChartKind::Latency => "latency",
+            ChartKind::Bandwidth => "bandwidth",
+            ChartKind::Speedup => "speedup",
+            ChartKind::Breakdown => "breakdown",
+            ChartKind::Scenarios => "scenarios",
+            ChartKind::Links => "links",
+        }
+    }
+}
+
+/// An image format of `[output] formats`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageFormat {
+    Svg,
+    Png,
+}
+
+impl ImageFormat {
+    pub const ALL: [ImageFormat; 2] = [ImageFormat::Svg, ImageFormat::Png];
+
+    /// The format's word in the config and its file extension.
+    pub fn name(self) -> &'static str {
+        match self {
+            ImageFormat::Svg => "svg",
+            ImageFormat::Png => "png",
+        }
+    }
+}
+
+choice!(
+    PathKind,
+    Registration,
+    FlushMode,
+    Granularity,
+    GdrLevel,
+    BufferPlace,
+    BounceKind,
+    ChartKind,
+    ImageFormat,
+    crate::topology::spec::WqeDelivery,
+);
+
+/// Ops list their words with what each is, as the sweep's messages have always said.
+impl Choice for Op {
+    const ALL: &'static [Self] = &Op::ALL;
+    fn word(self) -> &'static str {
+        self.name()
+    }
+    fn expected() -> String {
+        "one of write_imm (RDMA Write with Immediate), write (plain RDMA Write), read \
+         (RDMA Read), send (Send/Recv)"
+            .to_string()
+    }
+}
+choice!(@serde Op);
