@@ -20,6 +20,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::components::{Fabric, Outcome, SimOptions};
+use crate::config::choice::Choice;
 use crate::config::{Config, ConfigError, Op, PathKind, Registration};
 use crate::plan::{self, Copy, CqeKind, Movement, PacketKind};
 use crate::record::{DescriptorDir, Hop, Recorder, Span, Stage};
@@ -80,20 +81,22 @@ pub fn parse_size(s: &str) -> Result<u64, ConfigError> {
     }
 }
 
+/// A word of a [`Choice`] from the command line (`flag` names the option in the error).
+fn parse_choice<C: Choice>(s: &str, flag: &str) -> Result<C, ConfigError> {
+    C::from_word(s).ok_or_else(|| {
+        let words: Vec<&str> = C::ALL.iter().map(|c| c.word()).collect();
+        ConfigError::new(CLI, flag, words.join(", "), format!("`{s}`"))
+    })
+}
+
 /// A path name from the command line.
 pub fn parse_path(s: &str) -> Result<PathKind, ConfigError> {
-    PathKind::parse(s).ok_or_else(|| {
-        let names: Vec<&str> = PathKind::ALL.iter().map(|p| p.name()).collect();
-        ConfigError::new(CLI, "--path", names.join(", "), format!("`{s}`"))
-    })
+    parse_choice(s, "--path")
 }
 
 /// An operation name from the command line.
 pub fn parse_op(s: &str) -> Result<Op, ConfigError> {
-    Op::parse(s).ok_or_else(|| {
-        let names: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
-        ConfigError::new(CLI, "--op", names.join(", "), format!("`{s}`"))
-    })
+    parse_choice(s, "--op")
 }
 
 /// Refuses, as bad input, a path and op the scenario cannot run (an RDMA Read from a staged

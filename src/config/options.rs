@@ -77,9 +77,7 @@ impl PathKind {
         PathKind::StagedPipelined,
     ];
 
-    pub fn parse(s: &str) -> Option<PathKind> {
-        PathKind::ALL.into_iter().find(|p| p.name() == s)
-    }
+    
 }
 
 /// RDMA operations a sweep can ask for.
@@ -111,9 +109,7 @@ impl Op {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Op> {
-        Op::ALL.into_iter().find(|o| o.name() == s)
-    }
+    
 
     /// Whether `path` can carry the operation: an RDMA Read's source side takes no part with
     /// its CPU, so no path that stages (or may, as `auto`) can feed it.
