@@ -1262,6 +1262,77 @@ fn output_folders_are_whole_under_concurrency_and_kill() {
     fs::remove_dir_all(&base).unwrap();
 }
 
+/// Issue #13: a full disk. A run that cannot write its folder fails (exit 1, the OS error
+/// named) and leaves the previous folder whole, with no temporary folder or lock beside it.
+/// Needs a small tmpfs, so it mounts one where it may (as root) and says it skipped otherwise.
+#[test]
+fn a_full_disk_fails_cleanly_and_keeps_the_previous_folder() {
+    let base = scratch("full-disk");
+    fs::create_dir_all(&base).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs", s(&base)])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|st| st.success());
+    if !mounted {
+        eprintln!(
+            "skipped: no tmpfs could be mounted at {} (not root)",
+            base.display()
+        );
+        return;
+    }
+    /// Unmounts when the test ends, passed or failed.
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&base);
+    let dir = base.join("out");
+    let small = write_config(
+        "full-disk-small",
+        &default_with(&[
+            (
+                "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+                "sizes = [\"1B\", \"4KiB\"]",
+            ),
+            (
+                "charts = [\"latency\", \"bandwidth\", \"speedup\", \"breakdown\", \"scenarios\"]",
+                "charts = [\"latency\"]",
+            ),
+            ("formats = [\"svg\", \"png\"]", "formats = [\"svg\"]"),
+        ]),
+    );
+    let o = gdrsim(&["run", s(&small), "--quiet", "--out", s(&dir)]);
+    assert_ok(&o, "a small run that fits");
+    assert_whole(&dir);
+    let before = read(&dir.join("manifest.json"));
+    // The whole default study (charts of megabytes) does not fit.
+    let o = gdrsim(&["run", "--quiet", "--out", s(&dir)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("No space left on device"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_whole(&dir);
+    assert_eq!(
+        read(&dir.join("manifest.json")),
+        before,
+        "the earlier run is kept"
+    );
+    let left: Vec<String> = fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left,
+        vec!["out".to_string()],
+        "no temporary folder or lock left"
+    );
+}
+
 /// Issue #13, item 8: a legal but implausible value (a 0.1 ns network switch) is a warning on
 /// stderr naming the key and the usual range; `--strict` makes it an error (exit 2) before any
 /// work; every shipped config passes `--strict`.

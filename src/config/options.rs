@@ -76,8 +76,6 @@ impl PathKind {
         PathKind::Gdrcopy,
         PathKind::StagedPipelined,
     ];
-
-    
 }
 
 /// RDMA operations a sweep can ask for.
@@ -108,8 +106,6 @@ impl Op {
             Op::Send => "send",
         }
     }
-
-    
 
     /// Whether `path` can carry the operation: an RDMA Read's source side takes no part with
     /// its CPU, so no path that stages (or may, as `auto`) can feed it.
