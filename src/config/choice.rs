@@ -12,8 +12,12 @@ pub trait Choice: Copy + PartialEq + Sized + 'static {
 
     /// What a key of this kind expects, for messages.
     fn expected() -> String {
-        let words: Vec<&str> = Self::ALL.iter().map(|c| c.word()).collect();
-        format!("one of {}", words.join(", "))
+        format!("one of {}", Self::words().join(", "))
+    }
+
+    /// Every word, in order.
+    fn words() -> Vec<&'static str> {
+        Self::ALL.iter().map(|c| c.word()).collect()
     }
 
     fn from_word(word: &str) -> Option<Self> {

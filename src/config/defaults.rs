@@ -320,20 +320,7 @@ mod tests {
     /// section.
     #[test]
     fn every_parameter_names_its_source() {
-        for params in [
-            RawSim::PARAMS,
-            RawOutput::PARAMS,
-            RawNetwork::PARAMS,
-            RawCpu::PARAMS,
-            RawRegistration::PARAMS,
-            RawPcie::PARAMS,
-            RawSocket::PARAMS,
-            RawSocketLink::PARAMS,
-            RawRootComplex::PARAMS,
-            RawSwitch::PARAMS,
-            RawGpu::PARAMS,
-            RawNic::PARAMS,
-        ] {
+        for params in SECTIONS.map(|s| s.params) {
             for (i, p) in params.iter().enumerate() {
                 assert!(!p.source.trim().is_empty(), "{} has no source", p.key);
                 assert!(!p.unit.is_empty(), "{} has no unit", p.key);

@@ -20,7 +20,9 @@ use std::path::Path;
 
 pub use error::ConfigError;
 pub use options::*;
+pub use raw::{SECTIONS, Section};
 pub use resolved::to_toml;
+pub use section::{Domain, ParamDoc};
 
 use crate::topology::spec::{HostSpec, NetworkSpec};
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::defaults as d;
 use super::limits::{MAX_CABLE_M, MAX_COUNT, MAX_PER_PAGE, MAX_SWITCH_HOPS, MAX_WINDOW};
-use super::section::section;
+use super::section::{ParamDoc, section};
 use super::{
     BounceKind, BufferPlace, ChartKind, FlushMode, GdrLevel, Granularity, ImageFormat, Op,
     OutputOptions, PathKind, Registration, SimConfig,
@@ -370,3 +370,62 @@ pub struct RawEndpoint {
     /// "pageable" (malloc'd and registered for the NIC, which CUDA sees as pageable).
     pub bounce: Option<BounceKind>,
 }
+
+/// A declared section and where it sits in a config (`[]` marks an array of tables).
+#[derive(Clone, Copy, Debug)]
+pub struct Section {
+    pub path: &'static str,
+    pub params: &'static [ParamDoc],
+}
+
+/// Every declared section: the parameters a config may set, with their domains and sources.
+pub const SECTIONS: [Section; 12] = [
+    Section {
+        path: "sim",
+        params: RawSim::PARAMS,
+    },
+    Section {
+        path: "output",
+        params: RawOutput::PARAMS,
+    },
+    Section {
+        path: "network",
+        params: RawNetwork::PARAMS,
+    },
+    Section {
+        path: "machines[].cpu",
+        params: RawCpu::PARAMS,
+    },
+    Section {
+        path: "machines[].registration",
+        params: RawRegistration::PARAMS,
+    },
+    Section {
+        path: "machines[].pcie",
+        params: RawPcie::PARAMS,
+    },
+    Section {
+        path: "machines[].sockets[]",
+        params: RawSocket::PARAMS,
+    },
+    Section {
+        path: "machines[].socket_links[]",
+        params: RawSocketLink::PARAMS,
+    },
+    Section {
+        path: "machines[].root_complexes[]",
+        params: RawRootComplex::PARAMS,
+    },
+    Section {
+        path: "machines[].switches[]",
+        params: RawSwitch::PARAMS,
+    },
+    Section {
+        path: "machines[].gpus[]",
+        params: RawGpu::PARAMS,
+    },
+    Section {
+        path: "machines[].nics[]",
+        params: RawNic::PARAMS,
+    },
+];

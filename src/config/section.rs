@@ -21,13 +21,53 @@ use toml::Value;
 
 use crate::units::{PS_PER_NS, Ps, Rate};
 
-/// One parameter as data: the key, the unit a bare number is read in, and where its default
-/// comes from (a reference row, a datasheet or specification, or "estimate").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One parameter as data: the key, the unit a bare number is read in, the values it accepts,
+/// and where its default comes from (a reference row, a datasheet or specification, or
+/// "estimate").
+#[derive(Clone, Copy, Debug)]
 pub struct ParamDoc {
     pub key: &'static str,
     pub unit: &'static str,
+    pub domain: Domain,
     pub source: &'static str,
+}
+
+/// The values a parameter accepts (what its conversion checks), for tools that generate or
+/// vary configs.
+#[derive(Clone, Copy, Debug)]
+pub enum Domain {
+    /// Picoseconds from 0 to `max`.
+    Duration {
+        max: Ps,
+    },
+    /// Bits per second from `min` up.
+    Rate {
+        min: u64,
+    },
+    /// Bytes within `lo..=hi`.
+    Bytes {
+        lo: u64,
+        hi: u64,
+    },
+    /// Powers of two within `lo..=hi` bytes.
+    Pow2 {
+        lo: u64,
+        hi: u64,
+    },
+    /// An integer within `lo..=hi`.
+    Count {
+        lo: u64,
+        hi: u64,
+    },
+    Flag,
+    Address,
+    Text,
+    /// One of these words.
+    Word(fn() -> Vec<&'static str>),
+    /// A list of these words.
+    Words(fn() -> Vec<&'static str>),
+    /// A list of positive sizes.
+    Sizes,
 }
 
 /// A duration as the resolved config writes it: whole nanoseconds bare, otherwise picoseconds.
@@ -70,6 +110,62 @@ macro_rules! raw_ty {
     (picks <$t:ty>) => { Vec<$t> };
 }
 pub(crate) use raw_ty;
+
+macro_rules! domain_of {
+    (dur) => {
+        $crate::config::section::Domain::Duration {
+            max: $crate::config::limits::MAX_DURATION,
+        }
+    };
+    (dur_max [$max:expr]) => {
+        $crate::config::section::Domain::Duration { max: $max }
+    };
+    (rate) => {
+        $crate::config::section::Domain::Rate {
+            min: $crate::config::limits::MIN_RATE_BPS,
+        }
+    };
+    (bytes) => {
+        $crate::config::section::Domain::Bytes {
+            lo: 1,
+            hi: u64::MAX,
+        }
+    };
+    (bytes_in [$lo:expr, $hi:expr]) => {
+        $crate::config::section::Domain::Bytes { lo: $lo, hi: $hi }
+    };
+    (pow2 [$lo:expr, $hi:expr]) => {
+        $crate::config::section::Domain::Pow2 { lo: $lo, hi: $hi }
+    };
+    (sizes) => {
+        $crate::config::section::Domain::Sizes
+    };
+    (count [$lo:expr, $hi:expr, $what:expr]) => {
+        $crate::config::section::Domain::Count {
+            lo: $lo as u64,
+            hi: $hi as u64,
+        }
+    };
+    (count64 [$lo:expr, $hi:expr, $what:expr]) => {
+        $crate::config::section::Domain::Count { lo: $lo, hi: $hi }
+    };
+    (flag) => {
+        $crate::config::section::Domain::Flag
+    };
+    (addr) => {
+        $crate::config::section::Domain::Address
+    };
+    (text) => {
+        $crate::config::section::Domain::Text
+    };
+    (pick <$t:ty>) => {
+        $crate::config::section::Domain::Word(<$t as $crate::config::choice::Choice>::words)
+    };
+    (picks <$t:ty>) => {
+        $crate::config::section::Domain::Words(<$t as $crate::config::choice::Choice>::words)
+    };
+}
+pub(crate) use domain_of;
 
 macro_rules! unit_of {
     (dur) => {
@@ -254,7 +350,11 @@ macro_rules! section {
             pub const PARAMS: &'static [$crate::config::section::ParamDoc] = &[$(
                 $crate::config::section::ParamDoc {
                     key: stringify!($key),
-                    unit: $crate::config::section::unit_of!($kind),
+                                        unit: $crate::config::section::unit_of!($kind),
+                    domain: $crate::config::section::domain_of!(
+                        $kind $(<$pty>)? $([$($arg),*])?
+                    ),
+
                     source: $source,
                 },
             )*];
