@@ -128,7 +128,7 @@ fn legal_edge_values_load_and_simulate_within_physical_bounds() {
     let seed = std::env::var("GDRSIM_HOSTILE_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x686f_7374_696c_65);
+        .unwrap_or(0x0068_6f73_7469_6c65);
     let cases: usize = std::env::var("GDRSIM_HOSTILE_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
