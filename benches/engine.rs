@@ -150,12 +150,32 @@ fn sweep_point_gpudirect(b: Bencher, size: u64) {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn default_sweep(b: Bencher) {
     let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
-    b.bench(|| black_box(gdrsim::app::simulate(&cfg, 0, false).unwrap().len()));
+    let (points, quiet) = (
+        gdrsim::scenario::plan(&cfg),
+        gdrsim::progress::Progress::new(0, true, ""),
+    );
+    b.bench(|| {
+        black_box(
+            gdrsim::app::simulate(&cfg, &points, 0, &quiet)
+                .unwrap()
+                .len(),
+        )
+    });
 }
 
 /// The whole dgx-h100 study (8 flows per point in one scenario) on all cores.
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn dgx_h100_study(b: Bencher) {
     let cfg = config::parse(DGX_H100, "dgx-h100.toml").unwrap();
-    b.bench(|| black_box(gdrsim::app::simulate(&cfg, 0, false).unwrap().len()));
+    let (points, quiet) = (
+        gdrsim::scenario::plan(&cfg),
+        gdrsim::progress::Progress::new(0, true, ""),
+    );
+    b.bench(|| {
+        black_box(
+            gdrsim::app::simulate(&cfg, &points, 0, &quiet)
+                .unwrap()
+                .len(),
+        )
+    });
 }

@@ -1,14 +1,15 @@
 //! Orchestration only: load -> build -> plan -> simulate (in parallel) -> summarize -> write.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use crate::config::{self, Config, ConfigError};
+use crate::progress::Progress;
 use crate::report::{self, RunInfo, ScenarioInfo, atomic, csv_out};
-use crate::scenario::{self, PointResult};
+use crate::scale::{self, shard::Shard};
+use crate::scenario;
 use crate::stats::Summary;
 use crate::topology::{self, NodeKind, Place};
 use crate::units::{fmt_bytes, ps_to_us};
@@ -48,21 +49,16 @@ pub fn plausibility(path: Option<&Path>, strict: bool, quiet: bool) -> Result<()
     Ok(())
 }
 
-/// Simulates every point of `cfg` on `jobs` threads (0 = all cores). Results come back in
-/// point order whatever the thread count, so output is byte-identical for any `jobs`.
-pub fn simulate(cfg: &Config, jobs: usize, progress: bool) -> Result<Vec<PointResult>> {
+/// Simulates `points` of `cfg` on `jobs` threads (0 = all cores). Results come back in
+/// point order whatever the thread count, so output is byte-identical for any `jobs`. Each
+/// point keeps only its summary: its recorder is dropped as soon as it is folded.
+pub fn simulate(
+    cfg: &Config,
+    points: &[scenario::Point],
+    jobs: usize,
+    progress: &Progress,
+) -> Result<Vec<Summary>> {
     let topo = scenario::topology(cfg);
-    let points = scenario::plan(cfg);
-    let bar = progress.then(|| {
-        let b = indicatif::ProgressBar::new(points.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {pos}/{len} points {wide_bar} {elapsed_precise}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -72,20 +68,14 @@ pub fn simulate(cfg: &Config, jobs: usize, progress: bool) -> Result<Vec<PointRe
             .par_iter()
             .map(|p| {
                 let r = scenario::simulate_point(cfg, &topo, p);
-                if let Some(b) = &bar {
-                    b.inc(1);
-                }
-                r
+                progress.inc();
+                (r.summary, r.past_horizon)
             })
             .collect::<Vec<_>>()
     });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
     // The static bound (scenario::horizon) refuses such configs first; this is the backstop
     // that keeps a wrapped time from ever becoming a result.
-    if let Some(r) = results.iter().find(|r| r.past_horizon) {
-        let s = &r.summary;
+    if let Some((s, _)) = results.iter().find(|r| r.1) {
         return Err(ConfigError::new(
             "config",
             "[sim] and the machines' durations and rates",
@@ -97,7 +87,7 @@ pub fn simulate(cfg: &Config, jobs: usize, progress: bool) -> Result<Vec<PointRe
         )
         .into());
     }
-    Ok(results)
+    Ok(results.into_iter().map(|r| r.0).collect())
 }
 
 /// Describes each scenario for the report: class, sender route, topo matrix, bottleneck ceiling.
@@ -275,6 +265,33 @@ pub fn summary_table(rows: &[Summary]) -> String {
     out
 }
 
+/// The command that reproduces a run's results, as its report and manifest record it: the
+/// config and seed, not where the folder went or how many threads ran (so two runs of one
+/// study, or a study merged from shards, write identical folders).
+pub fn reproducing_command(config: Option<&Path>, seed: Option<u64>) -> String {
+    let mut c = "gdrsim run".to_string();
+    if let Some(p) = config {
+        c.push(' ');
+        c.push_str(&shell_word(&p.display().to_string()));
+    }
+    if let Some(s) = seed {
+        c.push_str(&format!(" --seed {s}"));
+    }
+    c
+}
+
+/// `s` as one shell word (single-quoted where it needs to be).
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// `gdrsim run`: the whole job. Returns the output folder.
 pub fn run(
     config: Option<&Path>,
@@ -284,35 +301,162 @@ pub fn run(
     quiet: bool,
     command: &str,
 ) -> Result<PathBuf> {
+    run_points(config, out, seed, jobs, quiet, None, command)
+}
+
+/// `gdrsim run --shard K/N`: the points of one shard, into a shard folder for `gdrsim merge`.
+pub fn run_shard(
+    config: Option<&Path>,
+    out: Option<&Path>,
+    seed: Option<u64>,
+    jobs: usize,
+    quiet: bool,
+    shard: Shard,
+    command: &str,
+) -> Result<PathBuf> {
+    run_points(config, out, seed, jobs, quiet, Some(shard), command)
+}
+
+fn run_points(
+    config: Option<&Path>,
+    out: Option<&Path>,
+    seed: Option<u64>,
+    jobs: usize,
+    quiet: bool,
+    shard: Option<Shard>,
+    command: &str,
+) -> Result<PathBuf> {
     let mut cfg = load_config(config)?;
     if let Some(s) = seed {
         cfg.seed = s;
     }
-    let dir = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| Path::new("output").join(&cfg.name));
+    let dir = out.map(Path::to_path_buf).unwrap_or_else(|| {
+        let name = match shard {
+            Some(s) => format!("{}-shard-{}-of-{}", cfg.name, s.index, s.count),
+            None => cfg.name.clone(),
+        };
+        Path::new("output").join(name)
+    });
     // Claimed before any work: a concurrent run into the same folder is refused now, not
     // after both have simulated.
     let out = report::output_dir::OutputDir::claim(&dir)?;
-    let progress = !quiet && std::io::stderr().is_terminal();
-    let results = simulate(&cfg, jobs, progress)?;
-    let rows: Vec<Summary> = results.into_iter().map(|r| r.summary).collect();
-    let info = run_info(&cfg, command);
-    let written = write_outputs(out.path(), &cfg, &info, &rows)?;
-    let record = report::output_dir::RunRecord {
-        config_name: &cfg.name,
-        seed: cfg.seed,
-        command,
+    let all = scenario::plan(&cfg);
+    let ids: Vec<usize> = match shard {
+        Some(s) => scale::shard::point_ids(&cfg, s),
+        None => (0..all.len()).collect(),
     };
-    out.commit(&record, &written)?;
+    let points: Vec<scenario::Point> = ids.iter().map(|&i| all[i].clone()).collect();
+    let what = shard
+        .map(|s| format!("shard {}", s.label()))
+        .unwrap_or_default();
+    let progress = Progress::new(points.len() as u64, quiet, &what);
+    let rows = simulate(&cfg, &points, jobs, &progress)?;
+    progress.finish();
+    let Some(shard) = shard else {
+        return finish_study(out, &dir, &cfg, &rows, command, quiet);
+    };
+    let written = scale::shard::write(out.path(), &cfg, shard, &ids, &rows, command)?;
+    out.commit(&record(&cfg, command), &written)?;
     if !quiet {
         emit(&format!(
-            "{}wrote {}\n",
-            summary_table(&rows),
+            "wrote shard {} ({} of {} points) to {}\n",
+            shard.label(),
+            ids.len(),
+            all.len(),
             dir.display()
         ))?;
     }
     Ok(dir)
+}
+
+fn record<'a>(cfg: &'a Config, command: &'a str) -> report::output_dir::RunRecord<'a> {
+    report::output_dir::RunRecord {
+        config_name: &cfg.name,
+        seed: cfg.seed,
+        command,
+    }
+}
+
+/// Writes a whole study's folder from its rows (a run, or a merge of shards) and puts it in
+/// place.
+fn finish_study(
+    out: report::output_dir::OutputDir,
+    dir: &Path,
+    cfg: &Config,
+    rows: &[Summary],
+    command: &str,
+    quiet: bool,
+) -> Result<PathBuf> {
+    let info = run_info(cfg, command);
+    let written = write_outputs(out.path(), cfg, &info, rows)?;
+    out.commit(&record(cfg, command), &written)?;
+    if !quiet {
+        emit(&format!("{}wrote {}\n", summary_table(rows), dir.display()))?;
+    }
+    Ok(dir.to_path_buf())
+}
+
+/// `gdrsim merge OUT SHARD_DIR...`: the whole study from its shards, byte-identical to a run
+/// of it on one machine.
+pub fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<PathBuf> {
+    let (cfg, rows, command) = scale::merge::assemble(shards)?;
+    let dir = report::output_dir::OutputDir::claim(out)?;
+    finish_study(dir, out, &cfg, &rows, &command, quiet)
+}
+
+/// `gdrsim slurm CONFIG --tasks N ...`: writes the array and merge scripts, and with `submit`
+/// submits them. Returns what to print.
+pub fn slurm(config: Option<&Path>, seed: Option<u64>, opts: SlurmOptions) -> Result<String> {
+    let cfg = load_config(config)?;
+    let abs = |p: &Path| -> Result<PathBuf> {
+        std::path::absolute(p).with_context(|| format!("resolving {}", p.display()))
+    };
+    let config_abs = config.map(abs).transpose()?;
+    let dir = abs(&opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("output").join(format!("{}-slurm", cfg.name))))?;
+    let bin = std::env::current_exe().context("finding the gdrsim binary")?;
+    let request = scale::slurm::Request {
+        config: config_abs.as_deref(),
+        name: &cfg.name,
+        tasks: opts.tasks,
+        partition: opts.partition.as_deref(),
+        time: opts.time.as_deref(),
+        cpus_per_task: opts.cpus_per_task,
+        dir: &dir,
+        bin: &bin,
+        seed,
+    };
+    scale::slurm::check(&request)?;
+    let (array, merge) = scale::slurm::write(&request)?;
+    let mut text = format!("wrote {}\nwrote {}\n", array.display(), merge.display());
+    if opts.submit {
+        let (a, m) = scale::slurm::submit(&array, &merge)?;
+        text.push_str(&format!(
+            "submitted array job {a} ({} tasks) and merge job {m} (afterok:{a}); the study \
+             will be in {}\n",
+            opts.tasks,
+            dir.join("result").display()
+        ));
+    } else {
+        text.push_str(&format!(
+            "submit with:\n  a=$(sbatch --parsable {})\n  sbatch --dependency=afterok:$a {}\n",
+            array.display(),
+            merge.display()
+        ));
+    }
+    Ok(text)
+}
+
+/// `gdrsim slurm`'s options.
+pub struct SlurmOptions {
+    pub tasks: u32,
+    pub partition: Option<String>,
+    pub time: Option<String>,
+    pub cpus_per_task: u32,
+    pub out: Option<PathBuf>,
+    pub submit: bool,
 }
 
 /// Writes `text` to stdout. A closed pipe (`gdrsim topo | head`) ends the output quietly, as it

@@ -40,6 +40,50 @@ enum Command {
         /// Refuse implausible values (warnings otherwise) as errors.
         #[arg(long)]
         strict: bool,
+        /// Run only shard K of N (K from 0, as SLURM_ARRAY_TASK_ID) into a shard folder for
+        /// `gdrsim merge`; the points are dealt to shards by estimated cost.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+    },
+    /// Merge the shard folders of one study into the whole study (byte-identical to a run of
+    /// it on one machine).
+    Merge {
+        /// Output folder of the merged study.
+        out: PathBuf,
+        /// The shard folders (`gdrsim run --shard K/N`), every shard once.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        /// Print nothing but errors.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Write sbatch scripts that run a study as a Slurm job array (one shard per task) and a
+    /// merge job that depends on it; --submit submits both.
+    Slurm {
+        /// Config file (default: the embedded configs/default.toml).
+        config: Option<PathBuf>,
+        /// Array tasks (shards).
+        #[arg(long)]
+        tasks: u32,
+        /// Slurm partition.
+        #[arg(long)]
+        partition: Option<String>,
+        /// Time limit per task, as sbatch takes it (e.g. 01:00:00).
+        #[arg(long)]
+        time: Option<String>,
+        /// CPUs per task (the shard's worker threads).
+        #[arg(long, default_value_t = 1)]
+        cpus_per_task: u32,
+        /// Folder for the scripts, logs, shards and the merged study (default:
+        /// output/<config name>-slurm).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override the config's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Submit the array and the merge with sbatch and print their job ids.
+        #[arg(long)]
+        submit: bool,
     },
     /// Validate a config and run nothing.
     Check {
@@ -99,14 +143,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let line: Vec<String> = std::env::args().collect();
-    let command = if line.len() <= 1 {
-        "cargo run --release".to_string()
-    } else {
-        format!("gdrsim {}", line[1..].join(" "))
-    };
     let result = match cli.command {
-        None => app::run(None, None, None, 0, false, &command).map(|_| ()),
+        None => app::run(None, None, None, 0, false, "cargo run --release").map(|_| ()),
         Some(Command::Run {
             config,
             out,
@@ -114,19 +152,49 @@ fn main() -> ExitCode {
             jobs,
             quiet,
             strict,
-        }) => app::plausibility(config.as_deref(), strict, quiet)
-            .map_err(Into::into)
-            .and_then(|()| {
-                app::run(
-                    config.as_deref(),
-                    out.as_deref(),
-                    seed,
-                    jobs as usize,
-                    quiet,
-                    &command,
-                )
-            })
-            .map(|_| ()),
+            shard,
+        }) => {
+            let command = app::reproducing_command(config.as_deref(), seed);
+            shard
+                .as_deref()
+                .map(gdrsim::scale::shard::Shard::parse)
+                .transpose()
+                .map_err(Into::into)
+                .and_then(|shard| {
+                    app::plausibility(config.as_deref(), strict, quiet)?;
+                    let (config, out) = (config.as_deref(), out.as_deref());
+                    match shard {
+                        Some(s) => {
+                            app::run_shard(config, out, seed, jobs as usize, quiet, s, &command)
+                        }
+                        None => app::run(config, out, seed, jobs as usize, quiet, &command),
+                    }
+                })
+                .map(|_| ())
+        }
+        Some(Command::Merge { out, shards, quiet }) => app::merge(&out, &shards, quiet).map(|_| ()),
+        Some(Command::Slurm {
+            config,
+            tasks,
+            partition,
+            time,
+            cpus_per_task,
+            out,
+            seed,
+            submit,
+        }) => app::slurm(
+            config.as_deref(),
+            seed,
+            app::SlurmOptions {
+                tasks,
+                partition,
+                time,
+                cpus_per_task,
+                out,
+                submit,
+            },
+        )
+        .and_then(|text| app::emit(&text)),
         Some(Command::Check { config, strict }) => app::plausibility(Some(&config), strict, false)
             .and_then(|()| app::load_config(Some(&config)))
             .map_err(Into::into)

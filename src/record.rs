@@ -9,7 +9,9 @@ use crate::units::Ps;
 
 /// The fixed vocabulary of stages, in pipeline order. The order matters: where spans overlap, the
 /// critical-path attribution gives the overlap to the stage furthest down the pipeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Stage {
     Register,
     MemcpyD2h,

@@ -9,7 +9,7 @@ use crate::record::{Span, Stage};
 use crate::units::{Ps, ps_to_us};
 
 /// One row of results.csv, with its stage breakdown (stages.csv).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub scenario: String,
     /// GPU-NIC (or source-NIC) affinity: PIX, PXB, PHB, NODE, SYS.
@@ -44,7 +44,7 @@ pub struct Summary {
 }
 
 /// One flow of a point.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FlowRow {
     pub flow: u32,
     pub sender: String,
@@ -60,7 +60,7 @@ pub struct FlowRow {
 }
 
 /// One channel direction in a point's streaming run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LinkRow {
     pub channel: String,
     /// Wire bytes (headers included).
@@ -73,7 +73,7 @@ pub struct LinkRow {
 }
 
 /// Latency statistics in microseconds over the jittered iterations.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatencyStats {
     pub min_us: f64,
     pub p50_us: f64,
@@ -86,7 +86,7 @@ pub struct LatencyStats {
 }
 
 /// One stage of the noise-free message: its extent and its exclusive share of the critical path.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StageRow {
     pub stage: Stage,
     pub component: String,

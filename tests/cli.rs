@@ -330,34 +330,13 @@ fn running_the_default_config_twice_gives_identical_bytes() {
         .collect();
     files.sort();
     let mut compared = 0;
+    // The report and manifest record the command that reproduces the results, which does not
+    // name the output folder: every file is identical, those two included.
     for f in &files {
-        let (x, y) = (read(&a.join(f)), read(&b.join(f)));
-        if f == "report.md" {
-            // The report quotes the command line, which names the output folder.
-            let x = text(&x).replace(s(a), "<out>");
-            let y = text(&y).replace(s(&b), "<out>");
-            assert!(x == y, "report.md differs beyond the output folder");
-        } else if f == "manifest.json" {
-            // The manifest records the command and report.md's hash, which name the folder.
-            let strip = |b: &[u8]| {
-                let mut m: serde_json::Value = serde_json::from_slice(b).unwrap();
-                m["command"] = serde_json::Value::Null;
-                for e in m["files"].as_array_mut().unwrap() {
-                    if e["name"] == "report.md" {
-                        e["bytes"] = serde_json::Value::Null;
-                        e["fnv1a64"] = serde_json::Value::Null;
-                    }
-                }
-                m
-            };
-            assert_eq!(
-                strip(&x),
-                strip(&y),
-                "manifest.json differs beyond the command"
-            );
-        } else {
-            assert!(x == y, "{f} differs between two identical runs");
-        }
+        assert!(
+            read(&a.join(f)) == read(&b.join(f)),
+            "{f} differs between two identical runs"
+        );
         compared += 1;
     }
     assert!(compared >= 4, "compared only {files:?}");
@@ -1431,4 +1410,107 @@ fn bad_input_messages_name_what_was_written() {
         .unwrap();
     assert_ok(&o, "check - (stdin)");
     assert!(text(&o.stdout).starts_with("-: ok"));
+}
+
+/// Issue #12: `run --shard K/N` then `merge` gives the folder a single run writes, byte for
+/// byte, whatever the shard count and threads; merge refuses, as bad input naming the shard, a
+/// missing or repeated shard, a shard of another study and a truncated one.
+#[test]
+fn shards_merge_to_the_single_run() {
+    let base = scratch("shards");
+    fs::create_dir_all(&base).unwrap();
+    let cfg = write_config(
+        "shards-cfg",
+        &default_with(&[(
+            "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+            "sizes = { from = \"1B\", to = \"16MiB\", factor = 4 }",
+        )]),
+    );
+    let single = base.join("single");
+    assert_ok(
+        &gdrsim(&["run", s(&cfg), "--quiet", "--out", s(&single)]),
+        "single run",
+    );
+    for (n, jobs) in [(3u32, "1"), (5, "2")] {
+        let dirs: Vec<PathBuf> = (0..n).map(|k| base.join(format!("n{n}-s{k}"))).collect();
+        for (k, d) in dirs.iter().enumerate() {
+            let shard = format!("{k}/{n}");
+            let o = gdrsim(&[
+                "run",
+                s(&cfg),
+                "--shard",
+                &shard,
+                "--jobs",
+                jobs,
+                "--out",
+                s(d),
+            ]);
+            assert_ok(&o, &format!("shard {shard}"));
+            assert!(text(&o.stdout).contains(&format!("wrote shard {shard}")));
+        }
+        let merged = base.join(format!("merged-{n}"));
+        let mut args = vec!["merge", s(&merged), "--quiet"];
+        args.extend(dirs.iter().map(|d| s(d)));
+        assert_ok(&gdrsim(&args), "merge");
+        let mut files: Vec<String> = fs::read_dir(&single)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert!(files.len() >= 8, "{files:?}");
+        for f in &files {
+            assert!(
+                read(&single.join(f)) == read(&merged.join(f)),
+                "{f} of {n} merged shards differs from the single run"
+            );
+        }
+    }
+    let d = |k: u32| base.join(format!("n3-s{k}"));
+    let refused = |args: &[&str], needle: &str| {
+        let o = gdrsim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains(needle),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+        assert!(!base.join("bad").exists(), "{args:?} wrote a folder");
+    };
+    let bad = base.join("bad");
+    refused(&["merge", s(&bad), s(&d(0)), s(&d(2))], "shard 1/3 missing");
+    refused(
+        &["merge", s(&bad), s(&d(0)), s(&d(1)), s(&d(1)), s(&d(2))],
+        "shard 1/3 twice",
+    );
+    let other = base.join("other-seed");
+    assert_ok(
+        &gdrsim(&[
+            "run",
+            s(&cfg),
+            "--seed",
+            "9",
+            "--shard",
+            "1/3",
+            "--quiet",
+            "--out",
+            s(&other),
+        ]),
+        "a shard of another seed",
+    );
+    refused(
+        &["merge", s(&bad), s(&d(0)), s(&other), s(&d(2))],
+        "another study",
+    );
+    let rows = d(2).join("rows.jsonl");
+    let full = read(&rows);
+    fs::write(&rows, &full[..full.len() / 2]).unwrap();
+    refused(
+        &["merge", s(&bad), s(&d(0)), s(&d(1)), s(&d(2))],
+        "rows.jsonl",
+    );
+    fs::write(&rows, &full).unwrap();
+    refused(
+        &["run", s(&cfg), "--shard", "3/3", "--out", s(&bad)],
+        "--shard",
+    );
 }

@@ -2,6 +2,7 @@
 //! simulation of one point into a result row.
 
 pub mod build;
+pub mod cost;
 pub mod horizon;
 pub mod paths;
 mod simulate;

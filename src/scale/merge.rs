@@ -1,0 +1,225 @@
+//! `gdrsim merge OUT SHARD_DIR...`: checks that the shard folders belong to one study (same
+//! resolved config, seed and shard count) and cover each of its points exactly once, then hands
+//! the rows, in point order, to the same writer as a single run. The merged folder is
+//! byte-identical to `gdrsim run` of the same config and seed on one machine.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::shard::{self, ROWS, SHARD_MANIFEST, Shard, ShardManifest};
+use crate::config::{self, Config, ConfigError};
+use crate::scenario;
+use crate::stats::Summary;
+
+/// One shard folder, read and checked on its own.
+struct Part {
+    dir: PathBuf,
+    manifest: ShardManifest,
+    config_text: String,
+    rows: Vec<Summary>,
+}
+
+fn bad(
+    file: &Path,
+    key: &str,
+    expected: impl Into<String>,
+    found: impl Into<String>,
+) -> ConfigError {
+    ConfigError::new(&file.display().to_string(), key, expected, found)
+}
+
+fn read_part(dir: &Path) -> Result<Part, ConfigError> {
+    let mf = dir.join(SHARD_MANIFEST);
+    let text = std::fs::read_to_string(&mf).map_err(|e| {
+        bad(
+            &mf,
+            "",
+            "a shard folder written by gdrsim run --shard K/N (with its shard.json)",
+            format!("an I/O error: {e}"),
+        )
+    })?;
+    let manifest: ShardManifest = serde_json::from_str(&text)
+        .map_err(|e| bad(&mf, "", "a shard manifest", format!("invalid JSON: {e}")))?;
+    let cf = dir.join("config.toml");
+    let config_text = std::fs::read_to_string(&cf).map_err(|e| {
+        bad(
+            &cf,
+            "",
+            "the shard's resolved config",
+            format!("an I/O error: {e}"),
+        )
+    })?;
+    let hash = format!("{:016x}", crate::seed::fnv1a(config_text.as_bytes()));
+    if hash != manifest.config_fnv1a64 {
+        return Err(bad(
+            &cf,
+            "",
+            format!(
+                "the config the shard ran (FNV-1a {})",
+                manifest.config_fnv1a64
+            ),
+            format!("a config.toml changed since (FNV-1a {hash})"),
+        ));
+    }
+    let rf = dir.join(ROWS);
+    let lines = std::fs::read_to_string(&rf).map_err(|e| {
+        bad(
+            &rf,
+            "",
+            "the shard's result rows",
+            format!("an I/O error: {e}"),
+        )
+    })?;
+    let rows = lines
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str::<Summary>(l).map_err(|e| {
+                bad(
+                    &rf,
+                    &format!("line {}", i + 1),
+                    "a result row",
+                    format!("{e}"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if rows.len() != manifest.points.len() {
+        return Err(bad(
+            &rf,
+            "",
+            format!(
+                "{} rows, one per point of shard.json",
+                manifest.points.len()
+            ),
+            format!("{} rows (a truncated shard?)", rows.len()),
+        ));
+    }
+    Ok(Part {
+        dir: dir.to_path_buf(),
+        manifest,
+        config_text,
+        rows,
+    })
+}
+
+/// Reads and checks the shards; returns the study's config, its rows in point order and the
+/// command that reproduces it.
+pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), ConfigError> {
+    let cli = |expected: &str, found: String| {
+        ConfigError::new("command line", "SHARD_DIR", expected, found)
+    };
+    if dirs.is_empty() {
+        return Err(cli("at least one shard folder", "none".into()));
+    }
+    let parts = dirs
+        .iter()
+        .map(|d| read_part(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let first = &parts[0];
+    let m0 = &first.manifest;
+    for p in &parts[1..] {
+        let m = &p.manifest;
+        let file = p.dir.join(SHARD_MANIFEST);
+        if m.config_fnv1a64 != m0.config_fnv1a64 || m.seed != m0.seed {
+            return Err(bad(
+                &file,
+                "config_fnv1a64",
+                format!(
+                    "the study of {} (config FNV-1a {}, seed {})",
+                    first.dir.display(),
+                    m0.config_fnv1a64,
+                    m0.seed
+                ),
+                format!(
+                    "config FNV-1a {}, seed {}: another study",
+                    m.config_fnv1a64, m.seed
+                ),
+            ));
+        }
+        if m.shards != m0.shards {
+            return Err(bad(
+                &file,
+                "shards",
+                format!("{} shards, as {} was cut", m0.shards, first.dir.display()),
+                m.shards.to_string(),
+            ));
+        }
+    }
+    let mut seen: Vec<Option<PathBuf>> = vec![None; m0.shards as usize];
+    for p in &parts {
+        let k = p.manifest.shard as usize;
+        if k >= seen.len() {
+            return Err(bad(
+                &p.dir.join(SHARD_MANIFEST),
+                "shard",
+                format!("a shard below {}", m0.shards),
+                k.to_string(),
+            ));
+        }
+        if let Some(other) = &seen[k] {
+            return Err(cli(
+                "each shard once",
+                format!(
+                    "shard {k}/{} twice: {} and {}",
+                    m0.shards,
+                    other.display(),
+                    p.dir.display()
+                ),
+            ));
+        }
+        seen[k] = Some(p.dir.clone());
+    }
+    let missing: Vec<String> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_none())
+        .map(|(k, _)| format!("{k}/{}", m0.shards))
+        .collect();
+    if let Some(k) = missing.first() {
+        return Err(cli(
+            "every shard of the study",
+            format!(
+                "shard {} missing (run it with: {} --shard {k} --out DIR, or sbatch \
+                 --array=K on the study's array script)",
+                missing.join(", "),
+                m0.command
+            ),
+        ));
+    }
+    let file = first.dir.join("config.toml").display().to_string();
+    let cfg = config::parse(&first.config_text, &file)?;
+    let command = m0.command.clone();
+    let total = scenario::plan(&cfg).len();
+    let mut rows: Vec<Option<Summary>> = vec![None; total];
+    for p in parts {
+        let shard = Shard {
+            index: p.manifest.shard,
+            count: p.manifest.shards,
+        };
+        // The points are the ones the config deals to this shard: a shard of another cut, or
+        // a manifest edited by hand, is refused.
+        let expected = shard::point_ids(&cfg, shard);
+        if p.manifest.points != expected || p.manifest.points_total != total {
+            return Err(bad(
+                &p.dir.join(SHARD_MANIFEST),
+                "points",
+                format!(
+                    "the {} points the config deals to shard {}",
+                    expected.len(),
+                    shard.label()
+                ),
+                format!("{} other points", p.manifest.points.len()),
+            ));
+        }
+        for (id, row) in p.manifest.points.into_iter().zip(p.rows) {
+            rows[id] = Some(row);
+        }
+    }
+    let rows = rows
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| cli("every point of the study", "a point no shard ran".into()))?;
+    Ok((cfg, rows, command))
+}
