@@ -292,7 +292,7 @@ fn shell_word(s: &str) -> String {
     }
 }
 
-/// `gdrsim run`: the whole job. Returns the output folder.
+/// `gdrsim run`: the whole job with the default limits. Returns the output folder.
 pub fn run(
     config: Option<&Path>,
     out: Option<&Path>,
@@ -301,31 +301,55 @@ pub fn run(
     quiet: bool,
     command: &str,
 ) -> Result<PathBuf> {
-    run_points(config, out, seed, jobs, quiet, None, command)
+    let opts = RunOptions {
+        out,
+        seed,
+        jobs,
+        quiet,
+        ..RunOptions::default()
+    };
+    run_with(config, &opts, command)
 }
 
-/// `gdrsim run --shard K/N`: the points of one shard, into a shard folder for `gdrsim merge`.
-pub fn run_shard(
-    config: Option<&Path>,
-    out: Option<&Path>,
-    seed: Option<u64>,
-    jobs: usize,
-    quiet: bool,
-    shard: Shard,
-    command: &str,
-) -> Result<PathBuf> {
-    run_points(config, out, seed, jobs, quiet, Some(shard), command)
+/// How `gdrsim run` runs a config.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions<'a> {
+    /// The output folder (default: output/<name>, or output/<name>-shard-K-of-N).
+    pub out: Option<&'a Path>,
+    /// Replaces the config's seed.
+    pub seed: Option<u64>,
+    /// Worker threads, 0 = all cores.
+    pub jobs: usize,
+    pub quiet: bool,
+    /// Only this shard's points, into a shard folder.
+    pub shard: Option<Shard>,
+    /// Refuse, before any work, points estimated above this many events in all.
+    pub max_events: u64,
 }
 
-fn run_points(
-    config: Option<&Path>,
-    out: Option<&Path>,
-    seed: Option<u64>,
-    jobs: usize,
-    quiet: bool,
-    shard: Option<Shard>,
-    command: &str,
-) -> Result<PathBuf> {
+impl Default for RunOptions<'_> {
+    fn default() -> Self {
+        RunOptions {
+            out: None,
+            seed: None,
+            jobs: 0,
+            quiet: false,
+            shard: None,
+            max_events: DEFAULT_MAX_EVENTS,
+        }
+    }
+}
+
+/// `gdrsim run` (a whole study, or one shard of it with `opts.shard`). Returns the folder.
+pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Result<PathBuf> {
+    let RunOptions {
+        out,
+        seed,
+        jobs,
+        quiet,
+        shard,
+        max_events,
+    } = *opts;
     let mut cfg = load_config(config)?;
     if let Some(s) = seed {
         cfg.seed = s;
@@ -337,14 +361,19 @@ fn run_points(
         };
         Path::new("output").join(name)
     });
-    // Claimed before any work: a concurrent run into the same folder is refused now, not
-    // after both have simulated.
-    let out = report::output_dir::OutputDir::claim(&dir)?;
     let all = scenario::plan(&cfg);
     let ids: Vec<usize> = match shard {
         Some(s) => scale::shard::point_ids(&cfg, s),
         None => (0..all.len()).collect(),
     };
+    let file = config.map_or(config::DEFAULT_NAME.to_string(), |p| {
+        p.display().to_string()
+    });
+    check_cost(&cfg, &ids, &file, max_events)?;
+    // Claimed before any work: a concurrent run into the same folder is refused now, not
+    // after both have simulated.
+    let out = report::output_dir::OutputDir::claim(&dir)?;
+
     let points: Vec<scenario::Point> = ids.iter().map(|&i| all[i].clone()).collect();
     let what = shard
         .map(|s| format!("shard {}", s.label()))
@@ -395,6 +424,92 @@ fn finish_study(
     }
     Ok(dir.to_path_buf())
 }
+
+/// What a study is estimated to cost, for `check`: "estimated: 2.1e8 events, about 1.0 s on 2
+/// cores, 26 MB peak; costliest point: PIX gpudirect write_imm 1 GiB (3% of the events)".
+pub fn cost_line(cfg: &Config) -> String {
+    let c = scenario::cost::study(cfg);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let top = c
+        .top
+        .first()
+        .map(|&(i, e)| {
+            format!(
+                "; costliest point: {} ({:.0}% of the events)",
+                describe_point(cfg, i),
+                100.0 * e as f64 / c.events.max(1) as f64
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "estimated: {:.1e} events, about {} on {cores} core{}, {} peak{top}",
+        c.events as f64,
+        fmt_seconds(c.seconds(cores)),
+        if cores == 1 { "" } else { "s" },
+        fmt_bytes(c.memory)
+    )
+}
+
+/// "PIX gpudirect write_imm 1 GiB": point `i` of the plan.
+fn describe_point(cfg: &Config, i: usize) -> String {
+    let p = &scenario::plan(cfg)[i];
+    format!(
+        "{} {} {} {}",
+        cfg.scenarios[p.scenario].name,
+        p.path.name(),
+        p.op.name(),
+        fmt_bytes(p.size)
+    )
+}
+
+/// "0.4 s", "3 min", "2.5 h".
+fn fmt_seconds(s: f64) -> String {
+    if s < 60.0 {
+        format!("{s:.1} s")
+    } else if s < 3600.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// Refuses, before any work, a run whose estimated events exceed `max_events`, naming what
+/// makes it expensive and how to raise the limit.
+pub fn check_cost(
+    cfg: &Config,
+    ids: &[usize],
+    file: &str,
+    max_events: u64,
+) -> Result<(), ConfigError> {
+    let c = scenario::cost::study_of(cfg, ids);
+    if c.events <= max_events {
+        return Ok(());
+    }
+    let top: Vec<String> = c
+        .top
+        .iter()
+        .map(|&(i, e)| format!("{} ({:.1e})", describe_point(cfg, i), e as f64))
+        .collect();
+    Err(ConfigError::new(
+        file,
+        "",
+        format!(
+            "a study of at most {max_events:.1e} estimated events (raise the limit with \
+             --max-events, or cut it into shards with --shard K/N)",
+            max_events = max_events as f64
+        ),
+        format!(
+            "{:.1e} events over {} points, about {} on one core; the costliest: {}",
+            c.events as f64,
+            c.points,
+            fmt_seconds(c.seconds(1)),
+            top.join(", ")
+        ),
+    ))
+}
+
+/// The default `--max-events`: about two days of one core.
+pub const DEFAULT_MAX_EVENTS: u64 = 250_000_000_000;
 
 /// `gdrsim merge OUT SHARD_DIR...`: the whole study from its shards, byte-identical to a run
 /// of it on one machine.

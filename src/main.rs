@@ -44,6 +44,10 @@ enum Command {
         /// `gdrsim merge`; the points are dealt to shards by estimated cost.
         #[arg(long, value_name = "K/N")]
         shard: Option<String>,
+        /// Refuse, before any work, a run estimated above this many events (`check` prints
+        /// the estimate); the default is about two days of one core.
+        #[arg(long, default_value_t = app::DEFAULT_MAX_EVENTS)]
+        max_events: u64,
     },
     /// Merge the shard folders of one study into the whole study (byte-identical to a run of
     /// it on one machine).
@@ -153,6 +157,7 @@ fn main() -> ExitCode {
             quiet,
             strict,
             shard,
+            max_events,
         }) => {
             let command = app::reproducing_command(config.as_deref(), seed);
             shard
@@ -162,13 +167,15 @@ fn main() -> ExitCode {
                 .map_err(Into::into)
                 .and_then(|shard| {
                     app::plausibility(config.as_deref(), strict, quiet)?;
-                    let (config, out) = (config.as_deref(), out.as_deref());
-                    match shard {
-                        Some(s) => {
-                            app::run_shard(config, out, seed, jobs as usize, quiet, s, &command)
-                        }
-                        None => app::run(config, out, seed, jobs as usize, quiet, &command),
-                    }
+                    let opts = app::RunOptions {
+                        out: out.as_deref(),
+                        seed,
+                        jobs: jobs as usize,
+                        quiet,
+                        shard,
+                        max_events,
+                    };
+                    app::run_with(config.as_deref(), &opts, &command)
                 })
                 .map(|_| ())
         }
@@ -203,12 +210,13 @@ fn main() -> ExitCode {
                 let n =
                     |k: usize, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "s" });
                 format!(
-                    "{}: ok ({}, {}, {}: {})\n",
+                    "{}: ok ({}, {}, {}: {})\n{}\n",
                     config.display(),
                     n(cfg.scenarios.len(), "scenario"),
                     n(cfg.paths.len(), "path"),
                     n(cfg.sizes.len(), "size"),
-                    n(points, "point")
+                    n(points, "point"),
+                    app::cost_line(&cfg)
                 )
             })
             .and_then(|text| app::emit(&text)),

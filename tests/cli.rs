@@ -1514,3 +1514,37 @@ fn shards_merge_to_the_single_run() {
         "--shard",
     );
 }
+
+/// Issue #12: `check` prints a study's estimated cost; `run` refuses, before any work and as
+/// bad input, a study estimated above `--max-events`, naming its costliest points.
+#[test]
+fn costly_studies_are_estimated_and_refused_before_any_work() {
+    let o = gdrsim(&["check", "configs/default.toml"]);
+    assert_ok(&o, "check");
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("estimated: ") && out.contains(" events, about ") && out.contains("peak"),
+        "{out}"
+    );
+    let dir = scratch("too-costly");
+    let o = gdrsim(&["run", "--max-events", "1000000", "--out", s(&dir)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("--max-events") && err.contains("the costliest: ") && err.contains("staged"),
+        "{err}"
+    );
+    assert!(!dir.exists(), "a refused run wrote {}", dir.display());
+    // A shard is judged by its own points: one sixth of the study fits.
+    let o = gdrsim(&[
+        "run",
+        "--max-events",
+        "1000000",
+        "--shard",
+        "0/6",
+        "--quiet",
+        "--out",
+        s(&dir),
+    ]);
+    assert_ok(&o, "a shard within the limit");
+}
