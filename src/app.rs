@@ -204,16 +204,19 @@ pub fn write_outputs(
     info: &RunInfo,
     rows: &[Summary],
 ) -> Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
-    for (name, bytes) in [
-        ("results.csv", csv_out::results_csv(rows)?),
-        ("stages.csv", csv_out::stages_csv(rows)?),
-        ("flows.csv", csv_out::flows_csv(rows)?),
-        ("links.csv", csv_out::links_csv(rows)?),
-        ("config.toml", config::to_toml(cfg).into_bytes()),
-    ] {
+        let mut written = Vec::new();
+    // One file's bytes at a time: the CSVs of a 100,000-point study are hundreds of MB.
+    type Render<'a> = Box<dyn Fn() -> Result<Vec<u8>> + 'a>;
+    let files: [(&str, Render); 5] = [
+        ("results.csv", Box::new(|| csv_out::results_csv(rows))),
+        ("stages.csv", Box::new(|| csv_out::stages_csv(rows))),
+        ("flows.csv", Box::new(|| csv_out::flows_csv(rows))),
+        ("links.csv", Box::new(|| csv_out::links_csv(rows))),
+        ("config.toml", Box::new(|| Ok(config::to_toml(cfg).into_bytes()))),
+    ];
+    for (name, render) in files {
         let p = dir.join(name);
-        atomic::write(&p, &bytes)?;
+        atomic::write(&p, &render()?)?;
         written.push(p);
     }
     let charts = report::charts::write_charts(dir, info, rows)?;
