@@ -204,7 +204,7 @@ pub fn write_outputs(
     info: &RunInfo,
     rows: &[Summary],
 ) -> Result<Vec<PathBuf>> {
-        let mut written = Vec::new();
+    let mut written = Vec::new();
     // One file's bytes at a time: the CSVs of a 100,000-point study are hundreds of MB.
     type Render<'a> = Box<dyn Fn() -> Result<Vec<u8>> + 'a>;
     let files: [(&str, Render); 5] = [
@@ -212,7 +212,10 @@ pub fn write_outputs(
         ("stages.csv", Box::new(|| csv_out::stages_csv(rows))),
         ("flows.csv", Box::new(|| csv_out::flows_csv(rows))),
         ("links.csv", Box::new(|| csv_out::links_csv(rows))),
-        ("config.toml", Box::new(|| Ok(config::to_toml(cfg).into_bytes()))),
+        (
+            "config.toml",
+            Box::new(|| Ok(config::to_toml(cfg).into_bytes())),
+        ),
     ];
     for (name, render) in files {
         let p = dir.join(name);

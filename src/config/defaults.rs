@@ -1,6 +1,6 @@
 //! Defaults of every key a config may omit, with where each comes from: the model parameters
 //! of the hardware and the settings of `[sim]`, `[output]` and `[network]`. Row ids refer to the
-//! project's reference measurements (shared/reference/measurements.md); "calibrated" means
+//! project's reference measurements (docs/references.md); "calibrated" means
 //! chosen so that a composed figure of the model matches the cited row; "estimate" means no
 //! source pins it; "setting" means a choice of how to simulate or report, not of hardware.
 //! `config/raw.rs` binds each key to its default here; configs/default.toml spells them out
