@@ -98,6 +98,15 @@ enum Command {
     },
     /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix.
     Topo { config: Option<PathBuf> },
+    /// List every parameter of a config with its value, unit and the source of its default
+    /// (a reference row, a datasheet, a specification, or an estimate).
+    Params {
+        /// Config file (default: the embedded configs/default.toml).
+        config: Option<PathBuf>,
+        /// Only the parameters whose default is an estimate.
+        #[arg(long)]
+        estimates: bool,
+    },
     /// Walk the staged and GPUDirect paths step by step with simulated times and the DMA
     /// descriptors the NICs build (the seed walk-through).
     Walk {
@@ -218,6 +227,16 @@ fn main() -> ExitCode {
                     n(points, "point"),
                     app::cost_line(&cfg)
                 )
+            })
+            .and_then(|text| app::emit(&text)),
+        Some(Command::Params { config, estimates }) => app::load_config(config.as_deref())
+            .map_err(Into::into)
+            .map(|cfg| {
+                let mut l = gdrsim::config::params::list(&cfg);
+                if estimates {
+                    l.retain(|p| p.is_estimate());
+                }
+                gdrsim::config::params::render(&l)
             })
             .and_then(|text| app::emit(&text)),
         Some(Command::Topo { config }) => app::load_config(config.as_deref())

@@ -10,6 +10,7 @@ pub mod defaults;
 mod error;
 pub mod limits;
 mod options;
+pub mod params;
 pub mod plausible;
 pub(crate) mod raw;
 mod resolved;

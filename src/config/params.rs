@@ -1,0 +1,217 @@
+//! Every parameter of a loaded config with its value, unit and the source of its default, as
+//! `gdrsim params` prints it: what a reviewer reads to see which figures rest on a measurement
+//! and which on an estimate.
+
+use toml::{Table, Value};
+
+use super::{Config, SECTIONS, to_toml};
+
+/// One parameter of one section instance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamValue {
+    /// The key path, e.g. `machines[0].nics[0].read_window`.
+    pub key: String,
+    /// The value as the resolved config writes it.
+    pub value: String,
+    pub unit: &'static str,
+    /// Where the default comes from.
+    pub source: &'static str,
+    /// The default, where the config sets another value (then the config is the source).
+    pub default: Option<String>,
+}
+
+impl ParamValue {
+    /// Whether the value is the default and no measurement, datasheet or specification pins
+    /// it.
+    pub fn is_estimate(&self) -> bool {
+        self.default.is_none() && self.source.starts_with("estimate")
+    }
+}
+
+/// The tables at a section path (`machines[].gpus[]`) with their concrete key paths.
+fn instances<'a>(doc: &'a Table, path: &str) -> Vec<(String, &'a Table)> {
+    let mut cur: Vec<(String, &Table)> = vec![(String::new(), doc)];
+    for seg in path.split('.') {
+        let (name, many) = match seg.strip_suffix("[]") {
+            Some(n) => (n, true),
+            None => (seg, false),
+        };
+        let mut next = Vec::new();
+        for (at, t) in cur {
+            let join = |s: String| {
+                if at.is_empty() {
+                    s
+                } else {
+                    format!("{at}.{s}")
+                }
+            };
+            match t.get(name) {
+                Some(Value::Array(a)) if many => next.extend(
+                    a.iter()
+                        .enumerate()
+                        .filter_map(|(i, v)| Some((join(format!("{name}[{i}]")), v.as_table()?))),
+                ),
+                Some(Value::Table(t)) if !many => next.push((join(name.to_string()), t)),
+                _ => {}
+            }
+        }
+        cur = next;
+    }
+    cur
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(", ")),
+        other => other.to_string(),
+    }
+}
+
+/// `key = value` of every declared parameter of the resolved config `doc`.
+fn values(doc: &Table) -> Vec<(String, String, &'static super::ParamDoc)> {
+    let mut out = Vec::new();
+    for s in &SECTIONS {
+        for (at, t) in instances(doc, s.path) {
+            for p in s.params {
+                if let Some(v) = t.get(p.key) {
+                    out.push((format!("{at}.{}", p.key), show(v), p));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The resolved config with every declared parameter removed: what loads to the defaults.
+fn bare(doc: &Table) -> Table {
+    let mut doc = doc.clone();
+    for s in &SECTIONS {
+        for t in instances_mut(&mut doc, s.path) {
+            for p in s.params {
+                t.remove(p.key);
+            }
+        }
+    }
+    doc
+}
+
+fn instances_mut<'a>(doc: &'a mut Table, path: &str) -> Vec<&'a mut Table> {
+    let mut cur: Vec<&mut Table> = vec![doc];
+    for seg in path.split('.') {
+        let (name, many) = match seg.strip_suffix("[]") {
+            Some(n) => (n, true),
+            None => (seg, false),
+        };
+        let mut next = Vec::new();
+        for t in cur {
+            match t.get_mut(name) {
+                Some(Value::Array(a)) if many => {
+                    next.extend(a.iter_mut().filter_map(Value::as_table_mut))
+                }
+                Some(Value::Table(t)) if !many => next.push(t),
+                _ => {}
+            }
+        }
+        cur = next;
+    }
+    cur
+}
+
+/// Every declared parameter of `cfg` (each machine once, in config order), with the default
+/// beside each value the config changes.
+pub fn list(cfg: &Config) -> Vec<ParamValue> {
+    let doc: Table = to_toml(cfg).parse().unwrap_or_default();
+    let defaults: Vec<(String, String)> = super::parse(
+        &toml::to_string(&bare(&doc)).unwrap_or_default(),
+        "defaults",
+    )
+    .map(|d| {
+        let t: Table = to_toml(&d).parse().unwrap_or_default();
+        values(&t).into_iter().map(|(k, v, _)| (k, v)).collect()
+    })
+    .unwrap_or_default();
+    values(&doc)
+        .into_iter()
+        .map(|(key, value, p)| {
+            let default = defaults
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+                .filter(|d| *d != value);
+            ParamValue {
+                key,
+                value,
+                unit: p.unit,
+                source: p.source,
+                default,
+            }
+        })
+        .collect()
+}
+
+/// The list as aligned text, with a count of the estimates at the end.
+pub fn render(params: &[ParamValue]) -> String {
+    let w = |f: fn(&ParamValue) -> usize| params.iter().map(f).max().unwrap_or(0);
+    let (wk, wv, wu) = (
+        w(|p| p.key.len()),
+        w(|p| p.value.len()),
+        w(|p| p.unit.len()),
+    );
+    let mut s = format!(
+        "{:<wk$}  {:<wv$}  {:<wu$}  source\n",
+        "parameter", "value", "unit"
+    );
+    for p in params {
+        let source = match &p.default {
+            Some(d) => format!("the config (default {d}: {})", p.source),
+            None => p.source.to_string(),
+        };
+        s.push_str(&format!(
+            "{:<wk$}  {:<wv$}  {:<wu$}  {source}\n",
+            p.key, p.value, p.unit
+        ));
+    }
+    let est = params.iter().filter(|p| p.is_estimate()).count();
+    s.push_str(&format!(
+        "{} parameters, {est} of them estimates (no measurement pins them: the ones to vary \
+         before trusting a conclusion)\n",
+        params.len()
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{DEFAULT_TOML, parse};
+
+    #[test]
+    fn every_parameter_of_the_default_machine_is_listed_with_its_source() {
+        let cfg = parse(DEFAULT_TOML, "default").unwrap();
+        let l = list(&cfg);
+        let nic = l
+            .iter()
+            .find(|p| p.key == "machines[0].nics[0].read_window")
+            .expect("the NIC's read window");
+        assert_eq!((nic.value.as_str(), nic.unit), ("128", "count"));
+        assert!(nic.is_estimate());
+        let d9 = l
+            .iter()
+            .find(|p| p.key == "machines[0].cpu.pageable_d2h_latency_ns")
+            .unwrap();
+        assert_eq!(d9.source, "row D9");
+        let it = l.iter().find(|p| p.key == "sim.iterations").unwrap();
+        assert_eq!(
+            (it.value.as_str(), it.default.as_deref()),
+            ("60", Some("100"))
+        );
+        // Four GPUs, each with every GPU parameter.
+        let gpu_keys = l
+            .iter()
+            .filter(|p| p.key.starts_with("machines[0].gpus[3]."))
+            .count();
+        assert_eq!(gpu_keys, crate::config::raw::RawGpu::PARAMS.len());
+        assert!(render(&l).lines().last().unwrap().contains("estimates"));
+    }
+}
