@@ -525,6 +525,49 @@ pub fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<PathBuf> {
     finish_study(dir, out, &cfg, &rows, &command, quiet)
 }
 
+/// `gdrsim sensitivity`: the report as text, and every variant into `csv` if given.
+pub fn sensitivity(
+    config: Option<&Path>,
+    delta: &str,
+    threshold: &str,
+    csv: Option<&Path>,
+    quiet: bool,
+) -> Result<String> {
+    let delta = crate::sensitivity::parse_delta(delta)?;
+    let threshold = crate::sensitivity::parse_delta(threshold)?;
+    if let Some(p) = csv {
+        report::output_dir::usable_file(p, "--csv")?;
+    }
+    let r = crate::sensitivity::run(config, delta, quiet)?;
+    if let Some(p) = csv {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record([
+            "parameter",
+            "change",
+            "value",
+            "max_ratio_change",
+            "where",
+            "flips",
+        ])?;
+        for e in &r.effects {
+            w.write_record([
+                e.key.as_str(),
+                &e.direction,
+                &e.value,
+                &format!("{:.6}", e.max_change),
+                &e.max_at,
+                &e.flips
+                    .iter()
+                    .map(|f| f.text())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ])?;
+        }
+        atomic::write(p, &w.into_inner()?)?;
+    }
+    Ok(crate::sensitivity::render(&r, threshold))
+}
+
 /// `gdrsim slurm CONFIG --tasks N ...`: writes the array and merge scripts, and with `submit`
 /// submits them. Returns what to print.
 pub fn slurm(config: Option<&Path>, seed: Option<u64>, opts: SlurmOptions) -> Result<String> {

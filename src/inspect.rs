@@ -1540,17 +1540,7 @@ pub fn run_trace(
         )
         .into());
     }
-    // The file's folder must exist: a mistyped path is not silently created.
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(p) = parent.filter(|p| !p.is_dir()) {
-        return Err(ConfigError::new(
-            CLI,
-            "--out",
-            "a file in an existing folder",
-            format!("{}: no folder {}", out.display(), p.display()),
-        )
-        .into());
-    }
+    crate::report::output_dir::usable_file(out, "--out")?;
     let cfg = crate::app::load_config(config)?;
     let si = scenario_index(&cfg, scenario)?;
     // Every unit of every message is a slice: estimate the file from one message, and refuse

@@ -54,6 +54,7 @@ pub mod report;
 pub mod scale;
 pub mod scenario;
 pub mod seed;
+pub mod sensitivity;
 pub mod stats;
 pub mod topology;
 pub mod units;

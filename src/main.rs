@@ -89,6 +89,24 @@ enum Command {
         #[arg(long)]
         submit: bool,
     },
+    /// Vary every estimated parameter up and down and list which conclusions (which path
+    /// wins, the crossovers, the bottleneck) it moves or flips.
+    Sensitivity {
+        /// Config file (default: the embedded configs/default.toml).
+        config: Option<PathBuf>,
+        /// The change of each estimate, up and down.
+        #[arg(long, default_value = "25%")]
+        delta: String,
+        /// Leave out variants that move no ratio by this much and flip nothing.
+        #[arg(long, default_value = "5%")]
+        threshold: String,
+        /// Also write every variant to this CSV file.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// Print nothing but the report (no progress).
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Validate a config and run nothing.
     Check {
         config: PathBuf,
@@ -228,6 +246,14 @@ fn main() -> ExitCode {
                     app::cost_line(&cfg)
                 )
             })
+            .and_then(|text| app::emit(&text)),
+        Some(Command::Sensitivity {
+            config,
+            delta,
+            threshold,
+            csv,
+            quiet,
+        }) => app::sensitivity(config.as_deref(), &delta, &threshold, csv.as_deref(), quiet)
             .and_then(|text| app::emit(&text)),
         Some(Command::Params { config, estimates }) => app::load_config(config.as_deref())
             .map_err(Into::into)

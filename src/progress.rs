@@ -22,11 +22,17 @@ struct Plain {
     start: Instant,
     last: Mutex<Instant>,
     what: String,
+    unit: &'static str,
 }
 
 impl Progress {
     /// Progress of `total` points; `what` names the run in plain lines ("shard 2/8").
     pub fn new(total: u64, quiet: bool, what: &str) -> Progress {
+        Progress::counting(total, quiet, what, "points")
+    }
+
+    /// Progress of `total` things called `unit`.
+    pub fn counting(total: u64, quiet: bool, what: &str, unit: &'static str) -> Progress {
         if quiet {
             return Progress {
                 bar: None,
@@ -37,7 +43,7 @@ impl Progress {
             let b = indicatif::ProgressBar::new(total);
             b.set_style(
                 indicatif::ProgressStyle::with_template(
-                    "{spinner} {pos}/{len} points {wide_bar} {per_sec} ETA {eta} ({elapsed})",
+                                        &format!("{{spinner}} {{pos}}/{{len}} {unit} {{wide_bar}} {{per_sec}} ETA {{eta}} ({{elapsed}})"),
                 )
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
@@ -55,6 +61,7 @@ impl Progress {
                 start: now,
                 last: Mutex::new(now),
                 what: what.to_string(),
+                unit,
             }),
         }
     }
@@ -95,13 +102,14 @@ impl Plain {
             "?".into()
         };
         format!(
-            "gdrsim: {}{done}/{} points, {rate:.1} points/s, ETA {eta}",
+            "gdrsim: {}{done}/{} {unit}, {rate:.1} {unit}/s, ETA {eta}",
             if self.what.is_empty() {
                 String::new()
             } else {
                 format!("{}: ", self.what)
             },
-            self.total
+            self.total,
+            unit = self.unit
         )
     }
 }
@@ -129,6 +137,7 @@ mod tests {
             start,
             last: Mutex::new(start),
             what: "shard 1/4".into(),
+            unit: "points",
         };
         let line = p.line(25, start + Duration::from_secs(10));
         assert_eq!(

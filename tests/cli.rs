@@ -1548,3 +1548,38 @@ fn costly_studies_are_estimated_and_refused_before_any_work() {
     ]);
     assert_ok(&o, "a shard within the limit");
 }
+
+/// Issue #11: `sensitivity` varies every estimate and names the conclusions one of them flips.
+/// On the default machine the NIC's read requests (an estimate) decide whether GPUDirect or
+/// staging streams faster on PHB and SYS: halving MRRS flips them.
+#[test]
+fn sensitivity_names_the_estimates_a_conclusion_hangs_on() {
+    let cfg = write_config(
+        "sensitivity-cfg",
+        &default_with(&[(
+            "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+            "sizes = [\"4KiB\", \"1MiB\", \"64MiB\"]",
+        )]),
+    );
+    let csv = scratch("sensitivity").with_extension("csv");
+    let o = gdrsim(&["sensitivity", s(&cfg), "--quiet", "--csv", s(&csv)]);
+    assert_ok(&o, "sensitivity");
+    let out = text(&o.stdout);
+    assert!(out.contains("estimates, each scaled by 25% up and down"), "{out}");
+    assert!(
+        out.contains("Fragile conclusions")
+            && out.contains("machines[0].nics[0].mrrs_bytes /2")
+            && out.contains("gpudirect -> staged"),
+        "{out}"
+    );
+    let table = text(&read(&csv));
+    assert!(table.starts_with("parameter,change,value,max_ratio_change,where,flips\n"));
+    assert!(table.lines().count() > 20, "{table}");
+    for bad in [
+        vec!["sensitivity", "--delta", "0%"],
+        vec!["sensitivity", "--csv", "no/such/folder/x.csv"],
+    ] {
+        let o = gdrsim(&bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stderr));
+    }
+}

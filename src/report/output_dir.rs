@@ -172,6 +172,21 @@ fn usable_output(dir: &Path) -> Result<(), ConfigError> {
     }
 }
 
+/// Bad input before any work: an output file (`--out`, `--csv`: named by `key`) goes into an
+/// existing folder; a mistyped path is not silently created.
+pub fn usable_file(file: &Path, key: &str) -> Result<(), ConfigError> {
+    let parent = file.parent().filter(|p| !p.as_os_str().is_empty());
+    match parent.filter(|p| !p.is_dir()) {
+        Some(p) => Err(ConfigError::new(
+            "command line",
+            key,
+            "a file in an existing folder",
+            format!("{}: no folder {}", file.display(), p.display()),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn refuse(dir: &Path, why: String) -> ConfigError {
     ConfigError::new(
         "--out",

@@ -1,0 +1,499 @@
+//! `gdrsim sensitivity CONFIG [--delta 25%]`: which conclusions of a study hang on a parameter
+//! nobody measured. Every parameter whose value is its default and whose source is `estimate`
+//! is scaled up and down by the delta, one at a time; each variant is simulated (only the paths
+//! the conclusions compare: GPUDirect and its staging baselines) and its headline results are
+//! compared with the base run's: the GPUDirect-over-staging ratios per size, which path wins
+//! at each size (and so the crossovers), and the bottleneck GPUDirect streams into. A
+//! parameter that flips a winner or a bottleneck makes that conclusion fragile.
+
+use std::path::Path;
+
+use anyhow::Result;
+use toml::{Table, Value};
+
+use crate::app;
+use crate::config::params::{self, ParamValue};
+use crate::config::{self, Config, Domain, PathKind, SECTIONS};
+use crate::progress::Progress;
+use crate::report::charts::data::{BASELINES, Metric, Model, TIE};
+use crate::scenario;
+use crate::stats::Summary;
+use crate::units::fmt_bytes;
+
+/// The headline results of one run: per comparison (scenario, op, baseline) and size, the
+/// ratios and the winner of each metric; per scenario, GPUDirect's bottleneck at the largest size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Headlines {
+    /// (comparison label, size, metric, ratio).
+    pub ratios: Vec<(String, u64, Metric, f64)>,
+    /// (scenario, bottleneck).
+    pub bottlenecks: Vec<(String, String)>,
+}
+
+/// Who wins at a ratio: GPUDirect above 1, the baseline below, nobody within [`TIE`].
+fn winner(r: f64) -> i8 {
+    if (r - 1.0).abs() <= TIE {
+        0
+    } else if r > 1.0 {
+        1
+    } else {
+        -1
+    }
+}
+
+/// The headline results of `rows`, simulated for `cfg`.
+pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
+    let info = app::run_info(cfg, "");
+    let model = Model::new(&info, rows);
+    let mut ratios = Vec::new();
+    for s in model.speedups() {
+        let label = format!(
+            "{} {} vs {}",
+            model.scenarios[s.scenario].name, model.ops[s.op], s.baseline
+        );
+        for p in &s.points {
+            for m in [Metric::Latency, Metric::Bandwidth] {
+                if let Some(r) = m.of(p) {
+                    ratios.push((label.clone(), p.size, m, r));
+                }
+            }
+        }
+    }
+    let largest = cfg.sizes.iter().copied().max().unwrap_or(0);
+    let bottlenecks = rows
+        .iter()
+        .filter(|r| r.path == PathKind::GpuDirect.name() && r.size_bytes == largest)
+        .map(|r| (r.scenario.clone(), r.bottleneck.clone()))
+        .collect();
+    Headlines {
+        ratios,
+        bottlenecks,
+    }
+}
+
+/// How one variant moved the headlines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Effect {
+    pub key: String,
+    /// "x1.25" or "/1.25" (or "x2" for a power of two).
+    pub direction: String,
+    pub value: String,
+    /// The largest relative change of a ratio, signed, with where it happened.
+    pub max_change: f64,
+    pub max_at: String,
+    /// Conclusions that flipped.
+    pub flips: Vec<Flip>,
+}
+
+/// One conclusion a variant flipped: who wins a comparison at a size, or a bottleneck.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Flip {
+    /// "SYS write_imm vs staged bandwidth", or "SYS gpudirect bottleneck".
+    pub what: String,
+    /// The size, for a winner.
+    pub size: Option<u64>,
+    pub from: String,
+    pub to: String,
+}
+
+impl Flip {
+    /// "SYS write_imm vs staged bandwidth at 1 MiB: gpudirect -> staged".
+    pub fn text(&self) -> String {
+        match self.size {
+            Some(s) => format!(
+                "{} at {}: {} -> {}",
+                self.what,
+                fmt_bytes(s),
+                self.from,
+                self.to
+            ),
+            None => format!("{}: {} -> {}", self.what, self.from, self.to),
+        }
+    }
+}
+
+/// The flips of one variant with runs of adjacent sizes of one comparison joined: "SYS
+/// write_imm vs staged bandwidth from 512 KiB to 1 GiB (12 sizes): gpudirect -> staged".
+fn joined(flips: &[Flip]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < flips.len() {
+        let f = &flips[i];
+        let mut j = i + 1;
+        while j < flips.len()
+            && f.size.is_some()
+            && flips[j].size.is_some()
+            && (
+                flips[j].what.as_str(),
+                flips[j].from.as_str(),
+                flips[j].to.as_str(),
+            ) == (f.what.as_str(), f.from.as_str(), f.to.as_str())
+        {
+            j += 1;
+        }
+        if j - i > 1 {
+            let (a, b) = (f.size.unwrap_or(0), flips[j - 1].size.unwrap_or(0));
+            out.push(format!(
+                "{} from {} to {} ({} sizes): {} -> {}",
+                f.what,
+                fmt_bytes(a),
+                fmt_bytes(b),
+                j - i,
+                f.from,
+                f.to
+            ));
+        } else {
+            out.push(f.text());
+        }
+        i = j;
+    }
+    out
+}
+
+fn compare(base: &Headlines, v: &Headlines) -> (f64, String, Vec<Flip>) {
+    let mut max = (0.0f64, String::new());
+    let mut flips = Vec::new();
+    let name = |w: i8, label: &str| match w {
+        1 => "gpudirect".to_string(),
+        -1 => label
+            .rsplit(" vs ")
+            .next()
+            .unwrap_or("baseline")
+            .to_string(),
+        _ => "a tie".to_string(),
+    };
+    for (label, size, m, r0) in &base.ratios {
+        let Some((_, _, _, r1)) = v
+            .ratios
+            .iter()
+            .find(|(l, s, mm, _)| l == label && s == size && mm == m)
+        else {
+            continue;
+        };
+        let change = r1 / r0 - 1.0;
+        if change.abs() > max.0.abs() {
+            max = (
+                change,
+                format!("{label} {} at {}", m.name(), fmt_bytes(*size)),
+            );
+        }
+        let (w0, w1) = (winner(*r0), winner(*r1));
+        if w0 != w1 && w0 != 0 && w1 != 0 {
+            flips.push(Flip {
+                what: format!("{label} {}", m.name()),
+                size: Some(*size),
+                from: name(w0, label),
+                to: name(w1, label),
+            });
+        }
+    }
+    for (sc, b0) in &base.bottlenecks {
+        if let Some((_, b1)) = v.bottlenecks.iter().find(|(s, _)| s == sc)
+            && b1 != b0
+        {
+            flips.push(Flip {
+                what: format!("{sc} gpudirect bottleneck"),
+                size: None,
+                from: b0.clone(),
+                to: b1.clone(),
+            });
+        }
+    }
+    (max.0, max.1, flips)
+}
+
+/// The value of `p` scaled by `factor` (up when above 1), as the config writes it; None where
+/// scaling cannot change it (a zero, a bound reached) or the kind is not a number.
+fn scaled(p: &ParamValue, domain: Domain, factor: f64) -> Option<Value> {
+    let num = |s: &str| -> Option<f64> {
+        let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+        digits.parse().ok()
+    };
+    let v = num(&p.value)?;
+    if v == 0.0 {
+        return None;
+    }
+    let up = factor > 1.0;
+    let out = match domain {
+        // The resolved config writes whole ns bare, otherwise "NNNps".
+        Domain::Duration { max } => {
+            let ps = if p.value.ends_with("ps") { v } else { v * 1e3 };
+            let n = ((ps * factor).round() as u64).min(max);
+            Value::String(format!("{n}ps"))
+        }
+        Domain::Rate { min } => {
+            let bps = if p.value.ends_with("b/s") { v } else { v * 1e9 };
+            Value::String(format!("{}b/s", ((bps * factor).round() as u64).max(min)))
+        }
+        Domain::Bytes { lo, hi } => {
+            Value::Integer(((v * factor).round() as u64).clamp(lo, hi) as i64)
+        }
+        Domain::Count { lo, hi } => {
+            let mut n = (v * factor).round() as u64;
+            if n == v as u64 {
+                n = if up { n + 1 } else { n.saturating_sub(1) };
+            }
+            Value::Integer(n.clamp(lo, hi) as i64)
+        }
+        Domain::Pow2 { lo, hi } => {
+            let n = v as u64;
+            Value::Integer((if up { n * 2 } else { n / 2 }).clamp(lo, hi) as i64)
+        }
+        _ => return None,
+    };
+    (out.to_string() != p.value && out.as_str() != Some(p.value.as_str())).then_some(out)
+}
+
+/// The table at `key`'s parent in `doc` ("machines[0].nics[0].read_window").
+fn set(doc: &mut Table, key: &str, v: Value) -> Option<()> {
+    let mut segs: Vec<&str> = key.split('.').collect();
+    let last = segs.pop()?;
+    let mut t = doc;
+    for seg in segs {
+        let (name, idx) = match seg.split_once('[') {
+            Some((n, i)) => (n, Some(i.trim_end_matches(']').parse::<usize>().ok()?)),
+            None => (seg, None),
+        };
+        let next = t.get_mut(name)?;
+        t = match idx {
+            Some(i) => next.as_array_mut()?.get_mut(i)?.as_table_mut()?,
+            None => next.as_table_mut()?,
+        };
+    }
+    t.insert(last.to_string(), v);
+    Some(())
+}
+
+fn domain_of(key: &str) -> Option<Domain> {
+    let last = key.rsplit('.').next()?;
+    let section = key.rsplit_once('.')?.0;
+    let shape: String = section
+        .split('.')
+        .map(|s| match s.split_once('[') {
+            Some((n, _)) => format!("{n}[]"),
+            None => s.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(".");
+    SECTIONS
+        .iter()
+        .find(|s| s.path == shape)?
+        .params
+        .iter()
+        .find(|p| p.key == last)
+        .map(|p| p.domain)
+}
+
+/// Simulates the points of `cfg` the headlines compare.
+fn simulate(cfg: &Config) -> Result<Vec<Summary>> {
+    let keep = |p: PathKind| p == PathKind::GpuDirect || BASELINES.contains(&p.name());
+    let points: Vec<scenario::Point> = scenario::plan(cfg)
+        .into_iter()
+        .filter(|p| keep(p.path))
+        .collect();
+    app::simulate(cfg, &points, 0, &Progress::new(0, true, ""))
+}
+
+/// The result of a sensitivity study.
+pub struct Report {
+    pub estimates: usize,
+    pub runs: usize,
+    pub delta: f64,
+    pub effects: Vec<Effect>,
+}
+
+/// Runs the study: the base and, for every estimate, a variant up and one down.
+pub fn run(config: Option<&Path>, delta: f64, quiet: bool) -> Result<Report> {
+    let cfg = app::load_config(config)?;
+    let base_rows = simulate(&cfg)?;
+    let base = headlines(&cfg, &base_rows);
+    let doc: Table = config::to_toml(&cfg).parse()?;
+    let estimates: Vec<ParamValue> = params::list(&cfg)
+        .into_iter()
+        .filter(|p| p.is_estimate())
+        .collect();
+    let progress = Progress::counting(
+        (estimates.len() * 2) as u64,
+        quiet,
+        "sensitivity",
+        "variants",
+    );
+    let mut effects = Vec::new();
+    let mut runs = 1;
+    for p in &estimates {
+        let Some(domain) = domain_of(&p.key) else {
+            continue;
+        };
+        for factor in [1.0 + delta, 1.0 / (1.0 + delta)] {
+            progress.inc();
+            let Some(v) = scaled(p, domain, factor) else {
+                continue;
+            };
+            let mut d = doc.clone();
+            if set(&mut d, &p.key, v.clone()).is_none() {
+                continue;
+            }
+            let Ok(variant) = config::parse(&toml::to_string(&d)?, "variant") else {
+                continue;
+            };
+            let rows = simulate(&variant)?;
+            runs += 1;
+            let (max_change, max_at, flips) = compare(&base, &headlines(&variant, &rows));
+            let direction = match domain {
+                Domain::Pow2 { .. } => if factor > 1.0 { "x2" } else { "/2" }.to_string(),
+                _ if factor > 1.0 => format!("x{:.2}", 1.0 + delta),
+                _ => format!("/{:.2}", 1.0 + delta),
+            };
+            effects.push(Effect {
+                key: p.key.clone(),
+                direction,
+                value: v.as_str().map_or_else(|| v.to_string(), String::from),
+                max_change,
+                max_at,
+                flips,
+            });
+        }
+    }
+    progress.finish();
+    effects.sort_by(|a, b| {
+        (b.flips.len(), b.max_change.abs())
+            .partial_cmp(&(a.flips.len(), a.max_change.abs()))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    Ok(Report {
+        estimates: estimates.len(),
+        runs,
+        delta,
+        effects,
+    })
+}
+
+/// The report as text: the variants by effect (flips first, then the largest change of a
+/// ratio), and the fragile conclusions.
+pub fn render(r: &Report, threshold: f64) -> String {
+    let mut s = format!(
+        "{} estimates, each scaled by {:.0}% up and down ({} runs). A ratio is GPUDirect over \
+         its staging baseline; moves under {:.0}% are left out.\n\n",
+        r.estimates,
+        r.delta * 100.0,
+        r.runs,
+        threshold * 100.0
+    );
+    let shown: Vec<&Effect> = r
+        .effects
+        .iter()
+        .filter(|e| !e.flips.is_empty() || e.max_change.abs() >= threshold)
+        .collect();
+    let wk = shown.iter().map(|e| e.key.len()).max().unwrap_or(9).max(9);
+    s.push_str(&format!(
+        "{:<wk$}  {:<6}  {:>8}  where\n",
+        "parameter", "change", "ratio"
+    ));
+    for e in &shown {
+        s.push_str(&format!(
+            "{:<wk$}  {:<6}  {:>+7.1}%  {}\n",
+            e.key,
+            e.direction,
+            e.max_change * 100.0,
+            e.max_at
+        ));
+    }
+    if shown.is_empty() {
+        s.push_str("(no estimate moves a headline ratio that much)\n");
+    }
+    let fragile: Vec<String> = r
+        .effects
+        .iter()
+        .flat_map(|e| {
+            joined(&e.flips)
+                .into_iter()
+                .map(move |f| format!("{f}  ({} {})", e.key, e.direction))
+        })
+        .collect();
+    s.push('\n');
+    if fragile.is_empty() {
+        s.push_str("No conclusion flips: every winner and bottleneck holds under each change.\n");
+    } else {
+        s.push_str(&format!("Fragile conclusions ({}):\n", fragile.len()));
+        for f in fragile {
+            s.push_str(&format!("  {f}\n"));
+        }
+    }
+    s
+}
+
+/// `25%`, `0.25` or `25` -> 0.25.
+pub fn parse_delta(s: &str) -> Result<f64, config::ConfigError> {
+    let t = s.trim();
+    let v: Option<f64> = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().ok().map(|p| p / 100.0),
+        None => t
+            .parse::<f64>()
+            .ok()
+            .map(|v| if v >= 1.0 { v / 100.0 } else { v }),
+    };
+    v.filter(|v| (0.01..=10.0).contains(v)).ok_or_else(|| {
+        config::ConfigError::new(
+            "command line",
+            "--delta",
+            "a change from 1% to 1000% (such as 25%)",
+            format!("{s:?}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pv(value: &str) -> ParamValue {
+        ParamValue {
+            key: "k".into(),
+            value: value.into(),
+            unit: "",
+            source: "estimate",
+            default: None,
+        }
+    }
+
+    #[test]
+    fn values_scale_within_their_domain() {
+        let d = Domain::Duration { max: u64::MAX };
+        assert_eq!(
+            scaled(&pv("150"), d, 1.25),
+            Some(Value::String("187500ps".into()))
+        );
+        assert_eq!(scaled(&pv("0"), d, 1.25), None);
+        let w = Domain::Count { lo: 1, hi: 65536 };
+        assert_eq!(scaled(&pv("128"), w, 1.25), Some(Value::Integer(160)));
+        assert_eq!(scaled(&pv("1"), w, 0.8), None, "at its bound");
+        let p = Domain::Pow2 { lo: 128, hi: 4096 };
+        assert_eq!(scaled(&pv("512"), p, 0.8), Some(Value::Integer(256)));
+        assert_eq!(parse_delta("25%").unwrap(), 0.25);
+        assert!(parse_delta("0%").is_err());
+    }
+
+    /// A read window cut in half flips the default study's SYS bandwidth conclusion or moves
+    /// its ratios; any estimate that changes nothing shows no flip.
+    #[test]
+    fn an_estimate_that_binds_moves_the_headlines() {
+        let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
+        let base = headlines(&cfg, &simulate(&cfg).unwrap());
+        assert!(!base.ratios.is_empty());
+        let same = compare(&base, &base);
+        assert_eq!((same.0, same.2.len()), (0.0, 0));
+        let mut doc: Table = config::to_toml(&cfg).parse().unwrap();
+        set(
+            &mut doc,
+            "machines[0].nics[0].read_window",
+            Value::Integer(8),
+        )
+        .unwrap();
+        let v = config::parse(&toml::to_string(&doc).unwrap(), "v").unwrap();
+        let (change, at, _) = compare(&base, &headlines(&v, &simulate(&v).unwrap()));
+        assert!(
+            change.abs() > 0.05,
+            "a read window of 8 moved the ratios by {change} ({at})"
+        );
+    }
+}
