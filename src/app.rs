@@ -142,6 +142,7 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
         command: command.to_string(),
         scenarios,
         output: cfg.output.clone(),
+        fragile: None,
     }
 }
 
@@ -331,6 +332,9 @@ pub struct RunOptions<'a> {
     pub shard: Option<Shard>,
     /// Refuse, before any work, points estimated above this many events in all.
     pub max_events: u64,
+    /// Also vary every estimate by this fraction and mark the conclusions it flips as fragile
+    /// in report.md (with sensitivity.csv beside it).
+    pub sensitivity: Option<f64>,
 }
 
 impl Default for RunOptions<'_> {
@@ -342,6 +346,7 @@ impl Default for RunOptions<'_> {
             quiet: false,
             shard: None,
             max_events: DEFAULT_MAX_EVENTS,
+            sensitivity: None,
         }
     }
 }
@@ -355,7 +360,17 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         quiet,
         shard,
         max_events,
+        sensitivity,
     } = *opts;
+    if shard.is_some() && sensitivity.is_some() {
+        return Err(ConfigError::new(
+            "command line",
+            "--sensitivity",
+            "a whole study (the variants need every point; run it on the merged study's config)",
+            "--sensitivity with --shard",
+        )
+        .into());
+    }
     let mut cfg = load_config(config)?;
     if let Some(s) = seed {
         cfg.seed = s;
@@ -388,7 +403,10 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
     let rows = simulate(&cfg, &points, jobs, &progress)?;
     progress.finish();
     let Some(shard) = shard else {
-        return finish_study(out, &dir, &cfg, &rows, command, quiet);
+        let assessed = sensitivity
+            .map(|d| crate::sensitivity::study(&cfg, d, quiet).map(|r| (d, r)))
+            .transpose()?;
+        return finish_study(out, &dir, &cfg, &rows, command, quiet, assessed.as_ref());
     };
     let written = scale::shard::write(out.path(), &cfg, shard, &ids, &rows, command)?;
     out.commit(&record(&cfg, command), &written)?;
@@ -421,9 +439,17 @@ fn finish_study(
     rows: &[Summary],
     command: &str,
     quiet: bool,
+    sensitivity: Option<&(f64, crate::sensitivity::Report)>,
 ) -> Result<PathBuf> {
-    let info = run_info(cfg, command);
-    let written = write_outputs(out.path(), cfg, &info, rows)?;
+    let mut info = run_info(cfg, command);
+    let mut written = Vec::new();
+    if let Some((delta, r)) = sensitivity {
+        info.fragile = Some((delta * 100.0, crate::sensitivity::fragile(r)));
+        let p = out.path().join("sensitivity.csv");
+        atomic::write(&p, &crate::sensitivity::csv(r)?)?;
+        written.push(p);
+    }
+    written.extend(write_outputs(out.path(), cfg, &info, rows)?);
     out.commit(&record(cfg, command), &written)?;
     if !quiet {
         emit(&format!("{}wrote {}\n", summary_table(rows), dir.display()))?;
@@ -522,7 +548,7 @@ pub const DEFAULT_MAX_EVENTS: u64 = 250_000_000_000;
 pub fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<PathBuf> {
     let (cfg, rows, command) = scale::merge::assemble(shards)?;
     let dir = report::output_dir::OutputDir::claim(out)?;
-    finish_study(dir, out, &cfg, &rows, &command, quiet)
+    finish_study(dir, out, &cfg, &rows, &command, quiet, None)
 }
 
 /// `gdrsim sensitivity`: the report as text, and every variant into `csv` if given.
@@ -540,30 +566,7 @@ pub fn sensitivity(
     }
     let r = crate::sensitivity::run(config, delta, quiet)?;
     if let Some(p) = csv {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record([
-            "parameter",
-            "change",
-            "value",
-            "max_ratio_change",
-            "where",
-            "flips",
-        ])?;
-        for e in &r.effects {
-            w.write_record([
-                e.key.as_str(),
-                &e.direction,
-                &e.value,
-                &format!("{:.6}", e.max_change),
-                &e.max_at,
-                &e.flips
-                    .iter()
-                    .map(|f| f.text())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ])?;
-        }
-        atomic::write(p, &w.into_inner()?)?;
+        atomic::write(p, &crate::sensitivity::csv(&r)?)?;
     }
     Ok(crate::sensitivity::render(&r, threshold))
 }

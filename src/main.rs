@@ -48,6 +48,10 @@ enum Command {
         /// the estimate); the default is about two days of one core.
         #[arg(long, default_value_t = app::DEFAULT_MAX_EVENTS)]
         max_events: u64,
+        /// Also vary every estimate by DELTA (default 25%) up and down and mark in report.md
+        /// the conclusions one change flips (sensitivity.csv beside it); about 30 runs more.
+        #[arg(long, value_name = "DELTA", num_args = 0..=1, default_missing_value = "25%")]
+        sensitivity: Option<String>,
     },
     /// Merge the shard folders of one study into the whole study (byte-identical to a run of
     /// it on one machine).
@@ -185,14 +189,23 @@ fn main() -> ExitCode {
             strict,
             shard,
             max_events,
+            sensitivity,
         }) => {
-            let command = app::reproducing_command(config.as_deref(), seed);
+            let mut command = app::reproducing_command(config.as_deref(), seed);
+            if let Some(d) = &sensitivity {
+                command.push_str(&format!(" --sensitivity {d}"));
+            }
+            let sensitivity = sensitivity
+                .as_deref()
+                .map(gdrsim::sensitivity::parse_delta)
+                .transpose();
             shard
                 .as_deref()
                 .map(gdrsim::scale::shard::Shard::parse)
                 .transpose()
+                .and_then(|shard| Ok((shard, sensitivity?)))
                 .map_err(Into::into)
-                .and_then(|shard| {
+                .and_then(|(shard, sensitivity)| {
                     app::plausibility(config.as_deref(), strict, quiet)?;
                     let opts = app::RunOptions {
                         out: out.as_deref(),
@@ -201,6 +214,7 @@ fn main() -> ExitCode {
                         quiet,
                         shard,
                         max_events,
+                        sensitivity,
                     };
                     app::run_with(config.as_deref(), &opts, &command)
                 })

@@ -302,9 +302,14 @@ pub struct Report {
     pub effects: Vec<Effect>,
 }
 
-/// Runs the study: the base and, for every estimate, a variant up and one down.
+/// Runs the study of the config at `config`: see [`study`].
 pub fn run(config: Option<&Path>, delta: f64, quiet: bool) -> Result<Report> {
-    let cfg = app::load_config(config)?;
+    study(&app::load_config(config)?, delta, quiet)
+}
+
+/// The base run and, for every estimate, a variant up and one down.
+pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
+    let cfg = cfg.clone();
     let base_rows = simulate(&cfg)?;
     let base = headlines(&cfg, &base_rows);
     let doc: Table = config::to_toml(&cfg).parse()?;
@@ -401,15 +406,7 @@ pub fn render(r: &Report, threshold: f64) -> String {
     if shown.is_empty() {
         s.push_str("(no estimate moves a headline ratio that much)\n");
     }
-    let fragile: Vec<String> = r
-        .effects
-        .iter()
-        .flat_map(|e| {
-            joined(&e.flips)
-                .into_iter()
-                .map(move |f| format!("{f}  ({} {})", e.key, e.direction))
-        })
-        .collect();
+    let fragile = fragile(r);
     s.push('\n');
     if fragile.is_empty() {
         s.push_str("No conclusion flips: every winner and bottleneck holds under each change.\n");
@@ -420,6 +417,44 @@ pub fn render(r: &Report, threshold: f64) -> String {
         }
     }
     s
+}
+
+/// One line per flipped conclusion (adjacent sizes joined), with the estimate and direction
+/// that flip it.
+pub fn fragile(r: &Report) -> Vec<String> {
+    r.effects
+        .iter()
+        .flat_map(|e| {
+            joined(&e.flips)
+                .into_iter()
+                .map(move |f| format!("{f}  ({} {})", e.key, e.direction))
+        })
+        .collect()
+}
+
+/// Every variant as CSV: parameter, change, value, the largest ratio change and where, flips.
+pub fn csv(r: &Report) -> Result<Vec<u8>> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "parameter",
+        "change",
+        "value",
+        "max_ratio_change",
+        "where",
+        "flips",
+    ])?;
+    for e in &r.effects {
+        let flips: Vec<String> = e.flips.iter().map(Flip::text).collect();
+        w.write_record([
+            e.key.as_str(),
+            &e.direction,
+            &e.value,
+            &format!("{:.6}", e.max_change),
+            &e.max_at,
+            &flips.join("; "),
+        ])?;
+    }
+    Ok(w.into_inner()?)
 }
 
 /// `25%`, `0.25` or `25` -> 0.25.

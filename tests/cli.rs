@@ -1565,7 +1565,10 @@ fn sensitivity_names_the_estimates_a_conclusion_hangs_on() {
     let o = gdrsim(&["sensitivity", s(&cfg), "--quiet", "--csv", s(&csv)]);
     assert_ok(&o, "sensitivity");
     let out = text(&o.stdout);
-    assert!(out.contains("estimates, each scaled by 25% up and down"), "{out}");
+    assert!(
+        out.contains("estimates, each scaled by 25% up and down"),
+        "{out}"
+    );
     assert!(
         out.contains("Fragile conclusions")
             && out.contains("machines[0].nics[0].mrrs_bytes /2")
@@ -1575,9 +1578,29 @@ fn sensitivity_names_the_estimates_a_conclusion_hangs_on() {
     let table = text(&read(&csv));
     assert!(table.starts_with("parameter,change,value,max_ratio_change,where,flips\n"));
     assert!(table.lines().count() > 20, "{table}");
+    // `run --sensitivity` marks the same conclusions fragile in its report.
+    let dir = scratch("sensitivity-run");
+    let o = gdrsim(&["run", s(&cfg), "--sensitivity", "--quiet", "--out", s(&dir)]);
+    assert_ok(&o, "run --sensitivity");
+    let md = text(&read(&dir.join("report.md")));
+    assert!(
+        md.contains("## Fragile conclusions") && md.contains("mrrs_bytes /2"),
+        "{md}"
+    );
+    assert!(md.contains("--sensitivity 25%"), "the reproducing command");
+    assert!(dir.join("sensitivity.csv").is_file());
+    assert_whole(&dir);
     for bad in [
         vec!["sensitivity", "--delta", "0%"],
         vec!["sensitivity", "--csv", "no/such/folder/x.csv"],
+        vec![
+            "run",
+            "--sensitivity",
+            "--shard",
+            "0/2",
+            "--out",
+            "never-written",
+        ],
     ] {
         let o = gdrsim(&bad);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stderr));

@@ -52,6 +52,7 @@ pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) 
     simulated(&mut out, &m);
     key_results(&mut out, &m);
     crossovers(&mut out, &m);
+    fragile(&mut out, info);
     gdrcopy_crossovers(&mut out, &m);
     time_goes(&mut out, info, &m);
     super::contention::contention(&mut out, info, &m);
@@ -512,6 +513,36 @@ fn crossing_text(sp: &Speedup, metric: Metric, cs: &[Crossover]) -> String {
         _ => String::new(),
     };
     format!("{}{ends}", parts.join("; "))
+}
+
+/// The conclusions above that one estimate's change flips (`run --sensitivity`).
+fn fragile(out: &mut String, info: &RunInfo) {
+    let Some((delta, flips)) = &info.fragile else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "## Fragile conclusions
+"
+    );
+    if flips.is_empty() {
+        let _ = writeln!(
+            out,
+            "Every estimate (a parameter no measurement pins) was changed by {delta:.0}% up and \
+             down, one at a time: no winner, crossover or bottleneck above changes.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Every estimate (a parameter no measurement pins) was changed by {delta:.0}% up and down, \
+         one at a time. These conclusions flip under one such change; measure the parameter \
+         before relying on them (`gdrsim sensitivity` gives the whole table):\n"
+    );
+    for f in flips {
+        let _ = writeln!(out, "- {}", md_inline(f));
+    }
+    out.push('\n');
 }
 
 fn crossovers(out: &mut String, m: &Model) {

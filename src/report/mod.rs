@@ -27,6 +27,9 @@ pub struct RunInfo {
     pub command: String,
     pub scenarios: Vec<ScenarioInfo>,
     pub output: OutputOptions,
+    /// The conclusions a change of one estimate flips (`run --sensitivity`): the change in
+    /// percent and one line per flip; None when the run did not assess them.
+    pub fragile: Option<(f64, Vec<String>)>,
 }
 
 /// One scenario (a sender/receiver placement) as the report describes it.

@@ -56,6 +56,7 @@ pub fn info(scenarios: &[(&str, &str, f64, f64)]) -> RunInfo {
             charts: ChartKind::ALL.to_vec(),
             ..OutputOptions::default()
         },
+        fragile: None,
     }
 }
 
