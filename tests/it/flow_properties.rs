@@ -9,7 +9,7 @@
 //! flows may share a NIC or a GPU) and go to the same GPU and NIC of a second host of the same
 //! machine, some bidirectional, so flows meet in switches, uplinks, NICs, wires and memories.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 

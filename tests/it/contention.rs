@@ -18,13 +18,11 @@
 //! the uplink saturates: `R - r`. Each flow's bandwidth is perftest's BW average over its own
 //! run (first post to last delivery), whose pipeline fill at 4 MiB x 32 messages is below 0.1%.
 
-mod support;
-
+use crate::support::rel_diff;
 use gdrsim::config::{self, Config, PathKind};
 use gdrsim::scenario::{self, Point};
 use gdrsim::stats::Summary;
 use gdrsim::topology::pcie;
-use support::rel_diff;
 
 const MIB: u64 = 1 << 20;
 

@@ -1,13 +1,11 @@
 //! Closed-form oracles: figures computed in the test from the config's parameters (or taken from
 //! the reference rows) and compared with what the simulation produces.
 
-mod support;
-
+use crate::support::*;
 use gdrsim::config::{Op, PathKind};
 use gdrsim::record::Stage;
 use gdrsim::topology::pcie;
 use gdrsim::units::{PS_PER_NS, Ps, Rate};
-use support::*;
 
 const NS: Ps = PS_PER_NS;
 

@@ -2,7 +2,7 @@
 //! byte conservation, no bandwidth beyond the slowest link direction the payload crosses,
 //! jitter only adding delay, and the host path's host-memory traffic.
 
-mod support;
+use crate::support;
 
 use gdrsim::config::{self, Config, Op, PathKind};
 use gdrsim::scenario::{self, Point};

@@ -1,11 +1,11 @@
 //! Behaviour the model must reproduce (reference rows in comments), each mechanism switched on
 //! and off where the issue asks for it.
 
-mod support;
+use crate::support;
 
+use crate::support::*;
 use gdrsim::config::{Config, FlushMode, Op, PathKind, Registration, SimConfig};
 use gdrsim::units::{PS_PER_US, ps_to_us};
-use support::*;
 
 const GIB: u64 = 1 << 30;
 const MIB: u64 = 1 << 20;

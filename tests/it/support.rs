@@ -1,6 +1,5 @@
 //! Shared helpers for the model tests: configs derived from the embedded default by text edits
 //! (so they follow it), and single points simulated through the public API.
-#![allow(dead_code)]
 
 use gdrsim::components::{Fabric, Outcome, SimOptions};
 use gdrsim::config::{self, Config, Op, PathKind};

@@ -1,0 +1,19 @@
+//! The integration tests, one crate so that the binary links once (they were fourteen crates,
+//! each linking the library again: most of a clean `cargo test`'s time). Each module is what
+//! one file of tests/ was; `cargo test --test it MODULE::` runs one of them.
+
+mod support;
+
+mod behaviour;
+mod cli;
+mod contention;
+mod flow_properties;
+mod fuzz_configs;
+mod hostile_configs;
+mod oracles;
+mod properties;
+mod references;
+mod report;
+mod slurm;
+mod trace;
+mod walk;
