@@ -279,7 +279,7 @@ pub fn reproducing_command(config: Option<&Path>, seed: Option<u64>) -> String {
     let mut c = "gdrsim run".to_string();
     if let Some(p) = config {
         c.push(' ');
-        c.push_str(&shell_word(&p.display().to_string()));
+        c.push_str(&scale::slurm::quote(&p.display().to_string()));
     }
     if let Some(s) = seed {
         c.push_str(&format!(" --seed {s}"));
@@ -287,17 +287,7 @@ pub fn reproducing_command(config: Option<&Path>, seed: Option<u64>) -> String {
     c
 }
 
-/// `s` as one shell word (single-quoted where it needs to be).
-fn shell_word(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
+
 
 /// `gdrsim run`: the whole job with the default limits. Returns the output folder.
 pub fn run(

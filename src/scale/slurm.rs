@@ -33,8 +33,9 @@ pub struct Request<'a> {
     pub seed: Option<u64>,
 }
 
-/// Single-quotes `s` for a POSIX shell.
-fn quote(s: &str) -> String {
+/// `s` as one word of a POSIX shell (single-quoted where it needs to be): the scripts' paths
+/// and the reproducing command's config path.
+pub fn quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
