@@ -4,7 +4,7 @@
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
-use gdrsim::components::{Fabric, SimOptions};
+use gdrsim::components::Fabric;
 use gdrsim::config::{self, Config, Op, PathKind};
 use gdrsim::engine::{self, Handler, Queue};
 use gdrsim::scenario::{self, Point};
@@ -72,13 +72,7 @@ fn flows(
         .map(|f| scenario::paths::plan(cfg, f, &topo, path, op, size).unwrap())
         .collect();
     let plans: Vec<_> = built.iter().map(|b| &b.plan).collect();
-    let opts = SimOptions {
-        tlp_granularity: false,
-        coalesce_above: cfg.sim.coalesce_above,
-        jitter: false,
-        seed: 1,
-        record: false,
-    };
+    let opts = scenario::sim_options(cfg, 1).noise_free().tlp(false);
     b.bench(|| {
         let mut f = Fabric::new(&topo, &plans, opts);
         black_box(f.run(window, messages))

@@ -170,13 +170,7 @@ fn ceiling(cfg: &Config, topo: &topology::Topology, sc: &config::ScenarioSpec) -
     if plans.is_empty() {
         return (0.0, "no bottleneck found".into());
     }
-    let opts = crate::components::SimOptions {
-        tlp_granularity: false,
-        coalesce_above: cfg.sim.coalesce_above,
-        jitter: false,
-        seed: cfg.seed,
-        record: false,
-    };
+    let opts = scenario::sim_options(cfg, cfg.seed).noise_free().tlp(false);
     let mut f = crate::components::Fabric::new(topo, &plans, opts);
     let rates = f.steady_state();
     let total: u64 = rates.iter().map(|r| r.0).sum();
@@ -286,8 +280,6 @@ pub fn reproducing_command(config: Option<&Path>, seed: Option<u64>) -> String {
     }
     c
 }
-
-
 
 /// `gdrsim run`: the whole job with the default limits. Returns the output folder.
 pub fn run(

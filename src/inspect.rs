@@ -19,7 +19,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::components::{Fabric, Outcome, SimOptions};
+use crate::components::{Fabric, Outcome};
 use crate::config::choice::Choice;
 use crate::config::{Config, ConfigError, Op, PathKind, Registration};
 use crate::plan::{self, Copy, CqeKind, Movement, PacketKind};
@@ -177,14 +177,9 @@ pub fn record(
     let sc = &cfg.scenarios[si];
     let built = paths::plan(cfg, sc.first(), topo, path, op, size)
         .with_context(|| format!("scenario {}: building the {} path", sc.name, path.name()))?;
-    let opts = SimOptions {
-        tlp_granularity: cfg.sim.granularity.tlp(),
-        coalesce_above: cfg.sim.coalesce_above,
-        jitter: false,
-        // The seed of the point in a sweep (it does not matter with jitter off).
-        seed: scenario::point_seed(cfg.seed, si, path, op, size),
-        record: true,
-    };
+    // The seed of the point in a sweep (it does not matter with jitter off).
+    let seed = scenario::point_seed(cfg.seed, si, path, op, size);
+    let opts = scenario::sim_options(cfg, seed).noise_free().recording();
     let mut f = Fabric::new(topo, &[&built.plan], opts);
     let outcome = f.run(window, messages);
     let spans: Vec<Span> = f.recorder.spans.clone();

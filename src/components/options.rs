@@ -12,3 +12,29 @@ pub struct SimOptions {
     /// Keep spans and descriptors (the noise-free message); off for iterations and streaming.
     pub record: bool,
 }
+
+impl SimOptions {
+    /// Without jitter: the noise-free message, a steady state, a walk.
+    pub fn noise_free(self) -> Self {
+        SimOptions {
+            jitter: false,
+            ..self
+        }
+    }
+
+    /// Keeping spans and descriptors.
+    pub fn recording(self) -> Self {
+        SimOptions {
+            record: true,
+            ..self
+        }
+    }
+
+    /// TLP by TLP for every size (`true`) or bulk transfers above `coalesce_above` (`false`).
+    pub fn tlp(self, tlp: bool) -> Self {
+        SimOptions {
+            tlp_granularity: tlp,
+            ..self
+        }
+    }
+}

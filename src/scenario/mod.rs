@@ -9,6 +9,7 @@ mod simulate;
 
 pub use simulate::{PointResult, perftest_bw_average, simulate_point, stream_shape};
 
+use crate::components::SimOptions;
 use crate::config::{Config, Op, PathKind};
 pub use crate::seed::{mix, stable_hash};
 use crate::topology::{self, Topology};
@@ -59,6 +60,20 @@ pub fn topology(cfg: &Config) -> Topology {
         })
         .collect();
     topology::build(&cfg.hosts, &cfg.network, &pairs)
+}
+
+/// The simulation options a config asks for, with `seed`: its granularity, bulk threshold and
+/// jitter, recording nothing. Every caller (`run`, `walk`, `trace`, the ceiling, tests,
+/// benches) starts here and narrows with [`SimOptions::noise_free`], [`SimOptions::recording`]
+/// or [`SimOptions::tlp`].
+pub fn sim_options(cfg: &Config, seed: u64) -> SimOptions {
+    SimOptions {
+        tlp_granularity: cfg.sim.granularity.tlp(),
+        coalesce_above: cfg.sim.coalesce_above,
+        jitter: cfg.sim.jitter,
+        seed,
+        record: false,
+    }
 }
 
 /// The seed of point (scenario `si`, `path`, `op`, `size`) under the config seed `seed`: every

@@ -3,7 +3,7 @@
 
 use super::Point;
 use super::paths::{self, effective_name};
-use crate::components::{Fabric, Limit, SimOptions};
+use crate::components::{Fabric, Limit};
 use crate::config::{Config, Op};
 use crate::plan::Plan;
 use crate::record::Recorder;
@@ -62,12 +62,10 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         .map(|f| paths::plan(cfg, f, topo, p.path, p.op, p.size).expect("plans were checked"))
         .collect();
     let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
-    let opts = |jitter: bool, record: bool, seed: u64| SimOptions {
-        tlp_granularity: cfg.sim.granularity.tlp(),
-        coalesce_above: cfg.sim.coalesce_above,
-        jitter: jitter && cfg.sim.jitter,
-        seed,
-        record,
+    let opts = |jitter: bool, record: bool, seed: u64| {
+        let o = super::sim_options(cfg, seed);
+        let o = if jitter { o } else { o.noise_free() };
+        if record { o.recording() } else { o }
     };
     let mut events = 0;
 

@@ -71,13 +71,10 @@ pub fn run_fabric(
 
 /// Noise-free, recorded simulation options (TLP by TLP when `tlp`).
 fn recording(cfg: &Config, tlp: bool) -> SimOptions {
-    SimOptions {
-        tlp_granularity: tlp,
-        coalesce_above: cfg.sim.coalesce_above,
-        jitter: false,
-        seed: 7,
-        record: true,
-    }
+    gdrsim::scenario::sim_options(cfg, 7)
+        .noise_free()
+        .recording()
+        .tlp(tlp)
 }
 
 /// [`run_fabric`] for any op.
