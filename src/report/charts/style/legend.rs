@@ -1,0 +1,254 @@
+//! The legend panel and the series' lines and markers it explains.
+
+use super::*;
+
+/// One entry of a legend panel.
+#[derive(Clone, Debug)]
+pub enum Legend {
+    /// A section heading.
+    Head(String),
+    /// A colour with a label (a scenario).
+    Color(RGBColor, String),
+    /// A line sample with marker (a path).
+    Line(RGBColor, Dash, Option<Marker>, String),
+    /// A filled box (a stage, or a path's bar shade).
+    Boxed(RGBAColor, RGBColor, String),
+    /// Muted explanatory text, wrapped to the panel width.
+    Note(String),
+    /// A solid line of the given base width (an op, when a run has several).
+    Stroke(f64, String),
+    /// Vertical space.
+    Gap,
+}
+
+/// The width a legend panel needs for its entries (clamped to 14%..34% of the image width so the
+/// data area never loses more than a third of the image to long labels; longer labels wrap or are
+/// cut with an ellipsis).
+pub fn legend_width(th: &Theme, items: &[Legend]) -> u32 {
+    let font = th.font(fs::LEGEND);
+    let head = th.bold(fs::LEGEND_HEAD);
+    let sample = th.px(56.0);
+    let mut w = 0;
+    for it in items {
+        let need = match it {
+            Legend::Head(t) => text_size(&head, t).0,
+            Legend::Color(_, t)
+            | Legend::Line(_, _, _, t)
+            | Legend::Boxed(_, _, t)
+            | Legend::Stroke(_, t) => sample + text_size(&font, t).0,
+            Legend::Note(_) | Legend::Gap => 0,
+        };
+        w = w.max(need);
+    }
+    let w = (w + 2 * th.px(20.0)) as u32;
+    w.clamp(th.w * 14 / 100, th.w * 34 / 100)
+}
+
+/// Draws legend entries top-down in `area` (which lies outside every data area).
+pub fn draw_legend<DB: DrawingBackend>(
+    area: &Area<DB>,
+    th: &Theme,
+    items: &[Legend],
+) -> Result<()> {
+    let (w, h) = area.dim_in_pixel();
+    let font = th.font(fs::LEGEND);
+    let head = th.bold(fs::LEGEND_HEAD);
+    let note = th.font(fs::NOTE);
+    let x0 = th.px(12.0);
+    let sample = th.px(44.0);
+    let tx = x0 + sample + th.px(10.0);
+    let line_h = (th.fs(fs::LEGEND) * 1.6) as i32;
+    let max_text = w as i32 - tx - th.px(12.0);
+    let mut y = th.px(30.0);
+    let left = Pos::new(HPos::Left, VPos::Center);
+    for it in items {
+        if y > h as i32 - line_h / 2 {
+            break;
+        }
+        match it {
+            Legend::Head(t) => {
+                y += th.px(4.0);
+                area.draw_text(t, &head.color(&INK).pos(left), (x0, y))
+                    .plot()?;
+                y += line_h;
+            }
+            Legend::Color(c, t) => {
+                let r = th.px(8.0);
+                let mid = x0 + sample / 2;
+                area.draw(&Rectangle::new(
+                    [(mid - 2 * r, y - r), (mid + 2 * r, y + r)],
+                    c.filled(),
+                ))
+                .plot()?;
+                area.draw_text(
+                    &fit(&font, t, max_text),
+                    &font.color(&INK).pos(left),
+                    (tx, y),
+                )
+                .plot()?;
+                y += line_h;
+            }
+            Legend::Line(c, dash, marker, t) => {
+                let pts = vec![(x0, y), (x0 + sample, y)];
+                draw_path(area, pts, c, *dash, th.stroke(2.5), th)?;
+                if let Some(m) = marker {
+                    draw_marker(area, (x0 + sample / 2, y), *m, c, th)?;
+                }
+                area.draw_text(
+                    &fit(&font, t, max_text),
+                    &font.color(&INK).pos(left),
+                    (tx, y),
+                )
+                .plot()?;
+                y += line_h;
+            }
+            Legend::Boxed(fill, border, t) => {
+                let r = th.px(8.0);
+                let mid = x0 + sample / 2;
+                let rect = [(mid - 2 * r, y - r), (mid + 2 * r, y + r)];
+                area.draw(&Rectangle::new(rect, fill.filled())).plot()?;
+                area.draw(&Rectangle::new(rect, border.stroke_width(th.stroke(1.0))))
+                    .plot()?;
+                area.draw_text(
+                    &fit(&font, t, max_text),
+                    &font.color(&INK).pos(left),
+                    (tx, y),
+                )
+                .plot()?;
+                y += line_h;
+            }
+            Legend::Note(t) => {
+                for line in wrap(&note, t, w as i32 - x0 - th.px(18.0)) {
+                    area.draw_text(&line, &note.color(&MUTED).pos(left), (x0, y))
+                        .plot()?;
+                    y += (th.fs(fs::NOTE) * 1.4) as i32;
+                }
+            }
+            Legend::Stroke(width, t) => {
+                draw_path(
+                    area,
+                    vec![(x0, y), (x0 + sample, y)],
+                    &INK,
+                    Dash::Solid,
+                    th.stroke(*width),
+                    th,
+                )?;
+                area.draw_text(
+                    &fit(&font, t, max_text),
+                    &font.color(&INK).pos(left),
+                    (tx, y),
+                )
+                .plot()?;
+                y += line_h;
+            }
+            Legend::Gap => y += line_h / 2,
+        }
+    }
+    Ok(())
+}
+
+/// Scenario colours and path styles as legend entries, plus notes.
+pub fn series_legend(m: &crate::report::charts::data::Model, with_paths: bool) -> Vec<Legend> {
+    let mut items = vec![Legend::Head("Scenario (colour)".into())];
+    for (i, s) in m.scenarios.iter().enumerate() {
+        let label = if s.class.is_empty() || s.class == s.name {
+            s.name.clone()
+        } else {
+            format!("{} ({})", s.name, s.class)
+        };
+        items.push(Legend::Color(scenario_color(i), label));
+    }
+    if with_paths {
+        items.push(Legend::Gap);
+        items.push(Legend::Head("Path (line, marker)".into()));
+        for (i, p) in m.paths.iter().enumerate() {
+            let st = path_style(p, i);
+            items.push(Legend::Line(INK, st.dash, Some(st.marker), p.clone()));
+        }
+    }
+    if m.multi_op() {
+        items.push(Legend::Gap);
+        items.push(Legend::Head("Op (line width)".into()));
+        for (i, op) in m.ops.iter().enumerate() {
+            items.push(Legend::Stroke(op_width(i), op.clone()));
+        }
+    }
+    let fallbacks: Vec<String> = m
+        .series
+        .iter()
+        .filter(|s| s.fallback.is_some())
+        .map(|s| m.label(s))
+        .collect();
+    if !fallbacks.is_empty() {
+        // `auto` chooses a path by design; `gpudirect` running another one fell back.
+        let with = m.series.iter().filter(|s| s.fallback.is_some());
+        let autos = with.clone().filter(|s| m.paths[s.path] == "auto").count();
+        let head = match (autos, with.count() - autos) {
+            (_, 0) => "Ran as",
+            (0, _) => "Fell back",
+            _ => "Fell back or chose",
+        };
+        items.push(Legend::Gap);
+        items.push(Legend::Note(format!("{head}: {}.", fallbacks.join("; "))));
+    }
+    items
+}
+
+/// Draws a polyline in pixel or data coordinates with a stroke pattern.
+pub fn draw_path<DB: DrawingBackend, CT: CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+    pts: Vec<CT::From>,
+    color: &RGBColor,
+    dash: Dash,
+    width: u32,
+    th: &Theme,
+) -> Result<()>
+where
+    CT::From: Clone,
+{
+    if pts.len() < 2 {
+        return Ok(());
+    }
+    let style = color.stroke_width(width);
+    let (on, off) = match dash {
+        Dash::Solid => return area.draw(&PathElement::new(pts, style)).plot(),
+        Dash::Dashed => (th.px(11.0), th.px(7.0)),
+        Dash::Dotted => (th.px(2.5), th.px(6.0)),
+        Dash::LongDashed => (th.px(24.0), th.px(8.0)),
+    };
+    area.draw(&DashedPathElement::new(pts, on, off, style))
+        .plot()
+}
+
+/// Draws a marker centred at a pixel or data coordinate.
+pub fn draw_marker<DB: DrawingBackend, CT: CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+    at: CT::From,
+    marker: Marker,
+    color: &RGBColor,
+    th: &Theme,
+) -> Result<()> {
+    let r = th.px(5.5);
+    let fill = color.filled();
+    let white = WHITE.filled();
+    let ring = color.stroke_width(th.stroke(2.0));
+    let e = EmptyElement::at(at);
+    match marker {
+        Marker::Circle => {
+            area.draw(&(e + Circle::new((0, 0), r, white) + Circle::new((0, 0), r, ring)))
+        }
+        Marker::Square => area.draw(&(e + Rectangle::new([(-r, -r), (r, r)], fill))),
+        Marker::Triangle => {
+            let r = r + 1;
+            area.draw(&(e + Polygon::new(vec![(0, -r), (r, r * 3 / 4), (-r, r * 3 / 4)], fill)))
+        }
+        Marker::Diamond => {
+            let r = r + 1;
+            area.draw(&(e + Polygon::new(vec![(0, -r), (r, 0), (0, r), (-r, 0)], fill)))
+        }
+        Marker::Cross => {
+            area.draw(&(e + Cross::new((0, 0), r, color.stroke_width(th.stroke(2.5)))))
+        }
+    }
+    .plot()
+}
