@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Keeps what a refactor must not change: results.csv, stages.csv and the resolved config.toml of
-# every config in configs/, the walk of three configs and four traces, written into DIR. Two snapshots taken before and
+# every config in configs/ with its SVG charts, the walk of three configs and four traces, written
+# into DIR. Two snapshots taken before and
 # after a change compare with `diff -rq BEFORE AFTER` (empty: byte-identical).
 #
 #   cargo build --release && scripts/snapshot.sh /tmp/before
@@ -15,7 +16,9 @@ for c in configs/*.toml; do
   $bin run "$c" --quiet --out "$runs/$n"
   cp "$runs/$n/results.csv" "$out/$n.results.csv"
     cp "$runs/$n/stages.csv" "$out/$n.stages.csv"
-  cp "$runs/$n/config.toml" "$out/$n.config.toml"
+    cp "$runs/$n/config.toml" "$out/$n.config.toml"
+  for c in "$runs/$n"/*.svg; do cp "$c" "$out/$n.$(basename "$c")"; done
+
 
 done
 $bin walk --size 4096 > "$out/walk.en.txt"

@@ -39,8 +39,18 @@ fn read_part(dir: &Path) -> Result<Part, ConfigError> {
             format!("an I/O error: {e}"),
         )
     })?;
-    let manifest: ShardManifest = serde_json::from_str(&text)
+        let manifest: ShardManifest = serde_json::from_str(&text)
         .map_err(|e| bad(&mf, "", "a shard manifest", format!("invalid JSON: {e}")))?;
+    // Rows are this version's summaries: a shard of another version may hold other fields or
+    // other figures.
+    if manifest.gdrsim != env!("CARGO_PKG_VERSION") {
+        return Err(bad(
+            &mf,
+            "gdrsim",
+            format!("a shard written by this gdrsim ({})", env!("CARGO_PKG_VERSION")),
+            format!("one written by gdrsim {}", manifest.gdrsim),
+        ));
+    }
     let cf = dir.join("config.toml");
     let config_text = std::fs::read_to_string(&cf).map_err(|e| {
         bad(
