@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Keeps what a refactor must not change: results.csv, stages.csv and the resolved config.toml of
 # every config in configs/ with its SVG charts, the walk of three configs and four traces, written
-# into DIR. Two snapshots taken before and
-# after a change compare with `diff -rq BEFORE AFTER` (empty: byte-identical).
+# into DIR. Two snapshots taken before and after a change compare with `diff -rq BEFORE AFTER`
+# (empty: byte-identical).
 #
 #   cargo build --release && scripts/snapshot.sh /tmp/before
 set -euo pipefail
