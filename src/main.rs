@@ -111,6 +111,36 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Run one of perftest's tests on the simulated machine and print perftest's report
+    /// (ib_write_lat, ib_write_bw, ib_read_lat, ib_read_bw, ib_send_lat, ib_send_bw).
+    Perftest {
+        /// The test, as perftest's binary is named.
+        test: String,
+        /// Config file (default: the embedded configs/default.toml).
+        config: Option<PathBuf>,
+        /// Scenario name (default: the config's first scenario).
+        #[arg(long)]
+        scenario: Option<String>,
+        /// Message size (perftest's default: 65536 for bandwidth, 2 for latency).
+        #[arg(short = 's', long = "size")]
+        size: Option<String>,
+        /// Every power of two from 2 B to 8 MiB.
+        #[arg(short = 'a', long = "all", conflicts_with = "size")]
+        all: bool,
+        /// Iterations (default 5000 for bandwidth, 1000 for latency).
+        #[arg(short = 'n', long = "iters")]
+        iters: Option<u32>,
+        /// Messages in flight (default 128 for bandwidth, 1 for latency).
+        #[arg(short = 't', long = "tx-depth")]
+        tx_depth: Option<u32>,
+        /// GPU buffers on both sides (the GPUDirect path); a GPU index is accepted and ignored
+        /// (the scenario names the GPU).
+        #[arg(long = "use_cuda", num_args = 0..=1, default_missing_value = "0")]
+        use_cuda: Option<String>,
+        /// Report Gb/sec instead of MiB/sec.
+        #[arg(long = "report_gbits")]
+        report_gbits: bool,
+    },
     /// Validate a config and run nothing.
     Check {
         config: PathBuf,
@@ -268,6 +298,44 @@ fn main() -> ExitCode {
             csv,
             quiet,
         }) => app::sensitivity(config.as_deref(), &delta, &threshold, csv.as_deref(), quiet)
+            .and_then(|text| app::emit(&text)),
+        Some(Command::Perftest {
+            test,
+            config,
+            scenario,
+            size,
+            all,
+            iters,
+            tx_depth,
+            use_cuda,
+            report_gbits,
+        }) => gdrsim::perftest::Test::parse(&test)
+            .and_then(|t| {
+                let default = if matches!(
+                    test.as_str(),
+                    "ib_write_lat" | "ib_read_lat" | "ib_send_lat"
+                ) {
+                    2
+                } else {
+                    65536
+                };
+                let sizes = match (all, size) {
+                    (true, _) => gdrsim::perftest::all_sizes(),
+                    (false, Some(s)) => vec![gdrsim::inspect::parse_size(&s)?],
+                    (false, None) => vec![default],
+                };
+                Ok(gdrsim::perftest::Args {
+                    test: t,
+                    scenario,
+                    sizes,
+                    iters,
+                    tx_depth,
+                    use_cuda: use_cuda.is_some(),
+                    report_gbits,
+                })
+            })
+            .map_err(Into::into)
+            .and_then(|a| gdrsim::perftest::command(config.as_deref(), &a))
             .and_then(|text| app::emit(&text)),
         Some(Command::Params { config, estimates }) => app::load_config(config.as_deref())
             .map_err(Into::into)

@@ -39,7 +39,7 @@ fn read_part(dir: &Path) -> Result<Part, ConfigError> {
             format!("an I/O error: {e}"),
         )
     })?;
-        let manifest: ShardManifest = serde_json::from_str(&text)
+    let manifest: ShardManifest = serde_json::from_str(&text)
         .map_err(|e| bad(&mf, "", "a shard manifest", format!("invalid JSON: {e}")))?;
     // Rows are this version's summaries: a shard of another version may hold other fields or
     // other figures.
@@ -47,7 +47,10 @@ fn read_part(dir: &Path) -> Result<Part, ConfigError> {
         return Err(bad(
             &mf,
             "gdrsim",
-            format!("a shard written by this gdrsim ({})", env!("CARGO_PKG_VERSION")),
+            format!(
+                "a shard written by this gdrsim ({})",
+                env!("CARGO_PKG_VERSION")
+            ),
             format!("one written by gdrsim {}", manifest.gdrsim),
         ));
     }

@@ -1606,3 +1606,56 @@ fn sensitivity_names_the_estimates_a_conclusion_hangs_on() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stderr));
     }
 }
+
+/// Issue #11: `perftest` prints perftest's layout from the simulated machine. On the default
+/// machine (H100 + ConnectX-7 NDR, PIX), GPUDirect ib_write_bw at 8 MiB reaches within 3% of
+/// row A21's measured 392.8 Gb/s; `-a` sweeps perftest's 23 sizes; ib_write_lat --use_cuda is
+/// refused as perftest refuses it.
+#[test]
+fn perftest_reports_in_perftests_layout() {
+    let o = gdrsim(&[
+        "perftest",
+        "ib_write_bw",
+        "--use_cuda",
+        "--report_gbits",
+        "-s",
+        "8MiB",
+    ]);
+    assert_ok(&o, "ib_write_bw");
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "-".repeat(87));
+    assert_eq!(lines[1], "                    RDMA_Write BW Test");
+    assert!(out.contains(" Max inline data : 0[B]\n"), "{out}");
+    let header = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
+    let at = lines
+        .iter()
+        .position(|l| *l == header)
+        .expect("the BW header");
+    let row: Vec<&str> = lines[at + 1].split_whitespace().collect();
+    assert_eq!(&row[..2], ["8388608", "5000"]);
+    let avg: f64 = row[3].parse().unwrap();
+    assert!(
+        (avg / 392.8 - 1.0).abs() < 0.03,
+        "BW average {avg} Gb/s against A21's 392.8"
+    );
+    let o = gdrsim(&["perftest", "ib_send_bw", "-a", "-n", "200"]);
+    assert_ok(&o, "ib_send_bw -a");
+        let rows = text(&o.stdout)
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("200"))
+        .count();
+    assert_eq!(rows, 23, "{}", text(&o.stdout));
+    let o = gdrsim(&["perftest", "ib_read_lat", "-n", "500"]);
+    assert_ok(&o, "ib_read_lat");
+    let out = text(&o.stdout);
+    assert!(out.contains(" Outstand reads  : 16\n") && out.contains("99.9% percentile[usec]"));
+    for bad in [
+        vec!["perftest", "ib_write_lat", "--use_cuda"],
+        vec!["perftest", "ib_atomic_bw"],
+        vec!["perftest", "ib_write_bw", "-n", "1"],
+    ] {
+        let o = gdrsim(&bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stderr));
+    }
+}

@@ -1,0 +1,394 @@
+//! `gdrsim perftest TEST`: the simulated machine measured the way linux-rdma/perftest measures
+//! it, printed in perftest's layout, so a user can put a simulated run beside a real one.
+//!
+//! What is perftest's, from its source (src/perftest_parameters.c, print_report_bw and
+//! print_report_lat):
+//! - Bandwidth tests stream `-n` messages (default 5000) with `-t` in flight (default 128).
+//!   *BW average* is all bytes over the time from the first post to the last completion;
+//!   *BW peak* is the best rate over any run of messages from post i to completion j, j on the
+//!   CQ-moderation grid (every 100th message, and the last); MiB/sec divides by 2^20 and
+//!   `--report_gbits` gives 1e9 bit/s; *MsgRate* is messages per second / 1e6.
+//! - Latency tests take `-n` samples (default 1000), `n - 1` post-to-post deltas of a ping-pong:
+//!   one round trip, reported halved for Write and Send (RDMA Read reports the whole round trip).
+//!   Sorted, the two largest dropped; t_typical is the median (perftest's rule for an even
+//!   count), t_max the largest kept-plus-one as perftest indexes it, the percentiles index
+//!   `ceil(n * 0.99)` and `ceil(n * 0.999)`. t_stdev is the true standard deviation (perftest
+//!   truncates each difference to an int, a known quirk not copied).
+//! - Inline: Write latency posts up to 220 B inline, Send latency 236 B (capped at the NIC's
+//!   maximum), every other test and every `--use_cuda` test none. `--use_cuda` puts both
+//!   buffers in GPU memory (the GPUDirect path), and `ib_write_lat --use_cuda` is refused as
+//!   perftest refuses it.
+//!
+//! What is the model's: a round trip is the simulated one-way message there and the one back
+//! (the hosts of a scenario are alike), each with the config's jitter; completions are the
+//! messages' deliveries. The banner names the simulated NIC; no addresses are printed.
+
+use anyhow::{Context, Result};
+
+use crate::app;
+use crate::components::Fabric;
+use crate::config::{Config, ConfigError, Op, PathKind};
+use crate::scenario::{self, paths};
+use crate::units::{PS_PER_S, Ps};
+
+const LINE: &str =
+    "---------------------------------------------------------------------------------------\n";
+/// perftest's CQ moderation (DEF_CQ_MOD).
+const CQ_MOD: usize = 100;
+/// perftest's LAT_MEASURE_TAIL: the largest samples dropped.
+const TAIL: usize = 2;
+/// The most messages a test may ask for.
+const MAX_ITERS: u32 = 100_000;
+
+/// One of perftest's tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Test {
+    WriteLat,
+    WriteBw,
+    ReadLat,
+    ReadBw,
+    SendLat,
+    SendBw,
+}
+
+impl Test {
+    pub const ALL: [(&'static str, Test); 6] = [
+        ("ib_write_lat", Test::WriteLat),
+        ("ib_write_bw", Test::WriteBw),
+        ("ib_read_lat", Test::ReadLat),
+        ("ib_read_bw", Test::ReadBw),
+        ("ib_send_lat", Test::SendLat),
+        ("ib_send_bw", Test::SendBw),
+    ];
+
+    pub fn parse(s: &str) -> Result<Test, ConfigError> {
+        Test::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|&(_, t)| t)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Test::ALL.iter().map(|(n, _)| *n).collect();
+                ConfigError::new(
+                    "command line",
+                    "TEST",
+                    format!("one of {}", names.join(", ")),
+                    format!("{s:?}"),
+                )
+            })
+    }
+
+    fn latency(self) -> bool {
+        matches!(self, Test::WriteLat | Test::ReadLat | Test::SendLat)
+    }
+
+    fn op(self) -> Op {
+        match self {
+            Test::WriteLat | Test::WriteBw => Op::Write,
+            Test::ReadLat | Test::ReadBw => Op::Read,
+            Test::SendLat | Test::SendBw => Op::Send,
+        }
+    }
+
+    /// perftest's banner title, before " Test".
+    fn title(self) -> &'static str {
+        match self {
+            Test::WriteLat => "RDMA_Write Latency",
+            Test::WriteBw => "RDMA_Write BW",
+            Test::ReadLat => "RDMA_Read Latency",
+            Test::ReadBw => "RDMA_Read BW",
+            Test::SendLat => "Send Latency",
+            Test::SendBw => "Send BW",
+        }
+    }
+
+    /// The inline size perftest picks (before the device's cap).
+    fn inline(self, cuda: bool) -> u64 {
+        match (self, cuda) {
+            (_, true) => 0,
+            (Test::WriteLat, _) => 220,
+            (Test::SendLat, _) => 236,
+            _ => 0,
+        }
+    }
+}
+
+/// What the command line asks.
+#[derive(Clone, Debug)]
+pub struct Args {
+    pub test: Test,
+    pub scenario: Option<String>,
+    /// One size (`-s`), or every power of two from 2 B to 8 MiB (`-a`).
+    pub sizes: Vec<u64>,
+    pub iters: Option<u32>,
+    pub tx_depth: Option<u32>,
+    pub use_cuda: bool,
+    pub report_gbits: bool,
+}
+
+/// perftest's `-a` sizes: 2 B to 8 MiB.
+pub fn all_sizes() -> Vec<u64> {
+    (1..=23).map(|e| 1u64 << e).collect()
+}
+
+/// The config with every NIC posting inline up to `inline` bytes (at most its own maximum).
+fn with_inline(cfg: &Config, inline: u64) -> Config {
+    let mut c = cfg.clone();
+    for h in &mut c.hosts {
+        for n in &mut h.machine.nics {
+            n.inline_max = n.inline_max.min(inline);
+        }
+    }
+    c
+}
+
+/// Per-message (post, completion) times of `total` messages with `window` in flight.
+fn messages(
+    cfg: &Config,
+    si: usize,
+    path: PathKind,
+    op: Op,
+    size: u64,
+    window: u32,
+    total: u32,
+) -> Result<Vec<(Ps, Ps)>> {
+    let topo = scenario::topology(cfg);
+    let flow = cfg.scenarios[si].first();
+    let built = paths::plan(cfg, flow, &topo, path, op, size)
+        .with_context(|| format!("building the {} path", path.name()))?;
+    let seed = scenario::point_seed(cfg.seed, si, path, op, size);
+    let mut f = Fabric::new(&topo, &[&built.plan], scenario::sim_options(cfg, seed));
+    let out = f.run(window, total);
+    if out.stats.past_horizon {
+        anyhow::bail!("the run passed the simulator's horizon");
+    }
+    Ok(out.messages)
+}
+
+/// BW peak, BW average (bytes/s) and MsgRate (Mpps), as print_report_bw computes them.
+pub fn bw_figures(m: &[(Ps, Ps)], size: u64) -> (f64, f64, f64) {
+    let n = m.len();
+    if n == 0 {
+        return (0.0, 0.0, 0.0);
+    }
+    let t0 = m[0].0;
+    let last = m[n - 1].1;
+    let secs = |ps: Ps| ps as f64 / PS_PER_S as f64;
+    let total = secs(last.saturating_sub(t0)).max(1e-18);
+    let avg = size as f64 * n as f64 / total;
+    let rate = n as f64 / total / 1e6;
+    let mut best = m[0].1.saturating_sub(m[0].0) as f64;
+    for i in 0..n {
+        let mut j = (i + 1).div_ceil(CQ_MOD) * CQ_MOD - 1;
+        while j < n {
+            best = best.min(m[j].1.saturating_sub(m[i].0) as f64 / (j - i + 1) as f64);
+            j += CQ_MOD;
+        }
+        if !n.is_multiple_of(CQ_MOD) {
+            let j = n - 1;
+            best = best.min(m[j].1.saturating_sub(m[i].0) as f64 / (j - i + 1) as f64);
+        }
+    }
+    let peak = size as f64 / (best.max(1.0) / PS_PER_S as f64);
+    (peak, avg, rate)
+}
+
+/// perftest's latency figures of round-trip samples (µs, already divided by the RTT factor):
+/// t_min, t_max, t_typical, t_avg, t_stdev, 99%, 99.9%.
+pub fn lat_figures(mut delta: Vec<f64>) -> [f64; 7] {
+    delta.sort_by(f64::total_cmp);
+    let cnt = delta.len().saturating_sub(TAIL).max(1);
+    let median = if (cnt - 1) % 2 == 1 {
+        (delta[cnt / 2] + delta[cnt / 2 - 1]) / 2.0
+    } else {
+        delta[cnt / 2]
+    };
+    let avg = delta[..cnt].iter().sum::<f64>() / cnt as f64;
+    let var = delta[..cnt].iter().map(|d| (avg - d).powi(2)).sum::<f64>() / cnt as f64;
+    let at = |q: f64| delta[((cnt as f64 * q).ceil() as usize).min(delta.len() - 1)];
+    [
+        delta[0],
+        delta[cnt.min(delta.len() - 1)],
+        median,
+        avg,
+        var.sqrt(),
+        at(0.99),
+        at(0.999),
+    ]
+}
+
+/// Runs the test on the config's scenario and returns perftest's text.
+pub fn run(cfg: &Config, a: &Args) -> Result<String> {
+    if a.use_cuda && a.test == Test::WriteLat {
+        return Err(ConfigError::new(
+            "command line",
+            "--use_cuda",
+            "a test perftest runs on device memory: perftest refuses ib_write_lat with CUDA \
+             buffers (\"Perftest doesn't support device memory latency test with write (without \
+             immediate) verb\")",
+            "ib_write_lat --use_cuda",
+        )
+        .into());
+    }
+    let iters = a.iters.unwrap_or(if a.latency() { 1000 } else { 5000 });
+    if !(2..=MAX_ITERS).contains(&iters) {
+        return Err(ConfigError::new(
+            "command line",
+            "-n",
+            format!("from 2 to {MAX_ITERS} iterations"),
+            iters.to_string(),
+        )
+        .into());
+    }
+    let tx_depth = a
+        .tx_depth
+        .unwrap_or(if a.latency() { 1 } else { 128 })
+        .clamp(1, 16_384);
+    let si = crate::inspect::scenario_index(cfg, a.scenario.as_deref())?;
+    let inline = a.test.inline(a.use_cuda);
+    let cfg = with_inline(cfg, inline);
+    let path = if a.use_cuda {
+        PathKind::GpuDirect
+    } else {
+        PathKind::Host
+    };
+    let flow = cfg.scenarios[si].first();
+    let m = &cfg.hosts[flow.sender.host].machine;
+    let nic = &m.nics[flow.sender.nic];
+    let mut out = String::new();
+    // The banner as ctx_print_test_info prints it (the lines this model has values for).
+    out.push_str(LINE);
+    out.push_str(&format!("                    {} Test\n", a.test.title()));
+    out.push_str(&format!(
+        " Dual-port       : OFF\t\tDevice         : {}\n",
+        nic.name
+    ));
+    out.push_str(" Number of qps   : 1\t\tTransport type : IB\n");
+    out.push_str(" Connection type : RC\t\tUsing SRQ      : OFF\n");
+    out.push_str(&format!(" TX depth        : {tx_depth}\n"));
+    if !a.latency() {
+        out.push_str(&format!(" CQ Moderation   : {CQ_MOD}\n"));
+    }
+    out.push_str(&format!(" Mtu             : {}[B]\n", nic.mtu));
+    out.push_str(" Link type       : IB\n");
+    if a.test.op() != Op::Read {
+        out.push_str(&format!(
+            " Max inline data : {}[B]\n",
+            inline.min(nic.inline_max)
+        ));
+    } else {
+        out.push_str(&format!(
+            " Outstand reads  : {}\n",
+            m.nics[flow.receiver.nic].max_rd_atomic
+        ));
+    }
+    out.push_str(LINE);
+    let op = a.test.op();
+    if a.latency() {
+        out.push_str(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n");
+        for &size in &a.sizes {
+            // A round trip: the message there and the one back; Read's is one message.
+            let rtt_messages = if op == Op::Read { iters } else { 2 * iters };
+            let msgs = messages(&cfg, si, path, op, size, 1, rtt_messages)?;
+            let one: Vec<f64> = msgs.iter().map(|(s, e)| (e - s) as f64 / 1e6).collect();
+            let delta: Vec<f64> = if op == Op::Read {
+                one.into_iter().take(iters as usize - 1).collect()
+            } else {
+                one.chunks(2)
+                    .take(iters as usize - 1)
+                    .map(|p| p.iter().sum::<f64>() / 2.0)
+                    .collect()
+            };
+            let f = lat_figures(delta);
+            out.push_str(&format!(
+                " {:<7} {}          {:<7.2}        {:<7.2}      {:<7.2}  \t       {:<7.2}     \t{:<7.2}\t\t{:<7.2} \t\t{:<7.2}\n",
+                size, iters, f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+            ));
+        }
+    } else {
+        let unit = if a.report_gbits { "Gb/sec" } else { "MiB/sec" };
+        out.push_str(&format!(
+            " #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]   MsgRate[Mpps]\n"
+        ));
+        let div = if a.report_gbits {
+            125_000_000.0
+        } else {
+            1_048_576.0
+        };
+        for &size in &a.sizes {
+            let mut window = tx_depth;
+            if op == Op::Read {
+                window = window.min(m.nics[flow.receiver.nic].max_rd_atomic);
+            }
+            let msgs = messages(&cfg, si, path, op, size, window, iters)?;
+            let (peak, avg, rate) = bw_figures(&msgs, size);
+            out.push_str(&format!(
+                " {:<7}    {:<10}       {:<7.2}            {:<7.2}\t\t     {:<7.6}\n",
+                size,
+                iters,
+                peak / div,
+                avg / div,
+                rate
+            ));
+        }
+    }
+    out.push_str(LINE);
+    Ok(out)
+}
+
+impl Args {
+    fn latency(&self) -> bool {
+        self.test.latency()
+    }
+}
+
+/// `gdrsim perftest`: loads the config and runs the test.
+pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
+    let cfg = app::load_config(config)?;
+    run(&cfg, a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// print_report_bw: the average is all bytes over first post to last completion; the peak
+    /// the best run from a post to a completion on the CQ-moderation grid.
+    #[test]
+    fn bandwidth_figures_follow_perftest() {
+        // 1000 messages of 4096 B posted at once, one completing every 100 ns after 2 µs.
+        let m: Vec<(Ps, Ps)> = (0..1000u64).map(|i| (0, 2_000_000 + i * 100_000)).collect();
+        let (peak, avg, rate) = bw_figures(&m, 4096);
+        let total = 101.9e-6;
+        assert!((avg - 4096.0 * 1000.0 / total).abs() < 1.0, "average {avg}");
+        assert!((rate - 1000.0 / total / 1e6).abs() < 1e-9, "{rate}");
+        assert!(
+            (peak - avg).abs() < 1.0,
+            "all posted at 0: the longest run is the best"
+        );
+        // A slow first message (50 µs), then one every 100 ns, each posted when the one 128
+        // before it completed: runs after the first message are faster than the whole, so the
+        // peak is above the average, and no run beats the completion interval.
+        let done = |k: u64| 50_000_000 + k * 100_000;
+        let m: Vec<(Ps, Ps)> = (0..1000u64)
+            .map(|i| (if i < 128 { 0 } else { done(i - 128) }, done(i)))
+            .collect();
+        let (peak, avg, _) = bw_figures(&m, 4096);
+        assert!(peak > avg * 1.01, "peak {peak} average {avg}");
+        assert!(
+            peak <= 4096.0 / 100e-9 * 1.0001,
+            "no run beats the completion interval"
+        );
+    }
+
+    /// print_report_lat: two largest dropped, median of an odd count, percentiles by ceil.
+    #[test]
+    fn latency_figures_follow_perftest() {
+        let d: Vec<f64> = (1..=12).map(f64::from).collect(); // 12 samples: 10 kept
+        let f = lat_figures(d);
+        assert_eq!(f[0], 1.0);
+        assert_eq!(f[1], 11.0, "t_max indexes the count kept, as perftest does");
+        assert_eq!(f[2], 5.5, "median of 10 (perftest averages the middle two)");
+        assert_eq!(f[3], 5.5);
+        assert_eq!(f[5], 11.0);
+    }
+}
