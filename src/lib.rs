@@ -59,3 +59,4 @@ pub mod sensitivity;
 pub mod stats;
 pub mod topology;
 pub mod units;
+pub mod validate;

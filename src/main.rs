@@ -141,6 +141,13 @@ enum Command {
         #[arg(long = "report_gbits")]
         report_gbits: bool,
     },
+    /// Run the validation set (published measurements against the model) and print the table;
+    /// fails when a row that passed stops passing.
+    Validate {
+        /// Another validation set (default: the embedded data/validation.toml).
+        #[arg(long)]
+        set: Option<PathBuf>,
+    },
     /// Validate a config and run nothing.
     Check {
         config: PathBuf,
@@ -337,6 +344,18 @@ fn main() -> ExitCode {
             .map_err(Into::into)
             .and_then(|a| gdrsim::perftest::command(config.as_deref(), &a))
             .and_then(|text| app::emit(&text)),
+        Some(Command::Validate { set }) => gdrsim::validate::run(set.as_deref()).and_then(|rows| {
+            let (text, broken) = gdrsim::validate::render(&rows);
+            app::emit(&text)?;
+            if broken.is_empty() {
+                Ok(())
+            } else {
+                Err(anyhow::anyhow!(
+                    "rows that passed no longer pass: {}",
+                    broken.join(", ")
+                ))
+            }
+        }),
         Some(Command::Params { config, estimates }) => app::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {

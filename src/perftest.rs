@@ -246,11 +246,6 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
     let si = crate::inspect::scenario_index(cfg, a.scenario.as_deref())?;
     let inline = a.test.inline(a.use_cuda);
     let cfg = with_inline(cfg, inline);
-    let path = if a.use_cuda {
-        PathKind::GpuDirect
-    } else {
-        PathKind::Host
-    };
     let flow = cfg.scenarios[si].first();
     let m = &cfg.hosts[flow.sender.host].machine;
     let nic = &m.nics[flow.sender.nic];
@@ -282,13 +277,69 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
         ));
     }
     out.push_str(LINE);
-    let op = a.test.op();
     if a.latency() {
         out.push_str(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n");
-        for &size in &a.sizes {
+    } else {
+        let unit = if a.report_gbits { "Gb/sec" } else { "MiB/sec" };
+        out.push_str(&format!(
+            " #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]   MsgRate[Mpps]\n"
+        ));
+    }
+    let div = if a.report_gbits {
+        125_000_000.0
+    } else {
+        1_048_576.0
+    };
+    for row in measure(&cfg, si, a, iters, tx_depth)? {
+        out.push_str(&match row {
+            Row::Lat { size, f } => format!(
+                " {:<7} {}          {:<7.2}        {:<7.2}      {:<7.2}  \t       {:<7.2}     \t{:<7.2}\t\t{:<7.2} \t\t{:<7.2}\n",
+                size, iters, f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+            ),
+            Row::Bw { size, peak, avg, rate } => format!(
+                " {:<7}    {:<10}       {:<7.2}            {:<7.2}\t\t     {:<7.6}\n",
+                size,
+                iters,
+                peak / div,
+                avg / div,
+                rate
+            ),
+        });
+    }
+    out.push_str(LINE);
+    Ok(out)
+}
+
+/// One size's figures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Row {
+    /// t_min, t_max, t_typical, t_avg, t_stdev, 99%, 99.9% (µs).
+    Lat { size: u64, f: [f64; 7] },
+    /// BW peak and average (bytes/s), MsgRate (Mpps).
+    Bw {
+        size: u64,
+        peak: f64,
+        avg: f64,
+        rate: f64,
+    },
+}
+
+/// The figures of every size of the test on scenario `si` of `cfg` (its inline already set).
+fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Result<Vec<Row>> {
+    let path = if a.use_cuda {
+        PathKind::GpuDirect
+    } else {
+        PathKind::Host
+    };
+    let op = a.test.op();
+    let flow = cfg.scenarios[si].first();
+    let m = &cfg.hosts[flow.sender.host].machine;
+    let mut rows = Vec::new();
+    for &size in &a.sizes {
+        if a.latency() {
             // A round trip: the message there and the one back; Read's is one message.
             let rtt_messages = if op == Op::Read { iters } else { 2 * iters };
-            let msgs = messages(&cfg, si, path, op, size, 1, rtt_messages)?;
+            let msgs = messages(cfg, si, path, op, size, 1, rtt_messages)?;
             let one: Vec<f64> = msgs.iter().map(|(s, e)| (e - s) as f64 / 1e6).collect();
             let delta: Vec<f64> = if op == Op::Read {
                 one.into_iter().take(iters as usize - 1).collect()
@@ -298,41 +349,38 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
                     .map(|p| p.iter().sum::<f64>() / 2.0)
                     .collect()
             };
-            let f = lat_figures(delta);
-            out.push_str(&format!(
-                " {:<7} {}          {:<7.2}        {:<7.2}      {:<7.2}  \t       {:<7.2}     \t{:<7.2}\t\t{:<7.2} \t\t{:<7.2}\n",
-                size, iters, f[0], f[1], f[2], f[3], f[4], f[5], f[6]
-            ));
-        }
-    } else {
-        let unit = if a.report_gbits { "Gb/sec" } else { "MiB/sec" };
-        out.push_str(&format!(
-            " #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]   MsgRate[Mpps]\n"
-        ));
-        let div = if a.report_gbits {
-            125_000_000.0
+            rows.push(Row::Lat {
+                size,
+                f: lat_figures(delta),
+            });
         } else {
-            1_048_576.0
-        };
-        for &size in &a.sizes {
             let mut window = tx_depth;
             if op == Op::Read {
                 window = window.min(m.nics[flow.receiver.nic].max_rd_atomic);
             }
-            let msgs = messages(&cfg, si, path, op, size, window, iters)?;
+            let msgs = messages(cfg, si, path, op, size, window, iters)?;
             let (peak, avg, rate) = bw_figures(&msgs, size);
-            out.push_str(&format!(
-                " {:<7}    {:<10}       {:<7.2}            {:<7.2}\t\t     {:<7.6}\n",
+            rows.push(Row::Bw {
                 size,
-                iters,
-                peak / div,
-                avg / div,
-                rate
-            ));
+                peak,
+                avg,
+                rate,
+            });
         }
     }
-    out.push_str(LINE);
-    Ok(out)
+    Ok(rows)
+}
+
+/// The figures of the test as `run` prints them, without the text.
+pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<Row>> {
+    let iters = a.iters.unwrap_or(if a.latency() { 1000 } else { 5000 });
+    let tx_depth = a
+        .tx_depth
+        .unwrap_or(if a.latency() { 1 } else { 128 })
+        .clamp(1, 16_384);
+    let si = crate::inspect::scenario_index(cfg, a.scenario.as_deref())?;
+    let cfg = with_inline(cfg, a.test.inline(a.use_cuda));
+    measure(&cfg, si, a, iters, tx_depth)
 }
 
 impl Args {

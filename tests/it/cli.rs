@@ -1641,7 +1641,7 @@ fn perftest_reports_in_perftests_layout() {
     );
     let o = gdrsim(&["perftest", "ib_send_bw", "-a", "-n", "200"]);
     assert_ok(&o, "ib_send_bw -a");
-        let rows = text(&o.stdout)
+    let rows = text(&o.stdout)
         .lines()
         .filter(|l| l.split_whitespace().nth(1) == Some("200"))
         .count();
@@ -1658,4 +1658,28 @@ fn perftest_reports_in_perftests_layout() {
         let o = gdrsim(&bad);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stderr));
     }
+}
+
+/// Issue #11: `validate` runs the embedded validation set; a row that passed and no longer
+/// does fails the command (exit 1, naming it); a malformed set is bad input (exit 2).
+#[test]
+fn validate_fails_when_a_passing_row_stops_passing() {
+    let o = gdrsim(&["validate"]);
+    assert_ok(&o, "validate");
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("median absolute error") && out.contains("A21"),
+        "{out}"
+    );
+    let set = write_config(
+        "validation-broken",
+        &text(&read(&root().join("data/validation.toml")))
+            .replace("published = 392.9", "published = 300.0"),
+    );
+    let o = gdrsim(&["validate", "--set", s(&set)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("A21"), "{}", text(&o.stderr));
+    let bad = write_config("validation-bad", "[[row]]\nid = 3\n");
+    let o = gdrsim(&["validate", "--set", s(&bad)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }
