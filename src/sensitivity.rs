@@ -26,7 +26,7 @@ use crate::units::fmt_bytes;
 pub struct Headlines {
     /// (comparison label, size, metric, ratio).
     pub ratios: Vec<(String, u64, Metric, f64)>,
-    /// (scenario, bottleneck).
+    /// ("scenario op", bottleneck).
     pub bottlenecks: Vec<(String, String)>,
 }
 
@@ -63,7 +63,7 @@ pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
     let bottlenecks = rows
         .iter()
         .filter(|r| r.path == PathKind::GpuDirect.name() && r.size_bytes == largest)
-        .map(|r| (r.scenario.clone(), r.bottleneck.clone()))
+        .map(|r| (format!("{} {}", r.scenario, r.op), r.bottleneck.clone()))
         .collect();
     Headlines {
         ratios,
@@ -88,7 +88,7 @@ pub struct Effect {
 /// One conclusion a variant flipped: who wins a comparison at a size, or a bottleneck.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flip {
-    /// "SYS write_imm vs staged bandwidth", or "SYS gpudirect bottleneck".
+    /// "SYS write_imm vs staged bandwidth", or "SYS write_imm gpudirect bottleneck".
     pub what: String,
     /// The size, for a winner.
     pub size: Option<u64>,
@@ -506,6 +506,25 @@ mod tests {
         assert_eq!(scaled(&pv("512"), p, 0.8), Some(Value::Integer(256)));
         assert_eq!(parse_delta("25%").unwrap(), 0.25);
         assert!(parse_delta("0%").is_err());
+    }
+
+    /// Every op of a scenario has its own bottleneck headline (they were keyed by scenario
+    /// alone, so a change was reported once per op against the first op's).
+    #[test]
+    fn bottlenecks_are_per_scenario_and_op() {
+        let text = config::DEFAULT_TOML
+            .replace("ops = [\"write_imm\"]", "ops = [\"write_imm\", \"send\"]")
+            .replace(
+                "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+                "sizes = [\"4KiB\", \"1MiB\"]",
+            );
+        let cfg = config::parse(&text, "two ops").unwrap();
+        let h = headlines(&cfg, &simulate(&cfg).unwrap());
+        let mut keys: Vec<&str> = h.bottlenecks.iter().map(|(k, _)| k.as_str()).collect();
+        let n = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!((n, keys.len()), (6, 6), "{:?}", h.bottlenecks);
     }
 
     /// A read window cut in half flips the default study's SYS bandwidth conclusion or moves
