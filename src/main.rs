@@ -318,18 +318,10 @@ fn main() -> ExitCode {
             report_gbits,
         }) => gdrsim::perftest::Test::parse(&test)
             .and_then(|t| {
-                let default = if matches!(
-                    test.as_str(),
-                    "ib_write_lat" | "ib_read_lat" | "ib_send_lat"
-                ) {
-                    2
-                } else {
-                    65536
-                };
                 let sizes = match (all, size) {
                     (true, _) => gdrsim::perftest::all_sizes(),
                     (false, Some(s)) => vec![gdrsim::inspect::parse_size(&s)?],
-                    (false, None) => vec![default],
+                    (false, None) => vec![t.default_size()],
                 };
                 Ok(gdrsim::perftest::Args {
                     test: t,

@@ -81,6 +81,11 @@ impl Test {
         matches!(self, Test::WriteLat | Test::ReadLat | Test::SendLat)
     }
 
+    /// perftest's `-s` default: DEF_SIZE_LAT (2) for latency tests, DEF_SIZE_BW (65536) else.
+    pub fn default_size(self) -> u64 {
+        if self.latency() { 2 } else { 65536 }
+    }
+
     fn op(self) -> Op {
         match self {
             Test::WriteLat | Test::WriteBw => Op::Write,
@@ -216,8 +221,17 @@ pub fn lat_figures(mut delta: Vec<f64>) -> [f64; 7] {
     ]
 }
 
-/// Runs the test on the config's scenario and returns perftest's text.
-pub fn run(cfg: &Config, a: &Args) -> Result<String> {
+/// A test ready to run: its config (with perftest's inline size), scenario, iterations and
+/// window, after perftest's own refusals.
+struct Setup {
+    cfg: Config,
+    si: usize,
+    iters: u32,
+    tx_depth: u32,
+    inline: u64,
+}
+
+fn setup(cfg: &Config, a: &Args) -> Result<Setup> {
     if a.use_cuda && a.test == Test::WriteLat {
         return Err(ConfigError::new(
             "command line",
@@ -245,7 +259,24 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
         .clamp(1, 16_384);
     let si = crate::inspect::scenario_index(cfg, a.scenario.as_deref())?;
     let inline = a.test.inline(a.use_cuda);
-    let cfg = with_inline(cfg, inline);
+    Ok(Setup {
+        cfg: with_inline(cfg, inline),
+        si,
+        iters,
+        tx_depth,
+        inline,
+    })
+}
+
+/// Runs the test on the config's scenario and returns perftest's text.
+pub fn run(cfg: &Config, a: &Args) -> Result<String> {
+    let Setup {
+        cfg,
+        si,
+        iters,
+        tx_depth,
+        inline,
+    } = setup(cfg, a)?;
     let flow = cfg.scenarios[si].first();
     let m = &cfg.hosts[flow.sender.host].machine;
     let nic = &m.nics[flow.sender.nic];
@@ -373,14 +404,8 @@ fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Resu
 
 /// The figures of the test as `run` prints them, without the text.
 pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<Row>> {
-    let iters = a.iters.unwrap_or(if a.latency() { 1000 } else { 5000 });
-    let tx_depth = a
-        .tx_depth
-        .unwrap_or(if a.latency() { 1 } else { 128 })
-        .clamp(1, 16_384);
-    let si = crate::inspect::scenario_index(cfg, a.scenario.as_deref())?;
-    let cfg = with_inline(cfg, a.test.inline(a.use_cuda));
-    measure(&cfg, si, a, iters, tx_depth)
+    let s = setup(cfg, a)?;
+    measure(&s.cfg, s.si, a, s.iters, s.tx_depth)
 }
 
 impl Args {
