@@ -13,7 +13,7 @@ use toml::{Table, Value};
 
 use crate::app;
 use crate::config::params::{self, ParamValue};
-use crate::config::{self, Config, Domain, PathKind, SECTIONS};
+use crate::config::{self, Config, Domain, PathKind};
 use crate::progress::Progress;
 use crate::report::charts::data::{BASELINES, Metric, Model, TIE};
 use crate::scenario;
@@ -204,7 +204,7 @@ fn compare(base: &Headlines, v: &Headlines) -> (f64, String, Vec<Flip>) {
 
 /// The value of `p` scaled by `factor` (up when above 1), as the config writes it; None where
 /// scaling cannot change it (a zero, a bound reached) or the kind is not a number.
-fn scaled(p: &ParamValue, domain: Domain, factor: f64) -> Option<Value> {
+fn scaled(p: &ParamValue, factor: f64) -> Option<Value> {
     let num = |s: &str| -> Option<f64> {
         let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
         digits.parse().ok()
@@ -214,7 +214,7 @@ fn scaled(p: &ParamValue, domain: Domain, factor: f64) -> Option<Value> {
         return None;
     }
     let up = factor > 1.0;
-    let out = match domain {
+    let out = match p.domain {
         // The resolved config writes whole ns bare, otherwise "NNNps".
         Domain::Duration { max } => {
             let ps = if p.value.ends_with("ps") { v } else { v * 1e3 };
@@ -242,46 +242,6 @@ fn scaled(p: &ParamValue, domain: Domain, factor: f64) -> Option<Value> {
         _ => return None,
     };
     (out.to_string() != p.value && out.as_str() != Some(p.value.as_str())).then_some(out)
-}
-
-/// The table at `key`'s parent in `doc` ("machines[0].nics[0].read_window").
-fn set(doc: &mut Table, key: &str, v: Value) -> Option<()> {
-    let mut segs: Vec<&str> = key.split('.').collect();
-    let last = segs.pop()?;
-    let mut t = doc;
-    for seg in segs {
-        let (name, idx) = match seg.split_once('[') {
-            Some((n, i)) => (n, Some(i.trim_end_matches(']').parse::<usize>().ok()?)),
-            None => (seg, None),
-        };
-        let next = t.get_mut(name)?;
-        t = match idx {
-            Some(i) => next.as_array_mut()?.get_mut(i)?.as_table_mut()?,
-            None => next.as_table_mut()?,
-        };
-    }
-    t.insert(last.to_string(), v);
-    Some(())
-}
-
-fn domain_of(key: &str) -> Option<Domain> {
-    let last = key.rsplit('.').next()?;
-    let section = key.rsplit_once('.')?.0;
-    let shape: String = section
-        .split('.')
-        .map(|s| match s.split_once('[') {
-            Some((n, _)) => format!("{n}[]"),
-            None => s.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(".");
-    SECTIONS
-        .iter()
-        .find(|s| s.path == shape)?
-        .params
-        .iter()
-        .find(|p| p.key == last)
-        .map(|p| p.domain)
 }
 
 /// Simulates the points of `cfg` the headlines compare.
@@ -326,16 +286,13 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
     let mut effects = Vec::new();
     let mut runs = 1;
     for p in &estimates {
-        let Some(domain) = domain_of(&p.key) else {
-            continue;
-        };
         for factor in [1.0 + delta, 1.0 / (1.0 + delta)] {
             progress.inc();
-            let Some(v) = scaled(p, domain, factor) else {
+            let Some(v) = scaled(p, factor) else {
                 continue;
             };
             let mut d = doc.clone();
-            if set(&mut d, &p.key, v.clone()).is_none() {
+            if params::set(&mut d, &p.key, v.clone()).is_none() {
                 continue;
             }
             let Ok(variant) = config::parse(&toml::to_string(&d)?, "variant") else {
@@ -344,7 +301,7 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
             let rows = simulate(&variant)?;
             runs += 1;
             let (max_change, max_at, flips) = compare(&base, &headlines(&variant, &rows));
-            let direction = match domain {
+            let direction = match p.domain {
                 Domain::Pow2 { .. } => if factor > 1.0 { "x2" } else { "/2" }.to_string(),
                 _ if factor > 1.0 => format!("x{:.2}", 1.0 + delta),
                 _ => format!("/{:.2}", 1.0 + delta),
@@ -481,11 +438,12 @@ pub fn parse_delta(s: &str) -> Result<f64, config::ConfigError> {
 mod tests {
     use super::*;
 
-    fn pv(value: &str) -> ParamValue {
+    fn pv(value: &str, domain: Domain) -> ParamValue {
         ParamValue {
             key: "k".into(),
             value: value.into(),
             unit: "",
+            domain,
             source: "estimate",
             default: None,
         }
@@ -495,15 +453,15 @@ mod tests {
     fn values_scale_within_their_domain() {
         let d = Domain::Duration { max: u64::MAX };
         assert_eq!(
-            scaled(&pv("150"), d, 1.25),
+            scaled(&pv("150", d), 1.25),
             Some(Value::String("187500ps".into()))
         );
-        assert_eq!(scaled(&pv("0"), d, 1.25), None);
+        assert_eq!(scaled(&pv("0", d), 1.25), None);
         let w = Domain::Count { lo: 1, hi: 65536 };
-        assert_eq!(scaled(&pv("128"), w, 1.25), Some(Value::Integer(160)));
-        assert_eq!(scaled(&pv("1"), w, 0.8), None, "at its bound");
+        assert_eq!(scaled(&pv("128", w), 1.25), Some(Value::Integer(160)));
+        assert_eq!(scaled(&pv("1", w), 0.8), None, "at its bound");
         let p = Domain::Pow2 { lo: 128, hi: 4096 };
-        assert_eq!(scaled(&pv("512"), p, 0.8), Some(Value::Integer(256)));
+        assert_eq!(scaled(&pv("512", p), 0.8), Some(Value::Integer(256)));
         assert_eq!(parse_delta("25%").unwrap(), 0.25);
         assert!(parse_delta("0%").is_err());
     }
@@ -537,7 +495,7 @@ mod tests {
         let same = compare(&base, &base);
         assert_eq!((same.0, same.2.len()), (0.0, 0));
         let mut doc: Table = config::to_toml(&cfg).parse().unwrap();
-        set(
+        params::set(
             &mut doc,
             "machines[0].nics[0].read_window",
             Value::Integer(8),

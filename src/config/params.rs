@@ -7,13 +7,15 @@ use toml::{Table, Value};
 use super::{Config, SECTIONS, to_toml};
 
 /// One parameter of one section instance.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ParamValue {
     /// The key path, e.g. `machines[0].nics[0].read_window`.
     pub key: String,
     /// The value as the resolved config writes it.
     pub value: String,
     pub unit: &'static str,
+    /// The values it accepts.
+    pub domain: super::Domain,
     /// Where the default comes from.
     pub source: &'static str,
     /// The default, where the config sets another value (then the config is the source).
@@ -85,37 +87,40 @@ fn values(doc: &Table) -> Vec<(String, String, &'static super::ParamDoc)> {
 
 /// The resolved config with every declared parameter removed: what loads to the defaults.
 fn bare(doc: &Table) -> Table {
-    let mut doc = doc.clone();
-    for s in &SECTIONS {
-        for t in instances_mut(&mut doc, s.path) {
-            for p in s.params {
-                t.remove(p.key);
-            }
+    let mut out = doc.clone();
+    for (key, _, _) in values(doc) {
+        if let Some((at, last)) = key.rsplit_once('.')
+            && let Some(t) = table_at_mut(&mut out, at)
+        {
+            t.remove(last);
         }
     }
-    doc
+    out
 }
 
-fn instances_mut<'a>(doc: &'a mut Table, path: &str) -> Vec<&'a mut Table> {
-    let mut cur: Vec<&mut Table> = vec![doc];
+/// The table at a concrete path such as `machines[0].nics[0]` in `doc`.
+pub fn table_at_mut<'a>(doc: &'a mut Table, path: &str) -> Option<&'a mut Table> {
+    let mut t = doc;
     for seg in path.split('.') {
-        let (name, many) = match seg.strip_suffix("[]") {
-            Some(n) => (n, true),
-            None => (seg, false),
+        let (name, idx) = match seg.split_once('[') {
+            Some((n, i)) => (n, Some(i.trim_end_matches(']').parse::<usize>().ok()?)),
+            None => (seg, None),
         };
-        let mut next = Vec::new();
-        for t in cur {
-            match t.get_mut(name) {
-                Some(Value::Array(a)) if many => {
-                    next.extend(a.iter_mut().filter_map(Value::as_table_mut))
-                }
-                Some(Value::Table(t)) if !many => next.push(t),
-                _ => {}
-            }
-        }
-        cur = next;
+        let next = t.get_mut(name)?;
+        t = match idx {
+            Some(i) => next.as_array_mut()?.get_mut(i)?.as_table_mut()?,
+            None => next.as_table_mut()?,
+        };
     }
-    cur
+    Some(t)
+}
+
+/// Sets the parameter at `key` (`machines[0].nics[0].read_window`, as [`list`] names it) in
+/// `doc`; None where the path is not there.
+pub fn set(doc: &mut Table, key: &str, v: Value) -> Option<()> {
+    let (at, last) = key.rsplit_once('.')?;
+    table_at_mut(doc, at)?.insert(last.to_string(), v);
+    Some(())
 }
 
 /// Every declared parameter of `cfg` (each machine once, in config order), with the default
@@ -143,6 +148,7 @@ pub fn list(cfg: &Config) -> Vec<ParamValue> {
                 key,
                 value,
                 unit: p.unit,
+                domain: p.domain,
                 source: p.source,
                 default,
             }
