@@ -204,7 +204,10 @@ pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), Conf
     let file = first.dir.join("config.toml").display().to_string();
     let cfg = config::parse(&first.config_text, &file)?;
     let command = m0.command.clone();
-    let total = scenario::plan(&cfg).len();
+        let plan = scenario::plan(&cfg);
+    let total = plan.len();
+    // The deal, once for every shard (it estimates the cost of every point).
+    let deal = shard::assign(&cfg, &plan, m0.shards);
     let mut rows: Vec<Option<Summary>> = vec![None; total];
     for p in parts {
         let shard = Shard {
@@ -213,7 +216,7 @@ pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), Conf
         };
         // The points are the ones the config deals to this shard: a shard of another cut, or
         // a manifest edited by hand, is refused.
-        let expected = shard::point_ids(&cfg, shard);
+        let expected: Vec<usize> = (0..total).filter(|&i| deal[i] == shard.index).collect();
         if p.manifest.points != expected || p.manifest.points_total != total {
             return Err(bad(
                 &p.dir.join(SHARD_MANIFEST),
