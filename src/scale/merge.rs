@@ -204,7 +204,7 @@ pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), Conf
     let file = first.dir.join("config.toml").display().to_string();
     let cfg = config::parse(&first.config_text, &file)?;
     let command = m0.command.clone();
-        let plan = scenario::plan(&cfg);
+    let plan = scenario::plan(&cfg);
     let total = plan.len();
     // The deal, once for every shard (it estimates the cost of every point).
     let deal = shard::assign(&cfg, &plan, m0.shards);

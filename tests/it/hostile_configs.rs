@@ -5,7 +5,8 @@
 //! generated config is one the loader accepts; the only refusals allowed are the documented
 //! cross-checks (a cable's latency, the simulation horizon), and they must stay rare.
 
-use gdrsim::config::{self, Domain, Op, PathKind, SECTIONS};
+use gdrsim::config::params::{self, ParamValue};
+use gdrsim::config::{self, Domain, Op, PathKind};
 use gdrsim::scenario::{self, Point};
 use toml::{Table, Value};
 
@@ -60,67 +61,40 @@ fn legal_value(domain: Domain, rng: &mut Rng) -> Option<Value> {
     })
 }
 
-/// The tables at a section path such as `machines[].gpus[]` in the document.
-fn tables_at<'a>(doc: &'a mut Table, path: &str) -> Vec<&'a mut Table> {
-    let mut cur: Vec<&mut Table> = vec![doc];
-    for seg in path.split('.') {
-        let (name, many) = match seg.strip_suffix("[]") {
-            Some(n) => (n, true),
-            None => (seg, false),
-        };
-        let mut next = Vec::new();
-        for t in cur {
-            match t.entry(name) {
-                toml::map::Entry::Occupied(e) => match e.into_mut() {
-                    Value::Array(a) if many => {
-                        next.extend(a.iter_mut().filter_map(Value::as_table_mut))
-                    }
-                    Value::Table(t) if !many => next.push(t),
-                    _ => {}
-                },
-                toml::map::Entry::Vacant(e) if !many => {
-                    if let Value::Table(t) = e.insert(Value::Table(Table::new())) {
-                        next.push(t);
-                    }
-                }
-                toml::map::Entry::Vacant(_) => {}
-            }
-        }
-        cur = next;
-    }
-    cur
-}
-
-/// One generated config: the default study, cheap to simulate, with `n` hardware parameters
-/// (or network ones) set to legal edge values. Returns the text and what was set.
-fn generate(rng: &mut Rng, n: usize) -> (String, Vec<String>) {
-    let mut doc: Table = config::DEFAULT_TOML
-        .parse()
-        .expect("the default config is TOML");
-    let sim = doc["sim"].as_table_mut().expect("[sim]");
-    sim.insert("iterations".into(), Value::Integer(3));
-    sim.insert("min_iterations".into(), Value::Integer(1));
-    sim.insert("stream_messages".into(), Value::Integer(8));
-    let sections: Vec<_> = SECTIONS
-        .iter()
-        .filter(|s| s.path != "sim" && s.path != "output")
-        .collect();
+/// One generated config: `base` (the default study, cheap to simulate) with `n` of the
+/// hardware or network parameters `keys` set to legal edge values. Returns the text and what
+/// was set.
+fn generate(rng: &mut Rng, n: usize, base: &Table, keys: &[ParamValue]) -> (String, Vec<String>) {
+    let mut doc = base.clone();
     let mut set = Vec::new();
     while set.len() < n {
-        let s = sections[rng.below(sections.len() as u64) as usize];
-        let p = s.params[rng.below(s.params.len() as u64) as usize];
+        let p = &keys[rng.below(keys.len() as u64) as usize];
         let Some(v) = legal_value(p.domain, rng) else {
             continue;
         };
-        let mut tables = tables_at(&mut doc, s.path);
-        if tables.is_empty() {
-            continue;
-        }
-        let i = rng.below(tables.len() as u64) as usize;
-        set.push(format!("{}[{i}].{} = {v}", s.path, p.key));
-        tables[i].insert(p.key.to_string(), v);
+        set.push(format!("{} = {v}", p.key));
+        params::set(&mut doc, &p.key, v).expect("a key of the listed config");
     }
     (toml::to_string(&doc).expect("serialisable"), set)
+}
+
+/// The default config made cheap to simulate, as its resolved TOML, and its hardware and
+/// network parameters.
+fn base() -> (Table, Vec<ParamValue>) {
+    let text = config::DEFAULT_TOML
+        .replace("iterations = 60 ", "iterations = 3 ")
+        .replace("min_iterations = 5 ", "min_iterations = 1 ")
+        .replace("stream_messages = 64 ", "stream_messages = 8 ");
+    let cfg = config::parse(&text, "default").expect("the default config loads");
+    assert_eq!(cfg.sim.iterations, 3, "the edit took");
+    let keys = params::list(&cfg)
+        .into_iter()
+        .filter(|p| !p.key.starts_with("sim.") && !p.key.starts_with("output."))
+        .collect();
+    let doc = config::to_toml(&cfg)
+        .parse()
+        .expect("the resolved config is TOML");
+    (doc, keys)
 }
 
 #[test]
@@ -134,10 +108,11 @@ fn legal_edge_values_load_and_simulate_within_physical_bounds() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(64);
     let mut rng = Rng(seed);
+    let (base, keys) = base();
     let (mut simulated, mut cross_checked) = (0, 0);
     for case in 0..cases {
         let n = 1 + rng.below(4) as usize;
-        let (text, set) = generate(&mut rng, n);
+        let (text, set) = generate(&mut rng, n, &base, &keys);
         let what = format!("case {case} (seed {seed:#x}): {}", set.join("; "));
         let cfg = match config::parse(&text, "hostile.toml") {
             Ok(c) => c,
