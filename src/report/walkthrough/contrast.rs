@@ -1,0 +1,123 @@
+//! The contrast of the staged and GPUDirect walks: their descriptors' addresses side by side,
+//! and a table of what each path cost, counted from the simulation rather than asserted.
+
+use super::format::{columns, ratio, us};
+use super::model::{PathWalk, Walk};
+use super::phrases::Phrases;
+use crate::units::Ps;
+
+/// Appends the contrast when the walk has both a staged and a GPUDirect path.
+pub(crate) fn contrast(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
+    let (Some(st), Some(gd)) = (
+        w.paths.iter().find(|p| p.path != "gpudirect"),
+        w.paths.iter().find(|p| p.path == "gpudirect"),
+    ) else {
+        return;
+    };
+    let [s, r] = &w.ends;
+    out.push(words.contrast_heading().into());
+    if let (Some(a), Some(b)) = (&st.gather, &gd.gather) {
+        out.push(words.source(false, a.addr, &words.address_kind(a, s)));
+        out.push(words.source(true, b.addr, &words.address_kind(b, s)));
+    }
+    if let (Some(a), Some(b)) = (&st.scatter, &gd.scatter) {
+        out.push(words.destination(false, &r.host, a.addr, &words.address_kind(a, r)));
+        out.push(words.destination(true, &r.host, b.addr, &words.address_kind(b, r)));
+    }
+    counted_table(w.size, st, gd, words, out);
+    if gd.latency_ps > 0 && st.latency_ps > 0 {
+        let x = st.latency_ps as f64 / gd.latency_ps as f64;
+        out.push(format!(
+            "  {}",
+            if x >= 1.0 {
+                words.lower_latency(x)
+            } else {
+                words.higher_latency(1.0 / x)
+            }
+        ));
+    }
+    out.extend(words.definitions().iter().map(|l| l.to_string()));
+    // Which copies GPUDirect removed.
+    let removed: Vec<String> = st
+        .copies
+        .iter()
+        .filter(|c| !gd.copies.contains(c))
+        .map(|(host, d2h)| words.removed_copy(host, *d2h))
+        .collect();
+    out.push(if removed.is_empty() {
+        words.removed_none(&gd.effective_path)
+    } else {
+        words.removed_copies(&removed)
+    });
+}
+
+/// `a - b` as text, signed.
+fn signed(a: u64, b: u64, show: impl Fn(u64) -> String) -> String {
+    if a >= b {
+        show(a - b)
+    } else {
+        format!("-{}", show(b - a))
+    }
+}
+
+/// The counted rows, staged against GPUDirect, with what GPUDirect removed.
+fn counted_table(
+    size: u64,
+    st: &PathWalk,
+    gd: &PathWalk,
+    words: &dyn Phrases,
+    out: &mut Vec<String>,
+) {
+    let n = |v: u64| v.to_string();
+    let per_msg = |v: u64| ratio(v, size);
+    let time = |v: Ps| us(v);
+    let (ca, cb) = (st.copies.len() as u64, gd.copies.len() as u64);
+    let values: [(String, String, String); 6] = [
+        (n(ca), n(cb), signed(ca, cb, n)),
+        (
+            per_msg(st.pcie_link_bytes),
+            per_msg(gd.pcie_link_bytes),
+            signed(st.pcie_link_bytes, gd.pcie_link_bytes, per_msg),
+        ),
+        (
+            per_msg(st.root_complex_bytes),
+            per_msg(gd.root_complex_bytes),
+            signed(st.root_complex_bytes, gd.root_complex_bytes, per_msg),
+        ),
+        (
+            n(st.host_mem_bytes),
+            n(gd.host_mem_bytes),
+            signed(st.host_mem_bytes, gd.host_mem_bytes, n),
+        ),
+        (
+            time(st.cpu_busy_ps),
+            time(gd.cpu_busy_ps),
+            signed(st.cpu_busy_ps, gd.cpu_busy_ps, time),
+        ),
+        (
+            time(st.latency_ps),
+            time(gd.latency_ps),
+            signed(st.latency_ps, gd.latency_ps, time),
+        ),
+    ];
+    let labels = words.counted();
+    let lw = labels.iter().map(|l| columns(l)).max().unwrap_or(0);
+    let removed = words.removed_column();
+    out.push(format!(
+        "  {}  {:>12} {:>12} {}",
+        " ".repeat(lw),
+        st.path,
+        gd.path,
+        " ".repeat(12 - columns(removed)) + removed
+    ));
+    for (label, (a, b, d)) in labels.iter().zip(&values) {
+        out.push(format!(
+            "  {}{}  {:>12} {:>12} {:>12}",
+            label,
+            " ".repeat(lw - columns(label)),
+            a,
+            b,
+            d
+        ));
+    }
+}
