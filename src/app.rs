@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use crate::config::{self, Config, ConfigError};
+use crate::config::{self, Config, ConfigError, PathKind};
 use crate::progress::Progress;
 use crate::report::{self, RunInfo, ScenarioInfo, atomic, csv_out};
 use crate::scale::{self, shard::Shard};
@@ -115,7 +115,7 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
             let (ceiling_gbps, ceiling_label) = ceiling(cfg, topo, sc);
             ScenarioInfo {
                 name: sc.name.clone(),
-                class: class.to_string(),
+                class: Some(class),
                 flows: sc.flows.len(),
                 route,
                 topo_matrix: topology::topo_matrix::render(h),
@@ -238,10 +238,10 @@ pub fn summary_table(rows: &[Summary]) -> String {
         format!("lat@{}", fmt_bytes(large).replace(' ', "")),
         format!("bw@{} GB/s", fmt_bytes(large).replace(' ', ""))
     );
-    let mut keys: Vec<(&str, &str)> = Vec::new();
+    let mut keys: Vec<(&str, PathKind)> = Vec::new();
     for r in rows {
-        if !keys.contains(&(r.scenario.as_str(), r.path.as_str())) {
-            keys.push((r.scenario.as_str(), r.path.as_str()));
+        if !keys.contains(&(r.scenario.as_str(), r.path)) {
+            keys.push((r.scenario.as_str(), r.path));
         }
     }
     for (s, p) in keys {

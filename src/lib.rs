@@ -38,7 +38,7 @@
 //!     seed: 1,
 //! };
 //! let row = gdrsim::scenario::simulate_point(&cfg, topo, &point).summary;
-//! assert_eq!(row.effective_path, "gpudirect");
+//! assert_eq!(row.effective_path.name(), "gpudirect");
 //! let critical: u64 = row.stages.iter().map(|s| s.critical_ps).sum();
 //! assert_eq!(critical, row.lat_model_ps);
 //! ```

@@ -62,7 +62,7 @@ pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
     let largest = cfg.sizes.iter().copied().max().unwrap_or(0);
     let bottlenecks = rows
         .iter()
-        .filter(|r| r.path == PathKind::GpuDirect.name() && r.size_bytes == largest)
+        .filter(|r| r.path == PathKind::GpuDirect && r.size_bytes == largest)
         .map(|r| (format!("{} {}", r.scenario, r.op), r.bottleneck.clone()))
         .collect();
     Headlines {
@@ -246,7 +246,7 @@ fn scaled(p: &ParamValue, factor: f64) -> Option<Value> {
 
 /// Simulates the points of `cfg` the headlines compare.
 fn simulate(cfg: &Config) -> Result<Vec<Summary>> {
-    let keep = |p: PathKind| p == PathKind::GpuDirect || BASELINES.contains(&p.name());
+    let keep = |p: PathKind| p == PathKind::GpuDirect || BASELINES.contains(&p);
     let points: Vec<scenario::Point> = scenario::plan(cfg)
         .into_iter()
         .filter(|p| keep(p.path))

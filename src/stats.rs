@@ -4,8 +4,11 @@
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use statrs::statistics::{Data, Distribution, Max, Min, OrderStatistics};
 
+use crate::config::{Op, PathKind};
 use crate::plan::{Dep, Milestone, Plan, StepId};
 use crate::record::{Span, Stage};
+use crate::scenario::paths::EffectivePath;
+use crate::topology::Affinity;
 use crate::units::{Ps, ps_to_us};
 
 /// One row of results.csv, with its stage breakdown (stages.csv).
@@ -13,10 +16,13 @@ use crate::units::{Ps, ps_to_us};
 pub struct Summary {
     pub scenario: String,
     /// GPU-NIC (or source-NIC) affinity: PIX, PXB, PHB, NODE, SYS.
-    pub class: String,
-    pub path: String,
-    pub effective_path: String,
-    pub op: String,
+    pub class: Affinity,
+    /// The path the sweep asked for.
+    pub path: PathKind,
+    /// The path that ran (auto's choice, or GPUDirect's fallback).
+    pub effective_path: EffectivePath,
+    /// The RDMA operation.
+    pub op: Op,
     pub size_bytes: u64,
     pub iterations: u32,
     /// Noise-free one-way latency, exact picoseconds.
@@ -49,8 +55,10 @@ pub struct FlowRow {
     pub flow: u32,
     pub sender: String,
     pub receiver: String,
-    pub class: String,
-    pub effective_path: String,
+    /// Its sender's GPU-NIC (or source-NIC) affinity.
+    pub class: Affinity,
+    /// The path it ran.
+    pub effective_path: EffectivePath,
     /// Its noise-free message's latency (every flow's first message at once).
     pub lat_model_ps: Ps,
     /// Mean over its jittered iterations.

@@ -25,8 +25,8 @@ pub trait Choice: Copy + PartialEq + Sized + 'static {
     }
 }
 
-/// Implements [`Choice`] (from the type's `ALL` and `name()`) and serde's `Deserialize` through
-/// it. The error reads "WORD, expected one of ...", which the loader turns into the usual
+/// Implements [`Choice`] (from the type's `ALL` and `name()`), and through it serde's
+/// `Deserialize` and `Serialize` and `Display` (each the word). The error reads "WORD, expected one of ...", which the loader turns into the usual
 /// "key: expected ..., found ..." message.
 macro_rules! choice {
     ($($t:ty),* $(,)?) => {$(
@@ -39,6 +39,18 @@ macro_rules! choice {
         choice!(@serde $t);
     )*};
     (@serde $t:ty) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use $crate::config::choice::Choice;
+                s.serialize_str(self.word())
+            }
+        }
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                use $crate::config::choice::Choice;
+                                f.pad(self.word())
+            }
+        }
         impl<'de> serde::Deserialize<'de> for $t {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 use $crate::config::choice::Choice;

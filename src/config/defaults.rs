@@ -6,7 +6,7 @@
 //! `config/raw.rs` binds each key to its default here; configs/default.toml spells them out
 //! (a test checks the two agree).
 
-use super::options::{ChartKind, FlushMode, GdrLevel, Granularity, ImageFormat, Registration};
+use super::options::{Affinity, ChartKind, FlushMode, Granularity, ImageFormat, Registration};
 use crate::topology::spec::WqeDelivery;
 use crate::units::{Ps, Rate, ns};
 
@@ -32,7 +32,7 @@ pub const REGISTRATION: Registration = Registration::Cached;
 pub const JITTER: bool = true;
 pub const FLUSH: FlushMode = FlushMode::Auto;
 /// Row B3: NCCL uses GPUDirect only up to PXB by default (ncclTopoCheckGdr).
-pub const NET_GDR_LEVEL: GdrLevel = GdrLevel::Pxb;
+pub const NET_GDR_LEVEL: Affinity = Affinity::Pxb;
 /// Registrations a library's cache keeps (UCX and NCCL bound theirs by memory). Estimate.
 pub const REGISTRATION_CACHE_ENTRIES: u32 = 64;
 /// Distinct buffers per side the workload cycles over. Setting.

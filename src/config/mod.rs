@@ -75,7 +75,7 @@ pub struct SimConfig {
     pub flush: FlushMode,
     /// The farthest GPU-NIC class at which the `auto` path uses GPUDirect, as NCCL's
     /// `NCCL_NET_GDR_LEVEL`.
-    pub net_gdr_level: GdrLevel,
+    pub net_gdr_level: Affinity,
     /// `registration = "lru"`: cache capacity and the buffers the workload cycles over.
     pub registration_cache_entries: u32,
     pub buffers: u32,

@@ -189,42 +189,6 @@ impl Granularity {
     }
 }
 
-/// A GPU-NIC topology class as `NCCL_NET_GDR_LEVEL` names it, from nearest to farthest.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub enum GdrLevel {
-    /// Behind one PCIe switch.
-    Pix,
-    /// Behind several switches, not the root complex.
-    #[default]
-    Pxb,
-    /// Through the root complex.
-    Phb,
-    /// Through the socket's interconnect between root complexes.
-    Node,
-    /// Across sockets.
-    Sys,
-}
-
-impl GdrLevel {
-    pub const ALL: [GdrLevel; 5] = [
-        GdrLevel::Pix,
-        GdrLevel::Pxb,
-        GdrLevel::Phb,
-        GdrLevel::Node,
-        GdrLevel::Sys,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            GdrLevel::Pix => "PIX",
-            GdrLevel::Pxb => "PXB",
-            GdrLevel::Phb => "PHB",
-            GdrLevel::Node => "NODE",
-            GdrLevel::Sys => "SYS",
-        }
-    }
-}
-
 /// Where one side's data lives (`buffer` of an endpoint).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BufferPlace {
@@ -318,12 +282,14 @@ impl ImageFormat {
     }
 }
 
+pub use crate::topology::Affinity;
+
 choice!(
     PathKind,
     Registration,
     FlushMode,
     Granularity,
-    GdrLevel,
+    crate::topology::Affinity,
     BufferPlace,
     BounceKind,
     ChartKind,

@@ -11,7 +11,7 @@ use super::defaults as d;
 use super::limits::{MAX_CABLE_M, MAX_COUNT, MAX_PER_PAGE, MAX_SWITCH_HOPS, MAX_WINDOW};
 use super::section::{ParamDoc, section};
 use super::{
-    BounceKind, BufferPlace, ChartKind, FlushMode, GdrLevel, Granularity, ImageFormat, Op,
+    Affinity, BounceKind, BufferPlace, ChartKind, FlushMode, Granularity, ImageFormat, Op,
     OutputOptions, PathKind, Registration, SimConfig,
 };
 use crate::topology::spec::*;
@@ -65,7 +65,7 @@ section! {
         registration: pick<Registration> = d::REGISTRATION => registration; "setting",
         jitter: flag = d::JITTER => jitter; "setting",
         flush: pick<FlushMode> = d::FLUSH => flush; "NCCL 2.19 ncclTopoNeedFlush",
-        net_gdr_level: pick<GdrLevel> = d::NET_GDR_LEVEL => net_gdr_level; "row B3",
+        net_gdr_level: pick<Affinity> = d::NET_GDR_LEVEL => net_gdr_level; "row B3",
         registration_cache_entries: count[1, MAX_COUNT, "a number of registrations"]
             = d::REGISTRATION_CACHE_ENTRIES => registration_cache_entries; "estimate",
         buffers: count[1, MAX_COUNT, "a number of distinct buffers per side"] = d::BUFFERS

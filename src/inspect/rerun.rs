@@ -9,7 +9,8 @@ pub struct Recorded {
     pub plan: paths::Sides,
     /// The plan of steps that ran.
     pub steps: crate::plan::Plan,
-    pub effective_path: String,
+    /// The path that ran.
+    pub effective_path: paths::EffectivePath,
     pub setup_ps: Ps,
     pub recorder: Recorder,
     pub outcome: Outcome,
@@ -74,7 +75,7 @@ pub fn record(
         .unwrap_or(0);
     Ok(Recorded {
         plan: built.sides,
-        effective_path: paths::effective_name(built.sender, built.receiver).to_string(),
+        effective_path: built.effective(),
         setup_ps: built.setup,
         inline: built.inline,
         bounce_buffers: built.bounce_buffers,

@@ -307,7 +307,7 @@ pub fn trace(
         ("path".into(), Arg::from(path.name())),
         (
             "effective_path".into(),
-            Arg::from(run.effective_path.as_str()),
+            Arg::from(run.effective_path.name()),
         ),
         ("size_bytes".into(), Arg::Int(size)),
         ("messages".into(), Arg::Int(messages as u64)),

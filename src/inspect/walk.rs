@@ -636,7 +636,8 @@ pub(super) fn walk_path(
         let reg = &host.spec.registration;
         if let Some(st) = sp.staging {
             // Pipelined staging keeps a ring of `pipeline_depth` chunk-sized buffers.
-            let (count, bytes) = if run.effective_path == PathKind::StagedPipelined.name() {
+            let (count, bytes) = if run.effective_path.as_path() == Some(PathKind::StagedPipelined)
+            {
                 (cfg.sim.pipeline_depth, cfg.sim.chunk_bytes.min(size))
             } else {
                 (run.bounce_buffers, size)
@@ -685,8 +686,8 @@ pub(super) fn walk_path(
     let over = |kind: fn(&ChannelKind) -> bool| payload_bytes_over(topo, &run, 0, kind);
     let (start, end) = run.outcome.messages[0];
     Ok(PathWalk {
-        path: path.name().to_string(),
-        effective_path: run.effective_path.clone(),
+        path,
+        effective_path: run.effective_path,
         setup,
         setup_ps: run.setup_ps,
         steps,
@@ -763,8 +764,7 @@ pub fn walk(cfg: &Config, si: usize, (path, op): (PathKind, Op), size: u64) -> R
     Ok(Walk {
         config_name: cfg.name.clone(),
         scenario: sc.name.clone(),
-        class: paths::sender_class(topo, cfg.scenarios[si].first(), PathKind::GpuDirect)
-            .to_string(),
+        class: paths::sender_class(topo, cfg.scenarios[si].first(), PathKind::GpuDirect),
         size,
         op,
         ends,

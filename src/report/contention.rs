@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 
 use super::RunInfo;
 use super::charts::data::{Model, fmt_us, sig3};
-use super::markdown::{display, fmt_gbps, fmt_pct, md_inline};
+use super::markdown::{fmt_gbps, fmt_pct, md_inline};
+use super::vocab::display;
+use crate::config::PathKind;
 use crate::stats::Summary;
 use crate::units::{fmt_bytes, ps_to_us};
 
@@ -63,7 +65,7 @@ pub(super) fn contention(out: &mut String, info: &RunInfo, m: &Model) {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | `{}` | {} | {} | {} |",
-                display(&r.path),
+                display(r.path),
                 fmt_gbps(r.bw_gbps),
                 spread(r),
                 md_inline(&r.bottleneck),
@@ -102,7 +104,7 @@ fn scaling(m: &Model, size: u64, rows: &[&Summary]) -> Option<String> {
             (one.bw_gbps > 0.0).then(|| {
                 format!(
                     "{} {}× ({} flows; {} alone)",
-                    display(&r.path),
+                    display(r.path),
                     sig3(r.bw_gbps / one.bw_gbps),
                     r.flows,
                     fmt_gbps(one.bw_gbps)
@@ -149,8 +151,11 @@ fn busiest(r: &Summary) -> String {
 
 /// One sentence setting GPUDirect against staging, when the scenario ran both.
 fn compare(rows: &[&Summary]) -> Option<String> {
-    let find = |p: &str| rows.iter().find(|r| r.path == p && r.effective_path == p);
-    let (g, s) = (find("gpudirect")?, find("staged")?);
+    let find = |p: PathKind| {
+        rows.iter()
+            .find(|r| r.path == p && r.effective_path.as_path() == Some(p))
+    };
+    let (g, s) = (find(PathKind::GpuDirect)?, find(PathKind::Staged)?);
     if s.bw_gbps <= 0.0 {
         return None;
     }

@@ -90,10 +90,10 @@ pub fn results_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
     for r in rows {
         w.write_record([
             r.scenario.clone(),
-            r.class.clone(),
-            r.path.clone(),
-            r.effective_path.clone(),
-            r.op.clone(),
+            r.class.name().to_string(),
+            r.path.name().to_string(),
+            r.effective_path.name().to_string(),
+            r.op.name().to_string(),
             r.size_bytes.to_string(),
             r.iterations.to_string(),
             ps_to_us_exact(r.lat_model_ps),
@@ -126,8 +126,8 @@ pub fn stages_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
         for s in &r.stages {
             w.write_record([
                 r.scenario.as_str(),
-                r.path.as_str(),
-                r.op.as_str(),
+                r.path.name(),
+                r.op.name(),
                 &r.size_bytes.to_string(),
                 s.stage.name(),
                 &s.component,
@@ -149,14 +149,14 @@ pub fn flows_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
         for fl in &r.flow_rows {
             w.write_record([
                 r.scenario.as_str(),
-                r.path.as_str(),
-                r.op.as_str(),
+                r.path.name(),
+                r.op.name(),
                 &r.size_bytes.to_string(),
                 &fl.flow.to_string(),
                 &fl.sender,
                 &fl.receiver,
-                &fl.class,
-                &fl.effective_path,
+                fl.class.name(),
+                fl.effective_path.name(),
                 &ps_to_us_exact(fl.lat_model_ps),
                 &f(fl.lat_mean_us),
                 &f(fl.bw_gbps),
@@ -176,8 +176,8 @@ pub fn links_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
         for l in &r.links {
             w.write_record([
                 r.scenario.as_str(),
-                r.path.as_str(),
-                r.op.as_str(),
+                r.path.name(),
+                r.op.name(),
                 &r.size_bytes.to_string(),
                 &l.channel,
                 &l.bytes.to_string(),

@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use crate::config::PathKind;
 use crate::report::charts::data::{
     BASELINES, Crossover, Metric, Model, Series, Speedup, fmt_ratio, fmt_us, nearest_size, sig3,
 };
+use crate::report::vocab::{class_meaning, display, path_meaning, scenario_label};
 use crate::report::{RunInfo, atomic};
 use crate::stats::Summary;
 use crate::units::{fmt_bytes, ps_to_us};
@@ -90,13 +92,13 @@ fn intro(out: &mut String, info: &RunInfo, m: &Model) {
         plural(m.scenarios.len()),
         m.paths.len(),
         plural(m.paths.len()),
-        m.paths.join(", "),
+        join(&m.paths),
         m.sizes.len(),
         plural(m.sizes.len()),
         fmt_bytes(m.sizes[0]),
         fmt_bytes(m.sizes[m.sizes.len() - 1]),
         if m.multi_op() { "ops" } else { "op" },
-        m.ops.join(", "),
+        join(&m.ops),
         iters
     );
     let _ = writeln!(
@@ -113,42 +115,17 @@ fn rows_of<'a>(m: &'a Model<'a>) -> impl Iterator<Item = &'a Summary> + 'a {
     m.series.iter().flat_map(|s| s.rows.iter().copied())
 }
 
+/// Words joined by ", ": "host, staged, gpudirect".
+fn join<T: std::fmt::Display>(words: &[T]) -> String {
+    words
+        .iter()
+        .map(|w| w.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// What an `nvidia-smi topo -m` class means for the GPU-NIC pair.
-fn class_meaning(class: &str) -> &'static str {
-    match class {
-        "PIX" => "GPU and NIC behind a single PCIe switch (at most one PCIe bridge)",
-        "PXB" => "GPU and NIC across several PCIe bridges, without the CPU's host bridge",
-        "PHB" => "GPU and NIC meet at the CPU's PCIe host bridge",
-        "NODE" => "GPU and NIC on different host bridges of the same NUMA node",
-        "SYS" => "GPU and NIC on different NUMA nodes: traffic crosses the inter-socket link",
-        c if c.starts_with("NV") => "connected through NVLink",
-        _ => "",
-    }
-}
-
-/// What a path does, for readers who do not know the names.
-fn path_meaning(path: &str) -> &'static str {
-    match path {
-        "host" => "host memory on both ends, the RDMA baseline without a GPU",
-        "staged" => {
-            "cudaMemcpy to a host bounce buffer, RDMA between host buffers, cudaMemcpy to the GPU"
-        }
-        "gpudirect" => "the NIC reads and writes GPU memory directly over PCIe peer-to-peer",
-        "staged_pipelined" => {
-            "the message in chunks through a ring of host bounce buffers, cudaMemcpyAsync overlapped with the RDMA of earlier chunks"
-        }
-        "gdrcopy" => {
-            "the CPU copies between GPU memory (through its BAR1 mapping) and a host buffer, RDMA between host buffers"
-        }
-        "auto" => {
-            "what NCCL would choose per side: GPUDirect up to `net_gdr_level`, else host staging"
-        }
-        _ => "",
-    }
 }
 
 /// Markdown-safe inline text: escapes table pipes and leading characters that would start markup.
@@ -201,24 +178,21 @@ fn simulated(out: &mut String, m: &Model) {
     }
     let _ = writeln!(out, "Paths:\n");
     for p in &m.paths {
-        let meaning = path_meaning(p);
-        if meaning.is_empty() {
-            let _ = writeln!(out, "- `{p}`");
-        } else {
-            let _ = writeln!(out, "- `{p}`: {meaning}.");
-        }
+        let _ = writeln!(out, "- `{p}`: {}.", path_meaning(*p));
     }
     let _ = writeln!(out);
     for s in &m.scenarios {
-        let head = if s.class.is_empty() || s.class == s.name {
-            md_inline(&s.name)
-        } else {
-            format!("{} ({})", md_inline(&s.name), md_inline(&s.class))
-        };
-        let _ = writeln!(out, "### {head}\n");
-        let meaning = class_meaning(&s.class);
-        if !meaning.is_empty() {
-            let _ = writeln!(out, "Placement class **{}**: {meaning}.", s.class);
+        let _ = writeln!(
+            out,
+            "### {}\n",
+            md_inline(&scenario_label(&s.name, s.class))
+        );
+        if let Some(class) = s.class {
+            let _ = writeln!(
+                out,
+                "Placement class **{class}**: {}.",
+                class_meaning(class)
+            );
         }
         if let Some(info) = s.info {
             if info.ceiling_gbps > 0.0 {
@@ -363,23 +337,17 @@ fn key_results(out: &mut String, m: &Model) {
             } else {
                 String::new()
             };
-            let class = if sc.class.is_empty() || sc.class == sc.name {
-                String::new()
-            } else {
-                format!(" ({})", sc.class)
-            };
             let _ = writeln!(
                 out,
-                "### {}{}{}\n",
-                md_inline(&sc.name),
-                md_inline(&class),
+                "### {}{}\n",
+                md_inline(&scenario_label(&sc.name, sc.class)),
                 md_inline(&op_note)
             );
             let mut head = vec!["Size".to_string()];
             head.extend(series.iter().map(|s| format!("{} p50", m.paths[s.path])));
             head.extend(series.iter().map(|s| format!("{} BW", m.paths[s.path])));
             for sp in &sps {
-                head.push(if sp.baseline == "staged" {
+                head.push(if sp.baseline == PathKind::Staged {
                     "GPUDirect speedup (latency / BW)".into()
                 } else {
                     format!("GPUDirect over {} (latency / BW)", sp.baseline)
@@ -462,20 +430,11 @@ pub(super) fn fmt_pct(p: f64) -> String {
     }
 }
 
-/// "gpudirect" as "GPUDirect" in prose; other paths as they are.
-pub(super) fn display(path: &str) -> &str {
-    if path == "gpudirect" {
-        "GPUDirect"
-    } else {
-        path
-    }
-}
-
 /// "GPUDirect wins up to 32 KiB; staged from 256 KiB up (crossing ≈ 90.5 KiB); ratio 2.23× at
 /// 8 B to 0.76× at 1 GiB".
 fn crossing_text(sp: &Speedup, metric: Metric, cs: &[Crossover]) -> String {
     let first = if cs[0].winner == sp.baseline {
-        "gpudirect"
+        PathKind::GpuDirect
     } else {
         sp.baseline
     };
@@ -596,7 +555,10 @@ fn gdrcopy_crossovers(out: &mut String, m: &Model) {
     let mut lines = Vec::new();
     for si in 0..m.scenarios.len() {
         for oi in 0..m.ops.len() {
-            let (Some(st), Some(gc)) = (m.find(si, "staged", oi), m.find(si, "gdrcopy", oi)) else {
+            let (Some(st), Some(gc)) = (
+                m.find(si, PathKind::Staged, oi),
+                m.find(si, PathKind::Gdrcopy, oi),
+            ) else {
                 continue;
             };
             let pairs: Vec<(u64, f64, f64)> = gc
@@ -736,7 +698,7 @@ fn time_goes(out: &mut String, info: &RunInfo, m: &Model) {
                     )
                 })
                 .collect();
-            let mut path = m.paths[s.path].clone();
+            let mut path = m.paths[s.path].to_string();
             if m.multi_op() {
                 path = format!("{path} {}", m.ops[s.op]);
             }

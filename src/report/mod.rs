@@ -11,9 +11,11 @@ pub mod csv_out;
 pub mod markdown;
 pub mod output_dir;
 pub mod trace;
+pub mod vocab;
 pub mod walkthrough;
 
 use crate::config::OutputOptions;
+use crate::topology::Affinity;
 
 /// What the report needs to know about the run besides the result rows.
 #[derive(Clone, Debug, Default)]
@@ -36,8 +38,9 @@ pub struct RunInfo {
 #[derive(Clone, Debug, Default)]
 pub struct ScenarioInfo {
     pub name: String,
-    /// GPU-NIC affinity class (PIX, PXB, PHB, NODE, SYS) of its first flow.
-    pub class: String,
+    /// GPU-NIC affinity class (PIX, PXB, PHB, NODE, SYS) of its first flow; None where the
+    /// report knows the scenario only by name.
+    pub class: Option<Affinity>,
     /// Flows it runs together.
     pub flows: usize,
     /// The sender's payload route, hop by hop, e.g. ["gpu0", "pcie Gen5 x16", "sw0", ..., "nic0"].

@@ -5,7 +5,7 @@
 use super::build::Receive;
 use crate::config::{Config, Endpoint, FlowSpec, Op, PathKind, Registration};
 use crate::plan::Buffer;
-use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
+use crate::topology::{Affinity, Flow, NodeKind, Place, RouteError, Topology};
 use crate::units::Ps;
 
 /// A cudaMemcpy between the user's GPU buffer and a pinned host bounce buffer.
@@ -74,10 +74,13 @@ pub struct Built {
 }
 
 /// How each side ends up moving the data.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SideMode {
+    /// Pinned host memory, no GPU on this side.
     Host,
+    /// cudaMemcpy through a pinned bounce buffer.
     Staged,
+    /// The NIC reads or writes GPU memory (GPUDirect RDMA).
     Direct,
     /// Staged through a host buffer by CPU copies through BAR1.
     Gdrcopy,
@@ -85,8 +88,98 @@ pub enum SideMode {
     Pipelined,
 }
 
+impl SideMode {
+    /// Every mode.
+    pub const ALL: [SideMode; 5] = [
+        SideMode::Host,
+        SideMode::Staged,
+        SideMode::Direct,
+        SideMode::Gdrcopy,
+        SideMode::Pipelined,
+    ];
+}
+
+/// The path that actually ran (results.csv `effective_path`): how each side moved the data.
+/// It differs from the path asked where `auto` chose, or GPUDirect fell back to staging.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EffectivePath {
+    /// How the sending side read the data.
+    pub sender: SideMode,
+    /// How the receiving side delivered it.
+    pub receiver: SideMode,
+}
+
+impl EffectivePath {
+    /// Both sides moving the data the same way `path` asks (`auto` has no such meaning: None).
+    pub fn of(path: PathKind) -> Option<EffectivePath> {
+        let mode = match path {
+            PathKind::Host => SideMode::Host,
+            PathKind::Staged => SideMode::Staged,
+            PathKind::GpuDirect => SideMode::Direct,
+            PathKind::Gdrcopy => SideMode::Gdrcopy,
+            PathKind::StagedPipelined => SideMode::Pipelined,
+            PathKind::Auto => return None,
+        };
+        Some(EffectivePath {
+            sender: mode,
+            receiver: mode,
+        })
+    }
+
+    /// Whether this is what `path` asks of both sides.
+    pub fn is(self, path: PathKind) -> bool {
+        EffectivePath::of(path) == Some(self)
+    }
+
+    /// The name results.csv writes: the path's word where both sides agree ("gpudirect"),
+    /// else "SENDER_send_RECEIVER_recv" (with the exceptions below, as NCCL users read them).
+    pub fn name(self) -> &'static str {
+        effective_name(self.sender, self.receiver)
+    }
+
+    /// The named path this amounts to, where its name is a path's word ("gdrcopy" also for a
+    /// GDRCopy side facing a staged one); None for the mixed names.
+    pub fn as_path(self) -> Option<PathKind> {
+        PathKind::ALL.into_iter().find(|p| p.name() == self.name())
+    }
+
+    /// The effective path of a name [`EffectivePath::name`] writes. Names are many-to-one only
+    /// where a GDRCopy or pipelined side meets a staged or GPUDirect one ("gdrcopy",
+    /// "staged_pipelined"); those read back as both sides alike.
+    pub fn from_name(name: &str) -> Option<EffectivePath> {
+        let alike = SideMode::ALL.into_iter().map(|m| (m, m));
+        let all = SideMode::ALL
+            .into_iter()
+            .flat_map(|s| SideMode::ALL.into_iter().map(move |r| (s, r)));
+        alike
+            .chain(all)
+            .map(|(sender, receiver)| EffectivePath { sender, receiver })
+            .find(|e| e.name() == name)
+    }
+}
+
+impl std::fmt::Display for EffectivePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl serde::Serialize for EffectivePath {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EffectivePath {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        EffectivePath::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("{name:?} is not an effective path")))
+    }
+}
+
 /// The path that actually runs, as reported in `effective_path`.
-pub fn effective_name(sender: SideMode, receiver: SideMode) -> &'static str {
+fn effective_name(sender: SideMode, receiver: SideMode) -> &'static str {
     match (sender, receiver) {
         (SideMode::Host, SideMode::Host) => "host",
         (SideMode::Host, SideMode::Direct) => "host_send_gpudirect_recv",
@@ -101,6 +194,16 @@ pub fn effective_name(sender: SideMode, receiver: SideMode) -> &'static str {
         (SideMode::Direct, SideMode::Direct) => "gpudirect",
         (SideMode::Direct, SideMode::Staged) => "gpudirect_send_staged_recv",
         (SideMode::Staged, SideMode::Direct) => "staged_send_gpudirect_recv",
+    }
+}
+
+impl Built {
+    /// The path that runs: how each side ended up moving the data.
+    pub fn effective(&self) -> EffectivePath {
+        EffectivePath {
+            sender: self.sender,
+            receiver: self.receiver,
+        }
     }
 }
 
@@ -141,7 +244,7 @@ pub fn sender_source(topo: &Topology, flow: &FlowSpec, path: PathKind) -> Place 
 }
 
 /// The affinity class results.csv reports: the sender's payload source against its NIC.
-pub fn sender_class(topo: &Topology, flow: &FlowSpec, path: PathKind) -> &'static str {
+pub fn sender_class(topo: &Topology, flow: &FlowSpec, path: PathKind) -> Affinity {
     let h = &topo.hosts[flow.sender.host];
     let nic = Place::Device(h.node_index(NodeKind::Nic(flow.sender.nic)));
     h.class(sender_source(topo, flow, path), nic)
@@ -404,11 +507,9 @@ fn auto_side(
         Place::Device(h.node_index(NodeKind::Nic(e.nic))),
     );
     let level = cfg.sim.net_gdr_level.name();
-    let rank = crate::config::GdrLevel::ALL
-        .into_iter()
-        .find(|l| l.name() == class);
+
     let cc = cfg.hosts[e.host].machine.gpus[g].compute_capability;
-    if rank.is_none_or(|r| r > cfg.sim.net_gdr_level) {
+    if class > cfg.sim.net_gdr_level {
         (
             SideMode::Staged,
             format!("{who}: {class} beyond NET_GDR_LEVEL {level} -> staged"),

@@ -2,7 +2,7 @@
 //! iterations (latency statistics), and the streaming run (bandwidth, message rate).
 
 use super::Point;
-use super::paths::{self, effective_name};
+use super::paths;
 use crate::components::{Fabric, Limit};
 use crate::config::{Config, Op};
 use crate::plan::Plan;
@@ -135,8 +135,8 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
                 flow: i as u32,
                 sender: endpoint_name(cfg, &flow.sender),
                 receiver: endpoint_name(cfg, &flow.receiver),
-                class: paths::sender_class(topo, flow, p.path).to_string(),
-                effective_path: effective_name(b.sender, b.receiver).to_string(),
+                class: paths::sender_class(topo, flow, p.path),
+                effective_path: b.effective(),
                 lat_model_ps: e - s,
                 lat_mean_us: stats::latency_stats(&mine).mean_us,
                 bw_gbps: perftest_bw_average(&st.flows[i].messages, p.size).0,
@@ -145,10 +145,10 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         .collect::<Vec<_>>();
     let summary = Summary {
         scenario: sc.name.clone(),
-        class: flow_rows[0].class.clone(),
-        path: p.path.name().to_string(),
-        effective_path: flow_rows[0].effective_path.clone(),
-        op: p.op.name().to_string(),
+        class: flow_rows[0].class,
+        path: p.path,
+        effective_path: flow_rows[0].effective_path,
+        op: p.op,
         size_bytes: p.size,
         iterations: n,
         lat_model_ps,

@@ -6,6 +6,7 @@
 //! switch or root-complex traversal, a P2P forwarding limit, an inter-socket link direction, a
 //! memory, a NIC pipeline stage, a wire. A route is the list of channels a transfer crosses.
 
+mod affinity;
 mod machine;
 pub mod network;
 pub mod pcie;
@@ -13,6 +14,7 @@ mod route;
 pub mod spec;
 pub mod topo_matrix;
 
+pub use affinity::Affinity;
 pub use network::{Network, Port, PortPair};
 pub use route::{Flow, Place, Route, RouteError};
 
@@ -202,23 +204,17 @@ impl HostTopo {
     /// PHB, NODE, SYS); among equally near NICs, one that no earlier GPU took, then the first.
     /// This is the pairing NCCL makes of GPUs and NICs on a balanced board.
     pub fn nearest_nics(&self) -> Vec<usize> {
-        let rank = |c: &str| {
-            ["PIX", "PXB", "PHB", "NODE", "SYS"]
-                .iter()
-                .position(|x| *x == c)
-                .unwrap_or(5)
-        };
         let mut taken = vec![false; self.spec.nics.len()];
         (0..self.spec.gpus.len())
             .map(|g| {
                 let gpu = Place::Device(self.node_index(NodeKind::Gpu(g)));
-                let ranked: Vec<(usize, usize)> = (0..self.spec.nics.len())
+                let ranked: Vec<(Affinity, usize)> = (0..self.spec.nics.len())
                     .map(|n| {
                         let nic = Place::Device(self.node_index(NodeKind::Nic(n)));
-                        (rank(self.class(gpu, nic)), n)
+                        (self.class(gpu, nic), n)
                     })
                     .collect();
-                let best = ranked.iter().map(|r| r.0).min().unwrap_or(5);
+                let best = ranked.iter().map(|r| r.0).min().unwrap_or(Affinity::Sys);
                 let nearest: Vec<usize> =
                     ranked.iter().filter(|r| r.0 == best).map(|r| r.1).collect();
                 let n = nearest

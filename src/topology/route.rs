@@ -33,7 +33,7 @@ pub struct Route {
     /// Whether both ends are devices (peer-to-peer).
     pub p2p: bool,
     /// nvidia-smi style class of the two ends.
-    pub class: &'static str,
+    pub class: Affinity,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -223,7 +223,7 @@ impl HostTopo {
 
     /// The `nvidia-smi topo -m` class of two places, from the structure of the path between them
     /// (ACS is a routing policy, not topology, so it does not change the class).
-    pub fn class(&self, a: Place, b: Place) -> &'static str {
+    pub fn class(&self, a: Place, b: Place) -> Affinity {
         let path: Vec<usize> = self.node_path(a, b, false).iter().map(|h| h.0).collect();
         let sockets = path
             .iter()
@@ -245,15 +245,15 @@ impl HostTopo {
             .filter(|&&n| matches!(self.nodes[n].kind, NodeKind::Switch(_)))
             .count();
         if sockets >= 2 && first_socket != last_socket {
-            "SYS"
+            Affinity::Sys
         } else if rcs >= 2 {
-            "NODE"
+            Affinity::Node
         } else if rcs == 1 || sockets == 1 {
-            "PHB"
+            Affinity::Phb
         } else if switches <= 1 {
-            "PIX"
+            Affinity::Pix
         } else {
-            "PXB"
+            Affinity::Pxb
         }
     }
 }

@@ -35,7 +35,7 @@ pub fn render(host: &HostTopo) -> String {
             let cell = if a == b {
                 " X "
             } else {
-                host.class(Place::Device(*a), Place::Device(*b))
+                host.class(Place::Device(*a), Place::Device(*b)).name()
             };
             out.push_str(cell);
             out.push('\t');

@@ -63,7 +63,7 @@ fn small_gpudirect_is_several_times_faster_than_staged() {
         "staged {st_us:.2} us vs gpudirect {gd_us:.2} us"
     );
     assert!((1.5..=4.0).contains(&gd_us), "gpudirect 8 B {gd_us:.3} us");
-    assert_eq!(gd.effective_path, "gpudirect");
+    assert_eq!(gd.effective_path.name(), "gpudirect");
 }
 
 /// Behaviour 4: topology ordering; crossing the socket link costs GPUDirect bandwidth.
@@ -169,8 +169,8 @@ fn refused_p2p_falls_back_to_staging_per_side() {
         ..refused.clone()
     };
     let s = summary(&forced, "PHB", PathKind::GpuDirect, 4096);
-    assert_eq!(s.path, "gpudirect");
-    assert_eq!(s.effective_path, "staged");
+    assert_eq!(s.path.name(), "gpudirect");
+    assert_eq!(s.effective_path.name(), "staged");
     assert_eq!(s.host_mem_bytes, 4 * 4096);
     let staged = summary(&forced, "PHB", PathKind::Staged, 4096);
     assert_eq!(
@@ -178,11 +178,13 @@ fn refused_p2p_falls_back_to_staging_per_side() {
         "a full fallback is the staged path"
     );
     let s = summary(&refused, "PHB", PathKind::GpuDirect, 4096);
-    assert_eq!(s.effective_path, "staged_send_gpudirect_recv");
+    assert_eq!(s.effective_path.name(), "staged_send_gpudirect_recv");
     assert_eq!(s.host_mem_bytes, 2 * 4096);
     // PIX does not cross the root complex: GPUDirect still runs there.
     assert_eq!(
-        summary(&refused, "PIX", PathKind::GpuDirect, 4096).effective_path,
+        summary(&refused, "PIX", PathKind::GpuDirect, 4096)
+            .effective_path
+            .name(),
         "gpudirect"
     );
 }
@@ -194,7 +196,7 @@ fn acs_redirect_routes_pix_traffic_through_the_root_complex() {
     let plain = summary(&default_cfg(), "PIX", PathKind::GpuDirect, 8);
     let acs = cfg_with(&[("acs_redirect = false", "acs_redirect = true")]);
     let redirected = summary(&acs, "PIX", PathKind::GpuDirect, 8);
-    assert_eq!(redirected.class, "PIX");
+    assert_eq!(redirected.class.name(), "PIX");
     let m = &acs.hosts[0].machine;
     // Each P2P crossing adds: two link hops, the root complex, and the switch once more.
     let per_crossing =
@@ -595,7 +597,7 @@ fn auto_picks_what_nccl_would_and_says_why() {
         ("SYS", "staged_pipelined", PathKind::StagedPipelined),
     ] {
         let auto = summary(&cfg, scenario, PathKind::Auto, 4096);
-        assert_eq!(auto.effective_path, picked, "{scenario}");
+        assert_eq!(auto.effective_path.name(), picked, "{scenario}");
         assert_eq!(
             auto.lat_model_ps,
             summary(&cfg, scenario, ran, 4096).lat_model_ps,
@@ -606,14 +608,18 @@ fn auto_picks_what_nccl_would_and_says_why() {
     let sys = cfg_with(&[("net_gdr_level = \"PXB\"", "net_gdr_level = \"SYS\"")]);
     for scenario in ["PIX", "PHB", "SYS"] {
         let auto = summary(&sys, scenario, PathKind::Auto, 4096);
-        assert_eq!(auto.effective_path, "gpudirect", "{scenario} at level SYS");
+        assert_eq!(
+            auto.effective_path.name(),
+            "gpudirect",
+            "{scenario} at level SYS"
+        );
     }
     let volta = cfg_with(&[(
         "compute_capability = \"9.0\"",
         "compute_capability = \"7.0\"",
     )]);
     let auto = summary(&volta, "PIX", PathKind::Auto, 4096);
-    assert_eq!(auto.effective_path, "staged_send_gpudirect_recv");
+    assert_eq!(auto.effective_path.name(), "staged_send_gpudirect_recv");
     assert!(
         auto.reason.contains("compute capability 7.0"),
         "{}",
@@ -655,7 +661,7 @@ fn gdrcopy_is_the_host_path_plus_bar_copies_and_wins_only_small() {
         );
     }
     let s = summary(&cfg, "PIX", PathKind::Gdrcopy, 8);
-    assert_eq!(s.effective_path, "gdrcopy");
+    assert_eq!(s.effective_path.name(), "gdrcopy");
     // The CPU stores into (and loads from) the host buffer as a cudaMemcpy's engine would: the
     // same four passes through host memory as staging.
     assert_eq!(s.host_mem_bytes, 4 * 8);
@@ -706,7 +712,7 @@ fn pipelined_staging_is_one_chunk_fill_plus_a_chunk_per_bottleneck_time() {
     );
     assert!(got < 0.5 * lat(PathKind::Staged, size) as f64);
     let s = summary(&cfg, "PIX", PathKind::StagedPipelined, size);
-    assert_eq!(s.effective_path, "staged_pipelined");
+    assert_eq!(s.effective_path.name(), "staged_pipelined");
     assert_eq!(
         s.host_mem_bytes,
         4 * size,
@@ -834,7 +840,7 @@ fn a_side_in_host_memory_mixes_with_a_gpu_side() {
         (PathKind::Host, "host", 2 * size),
     ] {
         let s = summary(&cfg, "PIX", path, size);
-        assert_eq!(s.effective_path, name, "{path:?}");
+        assert_eq!(s.effective_path.name(), name, "{path:?}");
         assert_eq!(s.host_mem_bytes, dram, "{path:?}: host DRAM bytes");
     }
     let send = "sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }";
@@ -843,7 +849,7 @@ fn a_side_in_host_memory_mixes_with_a_gpu_side() {
         "sender = { host = \"node-a\", nic = \"nic0\", buffer = \"host\" }",
     )]);
     let s = summary(&cfg, "PIX", PathKind::GpuDirect, size);
-    assert_eq!(s.effective_path, "host_send_gpudirect_recv");
+    assert_eq!(s.effective_path.name(), "host_send_gpudirect_recv");
     assert_eq!(s.host_mem_bytes, size);
 }
 

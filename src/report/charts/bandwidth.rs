@@ -6,6 +6,7 @@
 //! ceilings do not stack illegible labels on top of each other; labels of close ceilings are
 //! pushed apart vertically.
 
+use crate::config::PathKind;
 use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -82,7 +83,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     for (facet, area) in facets.iter().zip(&areas) {
         // The ceilings are those of the GPUDirect routes: drawn where GPUDirect lines are.
         let mine: Vec<&Ceiling> = match facet {
-            Some(p) if m.paths[*p] != "gpudirect" => Vec::new(),
+            Some(p) if m.paths[*p] != PathKind::GpuDirect => Vec::new(),
             _ => ceilings.iter().collect(),
         };
         panel(area, root, ctx, *facet, &mine, top)?;
@@ -110,7 +111,7 @@ fn panel<DB: DrawingBackend>(
         y_desc: "bandwidth (GB/s)",
         x_fmt: &|v| style::size_label(*v),
         y_fmt: &|v| sig3(*v),
-        caption: facet.map(|p| m.paths[p].as_str()),
+        caption: facet.map(|p| m.paths[p].name()),
         y_label_space: None,
     };
     let chart = style::build_chart(plot, th, &spec)?;
@@ -140,7 +141,7 @@ fn panel<DB: DrawingBackend>(
         .filter(|s| facet.is_none_or(|p| s.path == p))
     {
         let c = style::scenario_color(s.scenario);
-        let ps = style::path_style(&m.paths[s.path], s.path);
+        let ps = style::path_style(m.paths[s.path], s.path);
         let pts: Vec<(f64, f64)> = s
             .rows
             .iter()

@@ -6,19 +6,22 @@
 //! the drawing code only reads it. Everything is ordered by vectors (first appearance or a fixed
 //! vocabulary), never by hash iteration, so the outputs are byte-for-byte reproducible.
 
+use crate::config::{Op, PathKind};
 use crate::report::{RunInfo, ScenarioInfo};
 use crate::stats::Summary;
+use crate::topology::Affinity;
 
 /// Paths in the order a reader expects them: the CPU-only baseline, the bounce through host
 /// memory, then GPUDirect. Paths outside this list follow in order of first appearance.
-const KNOWN_PATHS: [&str; 3] = ["host", "staged", "gpudirect"];
+const KNOWN_PATHS: [PathKind; 3] = [PathKind::Host, PathKind::Staged, PathKind::GpuDirect];
 
 /// A scenario as the charts see it: its row name, its class and (when the run described it) its
 /// [`ScenarioInfo`].
 #[derive(Clone, Debug)]
 pub struct Scenario<'a> {
     pub name: String,
-    pub class: String,
+    /// Its GPU-NIC affinity, from the run's description or else its rows.
+    pub class: Option<Affinity>,
     pub info: Option<&'a ScenarioInfo>,
 }
 
@@ -48,8 +51,8 @@ impl Series<'_> {
 #[derive(Clone, Debug)]
 pub struct Model<'a> {
     pub scenarios: Vec<Scenario<'a>>,
-    pub paths: Vec<String>,
-    pub ops: Vec<String>,
+    pub paths: Vec<PathKind>,
+    pub ops: Vec<Op>,
     /// Every swept size, ascending, without duplicates.
     pub sizes: Vec<u64>,
     /// In scenario, then path, then op order.
@@ -65,29 +68,29 @@ impl<'a> Model<'a> {
             if !scenarios.iter().any(|x| x.name == s.name) {
                 scenarios.push(Scenario {
                     name: s.name.clone(),
-                    class: s.class.clone(),
+                    class: s.class,
                     info: Some(s),
                 });
             }
         }
-        let mut paths: Vec<String> = Vec::new();
-        let mut ops: Vec<String> = Vec::new();
+        let mut paths: Vec<PathKind> = Vec::new();
+        let mut ops: Vec<Op> = Vec::new();
         let mut sizes: Vec<u64> = Vec::new();
         for r in rows {
             match scenarios.iter_mut().find(|x| x.name == r.scenario) {
-                Some(s) if s.class.is_empty() => s.class = r.class.clone(),
+                Some(s) if s.class.is_none() => s.class = Some(r.class),
                 Some(_) => {}
                 None => scenarios.push(Scenario {
                     name: r.scenario.clone(),
-                    class: r.class.clone(),
+                    class: Some(r.class),
                     info: None,
                 }),
             }
             if !paths.contains(&r.path) {
-                paths.push(r.path.clone());
+                paths.push(r.path);
             }
             if !ops.contains(&r.op) {
-                ops.push(r.op.clone());
+                ops.push(r.op);
             }
             sizes.push(r.size_bytes);
         }
@@ -109,7 +112,7 @@ impl<'a> Model<'a> {
                 for (oi, o) in ops.iter().enumerate() {
                     let mut picked: Vec<&Summary> = Vec::new();
                     for r in rows {
-                        let same = r.scenario == s.name && &r.path == p && &r.op == o;
+                        let same = r.scenario == s.name && r.path == *p && r.op == *o;
                         if same && !picked.iter().any(|x| x.size_bytes == r.size_bytes) {
                             picked.push(r);
                         }
@@ -120,10 +123,10 @@ impl<'a> Model<'a> {
                     picked.sort_by_key(|r| r.size_bytes);
                     let mut effective: Vec<&str> = Vec::new();
                     for r in &picked {
-                        if r.effective_path != r.path
-                            && !effective.contains(&r.effective_path.as_str())
+                        let name = r.effective_path.name();
+                        if r.effective_path.as_path() != Some(r.path) && !effective.contains(&name)
                         {
-                            effective.push(&r.effective_path);
+                            effective.push(name);
                         }
                     }
                     let fallback = (!effective.is_empty()).then(|| effective.join("/"));
@@ -182,8 +185,8 @@ impl<'a> Model<'a> {
         name
     }
 
-    /// The series of a path name in a scenario and op, if any.
-    pub fn find(&self, scenario: usize, path: &str, op: usize) -> Option<&Series<'a>> {
+    /// The series of a path in a scenario and op, if any.
+    pub fn find(&self, scenario: usize, path: PathKind, op: usize) -> Option<&Series<'a>> {
         self.series
             .iter()
             .find(|s| s.scenario == scenario && s.op == op && self.paths[s.path] == path)
@@ -205,9 +208,11 @@ impl<'a> Model<'a> {
     }
 
     /// GPUDirect against `baseline` on one scenario and op, pushed to `out` when both ran.
-    fn speedup(&self, si: usize, oi: usize, baseline: &'static str, out: &mut Vec<Speedup>) {
-        let (Some(st), Some(gd)) = (self.find(si, baseline, oi), self.find(si, "gpudirect", oi))
-        else {
+    fn speedup(&self, si: usize, oi: usize, baseline: PathKind, out: &mut Vec<Speedup>) {
+        let (Some(st), Some(gd)) = (
+            self.find(si, baseline, oi),
+            self.find(si, PathKind::GpuDirect, oi),
+        ) else {
             return;
         };
         let mut points = Vec::new();
@@ -236,7 +241,7 @@ impl<'a> Model<'a> {
 /// The host-staging paths GPUDirect is compared with: one synchronous cudaMemcpy per message
 /// (the classic baseline) and the chunked pipeline real libraries run, which is the fair one
 /// for large messages.
-pub const BASELINES: [&str; 2] = ["staged", "staged_pipelined"];
+pub const BASELINES: [PathKind; 2] = [PathKind::Staged, PathKind::StagedPipelined];
 
 /// Above this many lines, the size charts draw one panel per path (a facet) so that the lines
 /// of 8 or more scenarios stay apart.
@@ -363,7 +368,7 @@ pub struct Speedup {
     pub scenario: usize,
     pub op: usize,
     /// The staging path GPUDirect is compared with: one of [`BASELINES`].
-    pub baseline: &'static str,
+    pub baseline: PathKind,
     pub points: Vec<SpeedupPoint>,
     /// Set when the "gpudirect" rows actually ran another path (a fallback), in which case a
     /// ratio near 1 is expected and says nothing about GPUDirect itself.
@@ -386,7 +391,7 @@ pub struct Crossover {
     /// `above` (for placing a marker; the report quotes the swept sizes).
     pub at: f64,
     /// "gpudirect" or the speedup's baseline: who wins from `above` on.
-    pub winner: &'static str,
+    pub winner: PathKind,
 }
 
 impl Crossover {
@@ -428,7 +433,11 @@ impl Speedup {
                     below: ls,
                     above: p.size,
                     at: (x0 + t * (x1 - x0)).exp(),
-                    winner: if r > 1.0 { "gpudirect" } else { self.baseline },
+                    winner: if r > 1.0 {
+                        PathKind::GpuDirect
+                    } else {
+                        self.baseline
+                    },
                 });
             }
             last = Some((p.size, r));
@@ -527,7 +536,7 @@ mod tests {
         let mut s = Speedup {
             scenario: 0,
             op: 0,
-            baseline: "staged",
+            baseline: PathKind::Staged,
             points: vec![
                 pt(1, 2.0),
                 pt(2, 1.001),
@@ -539,17 +548,23 @@ mod tests {
         };
         let c = s.crossovers(Metric::Latency);
         assert_eq!(c.len(), 2);
-        assert_eq!((c[0].below, c[0].above, c[0].winner), (1, 4, "staged"));
+        assert_eq!(
+            (c[0].below, c[0].above, c[0].winner),
+            (1, 4, PathKind::Staged)
+        );
         assert!((c[0].at - 2.0).abs() < 1e-9, "{}", c[0].at);
-        assert_eq!((c[1].below, c[1].above, c[1].winner), (8, 16, "gpudirect"));
+        assert_eq!(
+            (c[1].below, c[1].above, c[1].winner),
+            (8, 16, PathKind::GpuDirect)
+        );
         assert!(s.crossovers(Metric::Bandwidth).is_empty());
         assert_eq!(c[0].headline("SYS"), "staged wins at ≥ 4 B on SYS");
         // Against the pipeline, the pipeline is who wins back.
-        s.baseline = "staged_pipelined";
+        s.baseline = PathKind::StagedPipelined;
         let c = s.crossovers(Metric::Latency);
         assert_eq!(
             (c[0].winner, c[1].winner),
-            ("staged_pipelined", "gpudirect")
+            (PathKind::StagedPipelined, PathKind::GpuDirect)
         );
     }
 }

@@ -66,7 +66,7 @@ fn panel<DB: DrawingBackend>(
         y_desc: "one-way latency, p50 (log scale)",
         x_fmt: &|v| style::size_label(*v),
         y_fmt: &|v| style::log_time_label(*v),
-        caption: facet.map(|p| m.paths[p].as_str()),
+        caption: facet.map(|p| m.paths[p].name()),
         y_label_space: None,
     };
     let chart = style::build_chart(area, th, &spec)?;
@@ -111,7 +111,7 @@ fn panel<DB: DrawingBackend>(
     }
     for s in &series {
         let c = style::scenario_color(s.scenario);
-        let ps = style::path_style(&m.paths[s.path], s.path);
+        let ps = style::path_style(m.paths[s.path], s.path);
         let pts: Vec<(f64, f64)> = s
             .rows
             .iter()

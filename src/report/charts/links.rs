@@ -115,7 +115,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
             }
         }
         if !bars.is_empty() {
-            panels.push((path.clone(), bars, groups, slot.max(6)));
+            panels.push((path.to_string(), bars, groups, slot.max(6)));
         }
     }
 

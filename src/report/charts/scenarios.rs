@@ -6,6 +6,7 @@
 //! compare are next to each other and share the scenario colours of every other chart. Values are
 //! printed at the bar ends; on the bandwidth side a dashed tick marks each scenario's GPUDirect route ceiling.
 
+use crate::config::PathKind;
 use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -60,7 +61,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         }
         if slot > first {
             groups.push(Group {
-                name: path.clone(),
+                name: path.to_string(),
                 first,
                 last: slot - 1,
             });
@@ -131,7 +132,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         let value = |r: &Summary| if latency { r.lat.p50_us } else { r.bw_gbps };
         // The ceiling is that of the GPU-to-GPU (GPUDirect) route; other paths take other routes.
         let ceiling = |b: &Bar| {
-            if b.row.path != "gpudirect" {
+            if b.row.path != PathKind::GpuDirect {
                 return 0.0;
             }
             m.scenarios[b.scenario].info.map_or(0.0, |i| i.ceiling_gbps)

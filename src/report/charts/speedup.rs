@@ -6,6 +6,7 @@
 //! marked with a vertical line at the (log-log interpolated) crossover and a sentence naming the
 //! first swept size where the new winner wins; the same sentences are listed in the legend.
 
+use crate::report::vocab::scenario_label;
 use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -37,11 +38,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         if !seen.contains(&s.scenario) {
             seen.push(s.scenario);
             let sc = &m.scenarios[s.scenario];
-            let label = if sc.class.is_empty() || sc.class == sc.name {
-                sc.name.clone()
-            } else {
-                format!("{} ({})", sc.name, sc.class)
-            };
+            let label = scenario_label(&sc.name, sc.class);
             legend.push(Legend::Color(style::scenario_color(s.scenario), label));
         }
     }
@@ -49,7 +46,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         legend.push(Legend::Gap);
         legend.push(Legend::Head("Op (line width)".into()));
         for (i, op) in m.ops.iter().enumerate() {
-            legend.push(Legend::Stroke(style::op_width(i), op.clone()));
+            legend.push(Legend::Stroke(style::op_width(i), op.to_string()));
         }
     }
     if pipelined {

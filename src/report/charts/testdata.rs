@@ -6,7 +6,10 @@
 //! peer-to-peer, whose rate depends on the placement class, so on SYS staged wins for large
 //! messages and the speedup chart has crossovers.
 
-use crate::config::ChartKind;
+use crate::config::choice::Choice;
+use crate::config::{ChartKind, Op, PathKind};
+use crate::scenario::paths::EffectivePath;
+use crate::topology::Affinity;
 
 use crate::record::Stage;
 use crate::report::{OutputOptions, RunInfo, ScenarioInfo};
@@ -35,7 +38,7 @@ pub fn info(scenarios: &[(&str, &str, f64, f64)]) -> RunInfo {
             .enumerate()
             .map(|(i, &(name, class, _, ceiling))| ScenarioInfo {
                 name: name.into(),
-                class: class.into(),
+                class: Affinity::from_name(class),
                 flows: 1,
                 route: ["gpu0", "pcie Gen5 x16", "sw0", "pcie Gen5 x16", "nic0"]
                     .map(String::from)
@@ -131,10 +134,10 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
     };
     Summary {
         scenario: name.into(),
-        class: class.into(),
-        path: path.into(),
-        effective_path: path.into(),
-        op: "write_imm".into(),
+        class: Affinity::from_name(class).expect("a test class"),
+        path: PathKind::from_word(path).expect("a test path"),
+        effective_path: EffectivePath::from_name(path).expect("a test path"),
+        op: Op::WriteImm,
         size_bytes: size,
         iterations: 1000,
         lat_model_ps: model_ps,

@@ -9,8 +9,9 @@ use super::data::Model;
 use super::style::Theme;
 use super::testdata::{self, SCENARIOS};
 use super::*;
-use crate::config::ImageFormat;
+use crate::config::{ImageFormat, Op, PathKind};
 use crate::report::RunInfo;
+use crate::scenario::paths::EffectivePath;
 use crate::stats::Summary;
 
 fn tmp(name: &str) -> PathBuf {
@@ -270,13 +271,13 @@ fn degenerate_sets_render_without_panicking() {
     let mut rows = testdata::rows(&SCENARIOS, &["staged", "gpudirect"], &[8, 4096, 1 << 20]);
     for r in rows
         .iter_mut()
-        .filter(|r| r.scenario == "SYS" && r.path == "gpudirect")
+        .filter(|r| r.scenario == "SYS" && r.path == PathKind::GpuDirect)
     {
-        r.effective_path = "staged".into();
+        r.effective_path = EffectivePath::of(PathKind::Staged).unwrap();
     }
     let mut read = rows.clone();
     for r in &mut read {
-        r.op = "read".into();
+        r.op = Op::Read;
     }
     rows.extend(read);
     check_all("mixed", &small(testdata::info(&SCENARIOS[..1])), &rows);
@@ -346,13 +347,13 @@ fn preview() {
     let mut mixed = testdata::rows(&SCENARIOS, &["staged", "gpudirect"], &testdata::sweep());
     for r in mixed
         .iter_mut()
-        .filter(|r| r.scenario == "SYS" && r.path == "gpudirect")
+        .filter(|r| r.scenario == "SYS" && r.path == PathKind::GpuDirect)
     {
-        r.effective_path = "staged".into();
+        r.effective_path = EffectivePath::of(PathKind::Staged).unwrap();
     }
     let mut read = mixed.clone();
     for r in &mut read {
-        r.op = "read".into();
+        r.op = Op::Read;
         r.lat.p50_us *= 1.2;
     }
     mixed.extend(read);

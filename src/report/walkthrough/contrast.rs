@@ -2,15 +2,15 @@
 //! and a table of what each path cost, counted from the simulation rather than asserted.
 
 use super::format::{columns, ratio, us};
-use super::model::{PathWalk, Walk};
+use super::model::{PathKind, PathWalk, Walk};
 use super::phrases::Phrases;
 use crate::units::Ps;
 
 /// Appends the contrast when the walk has both a staged and a GPUDirect path.
 pub(crate) fn contrast(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
     let (Some(st), Some(gd)) = (
-        w.paths.iter().find(|p| p.path != "gpudirect"),
-        w.paths.iter().find(|p| p.path == "gpudirect"),
+        w.paths.iter().find(|p| p.path != PathKind::GpuDirect),
+        w.paths.iter().find(|p| p.path == PathKind::GpuDirect),
     ) else {
         return;
     };
@@ -45,7 +45,7 @@ pub(crate) fn contrast(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
         .map(|(host, d2h)| words.removed_copy(host, *d2h))
         .collect();
     out.push(if removed.is_empty() {
-        words.removed_none(&gd.effective_path)
+        words.removed_none(gd.effective_path)
     } else {
         words.removed_copies(&removed)
     });

@@ -1,7 +1,9 @@
 //! The walk in English.
 
 use super::format::{hex, op_title, plural, route, us};
-use super::model::{Desc, Endpoint, MrWhen, Op, PollKind, Setup, StepKind, Walk};
+use super::model::{
+    Desc, EffectivePath, Endpoint, MrWhen, Op, PathKind, PollKind, Setup, StepKind, Walk,
+};
 use super::phrases::{PathStyle, Phrases};
 use crate::units::{Ps, fmt_bytes};
 
@@ -110,7 +112,7 @@ impl Phrases for English {
         "times: simulated, noise-free (jitter off), in microseconds; t = 0 when the data is ready in the sender's GPU buffer"
     }
 
-    fn path_heading(&self, n: usize, style: PathStyle, path: &str) -> String {
+    fn path_heading(&self, n: usize, style: PathStyle, path: PathKind) -> String {
         match style {
             PathStyle::Gdrcopy => format!(
                 "=== [{n}] GDRCopy path ({path}): GPU -(CPU through BAR1)-> host memory -> NIC -> wire -> NIC -> host memory -(CPU through BAR1)-> GPU ==="
@@ -127,11 +129,11 @@ impl Phrases for English {
         }
     }
 
-    fn auto_note(&self, effective: &str) -> String {
+    fn auto_note(&self, effective: EffectivePath) -> String {
         format!("note: auto runs what NCCL would choose here: {effective}")
     }
 
-    fn no_p2p_note(&self, effective: &str) -> String {
+    fn no_p2p_note(&self, effective: EffectivePath) -> String {
         format!("note: peer-to-peer is not available in this scenario; effective path: {effective}")
     }
 
@@ -334,7 +336,7 @@ impl Phrases for English {
         ]
     }
 
-    fn removed_none(&self, effective: &str) -> String {
+    fn removed_none(&self, effective: EffectivePath) -> String {
         format!("GPUDirect removed no copy here (effective path: {effective}).")
     }
 

@@ -3,7 +3,7 @@
 
 use super::contrast::contrast;
 use super::format::{columns, us};
-use super::model::{Endpoint, PathWalk, Setup, Step, Walk};
+use super::model::{Endpoint, PathKind, PathWalk, Setup, Step, Walk};
 use super::phrases::{PathStyle, Phrases};
 
 /// The walk as text lines, ending in a newline.
@@ -28,7 +28,7 @@ fn heading(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
     out.push(words.sender(s));
     out.push(words.receiver(r));
     out.push(words.operation(w.op));
-    if !w.paths.iter().any(|p| p.path != "gpudirect") {
+    if !w.paths.iter().any(|p| p.path != PathKind::GpuDirect) {
         out.push(words.staged_cannot_carry().into());
     }
     let same_map =
@@ -47,10 +47,10 @@ fn heading(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
 }
 
 fn style(p: &PathWalk) -> PathStyle {
-    match (p.path.as_str(), p.effective_path.as_str()) {
-        ("gpudirect", _) => PathStyle::GpuDirect,
-        (_, "gdrcopy") => PathStyle::Gdrcopy,
-        (_, "staged_pipelined") => PathStyle::Pipelined,
+    match (p.path, p.effective_path.as_path()) {
+        (PathKind::GpuDirect, _) => PathStyle::GpuDirect,
+        (_, Some(PathKind::Gdrcopy)) => PathStyle::Gdrcopy,
+        (_, Some(PathKind::StagedPipelined)) => PathStyle::Pipelined,
         _ => PathStyle::Traditional,
     }
 }
@@ -58,12 +58,12 @@ fn style(p: &PathWalk) -> PathStyle {
 /// One path: heading, notes, setup, the step table, the delivery row, the gather descriptor
 /// and the steps off the latency path. `receiver` is where the data is delivered.
 fn path(n: usize, p: &PathWalk, receiver: &Endpoint, words: &dyn Phrases, out: &mut Vec<String>) {
-    let gpudirect = p.path == "gpudirect";
-    out.push(words.path_heading(n, style(p), &p.path));
-    if p.path == "auto" {
-        out.push(words.auto_note(&p.effective_path));
-    } else if p.effective_path != p.path {
-        out.push(words.no_p2p_note(&p.effective_path));
+    let gpudirect = p.path == PathKind::GpuDirect;
+    out.push(words.path_heading(n, style(p), p.path));
+    if p.path == PathKind::Auto {
+        out.push(words.auto_note(p.effective_path));
+    } else if p.effective_path.as_path() != Some(p.path) {
+        out.push(words.no_p2p_note(p.effective_path));
     }
     let bounce = p.setup.iter().any(|x| matches!(x, Setup::Bounce { .. }));
     out.push(words.setup_heading(bounce, p.setup_ps));

@@ -1,7 +1,9 @@
 //! The walk as plain data: what [`crate::inspect`] extracts from the simulation and the
 //! layout renders. Times are integer picoseconds; addresses are the simulated machine's.
 
-pub use crate::config::Op;
+pub use crate::config::{Op, PathKind};
+pub use crate::scenario::paths::EffectivePath;
+pub use crate::topology::Affinity;
 use crate::units::Ps;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -9,7 +11,7 @@ pub struct Walk {
     pub config_name: String,
     pub scenario: String,
     /// GPU-NIC affinity class of the sender (PIX, PXB, PHB, NODE, SYS).
-    pub class: String,
+    pub class: Affinity,
     pub size: u64,
     /// The RDMA operation walked.
     pub op: Op,
@@ -44,10 +46,10 @@ impl Endpoint {
 /// One path, walked.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathWalk {
-    /// What was asked: "staged" or "gpudirect".
-    pub path: String,
+    /// What was asked: a staging path (staged, gdrcopy, staged_pipelined, auto) or gpudirect.
+    pub path: PathKind,
     /// What ran (a GPUDirect side without P2P falls back to staging).
-    pub effective_path: String,
+    pub effective_path: EffectivePath,
     /// One-time work done before t = 0 (kept out of the latency).
     pub setup: Vec<Setup>,
     /// `setup_us` of results.csv for this point.

@@ -3,7 +3,7 @@
 //! is printed where and in what order; a language only words it. A new language is one file
 //! implementing [`Phrases`] and one [`super::Lang`] variant.
 
-use super::model::{Desc, Endpoint, Op, Setup, StepKind, Walk};
+use super::model::{Desc, EffectivePath, Endpoint, Op, PathKind, Setup, StepKind, Walk};
 use crate::units::Ps;
 
 /// How a path's heading describes it.
@@ -44,11 +44,11 @@ pub trait Phrases {
 
     // ---- one path ----
     /// "=== [n] ... ===" for the path asked (`path`) walked in `style`.
-    fn path_heading(&self, n: usize, style: PathStyle, path: &str) -> String;
+    fn path_heading(&self, n: usize, style: PathStyle, path: PathKind) -> String;
     /// `auto` ran what NCCL would choose.
-    fn auto_note(&self, effective: &str) -> String;
+    fn auto_note(&self, effective: EffectivePath) -> String;
     /// GPUDirect fell back because peer-to-peer is not available.
-    fn no_p2p_note(&self, effective: &str) -> String;
+    fn no_p2p_note(&self, effective: EffectivePath) -> String;
     /// The heading of the one-time setup list.
     fn setup_heading(&self, bounce: bool, setup_ps: Ps) -> String;
     /// One setup item's line.
@@ -89,7 +89,7 @@ pub trait Phrases {
     /// How the counted rows are defined, line by line.
     fn definitions(&self) -> &'static [&'static str];
     /// GPUDirect removed no copy.
-    fn removed_none(&self, effective: &str) -> String;
+    fn removed_none(&self, effective: EffectivePath) -> String;
     /// One copy GPUDirect removed.
     fn removed_copy(&self, host: &str, d2h: bool) -> String;
     /// The sentence listing the removed copies.

@@ -1,7 +1,9 @@
 //! The walk in Chinese, the seed program's language.
 
 use super::format::{hex, op_title, route, us};
-use super::model::{Desc, Endpoint, MrWhen, Op, PollKind, Setup, StepKind, Walk};
+use super::model::{
+    Desc, EffectivePath, Endpoint, MrWhen, Op, PathKind, PollKind, Setup, StepKind, Walk,
+};
 use super::phrases::{PathStyle, Phrases};
 use crate::units::{Ps, fmt_bytes};
 
@@ -110,7 +112,7 @@ impl Phrases for Chinese {
         "时间：模拟所得，无噪声（关闭抖动），单位微秒；t = 0 为数据在发送端GPU缓冲区就绪的时刻"
     }
 
-    fn path_heading(&self, n: usize, style: PathStyle, path: &str) -> String {
+    fn path_heading(&self, n: usize, style: PathStyle, path: PathKind) -> String {
         match style {
             PathStyle::Gdrcopy => format!(
                 "=== [{n}] [GDRCopy路径]（{path}）：GPU -（CPU经BAR1）-> 主机内存 -> 网卡 -> 线路 -> 网卡 -> 主机内存 -（CPU经BAR1）-> GPU ==="
@@ -127,11 +129,11 @@ impl Phrases for Chinese {
         }
     }
 
-    fn auto_note(&self, effective: &str) -> String {
+    fn auto_note(&self, effective: EffectivePath) -> String {
         format!("注意：auto 按NCCL在此处的选择运行：{effective}")
     }
 
-    fn no_p2p_note(&self, effective: &str) -> String {
+    fn no_p2p_note(&self, effective: EffectivePath) -> String {
         format!("注意：此场景不支持点对点（P2P）访问，实际路径：{effective}")
     }
 
@@ -310,7 +312,7 @@ impl Phrases for Chinese {
         ]
     }
 
-    fn removed_none(&self, effective: &str) -> String {
+    fn removed_none(&self, effective: EffectivePath) -> String {
         format!("此场景中GPUDirect没有省去任何拷贝（实际路径：{effective}）。")
     }
 

@@ -1,6 +1,8 @@
 //! The legend panel and the series' lines and markers it explains.
 
 use super::*;
+use crate::config::PathKind;
+use crate::report::vocab::scenario_label;
 
 /// One entry of a legend panel.
 #[derive(Clone, Debug)]
@@ -151,26 +153,22 @@ pub fn draw_legend<DB: DrawingBackend>(
 pub fn series_legend(m: &crate::report::charts::data::Model, with_paths: bool) -> Vec<Legend> {
     let mut items = vec![Legend::Head("Scenario (colour)".into())];
     for (i, s) in m.scenarios.iter().enumerate() {
-        let label = if s.class.is_empty() || s.class == s.name {
-            s.name.clone()
-        } else {
-            format!("{} ({})", s.name, s.class)
-        };
+        let label = scenario_label(&s.name, s.class);
         items.push(Legend::Color(scenario_color(i), label));
     }
     if with_paths {
         items.push(Legend::Gap);
         items.push(Legend::Head("Path (line, marker)".into()));
         for (i, p) in m.paths.iter().enumerate() {
-            let st = path_style(p, i);
-            items.push(Legend::Line(INK, st.dash, Some(st.marker), p.clone()));
+            let st = path_style(*p, i);
+            items.push(Legend::Line(INK, st.dash, Some(st.marker), p.to_string()));
         }
     }
     if m.multi_op() {
         items.push(Legend::Gap);
         items.push(Legend::Head("Op (line width)".into()));
         for (i, op) in m.ops.iter().enumerate() {
-            items.push(Legend::Stroke(op_width(i), op.clone()));
+            items.push(Legend::Stroke(op_width(i), op.to_string()));
         }
     }
     let fallbacks: Vec<String> = m
@@ -182,7 +180,10 @@ pub fn series_legend(m: &crate::report::charts::data::Model, with_paths: bool) -
     if !fallbacks.is_empty() {
         // `auto` chooses a path by design; `gpudirect` running another one fell back.
         let with = m.series.iter().filter(|s| s.fallback.is_some());
-        let autos = with.clone().filter(|s| m.paths[s.path] == "auto").count();
+        let autos = with
+            .clone()
+            .filter(|s| m.paths[s.path] == PathKind::Auto)
+            .count();
         let head = match (autos, with.count() - autos) {
             (_, 0) => "Ran as",
             (0, _) => "Fell back",

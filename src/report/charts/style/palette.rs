@@ -1,6 +1,7 @@
 //! Colours and line styles: one colour per scenario, a dash and marker per path.
 
 use super::*;
+use crate::config::PathKind;
 
 /// The Okabe-Ito palette, ordered so the first colours are the most distinct from each other and
 /// from white (yellow, the weakest on white, comes last). One colour per scenario.
@@ -70,13 +71,13 @@ pub struct PathStyle {
     pub marker: Marker,
 }
 
-/// The style of path `name` (index `i` in the run's path order). The three known paths get fixed
+/// The style of `path` (index `i` in the run's path order). The three known paths get fixed
 /// styles (GPUDirect, the headline, is solid) so every run reads the same; others cycle.
-pub fn path_style(name: &str, i: usize) -> PathStyle {
-    let (dash, marker) = match name {
-        "gpudirect" => (Dash::Solid, Marker::Circle),
-        "staged" => (Dash::Dashed, Marker::Square),
-        "host" => (Dash::Dotted, Marker::Triangle),
+pub fn path_style(path: PathKind, i: usize) -> PathStyle {
+    let (dash, marker) = match path {
+        PathKind::GpuDirect => (Dash::Solid, Marker::Circle),
+        PathKind::Staged => (Dash::Dashed, Marker::Square),
+        PathKind::Host => (Dash::Dotted, Marker::Triangle),
         _ => [
             (Dash::LongDashed, Marker::Diamond),
             (Dash::Dashed, Marker::Cross),
