@@ -610,7 +610,7 @@ pub struct SlurmOptions {
     /// CPUs per task: the shard's worker threads.
     pub cpus_per_task: u32,
     /// Folder for the scripts, logs, shards and the merged study (default:
-    /// output/<config name>-slurm).
+    /// `output/<config name>-slurm`).
     pub out: Option<PathBuf>,
     /// Submit the array and the merge with sbatch (else print how to).
     pub submit: bool,

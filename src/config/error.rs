@@ -6,7 +6,7 @@ use std::fmt;
 /// A config that cannot be used, said as "FILE: key `KEY`: expected WHAT, found WHAT".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
-    /// The file ("configs/x.toml", "<stdin>", "command line" for options).
+    /// The file ("configs/x.toml", `<stdin>`, "command line" for options).
     pub file: String,
     /// Dotted key path, e.g. `machines[0].links[2].width`; empty for whole-file problems.
     pub key: String,

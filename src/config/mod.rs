@@ -178,7 +178,7 @@ impl ScenarioSpec {
 /// and what to draw.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
-    /// The study's name (the default output folder is output/<name>).
+    /// The study's name (the default output folder is `output/<name>`).
     pub name: String,
     /// One line about the study, for the report.
     pub description: String,
