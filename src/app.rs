@@ -309,6 +309,7 @@ pub struct RunOptions<'a> {
     pub seed: Option<u64>,
     /// Worker threads, 0 = all cores.
     pub jobs: usize,
+    /// Show no progress bar or progress lines.
     pub quiet: bool,
     /// Only this shard's points, into a shard folder.
     pub shard: Option<Shard>,
@@ -600,11 +601,18 @@ pub fn slurm(config: Option<&Path>, seed: Option<u64>, opts: SlurmOptions) -> Re
 
 /// `gdrsim slurm`'s options.
 pub struct SlurmOptions {
+    /// Array tasks (shards) to split the study into.
     pub tasks: u32,
+    /// The Slurm partition (sbatch `--partition`); sbatch's default when absent.
     pub partition: Option<String>,
+    /// Time limit per task, as sbatch takes it ("01:00:00"); sbatch's default when absent.
     pub time: Option<String>,
+    /// CPUs per task: the shard's worker threads.
     pub cpus_per_task: u32,
+    /// Folder for the scripts, logs, shards and the merged study (default:
+    /// `output/<config name>-slurm`).
     pub out: Option<PathBuf>,
+    /// Submit the array and the merge with sbatch (else print how to).
     pub submit: bool,
 }
 

@@ -43,15 +43,22 @@ const MAX_ITERS: u32 = 100_000;
 /// One of perftest's tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Test {
+    /// ib_write_lat: RDMA Write ping-pong latency.
     WriteLat,
+    /// ib_write_bw: RDMA Write streaming bandwidth.
     WriteBw,
+    /// ib_read_lat: RDMA Read latency (one request and its response per sample).
     ReadLat,
+    /// ib_read_bw: RDMA Read streaming bandwidth.
     ReadBw,
+    /// ib_send_lat: Send ping-pong latency.
     SendLat,
+    /// ib_send_bw: Send streaming bandwidth.
     SendBw,
 }
 
 impl Test {
+    /// Every test with the program name that selects it.
     pub const ALL: [(&'static str, Test); 6] = [
         ("ib_write_lat", Test::WriteLat),
         ("ib_write_bw", Test::WriteBw),
@@ -61,6 +68,7 @@ impl Test {
         ("ib_send_bw", Test::SendBw),
     ];
 
+    /// The test of the program name `s` ("ib_write_bw"), or the error naming every program.
     pub fn parse(s: &str) -> Result<Test, ConfigError> {
         Test::ALL
             .iter()
@@ -120,13 +128,19 @@ impl Test {
 /// What the command line asks.
 #[derive(Clone, Debug)]
 pub struct Args {
+    /// The perftest program emulated.
     pub test: Test,
+    /// The scenario to run on (by name; the config's first when absent).
     pub scenario: Option<String>,
     /// One size (`-s`), or every power of two from 2 B to 8 MiB (`-a`).
     pub sizes: Vec<u64>,
+    /// Iterations (`-n`); perftest's default (1000 latency, 5000 bandwidth) when absent.
     pub iters: Option<u32>,
+    /// Messages in flight (`-t`); perftest's default (1 latency, 128 bandwidth) when absent.
     pub tx_depth: Option<u32>,
+    /// Buffers in GPU memory (`--use_cuda`): GPUDirect RDMA instead of host memory.
     pub use_cuda: bool,
+    /// Bandwidth in Gb/s (`--report_gbits`) instead of MiB/s.
     pub report_gbits: bool,
 }
 
@@ -345,12 +359,21 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Row {
     /// t_min, t_max, t_typical, t_avg, t_stdev, 99%, 99.9% (µs).
-    Lat { size: u64, f: [f64; 7] },
+    Lat {
+        /// Message size, in bytes.
+        size: u64,
+        /// The seven figures, in that order, in microseconds.
+        f: [f64; 7],
+    },
     /// BW peak and average (bytes/s), MsgRate (Mpps).
     Bw {
+        /// Message size, in bytes.
         size: u64,
+        /// Peak bandwidth, in bytes per second.
         peak: f64,
+        /// Average bandwidth, in bytes per second.
         avg: f64,
+        /// Message rate, in millions of messages per second.
         rate: f64,
     },
 }

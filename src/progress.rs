@@ -84,6 +84,7 @@ impl Progress {
         }
     }
 
+    /// Ends the display: clears the terminal bar (plain lines need no closing line).
     pub fn finish(self) {
         if let Some(b) = self.bar {
             b.finish_and_clear();

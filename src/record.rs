@@ -13,25 +13,43 @@ use crate::units::Ps;
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 pub enum Stage {
+    /// Memory registration inside the latency (registration per transfer): base plus per-page cost.
     Register,
+    /// cudaMemcpy from GPU memory into the host bounce buffer (staged paths): launch, copy engine
+    /// DMA, sync.
     MemcpyD2h,
+    /// GDRCopy: the sending thread reads the GPU buffer through its BAR1 mapping into host memory.
     GdrcopyRead,
+    /// The CPU builds the WQE and rings the doorbell (MMIO, BlueFlame with inline payloads).
     Post,
+    /// The NIC reads the WQE by DMA after a plain 8-byte doorbell.
     WqeFetch,
+    /// An RDMA Read's request packet crossing from the requester to the data's NIC.
     ReadRequest,
+    /// The NIC's payload DMA read (requests out, completions back) under its read window.
     DmaRead,
+    /// The send engine: WQE processing, MTT lookup, packetisation and the TX pipeline.
     NicTx,
+    /// Serialisation on the network and its switches and cables.
     Wire,
+    /// The receive engine: RX pipeline and MTT lookup.
     NicRx,
+    /// The receiving NIC's posted DMA writes of the payload into memory.
     DmaWrite,
+    /// The NIC writes the completion queue entry into host memory.
     Cqe,
+    /// The CPU busy-polls the completion (and reposts the receive).
     Poll,
+    /// GPUDirect's flush: a 1-byte RDMA Read that makes the written data visible to the GPU.
     Flush,
+    /// cudaMemcpy from the host bounce buffer into GPU memory (staged paths).
     MemcpyH2d,
+    /// GDRCopy: the receiving thread writes the host buffer into GPU memory through BAR1.
     GdrcopyWrite,
 }
 
 impl Stage {
+    /// Every stage, in pipeline order (the declaration order).
     pub const ALL: [Stage; 16] = [
         Stage::Register,
         Stage::MemcpyD2h,
@@ -73,6 +91,7 @@ impl Stage {
         }
     }
 
+    /// The stage whose [`Stage::name`] is `name` (as in stages.csv), if any.
     pub fn from_name(name: &str) -> Option<Stage> {
         Stage::ALL.into_iter().find(|s| s.name() == name)
     }
@@ -86,16 +105,23 @@ impl Stage {
 /// stage that held the last byte longer than the first was the bottleneck.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
+    /// The flow of the point it belongs to (0 for a one-flow point).
     pub flow: u16,
+    /// The message of that flow's stream.
     pub msg: u32,
     /// The plan step it records.
     pub step: u16,
+    /// What kind of work it was.
     pub stage: Stage,
     /// Which component did it (index into [`Recorder::component_names`]).
     pub component: u32,
+    /// When the first byte entered the stage, in picoseconds.
     pub start: Ps,
+    /// When the first byte left it, in picoseconds.
     pub first_out: Ps,
+    /// When the last byte entered it, in picoseconds.
     pub last_in: Ps,
+    /// When the last byte left it (the stage's end), in picoseconds.
     pub end: Ps,
     /// Payload bytes moved by this stage (0 for control work).
     pub bytes: u64,
@@ -122,22 +148,27 @@ impl Span {
 /// A DMA descriptor as a NIC builds it (the seed program's `DmaDescriptor`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Descriptor {
+    /// The message it belongs to.
     pub msg: u32,
     /// The plan step that built it.
     pub step: u16,
     /// The NIC that built it.
     pub component: u32,
+    /// When the NIC built it, in picoseconds.
     pub at: Ps,
     /// Source address for a gather (send) descriptor, destination for a scatter (receive) one.
     pub addr: u64,
+    /// Bytes it covers.
     pub len: u64,
     /// Bit 0: 0 = host memory, 1 = GPU memory through GPUDirect (as in the seed).
     pub flags: u32,
+    /// Whether the NIC reads (gathers) or writes (scatters) through it.
     pub direction: DescriptorDir,
     /// Virtual address the application posted, before the NIC's MTT translation.
     pub virt_addr: u64,
 }
 
+/// Which way a [`Descriptor`] moves the payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DescriptorDir {
     /// The sending NIC reads (gathers) the payload from here.
@@ -151,17 +182,22 @@ pub enum DescriptorDir {
 /// [`Recorder::component_names`] directly.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hop {
+    /// The flow of the point it belongs to.
     pub flow: u16,
+    /// The message of that flow's stream.
     pub msg: u32,
     /// The plan step it belongs to.
     pub step: u16,
     /// Identifies the train across its hops (for flow arrows); unique within a run.
     pub train: u64,
+    /// The channel that carried it (a topology channel id).
     pub channel: u32,
     /// When the channel started and stopped carrying it (its service; for a bulk transfer, the
     /// stretch at one rate, the channel carrying it evenly).
     pub start: Ps,
+    /// When the channel stopped carrying it, in picoseconds.
     pub end: Ps,
+    /// Message payload bytes it carried (headers excluded).
     pub payload: u64,
     /// Units (1; 0 for a bulk stretch, whose TLPs or packets are not counted one by one).
     pub units: u64,
@@ -176,14 +212,21 @@ pub struct Hop {
 /// Everything recorded during one simulation, plus the names spans refer to.
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
+    /// Whether anything is kept: off, every push is dropped (iterations and streaming runs).
     pub enabled: bool,
+    /// Spans of every message's steps, in the order they were pushed.
     pub spans: Vec<Span>,
+    /// DMA descriptors the NICs built.
     pub descriptors: Vec<Descriptor>,
+    /// Data crossing channels, one record per unit and channel (or bulk stretch).
     pub hops: Vec<Hop>,
+    /// Names of the components that spans, descriptors and hops refer to by id: the topology's
+    /// channels first (so a channel id is its own index), then the plans' actors.
     pub component_names: Vec<String>,
 }
 
 impl Recorder {
+    /// A recorder, keeping records only when `enabled`, that names components `component_names`.
     pub fn new(enabled: bool, component_names: Vec<String>) -> Self {
         Recorder {
             enabled,
@@ -194,6 +237,7 @@ impl Recorder {
         }
     }
 
+    /// Keeps `span` (when enabled).
     #[inline]
     pub fn span(&mut self, span: Span) {
         if self.enabled {
@@ -206,12 +250,14 @@ impl Recorder {
         }
     }
 
+    /// Keeps `d` (when enabled).
     pub fn descriptor(&mut self, d: Descriptor) {
         if self.enabled {
             self.descriptors.push(d);
         }
     }
 
+    /// The name of component `id` ("?" for an id it does not know).
     pub fn component_name(&self, id: u32) -> &str {
         self.component_names
             .get(id as usize)

@@ -74,12 +74,16 @@ pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
 /// How one variant moved the headlines.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Effect {
+    /// The key path of the estimate varied, as [`crate::config::params::list`] names it
+    /// (`machines[0].nics[0].read_window`).
     pub key: String,
     /// "x1.25" or "/1.25" (or "x2" for a power of two).
     pub direction: String,
+    /// The value the variant gave it, as the config writes it.
     pub value: String,
     /// The largest relative change of a ratio, signed, with where it happened.
     pub max_change: f64,
+    /// Where that largest change happened: which ratio, at which size.
     pub max_at: String,
     /// Conclusions that flipped.
     pub flips: Vec<Flip>,
@@ -92,7 +96,9 @@ pub struct Flip {
     pub what: String,
     /// The size, for a winner.
     pub size: Option<u64>,
+    /// The winner (or bottleneck) in the base run.
     pub from: String,
+    /// The winner (or bottleneck) in the variant.
     pub to: String,
 }
 
@@ -256,9 +262,13 @@ fn simulate(cfg: &Config) -> Result<Vec<Summary>> {
 
 /// The result of a sensitivity study.
 pub struct Report {
+    /// Estimates varied (parameters marked as estimates, not measurements).
     pub estimates: usize,
+    /// Simulations run: the base run and every variant that parsed.
     pub runs: usize,
+    /// The relative step of the variants (0.25: every estimate x1.25 and /1.25).
     pub delta: f64,
+    /// Every variant's effect, flips first, then by the largest change of a ratio.
     pub effects: Vec<Effect>,
 }
 

@@ -13,8 +13,11 @@ use std::fmt;
 /// Picoseconds since the start of a simulation (or a duration in picoseconds).
 pub type Ps = u64;
 
+/// Picoseconds in a nanosecond.
 pub const PS_PER_NS: u64 = 1_000;
+/// Picoseconds in a microsecond.
 pub const PS_PER_US: u64 = 1_000_000;
+/// Picoseconds in a second.
 pub const PS_PER_S: u64 = 1_000_000_000_000;
 
 /// Nanoseconds to picoseconds.
@@ -33,6 +36,7 @@ pub struct Rate {
 }
 
 impl Rate {
+    /// A rate of `bits_per_s` bits per second (0: unlimited, see [`Rate::tx_time`]).
     pub const fn from_bps(bits_per_s: u64) -> Self {
         let ps_per_byte_q32 = if bits_per_s == 0 {
             0
@@ -48,6 +52,7 @@ impl Rate {
     pub const fn from_bytes_per_s(bytes_per_s: u64) -> Self {
         Rate::from_bps(bytes_per_s * 8)
     }
+    /// The rate in bits per second.
     pub const fn bps(self) -> u64 {
         self.bits_per_s
     }
@@ -70,6 +75,7 @@ impl Rate {
     pub fn scale(self, num: u64, den: u64) -> Rate {
         Rate::from_bps((self.bits_per_s as u128 * num as u128 / den as u128) as u64)
     }
+    /// The slower of the two rates (a zero, unlimited, rate counts as the slowest).
     pub fn min(self, other: Rate) -> Rate {
         if self.bits_per_s <= other.bits_per_s {
             self
@@ -96,7 +102,6 @@ pub fn ps_to_us(ps: Ps) -> f64 {
     ps as f64 / PS_PER_US as f64
 }
 
-/// Human-readable byte size: 1 KiB, 4 MiB, 1 GiB; plain bytes below 1 KiB.
 /// A duration for people, to three significant digits: "3.42 us", "25.0 ms", "1.20 s",
 /// "53.4 days".
 pub fn fmt_duration(ps: Ps) -> String {
@@ -122,6 +127,8 @@ pub fn fmt_duration(ps: Ps) -> String {
     format!("{v:.digits$} {unit}")
 }
 
+/// Human-readable byte size: 1 KiB, 4 MiB, 1 GiB (one decimal when not a whole multiple);
+/// plain bytes below 1 KiB.
 pub fn fmt_bytes(b: u64) -> String {
     const UNITS: [(&str, u64); 4] = [
         ("TiB", 1 << 40),
@@ -144,7 +151,9 @@ pub fn fmt_bytes(b: u64) -> String {
 /// Why a quantity failed to parse; the config layer adds file and key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
+    /// What the parser wanted, as a phrase for the message: "a duration such as \"120ns\" ...".
     pub expected: &'static str,
+    /// The text it was given.
     pub found: String,
 }
 

@@ -25,15 +25,24 @@ struct Set {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
+    /// The row's id in docs/references.md ("A21").
     pub id: String,
+    /// What was measured, for the table ("GPUDirect ib_write_bw, 8 MB").
     pub what: String,
+    /// How the measured hardware differs from the modelled default machine.
     pub note: String,
+    /// The perftest program emulated ("ib_write_bw", "ib_read_lat", ...; see
+    /// [`crate::perftest::Test`]).
     pub test: String,
+    /// Whether the buffers are in GPU memory (perftest's `--use_cuda`).
     pub use_cuda: bool,
+    /// Message size, in bytes.
     pub size: u64,
+    /// Iterations (perftest's `-n`); its default when absent.
     pub iters: Option<u32>,
     /// `bw_average_gbits`, `bw_peak_gbits`, `t_typical_us` or `t_avg_us`.
     pub figure: String,
+    /// The published figure, in the unit of `figure` (Gb/s or microseconds).
     pub published: f64,
     /// Relative error accepted.
     pub tolerance: f64,
@@ -44,12 +53,16 @@ pub struct Entry {
 /// One row's outcome.
 #[derive(Debug)]
 pub struct Outcome {
+    /// The row run.
     pub entry: Entry,
+    /// The model's figure, in the unit of the row's `figure`.
     pub model: f64,
+    /// Relative error of the model against the published figure (model / published - 1).
     pub error: f64,
 }
 
 impl Outcome {
+    /// Whether the error is within the row's tolerance.
     pub fn pass(&self) -> bool {
         self.error.abs() <= self.entry.tolerance
     }

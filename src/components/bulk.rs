@@ -34,8 +34,13 @@ use crate::units::{PS_PER_S, Ps};
 /// What limited a transfer: a channel, a read window, or nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Limit {
+    /// A server channel (index into the topology's channels) whose rate bound the transfer.
     Channel(ChannelId),
+    /// A read engine's outstanding-read window bound the transfer (index into the fabric's read
+    /// engines: NIC payload reads, GPU copy engines, then NIC WQE fetches; see
+    /// [`crate::topology::Topology::engine_name`]).
     Window(usize),
+    /// Nothing bound it: it moved at the unbounded rate.
     None,
 }
 

@@ -74,7 +74,7 @@ impl Cpu {
 }
 
 impl Fabric<'_> {
-    pub fn cpu_push(&mut self, cpu: usize, task: Task, now: Ps, q: &mut Queue<Event>) {
+    pub(crate) fn cpu_push(&mut self, cpu: usize, task: Task, now: Ps, q: &mut Queue<Event>) {
         self.cpus[cpu].queue.push_back(task);
         if self.cpus[cpu].current.is_none() {
             self.cpu_next(cpu, now, q);

@@ -167,22 +167,26 @@ pub struct FlowRun<'t> {
     pub held: VecDeque<u32>,
 }
 
+/// The simulated hardware of one point (every host and the network) running one flow per
+/// plan: the [`crate::engine::Handler`] of [`Event`]s that [`Fabric::run`] drives.
 pub struct Fabric<'t> {
-    pub topo: &'t Topology,
-    pub opts: SimOptions,
-    pub channels: &'t [ChannelSpec],
-    pub servers: Vec<Server>,
-    pub routes: Vec<Vec<ChannelId>>,
-    pub trains: Vec<Train>,
+    pub(crate) topo: &'t Topology,
+    pub(crate) opts: SimOptions,
+    pub(crate) channels: &'t [ChannelSpec],
+    pub(crate) servers: Vec<Server>,
+    pub(crate) routes: Vec<Vec<ChannelId>>,
+    pub(crate) trains: Vec<Train>,
     free_trains: Vec<TrainId>,
-    pub reads: Vec<ReadReq>,
+    pub(crate) reads: Vec<ReadReq>,
     free_reads: Vec<u32>,
-    pub engines: Vec<ReadEngine>,
-    pub cpus: Vec<Cpu>,
+    pub(crate) engines: Vec<ReadEngine>,
+    pub(crate) cpus: Vec<Cpu>,
     /// Each CPU thread's name: its host and socket, and the flow it runs.
-    pub cpu_names: Vec<String>,
-    pub flows: Vec<FlowRun<'t>>,
-    pub bulk: Bulks,
+    pub(crate) cpu_names: Vec<String>,
+    pub(crate) flows: Vec<FlowRun<'t>>,
+    pub(crate) bulk: Bulks,
+    /// What the run recorded (spans, descriptors, hops) when [`SimOptions::record`] was set; take
+    /// it after [`Fabric::run`].
     pub recorder: Recorder,
     serial: u64,
 }

@@ -7,11 +7,11 @@
 //! [`crate::record::Recorder`].
 
 mod bulk;
-pub mod channel;
+pub(crate) mod channel;
 mod copy;
 mod cpu;
-pub mod fabric;
-pub mod fluid;
+pub(crate) mod fabric;
+pub(crate) mod fluid;
 mod nic;
 mod options;
 mod queueing;
@@ -32,15 +32,35 @@ pub enum Event {
     /// A server finished its unit and has units waiting.
     ServerFree(u32),
     /// A CPU thread finished its current piece of work.
-    CpuDone { cpu: u32 },
+    CpuDone {
+        /// The thread's index in the fabric's CPU table.
+        cpu: u32,
+    },
     /// A flow's application starts sending a message.
-    Start { flow: u16, msg: u32 },
+    Start {
+        /// Index of the flow in the point (its plan).
+        flow: u16,
+        /// Index of the message in the flow's stream.
+        msg: u32,
+    },
     /// A step whose dependencies were met ahead of time may start.
-    Ready { flow: u16, msg: u32, step: u16 },
+    Ready {
+        /// Index of the flow in the point (its plan).
+        flow: u16,
+        /// Index of the message in the flow's stream.
+        msg: u32,
+        /// Index of the step in the flow's plan.
+        step: u16,
+    },
     /// A bulk transfer's first data reached its reference point: it starts sharing.
     BulkReady(u32),
     /// The next end among the bulk transfers (stale if its version is not the latest).
     Fluid(u64),
     /// A refused Send's retry reaches the receiving NIC with its receive WQE posted.
-    RnrRetry { flow: u16, msg: u32 },
+    RnrRetry {
+        /// Index of the flow in the point (its plan).
+        flow: u16,
+        /// Index of the refused message in the flow's stream.
+        msg: u32,
+    },
 }

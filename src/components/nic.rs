@@ -13,7 +13,7 @@ use crate::topology::spec::NicSpec;
 use crate::units::Ps;
 
 impl Fabric<'_> {
-    pub fn nic_spec(&self, nic: NicRef) -> &NicSpec {
+    pub(crate) fn nic_spec(&self, nic: NicRef) -> &NicSpec {
         &self.topo.hosts[nic.host].spec.nics[nic.nic]
     }
 

@@ -7,7 +7,10 @@ pub struct SimOptions {
     pub tlp_granularity: bool,
     /// Messages above this size move as bulk (fluid) transfers.
     pub coalesce_above: u64,
+    /// Draw the random delays (memory access jitter, CPU poll phases); off: the noise-free model.
     pub jitter: bool,
+    /// The point's seed (see [`crate::scenario::point_seed`]): every server and CPU thread derives
+    /// its random stream from it and its own name.
     pub seed: u64,
     /// Keep spans and descriptors (the noise-free message); off for iterations and streaming.
     pub record: bool,

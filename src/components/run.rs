@@ -17,9 +17,11 @@ pub struct FlowOutcome {
     pub messages: Vec<(Ps, Ps)>,
     /// CPU time of message 0 on both hosts.
     pub cpu_busy: Ps,
-    /// Per message: payload bytes that reached the receiving NIC, and that were committed in the
-    /// receiver's memory (byte conservation: both equal the message size).
+    /// Per message: payload bytes that reached the receiving NIC (byte conservation: equal to
+    /// the message size).
     pub received: Vec<u64>,
+    /// Per message: payload bytes committed in the receiver's memory (byte conservation: equal
+    /// to the message size).
     pub written: Vec<u64>,
     /// RNR NAKs the flow's Sends drew (all messages).
     pub rnr_naks: u64,
@@ -29,13 +31,19 @@ pub struct FlowOutcome {
 /// flow 0's (the flow of a one-flow point); `flows` has every flow's.
 #[derive(Clone, Debug)]
 pub struct Outcome {
+    /// Flow 0's start and delivery time of every message, in picoseconds.
     pub messages: Vec<(Ps, Ps)>,
+    /// The event loop's counters (events handled, end time, whether it ran past the horizon).
     pub stats: RunStats,
+    /// Flow 0's CPU time of message 0 on both hosts, in picoseconds.
     pub cpu_busy: Ps,
     /// Host DRAM payload bytes, from the memory channels' own records (all messages).
     pub host_mem_bytes: u64,
+    /// Flow 0's payload bytes per message that reached the receiving NIC.
     pub received: Vec<u64>,
+    /// Flow 0's payload bytes per message committed in the receiver's memory.
     pub written: Vec<u64>,
+    /// What each flow did, in flow order.
     pub flows: Vec<FlowOutcome>,
     /// Per channel that carried anything: its wire bytes and the time it spent serialising
     /// units (bulk transfers count in the bytes only).

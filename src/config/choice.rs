@@ -20,6 +20,7 @@ pub trait Choice: Copy + PartialEq + Sized + 'static {
         Self::ALL.iter().map(|c| c.word()).collect()
     }
 
+    /// The value whose word is `word`, if any.
     fn from_word(word: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|c| c.word() == word)
     }

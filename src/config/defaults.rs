@@ -17,19 +17,26 @@ pub const SEED: u64 = 1;
 // ---- [sim] ---------------------------------------------------------------------------------
 /// Jittered iterations per point, and at least this many whatever the size. Settings.
 pub const ITERATIONS: u32 = 100;
+/// Iterations per point at least, whatever the size (see [`ITERATIONS`]). Setting.
 pub const MIN_ITERATIONS: u32 = 5;
 /// Bytes the iterations of one point may move in all (fewer iterations for large messages).
 pub const ITERATION_BUDGET: u64 = 1 << 30;
 /// Streaming: messages in flight (perftest's `tx_depth` is 128; NCCL keeps 8 per channel, so 16
 /// is between), messages per stream and the bytes a stream may move. Settings.
 pub const STREAM_WINDOW: u32 = 16;
+/// Streaming: messages per stream (see [`STREAM_WINDOW`]). Setting.
 pub const STREAM_MESSAGES: u32 = 128;
+/// Streaming: bytes a stream may move at most, 8 GiB (see [`STREAM_WINDOW`]). Setting.
 pub const STREAM_BUDGET: u64 = 8 << 30;
+/// TLP by TLP up to [`COALESCE_ABOVE`], bulk transfers above. Setting.
 pub const GRANULARITY: Granularity = Granularity::Auto;
 /// Above this, messages move as bulk transfers of fluid rate. Setting.
 pub const COALESCE_ABOVE: u64 = 64 << 10;
+/// Registration paid once, in setup (a registration cache that never misses). Setting.
 pub const REGISTRATION: Registration = Registration::Cached;
+/// The random delays (DRAM access jitter, CQ poll phases) on. Setting.
 pub const JITTER: bool = true;
+/// The GPUDirect receive flush as NCCL decides it (none from compute capability 9.0). Setting.
 pub const FLUSH: FlushMode = FlushMode::Auto;
 /// Row B3: NCCL uses GPUDirect only up to PXB by default (ncclTopoCheckGdr).
 pub const NET_GDR_LEVEL: Affinity = Affinity::Pxb;
@@ -56,11 +63,15 @@ pub const CHARTS: [ChartKind; 5] = [
     ChartKind::Breakdown,
     ChartKind::Scenarios,
 ];
+/// Every chart in SVG and PNG. Setting.
 pub const FORMATS: [ImageFormat; 2] = [ImageFormat::Svg, ImageFormat::Png];
+/// Chart width in pixels. Setting.
 pub const WIDTH_PX: u32 = 1600;
+/// Chart height in pixels. Setting.
 pub const HEIGHT_PX: u32 = 1000;
 /// A small, a medium and a large message for the stage breakdown.
 pub const BREAKDOWN_SIZES: [u64; 3] = [8, 64 << 10, 16 << 20];
+/// The scenario-comparison chart's message size: 1 MiB. Setting.
 pub const COMPARE_SIZE: u64 = 1 << 20;
 
 // ---- host CPU ------------------------------------------------------------------------------
@@ -75,9 +86,11 @@ pub const CPU_POLL: Ps = ns(60);
 /// through its own pinned buffer, the part not hidden behind the DMA): fitted to row D9
 /// (RTX 4090, Gen4 x16: pageable against pinned at 1 and 16 MiB). D2H: 28.9 µs + 24.0 GB/s.
 pub const PAGEABLE_D2H_LATENCY: Ps = ns(28_900);
+/// D2H rate of the driver's CPU copy: 24.0 GB/s (row D9, see [`PAGEABLE_D2H_LATENCY`]).
 pub const PAGEABLE_D2H_RATE: Rate = Rate::from_bytes_per_s(24_000_000_000);
 /// H2D (the driver overlaps more of it): 17.9 µs + 88.6 GB/s. Row D9.
 pub const PAGEABLE_H2D_LATENCY: Ps = ns(17_900);
+/// H2D rate of the driver's CPU copy: 88.6 GB/s (row D9).
 pub const PAGEABLE_H2D_RATE: Rate = Rate::from_bytes_per_s(88_600_000_000);
 
 // ---- registration --------------------------------------------------------------------------
@@ -94,9 +107,11 @@ pub const BOUNCE_ALLOC: Ps = ns(1_000_000);
 /// ibv_dereg_mr: row E5 (500 GB unregistered in 11.754 s against 49.198 s to register:
 /// about 90 ns per 4 KiB page); the fixed part is an estimate.
 pub const DEREG_HOST_BASE: Ps = ns(2_000);
+/// ibv_dereg_mr per 4 KiB host page: about 90 ns (row E5, see [`DEREG_HOST_BASE`]).
 pub const DEREG_HOST_PER_PAGE: Ps = ns(90);
 /// Unpinning a GPU buffer: row E2 (T4: 25.4 µs for 64 KiB, 25.9 µs for 128 KiB).
 pub const DEREG_GPU_BASE: Ps = ns(24_900);
+/// Unpinning per 64 KiB GPU page: row E2 (0.5 µs more for 128 KiB than for 64 KiB).
 pub const DEREG_GPU_PER_PAGE: Ps = ns(500);
 
 // ---- PCIe ----------------------------------------------------------------------------------
@@ -170,18 +185,21 @@ pub const GPU_MEMORY_JITTER: Ps = 0;
 
 /// The seed program's GPU heap base and BAR offset.
 pub const GPU_HEAP_BASE: u64 = 0x2A_0000_0000;
+/// The seed program's GPU BAR offset: bus address = virtual address + this.
 pub const GPU_BAR_OFFSET: u64 = 0x8000_0000;
 /// The seed program's pinned host buffer.
 pub const HOST_BUFFER_BASE: u64 = 0x1000_0000;
 /// cudaMemcpy call-to-DMA and DMA-to-return overheads: rows D1 (6-7 µs), D2 (8-9 µs) and S2
 /// (UCX cuda_copy: 4.0 µs send overhead + 1.8 µs latency).
 pub const MEMCPY_LAUNCH: Ps = ns(4_500);
+/// From the copy's last byte landing to cudaMemcpy returning (see [`MEMCPY_LAUNCH`]).
 pub const MEMCPY_SYNC: Ps = ns(2_000);
 /// Copy-engine outstanding reads for H2D. H100 reaches >= 52 GB/s in both directions on Gen5
 /// (row D15), so its window covers the round trip even behind a switch (128 x 512 B = 64 KiB
 /// over ~0.8 µs). Older GPUs read with fewer (rows D8/D9: H2D 5-10% below D2H, i.e. ~28 x 512 B
 /// over ~0.6 µs on Gen4); set it per GPU model.
 pub const CE_READ_WINDOW: u32 = 128;
+/// The copy engine's largest read request, in bytes (see [`CE_READ_WINDOW`]).
 pub const CE_MRRS: u64 = 512;
 
 // ---- NIC -----------------------------------------------------------------------------------
@@ -204,6 +222,7 @@ pub const PACKET_OVERHEAD: u64 = 26;
 pub const ACK_BYTES: u64 = 30;
 /// One 64-byte WQE basic block, and mlx5's 64-byte CQE.
 pub const WQE_BYTES: u64 = 64;
+/// mlx5's 64-byte CQE (see [`WQE_BYTES`]).
 pub const CQE_BYTES: u64 = 64;
 /// Inline payload limit for host memory: mlx5's typical max_inline_data (perftest's latency
 /// tests post small messages inline; with CUDA buffers perftest forces inline off).
@@ -217,18 +236,22 @@ pub const MTT_LOOKUP: Ps = ns(30);
 /// Transmit and receive pipelines. Estimates that keep the adapter's own share under the
 /// sub-600 ns of rows F7/F8/F11 (50 + 30 + 150 + 150 + 30 = 410 ns).
 pub const TX_PIPELINE: Ps = ns(150);
+/// The receive pipeline (see [`TX_PIPELINE`]). Estimate.
 pub const RX_PIPELINE: Ps = ns(150);
 /// Outstanding DMA read requests of the NIC. Estimate: with 512 B requests, 64 KiB in flight
 /// sustains PCIe Gen5 x16 up to a ~1.2 µs round trip (PIX, PHB) but not across sockets.
 pub const NIC_READ_WINDOW: u32 = 128;
+/// The NIC's largest DMA read request: 512 B (the row C5 setting, as for the copy engine).
 pub const NIC_MRRS: u64 = 512;
 /// GDRCopy from GPU memory (uncached loads through BAR1), fitted to row D4 (V100:
 /// 0.91 us for 1 B, 7.98 us for 4 KB, 114.1 us for 64 KB): 0.91 us + bytes at 0.579 GB/s.
 pub const GDRCOPY_READ_LATENCY: Ps = 910_000;
+/// GDRCopy read rate: 0.579 GB/s (row D4, see [`GDRCOPY_READ_LATENCY`]).
 pub const GDRCOPY_READ_RATE: Rate = Rate::from_bps(4_632_000_000);
 /// GDRCopy into GPU memory (write-combined stores), fitted to row D3 (0.089 us for 1 B,
 /// 0.437 us for 4 KB, 6.49 us for 64 KB): 0.089 us + bytes at 10.15 GB/s.
 pub const GDRCOPY_WRITE_LATENCY: Ps = 89_000;
+/// GDRCopy write rate: 10.15 GB/s (row D3, see [`GDRCOPY_WRITE_LATENCY`]).
 pub const GDRCOPY_WRITE_RATE: Rate = Rate::from_bps(81_200_000_000);
 /// RDMA Reads outstanding per queue pair: the ConnectX devices' `max_qp_rd_atom`, which
 /// perftest's `ib_read_bw` uses by default (`-o`: "default max of device"; its banner prints
@@ -244,6 +267,7 @@ pub const NET_SWITCH_HOPS: u32 = 1;
 
 /// InfiniBand HDR/NDR switch port-to-port: row F12 (QM8790 "sub-130 ns"; conflicting sources).
 pub const NET_SWITCH_LATENCY: Ps = ns(130);
+/// Length of each cable, in metres. Setting.
 pub const CABLE_M: u64 = 3;
 /// Signal propagation in copper or fibre: ~5 ns/m (DESIGN.md).
 pub const PROPAGATION_PER_M: Ps = ns(5);

@@ -3,12 +3,16 @@
 
 use std::fmt;
 
+/// A config that cannot be used, said as "FILE: key `KEY`: expected WHAT, found WHAT".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
+    /// The file ("configs/x.toml", `<stdin>`, "command line" for options).
     pub file: String,
     /// Dotted key path, e.g. `machines[0].links[2].width`; empty for whole-file problems.
     pub key: String,
+    /// What the key accepts ("a PCIe generation from 1 to 6").
     pub expected: String,
+    /// What the config had.
     pub found: String,
 }
 
@@ -33,6 +37,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 impl ConfigError {
+    /// An error of `file` at `key` (empty: the whole file).
     pub fn new(
         file: &str,
         key: impl Into<String>,

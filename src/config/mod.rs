@@ -29,6 +29,7 @@ use crate::topology::spec::{HostSpec, NetworkSpec};
 
 /// The embedded default study (identical to configs/default.toml).
 pub const DEFAULT_TOML: &str = include_str!("../../configs/default.toml");
+/// The file name errors and reports give the embedded default study.
 pub const DEFAULT_NAME: &str = "configs/default.toml (embedded)";
 
 /// Chart options from the config's `[output]` table.
@@ -36,8 +37,11 @@ pub const DEFAULT_NAME: &str = "configs/default.toml (embedded)";
 pub struct OutputOptions {
     /// Which charts to draw (`links` only where asked for).
     pub charts: Vec<ChartKind>,
+    /// The image formats each chart is written in.
     pub formats: Vec<ImageFormat>,
+    /// Chart width, in pixels.
     pub width_px: u32,
+    /// Chart height, in pixels.
     pub height_px: u32,
     /// Message sizes for the stage-breakdown chart (small, medium, large). Sizes not in the
     /// sweep are replaced by the nearest swept size.
@@ -60,31 +64,46 @@ impl Default for OutputOptions {
     }
 }
 
+/// How points are simulated: the config's `[sim]` table.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SimConfig {
+    /// Jittered iterations per point (latency statistics).
     pub iterations: u32,
+    /// Iterations per point at least, whatever the size.
     pub min_iterations: u32,
+    /// Payload bytes of a point's iterations at most (fewer iterations for large messages).
     pub iteration_budget_bytes: u64,
+    /// Messages in flight in the bandwidth run (perftest's `-t`).
     pub stream_window: u32,
+    /// Messages in the bandwidth run.
     pub stream_messages: u32,
+    /// Payload bytes of the bandwidth run at most (at least 3 messages).
     pub stream_budget_bytes: u64,
+    /// TLP by TLP up to `coalesce_above`, bulk transfers above (`auto`), or always (`tlp`).
     pub granularity: Granularity,
+    /// Messages above this size, in bytes, move as bulk transfers (with `auto` granularity).
     pub coalesce_above: u64,
+    /// When memory registration is paid: once in setup, per transfer, or through an LRU cache.
     pub registration: Registration,
+    /// Draw the random delays (DRAM access jitter, CQ poll phases).
     pub jitter: bool,
+    /// The GPUDirect receive flush: as NCCL decides (`auto`), always an RDMA Read, or none.
     pub flush: FlushMode,
     /// The farthest GPU-NIC class at which the `auto` path uses GPUDirect, as NCCL's
     /// `NCCL_NET_GDR_LEVEL`.
     pub net_gdr_level: Affinity,
     /// `registration = "lru"`: cache capacity and the buffers the workload cycles over.
     pub registration_cache_entries: u32,
+    /// Buffers the workload cycles over (with the LRU cache).
     pub buffers: u32,
     /// `staged_pipelined`: chunk size and bounce buffers per side.
     pub chunk_bytes: u64,
+    /// `staged_pipelined`: bounce buffers per side.
     pub pipeline_depth: u32,
     /// Op `send`: receive WQEs the receiving thread keeps posted (perftest's `rx_depth`), and
     /// the responder's RNR timer as the verbs encode it (`min_rnr_timer`, 0 to 31).
     pub recv_depth: u32,
+    /// Op `send`: the RNR timer code (see [`rnr_timer_ps`]).
     pub min_rnr_timer: u32,
 }
 
@@ -118,8 +137,11 @@ mod tests {
 /// One end of a scenario, resolved to indices.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoint {
+    /// Index into the config's hosts.
     pub host: usize,
+    /// Index into that host's machine's NICs.
     pub nic: usize,
+    /// Index into that machine's GPUs: the GPU buffer (None: a host-only endpoint).
     pub gpu: Option<usize>,
     /// Socket of host buffers (bounce buffers, host-path buffers, queues).
     pub memory_socket: usize,
@@ -130,13 +152,16 @@ pub struct Endpoint {
 /// One flow: a sender and a receiver with their own message stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowSpec {
+    /// Where the data comes from.
     pub sender: Endpoint,
+    /// Where the data goes.
     pub receiver: Endpoint,
 }
 
 /// Flows that run together, started at the same time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScenarioSpec {
+    /// The scenario's name, as results.csv and the report show it ("PIX").
     pub name: String,
     /// At least one; a bidirectional flow is two, one each way.
     pub flows: Vec<FlowSpec>,
@@ -149,18 +174,31 @@ impl ScenarioSpec {
     }
 }
 
+/// A validated study: what to simulate (scenarios, paths, ops, sizes), on which hardware, how,
+/// and what to draw.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
+    /// The study's name (the default output folder is `output/<name>`).
     pub name: String,
+    /// One line about the study, for the report.
     pub description: String,
+    /// The seed every point's seed derives from.
     pub seed: u64,
+    /// How points are simulated.
     pub sim: SimConfig,
+    /// Message sizes of the sweep, in bytes.
     pub sizes: Vec<u64>,
+    /// Data paths of the sweep.
     pub paths: Vec<PathKind>,
+    /// RDMA operations of the sweep.
     pub ops: Vec<Op>,
+    /// Chart options.
     pub output: OutputOptions,
+    /// The network between the hosts.
     pub network: NetworkSpec,
+    /// Every host, with its machine.
     pub hosts: Vec<HostSpec>,
+    /// The scenarios, in config order.
     pub scenarios: Vec<ScenarioSpec>,
 }
 

@@ -20,12 +20,14 @@ pub enum Registration {
 }
 
 impl Registration {
+    /// Every value, in the order messages list their words.
     pub const ALL: [Registration; 3] = [
         Registration::Cached,
         Registration::PerTransfer,
         Registration::Lru,
     ];
 
+    /// The word a config writes for the value.
     pub fn name(self) -> &'static str {
         match self {
             Registration::Cached => "cached",
@@ -58,6 +60,7 @@ pub enum PathKind {
 }
 
 impl PathKind {
+    /// The word a config writes for the value.
     pub fn name(self) -> &'static str {
         match self {
             PathKind::Host => "host",
@@ -68,6 +71,7 @@ impl PathKind {
             PathKind::StagedPipelined => "staged_pipelined",
         }
     }
+    /// Every value, in the order messages list their words.
     pub const ALL: [PathKind; 6] = [
         PathKind::Host,
         PathKind::Staged,
@@ -96,8 +100,10 @@ pub enum Op {
 }
 
 impl Op {
+    /// Every value, in the order messages list their words.
     pub const ALL: [Op; 4] = [Op::WriteImm, Op::Write, Op::Read, Op::Send];
 
+    /// The word a config writes for the value.
     pub fn name(self) -> &'static str {
         match self {
             Op::WriteImm => "write_imm",
@@ -142,8 +148,10 @@ pub enum FlushMode {
 }
 
 impl FlushMode {
+    /// Every value, in the order messages list their words.
     pub const ALL: [FlushMode; 3] = [FlushMode::Auto, FlushMode::RdmaRead, FlushMode::None];
 
+    /// The word a config writes for the value.
     pub fn name(self) -> &'static str {
         match self {
             FlushMode::Auto => "auto",
@@ -174,8 +182,10 @@ pub enum Granularity {
 }
 
 impl Granularity {
+    /// Every value, in the order messages list their words.
     pub const ALL: [Granularity; 2] = [Granularity::Auto, Granularity::Tlp];
 
+    /// The word a config writes for the value.
     pub fn name(self) -> &'static str {
         match self {
             Granularity::Auto => "auto",
@@ -199,8 +209,10 @@ pub enum BufferPlace {
 }
 
 impl BufferPlace {
+    /// Every value, in the order messages list their words.
     pub const ALL: [BufferPlace; 2] = [BufferPlace::Gpu, BufferPlace::Host];
 
+    /// The word a config writes for the value.
     pub fn name(self) -> &'static str {
         match self {
             BufferPlace::Gpu => "gpu",
@@ -219,8 +231,10 @@ pub enum BounceKind {
 }
 
 impl BounceKind {
+    /// Every value, in the order messages list their words.
     pub const ALL: [BounceKind; 2] = [BounceKind::Pinned, BounceKind::Pageable];
 
+    /// The word a config writes for the value.
     pub fn name(self) -> &'static str {
         match self {
             BounceKind::Pinned => "pinned",
@@ -232,15 +246,22 @@ impl BounceKind {
 /// A chart the `[output] charts` option can ask for, in the order they are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChartKind {
+    /// p50 one-way latency against size, with a min..p99 band per line.
     Latency,
+    /// Streaming bandwidth against size, with each scenario's route ceiling.
     Bandwidth,
+    /// GPUDirect over staging (latency and bandwidth ratios), with the crossovers.
     Speedup,
+    /// Stacked critical-path stages at the breakdown sizes.
     Breakdown,
+    /// The scenarios side by side at the comparison size.
     Scenarios,
+    /// The busiest channel directions of the streaming run at the comparison size.
     Links,
 }
 
 impl ChartKind {
+    /// Every value, in the order messages list their words.
     pub const ALL: [ChartKind; 6] = [
         ChartKind::Latency,
         ChartKind::Bandwidth,
@@ -266,11 +287,14 @@ impl ChartKind {
 /// An image format of `[output] formats`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageFormat {
+    /// Scalable vector graphics.
     Svg,
+    /// A bitmap of `width_px` x `height_px`.
     Png,
 }
 
 impl ImageFormat {
+    /// Every value, in the order messages list their words.
     pub const ALL: [ImageFormat; 2] = [ImageFormat::Svg, ImageFormat::Png];
 
     /// The format's word in the config and its file extension.

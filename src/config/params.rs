@@ -13,6 +13,7 @@ pub struct ParamValue {
     pub key: String,
     /// The value as the resolved config writes it.
     pub value: String,
+    /// The unit a bare number is read in ("ns", "Gb/s", "B", "count", ...).
     pub unit: &'static str,
     /// The values it accepts.
     pub domain: super::Domain,

@@ -11,8 +11,11 @@ use crate::units::{PS_PER_NS, Ps, Rate};
 /// A value outside its usual range.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
+    /// The key path of the value (`network.switch_latency_ns`).
     pub key: String,
+    /// The value with its unit ("5000 ns").
     pub found: String,
+    /// The usual range and why, for the message.
     pub usual: &'static str,
 }
 

@@ -374,7 +374,9 @@ pub struct RawEndpoint {
 /// A declared section and where it sits in a config (`[]` marks an array of tables).
 #[derive(Clone, Copy, Debug)]
 pub struct Section {
+    /// Where its tables sit: a key path, `[]` marking an array of tables (`machines[].nics[]`).
     pub path: &'static str,
+    /// Its parameters: key, unit, domain and source of the default.
     pub params: &'static [ParamDoc],
 }
 

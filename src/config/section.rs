@@ -26,9 +26,13 @@ use crate::units::{PS_PER_NS, Ps, Rate};
 /// "estimate").
 #[derive(Clone, Copy, Debug)]
 pub struct ParamDoc {
+    /// The key within its section (`read_window`).
     pub key: &'static str,
+    /// The unit a bare number is read in ("ns", "Gb/s", "B", "count", "bool", ...).
     pub unit: &'static str,
+    /// The values it accepts.
     pub domain: Domain,
+    /// Where the default comes from: a reference row, a datasheet or specification, "estimate".
     pub source: &'static str,
 }
 
@@ -38,29 +42,40 @@ pub struct ParamDoc {
 pub enum Domain {
     /// Picoseconds from 0 to `max`.
     Duration {
+        /// The largest duration, in picoseconds.
         max: Ps,
     },
     /// Bits per second from `min` up.
     Rate {
+        /// The smallest rate, in bits per second.
         min: u64,
     },
     /// Bytes within `lo..=hi`.
     Bytes {
+        /// The smallest size, in bytes.
         lo: u64,
+        /// The largest size, in bytes.
         hi: u64,
     },
     /// Powers of two within `lo..=hi` bytes.
     Pow2 {
+        /// The smallest power of two, in bytes.
         lo: u64,
+        /// The largest power of two, in bytes.
         hi: u64,
     },
     /// An integer within `lo..=hi`.
     Count {
+        /// The smallest value.
         lo: u64,
+        /// The largest value.
         hi: u64,
     },
+    /// true or false.
     Flag,
+    /// A 64-bit address.
     Address,
+    /// Free text (a name, a model).
     Text,
     /// One of these words.
     Word(fn() -> Vec<&'static str>),

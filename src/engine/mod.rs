@@ -13,14 +13,19 @@ use crate::units::Ps;
 
 /// A model driven by the engine: it handles one event at a time and may schedule more.
 pub trait Handler {
+    /// The model's own event type (the fabric's is [`crate::components::Event`]).
     type Event;
+    /// Handles `event`, due at `now` (picoseconds), scheduling any follow-up events on `queue` at
+    /// `now` or later.
     fn handle(&mut self, now: Ps, event: Self::Event, queue: &mut Queue<Self::Event>);
 }
 
 /// What a run did, for benches and sanity checks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunStats {
+    /// Events handled.
     pub events: u64,
+    /// Time of the last event handled, in picoseconds.
     pub end_time: Ps,
     /// An event fell beyond [`HORIZON`]: the run's times are not valid.
     pub past_horizon: bool,

@@ -51,6 +51,7 @@ impl<E> Default for Queue<E> {
 }
 
 impl<E> Queue<E> {
+    /// An empty queue at time 0.
     pub fn new() -> Self {
         Queue {
             heap: BinaryHeap::with_capacity(1024),
@@ -96,10 +97,12 @@ impl<E> Queue<E> {
         Some((at, event))
     }
 
+    /// Events still waiting.
     pub fn len(&self) -> usize {
         self.heap.len()
     }
 
+    /// Whether no event is waiting (the run is over).
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }

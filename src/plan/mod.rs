@@ -30,12 +30,25 @@ pub type RouteId = u16;
 pub enum Buffer {
     /// Pinned host memory on `socket` at address `addr` (virtual = physical here: pinned pages
     /// are identity-mapped by the model's address map).
-    Host { socket: usize, addr: u64 },
+    Host {
+        /// The socket whose DRAM holds it (index into the machine's sockets).
+        socket: usize,
+        /// Its address.
+        addr: u64,
+    },
     /// GPU memory: virtual address `va`, bus address `bus` (va + BAR offset).
-    Gpu { gpu: usize, va: u64, bus: u64 },
+    Gpu {
+        /// The GPU (index into the machine's GPUs).
+        gpu: usize,
+        /// The virtual address the application uses.
+        va: u64,
+        /// The bus address a peer's DMA uses.
+        bus: u64,
+    },
 }
 
 impl Buffer {
+    /// Whether it is in GPU memory.
     pub fn is_gpu(&self) -> bool {
         matches!(self, Buffer::Gpu { .. })
     }
@@ -58,21 +71,27 @@ impl Buffer {
 /// A NIC of a host (indices into the topology's hosts and that machine's NICs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NicRef {
+    /// Index into the topology's hosts.
     pub host: usize,
+    /// Index into that host's machine's NICs.
     pub nic: usize,
 }
 
 /// A GPU of a host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuRef {
+    /// Index into the topology's hosts.
     pub host: usize,
+    /// Index into that host's machine's GPUs.
     pub gpu: usize,
 }
 
 /// A CPU thread the plan runs on: the host, the socket it runs on, and its name for records.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Thread {
+    /// Index into the topology's hosts.
     pub host: usize,
+    /// The socket it runs on (index into the machine's sockets).
     pub socket: usize,
 }
 
@@ -91,7 +110,9 @@ pub enum Milestone {
 /// A dependency of a step on a milestone of an earlier step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dep {
+    /// The earlier step.
     pub step: StepId,
+    /// The milestone of it that must be reached.
     pub on: Milestone,
 }
 
@@ -102,6 +123,7 @@ pub struct Plan {
     pub size: u64,
     /// Channel lists, referred to by steps through [`RouteId`].
     pub routes: Vec<Vec<ChannelId>>,
+    /// The steps, in an order where every dependency names an earlier step.
     pub steps: Vec<Step>,
     /// Names of the actors steps are recorded against (threads, NICs, copy engines, the network).
     pub actors: Vec<String>,
@@ -126,6 +148,7 @@ pub struct Plan {
 /// queue pair keeps its order, so the Sends behind a refused one wait with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecvQueue {
+    /// Receive WQEs the receiving thread keeps posted.
     pub depth: u32,
     /// The RNR timer (the responder's `min_rnr_timer`) in picoseconds.
     pub timer: crate::units::Ps,
@@ -133,8 +156,11 @@ pub struct RecvQueue {
     /// poll that reposts, the payload write the data waits to enter, and the step whose route
     /// the NAK takes back (the RC ACK).
     pub fetch: Option<StepId>,
+    /// The receiving thread's poll, which reposts a receive WQE.
     pub poll: StepId,
+    /// The payload's DMA write, which the refused data waits to enter.
     pub write: StepId,
+    /// The ACK packet step, whose route the RNR NAK takes back.
     pub nak: StepId,
 }
 
@@ -192,11 +218,13 @@ impl Plan {
         }
     }
 
+    /// Adds a route (a channel list) and returns its id.
     pub fn route(&mut self, channels: Vec<ChannelId>) -> RouteId {
         self.routes.push(channels);
         (self.routes.len() - 1) as RouteId
     }
 
+    /// The index of the actor named `name`, added when new (names are unique).
     pub fn actor(&mut self, name: String) -> u32 {
         if let Some(i) = self.actors.iter().position(|a| *a == name) {
             return i as u32;
@@ -205,6 +233,7 @@ impl Plan {
         (self.actors.len() - 1) as u32
     }
 
+    /// Adds a CPU thread on `socket` of host `host` and returns its index.
     pub fn thread(&mut self, host: usize, socket: usize) -> u16 {
         self.threads.push(Thread { host, socket });
         (self.threads.len() - 1) as u16

@@ -16,6 +16,7 @@ pub enum Movement {
     PayloadRead,
     /// Packets through the transmit pipeline.
     Tx,
+    /// Packets across the network.
     Wire,
     /// Packets through the receive pipeline.
     Rx,
@@ -23,6 +24,7 @@ pub enum Movement {
     PayloadWrite,
     /// A header-only packet.
     Packet(PacketKind),
+    /// A NIC's write of a completion queue entry.
     Cqe(CqeKind),
     /// cudaMemcpy device to host: the copy engine's writes.
     D2h,

@@ -8,6 +8,7 @@ use crate::units::Ps;
 /// One step of a plan.
 #[derive(Clone, Debug)]
 pub struct Step {
+    /// What the step does, and on which device and routes.
     pub kind: StepKind,
     /// The stages.csv stage it reports as (None: off the one-way path, not reported).
     pub stage: Option<Stage>,
@@ -31,7 +32,9 @@ pub struct Step {
 pub struct ReadSpec {
     /// The read engine (window) of the requester: index into the topology's read engines.
     pub engine: usize,
+    /// The route of the read requests, requester to completer's memory.
     pub req: RouteId,
+    /// The route of the completions, completer's memory back to the requester.
     pub cpl: RouteId,
     /// Largest read request.
     pub mrrs: u64,
@@ -42,7 +45,9 @@ pub struct ReadSpec {
 /// What a DMA descriptor names: the buffer and the length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Gather {
+    /// The buffer and its addresses.
     pub buffer: Buffer,
+    /// Bytes it covers.
     pub len: u64,
 }
 
@@ -50,17 +55,29 @@ pub struct Gather {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Copy {
     /// Device to host: the copy engine posts writes along `route` (GPU memory, PCIe, DRAM).
-    D2h { route: RouteId, mps: u64 },
+    D2h {
+        /// The route of the writes, GPU memory to host DRAM.
+        route: RouteId,
+        /// Largest write payload (the route's effective MPS), in bytes.
+        mps: u64,
+    },
     /// Host to device: the copy engine reads host memory under its window, then commits the
     /// data into GPU memory on `commit`.
-    H2d { read: ReadSpec, commit: RouteId },
+    H2d {
+        /// The copy engine's read of host memory.
+        read: ReadSpec,
+        /// The route of the writes into GPU memory.
+        commit: RouteId,
+    },
 }
 
 /// The CUDA driver's CPU copy of a cudaMemcpy with pageable host memory: the calling thread's
 /// extra time, and the DRAM channel its loads and stores (twice the size) pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DriverCopy {
+    /// The calling thread's extra time, in picoseconds.
     pub cost: Ps,
+    /// The host DRAM channel the copy's loads and stores pass.
     pub dram: ChannelId,
 }
 
@@ -90,14 +107,23 @@ pub enum PacketKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StepKind {
     /// ibv_reg_mr of a buffer on the thread, paid per transfer.
-    Register { thread: u16, cost: Ps },
+    Register {
+        /// The thread that registers (index into [`super::Plan::threads`]).
+        thread: u16,
+        /// The registration's cost (base plus per page), in picoseconds.
+        cost: Ps,
+    },
     /// The thread copies between GPU memory and a host buffer through the GPU's BAR1 mapping
     /// (GDRCopy): busy for `cost`; the host side of the copy moves `bytes` through the DRAM
     /// channel `dram` (counted in its payload bytes; at a CPU's copy rate it never binds it).
     CpuCopy {
+        /// The copying thread (index into [`super::Plan::threads`]).
         thread: u16,
+        /// How long the copy keeps it busy, in picoseconds.
         cost: Ps,
+        /// The host DRAM channel the host side of the copy passes.
         dram: ChannelId,
+        /// Bytes the copy moves through `dram`.
         bytes: u64,
     },
     /// A cudaMemcpy: launched by the thread, moved by the GPU's copy engine, then signalled.
@@ -107,76 +133,125 @@ pub enum StepKind {
     /// With pageable host memory (`driver`), the CUDA driver adds its CPU copy through its own
     /// pinned buffer: before the DMA for H2D, after it for D2H.
     Memcpy {
+        /// The calling thread (index into [`super::Plan::threads`]).
         thread: u16,
+        /// The GPU whose copy engine moves the data.
         gpu: GpuRef,
+        /// The copy engine's data movement (direction and routes).
         copy: Copy,
+        /// cudaMemcpy (the thread spins until it returns) rather than cudaMemcpyAsync.
         blocking: bool,
+        /// The driver's CPU copy, with pageable host memory.
         driver: Option<DriverCopy>,
     },
     /// The thread builds and posts a send WQE; its MMIO write (the BlueFlame WQE, or an 8-byte
     /// doorbell) travels to the NIC. For an inline send the CPU reads the payload from `inline`
     /// DRAM into the WQE.
     Post {
+        /// The posting thread (index into [`super::Plan::threads`]).
         thread: u16,
+        /// The route of the MMIO write from the CPU to the NIC.
         mmio: RouteId,
+        /// Bytes of the MMIO write (the BlueFlame WQE with any inline payload, or the doorbell).
         bytes: u64,
+        /// For an inline send, the DRAM channel the CPU reads the payload from.
         inline: Option<ChannelId>,
     },
     /// The NIC obtains the WQE (by DMA after a doorbell: `fetch` with the bytes it reads) and
     /// passes it through its send engine, then builds the gather descriptor (where the data
     /// it sends is local: not for an RDMA Read, whose responder builds it).
     WqeFetch {
+        /// The NIC.
         nic: NicRef,
+        /// After a doorbell: the DMA read of the WQE and the bytes it reads (None: BlueFlame).
         fetch: Option<(ReadSpec, u64)>,
+        /// The route through the NIC's send engine.
         engine: RouteId,
+        /// Size of the WQE, in bytes.
         wqe_bytes: u64,
+        /// The gather descriptor it builds (None for an RDMA Read's requester).
         gather: Option<Gather>,
     },
     /// The NIC reads the payload by DMA (after its MTT lookup). An RDMA Read's responder builds
     /// its gather descriptor (`gather`) from the request when it arrives.
     DmaRead {
+        /// The reading NIC.
         nic: NicRef,
+        /// The read: engine (window), request and completion routes, MRRS and MPS.
         read: ReadSpec,
+        /// The descriptor an RDMA Read's responder builds when the request arrives.
         gather: Option<Gather>,
     },
     /// The receiving NIC fetches a pre-posted receive WQE (`bytes`) from the receive queue by
     /// DMA: the scatter address of a Send.
     RecvWqeFetch {
+        /// The receiving NIC.
         nic: NicRef,
+        /// The DMA read of the receive WQE.
         read: ReadSpec,
+        /// Size of the receive WQE, in bytes.
         bytes: u64,
     },
     /// The NIC packetises by MTU and passes its transmit pipeline.
-    NicTx { nic: NicRef, route: RouteId },
+    NicTx {
+        /// The sending NIC.
+        nic: NicRef,
+        /// The route through its transmit pipeline.
+        route: RouteId,
+    },
     /// Packets cross the network.
-    Wire { route: RouteId },
+    Wire {
+        /// The network route, NIC to NIC (wires, switches, cables).
+        route: RouteId,
+    },
     /// The receiving NIC's receive pipeline.
-    NicRx { route: RouteId },
+    NicRx {
+        /// The route through the receive pipeline.
+        route: RouteId,
+    },
     /// The receiving NIC writes the payload by DMA (after its MTT lookup).
     DmaWrite {
+        /// The writing NIC.
         nic: NicRef,
+        /// The route of the posted writes, NIC to memory.
         route: RouteId,
+        /// Largest write payload (the route's effective MPS), in bytes.
         mps: u64,
+        /// The scatter descriptor: where the payload lands.
         scatter: Gather,
     },
     /// A NIC writes a completion entry into its host's CQ.
     Cqe {
+        /// The NIC that writes it.
         nic: NicRef,
+        /// Which completion it is.
         kind: CqeKind,
+        /// The route of its write into host memory.
         route: RouteId,
     },
     /// The thread polls its CQ and finds the entry (`extra`: reposting a receive WQE).
-    Poll { thread: u16, extra: Ps },
+    Poll {
+        /// The polling thread (index into [`super::Plan::threads`]).
+        thread: u16,
+        /// Work after finding the entry (reposting a receive WQE), in picoseconds.
+        extra: Ps,
+    },
     /// A header-only packet of `bytes` along `route` (an ACK back to the sender; a read
     /// request, through the network or a NIC's own pipelines on a loopback QP).
     Packet {
+        /// The route it takes.
         route: RouteId,
+        /// Its size on the wire, in bytes.
         bytes: u64,
+        /// What it is.
         what: PacketKind,
     },
     /// A fixed delay on no shared resource: a GPU kernel spinning on a flag in its own memory
     /// sees the flag one memory access after it lands.
-    Wait { ps: Ps },
+    Wait {
+        /// The delay, in picoseconds.
+        ps: Ps,
+    },
     /// The data is visible to its consumer: the one-way latency ends here.
     Deliver,
     /// The message is over on both sides: its window slot (and bounce buffers) are free.

@@ -23,7 +23,9 @@ pub const MAX_SHARDS: u32 = 10_000;
 /// The K-th (from 0, as `SLURM_ARRAY_TASK_ID` counts) of N shards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
+    /// K: which shard, from 0.
     pub index: u32,
+    /// N: how many shards the study is cut into.
     pub count: u32,
 }
 
@@ -88,12 +90,17 @@ pub fn point_ids(cfg: &Config, shard: Shard) -> Vec<usize> {
 /// What `shard.json` records.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ShardManifest {
+    /// The gdrsim version that ran the shard (merge refuses shards of different versions).
     pub gdrsim: String,
+    /// The config's name.
     pub config: String,
     /// FNV-1a of the resolved `config.toml` beside it.
     pub config_fnv1a64: String,
+    /// The seed the study ran with.
     pub seed: u64,
+    /// K: this shard's index, from 0.
     pub shard: u32,
+    /// N: the study's number of shards.
     pub shards: u32,
     /// Points of the whole study.
     pub points_total: usize,
@@ -103,8 +110,8 @@ pub struct ShardManifest {
     pub command: String,
 }
 
-pub const SHARD_MANIFEST: &str = "shard.json";
-pub const ROWS: &str = "rows.jsonl";
+pub(crate) const SHARD_MANIFEST: &str = "shard.json";
+pub(crate) const ROWS: &str = "rows.jsonl";
 
 /// Writes a shard's files into `dir`; returns the paths written.
 pub fn write(

@@ -22,14 +22,19 @@ pub struct Request<'a> {
     pub config: Option<&'a Path>,
     /// The study's name (job names).
     pub name: &'a str,
+    /// Array tasks: one shard each.
     pub tasks: u32,
+    /// The Slurm partition (`#SBATCH --partition`); none: the cluster's default.
     pub partition: Option<&'a str>,
+    /// Time limit per task, as sbatch takes it ("01:00:00"); none: the partition's default.
     pub time: Option<&'a str>,
+    /// CPUs per task: the worker threads of each shard's run.
     pub cpus_per_task: u32,
     /// The folder that holds the scripts, logs, shards and the merged study.
     pub dir: &'a Path,
     /// The gdrsim binary the tasks run (absolute).
     pub bin: &'a Path,
+    /// Replaces the config's seed in every task's run (`--seed`).
     pub seed: Option<u64>,
 }
 

@@ -58,7 +58,9 @@ pub const BASE_BYTES: u64 = 24 << 20;
 /// A study's estimated cost.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StudyCost {
+    /// Points in the study.
     pub points: usize,
+    /// Simulation events over every point, estimated.
     pub events: u64,
     /// Peak memory of a run, bytes.
     pub memory: u64,

@@ -18,10 +18,15 @@ use crate::topology::{self, Topology};
 /// point's result does not depend on which other points run or in what order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Point {
+    /// Index of the scenario in the config's scenarios.
     pub scenario: usize,
+    /// The data path asked for (it may fall back: see the result's `effective_path`).
     pub path: PathKind,
+    /// The RDMA operation.
     pub op: Op,
+    /// Message size, in bytes.
     pub size: u64,
+    /// The point's seed ([`point_seed`] of the config seed and the four above).
     pub seed: u64,
 }
 

@@ -11,9 +11,13 @@ use crate::units::Ps;
 /// A cudaMemcpy between the user's GPU buffer and a pinned host bounce buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Staging {
+    /// The GPU holding the user's buffer (index into the machine's GPUs).
     pub gpu: usize,
+    /// The user buffer's GPU virtual address.
     pub gpu_va: u64,
+    /// The socket whose DRAM holds the pinned bounce buffer.
     pub bounce_socket: usize,
+    /// The bounce buffer's host address.
     pub bounce_addr: u64,
     /// The CPU copies through the GPU's BAR1 mapping (GDRCopy) instead of a cudaMemcpy.
     pub by_cpu: bool,
@@ -45,8 +49,11 @@ pub struct SidePlan {
 /// What a path asks of both sides of one scenario at one size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sides {
+    /// Message size, in bytes.
     pub size: u64,
+    /// The sending side.
     pub sender: SidePlan,
+    /// The receiving side.
     pub receiver: SidePlan,
     /// GPUDirect receive flush (a loopback RDMA Read of the receive buffer) before the data
     /// counts as visible.
@@ -56,10 +63,13 @@ pub struct Sides {
 /// A path's plan with what the report says about it.
 #[derive(Clone, Debug)]
 pub struct Built {
+    /// The steps of one message.
     pub plan: crate::plan::Plan,
     /// What the path asked of each side.
     pub sides: Sides,
+    /// How the sender moves the data.
     pub sender: SideMode,
+    /// How the receiver moves the data.
     pub receiver: SideMode,
     /// One-time costs kept out of the per-message latency (registration, bounce buffers).
     pub setup: Ps,
@@ -76,11 +86,11 @@ pub struct Built {
 /// How each side ends up moving the data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SideMode {
-    /// Pinned host memory, no GPU on this side.
+    /// The NIC reads or writes a host buffer: the data lives in host memory.
     Host,
-    /// cudaMemcpy through a pinned bounce buffer.
+    /// Staged through a pinned host bounce buffer by cudaMemcpy.
     Staged,
-    /// The NIC reads or writes GPU memory (GPUDirect RDMA).
+    /// GPUDirect RDMA: the NIC reads or writes GPU memory through the PCIe fabric.
     Direct,
     /// Staged through a host buffer by CPU copies through BAR1.
     Gdrcopy,

@@ -13,7 +13,9 @@ use crate::units::{PS_PER_S, Ps};
 
 /// A point's result row and what the noise-free run recorded.
 pub struct PointResult {
+    /// The point's results.csv row, with its stage, flow and link rows.
     pub summary: Summary,
+    /// What the noise-free message recorded: its spans, descriptors and hops.
     pub recorder: Recorder,
     /// An event of one of its runs fell beyond the engine's horizon: its figures are invalid.
     pub past_horizon: bool,
@@ -54,6 +56,9 @@ pub fn perftest_bw_average(messages: &[(Ps, Ps)], size: u64) -> (f64, f64) {
     }
 }
 
+/// Simulates point `p` of `cfg` on `topo`: the noise-free message (its latency and stages),
+/// the jittered iterations (latency statistics) and the streaming run (bandwidth, message rate,
+/// bottleneck).
 pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let sc = &cfg.scenarios[p.scenario];
     let built: Vec<paths::Built> = sc

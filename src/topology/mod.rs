@@ -21,6 +21,8 @@ pub use route::{Flow, Place, Route, RouteError};
 use crate::units::{Ps, Rate};
 use spec::{HostSpec, MachineSpec, NetworkSpec};
 
+/// Index of a channel in [`Topology::channels`] (and of its name in a recorder's component
+/// names).
 pub type ChannelId = u32;
 
 /// WQE fetches a NIC keeps in flight, apart from its data reads. Estimate: a NIC fetches
@@ -47,29 +49,47 @@ pub enum Unit {
 /// What a channel is, for names, traces and the report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChannelKind {
+    /// One direction of a PCIe link.
     PcieLink {
+        /// PCIe generation (1 to 6).
         generation: u32,
+        /// Lanes.
         width: u32,
+        /// The direction towards the root (device to switch or root complex).
         upstream: bool,
     },
+    /// The traversal of a PCIe switch.
     Switch,
+    /// The traversal of a root complex.
     RootComplex,
+    /// A root complex's or socket link's cap on peer-to-peer forwarding (reads or writes).
     P2pCap,
+    /// One direction of an inter-socket link.
     SocketLink,
+    /// A socket's DRAM.
     HostMemory,
+    /// A GPU's device memory.
     GpuMemory,
+    /// A NIC's send engine, spacing WQEs by its message rate.
     NicEngine,
+    /// A NIC's transmit or receive pipeline.
     NicPipeline,
+    /// A cable out of a NIC port (into the first switch, or back to back to the peer port).
     Wire,
+    /// A network switch hop: a core traversal or the last switch's port into a NIC.
     NetworkSwitch,
 }
 
 /// A FIFO server: `rate` (0 = no serialisation, latency only) and a fixed `latency`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChannelSpec {
+    /// Unique name, as traces and reports show it ("node-a/pcie:nic0>sw0").
     pub name: String,
+    /// What it is.
     pub kind: ChannelKind,
+    /// Serialisation rate (0: latency only, no queueing).
     pub rate: Rate,
+    /// Fixed delay every unit pays crossing it, in picoseconds.
     pub latency: Ps,
     /// Overhead bytes per unit, indexed by [`Unit`].
     pub overhead: [u64; 5],
@@ -91,19 +111,27 @@ impl ChannelSpec {
     }
 }
 
+/// What a node of a host's PCIe tree is, with its index among the machine's items of that kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
+    /// A CPU socket (index into the machine's sockets).
     Socket(usize),
+    /// A root complex (index into the machine's root complexes).
     RootComplex(usize),
+    /// A PCIe switch (index into the machine's switches).
     Switch(usize),
+    /// A GPU (index into the machine's GPUs).
     Gpu(usize),
+    /// A NIC (index into the machine's NICs).
     Nic(usize),
 }
 
 /// A node of a host's PCIe tree (sockets at the top).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
+    /// The item's name in the machine spec ("gpu0", "sw0").
     pub name: String,
+    /// What it is.
     pub kind: NodeKind,
     /// Upstream neighbour and the link to it: (node, up-direction channel, down-direction channel).
     pub parent: Option<(usize, ChannelId, ChannelId)>,
@@ -122,20 +150,26 @@ pub struct Node {
 pub struct NicChannels {
     /// The send engine: spaces WQEs by the NIC's message rate.
     pub engine: ChannelId,
+    /// The transmit pipeline.
     pub tx: ChannelId,
+    /// The receive pipeline.
     pub rx: ChannelId,
 }
 
 /// One instantiated host.
 #[derive(Clone, Debug)]
 pub struct HostTopo {
+    /// The host's name in the config ("node-a").
     pub name: String,
+    /// The machine it instantiates.
     pub spec: MachineSpec,
+    /// The nodes of its PCIe tree, sockets first.
     pub nodes: Vec<Node>,
     /// DRAM channel per socket.
     pub dram: Vec<ChannelId>,
     /// Device-memory channel per GPU.
     pub gpu_memory: Vec<ChannelId>,
+    /// The channels of each NIC.
     pub nics: Vec<NicChannels>,
     /// Root-complex P2P caps: (read, write) channel per root complex, when capped.
     pub rc_caps: Vec<(Option<ChannelId>, Option<ChannelId>)>,
@@ -143,14 +177,18 @@ pub struct HostTopo {
     pub socket_links: Vec<SocketLinkChannels>,
     /// The host as a graph: typed edges between nodes, and each node's edges.
     pub edges: Vec<Edge>,
+    /// Per node, the indices into `edges` of the edges that touch it.
     pub adjacent: Vec<Vec<usize>>,
 }
 
 /// An edge of a host's graph between nodes `a` and `b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Edge {
+    /// One end (index into the host's nodes): the upstream one for a PCIe link.
     pub a: usize,
+    /// The other end.
     pub b: usize,
+    /// What the edge is.
     pub kind: EdgeKind,
 }
 
@@ -160,33 +198,50 @@ pub enum EdgeKind {
     /// A PCIe link: `a` is the upstream port (root complex or switch), `b` the downstream
     /// device; one channel per direction, and the link's MPS.
     Pcie {
+        /// The direction towards `a` (upstream).
         up: ChannelId,
+        /// The direction towards `b` (downstream).
         down: ChannelId,
+        /// The link's MPS, in bytes.
         mps: u64,
     },
     /// A root complex (`b`) attached to its socket's memory fabric (`a`): no channel of its
     /// own (the root complex's traversal is its cost).
     Attach,
     /// An inter-socket link (index into [`HostTopo::socket_links`]), `a` to `b` forward.
-    Socket { link: usize },
+    Socket {
+        /// Index into [`HostTopo::socket_links`].
+        link: usize,
+    },
 }
 
+/// The channels of one inter-socket link between sockets `a` and `b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SocketLinkChannels {
+    /// One socket (index into the machine's sockets).
     pub a: usize,
+    /// The other socket.
     pub b: usize,
+    /// The direction a to b.
     pub forward: ChannelId,
+    /// The direction b to a.
     pub backward: ChannelId,
+    /// P2P read caps, a to b and b to a (None: not capped).
     pub read_cap: [Option<ChannelId>; 2],
+    /// P2P write caps, a to b and b to a (None: not capped).
     pub write_cap: [Option<ChannelId>; 2],
 }
 
 /// Every host of a study and the network between their NIC ports, built once per config.
 #[derive(Clone, Debug)]
 pub struct Topology {
+    /// Every host, in config order.
     pub hosts: Vec<HostTopo>,
+    /// Every channel of every host and of the network; [`ChannelId`]s index it.
     pub channels: Vec<ChannelSpec>,
+    /// The network's parameters (switch hops and latency, propagation).
     pub network_spec: NetworkSpec,
+    /// The NIC ports and cables between hosts.
     pub network: Network,
 }
 
@@ -250,12 +305,14 @@ pub fn build(hosts: &[HostSpec], network: &NetworkSpec, pairs: &[PortPair]) -> T
 }
 
 impl HostTopo {
+    /// The index of the node `kind` in `nodes` (every machine item has one).
     pub fn node_index(&self, kind: NodeKind) -> usize {
         self.nodes
             .iter()
             .position(|n| n.kind == kind)
             .expect("node exists by construction")
     }
+    /// The index of the socket named `name`, if the machine has one.
     pub fn socket_index(&self, name: &str) -> Option<usize> {
         self.spec.sockets.iter().position(|g| g.name == name)
     }

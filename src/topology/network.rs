@@ -14,7 +14,9 @@ use super::*;
 /// One NIC port of one host and the network channels that serve it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Port {
+    /// Index into the topology's hosts.
     pub host: usize,
+    /// Index into that host's machine's NICs.
     pub nic: usize,
     /// `host/nic`, as channel names show it.
     pub name: String,
@@ -29,6 +31,7 @@ pub struct Port {
 /// The ports and the back-to-back cables of the network.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Network {
+    /// Every NIC port of every host, host by host.
     pub ports: Vec<Port>,
     /// Back-to-back cables (`switch_hops = 0`): (from port, to port, channel).
     pub cables: Vec<(usize, usize, ChannelId)>,

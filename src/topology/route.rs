@@ -20,13 +20,18 @@ pub enum Place {
 /// The kind of traffic, which decides which P2P policy and cap applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
+    /// Posted writes (and MMIO writes).
     Write,
+    /// Read requests, requester to completer.
     ReadRequest,
+    /// Read completions with their data, completer back to requester.
     ReadCompletion,
 }
 
+/// The way from one place of a host to another: the channels crossed, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
+    /// The channels crossed, in order.
     pub channels: Vec<ChannelId>,
     /// Effective MPS: the minimum over the PCIe links crossed.
     pub mps: u64,
@@ -36,12 +41,23 @@ pub struct Route {
     pub class: Affinity,
 }
 
+/// Why traffic cannot go where it was asked to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RouteError {
     /// Peer-to-peer traffic of this kind is refused by a root complex or socket link.
-    P2pRefused { at: String, reads: bool },
+    P2pRefused {
+        /// The name of the root complex or socket link that refuses.
+        at: String,
+        /// Whether reads are refused (else writes).
+        reads: bool,
+    },
     /// No cable or switch connects two NIC ports.
-    NoCable { from: String, to: String },
+    NoCable {
+        /// The sending port (`host/nic`).
+        from: String,
+        /// The receiving port (`host/nic`).
+        to: String,
+    },
 }
 
 impl fmt::Display for RouteError {

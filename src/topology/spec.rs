@@ -8,6 +8,7 @@ use crate::units::{Ps, Rate};
 /// traffic (reads or writes). Client CPUs forward P2P writes only (row B7).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum P2p {
+    /// Not forwarded: the route is refused (and GPUDirect falls back to staging).
     #[default]
     Refused,
     /// Allowed, optionally capped at a forwarding rate.
@@ -19,6 +20,7 @@ pub enum P2p {
 pub struct MemorySpec {
     /// Access latency seen by a DMA request arriving at the memory controller.
     pub latency: Ps,
+    /// Bandwidth of the memory for DMA traffic.
     pub rate: Rate,
     /// Median of the extra access delay drawn per access when jitter is on (0 = none).
     pub jitter_median: Ps,
@@ -42,9 +44,13 @@ pub struct CpuSpec {
 /// rate are what the DMA does not hide.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageableSpec {
+    /// Device to host: the fixed part of the driver's extra time at the fitted sizes, in ps.
     pub d2h_latency: Ps,
+    /// Device to host: the rate of the driver's CPU copy.
     pub d2h_rate: Rate,
+    /// Host to device: the fixed part of the driver's extra time at the fitted sizes, in ps.
     pub h2d_latency: Ps,
+    /// Host to device: the rate of the driver's CPU copy.
     pub h2d_rate: Rate,
 }
 
@@ -70,9 +76,11 @@ impl PageableSpec {
 /// Memory-registration costs (ibv_reg_mr; GPU memory through peer memory / dma-buf).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RegistrationSpec {
+    /// Host buffer registration: fixed part, in picoseconds.
     pub host_base: Ps,
     /// Per 4 KiB host page.
     pub host_per_page: Ps,
+    /// GPU buffer registration: fixed part, in picoseconds.
     pub gpu_base: Ps,
     /// Per 64 KiB GPU page.
     pub gpu_per_page: Ps,
@@ -80,25 +88,33 @@ pub struct RegistrationSpec {
     pub bounce_alloc: Ps,
     /// ibv_dereg_mr of a host buffer: fixed part and per 4 KiB page.
     pub host_dereg_base: Ps,
+    /// ibv_dereg_mr of a host buffer: per 4 KiB page, in picoseconds.
     pub host_dereg_per_page: Ps,
     /// Unpinning a GPU buffer: fixed part and per 64 KiB page.
     pub gpu_dereg_base: Ps,
+    /// Unpinning a GPU buffer: per 64 KiB page, in picoseconds.
     pub gpu_dereg_per_page: Ps,
 }
 
+/// Bytes of a host page as registration counts them (4 KiB).
 pub const HOST_PAGE: u64 = 4096;
+/// Bytes of a GPU page as registration counts them (64 KiB, GPUDirect's pinning granule).
 pub const GPU_PAGE: u64 = 64 << 10;
 
 impl RegistrationSpec {
+    /// Registering a host buffer of `bytes`: base plus per page (at least one page).
     pub fn host_cost(&self, bytes: u64) -> Ps {
         self.host_base + bytes.div_ceil(HOST_PAGE).max(1) * self.host_per_page
     }
+    /// Registering a GPU buffer of `bytes`: base plus per 64 KiB page (at least one).
     pub fn gpu_cost(&self, bytes: u64) -> Ps {
         self.gpu_base + bytes.div_ceil(GPU_PAGE).max(1) * self.gpu_per_page
     }
+    /// Deregistering a host buffer of `bytes`: base plus per page (at least one page).
     pub fn host_dereg_cost(&self, bytes: u64) -> Ps {
         self.host_dereg_base + bytes.div_ceil(HOST_PAGE).max(1) * self.host_dereg_per_page
     }
+    /// Unpinning a GPU buffer of `bytes`: base plus per 64 KiB page (at least one).
     pub fn gpu_dereg_cost(&self, bytes: u64) -> Ps {
         self.gpu_dereg_base + bytes.div_ceil(GPU_PAGE).max(1) * self.gpu_dereg_per_page
     }
@@ -109,38 +125,57 @@ impl RegistrationSpec {
 pub struct PcieSpec {
     /// PHY + data-link pipeline latency of one link traversal.
     pub link_latency: Ps,
+    /// Max payload size of a TLP, in bytes (a link may set its own; a route uses the minimum).
     pub mps: u64,
+    /// End-to-end CRC on every TLP (4 more header bytes).
     pub ecrc: bool,
 }
 
+/// A CPU socket and its DRAM.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SocketSpec {
+    /// Its name in the machine ("cpu0").
     pub name: String,
+    /// Its DRAM.
     pub dram: MemorySpec,
 }
 
+/// An inter-socket link (UPI, Infinity Fabric) between sockets `a` and `b`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SocketLinkSpec {
+    /// One socket's name.
     pub a: String,
+    /// The other socket's name.
     pub b: String,
+    /// Bandwidth of each direction.
     pub rate: Rate,
+    /// One crossing, in picoseconds.
     pub latency: Ps,
+    /// Forwarding of peer-to-peer reads across it.
     pub p2p_read: P2p,
+    /// Forwarding of peer-to-peer writes across it.
     pub p2p_write: P2p,
 }
 
+/// A root complex (a host bridge with its root ports) of a socket.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RootComplexSpec {
+    /// Its name in the machine ("rc0").
     pub name: String,
+    /// The name of the socket it belongs to.
     pub socket: String,
     /// One traversal (root port <-> memory fabric, or root port <-> root port for P2P).
     pub latency: Ps,
+    /// Forwarding of peer-to-peer reads between its root ports.
     pub p2p_read: P2p,
+    /// Forwarding of peer-to-peer writes between its root ports.
     pub p2p_write: P2p,
 }
 
+/// A PCIe switch.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SwitchSpec {
+    /// Its name in the machine ("sw0").
     pub name: String,
     /// Cut-through port-to-port latency.
     pub latency: Ps,
@@ -158,21 +193,28 @@ pub struct CopyEngineSpec {
     pub sync: Ps,
     /// Outstanding read requests (H2D reads host memory).
     pub read_window: u32,
+    /// Largest read request the copy engine issues, in bytes.
     pub mrrs: u64,
 }
 
+/// A GPU: its memory, copy engine, BAR addresses and GDRCopy costs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GpuSpec {
+    /// Its name in the machine ("gpu0").
     pub name: String,
+    /// The product, for reports ("H100 PCIe").
     pub model: String,
     /// CUDA compute capability (major, minor): decides the GPUDirect receive flush.
     pub compute_capability: (u32, u32),
+    /// Its device memory.
     pub memory: MemorySpec,
     /// Virtual address of the first allocation (cuMemAlloc heap), as in the seed program.
     pub heap_base: u64,
     /// Bus address = virtual address + this offset (the BAR window), as in the seed program.
     pub bar_offset: u64,
+    /// Its copy engine (cudaMemcpy).
     pub copy_engine: CopyEngineSpec,
+    /// CPU copies through its BAR1 mapping (GDRCopy).
     pub gdrcopy: GdrcopySpec,
 }
 
@@ -182,9 +224,11 @@ pub struct GpuSpec {
 pub struct GdrcopySpec {
     /// `gdr_copy_from_mapping`: uncached loads from GPU memory.
     pub read_latency: Ps,
+    /// `gdr_copy_from_mapping`'s rate.
     pub read_rate: Rate,
     /// `gdr_copy_to_mapping`: write-combined stores into GPU memory.
     pub write_latency: Ps,
+    /// `gdr_copy_to_mapping`'s rate.
     pub write_rate: Rate,
 }
 
@@ -218,6 +262,7 @@ pub enum WqeDelivery {
 pub const BLUEFLAME_BYTES: u64 = 256;
 
 impl WqeDelivery {
+    /// Every delivery, in the order the config documents them.
     pub const ALL: [WqeDelivery; 3] = [
         WqeDelivery::Auto,
         WqeDelivery::BlueFlame,
@@ -234,6 +279,7 @@ impl WqeDelivery {
         }
     }
 
+    /// The name the config uses ("auto", "blueflame", "doorbell").
     pub fn name(self) -> &'static str {
         match self {
             WqeDelivery::Auto => "auto",
@@ -250,19 +296,26 @@ pub fn inline_wqe_bytes(inline: u64) -> u64 {
     (32 + (4 + inline).next_multiple_of(16)).next_multiple_of(64)
 }
 
+/// An RDMA NIC (one port).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NicSpec {
+    /// Its name in the machine ("nic0").
     pub name: String,
+    /// The product, for reports ("ConnectX-7 NDR").
     pub model: String,
     /// Net data rate of the port (after line coding and FEC).
     pub wire_rate: Rate,
+    /// Path MTU: payload bytes per packet at most.
     pub mtu: u64,
     /// Header and trailer bytes per packet on the wire (transport + link headers, CRCs).
     pub packet_overhead: u64,
     /// Size of an ACK packet on the wire.
     pub ack_bytes: u64,
+    /// How the CPU hands it a send WQE (BlueFlame or doorbell).
     pub wqe_delivery: WqeDelivery,
+    /// Bytes of a send WQE without inline data (what a doorbell makes it fetch by DMA).
     pub wqe_bytes: u64,
+    /// Bytes of a completion queue entry it writes into host memory.
     pub cqe_bytes: u64,
     /// Payloads up to this size are copied into the WQE by the CPU (host memory only).
     pub inline_max: u64,
@@ -272,10 +325,13 @@ pub struct NicSpec {
     pub wqe_interval: Ps,
     /// Address translation (MTT lookup) per work request.
     pub mtt_lookup: Ps,
+    /// The transmit pipeline's latency, in picoseconds.
     pub tx_pipeline: Ps,
+    /// The receive pipeline's latency, in picoseconds.
     pub rx_pipeline: Ps,
     /// Outstanding DMA read requests (tags).
     pub read_window: u32,
+    /// Largest DMA read request it issues, in bytes.
     pub mrrs: u64,
     /// RDMA Reads a queue pair may have outstanding as requester (`max_rd_atomic`): an RDMA
     /// Read stream never has more messages in flight.
@@ -288,44 +344,68 @@ pub struct NicSpec {
 /// the downstream one (switch, GPU or NIC).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkSpec {
+    /// The upstream node's name.
     pub up: String,
+    /// The downstream node's name.
     pub down: String,
+    /// PCIe generation (1 to 6).
     pub generation: u32,
+    /// Lanes.
     pub width: u32,
+    /// The link's max payload size, in bytes.
     pub mps: u64,
+    /// One traversal (PHY and data link), in picoseconds.
     pub latency: Ps,
 }
 
+/// One machine model: its CPU costs, registration, PCIe settings and the items of its tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MachineSpec {
+    /// The machine model's name.
     pub name: String,
+    /// Host-software costs of a thread.
     pub cpu: CpuSpec,
+    /// Memory-registration costs.
     pub registration: RegistrationSpec,
+    /// Link-level PCIe settings shared by its links.
     pub pcie: PcieSpec,
     /// Base address of the pinned host (bounce) buffers, as in the seed program.
     pub host_buffer_base: u64,
+    /// Its CPU sockets.
     pub sockets: Vec<SocketSpec>,
+    /// Links between its sockets.
     pub socket_links: Vec<SocketLinkSpec>,
+    /// Its root complexes.
     pub root_complexes: Vec<RootComplexSpec>,
+    /// Its PCIe switches.
     pub switches: Vec<SwitchSpec>,
+    /// Its GPUs.
     pub gpus: Vec<GpuSpec>,
+    /// Its NICs.
     pub nics: Vec<NicSpec>,
+    /// Its PCIe links.
     pub links: Vec<LinkSpec>,
 }
 
+/// A host of the study: a named instance of a machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostSpec {
+    /// The host's name ("node-a").
     pub name: String,
+    /// Its machine.
     pub machine: MachineSpec,
 }
 
 /// The network between the two hosts' NIC ports: cables and cut-through switches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NetworkSpec {
+    /// Network switches between two NIC ports (0: cabled back to back).
     pub switch_hops: u32,
+    /// Cut-through latency of one switch, in picoseconds.
     pub switch_latency: Ps,
     /// Length of each cable (there are switch_hops + 1 of them).
     pub cable_m: u64,
+    /// Signal propagation per metre of cable, in picoseconds.
     pub propagation_per_m: Ps,
 }
 
