@@ -158,14 +158,24 @@ enum Command {
             short = 'b',
             long = "bufferSize",
             value_name = "MiB",
-            default_value_t = 512
+            default_value_t = 512,
+            allow_negative_numbers = true
         )]
         buffer_size: u64,
         /// Samples of the benchmark (the median is reported).
-        #[arg(short = 'i', long = "testSamples", default_value_t = 3)]
+        #[arg(
+            short = 'i',
+            long = "testSamples",
+            default_value_t = 3,
+            allow_negative_numbers = true
+        )]
         test_samples: u32,
         /// Copies per sample.
-        #[arg(long = "loopCount", default_value_t = 16)]
+        #[arg(
+            long = "loopCount",
+            default_value_t = 16,
+            allow_negative_numbers = true
+        )]
         loop_count: u32,
         /// Use the mean of the samples instead of the median.
         #[arg(short = 'm', long = "useMean")]
