@@ -93,7 +93,18 @@ pub fn sample(
         .context("too many copies per stream")?;
     let out = f.run(1, total);
     if out.stats.past_horizon {
-        anyhow::bail!("the run passed the simulator's horizon");
+        // Bad input for this machine, not a failure: fewer or smaller copies fit.
+        return Err(ConfigError::new(
+            "command line",
+            "-b/--loopCount",
+            "copies that end within the simulator's horizon (2^62 ps, about 53 days simulated)",
+            format!(
+                "{} copies of {} bytes per stream",
+                total,
+                streams.first().map_or(0, |s| s.size)
+            ),
+        )
+        .into());
     }
     let m = &out.messages;
     // The start event follows the last warm-up copy in the stream; the end event the last copy.

@@ -236,9 +236,26 @@ pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
     let Some((h2d, bidir)) = a.testcase.host_copies() else {
         unreachable!("checked")
     };
+    let size = a.buffer_mib << 20;
+    // TLP by TLP, every TLP is an event: the config's own bound on that mode holds here too
+    // (the interfering copy of a bidirectional testcase is twice the buffer).
+    let largest = if bidir { 2 * size } else { size };
+    let tlp_max = crate::config::limits::MAX_TLP_GRANULAR;
+    if cfg.sim.granularity.tlp() && largest > tlp_max {
+        return Err(ConfigError::new(
+            CLI,
+            "-b",
+            format!(
+                "copies up to {} with sim.granularity = \"tlp\" (every TLP simulated), or \
+                 granularity \"auto\"",
+                crate::units::fmt_bytes(tlp_max)
+            ),
+            format!("copies of {}", crate::units::fmt_bytes(largest)),
+        )
+        .into());
+    }
     let cfg = measure::gpu_timeline(cfg);
     let topo = scenario::topology(&cfg);
-    let size = a.buffer_mib << 20;
     let gpus = cfg.hosts[host].machine.gpus.len();
     let mut row = Vec::with_capacity(gpus);
     for gpu in 0..gpus {

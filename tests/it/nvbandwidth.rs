@@ -219,4 +219,14 @@ fn bad_input_exits_2_naming_the_option() {
         assert!(!err.contains("panicked"), "{err}");
         assert!(o.stdout.is_empty(), "{args:?} printed before refusing");
     }
+    // TLP by TLP, the config's own bound on message size holds for the copies too.
+    let tlp = config::DEFAULT_TOML
+        .replacen("granularity = \"auto\"", "granularity = \"tlp\"", 1)
+        .replacen("to = \"1GiB\"", "to = \"1MiB\"", 1);
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nvbandwidth-tlp.toml");
+    std::fs::write(&path, tlp).expect("write the config");
+    let o = gdrsim(&["nvbandwidth", "0", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("-b") && err.contains("tlp"), "{err}");
 }
