@@ -141,6 +141,49 @@ enum Command {
         #[arg(long = "report_gbits")]
         report_gbits: bool,
     },
+    /// Run one of nvbandwidth's copy-engine testcases on the simulated machine and print
+    /// nvbandwidth's report (host_to_device_memcpy_ce, device_to_host_memcpy_ce and their
+    /// bidirectional forms; `--list` lists them).
+    Nvbandwidth {
+        /// The testcase, by nvbandwidth's name or index (required unless --list).
+        #[arg(required_unless_present = "list")]
+        testcase: Option<String>,
+        /// Config file (default: the embedded configs/default.toml).
+        config: Option<PathBuf>,
+        /// List the testcases.
+        #[arg(short = 'l', long = "list")]
+        list: bool,
+        /// Memcpy buffer size in MiB.
+        #[arg(
+            short = 'b',
+            long = "bufferSize",
+            value_name = "MiB",
+            default_value_t = 512,
+            allow_negative_numbers = true
+        )]
+        buffer_size: u64,
+        /// Samples of the benchmark (the median is reported).
+        #[arg(
+            short = 'i',
+            long = "testSamples",
+            default_value_t = 3,
+            allow_negative_numbers = true
+        )]
+        test_samples: u32,
+        /// Copies per sample.
+        #[arg(
+            long = "loopCount",
+            default_value_t = 16,
+            allow_negative_numbers = true
+        )]
+        loop_count: u32,
+        /// Use the mean of the samples instead of the median.
+        #[arg(short = 'm', long = "useMean")]
+        use_mean: bool,
+        /// The host whose GPUs are measured (default: the config's first).
+        #[arg(long)]
+        host: Option<String>,
+    },
     /// Run the validation set (published measurements against the model) and print the table;
     /// fails when a row that passed stops passing.
     Validate {
@@ -336,6 +379,30 @@ fn main() -> ExitCode {
             .map_err(Into::into)
             .and_then(|a| gdrsim::perftest::command(config.as_deref(), &a))
             .and_then(|text| app::emit(&text)),
+        Some(Command::Nvbandwidth {
+            testcase,
+            config,
+            list,
+            buffer_size,
+            test_samples,
+            loop_count,
+            use_mean,
+            host,
+        }) => match (list, testcase) {
+            (true, _) | (false, None) => app::emit(&gdrsim::nvbandwidth::list()),
+            (false, Some(t)) => gdrsim::nvbandwidth::Testcase::parse(&t)
+                .map(|t| gdrsim::nvbandwidth::Args {
+                    testcase: t,
+                    buffer_mib: buffer_size,
+                    samples: test_samples,
+                    loops: loop_count,
+                    use_mean,
+                    host,
+                })
+                .map_err(Into::into)
+                .and_then(|a| gdrsim::nvbandwidth::command(config.as_deref(), &a))
+                .and_then(|text| app::emit(&text)),
+        },
         Some(Command::Validate { set }) => gdrsim::validate::run(set.as_deref()).and_then(|rows| {
             let (text, broken) = gdrsim::validate::render(&rows);
             app::emit(&text)?;

@@ -1149,3 +1149,59 @@ pub fn pipelined(
     p.link();
     Ok(p)
 }
+
+/// One cudaMemcpyAsync between pinned host memory on `socket` and GPU `gpu` of `host`, on a
+/// stream of its own (nvbandwidth's copy-engine testcases): the staged path's copy, D2H as the
+/// copy engine's posted writes into host memory, H2D as its reads of host memory under its own
+/// window, then the delivery once the last byte has landed. No NIC takes part.
+pub fn memcpy(
+    topo: &Topology,
+    (host, gpu, socket): (usize, usize, usize),
+    h2d: bool,
+    size: u64,
+) -> Result<Plan, RouteError> {
+    let h = &topo.hosts[host];
+    let addr = h.spec.host_buffer_base;
+    let side = SidePlan {
+        host,
+        nic: 0,
+        cpu_socket: socket,
+        nic_buffer: Buffer::Host { socket, addr },
+        staging: None,
+        register: 0,
+        deregister: 0,
+    };
+    let st = Staging {
+        gpu,
+        gpu_va: h.spec.gpus[gpu].heap_base,
+        bounce_socket: socket,
+        bounce_addr: addr,
+        by_cpu: false,
+        pageable: false,
+    };
+    let mut p = Plan::new(size);
+    let thread = p.thread(host, socket);
+    let cpu = p.actor(format!("{}/{}.cpu", h.name, h.spec.sockets[socket].name));
+    let ce = p.actor(format!("{}/{}.ce", h.name, h.spec.gpus[gpu].name));
+    let copy = if h2d {
+        // The copy waits for nothing: a Wait of zero stands for "the stream reached it".
+        let ready = add(&mut p, StepKind::Wait { ps: 0 }, None, cpu, vec![], None);
+        copy_to_gpu_as(&mut p, topo, &side, st, (thread, ce), (ready, false), size)?
+    } else {
+        let kind = copy_from_gpu(&mut p, topo, &side, st, thread, false)?;
+        let copy = add(&mut p, kind, Some(Stage::MemcpyD2h), ce, vec![], None);
+        carries(&mut p, copy, size, true)
+    };
+    let deliver = add(&mut p, StepKind::Deliver, None, cpu, vec![done(copy)], None);
+    p.deliver = deliver;
+    add(
+        &mut p,
+        StepKind::Finish,
+        None,
+        cpu,
+        vec![done(deliver)],
+        None,
+    );
+    p.link();
+    Ok(p)
+}

@@ -1,0 +1,390 @@
+//! `gdrsim nvbandwidth TESTCASE`: NVIDIA nvbandwidth's copy-engine testcases run on the
+//! simulated machine and printed in nvbandwidth's layout, so a user can diff a simulated run
+//! with a real one.
+//!
+//! nvbandwidth's command line (v0.8 nvbandwidth.cpp): `-b`/`--bufferSize` MiB (default 512),
+//! `-i`/`--testSamples` (default 3: samples, of which the median is reported), the hidden
+//! `--loopCount` (default 16: copies per sample), `-m`/`--useMean`, `-l`/`--list`; a testcase
+//! is named by its key or its index. The testcases here are nvbandwidth's first six, with its
+//! indices; the device-to-device ones are refused until the model has GPU-to-GPU peer copies.
+//! The method is in [`measure`], the text in [`layout`]. The machine is one host of the config
+//! (`--host`, default the first): its GPUs are the matrix columns.
+
+pub mod layout;
+pub mod measure;
+
+use anyhow::Result;
+
+use crate::app;
+use crate::config::{Config, ConfigError};
+use crate::scenario;
+
+const CLI: &str = "command line";
+
+/// The most copies per sample and samples a run may ask for.
+pub const MAX_LOOPS: u32 = 10_000;
+pub const MAX_SAMPLES: u32 = 1_000;
+/// The largest buffer (MiB): 16 GiB, as the other commands' sizes.
+pub const MAX_BUFFER_MIB: u64 = 16 << 10;
+
+/// One of nvbandwidth's copy-engine testcases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Testcase {
+    HostToDevice,
+    DeviceToHost,
+    HostToDeviceBidir,
+    DeviceToHostBidir,
+    DeviceToDeviceRead,
+    DeviceToDeviceWrite,
+}
+
+impl Testcase {
+    /// In nvbandwidth's order (`createTestcases`): the position is its index.
+    pub const ALL: [Testcase; 6] = [
+        Testcase::HostToDevice,
+        Testcase::DeviceToHost,
+        Testcase::HostToDeviceBidir,
+        Testcase::DeviceToHostBidir,
+        Testcase::DeviceToDeviceRead,
+        Testcase::DeviceToDeviceWrite,
+    ];
+
+    /// nvbandwidth's key (testcase.h).
+    pub fn key(self) -> &'static str {
+        match self {
+            Testcase::HostToDevice => "host_to_device_memcpy_ce",
+            Testcase::DeviceToHost => "device_to_host_memcpy_ce",
+            Testcase::HostToDeviceBidir => "host_to_device_bidirectional_memcpy_ce",
+            Testcase::DeviceToHostBidir => "device_to_host_bidirectional_memcpy_ce",
+            Testcase::DeviceToDeviceRead => "device_to_device_memcpy_read_ce",
+            Testcase::DeviceToDeviceWrite => "device_to_device_memcpy_write_ce",
+        }
+    }
+
+    /// nvbandwidth's description (testcase.h), as `-l` prints it.
+    pub fn description(self) -> &'static str {
+        match self {
+            Testcase::HostToDevice => "\tHost to device CE memcpy using cuMemcpyAsync",
+            Testcase::DeviceToHost => "\tDevice to host CE memcpy using cuMemcpyAsync",
+            Testcase::HostToDeviceBidir => {
+                "\tA host to device copy is measured while a device to host copy is run simultaneously.\n\
+                 \tOnly the host to device copy bandwidth is reported."
+            }
+            Testcase::DeviceToHostBidir => {
+                "\tA device to host copy is measured while a host to device copy is run simultaneously.\n\
+                 \tOnly the device to host copy bandwidth is reported."
+            }
+            Testcase::DeviceToDeviceRead => {
+                "\tMeasures bandwidth of cuMemcpyAsync between each pair of accessible peers.\n\
+                 \tRead tests launch a copy from the peer device to the target using the target's context."
+            }
+            Testcase::DeviceToDeviceWrite => {
+                "\tMeasures bandwidth of cuMemcpyAsync between each pair of accessible peers.\n\
+                 \tWrite tests launch a copy from the target device to the peer using the target's context."
+            }
+        }
+    }
+
+    /// The matrix title (testcases_ce.cpp).
+    pub fn title(self) -> &'static str {
+        match self {
+            Testcase::HostToDevice => "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)",
+            Testcase::DeviceToHost => "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)",
+            Testcase::HostToDeviceBidir | Testcase::DeviceToHostBidir => {
+                "memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)"
+            }
+            Testcase::DeviceToDeviceRead => "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)",
+            Testcase::DeviceToDeviceWrite => "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)",
+        }
+    }
+
+    /// The measured copy's direction (true: host to device) and whether a copy the other way
+    /// interferes; None for the device-to-device testcases.
+    fn host_copies(self) -> Option<(bool, bool)> {
+        match self {
+            Testcase::HostToDevice => Some((true, false)),
+            Testcase::DeviceToHost => Some((false, false)),
+            Testcase::HostToDeviceBidir => Some((true, true)),
+            Testcase::DeviceToHostBidir => Some((false, true)),
+            Testcase::DeviceToDeviceRead | Testcase::DeviceToDeviceWrite => None,
+        }
+    }
+
+    /// By key or by index, as nvbandwidth's `findTestcase`.
+    pub fn parse(s: &str) -> Result<Testcase, ConfigError> {
+        let by_index = s.parse::<usize>().ok().and_then(|i| Testcase::ALL.get(i));
+        by_index
+            .or_else(|| Testcase::ALL.iter().find(|t| t.key() == s))
+            .copied()
+            .ok_or_else(|| {
+                let keys: Vec<&str> = Testcase::ALL.iter().map(|t| t.key()).collect();
+                ConfigError::new(
+                    CLI,
+                    "TESTCASE",
+                    format!(
+                        "one of {} (or its index, 0 to {}; `--list` lists them)",
+                        keys.join(", "),
+                        Testcase::ALL.len() - 1
+                    ),
+                    format!("{s:?}"),
+                )
+            })
+    }
+}
+
+/// What the command line asks.
+#[derive(Clone, Debug)]
+pub struct Args {
+    pub testcase: Testcase,
+    /// `-b`: the buffer of each copy, MiB.
+    pub buffer_mib: u64,
+    /// `-i`: samples.
+    pub samples: u32,
+    /// `--loopCount`: copies per sample.
+    pub loops: u32,
+    /// `-m`: the mean of the samples instead of the median.
+    pub use_mean: bool,
+    /// The host whose GPUs are measured (default: the config's first).
+    pub host: Option<String>,
+}
+
+impl Args {
+    /// nvbandwidth's defaults for `testcase`.
+    pub fn new(testcase: Testcase) -> Args {
+        Args {
+            testcase,
+            buffer_mib: layout::DEFAULT_BUFFER_MIB,
+            samples: 3,
+            loops: 16,
+            use_mean: false,
+            host: None,
+        }
+    }
+
+    /// Refuses, before any work, what this mode cannot run.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.testcase.host_copies().is_none() {
+            return Err(ConfigError::new(
+                CLI,
+                "TESTCASE",
+                "a testcase between host and device memory: the model has no GPU-to-GPU peer \
+                 copies on one host yet (P2P copies arrive with the NVLink issue)",
+                self.testcase.key(),
+            ));
+        }
+        let range = |key: &str, lo: u64, hi: u64, v: u64, what: &str| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(ConfigError::new(
+                    CLI,
+                    key,
+                    format!("{what} from {lo} to {hi}"),
+                    v.to_string(),
+                ))
+            }
+        };
+        range(
+            "-b",
+            1,
+            MAX_BUFFER_MIB,
+            self.buffer_mib,
+            "a buffer size in MiB",
+        )?;
+        range("-i", 1, MAX_SAMPLES.into(), self.samples.into(), "samples")?;
+        range(
+            "--loopCount",
+            1,
+            MAX_LOOPS.into(),
+            self.loops.into(),
+            "copies per sample",
+        )
+    }
+}
+
+/// `-l`: nvbandwidth's list of the testcases this mode knows, with their indices.
+pub fn list() -> String {
+    let cases: Vec<(usize, &str, &str)> = Testcase::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i, t.key(), t.description()))
+        .collect();
+    format!("{}{}", layout::version(), layout::list(&cases))
+}
+
+/// The host a run measures.
+fn host_index(cfg: &Config, name: Option<&str>) -> Result<usize, ConfigError> {
+    let names: Vec<&str> = cfg.hosts.iter().map(|h| h.name.as_str()).collect();
+    let found = match name {
+        None => (!names.is_empty()).then_some(0),
+        Some(n) => names.iter().position(|h| *h == n),
+    };
+    found.ok_or_else(|| {
+        ConfigError::new(
+            CLI,
+            "--host",
+            format!("one of the config's hosts ({})", names.join(", ")),
+            name.unwrap_or("none").to_string(),
+        )
+    })
+}
+
+/// The GB/s of every GPU of the host (one matrix row), as nvbandwidth reports them.
+pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
+    a.check()?;
+    let host = host_index(cfg, a.host.as_deref())?;
+    let Some((h2d, bidir)) = a.testcase.host_copies() else {
+        unreachable!("checked")
+    };
+    let size = a.buffer_mib << 20;
+    // TLP by TLP, every TLP is an event: the config's own bound on that mode holds here too
+    // (the interfering copy of a bidirectional testcase is twice the buffer).
+    let largest = if bidir { 2 * size } else { size };
+    let tlp_max = crate::config::limits::MAX_TLP_GRANULAR;
+    if cfg.sim.granularity.tlp() && largest > tlp_max {
+        return Err(ConfigError::new(
+            CLI,
+            "-b",
+            format!(
+                "copies up to {} with sim.granularity = \"tlp\" (every TLP simulated), or \
+                 granularity \"auto\"",
+                crate::units::fmt_bytes(tlp_max)
+            ),
+            format!("copies of {}", crate::units::fmt_bytes(largest)),
+        )
+        .into());
+    }
+    let cfg = measure::gpu_timeline(cfg);
+    let topo = scenario::topology(&cfg);
+    let gpus = cfg.hosts[host].machine.gpus.len();
+    let mut row = Vec::with_capacity(gpus);
+    for gpu in 0..gpus {
+        let mut streams = vec![measure::Stream { gpu, h2d, size }];
+        if bidir {
+            streams.push(measure::Stream {
+                gpu,
+                h2d: !h2d,
+                size: 2 * size,
+            });
+        }
+        let mut samples = Vec::with_capacity(a.samples as usize);
+        for n in 0..a.samples {
+            let seed = scenario::mix(
+                cfg.seed,
+                &[
+                    scenario::stable_hash(a.testcase.key()),
+                    host as u64,
+                    gpu as u64,
+                    n as u64,
+                ],
+            );
+            let t = measure::sample(&cfg, &topo, host, &streams, a.loops, seed)?;
+            samples.push(measure::bandwidth(size, a.loops, t)?);
+        }
+        row.push(measure::statistic(&samples, a.use_mean) * 1e-9);
+    }
+    Ok(row)
+}
+
+/// Runs the testcase on the config's host and returns nvbandwidth's text.
+pub fn run(cfg: &Config, a: &Args) -> Result<String> {
+    let row = figures(cfg, a)?;
+    let host = &cfg.hosts[host_index(cfg, a.host.as_deref())?];
+    let mut out = layout::version();
+    if a.buffer_mib < layout::DEFAULT_BUFFER_MIB {
+        out.push_str(layout::SMALL_BUFFER_NOTE);
+        out.push_str("\n\n");
+    }
+    let gpus: Vec<(&str, &str)> = host
+        .machine
+        .gpus
+        .iter()
+        .map(|g| (g.model.as_str(), g.name.as_str()))
+        .collect();
+    out.push_str(&layout::devices(&host.name, &gpus));
+    let rows = vec![row.into_iter().map(Some).collect()];
+    out.push_str(&layout::testcase(
+        a.testcase.key(),
+        a.testcase.title(),
+        &rows,
+    ));
+    out.push_str(layout::closing());
+    Ok(out)
+}
+
+/// `gdrsim nvbandwidth`: checks the arguments, loads the config and runs the testcase.
+pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
+    a.check()?;
+    let cfg = app::load_config(config)?;
+    run(&cfg, a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn testcases_by_key_or_index_as_nvbandwidth() {
+        assert_eq!(Testcase::parse("0").unwrap(), Testcase::HostToDevice);
+        assert_eq!(
+            Testcase::parse("device_to_host_bidirectional_memcpy_ce").unwrap(),
+            Testcase::DeviceToHostBidir
+        );
+        assert_eq!(Testcase::parse("5").unwrap(), Testcase::DeviceToDeviceWrite);
+        let e = Testcase::parse("host_to_device_memcpy_sm").unwrap_err();
+        assert!(e.to_string().contains("TESTCASE"), "{e}");
+        assert!(Testcase::parse("6").is_err());
+        assert!(Testcase::parse("-1").is_err());
+    }
+
+    #[test]
+    fn refusals_name_the_option() {
+        let e = Args::new(Testcase::DeviceToDeviceRead).check().unwrap_err();
+        assert!(e.to_string().contains("NVLink"), "{e}");
+        let a = Args {
+            buffer_mib: 0,
+            ..Args::new(Testcase::HostToDevice)
+        };
+        assert!(a.check().unwrap_err().to_string().contains("-b"));
+        let a = Args {
+            samples: 0,
+            ..Args::new(Testcase::HostToDevice)
+        };
+        assert!(a.check().unwrap_err().to_string().contains("-i"));
+    }
+
+    /// `-l` lists the six testcases with nvbandwidth's indices and descriptions.
+    #[test]
+    fn list_has_nvbandwidths_indices() {
+        let l = list();
+        assert!(l.contains(
+            "0, host_to_device_memcpy_ce:\n\tHost to device CE memcpy using cuMemcpyAsync\n\n"
+        ));
+        assert!(l.contains("3, device_to_host_bidirectional_memcpy_ce:\n\tA device to host copy is measured while a host to device copy is run simultaneously.\n\tOnly the device to host copy bandwidth is reported.\n\n"));
+        assert!(l.contains("5, device_to_device_memcpy_write_ce:\n"));
+    }
+
+    /// The default machine (four H100 PCIe on Gen5 x16): one column per GPU, every H2D figure
+    /// under the Gen5 x16 link's completion ceiling; bidirectional below unidirectional.
+    #[test]
+    fn default_machine_row() {
+        let cfg = crate::config::parse(crate::config::DEFAULT_TOML, "default").unwrap();
+        let quick = |t| Args {
+            buffer_mib: 64,
+            samples: 1,
+            loops: 4,
+            ..Args::new(t)
+        };
+        let h2d = figures(&cfg, &quick(Testcase::HostToDevice)).unwrap();
+        assert_eq!(h2d.len(), 4);
+        let ceiling = crate::topology::pcie::effective_read_rate(5, 16, 256, false).gbytes_per_s();
+        for v in &h2d {
+            assert!(
+                *v < ceiling && *v > 0.5 * ceiling,
+                "{v} GB/s, ceiling {ceiling}"
+            );
+        }
+        let bidir = figures(&cfg, &quick(Testcase::HostToDeviceBidir)).unwrap();
+        assert!(bidir[0] <= h2d[0], "bidir {} uni {}", bidir[0], h2d[0]);
+    }
+}

@@ -1,0 +1,232 @@
+//! `gdrsim nvbandwidth` driven as a user runs it (issue #11): nvbandwidth's copy-engine
+//! testcases on the simulated machine, in nvbandwidth v0.8's layout.
+//!
+//! - the H2D and D2H figures of every GPU of the default machine lie under the data-rate
+//!   ceiling of its PCIe link (computed here from the config: completions for H2D, posted
+//!   writes for D2H, at the link's MPS) and above 80% of it;
+//! - bidirectional: each direction at most its unidirectional figure, D2H below it;
+//! - the layout lines (version, devices, `Running`, title, matrix, SUM, closing note), the SUM
+//!   the sum of the printed cells, a one-GPU config a one-column matrix;
+//! - `-l` lists nvbandwidth's first six testcases with its indices; bad input exits 2 with
+//!   one error naming the option, before any output; two runs give the same bytes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use gdrsim::config::{self, Config};
+use gdrsim::topology::pcie;
+
+const BIN: &str = env!("CARGO_BIN_EXE_gdrsim");
+
+fn gdrsim(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).expect("utf-8")
+}
+
+fn config_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("configs")
+        .join(name)
+}
+
+/// The matrix row of a testcase's output: its cells as printed, and the SUM line's figure.
+fn row(out: &str, key: &str) -> (Vec<f64>, f64) {
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == format!("Running {key}."))
+        .unwrap_or_else(|| panic!("no Running line in\n{out}"));
+    let cells: Vec<f64> = lines[at + 3]
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().expect("a figure"))
+        .collect();
+    assert_eq!(lines[at + 4], "", "a blank line after the matrix");
+    let sum = lines[at + 5]
+        .strip_prefix(&format!("SUM {key} "))
+        .unwrap_or_else(|| panic!("SUM line: {:?}", lines[at + 5]))
+        .parse()
+        .expect("the SUM figure");
+    (cells, sum)
+}
+
+/// The data-rate ceiling (GB/s) of the PCIe link above each GPU of the config's first host:
+/// H2D data comes down as completions, D2H goes up as posted writes, at the link's MPS.
+fn ceilings(cfg: &Config, h2d: bool) -> Vec<f64> {
+    let m = &cfg.hosts[0].machine;
+    m.gpus
+        .iter()
+        .map(|g| {
+            let l = m
+                .links
+                .iter()
+                .find(|l| l.down == g.name)
+                .expect("a link above the GPU");
+            let mps = l.mps.min(m.pcie.mps);
+            let r = if h2d {
+                pcie::effective_read_rate(l.generation, l.width, mps, m.pcie.ecrc)
+            } else {
+                pcie::effective_write_rate(l.generation, l.width, mps, m.pcie.ecrc)
+            };
+            r.gbytes_per_s()
+        })
+        .collect()
+}
+
+#[test]
+fn unidirectional_figures_sit_under_the_link_ceiling() {
+    let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
+    for (key, h2d) in [
+        ("host_to_device_memcpy_ce", true),
+        ("device_to_host_memcpy_ce", false),
+    ] {
+        let out = stdout(&gdrsim(&["nvbandwidth", key]));
+        let (cells, sum) = row(&out, key);
+        let ceiling = ceilings(&cfg, h2d);
+        assert_eq!(cells.len(), ceiling.len(), "one column per GPU:\n{out}");
+        for (v, c) in cells.iter().zip(&ceiling) {
+            assert!(*v < *c && *v > 0.8 * c, "{key}: {v} GB/s, link ceiling {c}");
+        }
+        let printed: f64 = cells.iter().sum();
+        assert!(
+            (sum - printed).abs() < 0.01 * cells.len() as f64,
+            "{sum} vs {printed}"
+        );
+    }
+}
+
+#[test]
+fn bidirectional_is_never_above_unidirectional() {
+    let fig = |key: &str| row(&stdout(&gdrsim(&["nvbandwidth", key, "-i", "1"])), key).0;
+    let h2d = fig("host_to_device_memcpy_ce");
+    let d2h = fig("device_to_host_memcpy_ce");
+    let h2d_bi = fig("host_to_device_bidirectional_memcpy_ce");
+    let d2h_bi = fig("device_to_host_bidirectional_memcpy_ce");
+    for g in 0..h2d.len() {
+        assert!(
+            h2d_bi[g] <= h2d[g],
+            "GPU {g}: H2D {} -> {}",
+            h2d[g],
+            h2d_bi[g]
+        );
+        assert!(
+            d2h_bi[g] < d2h[g],
+            "GPU {g}: D2H {} -> {}",
+            d2h[g],
+            d2h_bi[g]
+        );
+    }
+}
+
+#[test]
+fn output_follows_nvbandwidths_layout() {
+    let out = stdout(&gdrsim(&["nvbandwidth", "0", "-b", "64", "-i", "1"]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "nvbandwidth Version: v0.8");
+    assert!(lines[1].starts_with("Built from Git version: gdrsim "));
+    assert_eq!(lines[2], "");
+    assert!(lines[3].starts_with("NOTE: You have chosen a buffer size that is smaller"));
+    assert_eq!(&lines[5..7], ["node-a", "Device 0: H100 PCIe (gpu0)"]);
+    let at = lines
+        .iter()
+        .position(|l| *l == "Running host_to_device_memcpy_ce.")
+        .unwrap();
+    assert_eq!(
+        lines[at + 1],
+        "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)"
+    );
+    assert_eq!(lines[at + 2], "           0         1         2         3");
+    let cells = lines[at + 3];
+    assert_eq!(cells.len(), 2 + 4 * 10, "{cells:?}");
+    assert!(cells.starts_with(" 0 "));
+    assert!(out.ends_with(
+        "NOTE: The reported results may not reflect the full capabilities of the platform.\n\
+         Performance can vary with software drivers, hardware clocks, and system topology.\n\n"
+    ));
+    // A one-GPU machine prints a one-column matrix.
+    let one = config_path("client-cpu.toml");
+    let out = stdout(&gdrsim(&[
+        "nvbandwidth",
+        "device_to_host_memcpy_ce",
+        one.to_str().unwrap(),
+    ]));
+    let (cells, _) = row(&out, "device_to_host_memcpy_ce");
+    assert_eq!(cells.len(), 1, "{out}");
+    assert!(out.contains("\n           0\n 0 "), "{out}");
+    // Deterministic: the same bytes twice.
+    let args = ["nvbandwidth", "host_to_device_bidirectional_memcpy_ce"];
+    assert_eq!(gdrsim(&args).stdout, gdrsim(&args).stdout);
+}
+
+#[test]
+fn list_names_nvbandwidths_testcases() {
+    for flag in ["-l", "--list"] {
+        let out = stdout(&gdrsim(&["nvbandwidth", flag]));
+        assert!(out.contains("Index, Name:\n\tDescription\n=======================\n"));
+        for (i, key) in [
+            "host_to_device_memcpy_ce",
+            "device_to_host_memcpy_ce",
+            "host_to_device_bidirectional_memcpy_ce",
+            "device_to_host_bidirectional_memcpy_ce",
+            "device_to_device_memcpy_read_ce",
+            "device_to_device_memcpy_write_ce",
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert!(out.contains(&format!("\n{i}, {key}:\n\t")), "{key}:\n{out}");
+        }
+    }
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_option() {
+    for (args, says) in [
+        (vec!["nvbandwidth", "host_to_device_memcpy_sm"], "TESTCASE"),
+        (vec!["nvbandwidth", "6"], "TESTCASE"),
+        (
+            vec!["nvbandwidth", "device_to_device_memcpy_read_ce"],
+            "NVLink",
+        ),
+        (
+            vec!["nvbandwidth", "device_to_device_memcpy_write_ce"],
+            "NVLink",
+        ),
+        (vec!["nvbandwidth", "0", "-b", "x"], "--bufferSize"),
+        (vec!["nvbandwidth", "0", "-b", "0"], "-b"),
+        (vec!["nvbandwidth", "0", "-i", "0"], "-i"),
+        (vec!["nvbandwidth", "0", "-i", "-3"], "--testSamples"),
+        (vec!["nvbandwidth", "0", "--loopCount", "0"], "--loopCount"),
+        (vec!["nvbandwidth", "0", "--host", "nowhere"], "--host"),
+        (vec!["nvbandwidth", "0", "no-such.toml"], "no-such.toml"),
+    ] {
+        let o = gdrsim(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?} should name {says}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(o.stdout.is_empty(), "{args:?} printed before refusing");
+    }
+    // TLP by TLP, the config's own bound on message size holds for the copies too.
+    let tlp = config::DEFAULT_TOML
+        .replacen("granularity = \"auto\"", "granularity = \"tlp\"", 1)
+        .replacen("to = \"1GiB\"", "to = \"1MiB\"", 1);
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nvbandwidth-tlp.toml");
+    std::fs::write(&path, tlp).expect("write the config");
+    let o = gdrsim(&["nvbandwidth", "0", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("-b") && err.contains("tlp"), "{err}");
+}
