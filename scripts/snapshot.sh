@@ -21,6 +21,17 @@ for c in configs/*.toml; do
 
 
 done
+# Every walk text: configs x ops x staging paths x sizes x languages (errors included).
+mkdir -p "$out/walks"
+for c in configs/*.toml; do n=$(basename "$c" .toml)
+  for op in write_imm write read send; do for p in staged gdrcopy staged_pipelined auto; do
+    for s in 64 4096 1MiB; do for l in en zh; do
+      f="$out/walks/$n.$op.$p.$s.$l.txt"
+      rc=0; $bin walk "$c" --op $op --path $p --size $s --lang $l > "$f" 2>&1 || rc=$?
+      echo "rc=$rc" >> "$f"
+    done; done
+  done; done
+done
 $bin walk --size 4096 > "$out/walk.en.txt"
 $bin walk --size 4096 --lang zh > "$out/walk.zh.txt"
 $bin walk configs/dgx-a100.toml --scenario SYS --size 1MiB > "$out/walk.a100.txt"
