@@ -14,6 +14,7 @@ use crate::units::{Ps, ps_to_us};
 /// One row of results.csv, with its stage breakdown (stages.csv).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
+    /// The scenario's name (the config's `[[scenario]]` name).
     pub scenario: String,
     /// GPU-NIC (or source-NIC) affinity: PIX, PXB, PHB, NODE, SYS.
     pub class: Affinity,
@@ -23,21 +24,32 @@ pub struct Summary {
     pub effective_path: EffectivePath,
     /// The RDMA operation.
     pub op: Op,
+    /// Message size, bytes.
     pub size_bytes: u64,
+    /// Jittered iterations the latency statistics are over (fewer than configured for large
+    /// messages).
     pub iterations: u32,
     /// Noise-free one-way latency, exact picoseconds.
     pub lat_model_ps: Ps,
+    /// Statistics of the jittered iterations' one-way latencies.
     pub lat: LatencyStats,
     /// Streaming bandwidth, GB/s (1e9 B/s).
     pub bw_gbps: f64,
     /// Messages per second in the streaming run, millions.
     pub msg_rate_mps: f64,
+    /// CPU time of the noise-free message on both hosts, picoseconds (mean over the flows).
     pub cpu_busy_ps: Ps,
+    /// Payload bytes the noise-free message moved through host DRAM (per flow).
     pub host_mem_bytes: u64,
+    /// One-time costs kept out of the latency (memory registration, bounce buffers),
+    /// picoseconds: the largest over the flows.
     pub setup_ps: Ps,
+    /// The noise-free message's stages with their shares of the critical path (stages.csv).
     pub stages: Vec<StageRow>,
     /// Flows run together; what bound the streaming run.
     pub flows: u32,
+    /// What bound the streaming run: a channel, a read window, a busy thread, or
+    /// "latency (N messages in flight per flow)".
     pub bottleneck: String,
     /// Why the path runs as `effective_path` where it chose or fell back (empty otherwise).
     pub reason: String,
@@ -46,14 +58,19 @@ pub struct Summary {
     /// One row per flow (flows.csv), one per channel direction the streaming run crossed
     /// (links.csv).
     pub flow_rows: Vec<FlowRow>,
+    /// See `flow_rows`: the channel directions that carried bytes, in the topology's channel
+    /// order.
     pub links: Vec<LinkRow>,
 }
 
 /// One flow of a point.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FlowRow {
+    /// Its index in the scenario's flows.
     pub flow: u32,
+    /// Its sending end, e.g. "node-a/gpu0 via nic0" or "node-a/cpu0 memory via nic0".
     pub sender: String,
+    /// Its receiving end, named as `sender`.
     pub receiver: String,
     /// Its sender's GPU-NIC (or source-NIC) affinity.
     pub class: Affinity,
@@ -70,6 +87,7 @@ pub struct FlowRow {
 /// One channel direction in a point's streaming run.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LinkRow {
+    /// The channel direction's name, e.g. "wire:node-a/nic0>switch1".
     pub channel: String,
     /// Wire bytes (headers included).
     pub bytes: u64,
@@ -77,17 +95,24 @@ pub struct LinkRow {
     pub busy: f64,
     /// Achieved and full rate, GB/s of wire bytes.
     pub rate_gbps: f64,
+    /// See `rate_gbps`: the channel's full rate, GB/s.
     pub capacity_gbps: f64,
 }
 
 /// Latency statistics in microseconds over the jittered iterations.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatencyStats {
+    /// The smallest sample, µs.
     pub min_us: f64,
+    /// The median, µs.
     pub p50_us: f64,
+    /// The arithmetic mean, µs.
     pub mean_us: f64,
+    /// The 99th percentile, µs.
     pub p99_us: f64,
+    /// The largest sample, µs.
     pub max_us: f64,
+    /// The sample standard deviation, µs (0 for fewer than two samples).
     pub stdev_us: f64,
     /// Half-width of the 95% confidence interval of the mean (Student's t).
     pub ci95_us: f64,
@@ -96,10 +121,17 @@ pub struct LatencyStats {
 /// One stage of the noise-free message: its extent and its exclusive share of the critical path.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StageRow {
+    /// The kind of work.
     pub stage: Stage,
+    /// The component that did its longest span, e.g. "node-a/nic0".
     pub component: String,
+    /// When its first span of the message began, picoseconds (t = 0 when the data is ready to
+    /// send).
     pub start_ps: Ps,
+    /// When its last span of the message ended, picoseconds (t = 0 as in `start_ps`).
     pub end_ps: Ps,
+    /// Its exclusive share of the critical path, picoseconds; the shares of a message sum to
+    /// its noise-free latency.
     pub critical_ps: Ps,
 }
 

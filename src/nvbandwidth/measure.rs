@@ -36,8 +36,11 @@ pub const WARMUP_COUNT: u32 = 4;
 /// One stream of a sample: the GPU, the direction and the bytes of each copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stream {
+    /// The GPU it copies to or from (index into the host's GPUs).
     pub gpu: usize,
+    /// Its direction: true host to device, false device to host.
     pub h2d: bool,
+    /// Bytes of each copy.
     pub size: u64,
 }
 

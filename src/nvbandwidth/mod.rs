@@ -21,8 +21,9 @@ use crate::scenario;
 
 const CLI: &str = "command line";
 
-/// The most copies per sample and samples a run may ask for.
+/// The most copies per sample a run may ask for (`--loopCount`).
 pub const MAX_LOOPS: u32 = 10_000;
+/// The most samples a run may ask for (`-i`).
 pub const MAX_SAMPLES: u32 = 1_000;
 /// The largest buffer (MiB): 16 GiB, as the other commands' sizes.
 pub const MAX_BUFFER_MIB: u64 = 16 << 10;
@@ -30,11 +31,21 @@ pub const MAX_BUFFER_MIB: u64 = 16 << 10;
 /// One of nvbandwidth's copy-engine testcases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Testcase {
+    /// `host_to_device_memcpy_ce` (0): copies from pinned host memory into each GPU.
     HostToDevice,
+    /// `device_to_host_memcpy_ce` (1): copies from each GPU into pinned host memory.
     DeviceToHost,
+    /// `host_to_device_bidirectional_memcpy_ce` (2): the host-to-device copy, measured while a
+    /// device-to-host copy runs on the same GPU.
     HostToDeviceBidir,
+    /// `device_to_host_bidirectional_memcpy_ce` (3): the device-to-host copy, measured while a
+    /// host-to-device copy runs on the same GPU.
     DeviceToHostBidir,
+    /// `device_to_device_memcpy_read_ce` (4): peer copies between GPUs; refused (no GPU-to-GPU
+    /// peer copies in the model yet).
     DeviceToDeviceRead,
+    /// `device_to_device_memcpy_write_ce` (5): peer copies between GPUs; refused as
+    /// `DeviceToDeviceRead`.
     DeviceToDeviceWrite,
 }
 
@@ -135,6 +146,7 @@ impl Testcase {
 /// What the command line asks.
 #[derive(Clone, Debug)]
 pub struct Args {
+    /// The testcase to run (the positional TESTCASE, by key or index).
     pub testcase: Testcase,
     /// `-b`: the buffer of each copy, MiB.
     pub buffer_mib: u64,

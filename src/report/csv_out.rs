@@ -33,6 +33,8 @@ pub const RESULTS_HEADER: [&str; 24] = [
     "rnr_naks",
 ];
 
+/// The flows.csv header: the point's scenario, path, op and size, then one flow's columns
+/// ([`crate::stats::FlowRow`]) and the point's bottleneck.
 pub const FLOWS_HEADER: [&str; 13] = [
     "scenario",
     "path",
@@ -49,6 +51,8 @@ pub const FLOWS_HEADER: [&str; 13] = [
     "bottleneck",
 ];
 
+/// The links.csv header: the point's scenario, path, op and size, then one channel direction's
+/// columns ([`crate::stats::LinkRow`]).
 pub const LINKS_HEADER: [&str; 9] = [
     "scenario",
     "path",
@@ -61,6 +65,8 @@ pub const LINKS_HEADER: [&str; 9] = [
     "capacity_GBps",
 ];
 
+/// The stages.csv header: the point's scenario, path, op and size, then one stage's columns
+/// ([`crate::stats::StageRow`]; times in µs).
 pub const STAGES_HEADER: [&str; 9] = [
     "scenario",
     "path",

@@ -27,7 +27,9 @@ pub struct RunInfo {
     pub hardware: String,
     /// The exact command line that reproduces this run.
     pub command: String,
+    /// The config's scenarios, in config order (the result rows' `scenario` names them).
     pub scenarios: Vec<ScenarioInfo>,
+    /// The config's `[output]` options: which charts, in which formats and sizes.
     pub output: OutputOptions,
     /// The conclusions a change of one estimate flips (`run --sensitivity`): the change in
     /// percent and one line per flip; None when the run did not assess them.
@@ -37,6 +39,7 @@ pub struct RunInfo {
 /// One scenario (a sender/receiver placement) as the report describes it.
 #[derive(Clone, Debug, Default)]
 pub struct ScenarioInfo {
+    /// The scenario's name, as in the config and the result rows.
     pub name: String,
     /// GPU-NIC affinity class (PIX, PXB, PHB, NODE, SYS) of its first flow; None where the
     /// report knows the scenario only by name.

@@ -26,8 +26,11 @@ pub struct OutputDir {
 
 /// What the manifest records of the run.
 pub struct RunRecord<'a> {
+    /// The config's `name`.
     pub config_name: &'a str,
+    /// The config's seed, from which every random stream of the run is drawn.
     pub seed: u64,
+    /// The command line that reproduces the run.
     pub command: &'a str,
 }
 

@@ -26,7 +26,9 @@ use super::atomic;
 /// An argument value shown in the viewer's details panel.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Arg {
+    /// A whole number, written as a JSON number.
     Int(u64),
+    /// Text (addresses in hex, exact times), written as a JSON string.
     Str(String),
 }
 
@@ -53,6 +55,7 @@ impl From<&str> for Arg {
 pub struct Track {
     /// Index into [`TraceData::processes`].
     pub process: usize,
+    /// The thread name the viewer shows (lanes after the first get " #2", " #3"...).
     pub name: String,
     /// Order within its process (smaller first).
     pub sort: u64,
@@ -61,20 +64,33 @@ pub struct Track {
 /// A slice (or an instant when `instant`), in picoseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Slice {
+    /// Index into [`TraceData::tracks`].
     pub track: usize,
+    /// Its label in the viewer, e.g. a stage's name or "msg 0".
     pub name: String,
+    /// Its trace-event category ("message", "stage", "descriptor", "hop"), by which a viewer
+    /// filters.
     pub cat: String,
+    /// When it begins, picoseconds of simulated time.
     pub start: Ps,
+    /// When it ends, picoseconds (ignored for an instant; an end before `start` counts as
+    /// `start`).
     pub end: Ps,
+    /// Whether it is a point in time (an instant event at `start`) rather than an interval.
     pub instant: bool,
+    /// Name-value pairs shown in the viewer's details panel, in this order.
     pub args: Vec<(String, Arg)>,
 }
 
 /// The busy windows of one link direction: (start, end, serialisation time within it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkBusy {
+    /// Index into [`TraceData::processes`]: where its counter track goes.
     pub process: usize,
+    /// The link direction's name; its counter is called "util NAME".
     pub name: String,
+    /// (start, end, serialisation time within it), picoseconds, one per train that held the
+    /// link.
     pub windows: Vec<(Ps, Ps, Ps)>,
 }
 
@@ -83,24 +99,35 @@ pub struct LinkBusy {
 pub struct TraceData {
     /// Shown under `otherData`.
     pub metadata: Vec<(String, Arg)>,
+    /// Process names (one per host plus one for the network), in the viewer's order.
     pub processes: Vec<String>,
+    /// Every component's track.
     pub tracks: Vec<Track>,
+    /// Every slice and instant; at equal start times they are written in this order.
     pub slices: Vec<Slice>,
     /// Chains of slice indices, each followed by one flow arrow chain, in causal order.
     pub flows: Vec<Vec<usize>>,
+    /// The link directions whose utilisation is drawn as counters.
     pub links: Vec<LinkBusy>,
 }
 
 /// What a rendered trace holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TraceStats {
+    /// Interval events written.
     pub slices: usize,
+    /// Instant events written.
     pub instants: usize,
+    /// Tracks (components) before splitting into lanes.
     pub tracks: usize,
     /// Threads after splitting overlapping slices into lanes.
     pub threads: usize,
+    /// Flow arrow chains written (chains shorter than two slices, or touching an instant or a
+    /// slice already in a chain, are dropped).
     pub flows: usize,
+    /// Utilisation counter samples written, over every link.
     pub counter_points: usize,
+    /// Length of the JSON text, bytes.
     pub bytes: usize,
 }
 

@@ -19,9 +19,11 @@ const KNOWN_PATHS: [PathKind; 3] = [PathKind::Host, PathKind::Staged, PathKind::
 /// [`ScenarioInfo`].
 #[derive(Clone, Debug)]
 pub struct Scenario<'a> {
+    /// Its name, as the result rows' `scenario` spells it.
     pub name: String,
     /// Its GPU-NIC affinity, from the run's description or else its rows.
     pub class: Option<Affinity>,
+    /// The run's description of it (route, ceiling); None for a scenario only the rows name.
     pub info: Option<&'a ScenarioInfo>,
 }
 
@@ -34,6 +36,7 @@ pub struct Series<'a> {
     pub path: usize,
     /// Index into [`Model::ops`].
     pub op: usize,
+    /// Its rows, one per size, ascending by size.
     pub rows: Vec<&'a Summary>,
     /// What actually ran when it differs from the path asked for (e.g. "staged" for a
     /// gpudirect run without P2P), as the distinct effective paths joined by "/".
@@ -50,8 +53,13 @@ impl Series<'_> {
 /// The rows of a run grouped into scenarios, paths, ops, sizes and series.
 #[derive(Clone, Debug)]
 pub struct Model<'a> {
+    /// The scenarios that have rows: those the run described, in its order, then those only
+    /// the rows name, in order of first appearance.
     pub scenarios: Vec<Scenario<'a>>,
+    /// The paths that have rows: host, staged, gpudirect first, then any other in order of
+    /// first appearance.
     pub paths: Vec<PathKind>,
+    /// The ops that have rows, in order of first appearance.
     pub ops: Vec<Op>,
     /// Every swept size, ascending, without duplicates.
     pub sizes: Vec<u64>,
@@ -333,6 +341,7 @@ fn ratio(num: f64, den: f64) -> Option<f64> {
 /// GPUDirect over staged at one size: above 1 means GPUDirect is better.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpeedupPoint {
+    /// The message size, bytes.
     pub size: u64,
     /// staged p50 / gpudirect p50.
     pub latency: Option<f64>,
@@ -343,17 +352,22 @@ pub struct SpeedupPoint {
 /// Which figure of merit a ratio or crossover is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
+    /// One-way p50 latency: lower wins.
     Latency,
+    /// Streaming bandwidth: higher wins.
     Bandwidth,
 }
 
 impl Metric {
+    /// Its word in prose and chart labels: "latency" or "bandwidth".
     pub fn name(self) -> &'static str {
         match self {
             Metric::Latency => "latency",
             Metric::Bandwidth => "bandwidth",
         }
     }
+    /// The point's ratio for this metric (above 1: GPUDirect better); None where a figure is
+    /// missing or zero.
     pub fn of(self, p: &SpeedupPoint) -> Option<f64> {
         match self {
             Metric::Latency => p.latency,
@@ -365,10 +379,13 @@ impl Metric {
 /// The staged/GPUDirect ratios of one scenario and op.
 #[derive(Clone, Debug)]
 pub struct Speedup {
+    /// Index into [`Model::scenarios`].
     pub scenario: usize,
+    /// Index into [`Model::ops`].
     pub op: usize,
     /// The staging path GPUDirect is compared with: one of [`BASELINES`].
     pub baseline: PathKind,
+    /// The ratios at every size both paths ran, in GPUDirect's size order (ascending).
     pub points: Vec<SpeedupPoint>,
     /// Set when the "gpudirect" rows actually ran another path (a fallback), in which case a
     /// ratio near 1 is expected and says nothing about GPUDirect itself.
@@ -382,6 +399,7 @@ pub const TIE: f64 = 0.005;
 /// Where the winner of one metric changes between two adjacent swept sizes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Crossover {
+    /// The figure of merit whose winner changes.
     pub metric: Metric,
     /// The last size at which the previous winner still won.
     pub below: u64,

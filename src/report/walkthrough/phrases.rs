@@ -43,7 +43,7 @@ pub trait Phrases {
     fn times_note(&self) -> &'static str;
 
     // ---- one path ----
-    /// "=== [n] ... ===" for the path asked (`path`) walked in `style`.
+    /// `=== [n] ... ===` for the path asked (`path`) walked in `style`.
     fn path_heading(&self, n: usize, style: PathStyle, path: PathKind) -> String;
     /// `auto` ran what NCCL would choose.
     fn auto_note(&self, effective: EffectivePath) -> String;
