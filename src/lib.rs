@@ -47,6 +47,7 @@ pub mod components;
 pub mod config;
 pub mod engine;
 pub mod inspect;
+pub mod measured;
 pub mod perftest;
 pub mod plan;
 pub mod progress;

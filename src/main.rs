@@ -148,6 +148,20 @@ enum Command {
         #[arg(long)]
         set: Option<PathBuf>,
     },
+    /// Read perftest and nvbandwidth text logs into one measured-data CSV (one row per
+    /// measured figure; the columns are in README.md).
+    Measured {
+        /// The logs (perftest's ib_*_lat / ib_*_bw output, nvbandwidth's output).
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// Output CSV (default: stdout).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Where perftest's buffers were: auto (GPU where the log shows perftest's CUDA set-up
+        /// lines), host or gpu (for logs without them, such as `gdrsim perftest`'s).
+        #[arg(long, default_value = "auto")]
+        memory: String,
+    },
     /// Validate a config and run nothing.
     Check {
         config: PathBuf,
@@ -348,6 +362,10 @@ fn main() -> ExitCode {
                 ))
             }
         }),
+        Some(Command::Measured { logs, out, memory }) => gdrsim::measured::Memory::parse(&memory)
+            .map_err(Into::into)
+            .and_then(|m| gdrsim::measured::command(&logs, m, out.as_deref()))
+            .and_then(|text| text.map_or(Ok(()), |t| app::emit(&t))),
         Some(Command::Params { config, estimates }) => app::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {

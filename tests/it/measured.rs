@@ -1,0 +1,209 @@
+//! Issue #11, measurements in: `gdrsim measured` reads perftest and nvbandwidth logs into the
+//! measured-data CSV; `gdrsim calibrate` fits config parameters to it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gdrsim");
+
+fn gdrsim(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the gdrsim binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(o: &Output, what: &str) -> String {
+    assert!(
+        o.status.success(),
+        "{what} failed: {:?}\n{}",
+        o.status,
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gdrsim-it-measured-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `gdrsim perftest ARGS` written to `dir/name`.
+fn perftest_log(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let mut a = vec!["perftest"];
+    a.extend_from_slice(args);
+    let log = ok(&gdrsim(&a), "perftest");
+    let p = dir.join(name);
+    fs::write(&p, log).unwrap();
+    p
+}
+
+/// The CSV's rows as maps of column to cell.
+fn rows(csv: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut lines = csv.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// The emulator's text goes through the parser unchanged: every figure `gdrsim perftest`
+/// prints is one CSV row with its size, statistic and unit, in the log's order.
+#[test]
+fn perftest_output_round_trips_into_the_csv() {
+    let dir = scratch("round-trip");
+    let bw = perftest_log(
+        &dir,
+        "bw.log",
+        &[
+            "ib_write_bw",
+            "--use_cuda",
+            "--report_gbits",
+            "-n",
+            "200",
+            "-s",
+            "1MiB",
+        ],
+    );
+    let lat = perftest_log(&dir, "lat.log", &["ib_send_lat", "-n", "200", "-s", "64"]);
+    let out = dir.join("m.csv");
+    ok(
+        &gdrsim(&[
+            "measured",
+            s(&bw),
+            s(&lat),
+            "--memory",
+            "gpu",
+            "--out",
+            s(&out),
+        ]),
+        "measured",
+    );
+    let csv = fs::read_to_string(&out).unwrap();
+    let r = rows(&csv);
+    assert_eq!(r.len(), 3 + 7, "{csv}");
+    // The figures are the ones printed in the log's result row.
+    let log = fs::read_to_string(&bw).unwrap();
+    let printed: Vec<&str> = log
+        .lines()
+        .find(|l| l.trim_start().starts_with("1048576"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(r[1]["statistic"], "average");
+    assert_eq!(r[1]["unit"], "Gb/s");
+    assert_eq!(
+        r[1]["value"].parse::<f64>().unwrap(),
+        printed[3].parse::<f64>().unwrap()
+    );
+    assert_eq!(
+        (r[1]["size_bytes"].as_str(), r[1]["iterations"].as_str()),
+        ("1048576", "200")
+    );
+    assert_eq!(
+        (r[1]["test"].as_str(), r[1]["memory"].as_str()),
+        ("ib_write_bw", "gpu")
+    );
+    assert_eq!(r[9]["statistic"], "p99.9");
+    assert_eq!(r[9]["test"], "ib_send_lat");
+    // To stdout without --out: the same bytes.
+    let o = gdrsim(&["measured", s(&bw), s(&lat), "--memory", "gpu"]);
+    assert_eq!(ok(&o, "measured to stdout"), csv);
+}
+
+/// A cut or broken log is bad input: exit 2, the message names the file and line and what
+/// was expected, and no output file appears (nor a temporary one).
+#[test]
+fn a_bad_log_exits_2_naming_the_line_and_writes_nothing() {
+    let dir = scratch("bad");
+    let good = perftest_log(&dir, "good.log", &["ib_write_bw", "-a", "-n", "200"]);
+    let log = fs::read_to_string(&good).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("4096 "))
+        .unwrap();
+    // Cut in the middle of the 4096-byte row.
+    let cut = dir.join("cut.log");
+    let keep = lines[..at].join("\n") + "\n" + &lines[at][..20];
+    fs::write(&cut, keep).unwrap();
+    let out = dir.join("m.csv");
+    let o = gdrsim(&["measured", s(&good), s(&cut), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("cut.log:{}:", at + 1)), "{err}");
+    assert!(err.contains("expected a result row of 5 numbers"), "{err}");
+    assert!(!out.exists());
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 2, "only the two logs");
+    // The closing dashed line missing: the end of the file is named.
+    let open = dir.join("open.log");
+    fs::write(&open, lines[..=at].join("\n")).unwrap();
+    let o = gdrsim(&["measured", s(&open), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!("open.log:{}:", at + 2)) && err.contains("end of the file"),
+        "{err}"
+    );
+    // Not a log at all; a missing file.
+    let o = gdrsim(&["measured", "Cargo.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("Cargo.toml:1:"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = gdrsim(&["measured", s(&dir.join("absent.log"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists());
+}
+
+/// An nvbandwidth log beside a perftest log: one CSV, each matrix cell a row.
+#[test]
+fn nvbandwidth_matrices_join_the_csv() {
+    let dir = scratch("nvb");
+    let nvb = dir.join("nvb.log");
+    fs::write(
+        &nvb,
+        "Running host_to_device_memcpy_ce.\n\
+         memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n\
+         \x20          0         1\n\
+         \x200     26.03     25.94\n\
+         \n\
+         SUM host_to_device_memcpy_ce 51.97\n",
+    )
+    .unwrap();
+    let lat = perftest_log(&dir, "lat.log", &["ib_write_lat", "-n", "100"]);
+    let csv = ok(&gdrsim(&["measured", s(&nvb), s(&lat)]), "measured");
+    let r = rows(&csv);
+    assert_eq!(r.len(), 3 + 7, "{csv}");
+    assert_eq!(
+        (
+            r[1]["tool"].as_str(),
+            r[1]["column"].as_str(),
+            r[1]["value"].as_str()
+        ),
+        ("nvbandwidth", "1", "25.94")
+    );
+    assert_eq!(r[2]["statistic"], "sum");
+    assert_eq!(r[3]["memory"], "host");
+}
