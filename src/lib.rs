@@ -43,6 +43,7 @@
 //! assert_eq!(critical, row.lat_model_ps);
 //! ```
 pub mod app;
+pub mod calibrate;
 pub mod components;
 pub mod config;
 pub mod engine;

@@ -207,3 +207,141 @@ fn nvbandwidth_matrices_join_the_csv() {
     assert_eq!(r[2]["statistic"], "sum");
     assert_eq!(r[3]["memory"], "host");
 }
+
+/// Issue #11's calibration test: three parameters of the default config perturbed (the CPU's
+/// post cost, the NIC's transmit pipeline, the wire rate), "measurements" synthesised by
+/// gdrsim itself (perftest emulation -> text -> `measured` -> CSV), and `calibrate` from the
+/// unperturbed config recovers each within 2%; the calibrated config is the input with those
+/// keys set, and the fit error falls.
+#[test]
+fn calibrate_recovers_perturbed_parameters() {
+    let dir = scratch("calibrate");
+    let base =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/default.toml"))
+            .unwrap();
+    let mut pert = base.clone();
+    for (from, to) in [
+        ("\npost_ns = 100 ", "\npost_ns = 130 "),
+        ("\ntx_pipeline_ns = 150 ", "\ntx_pipeline_ns = 190 "),
+        ("\nwire_rate_gbps = 400 ", "\nwire_rate_gbps = 350 "),
+    ] {
+        assert!(pert.contains(from), "{from}");
+        pert = pert.replacen(from, to, 1);
+    }
+    let cfg = dir.join("perturbed.toml");
+    fs::write(&cfg, pert).unwrap();
+    let c = s(&cfg);
+    let mut gpu = Vec::new();
+    let mut host = Vec::new();
+    for size in ["2", "1024"] {
+        host.push(perftest_log(
+            &dir,
+            &format!("sl{size}.log"),
+            &["ib_send_lat", c, "-n", "100", "-s", size],
+        ));
+        gpu.push(perftest_log(
+            &dir,
+            &format!("rl{size}.log"),
+            &["ib_read_lat", c, "--use_cuda", "-n", "100", "-s", size],
+        ));
+    }
+    for size in ["64", "4096", "1MiB"] {
+        gpu.push(perftest_log(
+            &dir,
+            &format!("wb{size}.log"),
+            &["ib_write_bw", c, "--use_cuda", "-n", "200", "-s", size],
+        ));
+    }
+    let (g, h, all) = (
+        dir.join("gpu.csv"),
+        dir.join("host.csv"),
+        dir.join("all.csv"),
+    );
+    let mut a: Vec<&str> = vec!["measured", "--memory", "gpu", "--out", s(&g)];
+    a.extend(gpu.iter().map(|p| s(p)));
+    ok(&gdrsim(&a), "measured gpu");
+    let mut a: Vec<&str> = vec!["measured", "--out", s(&h)];
+    a.extend(host.iter().map(|p| s(p)));
+    ok(&gdrsim(&a), "measured host");
+    let host_csv = fs::read_to_string(&h).unwrap();
+    let joined = fs::read_to_string(&g).unwrap() + host_csv.split_once('\n').unwrap().1;
+    fs::write(&all, joined).unwrap();
+    let out = dir.join("calibrated.toml");
+    let keys = [
+        "machines[0].cpu.post_ns",
+        "machines[0].nics[0].tx_pipeline_ns",
+        "machines[0].nics[0].wire_rate_gbps",
+    ];
+    let started = std::time::Instant::now();
+    let o = gdrsim(&[
+        "calibrate",
+        "configs/default.toml",
+        "--measured",
+        s(&all),
+        "--fit",
+        &keys.join(","),
+        "--out",
+        s(&out),
+    ]);
+    let report = ok(&o, "calibrate");
+    eprintln!("calibrate took {:?}\n{report}", started.elapsed());
+    for (key, want) in keys.iter().zip([130.0, 190.0, 350.0]) {
+        let line = report
+            .lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("{key} in\n{report}"));
+        let fitted: f64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!(
+            (fitted / want - 1.0).abs() < 0.02,
+            "{key}: fitted {fitted}, true {want}\n{report}"
+        );
+    }
+    let fit_line = report.lines().find(|l| l.starts_with("fit error")).unwrap();
+    assert!(
+        fit_line.contains("before") && fit_line.contains("after"),
+        "{report}"
+    );
+    // The calibrated config loads, and the perturbed values are in it.
+    let o = gdrsim(&["params", s(&out)]);
+    let params = ok(&o, "params of the calibrated config");
+    let value = |k: &str| -> String {
+        params
+            .lines()
+            .find(|l| l.starts_with(k))
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(value("machines[0].cpu.post_ns"), "100");
+    assert_eq!(
+        value("machines[0].nics[0].rx_pipeline_ns"),
+        "150",
+        "unfitted keys unchanged"
+    );
+    // Bad requests are bad input: an unknown key, a count, no usable rows.
+    for (args, needle) in [
+        (
+            vec!["--fit", "machines[0].nics[0].no_such_ns"],
+            "no_such_ns",
+        ),
+        (
+            vec!["--fit", "machines[0].nics[0].read_window"],
+            "duration, rate or byte size",
+        ),
+    ] {
+        let mut a = vec![
+            "calibrate",
+            "configs/default.toml",
+            "--measured",
+            s(&all),
+            "--out",
+            s(&out),
+        ];
+        a.extend(args);
+        let o = gdrsim(&a);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+        assert!(text(&o.stderr).contains(needle), "{}", text(&o.stderr));
+    }
+}
