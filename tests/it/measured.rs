@@ -128,6 +128,7 @@ fn perftest_output_round_trips_into_the_csv() {
     // To stdout without --out: the same bytes.
     let o = gdrsim(&["measured", s(&bw), s(&lat), "--memory", "gpu"]);
     assert_eq!(ok(&o, "measured to stdout"), csv);
+    let _ = fs::remove_dir_all(&dir);
 }
 
 /// A cut or broken log is bad input: exit 2, the message names the file and line and what
@@ -175,6 +176,7 @@ fn a_bad_log_exits_2_naming_the_line_and_writes_nothing() {
     let o = gdrsim(&["measured", s(&dir.join("absent.log"))]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!out.exists());
+    let _ = fs::remove_dir_all(&dir);
 }
 
 /// An nvbandwidth log beside a perftest log: one CSV, each matrix cell a row.
@@ -206,6 +208,7 @@ fn nvbandwidth_matrices_join_the_csv() {
     );
     assert_eq!(r[2]["statistic"], "sum");
     assert_eq!(r[3]["memory"], "host");
+    let _ = fs::remove_dir_all(&dir);
 }
 
 /// Issue #11's calibration test: three parameters of the default config perturbed (the CPU's
@@ -344,4 +347,5 @@ fn calibrate_recovers_perturbed_parameters() {
         assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
         assert!(text(&o.stderr).contains(needle), "{}", text(&o.stderr));
     }
+    let _ = fs::remove_dir_all(&dir);
 }
