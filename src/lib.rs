@@ -43,10 +43,12 @@
 //! assert_eq!(critical, row.lat_model_ps);
 //! ```
 pub mod app;
+pub mod calibrate;
 pub mod components;
 pub mod config;
 pub mod engine;
 pub mod inspect;
+pub mod measured;
 pub mod nvbandwidth;
 pub mod perftest;
 pub mod plan;

@@ -191,6 +191,48 @@ enum Command {
         #[arg(long)]
         set: Option<PathBuf>,
     },
+    /// Read perftest and nvbandwidth text logs into one measured-data CSV (one row per
+    /// measured figure; the columns are in README.md).
+    Measured {
+        /// The logs (perftest's ib_*_lat / ib_*_bw output, nvbandwidth's output).
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// Output CSV (default: stdout).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Where perftest's buffers were: auto (GPU where the log shows perftest's CUDA set-up
+        /// lines), host or gpu (for logs without them, such as `gdrsim perftest`'s).
+        #[arg(long, default_value = "auto")]
+        memory: String,
+    },
+    /// Fit chosen config parameters to measured perftest figures (bounded least squares,
+    /// Nelder-Mead) and write the calibrated config.
+    Calibrate {
+        /// The config whose parameters are fitted.
+        config: PathBuf,
+        /// The measured-data CSV (`gdrsim measured`).
+        #[arg(long)]
+        measured: PathBuf,
+        /// The parameters to fit, as `gdrsim params` names them, comma-separated.
+        #[arg(long, value_delimiter = ',', required = true)]
+        fit: Vec<String>,
+        /// The calibrated config.
+        #[arg(long, default_value = "calibrated.toml")]
+        out: PathBuf,
+        /// Scenario name (default: the config's first scenario).
+        #[arg(long)]
+        scenario: Option<String>,
+        /// The most iterations an emulated test runs (fewer when the measurement had fewer).
+        #[arg(long, default_value_t = 200)]
+        iters: u32,
+        /// Each fitted value stays within [value / R, value * R] of the config's.
+        #[arg(long, default_value_t = 4.0)]
+        range: f64,
+        /// The measured statistics fitted, comma-separated (latency: min, max, typical, avg,
+        /// stdev, p99, p99.9; bandwidth: peak, average).
+        #[arg(long, value_delimiter = ',', default_value = "typical,average")]
+        stats: Vec<String>,
+    },
     /// Validate a config and run nothing.
     Check {
         config: PathBuf,
@@ -415,6 +457,31 @@ fn main() -> ExitCode {
                 ))
             }
         }),
+        Some(Command::Measured { logs, out, memory }) => gdrsim::measured::Memory::parse(&memory)
+            .map_err(Into::into)
+            .and_then(|m| gdrsim::measured::command(&logs, m, out.as_deref()))
+            .and_then(|text| text.map_or(Ok(()), |t| app::emit(&t))),
+        Some(Command::Calibrate {
+            config,
+            measured,
+            fit,
+            out,
+            scenario,
+            iters,
+            range,
+            stats,
+        }) => {
+            let o = gdrsim::calibrate::Options {
+                keys: fit,
+                scenario,
+                iters,
+                range,
+                stats,
+                ..Default::default()
+            };
+            gdrsim::calibrate::command(&config, &measured, &o, &out)
+                .and_then(|text| app::emit(&text))
+        }
         Some(Command::Params { config, estimates }) => app::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {

@@ -209,8 +209,9 @@ fn compare(base: &Headlines, v: &Headlines) -> (f64, String, Vec<Flip>) {
 }
 
 /// The value of `p` scaled by `factor` (up when above 1), as the config writes it; None where
-/// scaling cannot change it (a zero, a bound reached) or the kind is not a number.
-fn scaled(p: &ParamValue, factor: f64) -> Option<Value> {
+/// scaling cannot change it (a zero, a bound reached) or the kind is not a number. `calibrate`
+/// sets its fitted values through it too.
+pub fn scaled(p: &ParamValue, factor: f64) -> Option<Value> {
     let num = |s: &str| -> Option<f64> {
         let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
         digits.parse().ok()

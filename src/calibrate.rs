@@ -1,0 +1,711 @@
+//! `gdrsim calibrate CONFIG --measured FILE --fit KEY[,KEY...]`: bounded least squares over
+//! chosen config parameters against measured perftest figures (the CSV of `gdrsim measured`).
+//!
+//! - The model's value of a measured row is the perftest emulation (`perftest::figures`) of the
+//!   same test, memory (host, or GPU = GPUDirect), size and iteration count (capped by
+//!   `--iters`, default 200, to keep an evaluation cheap), on the config's scenario. Distinct
+//!   (test, memory, size, iterations) runs of one evaluation run in parallel (rayon).
+//! - Residuals are relative, (model - measured) / measured; the fit minimises their sum of
+//!   squares. Rows used: latency `typical` (the median) and bandwidth `average` by default
+//!   (`--stats`). Rows the model cannot emulate are skipped with a note: nvbandwidth rows (no
+//!   emulation of it yet), perftest variants (bidirectional, write with immediate, post list,
+//!   duration, atomics) and `ib_write_lat` on GPU memory (perftest refuses it).
+//! - Each fitted parameter is varied as a factor of its value in the config, through
+//!   `sensitivity::scaled` (one setter for both tools): the factor is kept within
+//!   `[1/range, range]` (default 4) by the reparametrisation `factor = range^tanh(u)`, and the
+//!   parameter's own domain clamps it further. Only continuous parameters are fitted
+//!   (durations, rates, byte sizes); counts and powers of two are refused.
+//! - The optimiser is argmin's Nelder-Mead (crates.io `argmin`, maintained): derivative-free,
+//!   which suits a discrete-event model whose outputs move in steps (integer picoseconds,
+//!   whole TLPs and packets), where finite-difference gradients at a small step are zero or
+//!   noise. It is restarted once from its best point (a collapsed simplex is the known failure
+//!   of the method).
+//! - Uncertainty: the Jacobian of the residuals with respect to ln(value) by central
+//!   differences at the optimum (step 1%), covariance = s^2 (J^T J)^-1 with s^2 = SSR / (m - n);
+//!   a parameter's standard error is its value times the square root of its diagonal term.
+
+use std::path::Path;
+
+use anyhow::Result;
+use argmin::core::{CostFunction, Executor, State};
+use argmin::solver::neldermead::NelderMead;
+use rayon::prelude::*;
+use toml::{Table, Value};
+
+use crate::app;
+use crate::config::params::{self, ParamValue};
+use crate::config::{self, Config, ConfigError, Domain};
+use crate::measured::{Measurement, csv};
+use crate::perftest::{self, Row, Test};
+use crate::sensitivity;
+
+/// What the command line asks.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub keys: Vec<String>,
+    pub scenario: Option<String>,
+    /// The most iterations an emulated test runs.
+    pub iters: u32,
+    /// The fitted value stays within [value / range, value * range].
+    pub range: f64,
+    /// The statistics fitted (`typical`, `average`, ...).
+    pub stats: Vec<String>,
+    /// Nelder-Mead iterations per run.
+    pub max_iters: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            keys: Vec::new(),
+            scenario: None,
+            iters: 200,
+            range: 4.0,
+            stats: vec!["typical".into(), "average".into()],
+            max_iters: 150,
+        }
+    }
+}
+
+/// One emulated perftest run: the figures of one size.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct RunKey {
+    test: &'static str,
+    gpu: bool,
+    size: u64,
+    iters: u32,
+}
+
+/// A measured row the model can emulate: its run, where its figure is, and its value in the
+/// model's units (µs, bytes/s, Mpps).
+#[derive(Clone, Debug)]
+struct Target {
+    run: usize,
+    figure: Figure,
+    measured: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Figure {
+    /// Index into perftest's seven latency figures.
+    Lat(usize),
+    BwPeak,
+    BwAvg,
+    MsgRate,
+}
+
+/// The measured rows, sorted into those the model emulates and notes on those skipped.
+struct Selection {
+    runs: Vec<RunKey>,
+    targets: Vec<Target>,
+    notes: Vec<String>,
+}
+
+fn select(rows: &[Measurement], o: &Options, file: &str) -> Result<Selection, ConfigError> {
+    let mut runs: Vec<RunKey> = Vec::new();
+    let mut targets = Vec::new();
+    let mut skipped: Vec<(String, usize)> = Vec::new();
+    let mut skip = |why: String| match skipped.iter_mut().find(|(w, _)| *w == why) {
+        Some((_, n)) => *n += 1,
+        None => skipped.push((why, 1)),
+    };
+    for r in rows {
+        if r.tool != "perftest" {
+            skip(format!(
+                "{} rows: the model cannot emulate {} yet",
+                r.tool, r.tool
+            ));
+            continue;
+        }
+        if !o.stats.contains(&r.statistic) {
+            skip(format!(
+                "{} {} rows: not a fitted statistic (--stats)",
+                r.metric, r.statistic
+            ));
+            continue;
+        }
+        if !r.detail.is_empty() {
+            skip(format!(
+                "{} ({}) rows: the emulation runs the plain test only",
+                r.test, r.detail
+            ));
+            continue;
+        }
+        let Some(&(name, test)) = Test::ALL.iter().find(|(n, _)| *n == r.test) else {
+            skip(format!("{} rows: no emulation of that test", r.test));
+            continue;
+        };
+        let gpu = match r.memory.as_str() {
+            "gpu" => true,
+            "host" => false,
+            m => {
+                skip(format!(
+                    "perftest rows on memory {m:?}: host or gpu expected"
+                ));
+                continue;
+            }
+        };
+        if gpu && test == Test::WriteLat {
+            skip("ib_write_lat rows on GPU memory: perftest refuses that test".into());
+            continue;
+        }
+        let (Some(size), Some(iters)) = (r.size_bytes, r.iterations) else {
+            skip(format!("{} rows without a size or iteration count", r.test));
+            continue;
+        };
+        let figure = match (r.metric.as_str(), r.statistic.as_str()) {
+            ("latency", s) => {
+                let at = ["min", "max", "typical", "avg", "stdev", "p99", "p99.9"]
+                    .iter()
+                    .position(|x| *x == s);
+                match at {
+                    Some(i) => Figure::Lat(i),
+                    None => {
+                        skip(format!("latency {s} rows: no such perftest figure"));
+                        continue;
+                    }
+                }
+            }
+            ("bandwidth", "peak") => Figure::BwPeak,
+            ("bandwidth", "average") => Figure::BwAvg,
+            ("msg_rate", "average") => Figure::MsgRate,
+            (m, s) => {
+                skip(format!("{m} {s} rows: not a figure the emulation gives"));
+                continue;
+            }
+        };
+        let scale = match r.unit.as_str() {
+            "us" => 1.0,
+            "MiB/s" => 1_048_576.0,
+            "Gb/s" => 125_000_000.0,
+            "GB/s" => 1e9,
+            "Mpps" => 1.0,
+            u => {
+                skip(format!("rows in {u}: not a perftest unit"));
+                continue;
+            }
+        };
+        let measured = r.value * scale;
+        if measured <= 0.0 || !measured.is_finite() {
+            skip(format!("{} rows with a zero or negative figure", r.test));
+            continue;
+        }
+        let key = RunKey {
+            test: name,
+            gpu,
+            size,
+            iters: (iters.min(u64::from(o.iters)) as u32).max(2),
+        };
+        let run = match runs.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                runs.push(key);
+                runs.len() - 1
+            }
+        };
+        targets.push(Target {
+            run,
+            figure,
+            measured,
+        });
+    }
+    let notes = skipped
+        .into_iter()
+        .map(|(w, n)| format!("skipped {n} {w}"))
+        .collect();
+    if targets.is_empty() {
+        return Err(ConfigError::new(
+            file,
+            "",
+            "measured perftest rows the model can emulate (ib_{write,read,send}_{lat,bw}, \
+             plain, host or gpu memory, with a fitted statistic)",
+            "none",
+        ));
+    }
+    Ok(Selection {
+        runs,
+        targets,
+        notes,
+    })
+}
+
+/// A parameter being fitted.
+#[derive(Clone, Debug)]
+pub struct Fitted {
+    pub param: ParamValue,
+    /// The value in the config, in `param.unit`.
+    pub start: f64,
+    /// The fitted factor on it.
+    pub factor: f64,
+    /// The standard error of ln(factor) (a relative error); None where it cannot be estimated.
+    pub rel_sd: Option<f64>,
+    /// Whether the fit ended against a bound.
+    pub at_bound: bool,
+    /// The value as the calibrated config writes it.
+    pub value: Value,
+}
+
+/// The result of a calibration.
+pub struct Report {
+    pub fitted: Vec<Fitted>,
+    pub rows: usize,
+    pub notes: Vec<String>,
+    pub rms_before: f64,
+    pub rms_after: f64,
+    pub evaluations: usize,
+    /// The calibrated config (the resolved input with the fitted keys set).
+    pub toml: String,
+}
+
+/// A number in the parameter's unit from a value as the resolved config writes it (`150`,
+/// `187500ps`, `708800000000b/s`).
+fn in_unit(s: &str) -> Option<f64> {
+    if let Some(ps) = s.strip_suffix("ps") {
+        return ps.parse::<f64>().ok().map(|v| v / 1e3);
+    }
+    if let Some(bps) = s.strip_suffix("b/s") {
+        return bps.parse::<f64>().ok().map(|v| v / 1e9);
+    }
+    s.parse().ok()
+}
+
+fn show(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), String::from)
+}
+
+/// The fitting problem: the base config as TOML, the parameters, the measured runs.
+struct Problem<'a> {
+    doc: Table,
+    params: Vec<ParamValue>,
+    sel: &'a Selection,
+    si: Option<String>,
+    ln_range: f64,
+    evaluations: std::sync::atomic::AtomicUsize,
+}
+
+impl Problem<'_> {
+    /// The config with parameter k at factor f_k; the values set.
+    fn config(&self, ln_f: &[f64]) -> Result<(Config, Vec<Value>)> {
+        let mut d = self.doc.clone();
+        let mut values = Vec::new();
+        for (p, lf) in self.params.iter().zip(ln_f) {
+            // scaled gives None where the value does not change (factor 1, a bound).
+            let v = match sensitivity::scaled(p, lf.exp()) {
+                Some(v) => {
+                    params::set(&mut d, &p.key, v.clone())
+                        .ok_or_else(|| anyhow::anyhow!("setting {}", p.key))?;
+                    v
+                }
+                None => p
+                    .key
+                    .rsplit_once('.')
+                    .and_then(|(at, last)| params::table_at_mut(&mut d, at)?.get(last).cloned())
+                    .ok_or_else(|| anyhow::anyhow!("reading {}", p.key))?,
+            };
+            values.push(v);
+        }
+        Ok((config::parse(&toml::to_string(&d)?, "calibrated")?, values))
+    }
+
+    /// The relative residuals at ln(factors) `ln_f`.
+    fn residuals(&self, ln_f: &[f64]) -> Result<Vec<f64>> {
+        self.evaluations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (cfg, _) = self.config(ln_f)?;
+        let figures: Vec<Row> = self
+            .sel
+            .runs
+            .par_iter()
+            .map(|k| {
+                let test = Test::parse(k.test)?;
+                let a = perftest::Args {
+                    test,
+                    scenario: self.si.clone(),
+                    sizes: vec![k.size],
+                    iters: Some(k.iters),
+                    tx_depth: None,
+                    use_cuda: k.gpu,
+                    report_gbits: false,
+                };
+                perftest::figures(&cfg, &a)?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("no figures for {}", k.test))
+            })
+            .collect::<Result<_>>()?;
+        Ok(self
+            .sel
+            .targets
+            .iter()
+            .map(|t| {
+                let model = match (figures[t.run], t.figure) {
+                    (Row::Lat { f, .. }, Figure::Lat(i)) => f[i],
+                    (Row::Bw { peak, .. }, Figure::BwPeak) => peak,
+                    (Row::Bw { avg, .. }, Figure::BwAvg) => avg,
+                    (Row::Bw { rate, .. }, Figure::MsgRate) => rate,
+                    _ => f64::NAN,
+                };
+                model / t.measured - 1.0
+            })
+            .collect())
+    }
+
+    fn ln_f(&self, u: &[f64]) -> Vec<f64> {
+        u.iter().map(|x| self.ln_range * x.tanh()).collect()
+    }
+}
+
+fn ssr(r: &[f64]) -> f64 {
+    r.iter().map(|x| x * x).sum()
+}
+
+fn rms(r: &[f64]) -> f64 {
+    (ssr(r) / r.len().max(1) as f64).sqrt()
+}
+
+/// argmin's view of the problem: the sum of squared residuals over the unbounded u.
+struct Cost<'a, 'b>(&'a Problem<'b>);
+
+impl CostFunction for Cost<'_, '_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+    fn cost(&self, u: &Vec<f64>) -> Result<f64, argmin::core::Error> {
+        let c = self
+            .0
+            .residuals(&self.0.ln_f(u))
+            .map(|r| ssr(&r))
+            .unwrap_or(f64::MAX);
+        Ok(if c.is_finite() { c } else { f64::MAX })
+    }
+}
+
+/// The inverse of a small symmetric positive matrix (Gauss-Jordan with partial pivoting);
+/// None when singular.
+pub fn invert(m: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
+    let n = m.len();
+    let mut a: Vec<Vec<f64>> = m
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let mut r = row.clone();
+            r.extend((0..n).map(|j| if i == j { 1.0 } else { 0.0 }));
+            r
+        })
+        .collect();
+    let scale = m
+        .iter()
+        .flatten()
+        .fold(0.0f64, |s, x| s.max(x.abs()))
+        .max(1e-300);
+    for c in 0..n {
+        let p = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
+        if a[p][c].abs() <= scale * 1e-12 {
+            return None;
+        }
+        a.swap(c, p);
+        let d = a[c][c];
+        for x in &mut a[c] {
+            *x /= d;
+        }
+        for r in 0..n {
+            if r != c {
+                let f = a[r][c];
+                if f != 0.0 {
+                    let pivot = a[c].clone();
+                    for (x, p) in a[r].iter_mut().zip(&pivot) {
+                        *x -= f * p;
+                    }
+                }
+            }
+        }
+    }
+    Some(a.into_iter().map(|r| r[n..].to_vec()).collect())
+}
+
+/// Standard errors of the parameters from the Jacobian `j` (m rows of n) and the residuals
+/// `r`: sqrt of the diagonal of s^2 (J^T J)^-1, s^2 = SSR / (m - n).
+pub fn standard_errors(j: &[Vec<f64>], r: &[f64]) -> Option<Vec<f64>> {
+    let n = j.first()?.len();
+    let m = r.len();
+    if m <= n {
+        return None;
+    }
+    let jtj: Vec<Vec<f64>> = (0..n)
+        .map(|a| {
+            (0..n)
+                .map(|b| j.iter().map(|row| row[a] * row[b]).sum())
+                .collect()
+        })
+        .collect();
+    let inv = invert(&jtj)?;
+    let s2 = ssr(r) / (m - n) as f64;
+    Some((0..n).map(|k| (s2 * inv[k][k]).max(0.0).sqrt()).collect())
+}
+
+/// Fits the parameters of `cfg` to the measured rows.
+pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Result<Report> {
+    if !(o.range > 1.0 && o.range.is_finite()) {
+        return Err(ConfigError::new(
+            "command line",
+            "--range",
+            "a factor above 1",
+            o.range.to_string(),
+        )
+        .into());
+    }
+    let sel = select(rows, o, file)?;
+    let all = params::list(cfg);
+    let mut chosen = Vec::new();
+    for k in &o.keys {
+        let Some(p) = all.iter().find(|p| p.key == *k) else {
+            return Err(ConfigError::new(
+                "command line",
+                "--fit",
+                "parameter keys as `gdrsim params` lists them (such as \
+                 machines[0].nics[0].tx_pipeline_ns)",
+                format!("{k:?}"),
+            )
+            .into());
+        };
+        let numeric = matches!(
+            p.domain,
+            Domain::Duration { .. } | Domain::Rate { .. } | Domain::Bytes { .. }
+        );
+        if !numeric || in_unit(&p.value).is_none_or(|v| v <= 0.0) {
+            return Err(ConfigError::new(
+                "command line",
+                "--fit",
+                format!(
+                    "a duration, rate or byte size with a nonzero value ({k} is {} {})",
+                    p.value, p.unit
+                ),
+                format!("{k:?}"),
+            )
+            .into());
+        }
+        if chosen.iter().any(|c: &ParamValue| c.key == p.key) {
+            continue;
+        }
+        chosen.push(p.clone());
+    }
+    if chosen.is_empty() {
+        return Err(ConfigError::new("command line", "--fit", "at least one key", "none").into());
+    }
+    let n = chosen.len();
+    let problem = Problem {
+        doc: config::to_toml(cfg).parse()?,
+        params: chosen,
+        sel: &sel,
+        si: o.scenario.clone(),
+        ln_range: o.range.ln(),
+        evaluations: Default::default(),
+    };
+    let r0 = problem.residuals(&vec![0.0; n])?;
+    let mut u = vec![0.0; n];
+    for _ in 0..2 {
+        let step = 0.15 / problem.ln_range;
+        let mut simplex = vec![u.clone()];
+        for k in 0..n {
+            let mut v = u.clone();
+            v[k] += step;
+            simplex.push(v);
+        }
+        let solver = NelderMead::new(simplex).with_sd_tolerance(1e-10)?;
+        let res = Executor::new(Cost(&problem), solver)
+            .configure(|s| s.max_iters(o.max_iters))
+            .run()?;
+        if let Some(best) = res.state().get_best_param() {
+            u = best.clone();
+        }
+    }
+    let ln_f = problem.ln_f(&u);
+    let r1 = problem.residuals(&ln_f)?;
+    // The Jacobian in ln(value), central differences of 1% (kept inside the bounds).
+    let h = 0.01;
+    let cols: Vec<Option<Vec<f64>>> = (0..n)
+        .into_par_iter()
+        .map(|k| {
+            let mut up = ln_f.clone();
+            let mut dn = ln_f.clone();
+            up[k] = (up[k] + h).min(problem.ln_range);
+            dn[k] = (dn[k] - h).max(-problem.ln_range);
+            let (a, b) = (problem.residuals(&up).ok()?, problem.residuals(&dn).ok()?);
+            let d = up[k] - dn[k];
+            Some(a.iter().zip(&b).map(|(x, y)| (x - y) / d).collect())
+        })
+        .collect();
+    let sd = cols
+        .iter()
+        .cloned()
+        .collect::<Option<Vec<Vec<f64>>>>()
+        .and_then(|c| {
+            let j: Vec<Vec<f64>> = (0..r1.len())
+                .map(|i| c.iter().map(|col| col[i]).collect())
+                .collect();
+            standard_errors(&j, &r1)
+        });
+    let (_, values) = problem.config(&ln_f)?;
+    let mut doc: Table = config::to_toml(cfg).parse()?;
+    for (p, v) in problem.params.iter().zip(&values) {
+        params::set(&mut doc, &p.key, v.clone());
+    }
+    let fitted = problem
+        .params
+        .iter()
+        .zip(&values)
+        .enumerate()
+        .map(|(k, (p, v))| Fitted {
+            param: p.clone(),
+            start: in_unit(&p.value).unwrap_or(f64::NAN),
+            factor: ln_f[k].exp(),
+            rel_sd: sd.as_ref().map(|s| s[k]),
+            at_bound: u[k].tanh().abs() > 0.999,
+            value: v.clone(),
+        })
+        .collect();
+    Ok(Report {
+        fitted,
+        rows: sel.targets.len(),
+        notes: sel.notes.clone(),
+        rms_before: rms(&r0),
+        rms_after: rms(&r1),
+        evaluations: problem
+            .evaluations
+            .load(std::sync::atomic::Ordering::Relaxed),
+        toml: toml::to_string(&doc)?,
+    })
+}
+
+/// The report as text: each fitted value with its standard error, the fit error before and
+/// after, and the notes on skipped rows.
+pub fn render(r: &Report, out: &Path) -> String {
+    let mut s = String::new();
+    let wk = r
+        .fitted
+        .iter()
+        .map(|f| f.param.key.len())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    s.push_str(&format!(
+        "{:<wk$}  {:>12}  {:>12}  {:>12}  {:>8}  unit\n",
+        "parameter", "start", "fitted", "std error", "factor"
+    ));
+    for f in &r.fitted {
+        let value = in_unit(&show(&f.value)).unwrap_or(f.start * f.factor);
+        let sd = f
+            .rel_sd
+            .map_or("n/a".to_string(), |sd| format!("{:.4}", sd * value));
+        s.push_str(&format!(
+            "{:<wk$}  {:>12.4}  {:>12.4}  {:>12}  {:>8.4}  {}{}\n",
+            f.param.key,
+            f.start,
+            value,
+            sd,
+            f.factor,
+            f.param.unit,
+            if f.at_bound {
+                "  (at the --range bound)"
+            } else {
+                ""
+            }
+        ));
+    }
+    s.push_str(&format!(
+        "fit error (RMS relative, {} rows): {:.3}% before, {:.3}% after ({} evaluations)\n",
+        r.rows,
+        r.rms_before * 100.0,
+        r.rms_after * 100.0,
+        r.evaluations
+    ));
+    for n in &r.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s.push_str(&format!("calibrated config written to {}\n", out.display()));
+    s
+}
+
+/// `gdrsim calibrate`: loads the config and the measurements, fits, writes the calibrated
+/// config atomically and returns the report.
+pub fn command(config: &Path, measured: &Path, o: &Options, out: &Path) -> Result<String> {
+    let cfg = app::load_config(Some(config))?;
+    let rows = csv::read(measured)?;
+    let r = fit(&cfg, &rows, &measured.display().to_string(), o)?;
+    crate::report::atomic::write(out, r.toml.as_bytes())?;
+    Ok(render(&r, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standard_errors_follow_the_linear_model() {
+        // y = a x: J = x, residuals r; se(a) = sqrt(SSR/(m-1) / sum x^2).
+        let x = [1.0, 2.0, 3.0, 4.0];
+        let r = [0.1, -0.1, 0.1, -0.1];
+        let j: Vec<Vec<f64>> = x.iter().map(|v| vec![*v]).collect();
+        let se = standard_errors(&j, &r).unwrap();
+        let want = (0.04 / 3.0 / 30.0f64).sqrt();
+        assert!((se[0] - want).abs() < 1e-12, "{se:?} {want}");
+        // Two identical columns: not identifiable.
+        let j2: Vec<Vec<f64>> = x.iter().map(|v| vec![*v, *v]).collect();
+        assert!(standard_errors(&j2, &r).is_none());
+        assert!(standard_errors(&j, &r[..1]).is_none(), "m <= n");
+        let inv = invert(&[vec![4.0, 1.0], vec![1.0, 3.0]]).unwrap();
+        assert!((inv[0][0] - 3.0 / 11.0).abs() < 1e-12 && (inv[0][1] + 1.0 / 11.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn values_read_in_their_unit() {
+        assert_eq!(in_unit("150"), Some(150.0));
+        assert_eq!(in_unit("187500ps"), Some(187.5));
+        assert_eq!(in_unit("708800000000b/s"), Some(708.8));
+        assert_eq!(in_unit("auto"), None);
+    }
+
+    fn row(test: &str, memory: &str, metric: &str, stat: &str, unit: &str) -> Measurement {
+        Measurement {
+            source_file: "m.log".into(),
+            line: 1,
+            tool: "perftest".into(),
+            test: test.into(),
+            detail: String::new(),
+            device: String::new(),
+            memory: memory.into(),
+            size_bytes: Some(64),
+            iterations: Some(5000),
+            metric: metric.into(),
+            statistic: stat.into(),
+            value: 10.0,
+            unit: unit.into(),
+            row: String::new(),
+            column: String::new(),
+        }
+    }
+
+    #[test]
+    fn rows_the_model_cannot_emulate_are_skipped_with_a_note() {
+        let mut nvb = row("h2d", "host+gpu", "bandwidth", "median", "GB/s");
+        nvb.tool = "nvbandwidth".into();
+        let mut bidir = row("ib_write_bw", "gpu", "bandwidth", "average", "MiB/s");
+        bidir.detail = "bidirectional".into();
+        let rows = vec![
+            row("ib_write_bw", "gpu", "bandwidth", "average", "Gb/s"),
+            row("ib_write_bw", "gpu", "bandwidth", "peak", "Gb/s"),
+            row("ib_send_lat", "host", "latency", "typical", "us"),
+            row("ib_write_lat", "gpu", "latency", "typical", "us"),
+            nvb,
+            bidir,
+        ];
+        let s = select(&rows, &Options::default(), "m.csv").unwrap();
+        assert_eq!(s.targets.len(), 2);
+        assert_eq!(s.runs[0].iters, 200, "capped by --iters");
+        assert!((s.targets[0].measured - 10.0 * 125e6).abs() < 1e-6);
+        let notes = s.notes.join("\n");
+        for n in ["nvbandwidth", "bidirectional", "refuses", "peak"] {
+            assert!(notes.contains(n), "{n}: {notes}");
+        }
+        assert!(select(&rows[4..], &Options::default(), "m.csv").is_err());
+    }
+}

@@ -1,0 +1,134 @@
+//! The measured-data CSV: written with the csv crate from [`Measurement`] rows (the header is
+//! the struct's fields, in order) and read back for `gdrsim calibrate`.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::Measurement;
+use crate::config::ConfigError;
+
+/// The CSV's columns, in order.
+pub const COLUMNS: [&str; 15] = [
+    "source_file",
+    "line",
+    "tool",
+    "test",
+    "detail",
+    "device",
+    "memory",
+    "size_bytes",
+    "iterations",
+    "metric",
+    "statistic",
+    "value",
+    "unit",
+    "row",
+    "column",
+];
+
+/// The rows as CSV (header first).
+pub fn to_bytes(rows: &[Measurement]) -> Result<Vec<u8>> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    if rows.is_empty() {
+        w.write_record(COLUMNS)?;
+    }
+    for r in rows {
+        w.serialize(r)?;
+    }
+    Ok(w.into_inner()?)
+}
+
+/// Reads a measured-data CSV; a malformed one is bad input naming its line.
+pub fn read(path: &Path) -> Result<Vec<Measurement>, ConfigError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|e| ConfigError::new(&name, "", "a readable measured-data CSV", e.to_string()))?;
+    from_bytes(&name, &bytes)
+}
+
+/// Parses measured-data CSV bytes (`name` for errors).
+pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Vec<Measurement>, ConfigError> {
+    let mut r = ::csv::Reader::from_reader(bytes);
+    let header = r
+        .headers()
+        .map_err(|e| super::bad(name, 1, "the measured-data CSV header", e.to_string()))?
+        .clone();
+    if header.iter().ne(COLUMNS) {
+        return Err(super::bad(
+            name,
+            1,
+            format!("the header {}", COLUMNS.join(",")),
+            format!("{:?}", header.iter().collect::<Vec<_>>().join(",")),
+        ));
+    }
+    let mut rows = Vec::new();
+    for rec in r.deserialize::<Measurement>() {
+        let m = rec.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line() as usize);
+            super::bad(name, line, "a measured-data row", e.to_string())
+        })?;
+        if !m.value.is_finite() {
+            return Err(super::bad(
+                name,
+                rows.len() + 2,
+                "a finite value",
+                m.value.to_string(),
+            ));
+        }
+        rows.push(m);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row() -> Measurement {
+        Measurement {
+            source_file: "a.log".into(),
+            line: 12,
+            tool: "perftest".into(),
+            test: "ib_write_bw".into(),
+            detail: String::new(),
+            device: "mlx5_0".into(),
+            memory: "gpu".into(),
+            size_bytes: Some(65536),
+            iterations: Some(5000),
+            metric: "bandwidth".into(),
+            statistic: "average".into(),
+            value: 23456.78,
+            unit: "MiB/s".into(),
+            row: String::new(),
+            column: String::new(),
+        }
+    }
+
+    #[test]
+    fn rows_round_trip_through_the_csv() {
+        let mut nvb = row();
+        nvb.size_bytes = None;
+        nvb.iterations = None;
+        nvb.detail = "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)".into();
+        let rows = vec![row(), nvb];
+        let bytes = to_bytes(&rows).unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), COLUMNS.join(","));
+        assert_eq!(from_bytes("x.csv", &bytes).unwrap(), rows);
+        assert_eq!(
+            String::from_utf8(to_bytes(&[]).unwrap()).unwrap().trim(),
+            COLUMNS.join(",")
+        );
+    }
+
+    #[test]
+    fn a_malformed_csv_names_its_line() {
+        let mut text = String::from_utf8(to_bytes(&[row(), row()]).unwrap()).unwrap();
+        text = text.replacen("65536", "lots", 1);
+        let e = from_bytes("m.csv", text.as_bytes()).unwrap_err();
+        assert_eq!(e.file, "m.csv:2", "{e}");
+        let e = from_bytes("m.csv", b"a,b\n1,2\n").unwrap_err();
+        assert_eq!(e.file, "m.csv:1", "{e}");
+    }
+}

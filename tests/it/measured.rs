@@ -1,0 +1,351 @@
+//! Issue #11, measurements in: `gdrsim measured` reads perftest and nvbandwidth logs into the
+//! measured-data CSV; `gdrsim calibrate` fits config parameters to it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gdrsim");
+
+fn gdrsim(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the gdrsim binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(o: &Output, what: &str) -> String {
+    assert!(
+        o.status.success(),
+        "{what} failed: {:?}\n{}",
+        o.status,
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gdrsim-it-measured-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `gdrsim perftest ARGS` written to `dir/name`.
+fn perftest_log(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let mut a = vec!["perftest"];
+    a.extend_from_slice(args);
+    let log = ok(&gdrsim(&a), "perftest");
+    let p = dir.join(name);
+    fs::write(&p, log).unwrap();
+    p
+}
+
+/// The CSV's rows as maps of column to cell.
+fn rows(csv: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut lines = csv.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// The emulator's text goes through the parser unchanged: every figure `gdrsim perftest`
+/// prints is one CSV row with its size, statistic and unit, in the log's order.
+#[test]
+fn perftest_output_round_trips_into_the_csv() {
+    let dir = scratch("round-trip");
+    let bw = perftest_log(
+        &dir,
+        "bw.log",
+        &[
+            "ib_write_bw",
+            "--use_cuda",
+            "--report_gbits",
+            "-n",
+            "200",
+            "-s",
+            "1MiB",
+        ],
+    );
+    let lat = perftest_log(&dir, "lat.log", &["ib_send_lat", "-n", "200", "-s", "64"]);
+    let out = dir.join("m.csv");
+    ok(
+        &gdrsim(&[
+            "measured",
+            s(&bw),
+            s(&lat),
+            "--memory",
+            "gpu",
+            "--out",
+            s(&out),
+        ]),
+        "measured",
+    );
+    let csv = fs::read_to_string(&out).unwrap();
+    let r = rows(&csv);
+    assert_eq!(r.len(), 3 + 7, "{csv}");
+    // The figures are the ones printed in the log's result row.
+    let log = fs::read_to_string(&bw).unwrap();
+    let printed: Vec<&str> = log
+        .lines()
+        .find(|l| l.trim_start().starts_with("1048576"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(r[1]["statistic"], "average");
+    assert_eq!(r[1]["unit"], "Gb/s");
+    assert_eq!(
+        r[1]["value"].parse::<f64>().unwrap(),
+        printed[3].parse::<f64>().unwrap()
+    );
+    assert_eq!(
+        (r[1]["size_bytes"].as_str(), r[1]["iterations"].as_str()),
+        ("1048576", "200")
+    );
+    assert_eq!(
+        (r[1]["test"].as_str(), r[1]["memory"].as_str()),
+        ("ib_write_bw", "gpu")
+    );
+    assert_eq!(r[9]["statistic"], "p99.9");
+    assert_eq!(r[9]["test"], "ib_send_lat");
+    // To stdout without --out: the same bytes.
+    let o = gdrsim(&["measured", s(&bw), s(&lat), "--memory", "gpu"]);
+    assert_eq!(ok(&o, "measured to stdout"), csv);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A cut or broken log is bad input: exit 2, the message names the file and line and what
+/// was expected, and no output file appears (nor a temporary one).
+#[test]
+fn a_bad_log_exits_2_naming_the_line_and_writes_nothing() {
+    let dir = scratch("bad");
+    let good = perftest_log(&dir, "good.log", &["ib_write_bw", "-a", "-n", "200"]);
+    let log = fs::read_to_string(&good).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("4096 "))
+        .unwrap();
+    // Cut in the middle of the 4096-byte row.
+    let cut = dir.join("cut.log");
+    let keep = lines[..at].join("\n") + "\n" + &lines[at][..20];
+    fs::write(&cut, keep).unwrap();
+    let out = dir.join("m.csv");
+    let o = gdrsim(&["measured", s(&good), s(&cut), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("cut.log:{}:", at + 1)), "{err}");
+    assert!(err.contains("expected a result row of 5 numbers"), "{err}");
+    assert!(!out.exists());
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 2, "only the two logs");
+    // The closing dashed line missing: the end of the file is named.
+    let open = dir.join("open.log");
+    fs::write(&open, lines[..=at].join("\n")).unwrap();
+    let o = gdrsim(&["measured", s(&open), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!("open.log:{}:", at + 2)) && err.contains("end of the file"),
+        "{err}"
+    );
+    // Not a log at all; a missing file.
+    let o = gdrsim(&["measured", "Cargo.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("Cargo.toml:1:"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = gdrsim(&["measured", s(&dir.join("absent.log"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// An nvbandwidth log beside a perftest log: one CSV, each matrix cell a row.
+#[test]
+fn nvbandwidth_matrices_join_the_csv() {
+    let dir = scratch("nvb");
+    let nvb = dir.join("nvb.log");
+    fs::write(
+        &nvb,
+        "Running host_to_device_memcpy_ce.\n\
+         memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n\
+         \x20          0         1\n\
+         \x200     26.03     25.94\n\
+         \n\
+         SUM host_to_device_memcpy_ce 51.97\n",
+    )
+    .unwrap();
+    let lat = perftest_log(&dir, "lat.log", &["ib_write_lat", "-n", "100"]);
+    let csv = ok(&gdrsim(&["measured", s(&nvb), s(&lat)]), "measured");
+    let r = rows(&csv);
+    assert_eq!(r.len(), 3 + 7, "{csv}");
+    assert_eq!(
+        (
+            r[1]["tool"].as_str(),
+            r[1]["column"].as_str(),
+            r[1]["value"].as_str()
+        ),
+        ("nvbandwidth", "1", "25.94")
+    );
+    assert_eq!(r[2]["statistic"], "sum");
+    assert_eq!(r[3]["memory"], "host");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Issue #11's calibration test: three parameters of the default config perturbed (the CPU's
+/// post cost, the NIC's transmit pipeline, the wire rate), "measurements" synthesised by
+/// gdrsim itself (perftest emulation -> text -> `measured` -> CSV), and `calibrate` from the
+/// unperturbed config recovers each within 2%; the calibrated config is the input with those
+/// keys set, and the fit error falls.
+#[test]
+fn calibrate_recovers_perturbed_parameters() {
+    let dir = scratch("calibrate");
+    let base =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/default.toml"))
+            .unwrap();
+    let mut pert = base.clone();
+    for (from, to) in [
+        ("\npost_ns = 100 ", "\npost_ns = 130 "),
+        ("\ntx_pipeline_ns = 150 ", "\ntx_pipeline_ns = 190 "),
+        ("\nwire_rate_gbps = 400 ", "\nwire_rate_gbps = 350 "),
+    ] {
+        assert!(pert.contains(from), "{from}");
+        pert = pert.replacen(from, to, 1);
+    }
+    let cfg = dir.join("perturbed.toml");
+    fs::write(&cfg, pert).unwrap();
+    let c = s(&cfg);
+    let mut gpu = Vec::new();
+    let mut host = Vec::new();
+    for size in ["2", "1024"] {
+        host.push(perftest_log(
+            &dir,
+            &format!("sl{size}.log"),
+            &["ib_send_lat", c, "-n", "100", "-s", size],
+        ));
+        gpu.push(perftest_log(
+            &dir,
+            &format!("rl{size}.log"),
+            &["ib_read_lat", c, "--use_cuda", "-n", "100", "-s", size],
+        ));
+    }
+    for size in ["64", "4096", "1MiB"] {
+        gpu.push(perftest_log(
+            &dir,
+            &format!("wb{size}.log"),
+            &["ib_write_bw", c, "--use_cuda", "-n", "200", "-s", size],
+        ));
+    }
+    let (g, h, all) = (
+        dir.join("gpu.csv"),
+        dir.join("host.csv"),
+        dir.join("all.csv"),
+    );
+    let mut a: Vec<&str> = vec!["measured", "--memory", "gpu", "--out", s(&g)];
+    a.extend(gpu.iter().map(|p| s(p)));
+    ok(&gdrsim(&a), "measured gpu");
+    let mut a: Vec<&str> = vec!["measured", "--out", s(&h)];
+    a.extend(host.iter().map(|p| s(p)));
+    ok(&gdrsim(&a), "measured host");
+    let host_csv = fs::read_to_string(&h).unwrap();
+    let joined = fs::read_to_string(&g).unwrap() + host_csv.split_once('\n').unwrap().1;
+    fs::write(&all, joined).unwrap();
+    let out = dir.join("calibrated.toml");
+    let keys = [
+        "machines[0].cpu.post_ns",
+        "machines[0].nics[0].tx_pipeline_ns",
+        "machines[0].nics[0].wire_rate_gbps",
+    ];
+    let started = std::time::Instant::now();
+    let o = gdrsim(&[
+        "calibrate",
+        "configs/default.toml",
+        "--measured",
+        s(&all),
+        "--fit",
+        &keys.join(","),
+        "--out",
+        s(&out),
+    ]);
+    let report = ok(&o, "calibrate");
+    eprintln!("calibrate took {:?}\n{report}", started.elapsed());
+    for (key, want) in keys.iter().zip([130.0, 190.0, 350.0]) {
+        let line = report
+            .lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("{key} in\n{report}"));
+        let fitted: f64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!(
+            (fitted / want - 1.0).abs() < 0.02,
+            "{key}: fitted {fitted}, true {want}\n{report}"
+        );
+    }
+    let fit_line = report.lines().find(|l| l.starts_with("fit error")).unwrap();
+    assert!(
+        fit_line.contains("before") && fit_line.contains("after"),
+        "{report}"
+    );
+    // The calibrated config loads, and the perturbed values are in it.
+    let o = gdrsim(&["params", s(&out)]);
+    let params = ok(&o, "params of the calibrated config");
+    let value = |k: &str| -> String {
+        params
+            .lines()
+            .find(|l| l.starts_with(k))
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(value("machines[0].cpu.post_ns"), "100");
+    assert_eq!(
+        value("machines[0].nics[0].rx_pipeline_ns"),
+        "150",
+        "unfitted keys unchanged"
+    );
+    // Bad requests are bad input: an unknown key, a count, no usable rows.
+    for (args, needle) in [
+        (
+            vec!["--fit", "machines[0].nics[0].no_such_ns"],
+            "no_such_ns",
+        ),
+        (
+            vec!["--fit", "machines[0].nics[0].read_window"],
+            "duration, rate or byte size",
+        ),
+    ] {
+        let mut a = vec![
+            "calibrate",
+            "configs/default.toml",
+            "--measured",
+            s(&all),
+            "--out",
+            s(&out),
+        ];
+        a.extend(args);
+        let o = gdrsim(&a);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+        assert!(text(&o.stderr).contains(needle), "{}", text(&o.stderr));
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
