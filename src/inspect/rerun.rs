@@ -11,8 +11,11 @@ pub struct Recorded {
     pub steps: crate::plan::Plan,
     /// The path that ran.
     pub effective_path: paths::EffectivePath,
+    /// One-time costs kept out of the latency (results.csv `setup_us`), picoseconds.
     pub setup_ps: Ps,
+    /// Everything the run recorded: hops, spans of message 0, descriptors, component names.
     pub recorder: Recorder,
+    /// The fabric's outcome: each message's (post, delivery) times, host-memory bytes, CPU time.
     pub outcome: Outcome,
     /// Stage spans of every message, in pipeline order per message. The recorder keeps message
     /// 0's only; the others are rebuilt from the fabric's per-message stage times.
@@ -21,9 +24,11 @@ pub struct Recorded {
     pub inline: bool,
     /// Pinned bounce buffers per staged side (as `setup_us` counts them).
     pub bounce_buffers: u32,
-    /// Effective MPS of the payload write, D2H and H2D routes.
+    /// Effective MPS of the payload read's completions, bytes.
     pub mps_read: u64,
+    /// Effective MPS of the payload write route, bytes.
     pub mps_write: u64,
+    /// Effective MPS of the cudaMemcpy D2H route, bytes.
     pub mps_d2h: u64,
 }
 

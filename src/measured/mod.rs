@@ -65,11 +65,14 @@ pub enum Memory {
     /// From the log: perftest prints CUDA's (or ROCm's) set-up lines when it allocates device
     /// memory; without them the buffers were in host memory.
     Auto,
+    /// Every log's buffers were in host memory.
     Host,
+    /// Every log's buffers were in GPU memory (GPUDirect).
     Gpu,
 }
 
 impl Memory {
+    /// The `--memory` word: auto, host or gpu.
     pub fn parse(s: &str) -> Result<Memory, ConfigError> {
         match s {
             "auto" => Ok(Memory::Auto),

@@ -24,6 +24,7 @@ pub fn is_result_line(l: &str) -> bool {
 pub struct Title {
     /// The perftest binary: `ib_write_bw`.
     pub test: String,
+    /// Whether it is a latency test (`_lat`), else a bandwidth test.
     pub latency: bool,
     /// What the title adds to the plain test (`bidirectional`, `write_imm`, ...).
     pub detail: Vec<String>,

@@ -102,7 +102,9 @@ fn metadata(
 
 /// What `gdrsim trace` reports after writing.
 pub struct TraceRun {
+    /// What the written file holds (slices, tracks, flows, bytes).
     pub stats: TraceStats,
+    /// The line printed after writing: the file, its counts and message 0's latency.
     pub summary: String,
 }
 
