@@ -384,27 +384,24 @@ fn sides_of(
             register: 0,
             deregister: 0,
         };
+        // The NIC's buffer registered per transfer (in the plan, deregistered after where
+        // the config says so) or once (setup); an LRU miss also pays the evicted region's
+        // deregistration.
+        let registered = |nic_buffer: Buffer, cost: Ps, dereg: Ps| {
+            let cost = cost + if lru_miss { dereg } else { 0 };
+            let plan = SidePlan {
+                nic_buffer,
+                register: if per_transfer { cost } else { 0 },
+                deregister: if dereg_after { dereg } else { 0 },
+                ..base
+            };
+            (plan, if per_transfer { 0 } else { once * cost })
+        };
         let (plan, mode, setup) = match mode {
             SideMode::Host => {
-                let cost = reg.host_cost(size)
-                    + if lru_miss {
-                        reg.host_dereg_cost(size)
-                    } else {
-                        0
-                    };
-                (
-                    SidePlan {
-                        register: if per_transfer { cost } else { 0 },
-                        deregister: if dereg_after {
-                            reg.host_dereg_cost(size)
-                        } else {
-                            0
-                        },
-                        ..base
-                    },
-                    mode,
-                    if per_transfer { 0 } else { once * cost },
-                )
+                let (plan, setup) =
+                    registered(host_buf, reg.host_cost(size), reg.host_dereg_cost(size));
+                (plan, mode, setup)
             }
             SideMode::Staged | SideMode::Gdrcopy | SideMode::Pipelined => {
                 let g = e.gpu.expect("validated: staged paths have GPUs");
@@ -444,31 +441,13 @@ fn sides_of(
             SideMode::Direct => {
                 let g = e.gpu.expect("direct sides have GPUs");
                 let va = m.gpus[g].heap_base;
-                let cost = reg.gpu_cost(size)
-                    + if lru_miss {
-                        reg.gpu_dereg_cost(size)
-                    } else {
-                        0
-                    };
                 let buf = Buffer::Gpu {
                     gpu: g,
                     va,
                     bus: va + m.gpus[g].bar_offset,
                 };
-                (
-                    SidePlan {
-                        nic_buffer: buf,
-                        register: if per_transfer { cost } else { 0 },
-                        deregister: if dereg_after {
-                            reg.gpu_dereg_cost(size)
-                        } else {
-                            0
-                        },
-                        ..base
-                    },
-                    mode,
-                    if per_transfer { 0 } else { once * cost },
-                )
+                let (plan, setup) = registered(buf, reg.gpu_cost(size), reg.gpu_dereg_cost(size));
+                (plan, mode, setup)
             }
         };
         (plan, mode, setup, reason)
