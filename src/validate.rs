@@ -152,7 +152,7 @@ fn copy_model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
     }
     if e.tool == "nvbandwidth" {
         let tc = Testcase::parse(&e.test).map_err(|x| bad("test", &x.expected, x.found))?;
-        if e.size == 0 || e.size % (1 << 20) != 0 {
+        if e.size == 0 || !e.size.is_multiple_of(1 << 20) {
             return Err(bad("size", "a whole number of MiB", e.size.to_string()).into());
         }
         let a = nvbandwidth::Args {
