@@ -1,15 +1,27 @@
 //! `gdrsim calibrate CONFIG --measured FILE --fit KEY[,KEY...]`: bounded least squares over
-//! chosen config parameters against measured perftest figures (the CSV of `gdrsim measured`).
+//! chosen config parameters against measured perftest and nvbandwidth figures (the CSV of
+//! `gdrsim measured`).
 //!
 //! - The model's value of a measured row is the perftest emulation (`perftest::figures`) of the
 //!   same test, memory (host, or GPU = GPUDirect), size and iteration count (capped by
-//!   `--iters`, default 200, to keep an evaluation cheap), on the config's scenario. Distinct
-//!   (test, memory, size, iterations) runs of one evaluation run in parallel (rayon).
+//!   `--iters`, default 200, to keep an evaluation cheap), on the config's scenario.
+//! - The model's value of a measured nvbandwidth cell (a copy-engine testcase such as
+//!   `host_to_device_memcpy_ce`, row = the CPU, column = the GPU, GB/s, statistic `median`) is
+//!   that cell of the nvbandwidth emulation (`nvbandwidth::figures`) of the same testcase on the
+//!   config's first host. nvbandwidth's logs do not print the buffer size, the sample count or
+//!   the copies per sample, so the emulation uses nvbandwidth's defaults (v0.8: `-b 512` MiB,
+//!   `-i 3`, `--loopCount 16`) unless `--nvb-buffer-size`, `--nvb-samples`, `--nvb-loops` say
+//!   what the measured run used. Older nvbandwidth releases defaulted to 64 MiB; a log from one
+//!   needs `--nvb-buffer-size 64`. The device-to-device testcases are skipped (no GPU-to-GPU
+//!   peer copies in the model yet), and so are SUM rows (the sum of cells fitted themselves).
+//! - Distinct runs of one evaluation (a perftest test, memory, size and iteration count; an
+//!   nvbandwidth testcase) run in parallel (rayon).
 //! - Residuals are relative, (model - measured) / measured; the fit minimises their sum of
 //!   squares. Rows used: latency `typical` (the median) and bandwidth `average` by default
-//!   (`--stats`). Rows the model cannot emulate are skipped with a note: nvbandwidth rows (no
-//!   emulation of it yet), perftest variants (bidirectional, write with immediate, post list,
-//!   duration, atomics) and `ib_write_lat` on GPU memory (perftest refuses it).
+//!   and nvbandwidth's `median` cells by default (`--stats`). Rows the model cannot emulate are
+//!   skipped with a note: perftest variants (bidirectional, write with immediate, post list,
+//!   duration, atomics), `ib_write_lat` on GPU memory (perftest refuses it), nvbandwidth's
+//!   device-to-device and SM-copy testcases.
 //! - Each fitted parameter is varied as a factor of its value in the config, through
 //!   `sensitivity::scaled` (one setter for both tools): the factor is kept within
 //!   `[1/range, range]` (default 4) by the reparametrisation `factor = range^tanh(u)`, and the
@@ -36,13 +48,16 @@ use crate::app;
 use crate::config::params::{self, ParamValue};
 use crate::config::{self, Config, ConfigError, Domain};
 use crate::measured::{Measurement, csv};
+use crate::nvbandwidth::{self, Testcase};
 use crate::perftest::{self, Row, Test};
 use crate::sensitivity;
 
 /// What the command line asks.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// The parameters fitted, as `gdrsim params` names them.
     pub keys: Vec<String>,
+    /// The scenario of the perftest emulation (default: the config's first).
     pub scenario: Option<String>,
     /// The most iterations an emulated test runs.
     pub iters: u32,
@@ -52,6 +67,25 @@ pub struct Options {
     pub stats: Vec<String>,
     /// Nelder-Mead iterations per run.
     pub max_iters: u64,
+    /// nvbandwidth rows: the buffer of each copy in MiB (nvbandwidth's `-b`; its logs do not
+    /// print it, so the default is nvbandwidth's, 512).
+    pub nvb_buffer_mib: u64,
+    /// nvbandwidth rows: samples per cell (`-i`, default 3), of which the median is taken.
+    pub nvb_samples: u32,
+    /// nvbandwidth rows: copies per sample (`--loopCount`, default 16).
+    pub nvb_loops: u32,
+}
+
+impl Options {
+    /// The nvbandwidth run of `testcase` that the model's value of its cells comes from.
+    pub fn nvbandwidth_args(&self, testcase: Testcase) -> nvbandwidth::Args {
+        nvbandwidth::Args {
+            buffer_mib: self.nvb_buffer_mib,
+            samples: self.nvb_samples,
+            loops: self.nvb_loops,
+            ..nvbandwidth::Args::new(testcase)
+        }
+    }
 }
 
 impl Default for Options {
@@ -61,19 +95,33 @@ impl Default for Options {
             scenario: None,
             iters: 200,
             range: 4.0,
-            stats: vec!["typical".into(), "average".into()],
+            stats: vec!["typical".into(), "average".into(), "median".into()],
             max_iters: 150,
+            nvb_buffer_mib: nvbandwidth::layout::DEFAULT_BUFFER_MIB,
+            nvb_samples: nvbandwidth::Args::new(Testcase::HostToDevice).samples,
+            nvb_loops: nvbandwidth::Args::new(Testcase::HostToDevice).loops,
         }
     }
 }
 
-/// One emulated perftest run: the figures of one size.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct RunKey {
-    test: &'static str,
-    gpu: bool,
-    size: u64,
-    iters: u32,
+/// One emulated run: a perftest test's figures at one size, or an nvbandwidth testcase's row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum RunKey {
+    Perftest {
+        test: &'static str,
+        gpu: bool,
+        size: u64,
+        iters: u32,
+    },
+    Nvbandwidth(Testcase),
+}
+
+/// What one run gives.
+#[derive(Clone, Debug)]
+enum Figures {
+    Perftest(Row),
+    /// GB/s per GPU of the host.
+    Nvbandwidth(Vec<f64>),
 }
 
 /// A measured row the model can emulate: its run, where its figure is, and its value in the
@@ -92,6 +140,8 @@ enum Figure {
     BwPeak,
     BwAvg,
     MsgRate,
+    /// An nvbandwidth cell: the GPU column.
+    Nvb(usize),
 }
 
 /// The measured rows, sorted into those the model emulates and notes on those skipped.
@@ -109,7 +159,28 @@ fn select(rows: &[Measurement], o: &Options, file: &str) -> Result<Selection, Co
         Some((_, n)) => *n += 1,
         None => skipped.push((why, 1)),
     };
+    let mut add = |key: RunKey, figure: Figure, measured: f64| {
+        let run = match runs.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                runs.push(key);
+                runs.len() - 1
+            }
+        };
+        targets.push(Target {
+            run,
+            figure,
+            measured,
+        });
+    };
     for r in rows {
+        if r.tool == "nvbandwidth" {
+            match nvbandwidth_cell(r, o) {
+                Ok((tc, gpu, measured)) => add(RunKey::Nvbandwidth(tc), Figure::Nvb(gpu), measured),
+                Err(why) => skip(why),
+            }
+            continue;
+        }
         if r.tool != "perftest" {
             skip(format!(
                 "{} rows: the model cannot emulate {} yet",
@@ -190,24 +261,13 @@ fn select(rows: &[Measurement], o: &Options, file: &str) -> Result<Selection, Co
             skip(format!("{} rows with a zero or negative figure", r.test));
             continue;
         }
-        let key = RunKey {
+        let key = RunKey::Perftest {
             test: name,
             gpu,
             size,
             iters: (iters.min(u64::from(o.iters)) as u32).max(2),
         };
-        let run = match runs.iter().position(|k| *k == key) {
-            Some(i) => i,
-            None => {
-                runs.push(key);
-                runs.len() - 1
-            }
-        };
-        targets.push(Target {
-            run,
-            figure,
-            measured,
-        });
+        add(key, figure, measured);
     }
     let notes = skipped
         .into_iter()
@@ -217,8 +277,9 @@ fn select(rows: &[Measurement], o: &Options, file: &str) -> Result<Selection, Co
         return Err(ConfigError::new(
             file,
             "",
-            "measured perftest rows the model can emulate (ib_{write,read,send}_{lat,bw}, \
-             plain, host or gpu memory, with a fitted statistic)",
+            "measured rows the model can emulate (perftest ib_{write,read,send}_{lat,bw}, \
+             plain, host or gpu memory; nvbandwidth host-device copy-engine cells; with a \
+             fitted statistic)",
             "none",
         ));
     }
@@ -229,9 +290,59 @@ fn select(rows: &[Measurement], o: &Options, file: &str) -> Result<Selection, Co
     })
 }
 
+/// An nvbandwidth row as (testcase, GPU column, bytes/s), or why it is skipped.
+fn nvbandwidth_cell(r: &Measurement, o: &Options) -> Result<(Testcase, usize, f64), String> {
+    let Some(&tc) = Testcase::ALL.iter().find(|t| t.key() == r.test) else {
+        return Err(format!(
+            "nvbandwidth {} rows: no emulation of that testcase (copy-engine host-device \
+             testcases only)",
+            r.test
+        ));
+    };
+    if let Err(e) = nvbandwidth::Args::new(tc).check() {
+        return Err(format!("nvbandwidth {} rows: {}", r.test, e.expected));
+    }
+    if r.statistic == "sum" {
+        return Err("nvbandwidth SUM rows: the sum of a matrix's cells, fitted themselves".into());
+    }
+    if !o.stats.contains(&r.statistic) {
+        return Err(format!(
+            "nvbandwidth {} rows: not a fitted statistic (--stats)",
+            r.statistic
+        ));
+    }
+    if r.metric != "bandwidth" || r.unit != "GB/s" {
+        return Err(format!(
+            "nvbandwidth {} {} rows in {}: bandwidth in GB/s expected",
+            r.test, r.metric, r.unit
+        ));
+    }
+    if r.row != "0" {
+        return Err(format!(
+            "nvbandwidth rows of CPU {:?}: the emulation measures one host, its row 0",
+            r.row
+        ));
+    }
+    let Ok(gpu) = r.column.parse::<usize>() else {
+        return Err(format!(
+            "nvbandwidth rows of column {:?}: a GPU index expected",
+            r.column
+        ));
+    };
+    let measured = r.value * 1e9;
+    if measured <= 0.0 || !measured.is_finite() {
+        return Err(format!(
+            "nvbandwidth {} rows with a zero or negative figure",
+            r.test
+        ));
+    }
+    Ok((tc, gpu, measured))
+}
+
 /// A parameter being fitted.
 #[derive(Clone, Debug)]
 pub struct Fitted {
+    /// The parameter, as `gdrsim params` lists it in the input config.
     pub param: ParamValue,
     /// The value in the config, in `param.unit`.
     pub start: f64,
@@ -247,11 +358,17 @@ pub struct Fitted {
 
 /// The result of a calibration.
 pub struct Report {
+    /// The fitted parameters, in `--fit` order.
     pub fitted: Vec<Fitted>,
+    /// The measured rows fitted.
     pub rows: usize,
+    /// Notes on the rows skipped.
     pub notes: Vec<String>,
+    /// RMS relative error at the config's values.
     pub rms_before: f64,
+    /// RMS relative error at the fitted values.
     pub rms_after: f64,
+    /// Model evaluations (every emulated run once each).
     pub evaluations: usize,
     /// The calibrated config (the resolved input with the fitted keys set).
     pub toml: String,
@@ -279,6 +396,7 @@ struct Problem<'a> {
     params: Vec<ParamValue>,
     sel: &'a Selection,
     si: Option<String>,
+    opts: &'a Options,
     ln_range: f64,
     evaluations: std::sync::atomic::AtomicUsize,
 }
@@ -312,42 +430,67 @@ impl Problem<'_> {
         self.evaluations
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (cfg, _) = self.config(ln_f)?;
-        let figures: Vec<Row> = self
+        let figures: Vec<Figures> = self
             .sel
             .runs
             .par_iter()
-            .map(|k| {
-                let test = Test::parse(k.test)?;
-                let a = perftest::Args {
+            .map(|k| match *k {
+                RunKey::Perftest {
                     test,
-                    scenario: self.si.clone(),
-                    sizes: vec![k.size],
-                    iters: Some(k.iters),
-                    tx_depth: None,
-                    use_cuda: k.gpu,
-                    report_gbits: false,
-                };
-                perftest::figures(&cfg, &a)?
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| anyhow::anyhow!("no figures for {}", k.test))
+                    gpu,
+                    size,
+                    iters,
+                } => {
+                    let a = perftest::Args {
+                        test: Test::parse(test)?,
+                        scenario: self.si.clone(),
+                        sizes: vec![size],
+                        iters: Some(iters),
+                        tx_depth: None,
+                        use_cuda: gpu,
+                        report_gbits: false,
+                    };
+                    perftest::figures(&cfg, &a)?
+                        .into_iter()
+                        .next()
+                        .map(Figures::Perftest)
+                        .ok_or_else(|| anyhow::anyhow!("no figures for {test}"))
+                }
+                RunKey::Nvbandwidth(tc) => {
+                    nvbandwidth::figures(&cfg, &self.opts.nvbandwidth_args(tc))
+                        .map(Figures::Nvbandwidth)
+                }
             })
             .collect::<Result<_>>()?;
-        Ok(self
-            .sel
+        self.sel
             .targets
             .iter()
             .map(|t| {
-                let model = match (figures[t.run], t.figure) {
-                    (Row::Lat { f, .. }, Figure::Lat(i)) => f[i],
-                    (Row::Bw { peak, .. }, Figure::BwPeak) => peak,
-                    (Row::Bw { avg, .. }, Figure::BwAvg) => avg,
-                    (Row::Bw { rate, .. }, Figure::MsgRate) => rate,
+                let model = match (&figures[t.run], t.figure) {
+                    (Figures::Perftest(Row::Lat { f, .. }), Figure::Lat(i)) => f[i],
+                    (Figures::Perftest(Row::Bw { peak, .. }), Figure::BwPeak) => *peak,
+                    (Figures::Perftest(Row::Bw { avg, .. }), Figure::BwAvg) => *avg,
+                    (Figures::Perftest(Row::Bw { rate, .. }), Figure::MsgRate) => *rate,
+                    (Figures::Nvbandwidth(row), Figure::Nvb(gpu)) => {
+                        let gbs = row.get(gpu).ok_or_else(|| {
+                            ConfigError::new(
+                                "measured data",
+                                "column",
+                                format!(
+                                    "nvbandwidth GPU columns of the config's first host \
+                                     (0 to {})",
+                                    row.len().saturating_sub(1)
+                                ),
+                                gpu.to_string(),
+                            )
+                        })?;
+                        gbs * 1e9
+                    }
                     _ => f64::NAN,
                 };
-                model / t.measured - 1.0
+                Ok(model / t.measured - 1.0)
             })
-            .collect())
+            .collect()
     }
 
     fn ln_f(&self, u: &[f64]) -> Vec<f64> {
@@ -453,6 +596,16 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
         )
         .into());
     }
+    o.nvbandwidth_args(Testcase::HostToDevice)
+        .check()
+        .map_err(|e| {
+            let flag = match e.key.as_str() {
+                "-b" => "--nvb-buffer-size",
+                "-i" => "--nvb-samples",
+                _ => "--nvb-loops",
+            };
+            ConfigError::new("command line", flag, e.expected, e.found)
+        })?;
     let sel = select(rows, o, file)?;
     let all = params::list(cfg);
     let mut chosen = Vec::new();
@@ -497,6 +650,7 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
         params: chosen,
         sel: &sel,
         si: o.scenario.clone(),
+        opts: o,
         ln_range: o.range.ln(),
         evaluations: Default::default(),
     };
@@ -700,12 +854,128 @@ mod tests {
         ];
         let s = select(&rows, &Options::default(), "m.csv").unwrap();
         assert_eq!(s.targets.len(), 2);
-        assert_eq!(s.runs[0].iters, 200, "capped by --iters");
+        assert!(
+            matches!(s.runs[0], RunKey::Perftest { iters: 200, .. }),
+            "capped by --iters"
+        );
         assert!((s.targets[0].measured - 10.0 * 125e6).abs() < 1e-6);
         let notes = s.notes.join("\n");
         for n in ["nvbandwidth", "bidirectional", "refuses", "peak"] {
             assert!(notes.contains(n), "{n}: {notes}");
         }
         assert!(select(&rows[4..], &Options::default(), "m.csv").is_err());
+    }
+
+    fn cell(test: &str, stat: &str, row: &str, column: &str, value: f64) -> Measurement {
+        Measurement {
+            tool: "nvbandwidth".into(),
+            detail: "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)".into(),
+            size_bytes: None,
+            iterations: None,
+            row: row.into(),
+            column: column.into(),
+            value,
+            ..row_of(test, stat)
+        }
+    }
+
+    fn row_of(test: &str, stat: &str) -> Measurement {
+        row(test, "host+gpu", "bandwidth", stat, "GB/s")
+    }
+
+    /// nvbandwidth's host-device cells are fitted, one run per testcase whatever the column;
+    /// SUM rows, device-to-device testcases and other rows of CPU are skipped with a note.
+    #[test]
+    fn nvbandwidth_cells_are_targets() {
+        let rows = vec![
+            cell("host_to_device_memcpy_ce", "median", "0", "0", 26.0),
+            cell("host_to_device_memcpy_ce", "median", "0", "1", 25.0),
+            cell(
+                "device_to_host_bidirectional_memcpy_ce",
+                "median",
+                "0",
+                "1",
+                20.0,
+            ),
+            cell("host_to_device_memcpy_ce", "sum", "", "", 51.0),
+            cell("device_to_device_memcpy_read_ce", "median", "0", "1", 200.0),
+            cell("host_to_device_memcpy_sm", "median", "0", "0", 26.0),
+            cell("host_to_device_memcpy_ce", "median", "1", "0", 26.0),
+        ];
+        let s = select(&rows, &Options::default(), "m.csv").unwrap();
+        assert_eq!(s.targets.len(), 3);
+        assert_eq!(
+            s.runs,
+            vec![
+                RunKey::Nvbandwidth(Testcase::HostToDevice),
+                RunKey::Nvbandwidth(Testcase::DeviceToHostBidir)
+            ]
+        );
+        assert!(matches!(s.targets[1].figure, Figure::Nvb(1)));
+        assert_eq!(s.targets[1].run, 0);
+        assert!((s.targets[0].measured - 26e9).abs() < 1e-3);
+        let notes = s.notes.join("\n");
+        for n in [
+            "SUM",
+            "peer copies",
+            "host_to_device_memcpy_sm",
+            "CPU \"1\"",
+        ] {
+            assert!(notes.contains(n), "{n}: {notes}");
+        }
+        let only_mean = Options {
+            stats: vec!["average".into()],
+            ..Options::default()
+        };
+        assert!(
+            select(&rows, &only_mean, "m.csv").is_err(),
+            "median not fitted"
+        );
+    }
+
+    /// The model's value of a cell is the emulation's figure for that GPU: at the config's own
+    /// values, cells synthesised from `nvbandwidth::figures` have zero residual, and a cell 10%
+    /// above it a residual of 1/1.1 - 1.
+    #[test]
+    fn nvbandwidth_residuals_come_from_the_emulation() {
+        let cfg = crate::config::parse(crate::config::DEFAULT_TOML, "default").unwrap();
+        let o = Options {
+            nvb_buffer_mib: 4,
+            nvb_samples: 1,
+            nvb_loops: 4,
+            ..Options::default()
+        };
+        let want = nvbandwidth::figures(&cfg, &o.nvbandwidth_args(Testcase::DeviceToHost)).unwrap();
+        let rows = vec![
+            cell("device_to_host_memcpy_ce", "median", "0", "0", want[0]),
+            cell(
+                "device_to_host_memcpy_ce",
+                "median",
+                "0",
+                "2",
+                want[2] * 1.1,
+            ),
+        ];
+        let sel = select(&rows, &o, "m.csv").unwrap();
+        let problem = Problem {
+            doc: config::to_toml(&cfg).parse().unwrap(),
+            params: Vec::new(),
+            sel: &sel,
+            si: None,
+            opts: &o,
+            ln_range: 4f64.ln(),
+            evaluations: Default::default(),
+        };
+        let r = problem.residuals(&[]).unwrap();
+        assert!(r[0].abs() < 1e-12, "{r:?}");
+        assert!((r[1] - (1.0 / 1.1 - 1.0)).abs() < 1e-9, "{r:?}");
+        // A column past the host's GPUs is an error, not a NaN fitted.
+        let far = vec![cell("device_to_host_memcpy_ce", "median", "0", "9", 20.0)];
+        let sel = select(&far, &o, "m.csv").unwrap();
+        let problem = Problem {
+            sel: &sel,
+            ..problem
+        };
+        assert!(problem.residuals(&[]).is_err());
     }
 }

@@ -228,10 +228,21 @@ enum Command {
         /// Each fitted value stays within [value / R, value * R] of the config's.
         #[arg(long, default_value_t = 4.0)]
         range: f64,
-        /// The measured statistics fitted, comma-separated (latency: min, max, typical, avg,
-        /// stdev, p99, p99.9; bandwidth: peak, average).
-        #[arg(long, value_delimiter = ',', default_value = "typical,average")]
+        /// The measured statistics fitted, comma-separated (perftest latency: min, max,
+        /// typical, avg, stdev, p99, p99.9; perftest bandwidth: peak, average; nvbandwidth:
+        /// median).
+        #[arg(long, value_delimiter = ',', default_value = "typical,average,median")]
         stats: Vec<String>,
+        /// nvbandwidth rows: the measured run's buffer size in MiB (its `-b`; the logs do not
+        /// print it: nvbandwidth's default).
+        #[arg(long, value_name = "MiB", default_value_t = gdrsim::nvbandwidth::layout::DEFAULT_BUFFER_MIB)]
+        nvb_buffer_size: u64,
+        /// nvbandwidth rows: the measured run's samples (its `-i`).
+        #[arg(long, default_value_t = 3)]
+        nvb_samples: u32,
+        /// nvbandwidth rows: the measured run's copies per sample (its `--loopCount`).
+        #[arg(long, default_value_t = 16)]
+        nvb_loops: u32,
     },
     /// Validate a config and run nothing.
     Check {
@@ -470,6 +481,9 @@ fn main() -> ExitCode {
             iters,
             range,
             stats,
+            nvb_buffer_size,
+            nvb_samples,
+            nvb_loops,
         }) => {
             let o = gdrsim::calibrate::Options {
                 keys: fit,
@@ -477,6 +491,9 @@ fn main() -> ExitCode {
                 iters,
                 range,
                 stats,
+                nvb_buffer_mib: nvb_buffer_size,
+                nvb_samples,
+                nvb_loops,
                 ..Default::default()
             };
             gdrsim::calibrate::command(&config, &measured, &o, &out)
