@@ -42,6 +42,9 @@
 //! let critical: u64 = row.stages.iter().map(|s| s.critical_ps).sum();
 //! assert_eq!(critical, row.lat_model_ps);
 //! ```
+// Every public item says what it holds or does (clippy runs with -D warnings).
+#![warn(missing_docs)]
+
 pub mod app;
 pub mod calibrate;
 pub mod components;
