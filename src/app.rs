@@ -143,6 +143,7 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
         scenarios,
         output: cfg.output.clone(),
         fragile: None,
+        measured: None,
     }
 }
 
@@ -203,7 +204,10 @@ pub fn write_outputs(
     // One file's bytes at a time: the CSVs of a 100,000-point study are hundreds of MB.
     type Render<'a> = Box<dyn Fn() -> Result<Vec<u8>> + 'a>;
     let files: [(&str, Render); 5] = [
-        ("results.csv", Box::new(|| csv_out::results_csv(rows))),
+        (
+            "results.csv",
+            Box::new(|| csv_out::results_csv_with(rows, info.measured.as_ref())),
+        ),
         ("stages.csv", Box::new(|| csv_out::stages_csv(rows))),
         ("flows.csv", Box::new(|| csv_out::flows_csv(rows))),
         ("links.csv", Box::new(|| csv_out::links_csv(rows))),
@@ -215,6 +219,11 @@ pub fn write_outputs(
     for (name, render) in files {
         let p = dir.join(name);
         atomic::write(&p, &render()?)?;
+        written.push(p);
+    }
+    if let Some(o) = &info.measured {
+        let p = dir.join("measured.csv");
+        atomic::write(&p, &report::overlay::measured_csv(o)?)?;
         written.push(p);
     }
     let charts = report::charts::write_charts(dir, info, rows)?;
@@ -270,6 +279,16 @@ pub fn summary_table(rows: &[Summary]) -> String {
 /// config and seed, not where the folder went or how many threads ran (so two runs of one
 /// study, or a study merged from shards, write identical folders).
 pub fn reproducing_command(config: Option<&Path>, seed: Option<u64>) -> String {
+    reproducing_command_with(config, seed, None)
+}
+
+/// [`reproducing_command`] with the measured-data CSV and its scenario (`--measured FILE
+/// [--measured-scenario NAME]`), which change what the folder holds.
+pub fn reproducing_command_with(
+    config: Option<&Path>,
+    seed: Option<u64>,
+    measured: Option<(&Path, Option<&str>)>,
+) -> String {
     let mut c = "gdrsim run".to_string();
     if let Some(p) = config {
         c.push(' ');
@@ -277,6 +296,14 @@ pub fn reproducing_command(config: Option<&Path>, seed: Option<u64>) -> String {
     }
     if let Some(s) = seed {
         c.push_str(&format!(" --seed {s}"));
+    }
+    if let Some((f, sc)) = measured {
+        c.push_str(" --measured ");
+        c.push_str(&scale::slurm::quote(&f.display().to_string()));
+        if let Some(sc) = sc {
+            c.push_str(" --measured-scenario ");
+            c.push_str(&scale::slurm::quote(sc));
+        }
     }
     c
 }
@@ -318,6 +345,12 @@ pub struct RunOptions<'a> {
     /// Also vary every estimate by this fraction and mark the conclusions it flips as fragile
     /// in report.md (with sensitivity.csv beside it).
     pub sensitivity: Option<f64>,
+    /// A measured-data CSV (`gdrsim measured`) to compare the results with: extra columns in
+    /// results.csv, measured.csv, a report.md section and markers on the latency and
+    /// bandwidth charts.
+    pub measured: Option<&'a Path>,
+    /// The scenario the measured rows belong to (default: the config's first).
+    pub measured_scenario: Option<&'a str>,
 }
 
 impl Default for RunOptions<'_> {
@@ -330,6 +363,8 @@ impl Default for RunOptions<'_> {
             shard: None,
             max_events: DEFAULT_MAX_EVENTS,
             sensitivity: None,
+            measured: None,
+            measured_scenario: None,
         }
     }
 }
@@ -344,6 +379,8 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         shard,
         max_events,
         sensitivity,
+        measured,
+        measured_scenario,
     } = *opts;
     if shard.is_some() && sensitivity.is_some() {
         return Err(ConfigError::new(
@@ -354,9 +391,37 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         )
         .into());
     }
+    if shard.is_some() && measured.is_some() {
+        return Err(ConfigError::new(
+            "command line",
+            "--measured",
+            "a whole study (a shard has only some of the points; compare after `gdrsim merge` \
+             by running the merged study's config with --measured)",
+            "--measured with --shard",
+        )
+        .into());
+    }
     let mut cfg = load_config(config)?;
     if let Some(s) = seed {
         cfg.seed = s;
+    }
+    // Read and matched before any work: a bad measured-data CSV writes nothing.
+    let overlay = measured
+        .map(|f| crate::measured::overlay::prepare(f, &cfg, measured_scenario))
+        .transpose()?;
+    if let Some(o) = &overlay
+        && !quiet
+    {
+        eprintln!(
+            "note: {}: {} measured figure{} matched to results points of scenario {}",
+            o.file,
+            o.matched.len(),
+            if o.matched.len() == 1 { "" } else { "s" },
+            o.scenario
+        );
+        for n in &o.notes {
+            eprintln!("note: {}: {n}", o.file);
+        }
     }
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| {
         let name = match shard {
@@ -389,7 +454,12 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         let assessed = sensitivity
             .map(|d| crate::sensitivity::study(&cfg, d, quiet).map(|r| (d, r)))
             .transpose()?;
-        return finish_study(out, &dir, &cfg, &rows, command, quiet, assessed.as_ref());
+        let overlay = overlay.map(|o| crate::measured::overlay::attach(o, &rows));
+        let extras = Extras {
+            sensitivity: assessed.as_ref(),
+            measured: overlay,
+        };
+        return finish_study(out, &dir, &cfg, &rows, command, quiet, extras);
     };
     let written = scale::shard::write(out.path(), &cfg, shard, &ids, &rows, command)?;
     out.commit(&record(&cfg, command), &written)?;
@@ -413,6 +483,15 @@ fn record<'a>(cfg: &'a Config, command: &'a str) -> report::output_dir::RunRecor
     }
 }
 
+/// What a run adds to a study's folder beyond its rows.
+#[derive(Default)]
+struct Extras<'a> {
+    /// `--sensitivity`: the change and its report.
+    sensitivity: Option<&'a (f64, crate::sensitivity::Report)>,
+    /// `--measured`: the measured rows with the model's figures attached.
+    measured: Option<report::overlay::Overlay>,
+}
+
 /// Writes a whole study's folder from its rows (a run, or a merge of shards) and puts it in
 /// place.
 fn finish_study(
@@ -422,11 +501,12 @@ fn finish_study(
     rows: &[Summary],
     command: &str,
     quiet: bool,
-    sensitivity: Option<&(f64, crate::sensitivity::Report)>,
+    extras: Extras,
 ) -> Result<PathBuf> {
     let mut info = run_info(cfg, command);
+    info.measured = extras.measured;
     let mut written = Vec::new();
-    if let Some((delta, r)) = sensitivity {
+    if let Some((delta, r)) = extras.sensitivity {
         info.fragile = Some((delta * 100.0, crate::sensitivity::fragile(r)));
         let p = out.path().join("sensitivity.csv");
         atomic::write(&p, &crate::sensitivity::csv(r)?)?;
@@ -531,7 +611,7 @@ pub const DEFAULT_MAX_EVENTS: u64 = 250_000_000_000;
 pub fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<PathBuf> {
     let (cfg, rows, command) = scale::merge::assemble(shards)?;
     let dir = report::output_dir::OutputDir::claim(out)?;
-    finish_study(dir, out, &cfg, &rows, &command, quiet, None)
+    finish_study(dir, out, &cfg, &rows, &command, quiet, Extras::default())
 }
 
 /// `gdrsim sensitivity`: the report as text, and every variant into `csv` if given.

@@ -52,6 +52,14 @@ enum Command {
         /// the conclusions one change flips (sensitivity.csv beside it); about 30 runs more.
         #[arg(long, value_name = "DELTA", num_args = 0..=1, default_missing_value = "25%")]
         sensitivity: Option<String>,
+        /// Compare with a measured-data CSV (`gdrsim measured`): perftest t_typical against
+        /// p50 latency, BW average against bandwidth, as extra results.csv columns,
+        /// measured.csv, a report.md section and markers on the latency and bandwidth charts.
+        #[arg(long, value_name = "FILE")]
+        measured: Option<PathBuf>,
+        /// The scenario the measured rows belong to (default: the config's first).
+        #[arg(long, value_name = "NAME", requires = "measured")]
+        measured_scenario: Option<String>,
     },
     /// Merge the shard folders of one study into the whole study (byte-identical to a run of
     /// it on one machine).
@@ -323,8 +331,16 @@ fn main() -> ExitCode {
             shard,
             max_events,
             sensitivity,
+            measured,
+            measured_scenario,
         }) => {
-            let mut command = app::reproducing_command(config.as_deref(), seed);
+            let mut command = app::reproducing_command_with(
+                config.as_deref(),
+                seed,
+                measured
+                    .as_deref()
+                    .map(|f| (f, measured_scenario.as_deref())),
+            );
             if let Some(d) = &sensitivity {
                 command.push_str(&format!(" --sensitivity {d}"));
             }
@@ -348,6 +364,8 @@ fn main() -> ExitCode {
                         shard,
                         max_events,
                         sensitivity,
+                        measured: measured.as_deref(),
+                        measured_scenario: measured_scenario.as_deref(),
                     };
                     app::run_with(config.as_deref(), &opts, &command)
                 })

@@ -1,5 +1,6 @@
 //! The measured-data CSV: written with the csv crate from [`Measurement`] rows (the header is
-//! the struct's fields, in order) and read back for `gdrsim calibrate`.
+//! the struct's fields, in order) and read back for `gdrsim calibrate` and `gdrsim run
+//! --measured` (with each row's line, and a bad cell's column, for errors).
 
 use std::path::Path;
 
@@ -49,6 +50,27 @@ pub fn read(path: &Path) -> Result<Vec<Measurement>, ConfigError> {
 
 /// Parses measured-data CSV bytes (`name` for errors).
 pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Vec<Measurement>, ConfigError> {
+    Ok(located_from_bytes(name, bytes)?
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect())
+}
+
+/// Reads a measured-data CSV with the line each row starts on (1-based; the header is line
+/// 1), so that a later check of a row can name its line.
+pub fn read_located(path: &Path) -> Result<Vec<(usize, Measurement)>, ConfigError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|e| ConfigError::new(&name, "", "a readable measured-data CSV", e.to_string()))?;
+    located_from_bytes(&name, &bytes)
+}
+
+/// [`from_bytes`] with each row's line. A bad row is named by its line and, where one cell is
+/// at fault, its column (the error's key): `m.csv:3: key `size_bytes`: expected ...`.
+pub fn located_from_bytes(
+    name: &str,
+    bytes: &[u8],
+) -> Result<Vec<(usize, Measurement)>, ConfigError> {
     let mut r = ::csv::Reader::from_reader(bytes);
     let header = r
         .headers()
@@ -63,22 +85,90 @@ pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Vec<Measurement>, ConfigEr
         ));
     }
     let mut rows = Vec::new();
-    for rec in r.deserialize::<Measurement>() {
-        let m = rec.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line() as usize);
-            super::bad(name, line, "a measured-data row", e.to_string())
-        })?;
+    let mut record = ::csv::StringRecord::new();
+    loop {
+        match r.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(row_error(name, &e)),
+        }
+        let line = record
+            .position()
+            .map_or(rows.len() + 2, |p| p.line() as usize);
+        let m: Measurement = record
+            .deserialize(Some(&header))
+            .map_err(|e| row_error(name, &e).at_line(name, line))?;
         if !m.value.is_finite() {
-            return Err(super::bad(
+            return Err(cell(
                 name,
-                rows.len() + 2,
-                "a finite value",
+                line,
+                "value",
+                "a finite number",
                 m.value.to_string(),
             ));
         }
-        rows.push(m);
+        rows.push((line, m));
     }
     Ok(rows)
+}
+
+/// A bad cell: `file:line`, its column as the key.
+pub fn cell(
+    name: &str,
+    line: usize,
+    column: &str,
+    expected: impl Into<String>,
+    found: impl Into<String>,
+) -> ConfigError {
+    ConfigError::new(&format!("{name}:{line}"), column, expected, found)
+}
+
+/// The csv crate's error on a row as bad input: its line, and its column where it names a
+/// field.
+fn row_error(name: &str, e: &::csv::Error) -> ConfigError {
+    let line = e.position().map_or(0, |p| p.line() as usize);
+    match e.kind() {
+        ::csv::ErrorKind::Deserialize { err, .. } => {
+            let column = err
+                .field()
+                .and_then(|f| COLUMNS.get(f as usize))
+                .copied()
+                .unwrap_or("");
+            let what = match column {
+                "line" | "size_bytes" | "iterations" => {
+                    "a whole number (empty for none where \
+                                                        the column allows it)"
+                }
+                "value" => "a number",
+                _ => "a measured-data cell",
+            };
+            cell(name, line, column, what, err.kind().to_string())
+        }
+        ::csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => super::bad(
+            name,
+            line,
+            format!("a row of {expected_len} fields"),
+            format!("{len} fields"),
+        ),
+        _ => super::bad(name, line, "a measured-data row", e.to_string()),
+    }
+}
+
+trait AtLine {
+    fn at_line(self, name: &str, line: usize) -> ConfigError;
+}
+
+impl AtLine for ConfigError {
+    /// Deserializing a record the reader already holds gives no position: the line it started
+    /// on stands in.
+    fn at_line(mut self, name: &str, line: usize) -> ConfigError {
+        if self.file == format!("{name}:0") {
+            self.file = format!("{name}:{line}");
+        }
+        self
+    }
 }
 
 #[cfg(test)]

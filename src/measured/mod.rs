@@ -8,6 +8,7 @@
 
 pub mod csv;
 pub mod nvbandwidth_log;
+pub mod overlay;
 pub mod perftest_log;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! results.csv, stages.csv, flows.csv and links.csv, in the column order of the output contract
 //! (DESIGN.md section 1; columns after the contract's are appended, never inserted).
 
+use crate::report::overlay::{Figure, Overlay, error_pct};
 use crate::stats::Summary;
 use crate::units::ps_to_us_exact;
 
@@ -89,12 +90,32 @@ fn f(v: f64) -> String {
     }
 }
 
+/// The columns results.csv gets after [`RESULTS_HEADER`] with `run --measured`: the
+/// measurement matched to the point (perftest t_typical against `lat_p50_us`, BW average
+/// against `bw_GBps`) and (model - measured) / measured in percent; empty where none matched.
+pub const MEASURED_COLUMNS: [&str; 4] = [
+    "measured_lat_us",
+    "lat_error_pct",
+    "measured_bw_GBps",
+    "bw_error_pct",
+];
+
 /// Renders results.csv.
 pub fn results_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
+    results_csv_with(rows, None)
+}
+
+/// Renders results.csv, with the [`MEASURED_COLUMNS`] when there is a measurement (`run
+/// --measured`); without one, exactly [`results_csv`].
+pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(RESULTS_HEADER)?;
+    let mut header: Vec<&str> = RESULTS_HEADER.to_vec();
+    if measured.is_some() {
+        header.extend(MEASURED_COLUMNS);
+    }
+    w.write_record(&header)?;
     for r in rows {
-        w.write_record([
+        let mut cells = vec![
             r.scenario.clone(),
             r.class.name().to_string(),
             r.path.name().to_string(),
@@ -119,7 +140,19 @@ pub fn results_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
             r.bottleneck.clone(),
             r.reason.clone(),
             r.rnr_naks.to_string(),
-        ])?;
+        ];
+        if let Some(o) = measured {
+            for figure in [Figure::Latency, Figure::Bandwidth] {
+                match o.measured_at(r, figure) {
+                    Some(v) => {
+                        cells.push(f(v));
+                        cells.push(f(error_pct(figure.of(r), v)));
+                    }
+                    None => cells.extend([String::new(), String::new()]),
+                }
+            }
+        }
+        w.write_record(&cells)?;
     }
     Ok(w.into_inner()?)
 }
@@ -207,5 +240,42 @@ mod tests {
         assert_eq!(f(0.000217), "2.17000e-4");
         assert_eq!(f(3.2e-9), "3.20000e-9");
         assert_eq!(f(0.0), "0.000000");
+    }
+}
+
+#[cfg(test)]
+mod measured_tests {
+    use super::*;
+    use crate::report::charts::testdata;
+
+    #[test]
+    fn measured_columns_only_with_a_measurement() {
+        let rows = testdata::rows(
+            &testdata::SCENARIOS[..1],
+            &["gpudirect"],
+            &testdata::sweep(),
+        );
+        let plain = results_csv(&rows).unwrap();
+        assert_eq!(results_csv_with(&rows, None).unwrap(), plain);
+        let o = testdata::overlay(&rows);
+        let text = String::from_utf8(results_csv_with(&rows, Some(&o)).unwrap()).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(header.len(), RESULTS_HEADER.len() + MEASURED_COLUMNS.len());
+        assert_eq!(header[RESULTS_HEADER.len()..], MEASURED_COLUMNS);
+        let cells: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        let n = RESULTS_HEADER.len();
+        // Row 0 is measured: latency 10% over the model (error -9.09%), bandwidth 10% under.
+        let e: f64 = cells[0][n + 1].parse().unwrap();
+        assert!((e - (1.0 / 1.1 - 1.0) * 100.0).abs() < 1e-5, "{e}");
+        let e: f64 = cells[0][n + 3].parse().unwrap();
+        assert!((e - (1.0 / 0.9 - 1.0) * 100.0).abs() < 1e-5, "{e}");
+        // Row 1 is not: four empty cells.
+        assert_eq!(cells[1][n..], ["", "", "", ""]);
+        // The plain columns are the same bytes.
+        let plain = String::from_utf8(plain).unwrap();
+        for (a, b) in plain.lines().zip(text.lines()).skip(1) {
+            assert!(b.starts_with(a), "{a}\n{b}");
+        }
     }
 }

@@ -55,6 +55,7 @@ pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) 
     key_results(&mut out, &m);
     crossovers(&mut out, &m);
     fragile(&mut out, info);
+    measured(&mut out, info);
     gdrcopy_crossovers(&mut out, &m);
     time_goes(&mut out, info, &m);
     super::contention::contention(&mut out, info, &m);
@@ -504,6 +505,87 @@ fn fragile(out: &mut String, info: &RunInfo) {
     out.push('\n');
 }
 
+/// `run --measured`: each matched measurement beside the model's figure, and the median
+/// absolute error.
+fn measured(out: &mut String, info: &RunInfo) {
+    use crate::report::overlay::Figure;
+    let Some(o) = &info.measured else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "## Model against measurement
+"
+    );
+    let _ = writeln!(
+        out,
+        "Measured figures from `{}`, matched to the results points of scenario {} by path \
+         (perftest on GPU memory = gpudirect, host memory = host), op (`ib_write_*` = write, \
+         with `--write_with_imm` = write_imm; `ib_read_*` = read; `ib_send_*` = send) and \
+         size. What is compared:\n",
+        md_inline(&o.file),
+        md_inline(&o.scenario)
+    );
+    let _ = writeln!(
+        out,
+        "- **Latency**: perftest's t_typical, the median of its samples, against the model's \
+         p50 one-way latency (`lat_p50_us`). For Write and Send a perftest sample is half a \
+         ping-pong round trip, which equals one way only where the two directions are alike \
+         and the reply is posted the moment the message lands; for Read it is one request and \
+         its response, which is what the model's one-way Read latency is. perftest's figure \
+         is over its own iterations (1000 by default), the model's over the config's jittered \
+         iterations.\n\
+         - **Bandwidth**: perftest's BW average against `bw_GBps`: both are all bytes over \
+         the time from the first post to the last completion, in GB/s = 10⁹ B/s (MiB/s × \
+         2²⁰ / 10⁹, Gb/s / 8); perftest streams `-n` messages (5000) with `-t` in flight \
+         (128), the model `stream_messages` with `stream_window` (see config.toml), so the \
+         pipeline fill weighs differently where those differ.\n"
+    );
+    if o.matched.is_empty() {
+        let _ = writeln!(out, "No measured row matched a results point.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "| test | memory | path | op | size | figure | measured | model | error |\n\
+             |---|---|---|---|---:|---|---:|---:|---:|"
+        );
+        for m in &o.matched {
+            let (what, v, model) = match m.figure {
+                Figure::Latency => ("p50 latency", fmt_us(m.measured), fmt_us(m.model)),
+                Figure::Bandwidth => ("bandwidth", fmt_gbps(m.measured), fmt_gbps(m.model)),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {what} | {v} | {model} | {:+.2}% |",
+                md_inline(&m.test),
+                md_inline(&m.memory),
+                m.path,
+                m.op,
+                fmt_bytes(m.size_bytes),
+                m.error_pct()
+            );
+        }
+        out.push('\n');
+        if let Some(e) = o.median_abs_error_pct() {
+            let _ = writeln!(
+                out,
+                "Median absolute error: {e:.2}% over {} figure{} (error = (model − measured) / \
+                 measured; above 0 where the model is the higher). Every row with its line in \
+                 the CSV: [`measured.csv`](measured.csv).\n",
+                o.matched.len(),
+                plural(o.matched.len())
+            );
+        }
+    }
+    if !o.notes.is_empty() {
+        let _ = writeln!(out, "Not compared:\n");
+        for n in &o.notes {
+            let _ = writeln!(out, "- {}", md_inline(n));
+        }
+        out.push('\n');
+    }
+}
+
 fn crossovers(out: &mut String, m: &Model) {
     let _ = writeln!(out, "## Crossovers\n");
     let sp = m.speedups();
@@ -810,7 +892,7 @@ fn reproduce(out: &mut String, dir: &Path, info: &RunInfo) {
         );
         code_block(out, "sh", info.command.trim());
     }
-    let data: Vec<String> = ["config.toml", "results.csv", "stages.csv"]
+    let data: Vec<String> = ["config.toml", "results.csv", "stages.csv", "measured.csv"]
         .into_iter()
         .filter(|f| dir.join(f).is_file())
         .map(|f| format!("[`{f}`]({f})"))
@@ -945,5 +1027,31 @@ mod tests {
         assert_eq!(table_sizes(&[8, 16, 4096, 1 << 20]), vec![8, 4096, 1 << 20]);
         let long: Vec<String> = (0..30).map(|i| format!("hop{i}")).collect();
         assert!(route_chain(&long).lines().all(|l| l.len() <= 96));
+    }
+
+    #[test]
+    fn measured_section_only_with_a_measurement() {
+        let dir = tmp("measured");
+        let (mut info, rows) = testdata::realistic();
+        let plain = render(&dir, &info, &rows, &[]);
+        assert!(!plain.contains("## Model against measurement"));
+        info.measured = Some(testdata::overlay(&rows));
+        let md = render(&dir, &info, &rows, &[]);
+        let at = md.find("## Model against measurement").expect("section");
+        assert!(at > md.find("## Crossovers").unwrap());
+        assert!(at < md.find("## Reproduce").unwrap());
+        let n = info.measured.as_ref().unwrap().matched.len();
+        let table = md
+            .lines()
+            .filter(|l| l.starts_with("| ib_write_bw |"))
+            .count();
+        assert_eq!(table, n);
+        assert!(md.contains("| -9.09% |"), "{md}");
+        assert!(md.contains("| +11.11% |"), "{md}");
+        // Half -9.09%, half +11.11%: the median of the absolute errors is their mean.
+        assert!(md.contains("Median absolute error: 10.10%"), "{md}");
+        assert!(md.contains("skipped 3 nvbandwidth rows"));
+        assert!(md.contains("t_typical"));
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -10,6 +10,7 @@ mod contention;
 pub mod csv_out;
 pub mod markdown;
 pub mod output_dir;
+pub mod overlay;
 pub mod trace;
 pub mod vocab;
 pub mod walkthrough;
@@ -34,6 +35,9 @@ pub struct RunInfo {
     /// The conclusions a change of one estimate flips (`run --sensitivity`): the change in
     /// percent and one line per flip; None when the run did not assess them.
     pub fragile: Option<(f64, Vec<String>)>,
+    /// Measured figures matched to the results (`run --measured FILE`): drawn on the latency
+    /// and bandwidth charts, compared in report.md; None without a measurement.
+    pub measured: Option<overlay::Overlay>,
 }
 
 /// One scenario (a sender/receiver placement) as the report describes it.

@@ -13,6 +13,7 @@ mod hostile_configs;
 mod measured;
 mod nvbandwidth;
 mod oracles;
+mod overlay;
 mod properties;
 mod references;
 mod report;

@@ -14,6 +14,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::data::sig3;
 use super::style::{self, ChartSpec, Dash, Legend};
 use super::{Ctx, Kind};
+use crate::report::overlay::Figure;
 
 /// One dashed ceiling line and the scenarios it belongs to.
 struct Ceiling {
@@ -44,6 +45,10 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     }
 
     let mut legend = style::series_legend(m, true);
+    legend.extend(ctx.measured_legend(
+        Figure::Bandwidth,
+        "Hollow diamond, in its series' colour: perftest BW average in GB/s (MiB/s x 2^20 / 10⁹).",
+    ));
     if !ceilings.is_empty() {
         legend.push(Legend::Gap);
         legend.push(Legend::Line(
@@ -76,6 +81,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         .iter()
         .flat_map(|s| s.rows.iter().map(|r| r.bw_gbps))
         .chain(ceilings.iter().map(|c| c.gbps))
+        .chain(ctx.measured_values(Figure::Bandwidth))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
     let facets = m.facets();
@@ -158,6 +164,16 @@ fn panel<DB: DrawingBackend>(
         )?;
         for p in pts {
             style::draw_marker(pa, p, ps.marker, &c, th)?;
+        }
+    }
+    for s in m
+        .series
+        .iter()
+        .filter(|s| facet.is_none_or(|p| s.path == p))
+    {
+        let c = style::scenario_color(s.scenario);
+        for (size, v) in ctx.measured(s, Figure::Bandwidth) {
+            style::draw_marker(pa, (lx(size), v), style::Marker::Measured, &c, th)?;
         }
     }
 

@@ -10,10 +10,16 @@ use plotters::prelude::*;
 
 use super::style::{self, ChartSpec, Legend, PlotResult};
 use super::{Ctx, Kind};
+use crate::report::overlay::Figure;
 
 pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()> {
     let (m, th) = (ctx.model, &ctx.th);
     let mut legend = style::series_legend(m, true);
+    legend.extend(ctx.measured_legend(
+        Figure::Latency,
+        "Hollow diamond, in its series' colour: perftest t_typical (median; half a round trip \
+         for Write and Send) against the model's one-way p50.",
+    ));
     legend.push(Legend::Gap);
     legend.push(Legend::Note(
         "Line: median (p50). Shaded band: fastest iteration (min) to p99.".into(),
@@ -33,6 +39,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     let vals = rows
         .iter()
         .flat_map(|r| [r.lat.min_us, r.lat.p50_us, r.lat.p99_us])
+        .chain(ctx.measured_values(Figure::Latency))
         .filter(|v| *v > 0.0 && v.is_finite());
     let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
@@ -128,6 +135,13 @@ fn panel<DB: DrawingBackend>(
         )?;
         for p in pts {
             style::draw_marker(pa, p, ps.marker, &c, th)?;
+        }
+    }
+    // Measured points over every line, so none hides one.
+    for s in &series {
+        let c = style::scenario_color(s.scenario);
+        for (size, v) in ctx.measured(s, Figure::Latency) {
+            style::draw_marker(pa, (lx(size), v.log10()), style::Marker::Measured, &c, th)?;
         }
     }
     Ok(())

@@ -25,6 +25,7 @@ use anyhow::{Context, Result, bail};
 use plotters::prelude::*;
 
 use crate::config::ImageFormat;
+use crate::report::overlay::Figure;
 use crate::report::{RunInfo, atomic};
 use crate::stats::Summary;
 
@@ -70,6 +71,52 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The measured points (`run --measured`) of series `s` for `figure`: (size, value in µs or
+    /// GB/s), in the measured-data CSV's order; empty without a measurement.
+    pub fn measured(&self, s: &data::Series, figure: Figure) -> Vec<(u64, f64)> {
+        let (Some(o), m) = (&self.info.measured, self.model) else {
+            return Vec::new();
+        };
+        o.matched
+            .iter()
+            .filter(|x| {
+                x.figure == figure
+                    && x.scenario == m.scenarios[s.scenario].name
+                    && x.path == m.paths[s.path]
+                    && x.op == m.ops[s.op]
+                    && x.measured.is_finite()
+                    && x.measured > 0.0
+            })
+            .map(|x| (x.size_bytes, x.measured))
+            .collect()
+    }
+
+    /// Every measured value of `figure` on the chart, for its axis range.
+    pub fn measured_values(&self, figure: Figure) -> Vec<f64> {
+        self.model
+            .series
+            .iter()
+            .flat_map(|s| self.measured(s, figure).into_iter().map(|p| p.1))
+            .collect()
+    }
+
+    /// The legend entry of the measured points ("measured (FILE)" and what they are), when
+    /// the chart has any.
+    pub fn measured_legend(&self, figure: Figure, what: &str) -> Vec<style::Legend> {
+        match &self.info.measured {
+            Some(o) if !self.measured_values(figure).is_empty() => vec![
+                style::Legend::Gap,
+                style::Legend::Point(
+                    style::INK,
+                    style::Marker::Measured,
+                    format!("measured ({})", o.file_name()),
+                ),
+                style::Legend::Note(what.to_string()),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
     /// "{what} — {hardware}", or just what when the hardware is not described.
     pub fn title(&self, what: &str) -> String {
         if self.info.hardware.trim().is_empty() {

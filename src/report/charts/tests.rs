@@ -409,3 +409,90 @@ fn many_scenarios_are_faceted_by_path_with_distinct_colours() {
         assert_eq!(svg.matches("\nstaged\n").count(), 1, "{kind:?}: one panel");
     }
 }
+
+/// The polylines of the measured markers' black outlines in an SVG: closed diamonds of five
+/// points stroked black (no path marker or line is a black five-point polyline; the seventh
+/// scenario colour is black, and these charts have three scenarios).
+pub(crate) fn measured_markers(svg: &str) -> usize {
+    svg.split("<polyline")
+        .skip(1)
+        .filter(|e| {
+            let e = &e[..e.find("/>").unwrap_or(e.len())];
+            let points = e
+                .split("points=\"")
+                .nth(1)
+                .and_then(|p| p.split('"').next())
+                .unwrap_or("");
+            e.contains("stroke=\"#000000\"") && points.split_whitespace().count() == 5
+        })
+        .count()
+}
+
+/// `run --measured`: a hollow black-outlined marker per measured point on the latency and
+/// bandwidth charts, a legend entry naming the file; nothing of it without a measurement.
+#[test]
+fn measured_points_are_drawn_with_their_own_marker_and_legend() {
+    register_fonts().unwrap();
+    let (mut info, rows) = testdata::realistic();
+    let o = testdata::overlay(&rows);
+    let per_figure = o.matched.len() / 2;
+    assert!(per_figure >= 5);
+    for kind in [Kind::Latency, Kind::Bandwidth] {
+        info.measured = None;
+        let model = Model::new(&info, &rows);
+        let th = Theme::new(1600, 1000);
+        let plain = render_svg(
+            kind,
+            &Ctx {
+                model: &model,
+                info: &info,
+                th,
+            },
+        )
+        .unwrap();
+        assert_eq!(measured_markers(&plain), 0, "{kind:?}");
+        assert!(!plain.contains("measured ("));
+        let mut with = info.clone();
+        with.measured = Some(o.clone());
+        let model = Model::new(&with, &rows);
+        let th = Theme::new(1600, 1000);
+        let svg = render_svg(
+            kind,
+            &Ctx {
+                model: &model,
+                info: &with,
+                th,
+            },
+        )
+        .unwrap();
+        check_well_formed(&svg).unwrap();
+        // One per point, one in the legend.
+        assert_eq!(measured_markers(&svg), per_figure + 1, "{kind:?}");
+        assert!(svg.contains("measured (measured.csv)"), "{kind:?}");
+    }
+    // Other charts do not change.
+    info.measured = None;
+    let model = Model::new(&info, &rows);
+    let plain = render_svg(
+        Kind::Speedup,
+        &Ctx {
+            model: &model,
+            info: &info,
+            th: Theme::new(1600, 1000),
+        },
+    )
+    .unwrap();
+    let mut with = info.clone();
+    with.measured = Some(o);
+    let model = Model::new(&with, &rows);
+    let svg = render_svg(
+        Kind::Speedup,
+        &Ctx {
+            model: &model,
+            info: &with,
+            th: Theme::new(1600, 1000),
+        },
+    )
+    .unwrap();
+    assert_eq!(plain, svg);
+}

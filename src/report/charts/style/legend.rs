@@ -13,6 +13,8 @@ pub enum Legend {
     Color(RGBColor, String),
     /// A line sample with marker (a path).
     Line(RGBColor, Dash, Option<Marker>, String),
+    /// A marker alone (measured points).
+    Point(RGBColor, Marker, String),
     /// A filled box (a stage, or a path's bar shade).
     Boxed(RGBAColor, RGBColor, String),
     /// Muted explanatory text, wrapped to the panel width.
@@ -36,6 +38,7 @@ pub fn legend_width(th: &Theme, items: &[Legend]) -> u32 {
             Legend::Head(t) => text_size(&head, t).0,
             Legend::Color(_, t)
             | Legend::Line(_, _, _, t)
+            | Legend::Point(_, _, t)
             | Legend::Boxed(_, _, t)
             | Legend::Stroke(_, t) => sample + text_size(&font, t).0,
             Legend::Note(_) | Legend::Gap => 0,
@@ -96,6 +99,16 @@ pub fn draw_legend<DB: DrawingBackend>(
                 if let Some(m) = marker {
                     draw_marker(area, (x0 + sample / 2, y), *m, c, th)?;
                 }
+                area.draw_text(
+                    &fit(&font, t, max_text),
+                    &font.color(&INK).pos(left),
+                    (tx, y),
+                )
+                .plot()?;
+                y += line_h;
+            }
+            Legend::Point(c, m, t) => {
+                draw_marker(area, (x0 + sample / 2, y), *m, c, th)?;
                 area.draw_text(
                     &fit(&font, t, max_text),
                     &font.color(&INK).pos(left),
@@ -249,6 +262,13 @@ pub fn draw_marker<DB: DrawingBackend, CT: CoordTranslate>(
         }
         Marker::Cross => {
             area.draw(&(e + Cross::new((0, 0), r, color.stroke_width(th.stroke(2.5)))))
+        }
+        Marker::Measured => {
+            let r = th.px(9.0);
+            let ring = vec![(0, -r), (r, 0), (0, r), (-r, 0), (0, -r)];
+            let outline = PathElement::new(ring.clone(), BLACK.stroke_width(th.stroke(4.5)));
+            let inner = PathElement::new(ring, color.stroke_width(th.stroke(2.0)));
+            area.draw(&(e + outline + inner))
         }
     }
     .plot()

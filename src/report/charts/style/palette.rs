@@ -61,6 +61,10 @@ pub enum Marker {
     Triangle,
     Diamond,
     Cross,
+    /// A measured figure (`run --measured`): a large hollow diamond outlined in black around
+    /// a ring of the series colour, so it reads apart from every path's marker and leaves the
+    /// model's marker visible inside it.
+    Measured,
 }
 
 /// How a path is drawn: a stroke pattern and a marker, so paths stay distinguishable in grey
