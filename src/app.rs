@@ -222,7 +222,7 @@ pub fn write_outputs(
         written.push(p);
     }
     if let Some(o) = &info.measured {
-        let p = dir.join("measured.csv");
+        let p = dir.join("model_vs_measured.csv");
         atomic::write(&p, &report::overlay::measured_csv(o)?)?;
         written.push(p);
     }
@@ -346,7 +346,7 @@ pub struct RunOptions<'a> {
     /// in report.md (with sensitivity.csv beside it).
     pub sensitivity: Option<f64>,
     /// A measured-data CSV (`gdrsim measured`) to compare the results with: extra columns in
-    /// results.csv, measured.csv, a report.md section and markers on the latency and
+    /// results.csv, model_vs_measured.csv, a report.md section and markers on the latency and
     /// bandwidth charts.
     pub measured: Option<&'a Path>,
     /// The scenario the measured rows belong to (default: the config's first).

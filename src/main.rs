@@ -54,7 +54,7 @@ enum Command {
         sensitivity: Option<String>,
         /// Compare with a measured-data CSV (`gdrsim measured`): perftest t_typical against
         /// p50 latency, BW average against bandwidth, as extra results.csv columns,
-        /// measured.csv, a report.md section and markers on the latency and bandwidth charts.
+        /// model_vs_measured.csv, a report.md section and markers on the latency and bandwidth charts.
         #[arg(long, value_name = "FILE")]
         measured: Option<PathBuf>,
         /// The scenario the measured rows belong to (default: the config's first).

@@ -571,7 +571,7 @@ fn measured(out: &mut String, info: &RunInfo) {
                 out,
                 "Median absolute error: {e:.2}% over {} figure{} (error = (model − measured) / \
                  measured; above 0 where the model is the higher). Every row with its line in \
-                 the CSV: [`measured.csv`](measured.csv).\n",
+                 the CSV: [`model_vs_measured.csv`](model_vs_measured.csv).\n",
                 o.matched.len(),
                 plural(o.matched.len())
             );
@@ -892,11 +892,16 @@ fn reproduce(out: &mut String, dir: &Path, info: &RunInfo) {
         );
         code_block(out, "sh", info.command.trim());
     }
-    let data: Vec<String> = ["config.toml", "results.csv", "stages.csv", "measured.csv"]
-        .into_iter()
-        .filter(|f| dir.join(f).is_file())
-        .map(|f| format!("[`{f}`]({f})"))
-        .collect();
+    let data: Vec<String> = [
+        "config.toml",
+        "results.csv",
+        "stages.csv",
+        "model_vs_measured.csv",
+    ]
+    .into_iter()
+    .filter(|f| dir.join(f).is_file())
+    .map(|f| format!("[`{f}`]({f})"))
+    .collect();
     if !data.is_empty() {
         let _ = writeln!(
             out,

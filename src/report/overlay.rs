@@ -1,6 +1,6 @@
 //! Measured figures beside the model's (`gdrsim run --measured FILE`): which measured rows
 //! belong to which results point, the model's figure there and the error, as plain data for
-//! results.csv's extra columns, measured.csv, report.md and the latency and bandwidth charts.
+//! results.csv's extra columns, model_vs_measured.csv, report.md and the latency and bandwidth charts.
 //! The matching itself (measured-data CSV rows to points) is [`crate::measured::overlay`]'s.
 
 use crate::config::{Op, PathKind};
@@ -150,7 +150,7 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
-/// The measured.csv header: where the row came from, what it measured, the point it was
+/// The model_vs_measured.csv header: where the row came from, what it measured, the point it was
 /// matched to, and the comparison.
 pub const MEASURED_HEADER: [&str; 18] = [
     "csv_line",
@@ -173,7 +173,7 @@ pub const MEASURED_HEADER: [&str; 18] = [
     "abs_error_pct",
 ];
 
-/// Renders measured.csv: one row per matched measurement, in the CSV's order.
+/// Renders model_vs_measured.csv: one row per matched measurement, in the CSV's order.
 pub fn measured_csv(o: &Overlay) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(MEASURED_HEADER)?;

@@ -1,6 +1,6 @@
 //! Issue #11, measurements beside the model: `gdrsim run CONFIG --measured FILE` matches the
 //! measured-data CSV's rows to results points, adds the measured figure and the error to
-//! results.csv, writes measured.csv, compares them in report.md and draws them on the latency
+//! results.csv, writes model_vs_measured.csv, compares them in report.md and draws them on the latency
 //! and bandwidth charts. Measurements synthesised by `gdrsim perftest` (-> `gdrsim measured`)
 //! with the config's own streaming shape, so the definitions agree and the errors are only
 //! jitter (other seeds) and perftest's two printed decimals.
@@ -182,8 +182,8 @@ fn measured_points_get_error_columns_a_report_section_and_chart_markers() {
         worst.0, worst.1
     );
 
-    // measured.csv: one row per matched figure.
-    let (_, m) = table(&fs::read_to_string(out.join("measured.csv")).unwrap());
+    // model_vs_measured.csv: one row per matched figure.
+    let (_, m) = table(&fs::read_to_string(out.join("model_vs_measured.csv")).unwrap());
     assert_eq!(m.len(), 22);
     assert_eq!(
         m.iter().filter(|r| r["model_column"] == "bw_GBps").count(),
@@ -211,7 +211,7 @@ fn measured_points_get_error_columns_a_report_section_and_chart_markers() {
         manifest.contains(&format!("\"command\": \"{command}\"")),
         "{manifest}"
     );
-    assert!(manifest.contains("\"name\": \"measured.csv\""));
+    assert!(manifest.contains("\"name\": \"model_vs_measured.csv\""));
 
     // The charts: 11 measured points each, plus the legend's sample.
     for chart in ["latency.svg", "bandwidth.svg"] {
