@@ -200,6 +200,18 @@ pub fn write_outputs(
     info: &RunInfo,
     rows: &[Summary],
 ) -> Result<Vec<PathBuf>> {
+    write_outputs_with(dir, cfg, info, rows, &[])
+}
+
+/// [`write_outputs`], with the sensitivity study's `tornado` chart files (already written) for
+/// report.md to link from its "Fragile conclusions".
+fn write_outputs_with(
+    dir: &Path,
+    cfg: &Config,
+    info: &RunInfo,
+    rows: &[Summary],
+    tornado: &[PathBuf],
+) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     // One file's bytes at a time: the CSVs of a 100,000-point study are hundreds of MB.
     type Render<'a> = Box<dyn Fn() -> Result<Vec<u8>> + 'a>;
@@ -228,7 +240,9 @@ pub fn write_outputs(
     }
     let charts = report::charts::write_charts(dir, info, rows)?;
     written.extend(charts.iter().cloned());
-    written.push(report::markdown::write_markdown(dir, info, rows, &charts)?);
+    let mut linked = charts;
+    linked.extend(tornado.iter().cloned());
+    written.push(report::markdown::write_markdown(dir, info, rows, &linked)?);
     Ok(written)
 }
 
@@ -506,13 +520,25 @@ fn finish_study(
     let mut info = run_info(cfg, command);
     info.measured = extras.measured;
     let mut written = Vec::new();
+    let mut tornado = Vec::new();
     if let Some((delta, r)) = extras.sensitivity {
         info.fragile = Some((delta * 100.0, crate::sensitivity::fragile(r)));
         let p = out.path().join("sensitivity.csv");
         atomic::write(&p, &crate::sensitivity::csv(r)?)?;
         written.push(p);
+        // The tornado chart in every configured image format, linked from "Fragile conclusions".
+        let t = crate::sensitivity::tornado(r, TORNADO_THRESHOLD);
+        let size = report::charts::image_size(&info);
+        for f in config::ImageFormat::ALL {
+            if info.output.formats.contains(&f) {
+                let p = out.path().join(format!("tornado.{}", f.name()));
+                report::charts::tornado::write(&p, &t, size)?;
+                tornado.push(p);
+            }
+        }
+        written.extend(tornado.iter().cloned());
     }
-    written.extend(write_outputs(out.path(), cfg, &info, rows)?);
+    written.extend(write_outputs_with(out.path(), cfg, &info, rows, &tornado)?);
     out.commit(&record(cfg, command), &written)?;
     if !quiet {
         emit(&format!("{}wrote {}\n", summary_table(rows), dir.display()))?;
@@ -614,12 +640,15 @@ pub fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<PathBuf> {
     finish_study(dir, out, &cfg, &rows, &command, quiet, Extras::default())
 }
 
-/// `gdrsim sensitivity`: the report as text, and every variant into `csv` if given.
+/// `gdrsim sensitivity`: the report as text, every variant into `csv` and the tornado chart
+/// into `chart` (SVG or PNG by its extension) if given. Bad output paths are refused before
+/// any work.
 pub fn sensitivity(
     config: Option<&Path>,
     delta: &str,
     threshold: &str,
     csv: Option<&Path>,
+    chart: Option<&Path>,
     quiet: bool,
 ) -> Result<String> {
     let delta = crate::sensitivity::parse_delta(delta)?;
@@ -627,12 +656,34 @@ pub fn sensitivity(
     if let Some(p) = csv {
         report::output_dir::usable_file(p, "--csv")?;
     }
-    let r = crate::sensitivity::run(config, delta, quiet)?;
+    if let Some(p) = chart {
+        report::output_dir::usable_file(p, "--chart")?;
+        let ext = p.extension().map(|e| e.to_string_lossy().to_lowercase());
+        if !matches!(ext.as_deref(), Some("svg" | "png")) {
+            return Err(ConfigError::new(
+                "command line",
+                "--chart",
+                "a file ending in .svg or .png",
+                p.display().to_string(),
+            )
+            .into());
+        }
+    }
+    let cfg = load_config(config)?;
+    let r = crate::sensitivity::study(&cfg, delta, quiet)?;
     if let Some(p) = csv {
         atomic::write(p, &crate::sensitivity::csv(&r)?)?;
     }
+    if let Some(p) = chart {
+        let size = report::charts::image_size(&run_info(&cfg, ""));
+        report::charts::tornado::write(p, &crate::sensitivity::tornado(&r, threshold), size)?;
+    }
     Ok(crate::sensitivity::render(&r, threshold))
 }
+
+/// The threshold `run --sensitivity` leaves smaller moves out of its tornado chart by, as
+/// `gdrsim sensitivity` does by default.
+pub const TORNADO_THRESHOLD: f64 = 0.05;
 
 /// `gdrsim slurm CONFIG --tasks N ...`: writes the array and merge scripts, and with `submit`
 /// submits them. Returns what to print.

@@ -49,7 +49,8 @@ enum Command {
         #[arg(long, default_value_t = app::DEFAULT_MAX_EVENTS)]
         max_events: u64,
         /// Also vary every estimate by DELTA (default 25%) up and down and mark in report.md
-        /// the conclusions one change flips (sensitivity.csv beside it); about 30 runs more.
+        /// the conclusions one change flips (sensitivity.csv and the tornado chart beside it);
+        /// about 30 runs more.
         #[arg(long, value_name = "DELTA", num_args = 0..=1, default_missing_value = "25%")]
         sensitivity: Option<String>,
         /// Compare with a measured-data CSV (`gdrsim measured`): perftest t_typical against
@@ -115,6 +116,10 @@ enum Command {
         /// Also write every variant to this CSV file.
         #[arg(long)]
         csv: Option<PathBuf>,
+        /// Also draw the tornado chart (each estimate's effect on the ratios at the largest
+        /// size) into this file: .svg or .png.
+        #[arg(long, value_name = "FILE.svg")]
+        chart: Option<PathBuf>,
         /// Print nothing but the report (no progress).
         #[arg(long)]
         quiet: bool,
@@ -417,9 +422,17 @@ fn main() -> ExitCode {
             delta,
             threshold,
             csv,
+            chart,
             quiet,
-        }) => app::sensitivity(config.as_deref(), &delta, &threshold, csv.as_deref(), quiet)
-            .and_then(|text| app::emit(&text)),
+        }) => app::sensitivity(
+            config.as_deref(),
+            &delta,
+            &threshold,
+            csv.as_deref(),
+            chart.as_deref(),
+            quiet,
+        )
+        .and_then(|text| app::emit(&text)),
         Some(Command::Perftest {
             test,
             config,

@@ -13,9 +13,12 @@ use toml::{Table, Value};
 
 use crate::app;
 use crate::config::params::{self, ParamValue};
-use crate::config::{self, Config, Domain, PathKind};
+use rayon::prelude::*;
+
+use crate::config::{self, Config, ConfigError, Domain, Endpoint, PathKind};
 use crate::progress::Progress;
 use crate::report::charts::data::{BASELINES, Metric, Model, TIE};
+use crate::report::charts::tornado::{Bar, End, Panel, Tornado};
 use crate::scenario;
 use crate::stats::Summary;
 use crate::units::fmt_bytes;
@@ -81,12 +84,18 @@ pub struct Effect {
     pub direction: String,
     /// The value the variant gave it, as the config writes it.
     pub value: String,
+    /// The same value for a reader: "187.5 ns", "256 B".
+    pub shown: String,
+    /// Whether the variant scaled the estimate up (else down).
+    pub up: bool,
     /// The largest relative change of a ratio, signed, with where it happened.
     pub max_change: f64,
     /// Where that largest change happened: which ratio, at which size.
     pub max_at: String,
     /// Conclusions that flipped.
     pub flips: Vec<Flip>,
+    /// The variant's headlines (the ratios the chart draws).
+    pub headlines: Headlines,
 }
 
 /// One conclusion a variant flipped: who wins a comparison at a size, or a bottleneck.
@@ -251,14 +260,78 @@ pub fn scaled(p: &ParamValue, factor: f64) -> Option<Value> {
     (out.to_string() != p.value && out.as_str() != Some(p.value.as_str())).then_some(out)
 }
 
-/// Simulates the points of `cfg` the headlines compare.
-fn simulate(cfg: &Config) -> Result<Vec<Summary>> {
+/// The points of `cfg` the headlines compare: GPUDirect and its staging baselines.
+fn compared_points(cfg: &Config) -> Vec<scenario::Point> {
     let keep = |p: PathKind| p == PathKind::GpuDirect || BASELINES.contains(&p);
-    let points: Vec<scenario::Point> = scenario::plan(cfg)
+    scenario::plan(cfg)
         .into_iter()
         .filter(|p| keep(p.path))
+        .collect()
+}
+
+/// Simulates the points of `cfg` the headlines compare.
+#[cfg(test)]
+fn simulate(cfg: &Config) -> Result<Vec<Summary>> {
+    app::simulate(cfg, &compared_points(cfg), 0, &Progress::new(0, true, ""))
+}
+
+/// Whether the points of scenario `s` read the same of `variant` as of `base`, so that the
+/// base run's results stand for the variant's. They do when the two configs differ only in
+/// what those points never read: hosts that no flow of the scenario runs on, and, on its
+/// hosts, GPUs and NICs that are no flow's endpoint. (A point's simulation reads the config
+/// through its flows' plans, which name only endpoint devices and the routes between them, the
+/// topology, whose other devices carry no traffic and record no busy time, and `[sim]`.)
+/// Everything else (the sweep, `[sim]`, the network, the scenarios, and every part of an
+/// endpoint machine that is not another GPU or NIC: its CPU, sockets, switches, links) must be
+/// equal, so an estimate there is never reused.
+pub fn reads_same(base: &Config, variant: &Config, s: usize) -> bool {
+    let Some(sc) = base.scenarios.get(s) else {
+        return false;
+    };
+    if base.hosts.len() != variant.hosts.len() || base.scenarios != variant.scenarios {
+        return false;
+    }
+    let ends: Vec<&Endpoint> = sc
+        .flows
+        .iter()
+        .flat_map(|f| [&f.sender, &f.receiver])
         .collect();
-    app::simulate(cfg, &points, 0, &Progress::new(0, true, ""))
+    let mut patched = variant.clone();
+    for (h, host) in patched.hosts.iter_mut().enumerate() {
+        let (b, m) = (&base.hosts[h].machine, &mut host.machine);
+        let mine: Vec<&&Endpoint> = ends.iter().filter(|e| e.host == h).collect();
+        if mine.is_empty() {
+            host.clone_from(&base.hosts[h]);
+            continue;
+        }
+        if b.gpus.len() != m.gpus.len() || b.nics.len() != m.nics.len() {
+            return false;
+        }
+        for (g, gpu) in m.gpus.iter_mut().enumerate() {
+            if !mine.iter().any(|e| e.gpu == Some(g)) {
+                gpu.clone_from(&b.gpus[g]);
+            }
+        }
+        for (n, nic) in m.nics.iter_mut().enumerate() {
+            if !mine.iter().any(|e| e.nic == n) {
+                nic.clone_from(&b.nics[n]);
+            }
+        }
+    }
+    patched == *base
+}
+
+/// One variant of the study: an estimate scaled up or down, and the config it gives.
+struct Variant {
+    key: String,
+    direction: String,
+    value: String,
+    shown: String,
+    up: bool,
+    cfg: Config,
+    points: Vec<scenario::Point>,
+    /// Per point: reused from the base run (`Some(i)`, its index there) or simulated.
+    reuse: Vec<Option<usize>>,
 }
 
 /// The result of a sensitivity study.
@@ -267,10 +340,19 @@ pub struct Report {
     pub estimates: usize,
     /// Simulations run: the base run and every variant that parsed.
     pub runs: usize,
+    /// Points simulated in all (the base run's and the variants').
+    pub simulated: usize,
+    /// Variant points taken from the base run instead, because the estimate varied provably
+    /// does not reach them ([`reads_same`]).
+    pub reused: usize,
     /// The relative step of the variants (0.25: every estimate x1.25 and /1.25).
     pub delta: f64,
+    /// The base run's headlines.
+    pub base: Headlines,
     /// Every variant's effect, flips first, then by the largest change of a ratio.
     pub effects: Vec<Effect>,
+    /// The described hardware, for the chart's title.
+    pub hardware: String,
 }
 
 /// Runs the study of the config at `config`: see [`study`].
@@ -278,27 +360,41 @@ pub fn run(config: Option<&Path>, delta: f64, quiet: bool) -> Result<Report> {
     study(&app::load_config(config)?, delta, quiet)
 }
 
-/// The base run and, for every estimate, a variant up and one down.
+/// "187.5 ns", "256 B", "128", "75 Gb/s": a variant's value as a reader writes it.
+fn shown(domain: Domain, v: &Value) -> String {
+    let n = |s: &str| -> f64 {
+        s.trim_end_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .unwrap_or(0.0)
+    };
+    match (domain, v) {
+        (Domain::Duration { .. }, Value::String(s)) => {
+            format!("{} ns", crate::report::charts::data::sig3(n(s) / 1e3))
+        }
+        (Domain::Rate { .. }, Value::String(s)) => {
+            format!("{} Gb/s", crate::report::charts::data::sig3(n(s) / 1e9))
+        }
+        (Domain::Bytes { .. } | Domain::Pow2 { .. }, Value::Integer(i)) => fmt_bytes(*i as u64),
+        (_, Value::String(s)) => s.clone(),
+        (_, other) => other.to_string(),
+    }
+}
+
+/// The base run and, for every estimate, a variant up and one down. All the points to
+/// simulate, the base run's and the variants', run together on every core; a variant's point
+/// whose scenario reads nothing the variant changed ([`reads_same`]) is taken from the base
+/// run instead of simulated again.
 pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
     let cfg = cfg.clone();
-    let base_rows = simulate(&cfg)?;
-    let base = headlines(&cfg, &base_rows);
+    let base_points = compared_points(&cfg);
     let doc: Table = config::to_toml(&cfg).parse()?;
     let estimates: Vec<ParamValue> = params::list(&cfg)
         .into_iter()
         .filter(|p| p.is_estimate())
         .collect();
-    let progress = Progress::counting(
-        (estimates.len() * 2) as u64,
-        quiet,
-        "sensitivity",
-        "variants",
-    );
-    let mut effects = Vec::new();
-    let mut runs = 1;
+    let mut variants = Vec::new();
     for p in &estimates {
         for factor in [1.0 + delta, 1.0 / (1.0 + delta)] {
-            progress.inc();
             let Some(v) = scaled(p, factor) else {
                 continue;
             };
@@ -309,25 +405,105 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
             let Ok(variant) = config::parse(&toml::to_string(&d)?, "variant") else {
                 continue;
             };
-            let rows = simulate(&variant)?;
-            runs += 1;
-            let (max_change, max_at, flips) = compare(&base, &headlines(&variant, &rows));
             let direction = match p.domain {
                 Domain::Pow2 { .. } => if factor > 1.0 { "x2" } else { "/2" }.to_string(),
                 _ if factor > 1.0 => format!("x{:.2}", 1.0 + delta),
                 _ => format!("/{:.2}", 1.0 + delta),
             };
-            effects.push(Effect {
+            let points = compared_points(&variant);
+            let same_plan = points == base_points;
+            let same: Vec<bool> = (0..cfg.scenarios.len())
+                .map(|s| same_plan && reads_same(&cfg, &variant, s))
+                .collect();
+            let reuse = points
+                .iter()
+                .enumerate()
+                .map(|(i, pt)| same[pt.scenario].then_some(i))
+                .collect();
+            variants.push(Variant {
                 key: p.key.clone(),
                 direction,
                 value: v.as_str().map_or_else(|| v.to_string(), String::from),
-                max_change,
-                max_at,
-                flips,
+                shown: shown(p.domain, &v),
+                up: factor > 1.0,
+                cfg: variant,
+                points,
+                reuse,
             });
         }
     }
+    // Run 0 is the base, run k the k-th variant: every point that is not reused, in one pool.
+    let configs: Vec<&Config> = std::iter::once(&cfg)
+        .chain(variants.iter().map(|v| &v.cfg))
+        .collect();
+    let mut jobs: Vec<(usize, &scenario::Point)> = base_points.iter().map(|p| (0, p)).collect();
+    for (k, v) in variants.iter().enumerate() {
+        for (p, r) in v.points.iter().zip(&v.reuse) {
+            if r.is_none() {
+                jobs.push((k + 1, p));
+            }
+        }
+    }
+    let progress = Progress::counting(jobs.len() as u64, quiet, "sensitivity", "points");
+    let topos: Vec<crate::topology::Topology> =
+        configs.par_iter().map(|c| scenario::topology(c)).collect();
+    let results: Vec<(Summary, bool)> = jobs
+        .par_iter()
+        .map(|&(k, p)| {
+            let r = scenario::simulate_point(configs[k], &topos[k], p);
+            progress.inc();
+            (r.summary, r.past_horizon)
+        })
+        .collect();
     progress.finish();
+    if let Some(((s, _), (k, _))) = results.iter().zip(&jobs).find(|((_, past), _)| *past) {
+        return Err(ConfigError::new(
+            if *k == 0 {
+                "config"
+            } else {
+                "a sensitivity variant"
+            },
+            "[sim] and the machines' durations and rates",
+            "runs that end within the simulator's horizon of 2^62 ps (53 days simulated)",
+            format!(
+                "scenario {:?}, path {}, {} bytes: an event beyond it",
+                s.scenario, s.path, s.size_bytes
+            ),
+        )
+        .into());
+    }
+    let simulated = results.len();
+    let mut results = results.into_iter().map(|r| r.0);
+    let base_rows: Vec<Summary> = results.by_ref().take(base_points.len()).collect();
+    let base = headlines(&cfg, &base_rows);
+    let mut effects = Vec::new();
+    let mut reused = 0;
+    for v in &variants {
+        let rows: Vec<Summary> = v
+            .reuse
+            .iter()
+            .map(|r| match r {
+                Some(i) => {
+                    reused += 1;
+                    base_rows[*i].clone()
+                }
+                None => results.next().expect("one result per job"),
+            })
+            .collect();
+        let h = headlines(&v.cfg, &rows);
+        let (max_change, max_at, flips) = compare(&base, &h);
+        effects.push(Effect {
+            key: v.key.clone(),
+            direction: v.direction.clone(),
+            value: v.value.clone(),
+            shown: v.shown.clone(),
+            up: v.up,
+            max_change,
+            max_at,
+            flips,
+            headlines: h,
+        });
+    }
     effects.sort_by(|a, b| {
         (b.flips.len(), b.max_change.abs())
             .partial_cmp(&(a.flips.len(), a.max_change.abs()))
@@ -335,9 +511,13 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
     });
     Ok(Report {
         estimates: estimates.len(),
-        runs,
+        runs: 1 + variants.len(),
+        simulated,
+        reused,
         delta,
+        base,
         effects,
+        hardware: app::run_info(&cfg, "").hardware,
     })
 }
 
@@ -345,11 +525,14 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
 /// ratio), and the fragile conclusions.
 pub fn render(r: &Report, threshold: f64) -> String {
     let mut s = format!(
-        "{} estimates, each scaled by {:.0}% up and down ({} runs). A ratio is GPUDirect over \
-         its staging baseline; moves under {:.0}% are left out.\n\n",
+        "{} estimates, each scaled by {:.0}% up and down ({} runs; {} points simulated, {} taken \
+         from the base run where the estimate cannot reach them). A ratio is GPUDirect over its \
+         staging baseline; moves under {:.0}% are left out.\n\n",
         r.estimates,
         r.delta * 100.0,
         r.runs,
+        r.simulated,
+        r.reused,
         threshold * 100.0
     );
     let shown: Vec<&Effect> = r
@@ -423,6 +606,76 @@ pub fn csv(r: &Report) -> Result<Vec<u8>> {
         ])?;
     }
     Ok(w.into_inner()?)
+}
+
+/// The tornado chart of `r` ([`crate::report::charts::tornado`]): per comparison, its latency
+/// and its bandwidth ratio at the largest size it has, one bar per estimate from the ratio of
+/// its variant down to that of its variant up. The largest size, because there the transfer
+/// streams and its ratio rests on what most estimates set (read windows, read request sizes,
+/// forwarding); at small sizes fixed costs that are measured (cudaMemcpy launch) dominate.
+/// Every conclusion the default study has that flips is a large-size bandwidth one.
+pub fn tornado(r: &Report, threshold: f64) -> Tornado {
+    let mut labels: Vec<&str> = Vec::new();
+    for (l, ..) in &r.base.ratios {
+        if !labels.contains(&l.as_str()) {
+            labels.push(l);
+        }
+    }
+    let mut keys: Vec<&str> = Vec::new();
+    for e in &r.effects {
+        if !keys.contains(&e.key.as_str()) {
+            keys.push(&e.key);
+        }
+    }
+    let mut panels = Vec::new();
+    for label in labels {
+        for metric in [Metric::Latency, Metric::Bandwidth] {
+            let Some(&(_, size, _, base)) = r
+                .base
+                .ratios
+                .iter()
+                .filter(|(l, _, m, _)| l == label && *m == metric)
+                .max_by_key(|(_, s, _, _)| *s)
+            else {
+                continue;
+            };
+            let end = |key: &str, up: bool| {
+                let e = r.effects.iter().find(|e| e.key == key && e.up == up)?;
+                let ratio = e
+                    .headlines
+                    .ratios
+                    .iter()
+                    .find(|(l, s, m, _)| l == label && *s == size && *m == metric)?
+                    .3;
+                Some(End {
+                    value: e.shown.clone(),
+                    ratio,
+                })
+            };
+            let bars = keys
+                .iter()
+                .map(|&k| Bar {
+                    key: k.to_string(),
+                    down: end(k, false),
+                    up: end(k, true),
+                })
+                .filter(|b| b.down.is_some() || b.up.is_some())
+                .collect();
+            panels.push(Panel {
+                comparison: label.to_string(),
+                metric,
+                size,
+                base,
+                bars,
+            });
+        }
+    }
+    Tornado {
+        hardware: r.hardware.clone(),
+        delta: r.delta,
+        threshold,
+        panels,
+    }
 }
 
 /// `25%`, `0.25` or `25` -> 0.25.
@@ -518,5 +771,61 @@ mod tests {
             change.abs() > 0.05,
             "a read window of 8 moved the ratios by {change} ({at})"
         );
+    }
+
+    /// Reuse is sound: for every variant of every estimate, each scenario whose points
+    /// `reads_same` says the variant cannot reach simulates, recomputed, exactly to the base
+    /// run's rows. And it is not vacuous: some points are reused (the GPUs no scenario or only
+    /// another scenario uses), while the scenario whose GPU an estimate belongs to is not, and
+    /// there the estimate does change the rows.
+    #[test]
+    fn reused_points_equal_recomputed_ones() {
+        let text = config::DEFAULT_TOML.replace(
+            "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+            "sizes = [\"4KiB\", \"1MiB\"]",
+        );
+        let cfg = config::parse(&text, "small").unwrap();
+        let topo = scenario::topology(&cfg);
+        let points = compared_points(&cfg);
+        let run = |c: &Config, t: &crate::topology::Topology, s: usize| -> Vec<Summary> {
+            points
+                .iter()
+                .filter(|p| p.scenario == s)
+                .map(|p| scenario::simulate_point(c, t, p).summary)
+                .collect()
+        };
+        let base: Vec<Vec<Summary>> = (0..cfg.scenarios.len())
+            .map(|s| run(&cfg, &topo, s))
+            .collect();
+        let doc: Table = config::to_toml(&cfg).parse().unwrap();
+        let (mut reused, mut kept_changed) = (0, 0);
+        for p in params::list(&cfg).into_iter().filter(|p| p.is_estimate()) {
+            for factor in [1.25, 0.8] {
+                let Some(v) = scaled(&p, factor) else {
+                    continue;
+                };
+                let mut d = doc.clone();
+                params::set(&mut d, &p.key, v).unwrap();
+                let var = config::parse(&toml::to_string(&d).unwrap(), "v").unwrap();
+                assert_eq!(compared_points(&var), points);
+                let vt = scenario::topology(&var);
+                for (s, rows) in base.iter().enumerate() {
+                    if reads_same(&cfg, &var, s) {
+                        reused += 1;
+                        assert!(
+                            run(&var, &vt, s) == *rows,
+                            "{} x{factor} reused for {} but changes it",
+                            p.key,
+                            cfg.scenarios[s].name
+                        );
+                    } else if p.key.contains(".gpus[") && run(&var, &vt, s) != *rows {
+                        kept_changed += 1;
+                    }
+                }
+            }
+        }
+        // ce_mrrs_bytes of gpus[0..4], up and down: 2 x (2 + 2 + 3 + 2) scenario runs reused;
+        // the 6 of its own scenario recomputed, and changed.
+        assert_eq!((reused, kept_changed), (18, 6));
     }
 }

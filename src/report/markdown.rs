@@ -54,7 +54,7 @@ pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) 
     simulated(&mut out, &m);
     key_results(&mut out, &m);
     crossovers(&mut out, &m);
-    fragile(&mut out, info);
+    fragile(&mut out, dir, info, charts);
     measured(&mut out, info);
     gdrcopy_crossovers(&mut out, &m);
     time_goes(&mut out, info, &m);
@@ -475,8 +475,19 @@ fn crossing_text(sp: &Speedup, metric: Metric, cs: &[Crossover]) -> String {
     format!("{}{ends}", parts.join("; "))
 }
 
-/// The conclusions above that one estimate's change flips (`run --sensitivity`).
-fn fragile(out: &mut String, info: &RunInfo) {
+/// The stem of the sensitivity study's chart: linked from "Fragile conclusions", not listed
+/// under "Charts".
+const TORNADO: &str = "tornado";
+
+fn stem_of(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The conclusions above that one estimate's change flips (`run --sensitivity`), and a link
+/// to the tornado chart among `charts` where it was written.
+fn fragile(out: &mut String, dir: &Path, info: &RunInfo, charts: &[PathBuf]) {
     let Some((delta, flips)) = &info.fragile else {
         return;
     };
@@ -485,12 +496,34 @@ fn fragile(out: &mut String, info: &RunInfo) {
         "## Fragile conclusions
 "
     );
+    let tornado: Vec<String> = charts
+        .iter()
+        .filter(|p| stem_of(p) == TORNADO && p.is_file())
+        .map(|p| {
+            let ext = p
+                .extension()
+                .map(|e| e.to_string_lossy().to_uppercase())
+                .unwrap_or_default();
+            format!("[{ext}]({})", relative(dir, p))
+        })
+        .collect();
+    let chart = |out: &mut String| {
+        if !tornado.is_empty() {
+            let _ = writeln!(
+                out,
+                "The tornado chart ({}) shows, per comparison at its largest size, how far each \
+                 estimate moves the GPUDirect-over-staged ratios and which changes cross 1×.\n",
+                tornado.join(", ")
+            );
+        }
+    };
     if flips.is_empty() {
         let _ = writeln!(
             out,
             "Every estimate (a parameter no measurement pins) was changed by {delta:.0}% up and \
              down, one at a time: no winner, crossover or bottleneck above changes.\n"
         );
+        chart(out);
         return;
     }
     let _ = writeln!(
@@ -503,6 +536,7 @@ fn fragile(out: &mut String, info: &RunInfo) {
         let _ = writeln!(out, "- {}", md_inline(f));
     }
     out.push('\n');
+    chart(out);
 }
 
 /// `run --measured`: each matched measurement beside the model's figure, and the median
@@ -841,10 +875,10 @@ fn charts_section(out: &mut String, dir: &Path, charts: &[PathBuf]) {
     // Group the existing files by stem, keeping the order they were written in.
     let mut stems: Vec<(String, Vec<&PathBuf>)> = Vec::new();
     for p in charts.iter().filter(|p| p.is_file()) {
-        let stem = p
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let stem = stem_of(p);
+        if stem == TORNADO {
+            continue;
+        }
         match stems.iter_mut().find(|(s, _)| *s == stem) {
             Some((_, v)) => v.push(p),
             None => stems.push((stem, vec![p])),

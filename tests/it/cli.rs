@@ -1562,8 +1562,25 @@ fn sensitivity_names_the_estimates_a_conclusion_hangs_on() {
         )]),
     );
     let csv = scratch("sensitivity").with_extension("csv");
-    let o = gdrsim(&["sensitivity", s(&cfg), "--quiet", "--csv", s(&csv)]);
+    let chart = scratch("sensitivity-chart").with_extension("svg");
+    let o = gdrsim(&[
+        "sensitivity",
+        s(&cfg),
+        "--quiet",
+        "--csv",
+        s(&csv),
+        "--chart",
+        s(&chart),
+    ]);
     assert_ok(&o, "sensitivity");
+    // --chart: the tornado chart, with the estimate that flips the SYS bandwidth conclusion.
+    let svg = text(&read(&chart));
+    assert!(svg.trim_start().starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert!(
+        svg.contains("Sensitivity: what each estimate does")
+            && svg.contains("\nnics[0].mrrs_bytes (flips)\n"),
+        "{svg}"
+    );
     let out = text(&o.stdout);
     assert!(
         out.contains("estimates, each scaled by 25% up and down"),
@@ -1589,10 +1606,32 @@ fn sensitivity_names_the_estimates_a_conclusion_hangs_on() {
     );
     assert!(md.contains("--sensitivity 25%"), "the reproducing command");
     assert!(dir.join("sensitivity.csv").is_file());
+    // The tornado chart beside it (in the config's formats), linked from the section.
+    assert!(dir.join("tornado.svg").is_file() && dir.join("tornado.png").is_file());
+    let section = md
+        .split("## Fragile conclusions")
+        .nth(1)
+        .and_then(|r| r.split("\n## ").next())
+        .unwrap_or_default();
+    assert!(
+        section.contains("[SVG](tornado.svg)") && section.contains("[PNG](tornado.png)"),
+        "{section}"
+    );
+    assert_eq!(md.matches("tornado.svg").count(), 1, "linked there only");
     assert_whole(&dir);
+    // A bad --chart is refused before any work: the CSV, written after the study, is not.
+    let before = scratch("sensitivity-never").with_extension("csv");
     for bad in [
         vec!["sensitivity", "--delta", "0%"],
         vec!["sensitivity", "--csv", "no/such/folder/x.csv"],
+        vec![
+            "sensitivity",
+            "--csv",
+            s(&before),
+            "--chart",
+            "no/such/folder/t.svg",
+        ],
+        vec!["sensitivity", "--csv", s(&before), "--chart", "tornado.txt"],
         vec![
             "run",
             "--sensitivity",
@@ -1605,6 +1644,7 @@ fn sensitivity_names_the_estimates_a_conclusion_hangs_on() {
         let o = gdrsim(&bad);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stderr));
     }
+    assert!(!before.exists() && !Path::new("tornado.txt").exists());
 }
 
 /// Issue #11: `perftest` prints perftest's layout from the simulated machine. On the default

@@ -7,6 +7,7 @@
 //! | `speedup`   | GPUDirect over staged (latency and bandwidth ratios) with crossovers          |
 //! | `breakdown` | stacked critical-path stages at a few sizes, one panel per size               |
 //! | `scenarios` | scenarios side by side at one size, latency and bandwidth per path            |
+//! | `tornado`   | what each estimate does to a headline ratio (`sensitivity`; not a run chart)  |
 //!
 //! Every chart is drawn by one function generic over the plotters backend, so the SVG, the PNG
 //! and the in-memory bitmap the tests inspect come from the same code. The encoding follows the
@@ -41,6 +42,7 @@ mod style;
 pub(crate) mod testdata;
 #[cfg(test)]
 mod tests;
+pub mod tornado;
 
 use data::Model;
 use style::{Area, PlotResult, Theme};

@@ -496,3 +496,155 @@ fn measured_points_are_drawn_with_their_own_marker_and_legend() {
     .unwrap();
     assert_eq!(plain, svg);
 }
+
+/// The `y` and `x` of the first SVG text element whose content is exactly `content`.
+fn text_at(svg: &str, content: &str) -> Option<(f64, f64)> {
+    let i = svg.find(&format!("\n{content}\n</text>"))?;
+    let tag = &svg[svg[..i].rfind("<text")?..i];
+    let attr = |name: &str| -> Option<f64> {
+        let a = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+        tag[a..].split('"').next()?.parse().ok()
+    };
+    Some((attr("x")?, attr("y")?))
+}
+
+/// The vertical polylines of an SVG in `stroke`: (x, y from, y to).
+fn vertical_lines(svg: &str, stroke: &str) -> Vec<(f64, f64, f64)> {
+    svg.lines()
+        .filter(|l| l.starts_with("<polyline") && l.contains(&format!("stroke=\"{stroke}\"")))
+        .filter_map(|l| {
+            let pts = l.split("points=\"").nth(1)?.split('"').next()?;
+            let p: Vec<(f64, f64)> = pts
+                .split_whitespace()
+                .filter_map(|xy| {
+                    let (x, y) = xy.split_once(',')?;
+                    Some((x.parse().ok()?, y.parse().ok()?))
+                })
+                .collect();
+            (p.len() == 2 && p[0].0 == p[1].0 && p[0].1 != p[1].1)
+                .then(|| (p[0].0, p[0].1.min(p[1].1), p[0].1.max(p[1].1)))
+        })
+        .collect()
+}
+
+fn tornado_fixture() -> tornado::Tornado {
+    use tornado::{Bar, End, Panel, Tornado};
+    let end = |v: &str, r: f64| {
+        Some(End {
+            value: v.into(),
+            ratio: r,
+        })
+    };
+    let bar = |k: &str, down, up| Bar {
+        key: k.into(),
+        down,
+        up,
+    };
+    Tornado {
+        hardware: "Test GPU + test NIC".into(),
+        delta: 0.25,
+        threshold: 0.05,
+        panels: vec![Panel {
+            comparison: "SYS write_imm vs staged".into(),
+            metric: super::data::Metric::Bandwidth,
+            size: 1 << 30,
+            base: 1.2,
+            // Given in no particular order: the chart sorts them.
+            bars: vec![
+                bar("x.mid_bytes", end("3 B", 1.1), end("5 B", 1.35)),
+                bar("x.small_ns", end("1 ns", 1.19), end("2 ns", 1.21)),
+                bar("x.big_window", end("96", 0.8), end("160", 1.5)),
+                bar("x.one_sided_ns", None, end("9 ns", 1.6)),
+            ],
+        }],
+    }
+}
+
+/// The tornado chart: one bar per estimate that moves the ratio by the threshold, widest at
+/// the top; the one under it left out; the bar that crosses 1x (and only it) marked as a flip,
+/// with its outline across the solid 1x line, which is labelled "1×"; the base line labelled.
+#[test]
+fn tornado_sorts_bars_by_span_and_marks_the_ones_across_1x() {
+    let t = tornado_fixture();
+    let svg = tornado::render_svg(&t, (1600, 1000)).unwrap();
+    check_well_formed(&svg).unwrap();
+    assert!(svg.contains(tornado::TITLE) && svg.contains("Test GPU + test NIC"));
+    let y = |k: &str| text_at(&svg, k).map(|p| p.1);
+    let (big, one, mid) = (
+        y("x.big_window (flips)").expect("the flipping bar, marked"),
+        y("x.one_sided_ns").expect("a bar with one variant"),
+        y("x.mid_bytes").expect("the narrowest bar shown"),
+    );
+    assert!(big < one && one < mid, "widest first: {big} {one} {mid}");
+    assert!(y("x.small_ns").is_none() && !svg.contains("x.small_ns"));
+    assert!(y("x.big_window").is_none() && y("x.mid_bytes (flips)").is_none());
+    // Ends: each variant's value and ratio, on its side of the base.
+    let (down, up) = (
+        text_at(&svg, "96: 0.8×").unwrap(),
+        text_at(&svg, "160: 1.5×").unwrap(),
+    );
+    assert!(down.0 < up.0 && (down.1 - big).abs() < 1.0);
+    let (one_x, _) = text_at(&svg, "1×").expect("the 1x line's label");
+    let (base_x, _) = text_at(&svg, "base 1.2×").expect("the base line's label");
+    assert!(one_x < base_x);
+    let ink = vertical_lines(&svg, "#1E1E1E");
+    let line = ink
+        .iter()
+        .find(|l| (l.0 - one_x).abs() < 1.0)
+        .unwrap_or_else(|| panic!("a solid line at 1× (x = {one_x}): {ink:?}"));
+    assert!(line.1 < big && line.2 > mid, "it spans the bars: {line:?}");
+    // The flip's outline: an unfilled ink rectangle on its row, across the 1x line.
+    let outlined = svg.lines().filter(|l| {
+        l.starts_with("<rect") && l.contains("stroke=\"#1E1E1E\"") && l.contains("fill=\"none\"")
+    });
+    let rects: Vec<(f64, f64, f64, f64)> = outlined
+        .filter_map(|l| {
+            let a = |n: &str| -> Option<f64> {
+                l.split(&format!(" {n}=\""))
+                    .nth(1)?
+                    .split('"')
+                    .next()?
+                    .parse()
+                    .ok()
+            };
+            Some((a("x")?, a("y")?, a("width")?, a("height")?))
+        })
+        .collect();
+    assert_eq!(rects.len(), 1, "one flip outlined: {rects:?}");
+    let (x, ry, w, h) = rects[0];
+    assert!(
+        x < one_x && x + w > one_x && ry < big && ry + h > big,
+        "{rects:?}"
+    );
+    // PNG through the same code, of the asked size.
+    let dir = tmp("tornado");
+    std::fs::create_dir_all(&dir).unwrap();
+    tornado::write(&dir.join("t.png"), &t, (800, 500)).unwrap();
+    assert_eq!(
+        png_size(&std::fs::read(dir.join("t.png")).unwrap()),
+        (800, 500)
+    );
+    assert!(tornado::write(&dir.join("t.jpg"), &t, (800, 500)).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Nothing over the threshold: a message in place of panels, no bars.
+#[test]
+fn tornado_without_a_bar_over_the_threshold_says_so() {
+    let mut t = tornado_fixture();
+    t.threshold = 0.9;
+    for b in &mut t.panels[0].bars {
+        b.down = None;
+        b.up = b.up.take().map(|mut e| {
+            e.ratio = 1.25;
+            e
+        });
+    }
+    let svg = tornado::render_svg(&t, (1600, 1000)).unwrap();
+    check_well_formed(&svg).unwrap();
+    assert!(
+        svg.contains("No estimate moves a headline ratio by 90%"),
+        "{svg}"
+    );
+    assert!(!svg.contains("x.big_window"));
+}
