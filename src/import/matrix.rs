@@ -517,16 +517,20 @@ fn affinity_value(
     t: Tok,
     l: usize,
 ) -> Result<(), ConfigError> {
-    if !cpu_list(t.text) {
-        let what = if head == "CPU Affinity" {
-            "a CPU list such as 0-63 or N/A"
-        } else {
-            "a NUMA node number or N/A"
-        };
+    if parse_cell(t.text).is_some() {
         return Err(p.err(
             l,
             t.col,
-            format!("{what} (column {head})"),
+            format!("the {head} column after the row's cells (the row has a cell too many)"),
+            format!("`{}`", t.text),
+        ));
+    }
+    // The CPU list is kept as written (gdrsim's own `topo` prints a socket name there).
+    if head != "CPU Affinity" && !cpu_list(t.text) {
+        return Err(p.err(
+            l,
+            t.col,
+            format!("a NUMA node number or N/A (column {head})"),
             format!("`{}`", t.text),
         ));
     }
@@ -640,4 +644,170 @@ fn legends(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H100: &str = include_str!("../../tests/data/topo-m/dgx-h100.txt");
+    const H100_SPACES: &str = include_str!("../../tests/data/topo-m/dgx-h100-spaces.txt");
+    const A100: &str = include_str!("../../tests/data/topo-m/dgx-a100.txt");
+
+    const SMALL: &str = "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity
+GPU0\t X \tPIX\tPXB\t0-7\t0
+GPU1\tPIX\t X \tPXB\t0-7\t0
+NIC0\tPXB\tPXB\t X \t\t
+
+NIC Legend:
+
+  NIC0: mlx5_4
+";
+
+    /// The error message of a text that must be refused.
+    fn refused(text: &str) -> String {
+        parse(text, "m.txt").expect_err("refused").to_string()
+    }
+
+    #[test]
+    fn new_style_matrix_with_legend_and_gpu_numa_id() {
+        let m = parse(H100, "h100").unwrap();
+        assert_eq!(m.devices.len(), 18);
+        assert!(m.nic_legend);
+        assert_eq!(m.of(DeviceKind::Gpu).count(), 8);
+        let nic1 = &m.devices[9];
+        assert_eq!(
+            (nic1.label.as_str(), nic1.name.as_str()),
+            ("NIC1", "mlx5_3")
+        );
+        assert_eq!(m.devices[0].cpu_affinity.as_deref(), Some("0-55,112-167"));
+        assert_eq!((m.devices[0].numa, m.devices[7].numa), (Some(0), Some(1)));
+        assert_eq!(m.cells[0][1], Cell::NvLink(18));
+        assert_eq!(m.cells[0][8], Cell::Pcie(Affinity::Pix));
+        assert_eq!(m.cells[0][12], Cell::Pcie(Affinity::Sys));
+        assert_eq!(m.cells[3][3], Cell::Itself);
+    }
+
+    #[test]
+    fn spaces_read_as_tabs() {
+        assert!(!H100_SPACES.contains('\t'));
+        assert_eq!(parse(H100_SPACES, "s").unwrap(), parse(H100, "t").unwrap());
+    }
+
+    #[test]
+    fn old_style_names_name_the_nics() {
+        let m = parse(A100, "a100").unwrap();
+        assert!(!m.nic_legend);
+        let nics: Vec<&str> = m
+            .of(DeviceKind::Nic)
+            .map(|(_, d)| d.name.as_str())
+            .collect();
+        assert_eq!(nics[0], "mlx5_0");
+        assert_eq!(nics.len(), 10);
+        assert_eq!(m.devices[0].numa, Some(3));
+    }
+
+    #[test]
+    fn colour_codes_and_soc_are_read() {
+        let text = "\u{1b}[4m\tGPU0\tmlx5_0\tCPU Affinity\u{1b}[0m\nGPU0\t X \tSOC\t0-3\nmlx5_0\tSOC\t X \t\n";
+        let m = parse(text, "c").unwrap();
+        assert_eq!(m.cells[0][1], Cell::Pcie(Affinity::Sys));
+        assert_eq!(m.devices[1].name, "mlx5_0");
+    }
+
+    #[test]
+    fn the_legend_names_nics_and_defaults_stand_without_one() {
+        let m = parse(SMALL, "s").unwrap();
+        assert_eq!(m.devices[2].name, "mlx5_4");
+        let bare = SMALL.split("\n\n").next().unwrap();
+        assert_eq!(parse(bare, "s").unwrap().devices[2].name, "nic0");
+    }
+
+    #[test]
+    fn bad_input_names_line_and_column() {
+        // Truncated: the NIC0 row is missing.
+        let truncated: String = SMALL.lines().take(3).map(|l| format!("{l}\n")).collect();
+        assert_eq!(
+            refused(&truncated),
+            "m.txt:4:1: expected the row of NIC0 (3 rows in all: the matrix is truncated), found end of file"
+        );
+        // An unknown cell.
+        let e = refused(&SMALL.replace("GPU1\tPIX\t X \tPXB", "GPU1\tPIX\t X \tPXQ"));
+        assert_eq!(
+            e,
+            "m.txt:3:14: expected a cell for column NIC0 (X, PIX, PXB, PHB, NODE, SYS or NV#), found `PXQ`"
+        );
+        // Not symmetric.
+        let e = refused(&SMALL.replace("NIC0\tPXB\tPXB", "NIC0\tPXB\tPIX"));
+        assert!(
+            e.starts_with("m.txt:4:10: expected PXB (the matrix is symmetric: GPU1 to NIC0 is PXB at line 3 column 14)"),
+            "{e}"
+        );
+        // A row one cell short, and one cell long.
+        let e = refused(&SMALL.replace("NIC0\tPXB\tPXB\t X \t\t", "NIC0\tPXB\tPXB"));
+        assert_eq!(
+            e,
+            "m.txt:4:13: expected 3 cells in the row of NIC0 (one for column NIC0), found end of line"
+        );
+        let e = refused(&SMALL.replace("NIC0\tPXB\tPXB\t X \t\t", "NIC0\tPXB\tPXB\t X \tSYS"));
+        assert!(
+            e.starts_with("m.txt:4:18: expected the end of the row after its 3 cells"),
+            "{e}"
+        );
+        // A GPU row with a cell too many: the extra cell lands in CPU Affinity.
+        let e = refused(&SMALL.replace("GPU0\t X \tPIX\tPXB\t", "GPU0\t X \tPIX\tPXB\tSYS\t"));
+        assert!(e.starts_with("m.txt:2:18: expected the CPU Affinity column after the row's cells (the row has a cell too many), found `SYS`"), "{e}");
+        let e = refused(&SMALL.replace("0-7\t0\nGPU1", "0-7\tzero\nGPU1"));
+        assert_eq!(
+            e,
+            "m.txt:2:22: expected a NUMA node number or N/A (column NUMA Affinity), found `zero`"
+        );
+        // No X on the diagonal, and an X off it.
+        let e = refused(&SMALL.replace("GPU1\tPIX\t X ", "GPU1\tPIX\tPIX"));
+        assert_eq!(
+            e,
+            "m.txt:3:10: expected X (the diagonal: GPU1 to itself), found `PIX`"
+        );
+        let e = refused(&SMALL.replace("GPU0\t X \tPIX", "GPU0\t X \t X "));
+        assert!(
+            e.starts_with(
+                "m.txt:2:11: expected PIX, PXB, PHB, NODE, SYS or NV# (X only on the diagonal"
+            ),
+            "{e}"
+        );
+        // NVLink to a NIC.
+        let e = refused(&SMALL.replace("GPU0\t X \tPIX\tPXB", "GPU0\t X \tPIX\tNV4"));
+        assert!(
+            e.starts_with(
+                "m.txt:2:14: expected PIX, PXB, PHB, NODE or SYS (NVLink joins GPUs only"
+            ),
+            "{e}"
+        );
+        // GPUs out of order, an extra row, a bad legend line, an empty file.
+        let e = refused(&SMALL.replacen("GPU1", "GPU2", 1));
+        assert_eq!(
+            e,
+            "m.txt:1:7: expected GPU1 (GPU columns in order from GPU0), found `GPU2`"
+        );
+        let e = refused(&SMALL.replace("\n\nNIC Legend", "\nNIC1\tPXB\tPXB\tPIX\n\nNIC Legend"));
+        assert!(
+            e.starts_with("m.txt:5:1: expected `Legend:` or the end of the file after the 3 rows"),
+            "{e}"
+        );
+        let e = refused(&SMALL.replace("NIC0: mlx5_4", "NIC7: mlx5_4"));
+        assert_eq!(
+            e,
+            "m.txt:8:3: expected a NIC column of the matrix (NIC0 ...), found `NIC7`"
+        );
+        assert_eq!(
+            refused("\n \n"),
+            "m.txt:1:1: expected an `nvidia-smi topo -m` matrix (a header of GPU0, ... columns), found an empty file"
+        );
+        // Spaces: the column is the cell's own.
+        let spaces = "   GPU0  NIC0  CPU Affinity\nGPU0  X    PIX   0-3\nNIC0  PIX   PHB\n";
+        assert_eq!(
+            refused(spaces),
+            "m.txt:3:13: expected X (the diagonal: NIC0 to itself), found `PHB`"
+        );
+    }
 }

@@ -142,7 +142,7 @@ pub fn topo_m(
             if gpu_nic { "were kept where they fit one tree (some do not)" } else { "are kept" },
             differences
                 .iter()
-                .map(|(a, b, c, x)| format!("{a}-{b} {c} -> {}", x.name()))
+                .map(|(a, b, c, x)| format!("{a}-{b} {c} -> {}{}", x.name(), why(&m, a, b)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
@@ -193,6 +193,44 @@ pub fn topo_m(
         notes,
         differences,
     })
+}
+
+/// Why no tree gives the cell `a`-`b`: a third device the two see at classes that, with the
+/// cell, break the ultrametric rule (NICs looked at first), as " (with W: A-W x, B-W y)".
+fn why(m: &Matrix, a: &str, b: &str) -> String {
+    let index = |l: &str| m.devices.iter().position(|d| d.label == l);
+    let (Some(a), Some(b)) = (index(a), index(b)) else {
+        return String::new();
+    };
+    let class = |x: usize, y: usize| match m.cells[x][y] {
+        Cell::Pcie(c) => Some(c),
+        _ => None,
+    };
+    let Some(c) = class(a, b) else {
+        return String::new();
+    };
+    let mut order: Vec<usize> = (0..m.devices.len()).filter(|&w| w != a && w != b).collect();
+    order.sort_by_key(|&w| m.devices[w].kind != DeviceKind::Nic);
+    order
+        .into_iter()
+        .find_map(|w| {
+            let (x, y) = (class(a, w)?, class(b, w)?);
+            let mut v = [c, x, y];
+            v.sort();
+            (v[1] != v[2]).then(|| {
+                let (la, lb, lw) = (
+                    &m.devices[a].label,
+                    &m.devices[b].label,
+                    &m.devices[w].label,
+                );
+                format!(
+                    " (with {lw}: {la}-{lw} {}, {lb}-{lw} {})",
+                    x.name(),
+                    y.name()
+                )
+            })
+        })
+        .unwrap_or_default()
 }
 
 /// The kind of the device labelled `label`.
