@@ -194,8 +194,13 @@ impl Names<'_> {
             .iter()
             .map(|&d| self.m.devices[d].label.as_str())
             .collect();
-        let what = if sw.switches.is_empty() {
-            format!("the switch of {} (PIX)", under.join(", "))
+        let what = if sw.switches.is_empty() && under.len() == 1 {
+            format!(
+                "{} alone under an upper switch (PXB to its other devices)",
+                under[0]
+            )
+        } else if sw.switches.is_empty() {
+            format!("the switch of {} (PIX between them)", under.join(", "))
         } else {
             format!(
                 "an upper switch over {} switches (PXB between them)",

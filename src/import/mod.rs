@@ -295,3 +295,55 @@ pub fn topo_m_command(file: &Path, out: Option<&Path>, like: Option<&Path>) -> a
         None => crate::app::emit(&imported.toml),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_names_come_from_the_file_name() {
+        assert_eq!(
+            config_name(Path::new("dir/DGX A100_topo.txt")),
+            "dgx-a100-topo"
+        );
+        assert_eq!(config_name(Path::new("__.txt")), "imported");
+    }
+
+    #[test]
+    fn gpu_nic_cells_no_tree_gives_are_said() {
+        // GPU0 PIX to both NICs, GPU1 PIX to NIC0 but SYS to NIC1: no tree has all four GPU-NIC
+        // cells. The import still succeeds and names what it gave up.
+        let text = "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity
+GPU0\t X \tPIX\tPIX\tPIX\t0-7\t0
+GPU1\tPIX\t X \tPIX\tSYS\t0-7\t0
+NIC0\tPIX\tPIX\t X \tPIX
+NIC1\tPIX\tSYS\tPIX\t X
+";
+        let imp = topo_m(text, Path::new("odd.txt"), None).unwrap();
+        assert_eq!(
+            imp.differences,
+            vec![(
+                "GPU1".to_string(),
+                "NIC1".to_string(),
+                "SYS".to_string(),
+                Affinity::Pix
+            )]
+        );
+        let note = imp.notes.iter().find(|n| n.contains("differ")).unwrap();
+        assert!(
+            note.contains("were kept where they fit one tree (some do not)"),
+            "{note}"
+        );
+        assert!(
+            note.contains("GPU1-NIC1 SYS -> PIX (with NIC0: GPU1-NIC0 PIX, NIC1-NIC0 PIX)"),
+            "{note}"
+        );
+        // A consistent matrix differs nowhere and says nothing about it.
+        let ok = topo_m(&text.replace("SYS", "PIX"), Path::new("ok.txt"), None).unwrap();
+        assert!(ok.differences.is_empty());
+        assert!(!ok.notes.iter().any(|n| n.contains("differ")));
+        assert!(
+            ok.toml.contains("name = \"GPU0-NIC0\"") && ok.toml.contains("name = \"GPU1-NIC1\"")
+        );
+    }
+}
