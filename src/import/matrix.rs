@@ -155,7 +155,7 @@ fn tokens(line: &str) -> Vec<Tok<'_>> {
 }
 
 /// Reads `topo -m` text; `file` names it in errors.
-pub struct Parser<'a> {
+struct Parser<'a> {
     file: &'a str,
     lines: Vec<String>,
 }
