@@ -50,6 +50,7 @@ pub mod calibrate;
 pub mod components;
 pub mod config;
 pub mod engine;
+pub mod import;
 pub mod inspect;
 pub mod measured;
 pub mod nvbandwidth;

@@ -266,6 +266,11 @@ enum Command {
     },
     /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix.
     Topo { config: Option<PathBuf> },
+    /// Write a config from what a real machine prints (`gdrsim import topo-m FILE`).
+    Import {
+        #[command(subcommand)]
+        what: Import,
+    },
     /// List every parameter of a config with its value, unit and the source of its default
     /// (a reference row, a datasheet, a specification, or an estimate).
     Params {
@@ -319,6 +324,23 @@ enum Command {
         /// Output file (.json).
         #[arg(long)]
         out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum Import {
+    /// Read an `nvidia-smi topo -m` matrix and write a config of that machine (two hosts of it,
+    /// a scenario per GPU with its nearest NIC); notes on stderr say what is not reproduced.
+    TopoM {
+        /// The matrix, as `nvidia-smi topo -m` prints it (tabs or spaces).
+        file: PathBuf,
+        /// Output config (default: stdout); written atomically.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Take the device and link parameters of this config's first machine (e.g.
+        /// configs/dgx-h100.toml) instead of the built-in defaults.
+        #[arg(long)]
+        like: Option<PathBuf>,
     },
 }
 
@@ -557,6 +579,9 @@ fn main() -> ExitCode {
                     .collect::<String>()
             })
             .and_then(|text| app::emit(&text)),
+        Some(Command::Import {
+            what: Import::TopoM { file, out, like },
+        }) => gdrsim::import::topo_m_command(&file, out.as_deref(), like.as_deref()),
         Some(Command::Walk {
             config,
             scenario,

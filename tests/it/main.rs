@@ -10,6 +10,7 @@ mod contention;
 mod flow_properties;
 mod fuzz_configs;
 mod hostile_configs;
+mod import;
 mod measured;
 mod nvbandwidth;
 mod oracles;

@@ -1,0 +1,349 @@
+//! `gdrsim import`: configs from what real machines print. `topo-m` reads an
+//! `nvidia-smi topo -m` matrix ([`matrix`]), builds the PCIe tree that gives its classes
+//! ([`tree`]) and writes a config of one machine of that tree, two hosts of it and a scenario per
+//! GPU with its nearest NIC ([`emit`]), which `gdrsim check`, `topo` and `run` take as it is.
+//!
+//! The config is checked before it is written: it is loaded, its machine built, and every class
+//! of the model compared with the matrix's cells. What the model cannot reproduce (NV# cells,
+//! which it has no NVLink for; cells of a matrix no PCIe tree gives) is said in notes, each cell
+//! with the class the config gives instead.
+
+pub mod emit;
+pub mod matrix;
+pub mod tree;
+
+use std::path::Path;
+
+use crate::config::{self, ConfigError};
+use crate::topology::{self, Affinity, NodeKind, Place};
+use matrix::{Cell, DeviceKind, Matrix};
+
+/// An imported config and what the import has to say about it.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The config's text.
+    pub toml: String,
+    /// Notes for the user (stderr): the parameters chosen, the cells not reproduced and why.
+    pub notes: Vec<String>,
+    /// The cells the config's machine does not reproduce: (row label, column label, the
+    /// matrix's cell, the model's class), each pair once.
+    pub differences: Vec<(String, String, String, Affinity)>,
+}
+
+/// A config name from a file name: lower case letters, digits and dashes.
+fn config_name(file: &Path) -> String {
+    let stem = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("imported");
+    let name: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let name = name.trim_matches('-').to_string();
+    if name.is_empty() {
+        "imported".to_string()
+    } else {
+        name
+    }
+}
+
+/// Imports the matrix `text` (`file` names it in errors and gives the config its name), with
+/// the parameters of `like` (the text of another config, and its name) or the defaults.
+pub fn topo_m(
+    text: &str,
+    file: &Path,
+    like: Option<(&str, &str)>,
+) -> Result<Imported, ConfigError> {
+    let shown = file.display().to_string();
+    let m = matrix::parse(text, &shown)?;
+    let params = match like {
+        Some((t, src)) => emit::Params::like(t, src)
+            .map_err(|e| ConfigError::new(src, "machines", "a config with a machine", e))?,
+        None => emit::Params::defaults(),
+    };
+    let tree = tree::build(&m);
+    let name = config_name(file);
+    let gpus: Vec<usize> = m.of(DeviceKind::Gpu).map(|(i, _)| i).collect();
+    let nics: Vec<usize> = m.of(DeviceKind::Nic).map(|(i, _)| i).collect();
+    // First pass with a placeholder scenario, to build the machine and find the nearest NICs.
+    let draft = emit::config(&m, &tree, &params, &name, &[(gpus[0], nics[0])], &[]);
+    let cfg = config::parse(&draft, "<imported config>").map_err(|e| {
+        ConfigError::new(
+            &shown,
+            "",
+            "a matrix the importer can build a machine of",
+            format!("a config it refuses ({e})"),
+        )
+    })?;
+    let host = topology::host_graph(&cfg.hosts[0]);
+    let place = |d: usize| {
+        let kind = match m.devices[d].kind {
+            DeviceKind::Gpu => NodeKind::Gpu(gpus.iter().position(|&g| g == d).unwrap_or(0)),
+            DeviceKind::Nic => NodeKind::Nic(nics.iter().position(|&n| n == d).unwrap_or(0)),
+        };
+        Place::Device(host.node_index(kind))
+    };
+    let scenarios: Vec<(usize, usize)> = host
+        .nearest_nics()
+        .into_iter()
+        .enumerate()
+        .map(|(g, n)| (gpus[g], nics[n]))
+        .collect();
+
+    let mut differences = Vec::new();
+    let mut nvlink = Vec::new();
+    for a in 0..m.devices.len() {
+        for b in a + 1..m.devices.len() {
+            let model = host.class(place(a), place(b));
+            let (la, lb) = (&m.devices[a].label, &m.devices[b].label);
+            match m.cells[a][b] {
+                Cell::Pcie(c) if c != model => {
+                    differences.push((la.clone(), lb.clone(), c.name().to_string(), model))
+                }
+                Cell::NvLink(n) => nvlink.push(format!("{la}-{lb} NV{n} -> {}", model.name())),
+                _ => {}
+            }
+        }
+    }
+    let mut notes = vec![format!("parameters: {}", params.describe())];
+    let sockets = tree.sockets.len();
+    let rcs: usize = tree.sockets.iter().map(|s| s.root_complexes.len()).sum();
+    notes.push(format!(
+        "machine {name}: {sockets} socket(s), {rcs} root complex(es), {} GPU(s), {} NIC(s); hosts node-a and node-b; scenarios {}",
+        gpus.len(),
+        nics.len(),
+        scenarios
+            .iter()
+            .map(|&(g, n)| format!("{}-NIC{}", m.devices[g].label, nics.iter().position(|&x| x == n).unwrap_or(0)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    if !nvlink.is_empty() {
+        notes.push(format!(
+            "{} GPU-GPU NV# cell(s) not reproduced: the model has no NVLink yet, so `gdrsim topo` prints the PCIe class of the path instead: {}",
+            nvlink.len(),
+            nvlink.join(", ")
+        ));
+    }
+    if !differences.is_empty() {
+        let gpu_nic = differences
+            .iter()
+            .any(|(a, b, _, _)| kind_of(&m, a) != kind_of(&m, b));
+        notes.push(format!(
+            "{} cell(s) differ: no PCIe tree gives every cell of this matrix (a tree's classes are an ultrametric: for any three devices, the two farthest pairs have the same class), so the GPU-NIC cells {} and the others give way: {}",
+            differences.len(),
+            if gpu_nic { "were kept where they fit one tree (some do not)" } else { "are kept" },
+            differences
+                .iter()
+                .map(|(a, b, c, x)| format!("{a}-{b} {c} -> {}{}", x.name(), why(&m, a, b)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for s in &tree.sockets {
+        let numas: Vec<u32> = {
+            let mut v: Vec<u32> = socket_gpus(&m, s)
+                .filter_map(|d| m.devices[d].numa)
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        if numas.len() > 1 {
+            notes.push(format!(
+                "GPUs of NUMA nodes {numas:?} share a socket: the matrix's cells join them (NODE or closer)"
+            ));
+        }
+    }
+    let mut numa_sockets: Vec<(u32, usize)> = Vec::new();
+    for (k, s) in tree.sockets.iter().enumerate() {
+        if let Some(n) = s.numa {
+            if numa_sockets.iter().any(|x| x.0 == n && x.1 != k) {
+                notes.push(format!(
+                    "the GPUs of NUMA node {n} are on more than one socket: SYS cells between them or to every NIC near the others keep them apart"
+                ));
+            }
+            numa_sockets.push((n, k));
+        }
+    }
+    let header = vec![
+        format!("Imported by `gdrsim import topo-m {shown}` from an `nvidia-smi topo -m` matrix."),
+        "Sockets are NUMA nodes (SYS between them); root complexes group the devices PHB or closer;".to_string(),
+        "a switch holds a PIX group, an upper switch the PIX groups of a PXB group.".to_string(),
+        format!("Parameters: {}.", params.describe()),
+    ];
+    let toml = emit::config(&m, &tree, &params, &name, &scenarios, &header);
+    config::parse(&toml, "<imported config>").map_err(|e| {
+        ConfigError::new(
+            &shown,
+            "",
+            "a matrix the importer can build a machine of",
+            format!("a config it refuses ({e})"),
+        )
+    })?;
+    Ok(Imported {
+        toml,
+        notes,
+        differences,
+    })
+}
+
+/// Why no tree gives the cell `a`-`b`: a third device the two see at classes that, with the
+/// cell, break the ultrametric rule (NICs looked at first), as " (with W: A-W x, B-W y)".
+fn why(m: &Matrix, a: &str, b: &str) -> String {
+    let index = |l: &str| m.devices.iter().position(|d| d.label == l);
+    let (Some(a), Some(b)) = (index(a), index(b)) else {
+        return String::new();
+    };
+    let class = |x: usize, y: usize| match m.cells[x][y] {
+        Cell::Pcie(c) => Some(c),
+        _ => None,
+    };
+    let Some(c) = class(a, b) else {
+        return String::new();
+    };
+    let mut order: Vec<usize> = (0..m.devices.len()).filter(|&w| w != a && w != b).collect();
+    order.sort_by_key(|&w| m.devices[w].kind != DeviceKind::Nic);
+    order
+        .into_iter()
+        .find_map(|w| {
+            let (x, y) = (class(a, w)?, class(b, w)?);
+            let mut v = [c, x, y];
+            v.sort();
+            (v[1] != v[2]).then(|| {
+                let (la, lb, lw) = (
+                    &m.devices[a].label,
+                    &m.devices[b].label,
+                    &m.devices[w].label,
+                );
+                format!(
+                    " (with {lw}: {la}-{lw} {}, {lb}-{lw} {})",
+                    x.name(),
+                    y.name()
+                )
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// The kind of the device labelled `label`.
+fn kind_of(m: &Matrix, label: &str) -> Option<DeviceKind> {
+    m.devices.iter().find(|d| d.label == label).map(|d| d.kind)
+}
+
+/// The GPUs of a socket of the tree.
+fn socket_gpus<'a>(m: &'a Matrix, s: &'a tree::Socket) -> impl Iterator<Item = usize> + 'a {
+    fn walk(sw: &tree::Switch, out: &mut Vec<usize>) {
+        out.extend(&sw.devices);
+        sw.switches.iter().for_each(|c| walk(c, out));
+    }
+    let mut all = Vec::new();
+    for rc in &s.root_complexes {
+        for a in rc {
+            match a {
+                tree::Attach::Device(d) => all.push(*d),
+                tree::Attach::Switch(sw) => walk(sw, &mut all),
+            }
+        }
+    }
+    all.into_iter()
+        .filter(move |&d| m.devices[d].kind == DeviceKind::Gpu)
+}
+
+/// `gdrsim import topo-m FILE [--out OUT] [--like CONFIG]`: imports, prints the notes on stderr,
+/// and writes the config to OUT atomically (stdout without one). Nothing is written when the
+/// matrix (or CONFIG) is refused.
+pub fn topo_m_command(file: &Path, out: Option<&Path>, like: Option<&Path>) -> anyhow::Result<()> {
+    let shown = file.display().to_string();
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        ConfigError::new(
+            &shown,
+            "",
+            "a readable `nvidia-smi topo -m` text file",
+            e.to_string(),
+        )
+    })?;
+    let like_text = match like {
+        Some(p) => {
+            // Validated as a config first, so that its parameters are known good.
+            config::load(p)?;
+            Some((std::fs::read_to_string(p)?, p.display().to_string()))
+        }
+        None => None,
+    };
+    let imported = topo_m(
+        &text,
+        file,
+        like_text.as_ref().map(|(t, s)| (t.as_str(), s.as_str())),
+    )?;
+    for n in &imported.notes {
+        eprintln!("note: {n}");
+    }
+    match out {
+        Some(p) => {
+            crate::report::atomic::write(p, imported.toml.as_bytes())?;
+            eprintln!("wrote {}", p.display());
+            Ok(())
+        }
+        None => crate::app::emit(&imported.toml),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_names_come_from_the_file_name() {
+        assert_eq!(
+            config_name(Path::new("dir/DGX A100_topo.txt")),
+            "dgx-a100-topo"
+        );
+        assert_eq!(config_name(Path::new("__.txt")), "imported");
+    }
+
+    #[test]
+    fn gpu_nic_cells_no_tree_gives_are_said() {
+        // GPU0 PIX to both NICs, GPU1 PIX to NIC0 but SYS to NIC1: no tree has all four GPU-NIC
+        // cells. The import still succeeds and names what it gave up.
+        let text = "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity
+GPU0\t X \tPIX\tPIX\tPIX\t0-7\t0
+GPU1\tPIX\t X \tPIX\tSYS\t0-7\t0
+NIC0\tPIX\tPIX\t X \tPIX
+NIC1\tPIX\tSYS\tPIX\t X
+";
+        let imp = topo_m(text, Path::new("odd.txt"), None).unwrap();
+        assert_eq!(
+            imp.differences,
+            vec![(
+                "GPU1".to_string(),
+                "NIC1".to_string(),
+                "SYS".to_string(),
+                Affinity::Pix
+            )]
+        );
+        let note = imp.notes.iter().find(|n| n.contains("differ")).unwrap();
+        assert!(
+            note.contains("were kept where they fit one tree (some do not)"),
+            "{note}"
+        );
+        assert!(
+            note.contains("GPU1-NIC1 SYS -> PIX (with NIC0: GPU1-NIC0 PIX, NIC1-NIC0 PIX)"),
+            "{note}"
+        );
+        // A consistent matrix differs nowhere and says nothing about it.
+        let ok = topo_m(&text.replace("SYS", "PIX"), Path::new("ok.txt"), None).unwrap();
+        assert!(ok.differences.is_empty());
+        assert!(!ok.notes.iter().any(|n| n.contains("differ")));
+        assert!(
+            ok.toml.contains("name = \"GPU0-NIC0\"") && ok.toml.contains("name = \"GPU1-NIC1\"")
+        );
+    }
+}
