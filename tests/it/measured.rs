@@ -1,45 +1,9 @@
 //! Issue #11, measurements in: `gdrsim measured` reads perftest and nvbandwidth logs into the
 //! measured-data CSV; `gdrsim calibrate` fits config parameters to it.
 
+use crate::support::{gdrsim, ok, s, scratch, text};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_gdrsim");
-
-fn gdrsim(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the gdrsim binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn ok(o: &Output, what: &str) -> String {
-    assert!(
-        o.status.success(),
-        "{what} failed: {:?}\n{}",
-        o.status,
-        text(&o.stderr)
-    );
-    text(&o.stdout)
-}
-
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gdrsim-it-measured-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// `gdrsim perftest ARGS` written to `dir/name`.
 fn perftest_log(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
@@ -70,7 +34,7 @@ fn rows(csv: &str) -> Vec<std::collections::BTreeMap<String, String>> {
 /// prints is one CSV row with its size, statistic and unit, in the log's order.
 #[test]
 fn perftest_output_round_trips_into_the_csv() {
-    let dir = scratch("round-trip");
+    let dir = scratch("measured", "round-trip");
     let bw = perftest_log(
         &dir,
         "bw.log",
@@ -135,7 +99,7 @@ fn perftest_output_round_trips_into_the_csv() {
 /// was expected, and no output file appears (nor a temporary one).
 #[test]
 fn a_bad_log_exits_2_naming_the_line_and_writes_nothing() {
-    let dir = scratch("bad");
+    let dir = scratch("measured", "bad");
     let good = perftest_log(&dir, "good.log", &["ib_write_bw", "-a", "-n", "200"]);
     let log = fs::read_to_string(&good).unwrap();
     let lines: Vec<&str> = log.lines().collect();
@@ -182,7 +146,7 @@ fn a_bad_log_exits_2_naming_the_line_and_writes_nothing() {
 /// An nvbandwidth log beside a perftest log: one CSV, each matrix cell a row.
 #[test]
 fn nvbandwidth_matrices_join_the_csv() {
-    let dir = scratch("nvb");
+    let dir = scratch("measured", "nvb");
     let nvb = dir.join("nvb.log");
     fs::write(
         &nvb,
@@ -218,7 +182,7 @@ fn nvbandwidth_matrices_join_the_csv() {
 /// keys set, and the fit error falls.
 #[test]
 fn calibrate_recovers_perturbed_parameters() {
-    let dir = scratch("calibrate");
+    let dir = scratch("measured", "calibrate");
     let base =
         fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/default.toml"))
             .unwrap();
@@ -363,7 +327,7 @@ fn calibrate_recovers_perturbed_parameters() {
 /// recovered within 2% from three testcases (H2D, D2H, bidirectional H2D) of 4 MiB buffers.
 #[test]
 fn calibrate_recovers_parameters_from_nvbandwidth_logs() {
-    let dir = scratch("calibrate-nvb");
+    let dir = scratch("measured", "calibrate-nvb");
     let default =
         fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/default.toml"))
             .unwrap();

@@ -5,50 +5,16 @@
 //! with the config's own streaming shape, so the definitions agree and the errors are only
 //! jitter (other seeds) and perftest's two printed decimals.
 
+use crate::support::{gdrsim, ok, s, scratch, text};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use gdrsim::report::csv_out::{MEASURED_COLUMNS, RESULTS_HEADER};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gdrsim");
 /// Runs host and gpudirect with write_imm, write, read and send, 8 B to 16 MiB by 4x, with
 /// stream_window 16 and stream_messages 64.
 const CONFIG: &str = "configs/verbs.toml";
-
-fn gdrsim(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the gdrsim binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn ok(o: &Output, what: &str) -> String {
-    assert!(
-        o.status.success(),
-        "{what} failed: {:?}\n{}",
-        o.status,
-        text(&o.stderr)
-    );
-    text(&o.stdout)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gdrsim-it-overlay-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// The CSV as maps of column to cell (no quoted commas in these files).
 fn table(csv: &str) -> (Vec<String>, Vec<BTreeMap<String, String>>) {
@@ -116,7 +82,7 @@ fn measured_csv(dir: &Path) -> PathBuf {
 
 #[test]
 fn measured_points_get_error_columns_a_report_section_and_chart_markers() {
-    let dir = scratch("overlay");
+    let dir = scratch("overlay", "overlay");
     let csv = measured_csv(&dir);
     let out = dir.join("run");
     let o = gdrsim(&["run", CONFIG, "--out", s(&out), "--measured", s(&csv)]);
@@ -245,7 +211,7 @@ fn measured_markers(svg: &str) -> usize {
 /// 2 naming the file, line and column, and no output folder.
 #[test]
 fn a_bad_measurement_is_refused_before_anything_is_written() {
-    let dir = scratch("bad");
+    let dir = scratch("overlay", "bad");
     let header = "source_file,line,tool,test,detail,device,memory,size_bytes,iterations,metric,\
                   statistic,value,unit,row,column";
     let good = "bw.log,13,perftest,ib_write_bw,,nic0,gpu,65536,5000,bandwidth,average,2000.5,\

@@ -163,3 +163,41 @@ pub fn proptest_seed() -> proptest::test_runner::RngSeed {
         Err(_) => RngSeed::Fixed(0x6764_7273_696d),
     }
 }
+
+/// The gdrsim binary run from the project root, as a user runs it.
+pub fn gdrsim(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gdrsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the gdrsim binary runs")
+}
+
+/// Bytes of a command's output as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The stdout of a command that must succeed (its stderr in the failure).
+pub fn ok(o: &std::process::Output, what: &str) -> String {
+    assert!(
+        o.status.success(),
+        "{what} failed: {:?}\n{}",
+        o.status,
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
+
+/// A fresh scratch folder for test `name` of module `module`.
+pub fn scratch(module: &str, name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("gdrsim-it-{module}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A path as a command-line argument.
+pub fn s(p: &std::path::Path) -> &str {
+    p.to_str().expect("test paths are UTF-8")
+}
