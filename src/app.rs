@@ -76,18 +76,23 @@ pub fn simulate(
     // The static bound (scenario::horizon) refuses such configs first; this is the backstop
     // that keeps a wrapped time from ever becoming a result.
     if let Some((s, _)) = results.iter().find(|r| r.1) {
-        return Err(ConfigError::new(
-            "config",
-            "[sim] and the machines' durations and rates",
-            "runs that end within the simulator's horizon of 2^62 ps (53 days simulated)",
-            format!(
-                "scenario {:?}, path {}, {} bytes: an event beyond it",
-                s.scenario, s.path, s.size_bytes
-            ),
-        )
-        .into());
+        return Err(past_horizon("config", s).into());
     }
     Ok(results.into_iter().map(|r| r.0).collect())
+}
+
+/// The error of a point whose run passed the simulator's horizon; `file` names where its
+/// config came from ("config", or a sensitivity variant).
+pub(crate) fn past_horizon(file: &str, s: &Summary) -> ConfigError {
+    ConfigError::new(
+        file,
+        "[sim] and the machines' durations and rates",
+        "runs that end within the simulator's horizon of 2^62 ps (53 days simulated)",
+        format!(
+            "scenario {:?}, path {}, {} bytes: an event beyond it",
+            s.scenario, s.path, s.size_bytes
+        ),
+    )
 }
 
 /// Describes each scenario for the report: class, sender route, topo matrix, bottleneck ceiling.

@@ -15,7 +15,7 @@ use crate::app;
 use crate::config::params::{self, ParamValue};
 use rayon::prelude::*;
 
-use crate::config::{self, Config, ConfigError, Domain, Endpoint, PathKind};
+use crate::config::{self, Config, Domain, Endpoint, PathKind};
 use crate::progress::Progress;
 use crate::report::charts::data::{BASELINES, Metric, Model, TIE};
 use crate::report::charts::tornado::{Bar, End, Panel, Tornado};
@@ -457,20 +457,12 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
         .collect();
     progress.finish();
     if let Some(((s, _), (k, _))) = results.iter().zip(&jobs).find(|((_, past), _)| *past) {
-        return Err(ConfigError::new(
-            if *k == 0 {
-                "config"
-            } else {
-                "a sensitivity variant"
-            },
-            "[sim] and the machines' durations and rates",
-            "runs that end within the simulator's horizon of 2^62 ps (53 days simulated)",
-            format!(
-                "scenario {:?}, path {}, {} bytes: an event beyond it",
-                s.scenario, s.path, s.size_bytes
-            ),
-        )
-        .into());
+        let file = if *k == 0 {
+            "config"
+        } else {
+            "a sensitivity variant"
+        };
+        return Err(app::past_horizon(file, s).into());
     }
     let simulated = results.len();
     let mut results = results.into_iter().map(|r| r.0);
