@@ -105,7 +105,10 @@ fn intro(out: &mut String, info: &RunInfo, m: &Model) {
     let _ = writeln!(
         out,
         "Latency is **one-way**: from the data being ready in the sender's source buffer until it is \
-         visible to its consumer on the receiver (p50 = median over the jittered iterations). \
+         visible to its consumer on the receiver (p50 = median over the jittered iterations); \
+         perftest's latency tests cannot see that moment and report half a ping-pong round trip \
+         from post to poll instead (a whole round trip for RDMA Read), which `gdrsim perftest` \
+         reproduces. \
          Bandwidth is the streaming rate in GB/s (10⁹ bytes/s), as perftest's BW average defines it: all bytes of a run of back-to-back messages over the time from the first post to the last delivery. \"Speedup\" is GPUDirect \
          over staged: staged p50 / GPUDirect p50 for latency, GPUDirect / staged for bandwidth; \
          above 1× GPUDirect is better.\n"
