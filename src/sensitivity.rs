@@ -221,11 +221,7 @@ fn compare(base: &Headlines, v: &Headlines) -> (f64, String, Vec<Flip>) {
 /// scaling cannot change it (a zero, a bound reached) or the kind is not a number. `calibrate`
 /// sets its fitted values through it too.
 pub fn scaled(p: &ParamValue, factor: f64) -> Option<Value> {
-    let num = |s: &str| -> Option<f64> {
-        let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
-        digits.parse().ok()
-    };
-    let v = num(&p.value)?;
+    let v = leading_number(&p.value)?;
     if v == 0.0 {
         return None;
     }
@@ -258,6 +254,13 @@ pub fn scaled(p: &ParamValue, factor: f64) -> Option<Value> {
         _ => return None,
     };
     (out.to_string() != p.value && out.as_str() != Some(p.value.as_str())).then_some(out)
+}
+
+/// The whole number a resolved config's value starts with: 187500 of "187500ps", 400 of
+/// "400b/s" (the resolved config writes durations and rates as whole numbers and a unit).
+fn leading_number(s: &str) -> Option<f64> {
+    let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
 }
 
 /// The points of `cfg` the headlines compare: GPUDirect and its staging baselines.
@@ -362,11 +365,7 @@ pub fn run(config: Option<&Path>, delta: f64, quiet: bool) -> Result<Report> {
 
 /// "187.5 ns", "256 B", "128", "75 Gb/s": a variant's value as a reader writes it.
 fn shown(domain: Domain, v: &Value) -> String {
-    let n = |s: &str| -> f64 {
-        s.trim_end_matches(|c: char| !c.is_ascii_digit())
-            .parse()
-            .unwrap_or(0.0)
-    };
+    let n = |s: &str| leading_number(s).unwrap_or(0.0);
     match (domain, v) {
         (Domain::Duration { .. }, Value::String(s)) => {
             format!("{} ns", crate::report::charts::data::sig3(n(s) / 1e3))
