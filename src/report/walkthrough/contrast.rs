@@ -51,15 +51,6 @@ pub(crate) fn contrast(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
     });
 }
 
-/// `a - b` as text, signed.
-fn signed(a: u64, b: u64, show: impl Fn(u64) -> String) -> String {
-    if a >= b {
-        show(a - b)
-    } else {
-        format!("-{}", show(b - a))
-    }
-}
-
 /// The counted rows, staged against GPUDirect, with what GPUDirect removed.
 fn counted_table(
     size: u64,
@@ -68,37 +59,25 @@ fn counted_table(
     words: &dyn Phrases,
     out: &mut Vec<String>,
 ) {
+    // One row: the staged value, the GPUDirect value and staged minus GPUDirect, signed.
+    let row = |a: u64, b: u64, show: &dyn Fn(u64) -> String| {
+        let diff = if a >= b {
+            show(a - b)
+        } else {
+            format!("-{}", show(b - a))
+        };
+        (show(a), show(b), diff)
+    };
     let n = |v: u64| v.to_string();
     let per_msg = |v: u64| ratio(v, size);
     let time = |v: Ps| us(v);
-    let (ca, cb) = (st.copies.len() as u64, gd.copies.len() as u64);
     let values: [(String, String, String); 6] = [
-        (n(ca), n(cb), signed(ca, cb, n)),
-        (
-            per_msg(st.pcie_link_bytes),
-            per_msg(gd.pcie_link_bytes),
-            signed(st.pcie_link_bytes, gd.pcie_link_bytes, per_msg),
-        ),
-        (
-            per_msg(st.root_complex_bytes),
-            per_msg(gd.root_complex_bytes),
-            signed(st.root_complex_bytes, gd.root_complex_bytes, per_msg),
-        ),
-        (
-            n(st.host_mem_bytes),
-            n(gd.host_mem_bytes),
-            signed(st.host_mem_bytes, gd.host_mem_bytes, n),
-        ),
-        (
-            time(st.cpu_busy_ps),
-            time(gd.cpu_busy_ps),
-            signed(st.cpu_busy_ps, gd.cpu_busy_ps, time),
-        ),
-        (
-            time(st.latency_ps),
-            time(gd.latency_ps),
-            signed(st.latency_ps, gd.latency_ps, time),
-        ),
+        row(st.copies.len() as u64, gd.copies.len() as u64, &n),
+        row(st.pcie_link_bytes, gd.pcie_link_bytes, &per_msg),
+        row(st.root_complex_bytes, gd.root_complex_bytes, &per_msg),
+        row(st.host_mem_bytes, gd.host_mem_bytes, &n),
+        row(st.cpu_busy_ps, gd.cpu_busy_ps, &time),
+        row(st.latency_ps, gd.latency_ps, &time),
     ];
     let labels = words.counted();
     let lw = labels.iter().map(|l| columns(l)).max().unwrap_or(0);
