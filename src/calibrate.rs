@@ -447,6 +447,8 @@ impl Problem<'_> {
                         sizes: vec![size],
                         iters: Some(iters),
                         tx_depth: None,
+                        qps: 1,
+                        duplex: false,
                         use_cuda: gpu,
                         report_gbits: false,
                     };

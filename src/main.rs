@@ -143,9 +143,15 @@ enum Command {
         /// Iterations (default 5000 for bandwidth, 1000 for latency).
         #[arg(short = 'n', long = "iters")]
         iters: Option<u32>,
-        /// Messages in flight (default 128 for bandwidth, 1 for latency).
+        /// Messages in flight per QP (default 128 for bandwidth, 1 for latency).
         #[arg(short = 't', long = "tx-depth")]
         tx_depth: Option<u32>,
+        /// Queue pairs, each streaming -n messages at once (bandwidth tests only).
+        #[arg(short = 'q', long = "qp", default_value_t = 1)]
+        qps: u32,
+        /// Both directions at once; the figures are the two sides' sum (bandwidth tests only).
+        #[arg(short = 'b', long = "bidirectional")]
+        bidirectional: bool,
         /// GPU buffers on both sides (the GPUDirect path); a GPU index is accepted and ignored
         /// (the scenario names the GPU).
         #[arg(long = "use_cuda", num_args = 0..=1, default_missing_value = "0")]
@@ -463,6 +469,8 @@ fn main() -> ExitCode {
             all,
             iters,
             tx_depth,
+            qps,
+            bidirectional,
             use_cuda,
             report_gbits,
         }) => gdrsim::perftest::Test::parse(&test)
@@ -478,6 +486,8 @@ fn main() -> ExitCode {
                     sizes,
                     iters,
                     tx_depth,
+                    qps,
+                    duplex: bidirectional,
                     use_cuda: use_cuda.is_some(),
                     report_gbits,
                 })

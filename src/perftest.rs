@@ -27,7 +27,7 @@ use anyhow::{Context, Result};
 
 use crate::app;
 use crate::components::Fabric;
-use crate::config::{Config, ConfigError, Op, PathKind};
+use crate::config::{Config, ConfigError, FlowSpec, Op, PathKind};
 use crate::scenario::{self, paths};
 use crate::units::{PS_PER_S, Ps};
 
@@ -39,6 +39,11 @@ const CQ_MOD: usize = 100;
 const TAIL: usize = 2;
 /// The most messages a test may ask for.
 const MAX_ITERS: u32 = 100_000;
+/// perftest's MAX_QP_NUM.
+const MAX_QPS: u32 = 16_384;
+/// The most messages one size may simulate, over every QP and both directions (memory grows
+/// with it: every message keeps its step times for the report).
+const MAX_MESSAGES: u64 = 400_000;
 
 /// One of perftest's tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,16 +107,17 @@ impl Test {
         }
     }
 
-    /// perftest's banner title, before " Test".
-    fn title(self) -> &'static str {
-        match self {
-            Test::WriteLat => "RDMA_Write Latency",
-            Test::WriteBw => "RDMA_Write BW",
-            Test::ReadLat => "RDMA_Read Latency",
-            Test::ReadBw => "RDMA_Read BW",
-            Test::SendLat => "Send Latency",
-            Test::SendBw => "Send BW",
-        }
+    /// perftest's banner title as ctx_print_test_info composes it: testsStr[verb], then
+    /// `Bidirectional` for `-b`, then `BW` or `Latency`, then `Test`.
+    fn title(self, duplex: bool) -> String {
+        let verb = match self.op() {
+            Op::Write => "RDMA_Write",
+            Op::Read => "RDMA_Read",
+            _ => "Send",
+        };
+        let kind = if self.latency() { "Latency" } else { "BW" };
+        let both = if duplex { "Bidirectional " } else { "" };
+        format!("{verb} {both}{kind} Test")
     }
 
     /// The inline size perftest picks (before the device's cap).
@@ -136,8 +142,15 @@ pub struct Args {
     pub sizes: Vec<u64>,
     /// Iterations (`-n`); perftest's default (1000 latency, 5000 bandwidth) when absent.
     pub iters: Option<u32>,
-    /// Messages in flight (`-t`); perftest's default (1 latency, 128 bandwidth) when absent.
+    /// Messages in flight per QP (`-t`); perftest's default (1 latency, 128 bandwidth) when
+    /// absent.
     pub tx_depth: Option<u32>,
+    /// Queue pairs (`-q`, bandwidth tests only): each streams `iters` messages with its own
+    /// `tx_depth` window, all at once over the same NICs.
+    pub qps: u32,
+    /// Both directions at once (`-b`, bandwidth tests only): each side streams to the other
+    /// and the figures are the sum of the two sides' reports, as perftest prints them.
+    pub duplex: bool,
     /// Buffers in GPU memory (`--use_cuda`): GPUDirect RDMA instead of host memory.
     pub use_cuda: bool,
     /// Bandwidth in Gb/s (`--report_gbits`) instead of MiB/s.
@@ -160,27 +173,73 @@ fn with_inline(cfg: &Config, inline: u64) -> Config {
     c
 }
 
-/// Per-message (post, completion) times of `total` messages with `window` in flight.
-fn messages(
-    cfg: &Config,
-    si: usize,
+/// How one size runs: the operation on which path, `total` messages per QP with `window` in
+/// flight on each, over `qps` QPs, one way or both (`duplex`).
+#[derive(Clone, Copy)]
+struct Stream {
     path: PathKind,
     op: Op,
     size: u64,
     window: u32,
     total: u32,
-) -> Result<Vec<(Ps, Ps)>> {
+    qps: u32,
+    duplex: bool,
+}
+
+/// Per side (the scenario's sender, then with `duplex` its receiver sending back), the
+/// (post, completion) times of its messages over all its QPs: posts in time order beside
+/// completions in time order, as perftest's tposted and tcompleted arrays hold them (each
+/// counts posts and polls, not messages). All QPs of both sides run at once on one fabric,
+/// so they share its links and NICs.
+fn sides(cfg: &Config, si: usize, s: Stream) -> Result<Vec<Vec<(Ps, Ps)>>> {
     let topo = scenario::topology(cfg);
     let flow = cfg.scenarios[si].first();
-    let built = paths::plan(cfg, flow, &topo, path, op, size)
-        .with_context(|| format!("building the {} path", path.name()))?;
-    let seed = scenario::point_seed(cfg.seed, si, path, op, size);
-    let mut f = Fabric::new(&topo, &[&built.plan], scenario::sim_options(cfg, seed));
-    let out = f.run(window, total);
+    let back = FlowSpec {
+        sender: flow.receiver.clone(),
+        receiver: flow.sender.clone(),
+    };
+    let ways: &[&FlowSpec] = if s.duplex { &[flow, &back] } else { &[flow] };
+    let built = ways
+        .iter()
+        .map(|w| {
+            paths::plan(cfg, w, &topo, s.path, s.op, s.size)
+                .with_context(|| format!("building the {} path", s.path.name()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let plans: Vec<&crate::plan::Plan> = built
+        .iter()
+        .flat_map(|b| std::iter::repeat_n(&b.plan, s.qps as usize))
+        .collect();
+    // perftest is one single-threaded process per side: its thread posts for every QP and
+    // polls every CQ. A way's plan has its sender's thread, then its receiver's; the way back
+    // swaps the processes.
+    let processes: Vec<Vec<usize>> = (0..ways.len())
+        .flat_map(|w| std::iter::repeat_n(vec![w, 1 - w], s.qps as usize))
+        .collect();
+    let seed = scenario::point_seed(cfg.seed, si, s.path, s.op, s.size);
+    let opts = scenario::sim_options(cfg, seed);
+    let mut f = Fabric::with_processes(&topo, &plans, opts, &processes);
+    let out = f.run(s.window, s.total);
     if out.stats.past_horizon {
         anyhow::bail!("the run passed the simulator's horizon");
     }
-    Ok(out.messages)
+    Ok(out
+        .flows
+        .chunks(s.qps as usize)
+        .map(|side| {
+            let mut posts: Vec<Ps> = side
+                .iter()
+                .flat_map(|f| f.messages.iter().map(|m| m.0))
+                .collect();
+            let mut done: Vec<Ps> = side
+                .iter()
+                .flat_map(|f| f.messages.iter().map(|m| m.1))
+                .collect();
+            posts.sort_unstable();
+            done.sort_unstable();
+            posts.into_iter().zip(done).collect()
+        })
+        .collect())
 }
 
 /// BW peak, BW average (bytes/s) and MsgRate (Mpps), as print_report_bw computes them.
@@ -267,6 +326,55 @@ fn setup(cfg: &Config, a: &Args) -> Result<Setup> {
         )
         .into());
     }
+    if a.latency() && a.qps > 1 {
+        return Err(ConfigError::new(
+            "command line",
+            "-q",
+            "one QP: perftest refuses more on latency tests (\"Multiple QPs only available on bw \
+             tests\")",
+            a.qps.to_string(),
+        )
+        .into());
+    }
+    if a.latency() && a.duplex {
+        return Err(ConfigError::new(
+            "command line",
+            "-b",
+            "a bandwidth test: perftest refuses -b on latency tests (\"Bidirectional is only \
+             available in BW test\")",
+            format!(
+                "{} -b",
+                Test::ALL.iter().find(|t| t.1 == a.test).map_or("", |t| t.0)
+            ),
+        )
+        .into());
+    }
+    if !(1..=MAX_QPS).contains(&a.qps) {
+        return Err(ConfigError::new(
+            "command line",
+            "-q",
+            format!("from 1 to {MAX_QPS} QPs (perftest's MIN_QP_NUM and MAX_QP_NUM)"),
+            a.qps.to_string(),
+        )
+        .into());
+    }
+    let messages = u64::from(iters) * u64::from(a.qps) * if a.duplex { 2 } else { 1 };
+    if messages > MAX_MESSAGES {
+        return Err(ConfigError::new(
+            "command line",
+            "-n/-q/-b",
+            format!(
+                "at most {MAX_MESSAGES} messages per size over every QP and direction \
+                 (iterations x QPs x 2 with -b)"
+            ),
+            format!(
+                "{iters} x {}{} = {messages}",
+                a.qps,
+                if a.duplex { " x 2" } else { "" }
+            ),
+        )
+        .into());
+    }
     let tx_depth = a
         .tx_depth
         .unwrap_or(if a.latency() { 1 } else { 128 })
@@ -297,12 +405,15 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
     let mut out = String::new();
     // The banner as ctx_print_test_info prints it (the lines this model has values for).
     out.push_str(LINE);
-    out.push_str(&format!("                    {} Test\n", a.test.title()));
+    out.push_str(&format!("                    {}\n", a.test.title(a.duplex)));
     out.push_str(&format!(
         " Dual-port       : OFF\t\tDevice         : {}\n",
         nic.name
     ));
-    out.push_str(" Number of qps   : 1\t\tTransport type : IB\n");
+    out.push_str(&format!(
+        " Number of qps   : {}\t\tTransport type : IB\n",
+        a.qps
+    ));
     out.push_str(" Connection type : RC\t\tUsing SRQ      : OFF\n");
     out.push_str(&format!(" TX depth        : {tx_depth}\n"));
     if !a.latency() {
@@ -318,7 +429,7 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
     } else {
         out.push_str(&format!(
             " Outstand reads  : {}\n",
-            m.nics[flow.receiver.nic].max_rd_atomic
+            outstanding_reads(&cfg, &flow.receiver)
         ));
     }
     out.push_str(LINE);
@@ -344,7 +455,7 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
             Row::Bw { size, peak, avg, rate } => format!(
                 " {:<7}    {:<10}       {:<7.2}            {:<7.2}\t\t     {:<7.6}\n",
                 size,
-                iters,
+                u64::from(iters) * u64::from(a.qps),
                 peak / div,
                 avg / div,
                 rate
@@ -378,6 +489,11 @@ pub enum Row {
     },
 }
 
+/// The RDMA Reads the NIC of endpoint `e` keeps in flight (its max_rd_atomic).
+fn outstanding_reads(cfg: &Config, e: &crate::config::Endpoint) -> u32 {
+    cfg.hosts[e.host].machine.nics[e.nic].max_rd_atomic
+}
+
 /// The figures of every size of the test on scenario `si` of `cfg` (its inline already set).
 fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Result<Vec<Row>> {
     let path = if a.use_cuda {
@@ -387,13 +503,26 @@ fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Resu
     };
     let op = a.test.op();
     let flow = cfg.scenarios[si].first();
-    let m = &cfg.hosts[flow.sender.host].machine;
     let mut rows = Vec::new();
     for &size in &a.sizes {
+        let stream = Stream {
+            path,
+            op,
+            size,
+            window: tx_depth,
+            total: iters,
+            qps: a.qps,
+            duplex: a.duplex,
+        };
         if a.latency() {
             // A round trip: the message there and the one back; Read's is one message.
             let rtt_messages = if op == Op::Read { iters } else { 2 * iters };
-            let msgs = messages(cfg, si, path, op, size, 1, rtt_messages)?;
+            let one_way = Stream {
+                window: 1,
+                total: rtt_messages,
+                ..stream
+            };
+            let msgs = sides(cfg, si, one_way)?.swap_remove(0);
             let one: Vec<f64> = msgs.iter().map(|(s, e)| (e - s) as f64 / 1e6).collect();
             let delta: Vec<f64> = if op == Op::Read {
                 one.into_iter().take(iters as usize - 1).collect()
@@ -410,10 +539,18 @@ fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Resu
         } else {
             let mut window = tx_depth;
             if op == Op::Read {
-                window = window.min(m.nics[flow.receiver.nic].max_rd_atomic);
+                // Each initiator's reads in flight are capped by its NIC's max_rd_atomic.
+                window = window.min(outstanding_reads(cfg, &flow.receiver));
+                if a.duplex {
+                    window = window.min(outstanding_reads(cfg, &flow.sender));
+                }
             }
-            let msgs = messages(cfg, si, path, op, size, window, iters)?;
-            let (peak, avg, rate) = bw_figures(&msgs, size);
+            let each = sides(cfg, si, Stream { window, ..stream })?;
+            // print_full_bw_report adds the remote side's report to the local one.
+            let (peak, avg, rate) = each.iter().fold((0.0, 0.0, 0.0), |(p, a, r), m| {
+                let (mp, ma, mr) = bw_figures(m, size);
+                (p + mp, a + ma, r + mr)
+            });
             rows.push(Row::Bw {
                 size,
                 peak,
@@ -474,6 +611,18 @@ mod tests {
             peak <= 4096.0 / 100e-9 * 1.0001,
             "no run beats the completion interval"
         );
+    }
+
+    /// ctx_print_test_info's title: verb, `Bidirectional` for -b, BW or Latency, `Test`.
+    #[test]
+    fn titles_follow_perftest() {
+        assert_eq!(Test::WriteBw.title(false), "RDMA_Write BW Test");
+        assert_eq!(Test::SendBw.title(true), "Send Bidirectional BW Test");
+        assert_eq!(Test::ReadLat.title(false), "RDMA_Read Latency Test");
+        for (name, t) in Test::ALL {
+            let parsed = crate::measured::perftest_log::title(&t.title(false)).unwrap();
+            assert_eq!(parsed.test, name, "the log reader reads our title back");
+        }
     }
 
     /// print_report_lat: two largest dropped, median of an odd count, percentiles by ceil.

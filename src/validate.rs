@@ -204,6 +204,8 @@ fn model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
         sizes: vec![e.size],
         iters: e.iters,
         tx_depth: None,
+        qps: 1,
+        duplex: false,
         use_cuda: e.use_cuda,
         report_gbits: true,
     };

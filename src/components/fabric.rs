@@ -194,6 +194,19 @@ pub struct Fabric<'t> {
 impl<'t> Fabric<'t> {
     /// Prepares the hardware of `topo` to run one flow per plan.
     pub fn new(topo: &'t Topology, plans: &[&'t Plan], opts: SimOptions) -> Self {
+        Self::with_processes(topo, plans, opts, &[])
+    }
+
+    /// As [`Fabric::new`], with the plans' threads run by shared processes: thread `i` of plan
+    /// `f` is process `processes[f][i]`'s one CPU thread, so the flows' CPU work (posts,
+    /// polls) queues on it as it does in a single-threaded benchmark driving several QPs
+    /// (perftest `-q`). Empty: every plan thread is its own.
+    pub fn with_processes(
+        topo: &'t Topology,
+        plans: &[&'t Plan],
+        opts: SimOptions,
+        processes: &[Vec<usize>],
+    ) -> Self {
         let servers = topo
             .channels
             .iter()
@@ -207,6 +220,8 @@ impl<'t> Fabric<'t> {
         let mut cpus = Vec::new();
         let mut cpu_names = Vec::new();
         let mut flows = Vec::new();
+        // Fabric CPU index of each shared process, once it has one.
+        let mut process_cpu: Vec<Option<usize>> = Vec::new();
         for plan in plans {
             let route_base = routes.len() as RouteId;
             routes.extend(plan.routes.iter().cloned());
@@ -226,6 +241,22 @@ impl<'t> Fabric<'t> {
                 .map(|(i, t)| {
                     let host = &topo.hosts[t.host];
                     let name = format!("{}/{}.cpu", host.name, host.spec.sockets[t.socket].name);
+                    if let Some(&p) = processes.get(flow as usize).and_then(|ts| ts.get(i)) {
+                        if process_cpu.len() <= p {
+                            process_cpu.resize(p + 1, None);
+                        }
+                        if let Some(c) = process_cpu[p] {
+                            return c;
+                        }
+                        // The identity of the thread that starts the process: one flow with
+                        // its own processes draws what it draws without them.
+                        let identity =
+                            crate::seed::mix(crate::seed::stable_hash(&name), &[flow, i as u64]);
+                        cpus.push(Cpu::new(opts.seed, identity));
+                        cpu_names.push(format!("{name} thread of process {p}"));
+                        process_cpu[p] = Some(cpus.len() - 1);
+                        return cpus.len() - 1;
+                    }
                     let identity =
                         crate::seed::mix(crate::seed::stable_hash(&name), &[flow, i as u64]);
                     cpus.push(Cpu::new(opts.seed, identity));

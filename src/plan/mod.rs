@@ -127,7 +127,8 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// Names of the actors steps are recorded against (threads, NICs, copy engines, the network).
     pub actors: Vec<String>,
-    /// CPU threads, referred to by steps by index.
+    /// CPU threads, referred to by steps by index. A message plan's are its sender's thread,
+    /// then its receiver's; a copy's is the one thread that drives it.
     pub threads: Vec<Thread>,
     /// The step whose start means the data is visible to its consumer (the one-way latency ends).
     pub deliver: StepId,
