@@ -19,8 +19,8 @@
 //! - Residuals are relative, (model - measured) / measured; the fit minimises their sum of
 //!   squares. Rows used: latency `typical` (the median) and bandwidth `average` by default
 //!   and nvbandwidth's `median` cells by default (`--stats`). Rows the model cannot emulate are
-//!   skipped with a note: perftest variants (bidirectional, write with immediate, post list,
-//!   duration, atomics), `ib_write_lat` on GPU memory (perftest refuses it), nvbandwidth's
+//!   skipped with a note: perftest variants other than `-q` and `-b` (write with immediate,
+//!   post list, duration, atomics), `ib_write_lat` on GPU memory (perftest refuses it), nvbandwidth's
 //!   device-to-device and SM-copy testcases.
 //! - Each fitted parameter is varied as a factor of its value in the config, through
 //!   `sensitivity::scaled` (one setter for both tools): the factor is kept within
@@ -111,9 +111,28 @@ enum RunKey {
         test: &'static str,
         gpu: bool,
         size: u64,
+        /// Per QP.
         iters: u32,
+        /// `-q` and `-b`, as the log's banner showed them.
+        qps: u32,
+        duplex: bool,
     },
     Nvbandwidth(Testcase),
+}
+
+/// The perftest options of a measured row's banner details (`bidirectional`, `qps=N`, as
+/// [`crate::measured`] writes them): QPs and both directions, or None for a variant the
+/// emulation does not run (write with immediate, post list, duration, atomics, ...).
+fn variant(detail: &str) -> Option<(u32, bool)> {
+    let (mut qps, mut duplex) = (1, false);
+    for d in detail.split(';').filter(|d| !d.is_empty()) {
+        match d.strip_prefix("qps=") {
+            Some(n) => qps = n.parse().ok().filter(|n| (1..=16_384).contains(n))?,
+            None if d == "bidirectional" => duplex = true,
+            None => return None,
+        }
+    }
+    Some((qps, duplex))
 }
 
 /// What one run gives.
@@ -195,13 +214,13 @@ fn select(rows: &[Measurement], o: &Options, file: &str) -> Result<Selection, Co
             ));
             continue;
         }
-        if !r.detail.is_empty() {
+        let Some((qps, duplex)) = variant(&r.detail) else {
             skip(format!(
-                "{} ({}) rows: the emulation runs the plain test only",
+                "{} ({}) rows: the emulation runs the plain test, -q and -b only",
                 r.test, r.detail
             ));
             continue;
-        }
+        };
         let Some(&(name, test)) = Test::ALL.iter().find(|(n, _)| *n == r.test) else {
             skip(format!("{} rows: no emulation of that test", r.test));
             continue;
@@ -261,11 +280,23 @@ fn select(rows: &[Measurement], o: &Options, file: &str) -> Result<Selection, Co
             skip(format!("{} rows with a zero or negative figure", r.test));
             continue;
         }
+        // perftest prints -n times the QPs; each QP ran -n.
+        let iters = (iters / u64::from(qps)).min(u64::from(o.iters)).max(2);
+        if iters * u64::from(qps) * if duplex { 2 } else { 1 } > perftest::MAX_MESSAGES {
+            skip(format!(
+                "{} rows over {qps} QPs: more than {} messages to simulate",
+                r.test,
+                perftest::MAX_MESSAGES
+            ));
+            continue;
+        }
         let key = RunKey::Perftest {
             test: name,
             gpu,
             size,
-            iters: (iters.min(u64::from(o.iters)) as u32).max(2),
+            iters: iters as u32,
+            qps,
+            duplex,
         };
         add(key, figure, measured);
     }
@@ -278,7 +309,7 @@ fn select(rows: &[Measurement], o: &Options, file: &str) -> Result<Selection, Co
             file,
             "",
             "measured rows the model can emulate (perftest ib_{write,read,send}_{lat,bw}, \
-             plain, host or gpu memory; nvbandwidth host-device copy-engine cells; with a \
+             plain or with -q and -b, host or gpu memory; nvbandwidth host-device copy-engine cells; with a \
              fitted statistic)",
             "none",
         ));
@@ -440,6 +471,8 @@ impl Problem<'_> {
                     gpu,
                     size,
                     iters,
+                    qps,
+                    duplex,
                 } => {
                     let a = perftest::Args {
                         test: Test::parse(test)?,
@@ -447,8 +480,8 @@ impl Problem<'_> {
                         sizes: vec![size],
                         iters: Some(iters),
                         tx_depth: None,
-                        qps: 1,
-                        duplex: false,
+                        qps,
+                        duplex,
                         use_cuda: gpu,
                         report_gbits: false,
                     };
@@ -845,7 +878,10 @@ mod tests {
         let mut nvb = row("h2d", "host+gpu", "bandwidth", "median", "GB/s");
         nvb.tool = "nvbandwidth".into();
         let mut bidir = row("ib_write_bw", "gpu", "bandwidth", "average", "MiB/s");
-        bidir.detail = "bidirectional".into();
+        bidir.detail = "bidirectional;post_list".into();
+        let mut multi = row("ib_read_bw", "host", "bandwidth", "average", "Gb/s");
+        multi.detail = "bidirectional;qps=4".into();
+        multi.iterations = Some(4000);
         let rows = vec![
             row("ib_write_bw", "gpu", "bandwidth", "average", "Gb/s"),
             row("ib_write_bw", "gpu", "bandwidth", "peak", "Gb/s"),
@@ -853,19 +889,32 @@ mod tests {
             row("ib_write_lat", "gpu", "latency", "typical", "us"),
             nvb,
             bidir,
+            multi,
         ];
         let s = select(&rows, &Options::default(), "m.csv").unwrap();
-        assert_eq!(s.targets.len(), 2);
+        assert_eq!(s.targets.len(), 3);
+        assert!(
+            s.runs.iter().any(|k| matches!(
+                k,
+                RunKey::Perftest {
+                    iters: 200,
+                    qps: 4,
+                    duplex: true,
+                    ..
+                }
+            )),
+            "-q 4 -b: 4000 printed iterations are 1000 per QP, capped by --iters"
+        );
         assert!(
             matches!(s.runs[0], RunKey::Perftest { iters: 200, .. }),
             "capped by --iters"
         );
         assert!((s.targets[0].measured - 10.0 * 125e6).abs() < 1e-6);
         let notes = s.notes.join("\n");
-        for n in ["nvbandwidth", "bidirectional", "refuses", "peak"] {
+        for n in ["nvbandwidth", "post_list", "refuses", "peak"] {
             assert!(notes.contains(n), "{n}: {notes}");
         }
-        assert!(select(&rows[4..], &Options::default(), "m.csv").is_err());
+        assert!(select(&rows[4..6], &Options::default(), "m.csv").is_err());
     }
 
     fn cell(test: &str, stat: &str, row: &str, column: &str, value: f64) -> Measurement {

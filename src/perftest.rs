@@ -43,7 +43,7 @@ const MAX_ITERS: u32 = 100_000;
 const MAX_QPS: u32 = 16_384;
 /// The most messages one size may simulate, over every QP and both directions (memory grows
 /// with it: every message keeps its step times for the report).
-const MAX_MESSAGES: u64 = 400_000;
+pub const MAX_MESSAGES: u64 = 400_000;
 
 /// One of perftest's tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -103,11 +103,11 @@ fn gpu_line(t: &str) -> bool {
             .any(|p| t.starts_with(p) && t.ends_with(": ON"))
 }
 
-/// The `Device : NAME` field of a banner row, if the row has one.
-fn device(l: &str) -> Option<String> {
+/// The `KEY : VALUE` field of a banner row (fields are tab-separated), if the row has one.
+fn field(l: &str, key: &str) -> Option<String> {
     l.split('\t')
         .filter_map(|f| f.split_once(':'))
-        .find(|(k, _)| k.trim() == "Device")
+        .find(|(k, _)| k.trim() == key)
         .map(|(_, v)| v.trim().to_string())
 }
 
@@ -256,11 +256,17 @@ pub fn parse(name: &str, text: &str, memory: Memory) -> Result<Vec<Measurement>,
             }
             continue;
         }
-        if let Some(d) = device(l)
-            && let Some(b) = block.as_mut()
-        {
-            b.device = d;
-            continue;
+        if let Some(b) = block.as_mut() {
+            // `Number of qps` shares its row with `Transport type`, `Device` with `Dual-port`.
+            if let Some(q) = field(l, "Number of qps")
+                && q != "1"
+            {
+                b.detail.push(format!("qps={q}"));
+            }
+            if let Some(d) = field(l, "Device") {
+                b.device = d;
+                continue;
+            }
         }
         if t.starts_with("#bytes") {
             let Some(b) = block.as_mut() else {
@@ -523,6 +529,12 @@ destroying current CUDA Ctx
             ("msg_rate", 0.005853)
         );
         assert!(rows.iter().all(|r| r.detail.is_empty()));
+        // -q 4 -b: both variants in the detail, the title's first.
+        let multi = WRITE_BW_CUDA
+            .replace("Number of qps   : 1", "Number of qps   : 4")
+            .replace("RDMA_Write BW Test", "RDMA_Write Bidirectional BW Test");
+        let rows = parse("multi.log", &multi, Memory::Auto).unwrap();
+        assert!(rows.iter().all(|r| r.detail == "bidirectional;qps=4"));
         let host = parse("bw.log", WRITE_BW_CUDA, Memory::Host).unwrap();
         assert_eq!(host[0].memory, "host", "--memory overrides the log");
         // Older releases: MB/sec (the same 2^20 divisor), and a CPU_Util column.

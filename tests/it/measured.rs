@@ -314,6 +314,56 @@ fn calibrate_recovers_perturbed_parameters() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// Issue #11, calibration against multi-QP and bidirectional perftest logs: `ib_read_bw -q 4
+/// -b` and `ib_write_bw -q 2` of a config whose post cost is 130 ns instead of 100. At 4 KiB
+/// (reads) and 64 B (writes) the one perftest thread posting for every QP bounds both runs, so
+/// the post cost is what their bandwidth and message rate measure; `measured` keeps `-q` and
+/// `-b` in the detail (`bidirectional;qps=4`) and calibrate reruns them so. MiB/s, not
+/// --report_gbits, so perftest's two decimals keep the small figures exact enough.
+#[test]
+fn calibrate_reads_queue_pairs_and_both_directions_from_the_log() {
+    let dir = scratch("measured", "calibrate-qps");
+    let base =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/default.toml"))
+            .unwrap();
+    assert!(base.contains("\npost_ns = 100 "));
+    let cfg = dir.join("post130.toml");
+    fs::write(&cfg, base.replacen("\npost_ns = 100 ", "\npost_ns = 130 ", 1)).unwrap();
+    let c = s(&cfg);
+    let read = ["ib_read_bw", c, "-q", "4", "-b", "-s", "4096", "-n", "200"];
+    let write = ["ib_write_bw", c, "-q", "2", "-s", "64", "-n", "200"];
+    let logs = [
+        perftest_log(&dir, "read.log", &read),
+        perftest_log(&dir, "write.log", &write),
+    ];
+    let csv = dir.join("m.csv");
+    ok(
+        &gdrsim(&["measured", s(&logs[0]), s(&logs[1]), "--out", s(&csv)]),
+        "measured",
+    );
+    let m = rows(&fs::read_to_string(&csv).unwrap());
+    assert_eq!(m[0]["detail"], "bidirectional;qps=4");
+    assert_eq!(m[0]["iterations"], "800", "perftest prints -n times the QPs");
+    let out = dir.join("calibrated.toml");
+    let key = "machines[0].cpu.post_ns";
+    let o = gdrsim(&[
+        "calibrate",
+        "configs/default.toml",
+        "--measured",
+        s(&csv),
+        "--fit",
+        key,
+        "--out",
+        s(&out),
+    ]);
+    let report = ok(&o, "calibrate");
+    let line = report.lines().find(|l| l.starts_with(key)).unwrap();
+    let fitted: f64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!((fitted / 130.0 - 1.0).abs() < 0.02, "{report}");
+    assert!(report.contains("4 rows"), "average and MsgRate of both: {report}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// Issue #11, calibration against nvbandwidth: `gdrsim nvbandwidth` logs of a perturbed
 /// config, read by `measured`, fitted by `calibrate` from the unperturbed one.
 ///
