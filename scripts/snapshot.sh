@@ -18,6 +18,8 @@ for c in configs/*.toml; do
     cp "$runs/$n/stages.csv" "$out/$n.stages.csv"
     cp "$runs/$n/config.toml" "$out/$n.config.toml"
   for c in "$runs/$n"/*.svg; do cp "$c" "$out/$n.$(basename "$c")"; done
+  $bin topo "configs/$n.toml" > "$out/$n.topo.txt" 2>&1
+  $bin params "configs/$n.toml" > "$out/$n.params.txt" 2>&1
 
 
 done

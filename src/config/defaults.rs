@@ -144,6 +144,16 @@ pub const SWITCH_LATENCY: Ps = ns(105);
 /// ACS upstream forwarding off: peer-to-peer turns inside the switch (the GPUDirect setting).
 pub const ACS_REDIRECT: bool = false;
 
+// ---- NVLink --------------------------------------------------------------------------------
+/// One NVLink 3 or 4 link: 25 GB/s each direction (NVIDIA A100 and H100 datasheets: 12 links,
+/// 600 GB/s, and 18 links, 900 GB/s, both directions together).
+pub const NVLINK_RATE: Rate = Rate::from_bytes_per_s(25_000_000_000);
+/// One NVLink crossing. Estimate: CUDA's p2pBandwidthLatencyTest reports ~1.5-2 µs GPU-to-GPU
+/// on NVLink boards, almost all of it the copy's launch and completion, not the link.
+pub const NVLINK_LATENCY: Ps = ns(100);
+/// An NVSwitch traversal. Estimate, of the order of a PCIe switch's (row C7).
+pub const NVSWITCH_LATENCY: Ps = ns(100);
+
 // ---- GPU -----------------------------------------------------------------------------------
 /// The GPU model a machine gets when its config names none.
 pub const GPU_MODEL: &str = "H100 PCIe";

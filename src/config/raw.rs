@@ -152,6 +152,10 @@ pub struct RawMachine {
     pub gpus: Vec<RawGpu>,
     pub nics: Vec<RawNic>,
     pub links: Vec<RawLink>,
+    #[serde(default)]
+    pub nvswitches: Vec<RawNvSwitch>,
+    #[serde(default)]
+    pub nvlinks: Vec<RawNvLink>,
 }
 
 section! {
@@ -248,6 +252,29 @@ section! {
     }
     also {
         name: String,
+    }
+}
+
+section! {
+    /// `[[machines.nvswitches]]`: an NVSwitch fabric.
+    pub struct RawNvSwitch => NvSwitchSpec {
+        latency_ns: dur = d::NVSWITCH_LATENCY => latency; "estimate",
+    }
+    also {
+        name: String,
+    }
+}
+
+section! {
+    /// `[[machines.nvlinks]]`: NVLinks bonded between a GPU and a GPU or an NVSwitch.
+    pub struct RawNvLink => NvLinkSpec {
+        link_rate_gbps: rate = d::NVLINK_RATE => link_rate; "datasheet (NVLink 3/4: 25 GB/s per link each way)",
+        latency_ns: dur = d::NVLINK_LATENCY => latency; "estimate",
+    }
+    also {
+        a: String,
+        b: String,
+        links: u32,
     }
 }
 
@@ -381,7 +408,7 @@ pub struct Section {
 }
 
 /// Every declared section: the parameters a config may set, with their domains and sources.
-pub const SECTIONS: [Section; 12] = [
+pub const SECTIONS: [Section; 14] = [
     Section {
         path: "sim",
         params: RawSim::PARAMS,
@@ -425,6 +452,14 @@ pub const SECTIONS: [Section; 12] = [
     Section {
         path: "machines[].gpus[]",
         params: RawGpu::PARAMS,
+    },
+    Section {
+        path: "machines[].nvswitches[]",
+        params: RawNvSwitch::PARAMS,
+    },
+    Section {
+        path: "machines[].nvlinks[]",
+        params: RawNvLink::PARAMS,
     },
     Section {
         path: "machines[].nics[]",

@@ -6,8 +6,8 @@
 use toml::{Table, Value};
 
 use super::raw::{
-    RawCpu, RawGpu, RawNetwork, RawNic, RawOutput, RawPcie, RawRegistration, RawRootComplex,
-    RawSim, RawSocket, RawSocketLink, RawSwitch,
+    RawCpu, RawGpu, RawNetwork, RawNic, RawNvLink, RawNvSwitch, RawOutput, RawPcie,
+    RawRegistration, RawRootComplex, RawSim, RawSocket, RawSocketLink, RawSwitch,
 };
 use super::section::{int_value as int, rate_value as rate};
 use super::{Config, Endpoint};
@@ -125,6 +125,30 @@ fn machine(m: &MachineSpec) -> Value {
         })
         .collect();
     t.insert("links".into(), Value::Array(links));
+    // Only where the machine has NVLink, so machines without it resolve as they always did.
+    if !m.nvswitches.is_empty() {
+        let sws = m
+            .nvswitches
+            .iter()
+            .map(|x| section_table(vec![("name", s(&x.name))], x, RawNvSwitch::resolved))
+            .collect();
+        t.insert("nvswitches".into(), Value::Array(sws));
+    }
+    if !m.nvlinks.is_empty() {
+        let links = m
+            .nvlinks
+            .iter()
+            .map(|l| {
+                let names = vec![
+                    ("a", s(&l.a)),
+                    ("b", s(&l.b)),
+                    ("links", int(l.links as u64)),
+                ];
+                section_table(names, l, RawNvLink::resolved)
+            })
+            .collect();
+        t.insert("nvlinks".into(), Value::Array(links));
+    }
     Value::Table(t)
 }
 

@@ -334,6 +334,7 @@ pub fn config(
         keys(&mut out, &params.nic);
     }
     out.push_str(&links);
+    out.push_str(&super::nvlink::tables(m, &super::nvlink::fabric(m)));
     for h in ["node-a", "node-b"] {
         let _ = writeln!(
             out,

@@ -492,10 +492,13 @@ fn parse_cell(text: &str) -> Option<Cell> {
     match text {
         "X" => Some(Cell::Itself),
         "SOC" => Some(Cell::Pcie(Affinity::Sys)),
-        _ => Affinity::from_name(text).map(Cell::Pcie).or_else(|| {
-            let n = numbered(text, "NV")?;
-            (n >= 1).then_some(Cell::NvLink(n as u32))
-        }),
+        _ => Affinity::from_name(text)
+            .filter(|a| !matches!(a, Affinity::Nv(_)))
+            .map(Cell::Pcie)
+            .or_else(|| {
+                let n = numbered(text, "NV")?;
+                (n >= 1).then_some(Cell::NvLink(n as u32))
+            }),
     }
 }
 

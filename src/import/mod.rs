@@ -1,15 +1,17 @@
 //! `gdrsim import`: configs from what real machines print. `topo-m` reads an
 //! `nvidia-smi topo -m` matrix ([`matrix`]), builds the PCIe tree that gives its classes
-//! ([`tree`]) and writes a config of one machine of that tree, two hosts of it and a scenario per
-//! GPU with its nearest NIC ([`emit`]), which `gdrsim check`, `topo` and `run` take as it is.
+//! ([`tree`]) and the NVLink fabric that gives its `NV#` cells ([`nvlink`]), and writes a config
+//! of one machine of that tree, two hosts of it and a scenario per GPU with its nearest NIC
+//! ([`emit`]), which `gdrsim check`, `topo` and `run` take as it is.
 //!
 //! The config is checked before it is written: it is loaded, its machine built, and every class
-//! of the model compared with the matrix's cells. What the model cannot reproduce (NV# cells,
-//! which it has no NVLink for; cells of a matrix no PCIe tree gives) is said in notes, each cell
-//! with the class the config gives instead.
+//! of the model compared with the matrix's cells. What the model cannot reproduce (cells of a
+//! matrix no PCIe tree gives) is said in notes, each cell with the class the config gives
+//! instead.
 
 pub mod emit;
 pub mod matrix;
+pub mod nvlink;
 pub mod tree;
 
 use std::path::Path;
@@ -98,17 +100,17 @@ pub fn topo_m(
         .collect();
 
     let mut differences = Vec::new();
-    let mut nvlink = Vec::new();
     for a in 0..m.devices.len() {
         for b in a + 1..m.devices.len() {
             let model = host.class(place(a), place(b));
             let (la, lb) = (&m.devices[a].label, &m.devices[b].label);
-            match m.cells[a][b] {
-                Cell::Pcie(c) if c != model => {
-                    differences.push((la.clone(), lb.clone(), c.name().to_string(), model))
-                }
-                Cell::NvLink(n) => nvlink.push(format!("{la}-{lb} NV{n} -> {}", model.name())),
-                _ => {}
+            let cell = match m.cells[a][b] {
+                Cell::Pcie(c) => c,
+                Cell::NvLink(n) => Affinity::Nv(n),
+                Cell::Itself => continue,
+            };
+            if cell != model {
+                differences.push((la.clone(), lb.clone(), cell.name().to_string(), model));
             }
         }
     }
@@ -125,11 +127,17 @@ pub fn topo_m(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    if !nvlink.is_empty() {
+    let fabric = nvlink::fabric(&m);
+    if !fabric.switched.is_empty() {
         notes.push(format!(
-            "{} GPU-GPU NV# cell(s) not reproduced: the model has no NVLink yet, so `gdrsim topo` prints the PCIe class of the path instead: {}",
-            nvlink.len(),
-            nvlink.join(", ")
+            "NVLink: {} GPUs on one NVSwitch (NV{} between every pair: more links than a GPU has for direct bonds to all)",
+            fabric.switched.len(),
+            fabric.switched[0].1
+        ));
+    } else if !fabric.direct.is_empty() {
+        notes.push(format!(
+            "NVLink: {} direct GPU-GPU bond(s), as the NV# cells give them",
+            fabric.direct.len()
         ));
     }
     if !differences.is_empty() {

@@ -38,6 +38,7 @@ pub fn path_meaning(path: PathKind) -> &'static str {
 /// What an `nvidia-smi topo -m` class means for the GPU-NIC pair.
 pub fn class_meaning(class: Affinity) -> &'static str {
     match class {
+        Affinity::Nv(_) => "GPUs joined by bonded NVLinks (directly or through NVSwitches)",
         Affinity::Pix => "GPU and NIC behind a single PCIe switch (at most one PCIe bridge)",
         Affinity::Pxb => "GPU and NIC across several PCIe bridges, without the CPU's host bridge",
         Affinity::Phb => "GPU and NIC meet at the CPU's PCIe host bridge",

@@ -285,7 +285,45 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
             }
         })
         .collect();
-    let edges = edges(&nodes, &socket_links);
+    // The NVLink fabric, after every PCIe node and channel so that a machine without NVLink
+    // numbers its nodes and channels as it always did.
+    for (i, s) in m.nvswitches.iter().enumerate() {
+        let traverse = b.latency_only(name(&s.name), ChannelKind::NvSwitch, s.latency, Some(h));
+        nodes.push(Node {
+            name: s.name.clone(),
+            kind: NodeKind::NvSwitch(i),
+            parent: None,
+            link_mps: 0,
+            link: (0, 0),
+            socket: 0,
+            traverse: Some(traverse),
+        });
+    }
+    let mut edges = edges(&nodes, &socket_links);
+    for l in &m.nvlinks {
+        let at = |n: &str| nodes.iter().position(|x| x.name == n).expect("validated");
+        let rate = Rate::from_bps(l.link_rate.bps().saturating_mul(u64::from(l.links)));
+        let ch = |b: &mut Builder, from: &str, to: &str| {
+            b.add(
+                name(&format!("nvlink:{from}>{to}")),
+                ChannelKind::NvLink { links: l.links },
+                rate,
+                l.latency,
+                [0; 5],
+                Some(h),
+            )
+        };
+        let kind = EdgeKind::NvLink {
+            forward: ch(b, &l.a, &l.b),
+            backward: ch(b, &l.b, &l.a),
+            links: l.links,
+        };
+        edges.push(Edge {
+            a: at(&l.a),
+            b: at(&l.b),
+            kind,
+        });
+    }
     let mut adjacent = vec![Vec::new(); nodes.len()];
     for (i, e) in edges.iter().enumerate() {
         adjacent[e.a].push(i);

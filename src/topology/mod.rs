@@ -14,7 +14,7 @@ mod route;
 pub mod spec;
 pub mod topo_matrix;
 
-pub use affinity::Affinity;
+pub use affinity::{Affinity, MAX_NVLINKS};
 pub use network::{Network, Port, PortPair};
 pub use route::{Flow, Place, Route, RouteError};
 
@@ -78,6 +78,13 @@ pub enum ChannelKind {
     Wire,
     /// A network switch hop: a core traversal or the last switch's port into a NIC.
     NetworkSwitch,
+    /// One direction of a bonded set of NVLinks.
+    NvLink {
+        /// Links in the bond.
+        links: u32,
+    },
+    /// The traversal of an NVSwitch.
+    NvSwitch,
 }
 
 /// A FIFO server: `rate` (0 = no serialisation, latency only) and a fixed `latency`.
@@ -124,6 +131,8 @@ pub enum NodeKind {
     Gpu(usize),
     /// A NIC (index into the machine's NICs).
     Nic(usize),
+    /// An NVSwitch (index into the machine's NVSwitches).
+    NvSwitch(usize),
 }
 
 /// A node of a host's PCIe tree (sockets at the top).
@@ -212,6 +221,15 @@ pub enum EdgeKind {
     Socket {
         /// Index into [`HostTopo::socket_links`].
         link: usize,
+    },
+    /// A bond of NVLinks from a GPU (`a`) to another GPU or an NVSwitch (`b`).
+    NvLink {
+        /// The direction a to b.
+        forward: ChannelId,
+        /// The direction b to a.
+        backward: ChannelId,
+        /// Links in the bond.
+        links: u32,
     },
 }
 

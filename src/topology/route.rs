@@ -89,12 +89,28 @@ impl HostTopo {
         }
     }
 
-    /// The path from `from` to `to`: a breadth-first search over the host's graph (fewest hops,
-    /// ties to the edge listed first), under the routing policy: devices are endpoints, never
-    /// transit; and where `acs` holds (peer-to-peer traffic), a switch with ACS redirect may not
-    /// turn traffic from one downstream port to another, so it goes up to the root complex
-    /// and back down. A search state is (node, whether it was entered from below).
+    /// The path from `from` to `to` under the routing policy: between two GPUs, over NVLink
+    /// where their NVLinks (and NVSwitches) join them, as the CUDA driver routes peer copies;
+    /// everything else over PCIe and the socket links.
     fn node_path(&self, from: Place, to: Place, acs: bool) -> Vec<Hop> {
+        let gpu = |p: Place| matches!(p, Place::Device(n) if matches!(self.nodes[n].kind, NodeKind::Gpu(_)));
+        if gpu(from)
+            && gpu(to)
+            && let Some(path) = self.search(from, to, acs, true)
+        {
+            return path;
+        }
+        self.search(from, to, acs, false)
+            .expect("every place of a validated host is reachable over PCIe")
+    }
+
+    /// A breadth-first search over the host's graph (fewest hops, ties to the edge listed
+    /// first), over NVLink edges only (`nvlink`) or over every other edge: devices are
+    /// endpoints, never transit; and where `acs` holds (peer-to-peer traffic), a switch with
+    /// ACS redirect may not turn traffic from one downstream port to another, so it goes up to
+    /// the root complex and back down. A search state is (node, whether it was entered from
+    /// below).
+    fn search(&self, from: Place, to: Place, acs: bool, nvlink: bool) -> Option<Vec<Hop>> {
         let (src, dst) = (self.node_of(from), self.node_of(to));
         let n = self.nodes.len();
         let state = |node: usize, from_below: bool| node * 2 + usize::from(from_below);
@@ -116,6 +132,9 @@ impl HostTopo {
             }
             for &e in &self.adjacent[node] {
                 let edge = &self.edges[e];
+                if matches!(edge.kind, EdgeKind::NvLink { .. }) != nvlink {
+                    continue;
+                }
                 let (next, going_down) = if edge.a == node {
                     (edge.b, matches!(edge.kind, EdgeKind::Pcie { .. }))
                 } else {
@@ -139,7 +158,7 @@ impl HostTopo {
             }
         }
         let mut path = Vec::new();
-        let mut cur = found.expect("every place of a validated host is reachable");
+        let mut cur = found?;
         loop {
             let node = cur / 2;
             match prev[cur] {
@@ -154,7 +173,7 @@ impl HostTopo {
             }
         }
         path.reverse();
-        path
+        Some(path)
     }
 
     /// The channels crossed from `from` to `to` for traffic of kind `flow`. Memory channels are
@@ -175,6 +194,15 @@ impl HostTopo {
                         mps = mps.min(m);
                     }
                     EdgeKind::Attach => {}
+                    EdgeKind::NvLink {
+                        forward, backward, ..
+                    } => {
+                        channels.push(if self.edges[e].a == prev {
+                            forward
+                        } else {
+                            backward
+                        });
+                    }
                     EdgeKind::Socket { link: l } => {
                         let link = &self.socket_links[l];
                         let a = match self.nodes[prev].kind {
@@ -240,7 +268,16 @@ impl HostTopo {
     /// The `nvidia-smi topo -m` class of two places, from the structure of the path between them
     /// (ACS is a routing policy, not topology, so it does not change the class).
     pub fn class(&self, a: Place, b: Place) -> Affinity {
-        let path: Vec<usize> = self.node_path(a, b, false).iter().map(|h| h.0).collect();
+        let hops = self.node_path(a, b, false);
+        // Over NVLink: NV# with # the narrowest bond crossed, as nvidia-smi counts the links.
+        let bonds = hops.iter().filter_map(|&(_, e)| match self.edges[e?].kind {
+            EdgeKind::NvLink { links, .. } => Some(links),
+            _ => None,
+        });
+        if let Some(links) = bonds.min() {
+            return Affinity::Nv(links);
+        }
+        let path: Vec<usize> = hops.iter().map(|h| h.0).collect();
         let sockets = path
             .iter()
             .filter(|&&n| matches!(self.nodes[n].kind, NodeKind::Socket(_)))
@@ -271,5 +308,50 @@ impl HostTopo {
         } else {
             Affinity::Pxb
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DGX H100 (configs/dgx-h100.toml): the whole topology, and the channel names of a route
+    /// from device `a` to device `b` of host 0 without the host prefix.
+    fn route_names(a: NodeKind, b: NodeKind) -> (Vec<String>, Affinity) {
+        let cfg =
+            crate::config::parse(include_str!("../../configs/dgx-h100.toml"), "dgx-h100.toml")
+                .expect("the shipped config loads");
+        let topo = crate::scenario::topology(&cfg);
+        let h = &topo.hosts[0];
+        let (a, b) = (
+            Place::Device(h.node_index(a)),
+            Place::Device(h.node_index(b)),
+        );
+        let r = h.route(a, b, Flow::Write).expect("a route");
+        let names = r
+            .channels
+            .iter()
+            .map(|&c| {
+                let n = &topo.channels[c as usize].name;
+                n.split_once('/').map_or(n.clone(), |x| x.1.to_string())
+            })
+            .collect();
+        (names, r.class)
+    }
+
+    /// Between GPUs the route takes NVLink (the NVSwitch fabric) as the CUDA driver does, and
+    /// the class is NV18; GPU to NIC stays on PCIe (PIX under the shared switch).
+    #[test]
+    fn gpus_route_over_nvlink_and_nics_over_pcie() {
+        let (names, class) = route_names(NodeKind::Gpu(0), NodeKind::Gpu(5));
+        assert_eq!(
+            names,
+            ["nvlink:gpu0>nvswitch", "nvswitch", "nvlink:nvswitch>gpu5"]
+        );
+        assert_eq!(class, Affinity::Nv(18));
+        let (names, class) = route_names(NodeKind::Gpu(0), NodeKind::Nic(0));
+        assert!(names.iter().all(|n| !n.contains("nvlink")), "{names:?}");
+        assert!(names.iter().any(|n| n.starts_with("pcie:")), "{names:?}");
+        assert_eq!(class, Affinity::Pix);
     }
 }

@@ -184,6 +184,31 @@ pub struct SwitchSpec {
     pub acs_redirect: bool,
 }
 
+/// An NVSwitch: the crossbar of an NVLink fabric (HGX boards put several on the baseboard;
+/// the model makes them one node, as the GPUs see one fabric).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NvSwitchSpec {
+    /// Its name in the machine ("nvswitch").
+    pub name: String,
+    /// Port-to-port traversal.
+    pub latency: Ps,
+}
+
+/// A bonded set of NVLinks between a GPU (`a`) and another GPU or an NVSwitch (`b`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NvLinkSpec {
+    /// The GPU's name.
+    pub a: String,
+    /// The other end's name: a GPU or an NVSwitch.
+    pub b: String,
+    /// Links in the bond (`nvidia-smi topo -m` prints NV<links>).
+    pub links: u32,
+    /// Data rate of one link, each direction.
+    pub link_rate: Rate,
+    /// One crossing (PHY, link layer and the port), in picoseconds.
+    pub latency: Ps,
+}
+
 /// The GPU's copy engine (cudaMemcpy) and its host-software overheads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CopyEngineSpec {
@@ -385,6 +410,10 @@ pub struct MachineSpec {
     pub nics: Vec<NicSpec>,
     /// Its PCIe links.
     pub links: Vec<LinkSpec>,
+    /// Its NVSwitches.
+    pub nvswitches: Vec<NvSwitchSpec>,
+    /// Its NVLink bonds.
+    pub nvlinks: Vec<NvLinkSpec>,
 }
 
 /// A host of the study: a named instance of a machine.

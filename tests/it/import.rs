@@ -100,12 +100,9 @@ fn round_trip(name: &str) -> (Vec<String>, String) {
         for c in 0..labels.len() {
             let (w, g) = (&row[c + 1], &got[r][c + 1]);
             if w.starts_with("NV") {
-                assert!(
-                    ["PIX", "PXB", "PHB", "NODE", "SYS"].contains(&g.as_str()),
-                    "{name}: {g}"
-                );
                 assert!(r < gpus && c < gpus, "NV# only between GPUs");
-            } else if w != g && r < c {
+            }
+            if w != g && r < c {
                 differ.push(format!("{}-{} {w} -> {g}", labels[r], labels[c]));
             }
         }
@@ -122,6 +119,7 @@ fn import_round_trips_every_consistent_sample() {
         "dgx-a100.txt",
         "dgx-h100.txt",
         "dgx-h100-spaces.txt",
+        "hgx-a100-4gpu.txt",
     ] {
         let (differ, stderr) = round_trip(name);
         assert!(differ.is_empty(), "{name}: cells differ: {differ:?}");
@@ -137,7 +135,7 @@ fn import_round_trips_every_consistent_sample() {
                     .is_some_and(|n| n.parse::<u32>().is_ok())
             });
         assert_eq!(
-            stderr.contains("GPU-GPU NV# cell(s) not reproduced"),
+            stderr.contains("note: NVLink: "),
             nv,
             "{name}: the NVLink note comes exactly with NV# cells: {stderr}"
         );

@@ -13,6 +13,7 @@ mod hostile_configs;
 mod import;
 mod measured;
 mod nvbandwidth;
+mod nvlink;
 mod oracles;
 mod overlay;
 mod properties;

@@ -328,7 +328,11 @@ fn calibrate_reads_queue_pairs_and_both_directions_from_the_log() {
             .unwrap();
     assert!(base.contains("\npost_ns = 100 "));
     let cfg = dir.join("post130.toml");
-    fs::write(&cfg, base.replacen("\npost_ns = 100 ", "\npost_ns = 130 ", 1)).unwrap();
+    fs::write(
+        &cfg,
+        base.replacen("\npost_ns = 100 ", "\npost_ns = 130 ", 1),
+    )
+    .unwrap();
     let c = s(&cfg);
     let read = ["ib_read_bw", c, "-q", "4", "-b", "-s", "4096", "-n", "200"];
     let write = ["ib_write_bw", c, "-q", "2", "-s", "64", "-n", "200"];
@@ -343,7 +347,10 @@ fn calibrate_reads_queue_pairs_and_both_directions_from_the_log() {
     );
     let m = rows(&fs::read_to_string(&csv).unwrap());
     assert_eq!(m[0]["detail"], "bidirectional;qps=4");
-    assert_eq!(m[0]["iterations"], "800", "perftest prints -n times the QPs");
+    assert_eq!(
+        m[0]["iterations"], "800",
+        "perftest prints -n times the QPs"
+    );
     let out = dir.join("calibrated.toml");
     let key = "machines[0].cpu.post_ns";
     let o = gdrsim(&[
@@ -360,7 +367,10 @@ fn calibrate_reads_queue_pairs_and_both_directions_from_the_log() {
     let line = report.lines().find(|l| l.starts_with(key)).unwrap();
     let fitted: f64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
     assert!((fitted / 130.0 - 1.0).abs() < 0.02, "{report}");
-    assert!(report.contains("4 rows"), "average and MsgRate of both: {report}");
+    assert!(
+        report.contains("4 rows"),
+        "average and MsgRate of both: {report}"
+    );
     let _ = fs::remove_dir_all(&dir);
 }
 

@@ -29,6 +29,10 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         ),
         ("gpus", m.gpus.iter().map(|x| x.name.as_str()).collect()),
         ("nics", m.nics.iter().map(|x| x.name.as_str()).collect()),
+        (
+            "nvswitches",
+            m.nvswitches.iter().map(|x| x.name.as_str()).collect(),
+        ),
     ] {
         for (j, n) in names.into_iter().enumerate() {
             named.push((k(&format!("{list}[{j}].name")), n));
@@ -255,6 +259,20 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     if nics.is_empty() {
         return Err(cx.err(&k("nics"), "at least one NIC", "none"));
     }
+    let nvswitches = m
+        .nvswitches
+        .iter()
+        .enumerate()
+        .map(|(j, s)| {
+            let mut sw = NvSwitchSpec {
+                name: s.name.clone(),
+                ..NvSwitchSpec::default()
+            };
+            s.apply(cx, &|f| k(&format!("nvswitches[{j}].{f}")), &mut sw)?;
+            Ok(sw)
+        })
+        .collect::<R<Vec<_>>>()?;
+    let nvlinks = nvlinks(cx, &k, m, &gpus, &nvswitches)?;
     let host_buffer_base = m.host_buffer_base.unwrap_or(d::HOST_BUFFER_BASE);
     // The buffers (up to 16 GiB) and the walk's and trace's addresses stay below 2^64.
     if host_buffer_base.checked_add(32 << 30).is_none() {
@@ -277,7 +295,75 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         gpus,
         nics,
         links,
+        nvswitches,
+        nvlinks,
     })
+}
+
+/// The NVLink bonds: each from a GPU to another GPU or an NVSwitch, once per pair.
+fn nvlinks(
+    cx: &Cx,
+    k: &dyn Fn(&str) -> String,
+    m: &RawMachine,
+    gpus: &[GpuSpec],
+    nvswitches: &[NvSwitchSpec],
+) -> R<Vec<NvLinkSpec>> {
+    let gpu_names: Vec<&str> = gpus.iter().map(|g| g.name.as_str()).collect();
+    let ends: Vec<&str> = gpu_names
+        .iter()
+        .copied()
+        .chain(nvswitches.iter().map(|s| s.name.as_str()))
+        .collect();
+    let mut out: Vec<NvLinkSpec> = Vec::new();
+    for (j, l) in m.nvlinks.iter().enumerate() {
+        let kk = |f: &str| k(&format!("nvlinks[{j}].{f}"));
+        if !gpu_names.contains(&l.a.as_str()) {
+            return Err(cx.err(
+                &kk("a"),
+                format!("a GPU of this machine ({})", gpu_names.join(", ")),
+                format!("{:?}", l.a),
+            ));
+        }
+        if !ends.contains(&l.b.as_str()) || l.b == l.a {
+            return Err(cx.err(
+                &kk("b"),
+                format!(
+                    "another GPU or an NVSwitch of this machine ({})",
+                    ends.join(", ")
+                ),
+                format!("{:?}", l.b),
+            ));
+        }
+        if !(1..=crate::topology::MAX_NVLINKS).contains(&l.links) {
+            return Err(cx.err(
+                &kk("links"),
+                "from 1 to 36 bonded NVLinks (H100 SXM: 18 into the NVSwitch fabric)",
+                l.links.to_string(),
+            ));
+        }
+        if out
+            .iter()
+            .any(|o| (o.a == l.a && o.b == l.b) || (o.a == l.b && o.b == l.a))
+        {
+            return Err(cx.err(
+                &kk("b"),
+                format!(
+                    "one bond between {:?} and {:?} (give its link count)",
+                    l.a, l.b
+                ),
+                "a second one",
+            ));
+        }
+        let mut link = NvLinkSpec {
+            a: l.a.clone(),
+            b: l.b.clone(),
+            links: l.links,
+            ..NvLinkSpec::default()
+        };
+        l.apply(cx, &kk, &mut link)?;
+        out.push(link);
+    }
+    Ok(out)
 }
 
 /// One GPU: its declared parameters, then the compute capability (by default from the model's
