@@ -54,6 +54,7 @@ pub mod import;
 pub mod inspect;
 pub mod measured;
 pub mod nvbandwidth;
+pub mod p2p_matrix;
 pub mod perftest;
 pub mod plan;
 pub mod progress;

@@ -160,6 +160,27 @@ enum Command {
         #[arg(long = "report_gbits")]
         report_gbits: bool,
     },
+    /// Measure every GPU pair of a host as CUDA's p2pBandwidthLatencyTest does (unidirectional
+    /// and bidirectional bandwidth, latency, P2P on and off) and print its report.
+    P2pMatrix {
+        /// Config file (default: the embedded configs/default.toml).
+        config: Option<PathBuf>,
+        /// The host whose GPUs are measured (default: the config's first).
+        #[arg(long)]
+        host: Option<String>,
+        /// Ints per bandwidth copy (the sample's default: 40000000, 160 MB).
+        #[arg(long = "numElems", default_value_t = gdrsim::p2p_matrix::DEFAULT_ELEMS)]
+        elems: u64,
+        /// Also measure P2P reads (the destination GPU's copy engine reads the peer).
+        #[arg(long = "p2p_read")]
+        p2p_read: bool,
+        /// Write every cell to this CSV file.
+        #[arg(long, value_name = "FILE.csv")]
+        csv: Option<PathBuf>,
+        /// Write the heatmap of the P2P=Enabled matrices to this SVG file.
+        #[arg(long, value_name = "FILE.svg")]
+        chart: Option<PathBuf>,
+    },
     /// Run one of nvbandwidth's copy-engine testcases on the simulated machine and print
     /// nvbandwidth's report (host_to_device_memcpy_ce, device_to_host_memcpy_ce and their
     /// bidirectional forms; `--list` lists them).
@@ -519,6 +540,23 @@ fn main() -> ExitCode {
                 .and_then(|a| gdrsim::nvbandwidth::command(config.as_deref(), &a))
                 .and_then(|text| app::emit(&text)),
         },
+        Some(Command::P2pMatrix {
+            config,
+            host,
+            elems,
+            p2p_read,
+            csv,
+            chart,
+        }) => {
+            let a = gdrsim::p2p_matrix::Args {
+                host,
+                elems,
+                p2p_read,
+                csv,
+                chart,
+            };
+            gdrsim::p2p_matrix::command(config.as_deref(), &a).and_then(|text| app::emit(&text))
+        }
         Some(Command::Validate { set }) => gdrsim::validate::run(set.as_deref()).and_then(|rows| {
             let (text, broken) = gdrsim::validate::render(&rows);
             app::emit(&text)?;

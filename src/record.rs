@@ -46,11 +46,15 @@ pub enum Stage {
     MemcpyH2d,
     /// GDRCopy: the receiving thread writes the host buffer into GPU memory through BAR1.
     GdrcopyWrite,
+    /// cudaMemcpyPeer between two GPUs of a host (or within one): launch, copy engine DMA over
+    /// NVLink, PCIe peer-to-peer or through a host buffer, completion. Last, so that the
+    /// stages of the network paths keep their numbers.
+    MemcpyPeer,
 }
 
 impl Stage {
     /// Every stage, in pipeline order (the declaration order).
-    pub const ALL: [Stage; 16] = [
+    pub const ALL: [Stage; 17] = [
         Stage::Register,
         Stage::MemcpyD2h,
         Stage::GdrcopyRead,
@@ -67,6 +71,7 @@ impl Stage {
         Stage::Flush,
         Stage::MemcpyH2d,
         Stage::GdrcopyWrite,
+        Stage::MemcpyPeer,
     ];
 
     /// The name used in stages.csv.
@@ -88,6 +93,7 @@ impl Stage {
             Stage::Flush => "flush",
             Stage::MemcpyH2d => "memcpy_h2d",
             Stage::GdrcopyWrite => "gdrcopy_write",
+            Stage::MemcpyPeer => "memcpy_peer",
         }
     }
 

@@ -16,7 +16,7 @@ use crate::topology::spec::inline_wqe_bytes;
 use crate::topology::{ChannelId, Flow, NodeKind, Place, RouteError, Topology};
 
 /// Adds one step of control work to `p`.
-fn add(
+pub(super) fn add(
     p: &mut Plan,
     kind: StepKind,
     stage: Option<Stage>,
@@ -36,14 +36,14 @@ fn add(
 }
 
 /// Marks step `id` as moving `bytes` of data, the message's payload or not.
-fn carries(p: &mut Plan, id: StepId, bytes: u64, payload: bool) -> StepId {
+pub(super) fn carries(p: &mut Plan, id: StepId, bytes: u64, payload: bool) -> StepId {
     let s = &mut p.steps[id as usize];
     s.bytes = bytes;
     s.payload = payload;
     id
 }
 
-fn done(step: StepId) -> Dep {
+pub(super) fn done(step: StepId) -> Dep {
     Dep {
         step,
         on: Milestone::Done,

@@ -5,6 +5,7 @@ pub mod build;
 pub mod cost;
 pub mod horizon;
 pub mod paths;
+pub mod peer;
 mod simulate;
 
 pub use simulate::{PointResult, perftest_bw_average, simulate_point, stream_shape};

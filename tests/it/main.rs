@@ -16,6 +16,7 @@ mod nvbandwidth;
 mod nvlink;
 mod oracles;
 mod overlay;
+mod p2p_matrix;
 mod properties;
 mod references;
 mod report;

@@ -42,6 +42,7 @@ pub fn stage_color(stage: Stage) -> RGBColor {
         Stage::Flush => RGBColor(136, 34, 85),
         Stage::MemcpyH2d => RGBColor(213, 94, 0),
         Stage::GdrcopyWrite => RGBColor(102, 17, 0),
+        Stage::MemcpyPeer => RGBColor(170, 68, 153),
     }
 }
 

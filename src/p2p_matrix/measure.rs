@@ -1,0 +1,76 @@
+//! Copies between GPU pairs of one host on the simulated machine: which pairs have peer
+//! access, and the time of a stream of copies (one or two at once) on the GPU's timeline.
+
+use anyhow::{Context, Result};
+
+use crate::components::Fabric;
+use crate::config::Config;
+use crate::scenario::{self, peer::PeerCopy};
+use crate::topology::{Flow, HostTopo, NodeKind, Place, Topology};
+use crate::units::Ps;
+
+/// One stream of copies: from GPU `src` to GPU `dst` (the same: within one GPU), how, and the
+/// bytes of each copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stream {
+    /// The GPU copied from (index into the host's GPUs).
+    pub src: usize,
+    /// The GPU copied to.
+    pub dst: usize,
+    /// Peer writes, peer reads, or staged through host memory.
+    pub how: PeerCopy,
+    /// Bytes of each copy.
+    pub size: u64,
+}
+
+/// Whether GPU `a` can access GPU `b`'s memory as a peer (`cudaDeviceCanAccessPeer`): NVLink
+/// joins them, or PCIe forwards peer-to-peer writes and reads between them (no root complex
+/// or socket link on the way refuses them, row B7's client CPUs refuse reads).
+pub fn peer_access(h: &HostTopo, a: usize, b: usize) -> bool {
+    if a == b {
+        return true;
+    }
+    let at = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
+    [Flow::Write, Flow::ReadRequest, Flow::ReadCompletion]
+        .iter()
+        .all(|&f| h.route(at(a), at(b), f).is_ok() && h.route(at(b), at(a), f).is_ok())
+}
+
+/// The streams run at once, each `count` copies back to back (the next starts when the one
+/// before has landed, as on a CUDA stream). Returns each stream's time from its first copy's
+/// start to its last copy's end, and the CPU time each copy cost the threads, on average (the
+/// simulated threads' busy time: the launches).
+pub fn run(
+    cfg: &Config,
+    topo: &Topology,
+    host: usize,
+    streams: &[Stream],
+    count: u32,
+    seed: u64,
+) -> Result<(Vec<Ps>, Ps)> {
+    let plans = streams
+        .iter()
+        .map(|s| {
+            scenario::peer::copy(topo, host, (s.src, s.dst), s.how, s.size)
+                .with_context(|| format!("building the copy from GPU {} to GPU {}", s.src, s.dst))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&crate::plan::Plan> = plans.iter().collect();
+    let mut f = Fabric::new(topo, &refs, scenario::sim_options(cfg, seed));
+    let out = f.run(1, count.max(1));
+    if out.stats.past_horizon {
+        anyhow::bail!("the copies passed the simulator's horizon");
+    }
+    let times = out
+        .flows
+        .iter()
+        .map(|fl| {
+            let first = fl.messages.first().map_or(0, |m| m.0);
+            let last = fl.messages.last().map_or(0, |m| m.1);
+            last.saturating_sub(first)
+        })
+        .collect();
+    let busy: Ps = out.cpu_time.iter().map(|t| t.1).sum();
+    let copies = u64::from(count.max(1)) * streams.len() as u64;
+    Ok((times, busy / copies.max(1)))
+}

@@ -1,0 +1,305 @@
+//! `gdrsim p2p-matrix`: every GPU pair of one host measured as CUDA's p2pBandwidthLatencyTest
+//! measures it (NVIDIA/cuda-samples, Samples/5_Domain_Specific/p2pBandwidthLatencyTest), in its
+//! output layout, so a simulated machine can be put beside a real run; with a CSV of every cell
+//! and a heatmap.
+//!
+//! What is the sample's:
+//! - Bandwidth: `repeat` (5) cudaMemcpyPeerAsync of `numElems` ints (40,000,000: 160 MB) on one
+//!   stream, timed by events; GB/s = bytes x repeat / 1e9 / seconds. The diagonal is a copy
+//!   within one GPU and counts its bytes twice (read and write). P2P=Disabled copies go through
+//!   host memory; P2P=Enabled ones by peer writes (the source GPU's copy engine), or with
+//!   `--p2p_read` also by peer reads (the destination's).
+//! - Bidirectional: a copy each way at once, on two streams; GB/s counts both.
+//! - Latency: 100 copies of one int4 (16 B); the GPU figure is the events' time per copy, the
+//!   CPU figure the host's time per enqueue.
+//! - A spin kernel holds each stream while its copies are enqueued, so the host's launch cost
+//!   is off the GPU's timeline.
+//!
+//! What is the model's: the GPU timeline runs with the copy engines' launch and sync costs at
+//! zero (as `gdrsim nvbandwidth` does), a stream's copies one after another; the CPU latency is
+//! the simulated thread's busy time per copy with the config's launch cost. Both directions of
+//! a bidirectional pair run in one fabric and share its links. Peer access is what the graph
+//! allows (NVLink, or PCIe forwarding peer-to-peer both ways); pairs without it fall back to
+//! staging, as the CUDA driver does, so their P2P=Enabled cells equal the Disabled ones.
+
+pub mod heatmap;
+pub mod layout;
+pub mod measure;
+
+use anyhow::Result;
+
+use crate::app;
+use crate::config::{Config, ConfigError};
+use crate::scenario::{self, peer::PeerCopy};
+use measure::Stream;
+
+/// The sample's default `numElems` (ints per bandwidth copy).
+pub const DEFAULT_ELEMS: u64 = 40_000_000;
+/// Copies per bandwidth cell (the sample's `repeat`).
+pub const BW_REPEAT: u32 = 5;
+/// Copies per latency cell.
+pub const LAT_REPEAT: u32 = 100;
+/// Bytes of a latency copy (one int4).
+pub const LAT_BYTES: u64 = 16;
+
+/// What the command line asks.
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    /// The host whose GPUs are measured (by name; the config's first when absent).
+    pub host: Option<String>,
+    /// Ints per bandwidth copy (`--numElems`).
+    pub elems: u64,
+    /// Also the P2P-read matrices (`--p2p_read`).
+    pub p2p_read: bool,
+    /// Where to write the CSV of every cell.
+    pub csv: Option<std::path::PathBuf>,
+    /// Where to write the heatmap (SVG).
+    pub chart: Option<std::path::PathBuf>,
+}
+
+/// A matrix's cells: `cells[i][j]` from GPU i (row) to GPU j (column).
+pub type Cells = Vec<Vec<f64>>;
+
+/// One matrix of the report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix {
+    /// Its title as the sample prints it ("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)").
+    pub title: String,
+    /// Short key for the CSV ("unidirectional_p2p_disabled").
+    pub key: &'static str,
+    /// The unit of its cells.
+    pub unit: &'static str,
+    /// `cells[i][j]`: from GPU i (row) to GPU j (column).
+    pub cells: Vec<Vec<f64>>,
+}
+
+/// Everything the sample prints: the devices, peer access, and the matrices in its order
+/// (latency matrices as GPU and CPU pairs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// The host's name.
+    pub host: String,
+    /// Each GPU's model.
+    pub gpus: Vec<String>,
+    /// `access[i][j]`: whether GPU i can access GPU j as a peer.
+    pub access: Vec<Vec<bool>>,
+    /// Bandwidth matrices, then latency matrices (GPU, CPU per kind).
+    pub matrices: Vec<Matrix>,
+}
+
+fn host_index(cfg: &Config, name: Option<&str>) -> Result<usize, ConfigError> {
+    match name {
+        None => Ok(0),
+        Some(n) => cfg.hosts.iter().position(|h| h.name == n).ok_or_else(|| {
+            let names: Vec<&str> = cfg.hosts.iter().map(|h| h.name.as_str()).collect();
+            ConfigError::new(
+                "command line",
+                "--host",
+                format!("one of the config's hosts ({})", names.join(", ")),
+                format!("{n:?}"),
+            )
+        }),
+    }
+}
+
+/// Measures every matrix on the config's host.
+pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
+    let host = host_index(cfg, a.host.as_deref())?;
+    if !(1..=1_000_000_000).contains(&a.elems) {
+        return Err(ConfigError::new(
+            "command line",
+            "--numElems",
+            "from 1 to 1000000000 ints per copy",
+            a.elems.to_string(),
+        )
+        .into());
+    }
+    let gpus = cfg.hosts[host].machine.gpus.len();
+    if gpus == 0 {
+        return Err(ConfigError::new(
+            "command line",
+            "--host",
+            "a host with GPUs",
+            format!("{} has none", cfg.hosts[host].name),
+        )
+        .into());
+    }
+    let timeline = crate::nvbandwidth::measure::gpu_timeline(cfg);
+    let gpu_topo = scenario::topology(&timeline);
+    let cpu_topo = scenario::topology(cfg);
+    let h = &gpu_topo.hosts[host];
+    let access: Vec<Vec<bool>> = (0..gpus)
+        .map(|i| (0..gpus).map(|j| measure::peer_access(h, i, j)).collect())
+        .collect();
+    let how = |i: usize, j: usize, p2p: bool, read: bool| match (p2p && access[i][j], read) {
+        (false, _) => PeerCopy::Staged,
+        (true, false) => PeerCopy::Write,
+        (true, true) => PeerCopy::Read,
+    };
+    let size = a.elems * 4;
+    let seed = |k: u64, i: usize, j: usize| scenario::mix(cfg.seed, &[k, i as u64, j as u64]);
+    let cell = |f: &dyn Fn(usize, usize) -> Result<f64>| -> Result<Vec<Vec<f64>>> {
+        (0..gpus)
+            .map(|i| (0..gpus).map(|j| f(i, j)).collect())
+            .collect()
+    };
+    let gbs = |bytes: f64, t: crate::units::Ps| bytes / 1e9 / (t.max(1) as f64 / 1e12);
+    let uni = |k: u64, p2p: bool, read: bool| {
+        cell(&|i, j| {
+            let s = Stream {
+                src: i,
+                dst: j,
+                how: how(i, j, p2p, read),
+                size,
+            };
+            let (t, _) = measure::run(&timeline, &gpu_topo, host, &[s], BW_REPEAT, seed(k, i, j))?;
+            let twice = if i == j { 2.0 } else { 1.0 };
+            Ok(gbs(twice * size as f64 * f64::from(BW_REPEAT), t[0]))
+        })
+    };
+    let bidir = |k: u64, p2p: bool| {
+        cell(&|i, j| {
+            let there = Stream {
+                src: i,
+                dst: j,
+                how: how(i, j, p2p, false),
+                size,
+            };
+            let back = Stream {
+                src: j,
+                dst: i,
+                how: how(j, i, p2p, false),
+                size,
+            };
+            let (t, _) = measure::run(
+                &timeline,
+                &gpu_topo,
+                host,
+                &[there, back],
+                BW_REPEAT,
+                seed(k, i, j),
+            )?;
+            let longest = t.iter().copied().max().unwrap_or(0);
+            Ok(gbs(2.0 * size as f64 * f64::from(BW_REPEAT), longest))
+        })
+    };
+    let latency = |k: u64, p2p: bool, read: bool| -> Result<(Cells, Cells)> {
+        let mut gpu = vec![vec![0.0; gpus]; gpus];
+        let mut cpu = vec![vec![0.0; gpus]; gpus];
+        for i in 0..gpus {
+            for j in 0..gpus {
+                let s = Stream {
+                    src: i,
+                    dst: j,
+                    how: how(i, j, p2p, read),
+                    size: LAT_BYTES,
+                };
+                let (t, _) =
+                    measure::run(&timeline, &gpu_topo, host, &[s], LAT_REPEAT, seed(k, i, j))?;
+                let (_, busy) =
+                    measure::run(cfg, &cpu_topo, host, &[s], LAT_REPEAT, seed(k + 1, i, j))?;
+                gpu[i][j] = t[0] as f64 / 1e6 / f64::from(LAT_REPEAT);
+                cpu[i][j] = busy as f64 / 1e6;
+            }
+        }
+        Ok((gpu, cpu))
+    };
+    let m = |title: &str, key: &'static str, unit: &'static str, cells| Matrix {
+        title: title.to_string(),
+        key,
+        unit,
+        cells,
+    };
+    let mut matrices = vec![
+        m(
+            "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
+            "unidirectional_p2p_disabled",
+            "GB/s",
+            uni(1, false, false)?,
+        ),
+        m(
+            "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)",
+            "unidirectional_p2p_writes",
+            "GB/s",
+            uni(2, true, false)?,
+        ),
+    ];
+    if a.p2p_read {
+        matrices.push(m(
+            "Unidirectional P2P=Enabled Bandwidth (P2P Reads) Matrix (GB/s)",
+            "unidirectional_p2p_reads",
+            "GB/s",
+            uni(3, true, true)?,
+        ));
+    }
+    matrices.push(m(
+        "Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
+        "bidirectional_p2p_disabled",
+        "GB/s",
+        bidir(4, false)?,
+    ));
+    matrices.push(m(
+        "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)",
+        "bidirectional_p2p_enabled",
+        "GB/s",
+        bidir(5, true)?,
+    ));
+    let mut lats = vec![(
+        "P2P=Disabled Latency Matrix (us)",
+        ("latency_p2p_disabled_gpu", "latency_p2p_disabled_cpu"),
+        latency(6, false, false)?,
+    )];
+    lats.push((
+        "P2P=Enabled Latency (P2P Writes) Matrix (us)",
+        ("latency_p2p_writes_gpu", "latency_p2p_writes_cpu"),
+        latency(8, true, false)?,
+    ));
+    if a.p2p_read {
+        lats.push((
+            "P2P=Enabled Latency (P2P Reads) Matrix (us)",
+            ("latency_p2p_reads_gpu", "latency_p2p_reads_cpu"),
+            latency(10, true, true)?,
+        ));
+    }
+    for (title, (kg, kc), (g, c)) in lats {
+        matrices.push(m(title, kg, "us", g));
+        matrices.push(m(title, kc, "us", c));
+    }
+    Ok(Report {
+        host: cfg.hosts[host].name.clone(),
+        gpus: cfg.hosts[host]
+            .machine
+            .gpus
+            .iter()
+            .map(|g| g.model.clone())
+            .collect(),
+        access,
+        matrices,
+    })
+}
+
+/// `gdrsim p2p-matrix`: measures, writes the CSV and chart where asked, returns the text.
+pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
+    let cfg = app::load_config(config)?;
+    for (p, ext, key) in [(&a.csv, "csv", "--csv"), (&a.chart, "svg", "--chart")] {
+        if let Some(p) = p
+            && p.extension().and_then(|e| e.to_str()) != Some(ext)
+        {
+            return Err(ConfigError::new(
+                "command line",
+                key,
+                format!("a .{ext} file"),
+                p.display().to_string(),
+            )
+            .into());
+        }
+    }
+    let r = measure(&cfg, a)?;
+    if let Some(p) = &a.csv {
+        crate::report::atomic::write(p, layout::csv(&r).as_bytes())?;
+    }
+    if let Some(p) = &a.chart {
+        crate::report::atomic::write(p, heatmap::svg(&r).as_bytes())?;
+    }
+    Ok(layout::text(&r))
+}

@@ -1,0 +1,160 @@
+//! Plans of copies between two GPUs of one host, as `cudaMemcpyPeerAsync` makes them: over a
+//! peer path (NVLink where bonds join the GPUs, else PCIe peer-to-peer) by the source GPU's
+//! copy engine writing into the peer (P2P writes) or the destination's reading from it (P2P
+//! reads); staged through pinned host memory when peer access is off; or within one GPU.
+
+use super::build::{add, carries, done};
+use crate::plan::{Copy, GpuRef, Plan, ReadSpec, StepId, StepKind};
+use crate::record::Stage;
+use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
+
+/// How a peer copy moves its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerCopy {
+    /// Peer access on: the source GPU's copy engine posts writes into the peer's memory.
+    Write,
+    /// Peer access on: the destination GPU's copy engine reads the peer's memory under its
+    /// read window.
+    Read,
+    /// Peer access off: the driver copies device to host into a pinned buffer on the source
+    /// GPU's socket, then host to device, chunk by chunk so the two copies overlap.
+    Staged,
+}
+
+/// The driver's staging chunk for copies without peer access. Estimate: the CUDA driver's
+/// staging buffers are not documented; a few MiB keep both copy engines busy at once.
+pub const STAGE_CHUNK: u64 = 2 << 20;
+/// At most this many staged chunks per copy, so a copy's steps do not grow with its size
+/// (larger copies take larger chunks).
+pub const MAX_STAGE_CHUNKS: u64 = 16;
+
+/// The plan of one copy of `size` bytes from GPU `src` to GPU `dst` of host `host` (the same
+/// GPU: a device-to-device copy inside its memory, read and written by its copy engine).
+pub fn copy(
+    topo: &Topology,
+    host: usize,
+    (src, dst): (usize, usize),
+    how: PeerCopy,
+    size: u64,
+) -> Result<Plan, RouteError> {
+    let h = &topo.hosts[host];
+    let socket = |g: usize| h.nodes[h.node_index(NodeKind::Gpu(g))].socket;
+    let mut p = Plan::new(size);
+    let thread = p.thread(host, socket(src));
+    let cpu = p.actor(format!(
+        "{}/{}.cpu",
+        h.name,
+        h.spec.sockets[socket(src)].name
+    ));
+    let ce = |p: &mut Plan, g: usize| p.actor(format!("{}/{}.ce", h.name, h.spec.gpus[g].name));
+    let gpu = |g: usize| GpuRef { host, gpu: g };
+    let at = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
+    let memcpy = |p: &mut Plan, on: usize, copy: Copy, after: Vec<StepId>, bytes: u64| {
+        let kind = StepKind::Memcpy {
+            thread,
+            gpu: gpu(on),
+            copy,
+            driver: None,
+            blocking: false,
+        };
+        let actor = ce(p, on);
+        let id = add(
+            p,
+            kind,
+            Some(Stage::MemcpyPeer),
+            actor,
+            after.into_iter().map(done).collect(),
+            None,
+        );
+        carries(p, id, bytes, true)
+    };
+    // Posted writes from `from`'s memory into `to` (a GPU, or host memory of a socket).
+    let push = |p: &mut Plan, from: usize, to: Option<usize>| -> Result<Copy, RouteError> {
+        let (place, mem) = match to {
+            Some(g) => (at(g), h.gpu_memory[g]),
+            None => (Place::Memory(socket(src)), h.dram[socket(src)]),
+        };
+        let route = if to == Some(from) {
+            crate::topology::Route {
+                channels: Vec::new(),
+                mps: 4096,
+                p2p: false,
+                class: crate::topology::Affinity::Pix,
+            }
+        } else {
+            h.route(at(from), place, Flow::Write)?
+        };
+        let mut c = vec![h.gpu_memory[from]];
+        c.extend(route.channels);
+        c.push(mem);
+        Ok(Copy::D2h {
+            route: p.route(c),
+            mps: route.mps,
+        })
+    };
+    // Reads by `by`'s copy engine of `from`'s memory (a GPU, or host memory of a socket).
+    let pull = |p: &mut Plan, by: usize, from: Option<usize>| -> Result<Copy, RouteError> {
+        let (place, mem) = match from {
+            Some(g) => (at(g), h.gpu_memory[g]),
+            None => (Place::Memory(socket(src)), h.dram[socket(src)]),
+        };
+        let req = p.route(h.route(at(by), place, Flow::ReadRequest)?.channels);
+        let back = h.route(place, at(by), Flow::ReadCompletion)?;
+        let mut c = vec![mem];
+        c.extend(back.channels);
+        let cpl = p.route(c);
+        let commit = p.route(vec![h.gpu_memory[by]]);
+        Ok(Copy::H2d {
+            read: ReadSpec {
+                engine: topo.gpu_engine(host, by),
+                req,
+                cpl,
+                mrrs: h.spec.gpus[by].copy_engine.mrrs,
+                mps: back.mps,
+            },
+            commit,
+        })
+    };
+    let ready = add(&mut p, StepKind::Wait { ps: 0 }, None, cpu, vec![], None);
+    let last = if src == dst {
+        let c = push(&mut p, src, Some(src))?;
+        memcpy(&mut p, src, c, vec![ready], size)
+    } else {
+        match how {
+            PeerCopy::Write => {
+                let c = push(&mut p, src, Some(dst))?;
+                memcpy(&mut p, src, c, vec![ready], size)
+            }
+            PeerCopy::Read => {
+                let c = pull(&mut p, dst, Some(src))?;
+                memcpy(&mut p, dst, c, vec![ready], size)
+            }
+            PeerCopy::Staged => {
+                let chunks = size.div_ceil(STAGE_CHUNK).clamp(1, MAX_STAGE_CHUNKS);
+                let chunk = size.div_ceil(chunks);
+                let (down, up) = (push(&mut p, src, None)?, pull(&mut p, dst, None)?);
+                let (mut prev_down, mut prev_up) = (ready, ready);
+                let mut off = 0;
+                while off < size {
+                    let b = chunk.min(size - off);
+                    prev_down = memcpy(&mut p, src, down, vec![prev_down], b);
+                    prev_up = memcpy(&mut p, dst, up, vec![prev_down, prev_up], b);
+                    off += b;
+                }
+                prev_up
+            }
+        }
+    };
+    let deliver = add(&mut p, StepKind::Deliver, None, cpu, vec![done(last)], None);
+    p.deliver = deliver;
+    add(
+        &mut p,
+        StepKind::Finish,
+        None,
+        cpu,
+        vec![done(deliver)],
+        None,
+    );
+    p.link();
+    Ok(p)
+}
