@@ -116,6 +116,33 @@ pub fn sample(
     Ok(end.saturating_sub(start))
 }
 
+/// One sample of a peer copy (`(src, dst, how)` between two GPUs of host `host`): one stream
+/// of `WARMUP_COUNT + loops` copies; returns the start-to-end event time after the warm-ups.
+pub fn peer_sample(
+    cfg: &Config,
+    topo: &Topology,
+    host: usize,
+    (src, dst, how): (usize, usize, scenario::peer::PeerCopy),
+    size: u64,
+    loops: u32,
+    seed: u64,
+) -> Result<Ps> {
+    let plan = scenario::peer::copy(topo, host, (src, dst), how, size)
+        .with_context(|| format!("building the copy from GPU {src} to GPU {dst}"))?;
+    let mut f = Fabric::new(topo, &[&plan], scenario::sim_options(cfg, seed));
+    let total = WARMUP_COUNT
+        .checked_add(loops)
+        .context("too many copies per stream")?;
+    let out = f.run(1, total);
+    if out.stats.past_horizon {
+        anyhow::bail!("the copies passed the simulator's horizon");
+    }
+    let m = &out.messages;
+    Ok(m[m.len() - 1]
+        .1
+        .saturating_sub(m[WARMUP_COUNT as usize - 1].1))
+}
+
 /// One sample's bandwidth as nvbandwidth computes it: `size * loops * 1e6 / elapsed_us` in
 /// whole bytes per second, `elapsed_us` truncated to whole microseconds.
 pub fn bandwidth(size: u64, loops: u32, elapsed: Ps) -> Result<u64, ConfigError> {

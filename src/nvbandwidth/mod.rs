@@ -6,7 +6,8 @@
 //! `-i`/`--testSamples` (default 3: samples, of which the median is reported), the hidden
 //! `--loopCount` (default 16: copies per sample), `-m`/`--useMean`, `-l`/`--list`; a testcase
 //! is named by its key or its index. The testcases here are nvbandwidth's first six, with its
-//! indices; the device-to-device ones are refused until the model has GPU-to-GPU peer copies.
+//! indices; the device-to-device ones copy between every GPU pair with peer access
+//! ([`crate::scenario::peer`]: NVLink or PCIe peer-to-peer), `N/A` for the others.
 //! The method is in [`measure`], the text in [`layout`]. The machine is one host of the config
 //! (`--host`, default the first): its GPUs are the matrix columns.
 
@@ -41,11 +42,12 @@ pub enum Testcase {
     /// `device_to_host_bidirectional_memcpy_ce` (3): the device-to-host copy, measured while a
     /// host-to-device copy runs on the same GPU.
     DeviceToHostBidir,
-    /// `device_to_device_memcpy_read_ce` (4): peer copies between GPUs; refused (no GPU-to-GPU
-    /// peer copies in the model yet).
+    /// `device_to_device_memcpy_read_ce` (4): for each GPU pair with peer access, the row GPU's
+    /// copy engine reads the column GPU's buffer into its own (testcases_ce.cpp: the copy's
+    /// destination context).
     DeviceToDeviceRead,
-    /// `device_to_device_memcpy_write_ce` (5): peer copies between GPUs; refused as
-    /// `DeviceToDeviceRead`.
+    /// `device_to_device_memcpy_write_ce` (5): for each GPU pair with peer access, the row GPU's
+    /// copy engine writes its buffer into the column GPU's.
     DeviceToDeviceWrite,
 }
 
@@ -121,6 +123,20 @@ impl Testcase {
         }
     }
 
+    /// Whether it copies between GPUs (the device-to-device testcases).
+    pub fn is_peer(self) -> bool {
+        self.peer_copy().is_some()
+    }
+
+    /// How the device-to-device testcases copy; None for the host testcases.
+    fn peer_copy(self) -> Option<scenario::peer::PeerCopy> {
+        match self {
+            Testcase::DeviceToDeviceRead => Some(scenario::peer::PeerCopy::Read),
+            Testcase::DeviceToDeviceWrite => Some(scenario::peer::PeerCopy::Write),
+            _ => None,
+        }
+    }
+
     /// By key or by index, as nvbandwidth's `findTestcase`.
     pub fn parse(s: &str) -> Result<Testcase, ConfigError> {
         let by_index = s.parse::<usize>().ok().and_then(|i| Testcase::ALL.get(i));
@@ -175,15 +191,6 @@ impl Args {
 
     /// Refuses, before any work, what this mode cannot run.
     pub fn check(&self) -> Result<(), ConfigError> {
-        if self.testcase.host_copies().is_none() {
-            return Err(ConfigError::new(
-                CLI,
-                "TESTCASE",
-                "a testcase between host and device memory: the model has no GPU-to-GPU peer \
-                 copies on one host yet (P2P copies arrive with the NVLink issue)",
-                self.testcase.key(),
-            ));
-        }
         let range = |key: &str, lo: u64, hi: u64, v: u64, what: &str| {
             if (lo..=hi).contains(&v) {
                 Ok(())
@@ -241,17 +248,9 @@ fn host_index(cfg: &Config, name: Option<&str>) -> Result<usize, ConfigError> {
     })
 }
 
-/// The GB/s of every GPU of the host (one matrix row), as nvbandwidth reports them.
-pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
-    a.check()?;
-    let host = host_index(cfg, a.host.as_deref())?;
-    let Some((h2d, bidir)) = a.testcase.host_copies() else {
-        unreachable!("checked")
-    };
-    let size = a.buffer_mib << 20;
-    // TLP by TLP, every TLP is an event: the config's own bound on that mode holds here too
-    // (the interfering copy of a bidirectional testcase is twice the buffer).
-    let largest = if bidir { 2 * size } else { size };
+/// TLP by TLP, every TLP is an event: the config's own bound on that mode holds for copies of
+/// `largest` bytes too.
+fn tlp_bound(cfg: &Config, largest: u64) -> Result<(), ConfigError> {
     let tlp_max = crate::config::limits::MAX_TLP_GRANULAR;
     if cfg.sim.granularity.tlp() && largest > tlp_max {
         return Err(ConfigError::new(
@@ -263,9 +262,27 @@ pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
                 crate::units::fmt_bytes(tlp_max)
             ),
             format!("copies of {}", crate::units::fmt_bytes(largest)),
+        ));
+    }
+    Ok(())
+}
+
+/// The GB/s of every GPU of the host (one matrix row), as nvbandwidth reports them.
+pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
+    a.check()?;
+    let host = host_index(cfg, a.host.as_deref())?;
+    let Some((h2d, bidir)) = a.testcase.host_copies() else {
+        return Err(ConfigError::new(
+            CLI,
+            "TESTCASE",
+            "a testcase between host and device memory (one row per GPU)",
+            a.testcase.key(),
         )
         .into());
-    }
+    };
+    let size = a.buffer_mib << 20;
+    // The interfering copy of a bidirectional testcase is twice the buffer.
+    tlp_bound(cfg, if bidir { 2 * size } else { size })?;
     let cfg = measure::gpu_timeline(cfg);
     let topo = scenario::topology(&cfg);
     let gpus = cfg.hosts[host].machine.gpus.len();
@@ -298,9 +315,67 @@ pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
     Ok(row)
 }
 
+/// The GB/s of every GPU pair of the host for a device-to-device testcase, `None` on the
+/// diagonal and where the pair has no peer access (nvbandwidth skips them: `N/A`). A cell is
+/// nvbandwidth's statistic over `-i` samples of one stream of copies.
+pub fn peer_figures(cfg: &Config, a: &Args) -> Result<Vec<Vec<Option<f64>>>> {
+    a.check()?;
+    let host = host_index(cfg, a.host.as_deref())?;
+    let Some(how) = a.testcase.peer_copy() else {
+        return Err(ConfigError::new(
+            CLI,
+            "TESTCASE",
+            "a device-to-device testcase",
+            a.testcase.key(),
+        )
+        .into());
+    };
+    let size = a.buffer_mib << 20;
+    tlp_bound(cfg, size)?;
+    let cfg = measure::gpu_timeline(cfg);
+    let topo = scenario::topology(&cfg);
+    let gpus = cfg.hosts[host].machine.gpus.len();
+    let h = &topo.hosts[host];
+    let mut rows = vec![vec![None; gpus]; gpus];
+    for (i, row) in rows.iter_mut().enumerate() {
+        for (j, cell) in row.iter_mut().enumerate() {
+            if i == j || !crate::p2p_matrix::measure::peer_access(h, i, j) {
+                continue;
+            }
+            // Read: the row GPU pulls the column's buffer; write: it pushes into the column's.
+            let (src, dst) = match how {
+                scenario::peer::PeerCopy::Read => (j, i),
+                _ => (i, j),
+            };
+            let mut samples = Vec::with_capacity(a.samples as usize);
+            for n in 0..a.samples {
+                let seed = scenario::mix(
+                    cfg.seed,
+                    &[
+                        scenario::stable_hash(a.testcase.key()),
+                        host as u64,
+                        i as u64,
+                        j as u64,
+                        n as u64,
+                    ],
+                );
+                let copy = (src, dst, how);
+                let t = measure::peer_sample(&cfg, &topo, host, copy, size, a.loops, seed)?;
+                samples.push(measure::bandwidth(size, a.loops, t)?);
+            }
+            *cell = Some(measure::statistic(&samples, a.use_mean) * 1e-9);
+        }
+    }
+    Ok(rows)
+}
+
 /// Runs the testcase on the config's host and returns nvbandwidth's text.
 pub fn run(cfg: &Config, a: &Args) -> Result<String> {
-    let row = figures(cfg, a)?;
+    let rows: Vec<Vec<Option<f64>>> = if a.testcase.peer_copy().is_some() {
+        peer_figures(cfg, a)?
+    } else {
+        vec![figures(cfg, a)?.into_iter().map(Some).collect()]
+    };
     let host = &cfg.hosts[host_index(cfg, a.host.as_deref())?];
     let mut out = layout::version();
     if a.buffer_mib < layout::DEFAULT_BUFFER_MIB {
@@ -314,7 +389,6 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
         .map(|g| (g.model.as_str(), g.name.as_str()))
         .collect();
     out.push_str(&layout::devices(&host.name, &gpus));
-    let rows = vec![row.into_iter().map(Some).collect()];
     out.push_str(&layout::testcase(
         a.testcase.key(),
         a.testcase.title(),
@@ -351,8 +425,6 @@ mod tests {
 
     #[test]
     fn refusals_name_the_option() {
-        let e = Args::new(Testcase::DeviceToDeviceRead).check().unwrap_err();
-        assert!(e.to_string().contains("NVLink"), "{e}");
         let a = Args {
             buffer_mib: 0,
             ..Args::new(Testcase::HostToDevice)

@@ -191,19 +191,81 @@ fn list_names_nvbandwidths_testcases() {
     }
 }
 
+/// Issue #11 with #10's peer copies: the device-to-device testcases. On configs/dgx-h100.toml
+/// every pair copies over its NVLink bond (18 x 25 GB/s = 450 GB/s), so each cell is within 2%
+/// of it and never above; the diagonal is N/A, as nvbandwidth skips a GPU with itself. On the
+/// PCIe machine of tests/data/topo-m/pcie-b14.txt (no NVLink) the read testcase orders the
+/// pairs PIX >= NODE > SYS, the 32 GB/s socket link capping SYS.
+#[test]
+fn device_to_device_testcases_copy_between_peers() {
+    let out = stdout(&gdrsim(&[
+        "nvbandwidth",
+        "device_to_device_memcpy_write_ce",
+        "configs/dgx-h100.toml",
+        "-b",
+        "64",
+    ]));
+    assert!(
+        out.contains("memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n"),
+        "{out}"
+    );
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with(' ') && l.split_whitespace().count() == 9)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 8, "{out}");
+    for (i, r) in rows.iter().enumerate() {
+        for (j, c) in r[1..].iter().enumerate() {
+            if i == j {
+                assert_eq!(*c, "N/A");
+            } else {
+                let v: f64 = c.parse().unwrap();
+                assert!(v <= 450.0 && v > 441.0, "{i}-{j}: {v}");
+            }
+        }
+    }
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let cfg = dir.join("nvbandwidth-b14.toml");
+    let o = gdrsim(&[
+        "import",
+        "topo-m",
+        "tests/data/topo-m/pcie-b14.txt",
+        "--out",
+        cfg.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = stdout(&gdrsim(&[
+        "nvbandwidth",
+        "4",
+        cfg.to_str().unwrap(),
+        "-b",
+        "64",
+    ]));
+    let row0: Vec<f64> = out
+        .lines()
+        .find(|l| l.starts_with(" 0 "))
+        .unwrap()
+        .split_whitespace()
+        .skip(2)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(
+        row0[0] >= row0[1] && row0[1] > row0[2] && row0[2] <= 32.0,
+        "{row0:?}"
+    );
+}
+
 #[test]
 fn bad_input_exits_2_naming_the_option() {
     for (args, says) in [
         (vec!["nvbandwidth", "host_to_device_memcpy_sm"], "TESTCASE"),
         (vec!["nvbandwidth", "6"], "TESTCASE"),
-        (
-            vec!["nvbandwidth", "device_to_device_memcpy_read_ce"],
-            "NVLink",
-        ),
-        (
-            vec!["nvbandwidth", "device_to_device_memcpy_write_ce"],
-            "NVLink",
-        ),
         (vec!["nvbandwidth", "0", "-b", "x"], "--bufferSize"),
         (vec!["nvbandwidth", "0", "-b", "0"], "-b"),
         (vec!["nvbandwidth", "0", "-i", "0"], "-i"),
