@@ -892,7 +892,10 @@ fn topo_matrices_of_the_examples_cell_by_cell() {
     let index = |d: &str| d[3..].parse::<u32>().unwrap();
     assert_matrix(Some(&dgx), &devices, |a, b| {
         let (i, j) = (index(a), index(b));
-        if i == j {
+        // Its GPUs are joined by the NVSwitch fabric, 18 links each.
+        if a.starts_with("GPU") && b.starts_with("GPU") {
+            "NV18"
+        } else if i == j {
             "PIX"
         } else if i / 4 == j / 4 {
             "NODE"
