@@ -293,6 +293,12 @@ enum Command {
     },
     /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix.
     Topo { config: Option<PathBuf> },
+    /// List the built-in machine presets (`[[machines]] preset = "NAME"` in a config), or print
+    /// one's TOML.
+    Presets {
+        /// The preset to print (default: list them all, one line each).
+        name: Option<String>,
+    },
     /// Write a config from what a real machine prints (`gdrsim import topo-m FILE`).
     Import {
         #[command(subcommand)]
@@ -366,8 +372,11 @@ enum Import {
         out: Option<PathBuf>,
         /// Take the device and link parameters of this config's first machine (e.g.
         /// configs/dgx-h100.toml) instead of the built-in defaults.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "preset")]
         like: Option<PathBuf>,
+        /// Take them from this built-in preset's machine (`gdrsim presets` lists them).
+        #[arg(long)]
+        preset: Option<String>,
     },
 }
 
@@ -627,9 +636,26 @@ fn main() -> ExitCode {
                     .collect::<String>()
             })
             .and_then(|text| app::emit(&text)),
+        Some(Command::Presets { name }) => match name {
+            None => app::emit(&gdrsim::config::preset::list()),
+            Some(n) => gdrsim::config::preset::show(&n)
+                .map_err(Into::into)
+                .and_then(app::emit),
+        },
         Some(Command::Import {
-            what: Import::TopoM { file, out, like },
-        }) => gdrsim::import::topo_m_command(&file, out.as_deref(), like.as_deref()),
+            what:
+                Import::TopoM {
+                    file,
+                    out,
+                    like,
+                    preset,
+                },
+        }) => gdrsim::import::topo_m_command(
+            &file,
+            out.as_deref(),
+            like.as_deref(),
+            preset.as_deref(),
+        ),
         Some(Command::Walk {
             config,
             scenario,

@@ -12,6 +12,7 @@ pub mod limits;
 mod options;
 pub mod params;
 pub mod plausible;
+pub mod preset;
 pub(crate) mod raw;
 mod resolved;
 mod scenarios;
@@ -271,7 +272,8 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 /// The largest config file read.
 const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
-/// Validates config text; `file` names it in errors.
+/// Validates config text, its machine presets applied first ([`preset`]); `file` names it in
+/// errors.
 pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
     let de = toml::Deserializer::parse(text).map_err(|e| {
         let at = e
@@ -300,6 +302,27 @@ pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
             format!("a syntax error{at}: {what}"),
         )
     })?;
+    match preset::expand(text, file)? {
+        Some(merged) => {
+            let de = toml::Deserializer::parse(&merged).map_err(|e| {
+                ConfigError::new(
+                    file,
+                    "",
+                    "a config whose presets can be applied",
+                    format!(
+                        "a document that does not read back ({})",
+                        e.message().trim()
+                    ),
+                )
+            })?;
+            deserialize(de, &merged, file)
+        }
+        None => deserialize(de, text, file),
+    }
+}
+
+/// The document `text` (parsed as `de`) as a validated config.
+fn deserialize(de: toml::Deserializer<'_>, text: &str, file: &str) -> Result<Config, ConfigError> {
     let raw: raw::RawConfig = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
         let key = if key == "." { String::new() } else { key };

@@ -66,8 +66,12 @@ pub fn topo_m(
     let shown = file.display().to_string();
     let m = matrix::parse(text, &shown)?;
     let params = match like {
-        Some((t, src)) => emit::Params::like(t, src)
-            .map_err(|e| ConfigError::new(src, "machines", "a config with a machine", e))?,
+        Some((t, src)) => {
+            // A config whose first machine is a preset's: its keys as the preset spells them.
+            let t = config::preset::expand(t, src)?.unwrap_or_else(|| t.to_string());
+            emit::Params::like(&t, src)
+                .map_err(|e| ConfigError::new(src, "machines", "a config with a machine", e))?
+        }
         None => emit::Params::defaults(),
     };
     let tree = tree::build(&m);
@@ -265,10 +269,15 @@ fn socket_gpus<'a>(m: &'a Matrix, s: &'a tree::Socket) -> impl Iterator<Item = u
         .filter(move |&d| m.devices[d].kind == DeviceKind::Gpu)
 }
 
-/// `gdrsim import topo-m FILE [--out OUT] [--like CONFIG]`: imports, prints the notes on stderr,
+/// `gdrsim import topo-m FILE [--out OUT] [--like CONFIG | --preset NAME]`: imports, prints the notes on stderr,
 /// and writes the config to OUT atomically (stdout without one). Nothing is written when the
 /// matrix (or CONFIG) is refused.
-pub fn topo_m_command(file: &Path, out: Option<&Path>, like: Option<&Path>) -> anyhow::Result<()> {
+pub fn topo_m_command(
+    file: &Path,
+    out: Option<&Path>,
+    like: Option<&Path>,
+    preset: Option<&str>,
+) -> anyhow::Result<()> {
     let shown = file.display().to_string();
     let text = std::fs::read_to_string(file).map_err(|e| {
         ConfigError::new(
@@ -284,7 +293,23 @@ pub fn topo_m_command(file: &Path, out: Option<&Path>, like: Option<&Path>) -> a
             config::load(p)?;
             Some((std::fs::read_to_string(p)?, p.display().to_string()))
         }
-        None => None,
+        None => match preset {
+            Some(n) => {
+                let p = config::preset::find(n).ok_or_else(|| {
+                    ConfigError::new(
+                        "command line",
+                        "--preset",
+                        format!(
+                            "the name of a built-in preset ({})",
+                            config::preset::names()
+                        ),
+                        format!("{n:?}"),
+                    )
+                })?;
+                Some((p.toml.to_string(), format!("preset {}", p.name)))
+            }
+            None => None,
+        },
     };
     let imported = topo_m(
         &text,

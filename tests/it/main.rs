@@ -17,6 +17,7 @@ mod nvlink;
 mod oracles;
 mod overlay;
 mod p2p_matrix;
+mod presets;
 mod properties;
 mod references;
 mod report;

@@ -1,10 +1,8 @@
 //! Issue #10, NVLink in the machine graph: NVSwitches and NVLink bonds in a config, GPU pairs
 //! classed `NV#` as `nvidia-smi topo -m` prints them, and bad NVLink tables refused.
 
-use crate::support::{gdrsim, ok, s, scratch, text};
+use crate::support::{dgx_h100_spelled_out, gdrsim, ok, s, scratch, text};
 use std::fs;
-
-const DGX_H100: &str = include_str!("../../configs/dgx-h100.toml");
 
 /// configs/dgx-h100.toml: every GPU pair NV18 through the NVSwitch, every GPU-NIC cell its
 /// PCIe class (PIX to its own NIC, NODE on its socket, SYS across), as the HGX H100 matrix of
@@ -32,8 +30,10 @@ fn dgx_h100_gpu_pairs_are_nv18() {
 #[test]
 fn bad_nvlink_tables_are_refused_naming_the_key() {
     let dir = scratch("nvlink", "bad");
+    // configs/dgx-h100.toml's machine is the dgx-h100 preset's: spelled out, to edit its tables.
+    let dgx_h100 = dgx_h100_spelled_out();
     let first = "[[machines.nvlinks]]\na = \"gpu0\"\nb = \"nvswitch\"\nlinks = 18\n";
-    assert!(DGX_H100.contains(first));
+    assert!(dgx_h100.contains(first));
     let cases = [
         (
             "a = \"nic0\"\nb = \"nvswitch\"\nlinks = 18\n",
@@ -57,7 +57,7 @@ fn bad_nvlink_tables_are_refused_naming_the_key() {
         ),
     ];
     for (i, (table, key)) in cases.iter().enumerate() {
-        let text_in = DGX_H100.replacen(first, &format!("[[machines.nvlinks]]\n{table}"), 1);
+        let text_in = dgx_h100.replacen(first, &format!("[[machines.nvlinks]]\n{table}"), 1);
         let p = dir.join(format!("bad{i}.toml"));
         fs::write(&p, text_in).unwrap();
         let o = gdrsim(&["check", s(&p)]);

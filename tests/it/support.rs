@@ -201,3 +201,21 @@ pub fn scratch(module: &str, name: &str) -> std::path::PathBuf {
 pub fn s(p: &std::path::Path) -> &str {
     p.to_str().expect("test paths are UTF-8")
 }
+
+/// configs/dgx-h100.toml with its machine spelled out: the `dgx-h100` preset's file pasted in
+/// place of its `preset` key (the two load to the same config: tests/it/presets.rs).
+pub fn dgx_h100_spelled_out() -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let config = std::fs::read_to_string(format!("{root}/configs/dgx-h100.toml")).unwrap();
+    let preset = std::fs::read_to_string(format!("{root}/configs/presets/dgx-h100.toml")).unwrap();
+    let machine = preset
+        .split_once("\n[[machines]]\n")
+        .expect("the preset's table")
+        .1;
+    let from = "[[machines]]\nname = \"dgx-h100\"\npreset = \"dgx-h100\"";
+    assert!(
+        config.contains(from),
+        "configs/dgx-h100.toml names the preset"
+    );
+    config.replacen(from, &format!("[[machines]]\n{}", machine.trim_end()), 1)
+}

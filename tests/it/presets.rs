@@ -1,0 +1,455 @@
+//! Machine presets (issue #10, "Presets"), driven as a user runs them:
+//!
+//! - every built-in preset loads (`gdrsim check` of a two-host, one-scenario config naming it,
+//!   in both forms: `[[machines]] preset` and `[[hosts]] preset`), and `gdrsim topo` gives the
+//!   classes its board has, cell by cell (for DGX H100 and DGX A100 also against the real
+//!   `nvidia-smi topo -m` samples in tests/data/topo-m);
+//! - an override changes exactly its key (`gdrsim params` with and without it), in a sub-table,
+//!   in an entry by name, in a link by its ends, and a new entry is added;
+//! - an unknown preset and a bad override are exit 2 naming the key;
+//! - configs/dgx-h100.toml names the `dgx-h100` preset and loads to the machine the preset's file
+//!   spells out; the resolved config has no preset in it and loads back the same;
+//! - `gdrsim presets` lists them, `gdrsim presets NAME` prints the file, `import topo-m
+//!   --preset` takes a preset's parameters.
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::support::{dgx_h100_spelled_out, gdrsim, ok, s, scratch, text};
+
+const PRESETS: [&str; 6] = [
+    "dgx-h100",
+    "dgx-a100",
+    "hgx-b200",
+    "gh200",
+    "pcie-gen5-2s",
+    "workstation",
+];
+
+/// A small study on two hosts of `preset`: the machine as `[[machines]] preset` with `extra`
+/// keys after it, or (`by_host`) each host naming the preset.
+fn study(preset: &str, by_host: bool, extra: &str) -> String {
+    let nic = if preset == "dgx-a100" {
+        "mlx5_0"
+    } else {
+        "nic0"
+    };
+    let (machines, hosts) = if by_host {
+        (
+            String::new(),
+            format!(
+                "[[hosts]]\nname = \"a\"\npreset = \"{preset}\"\n\n[[hosts]]\nname = \"b\"\n\
+                 preset = \"{preset}\"\n"
+            ),
+        )
+    } else {
+        (
+            format!("[[machines]]\nname = \"m\"\npreset = \"{preset}\"\n{extra}\n"),
+            "[[hosts]]\nname = \"a\"\nmachine = \"m\"\n\n[[hosts]]\nname = \"b\"\nmachine = \"m\"\n"
+                .to_string(),
+        )
+    };
+    format!(
+        "name = \"preset-{preset}\"\n\n[sweep]\nsizes = [\"4KiB\"]\npaths = [\"staged\", \
+         \"gpudirect\"]\n\n{machines}{hosts}\n[[scenarios]]\nname = \"s\"\nsender = {{ host = \
+         \"a\", nic = \"{nic}\", gpu = \"gpu0\" }}\nreceiver = {{ host = \"b\", nic = \"{nic}\", \
+         gpu = \"gpu0\" }}\n"
+    )
+}
+
+fn write(dir: &std::path::Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    fs::write(&p, body).unwrap();
+    p
+}
+
+/// The first host's matrix of `gdrsim topo`: labels and cells by (row, column) label.
+fn topo(config: &std::path::Path) -> Vec<(String, String, String)> {
+    let out = ok(&gdrsim(&["topo", s(config)]), "gdrsim topo");
+    let mut lines = out.lines().skip(1);
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split('\t')
+        .skip(1)
+        .take_while(|h| *h != "CPU Affinity")
+        .map(String::from)
+        .collect();
+    let mut cells = Vec::new();
+    for l in lines.take_while(|l| !l.is_empty()) {
+        let f: Vec<&str> = l.split('\t').collect();
+        for (c, h) in header.iter().enumerate() {
+            cells.push((f[0].to_string(), h.clone(), f[1 + c].trim().to_string()));
+        }
+    }
+    cells
+}
+
+/// A device label's kind and index: ("GPU", 3), ("NIC", 0).
+fn dev(label: &str) -> (&str, usize) {
+    let (k, i) = label.split_at(3);
+    (k, i.parse().unwrap())
+}
+
+/// Where a device of a kind and index sits: its socket, or its switch.
+type Place = fn(&str, usize) -> usize;
+
+/// The class `preset`'s board has between two devices (as nvidia-smi prints it).
+fn expected(preset: &str, a: &str, b: &str) -> String {
+    let ((ka, ia), (kb, ib)) = (dev(a), dev(b));
+    if a == b {
+        return "X".into();
+    }
+    let gpus = ka == "GPU" && kb == "GPU";
+    // The NUMA node (socket) of a device, and the PCIe switch it hangs under.
+    let (socket, switch): (Place, Place) = match preset {
+        // GPU i and NIC i under switch i, four switches per socket.
+        "dgx-h100" | "hgx-b200" => (|_, i| i / 4, |_, i| i),
+        // Two GPUs and two NICs per complex, one complex per NUMA node.
+        "dgx-a100" => (|_, i| i / 2, |_, i| i / 2),
+        // Two GPUs and one NIC per switch, two switches per socket.
+        "pcie-gen5-2s" => (
+            |k, i| if k == "GPU" { i / 4 } else { i / 2 },
+            |k, i| if k == "GPU" { i / 2 } else { i },
+        ),
+        _ => (|_, _| 0, |_, _| 0),
+    };
+    match preset {
+        "dgx-h100" | "hgx-b200" if gpus => "NV18".into(),
+        "dgx-a100" if gpus => "NV12".into(),
+        "gh200" => "NODE".into(),
+        "workstation" => "PHB".into(),
+        _ if socket(ka, ia) != socket(kb, ib) => "SYS".into(),
+        // DGX A100: a GPU one switch level below its complex's NICs; NUMA nodes are SYS apart.
+        "dgx-a100" if switch(ka, ia) == switch(kb, ib) => {
+            if ka == kb { "PIX" } else { "PXB" }.into()
+        }
+        _ if switch(ka, ia) == switch(kb, ib) => "PIX".into(),
+        _ => "NODE".into(),
+    }
+}
+
+#[test]
+fn every_preset_loads_and_gives_its_boards_classes_cell_by_cell() {
+    let dir = scratch("presets", "classes");
+    for p in PRESETS {
+        for by_host in [false, true] {
+            let c = write(&dir, &format!("{p}-{by_host}.toml"), &study(p, by_host, ""));
+            let o = gdrsim(&["check", "--strict", s(&c)]);
+            assert!(ok(&o, p).contains(": ok ("), "{p}");
+            assert!(o.stderr.is_empty(), "{p}: {}", text(&o.stderr));
+            let cells = topo(&c);
+            let devices = match p {
+                "gh200" | "workstation" => 2,
+                "pcie-gen5-2s" => 12,
+                _ => 16,
+            };
+            assert_eq!(cells.len(), devices * devices, "{p}");
+            for (a, b, cell) in &cells {
+                assert_eq!(*cell, expected(p, a, b), "{p}: {a}-{b}");
+            }
+        }
+    }
+}
+
+/// The real matrices these boards print: every GPU-GPU and GPU-NIC cell of the modelled NICs.
+#[test]
+fn dgx_presets_reproduce_the_real_topo_m_samples() {
+    let dir = scratch("presets", "samples");
+    for (p, sample, nic_labels) in [
+        ("dgx-h100", "dgx-h100.txt", "NIC"),
+        ("dgx-a100", "dgx-a100.txt", "mlx5_"),
+    ] {
+        let c = write(&dir, &format!("{p}.toml"), &study(p, true, ""));
+        let model = topo(&c);
+        let real = fs::read_to_string(format!(
+            "{}/tests/data/topo-m/{sample}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let mut lines = real.lines();
+        let header: Vec<&str> = lines.next().unwrap().split('\t').skip(1).collect();
+        let mut compared = 0;
+        for l in lines.take_while(|l| l.starts_with("GPU")) {
+            let f: Vec<&str> = l.split('\t').collect();
+            for (c, h) in header.iter().enumerate() {
+                // The model's NICs are the compute rails, NIC0..NIC7 (mlx5_0..mlx5_7).
+                let col = match h.strip_prefix(nic_labels) {
+                    Some(i) if i.parse::<usize>().is_ok_and(|i| i < 8) => format!("NIC{i}"),
+                    _ if h
+                        .strip_prefix("GPU")
+                        .is_some_and(|i| i.parse::<usize>().is_ok()) =>
+                    {
+                        h.to_string()
+                    }
+                    _ => continue,
+                };
+                let cell = f[1 + c].trim();
+                let m = model
+                    .iter()
+                    .find(|(a, b, _)| a == f[0] && *b == col)
+                    .unwrap_or_else(|| panic!("{p}: no cell {}-{col}", f[0]));
+                assert_eq!(m.2, cell, "{p}: {}-{h}", f[0]);
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 8 * 16, "{p}");
+    }
+}
+
+/// `gdrsim params` lines of a config, without the closing count of estimates.
+fn params(config: &std::path::Path) -> Vec<String> {
+    let out = ok(&gdrsim(&["params", s(config)]), "gdrsim params");
+    let mut lines: Vec<String> = out.lines().map(String::from).collect();
+    assert!(lines.pop().unwrap().contains("estimates"));
+    lines
+}
+
+#[test]
+fn an_override_changes_exactly_its_key() {
+    let dir = scratch("presets", "override");
+    let base = params(&write(&dir, "base.toml", &study("dgx-h100", false, "")));
+    let keys = |lines: &[String]| -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|l| l.split_whitespace().next().map(String::from))
+            .collect()
+    };
+    for (name, extra, changed) in [
+        (
+            "cpu",
+            "[machines.cpu]\npost_ns = 120\n",
+            vec!["machines[0].cpu.post_ns"],
+        ),
+        (
+            "nic",
+            "[[machines.nics]]\nname = \"nic3\"\nwire_rate_gbps = 200\n",
+            vec!["machines[0].nics[3].wire_rate_gbps"],
+        ),
+        (
+            "bond",
+            "[[machines.nvlinks]]\na = \"nvswitch\"\nb = \"gpu6\"\nlatency_ns = 150\n",
+            vec!["machines[0].nvlinks[6].latency_ns"],
+        ),
+        (
+            "socket-link",
+            "[[machines.socket_links]]\na = \"cpu1\"\nb = \"cpu0\"\nrate_gbps = \"64GB/s\"\n",
+            vec!["machines[0].socket_links[0].rate_gbps"],
+        ),
+    ] {
+        let got = params(&write(
+            &dir,
+            &format!("{name}.toml"),
+            &study("dgx-h100", false, extra),
+        ));
+        assert_eq!(keys(&got), keys(&base), "{name}: the same parameters");
+        let differ: Vec<String> = got
+            .iter()
+            .zip(&base)
+            .filter(|(a, b)| a != b)
+            .filter_map(|(a, _)| a.split_whitespace().next().map(String::from))
+            .collect();
+        assert_eq!(differ, changed, "{name}");
+    }
+    // A link by (up, down): its width only, seen in the route's ceiling, not in params (links
+    // are structure); and a new GPU under a switch of the preset's is added after its eight.
+    let c = write(
+        &dir,
+        "added.toml",
+        &study(
+            "dgx-h100",
+            false,
+            "[[machines.gpus]]\nname = \"gpu8\"\nmodel = \"H100 SXM5 80GB\"\n\
+             [[machines.links]]\nup = \"sw0\"\ndown = \"gpu8\"\ngeneration = 5\nwidth = 16\n\
+             [[machines.links]]\nup = \"rc0\"\ndown = \"sw0\"\nwidth = 8\n",
+        ),
+    );
+    let got = params(&c);
+    let gpu8: Vec<&String> = got
+        .iter()
+        .filter(|l| l.starts_with("machines[0].gpus[8]."))
+        .collect();
+    assert!(!gpu8.is_empty(), "gpu8 is added as the ninth GPU");
+    assert_eq!(got.len(), base.len() + gpu8.len());
+    let cfg = gdrsim::config::load(&c).unwrap();
+    let m = &cfg.hosts[0].machine;
+    assert_eq!(m.gpus.len(), 9);
+    let l = m
+        .links
+        .iter()
+        .find(|l| l.up == "rc0" && l.down == "sw0")
+        .unwrap();
+    assert_eq!(
+        (l.generation, l.width),
+        (5, 8),
+        "width changed, generation kept"
+    );
+    assert_eq!(m.links.len(), 25);
+    // The machine keeps its own name; without one it takes the preset's.
+    assert_eq!(m.name, "m");
+    let cfg = gdrsim::config::parse(
+        &study("gh200", false, "")
+            .replace("name = \"m\"\n", "")
+            .replace("machine = \"m\"", "machine = \"gh200\""),
+        "t",
+    )
+    .unwrap();
+    assert_eq!(cfg.hosts[0].machine.name, "gh200");
+}
+
+#[test]
+fn unknown_presets_and_bad_overrides_are_exit_2_naming_the_key() {
+    let dir = scratch("presets", "bad");
+    for (name, body, needles) in [
+        (
+            "unknown",
+            study("dgx-h200", false, ""),
+            vec![
+                "key `machines[0].preset`",
+                "dgx-h100, dgx-a100, hgx-b200, gh200, pcie-gen5-2s, workstation",
+                "found \"dgx-h200\"",
+            ],
+        ),
+        (
+            "unknown-host",
+            study("nope", true, ""),
+            vec!["key `hosts[0].preset`", "found \"nope\""],
+        ),
+        (
+            "bad-value",
+            study("dgx-h100", false, "[machines.cpu]\npost_ns = \"fast\"\n"),
+            vec!["key `machines[0].cpu.post_ns`", "expected a duration"],
+        ),
+        (
+            "unknown-key",
+            study("dgx-h100", false, "[machines.cpu]\npostns = 5\n"),
+            vec!["key `machines[0].cpu.postns`", "unknown key `postns`"],
+        ),
+        (
+            "entry-without-name",
+            study(
+                "dgx-h100",
+                false,
+                "[[machines.nics]]\nwire_rate_gbps = 200\n",
+            ),
+            vec![
+                "key `machines[0].nics[0].name`",
+                "nothing (the key is missing)",
+            ],
+        ),
+        (
+            "bad-link",
+            study(
+                "dgx-h100",
+                false,
+                "[[machines.links]]\nup = \"sw3\"\ndown = \"gpu3\"\nwidth = 3\n",
+            ),
+            vec!["key `machines[0].links[10].width`", "found 3"],
+        ),
+        (
+            "both",
+            study("gh200", true, "").replace(
+                "preset = \"gh200\"\n\n[[hosts]]\nname = \"b\"",
+                "preset = \"gh200\"\nmachine = \"x\"\n\n[[hosts]]\nname = \"b\"",
+            ),
+            vec!["key `hosts[0].preset`", "not both"],
+        ),
+    ] {
+        let c = write(&dir, &format!("{name}.toml"), &body);
+        let o = gdrsim(&["check", s(&c)]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{name}: {n:?} in {err}");
+        }
+    }
+    let o = gdrsim(&["presets", "dgx-h200"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("found \"dgx-h200\""));
+}
+
+#[test]
+fn dgx_h100_config_runs_on_the_preset_that_spells_its_machine_out() {
+    let config = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/dgx-h100.toml"
+    ))
+    .unwrap();
+    assert!(config.contains("\npreset = \"dgx-h100\""));
+    // The same study with the preset's file pasted in place of the preset key.
+    let spelled = dgx_h100_spelled_out();
+    assert_ne!(spelled, config);
+    // The pasted machine ends in [[machines.nvlinks]] tables: the hosts after it stay top-level.
+    let a = gdrsim::config::parse(&config, "preset form").unwrap();
+    let b = gdrsim::config::parse(&spelled, "spelled out").unwrap();
+    assert_eq!(a, b);
+    // The resolved config spells everything out and needs no preset to load back the same.
+    let resolved = gdrsim::config::to_toml(&a);
+    assert!(!resolved.contains("preset"));
+    assert_eq!(gdrsim::config::parse(&resolved, "resolved").unwrap(), a);
+}
+
+#[test]
+fn the_presets_command_lists_and_prints_them() {
+    let list = ok(&gdrsim(&["presets"]), "gdrsim presets");
+    for p in PRESETS {
+        assert_eq!(
+            list.lines()
+                .filter(|l| l.starts_with(&format!("{p} ")))
+                .count(),
+            1,
+            "{p}: one line in\n{list}"
+        );
+        let shown = ok(&gdrsim(&["presets", p]), p);
+        let file = fs::read_to_string(format!(
+            "{}/configs/presets/{p}.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        assert_eq!(shown, file, "{p}");
+    }
+}
+
+#[test]
+fn import_takes_a_presets_parameters() {
+    let dir = scratch("presets", "import");
+    let out = dir.join("imported.toml");
+    let o = gdrsim(&[
+        "import",
+        "topo-m",
+        "tests/data/topo-m/workstation-2gpu.txt",
+        "--preset",
+        "hgx-b200",
+        "--out",
+        s(&out),
+    ]);
+    let stderr = text(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the first machine of preset hgx-b200"),
+        "{stderr}"
+    );
+    let t = fs::read_to_string(&out).unwrap();
+    assert!(t.contains("model = \"B200\""), "{t}");
+    assert!(t.contains("dram_rate_gbps = \"350GB/s\""), "{t}");
+    assert!(gdrsim(&["check", s(&out)]).status.success());
+    // --like a config whose machine is a preset's reads the preset's keys.
+    let o = gdrsim(&[
+        "import",
+        "topo-m",
+        "tests/data/topo-m/workstation-2gpu.txt",
+        "--like",
+        "configs/dgx-h100.toml",
+    ]);
+    assert!(ok(&o, "--like").contains("model = \"H100 SXM5 80GB\""));
+    let o = gdrsim(&[
+        "import",
+        "topo-m",
+        "tests/data/topo-m/workstation-2gpu.txt",
+        "--preset",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("key `--preset`"));
+}
