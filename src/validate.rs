@@ -30,6 +30,7 @@ pub const CONFIGS: &[(&str, &str)] = &[
         "configs/dgx-a100.toml",
         include_str!("../configs/dgx-a100.toml"),
     ),
+    ("configs/gh200.toml", include_str!("../configs/gh200.toml")),
 ];
 
 /// The embedded validation set.

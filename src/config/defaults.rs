@@ -40,6 +40,9 @@ pub const JITTER: bool = true;
 pub const FLUSH: FlushMode = FlushMode::Auto;
 /// Row B3: NCCL uses GPUDirect only up to PXB by default (ncclTopoCheckGdr).
 pub const NET_GDR_LEVEL: Affinity = Affinity::Pxb;
+/// Row G3: NCCL's `NCCL_NET_GDR_C2C` (default 1) also uses GPUDirect where the GPU reaches a
+/// NIC of its own CPU over NVLink-C2C and PCIe (path P2C, Grace Hopper).
+pub const NET_GDR_C2C: bool = true;
 /// Registrations a library's cache keeps (UCX and NCCL bound theirs by memory). Estimate.
 pub const REGISTRATION_CACHE_ENTRIES: u32 = 64;
 /// Distinct buffers per side the workload cycles over. Setting.
@@ -153,6 +156,20 @@ pub const NVLINK_RATE: Rate = Rate::from_bytes_per_s(25_000_000_000);
 pub const NVLINK_LATENCY: Ps = ns(100);
 /// An NVSwitch traversal. Estimate, of the order of a PCIe switch's (row C7).
 pub const NVSWITCH_LATENCY: Ps = ns(100);
+
+// ---- NVLink-C2C ----------------------------------------------------------------------------
+/// NVLink-C2C between Grace and Hopper: 450 GB/s each direction (NVIDIA GH200 datasheet: 900
+/// GB/s, both directions together).
+pub const C2C_RATE: Rate = Rate::from_bytes_per_s(450_000_000_000);
+/// One NVLink-C2C crossing. Estimate: no crossing latency is published; of the order of an
+/// NVLink crossing plus the Grace fabric's port, below a root complex's traversal.
+pub const C2C_LATENCY: Ps = ns(150);
+/// Largest payload of one NVLink-C2C transfer. Estimate: NVLink packets carry at most 256 B of
+/// data.
+pub const C2C_MPS: u64 = 256;
+/// Protocol bytes per NVLink-C2C transfer beside its payload. Estimate: one 16-byte header
+/// flit per packet.
+pub const C2C_OVERHEAD: u64 = 16;
 
 // ---- GPU -----------------------------------------------------------------------------------
 /// The GPU model a machine gets when its config names none.

@@ -93,6 +93,9 @@ pub struct SimConfig {
     /// The farthest GPU-NIC class at which the `auto` path uses GPUDirect, as NCCL's
     /// `NCCL_NET_GDR_LEVEL`.
     pub net_gdr_level: Affinity,
+    /// Whether the `auto` path also uses GPUDirect where the GPU reaches its NIC over
+    /// NVLink-C2C and then PCIe on its own socket (NCCL's P2C path, `NCCL_NET_GDR_C2C`).
+    pub net_gdr_c2c: bool,
     /// `registration = "lru"`: cache capacity and the buffers the workload cycles over.
     pub registration_cache_entries: u32,
     /// Buffers the workload cycles over (with the LRU cache).

@@ -64,8 +64,9 @@ pub const PRESETS: [Preset; 6] = [
     },
     Preset {
         name: "gh200",
-        about: "Grace Hopper GH200 node: Grace (LPDDR5X), its H100 on PCIe Gen5 x16 \
-                (NVLink-C2C not modelled yet), 1 ConnectX-7 NDR, GPU-NIC NODE",
+        about: "Grace Hopper GH200 node: Grace (LPDDR5X) and its Hopper GPU joined by \
+                NVLink-C2C (450 GB/s each way), 1 ConnectX-7 NDR on a Gen5 x16 root port, \
+                GPU-NIC NODE",
         toml: include_str!("../../configs/presets/gh200.toml"),
     },
     Preset {
@@ -149,7 +150,7 @@ pub fn show(name: &str) -> Result<&'static str, ConfigError> {
 }
 
 /// The arrays of tables of a machine, each with the keys that say which entry is which.
-pub const ENTRIES: [(&str, &[&str]); 9] = [
+pub const ENTRIES: [(&str, &[&str]); 10] = [
     ("sockets", &["name"]),
     ("socket_links", &["a", "b"]),
     ("root_complexes", &["name"]),
@@ -159,6 +160,7 @@ pub const ENTRIES: [(&str, &[&str]); 9] = [
     ("links", &["up", "down"]),
     ("nvswitches", &["name"]),
     ("nvlinks", &["a", "b"]),
+    ("c2c_links", &["gpu"]),
 ];
 
 /// Whether an entry's `a` and `b` name an unordered pair (a socket link or an NVLink bond joins

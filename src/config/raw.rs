@@ -66,6 +66,7 @@ section! {
         jitter: flag = d::JITTER => jitter; "setting",
         flush: pick<FlushMode> = d::FLUSH => flush; "NCCL 2.19 ncclTopoNeedFlush",
         net_gdr_level: pick<Affinity> = d::NET_GDR_LEVEL => net_gdr_level; "row B3",
+        net_gdr_c2c: flag = d::NET_GDR_C2C => net_gdr_c2c; "row G3",
         registration_cache_entries: count[1, MAX_COUNT, "a number of registrations"]
             = d::REGISTRATION_CACHE_ENTRIES => registration_cache_entries; "estimate",
         buffers: count[1, MAX_COUNT, "a number of distinct buffers per side"] = d::BUFFERS
@@ -156,6 +157,8 @@ pub struct RawMachine {
     pub nvswitches: Vec<RawNvSwitch>,
     #[serde(default)]
     pub nvlinks: Vec<RawNvLink>,
+    #[serde(default)]
+    pub c2c_links: Vec<RawC2cLink>,
 }
 
 section! {
@@ -275,6 +278,20 @@ section! {
         a: String,
         b: String,
         links: u32,
+    }
+}
+
+section! {
+    /// `[[machines.c2c_links]]`: the NVLink-C2C link of a GPU to its socket (Grace Hopper).
+    pub struct RawC2cLink => C2cLinkSpec {
+        rate_gbps: rate = d::C2C_RATE => rate; "datasheet (GH200: NVLink-C2C 900 GB/s both ways)",
+        latency_ns: dur = d::C2C_LATENCY => latency; "estimate",
+        mps_bytes: pow2[64, 4096] = d::C2C_MPS => mps; "estimate",
+        overhead_bytes: bytes_in[0, 256] = d::C2C_OVERHEAD => overhead; "estimate",
+    }
+    also {
+        socket: String,
+        gpu: String,
     }
 }
 
@@ -408,7 +425,7 @@ pub struct Section {
 }
 
 /// Every declared section: the parameters a config may set, with their domains and sources.
-pub const SECTIONS: [Section; 14] = [
+pub const SECTIONS: [Section; 15] = [
     Section {
         path: "sim",
         params: RawSim::PARAMS,
@@ -460,6 +477,10 @@ pub const SECTIONS: [Section; 14] = [
     Section {
         path: "machines[].nvlinks[]",
         params: RawNvLink::PARAMS,
+    },
+    Section {
+        path: "machines[].c2c_links[]",
+        params: RawC2cLink::PARAMS,
     },
     Section {
         path: "machines[].nics[]",

@@ -6,7 +6,7 @@
 use toml::{Table, Value};
 
 use super::raw::{
-    RawCpu, RawGpu, RawNetwork, RawNic, RawNvLink, RawNvSwitch, RawOutput, RawPcie,
+    RawC2cLink, RawCpu, RawGpu, RawNetwork, RawNic, RawNvLink, RawNvSwitch, RawOutput, RawPcie,
     RawRegistration, RawRootComplex, RawSim, RawSocket, RawSocketLink, RawSwitch,
 };
 use super::section::{int_value as int, rate_value as rate};
@@ -148,6 +148,17 @@ fn machine(m: &MachineSpec) -> Value {
             })
             .collect();
         t.insert("nvlinks".into(), Value::Array(links));
+    }
+    if !m.c2c_links.is_empty() {
+        let links = m
+            .c2c_links
+            .iter()
+            .map(|l| {
+                let names = vec![("socket", s(&l.socket)), ("gpu", s(&l.gpu))];
+                section_table(names, l, RawC2cLink::resolved)
+            })
+            .collect();
+        t.insert("c2c_links".into(), Value::Array(links));
     }
     Value::Table(t)
 }

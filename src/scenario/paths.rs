@@ -476,7 +476,9 @@ fn sides_of(
 }
 
 /// What NCCL would do on one side (`ncclTopoCheckGdr`): GPUDirect when the GPU-NIC class is at
-/// most `net_gdr_level` (row B3, default PXB), never for reading a GPU of compute capability
+/// most `net_gdr_level` (row B3, default PXB) or, with `net_gdr_c2c`, the path is NCCL's P2C
+/// (NVLink-C2C, then PCIe on the GPU's own socket: row G3, which ranks P2C just above PXB), never
+/// for reading a GPU of compute capability
 /// below 8.0 on the sending side (row B4: no NVLink peers are modelled), and only where the
 /// route allows P2P; host staging otherwise. Returns the mode and why.
 fn auto_side(
@@ -491,14 +493,21 @@ fn auto_side(
         return (SideMode::Host, format!("{who}: no GPU -> host memory"));
     };
     let h = &topo.hosts[e.host];
-    let class = h.class(
+    let (gpu, nic) = (
         Place::Device(h.node_index(NodeKind::Gpu(g))),
         Place::Device(h.node_index(NodeKind::Nic(e.nic))),
     );
+    let class = h.class(gpu, nic);
     let level = cfg.sim.net_gdr_level.name();
+    let p2c = cfg.sim.net_gdr_c2c && cfg.sim.net_gdr_level >= Affinity::Pxb && h.over_c2c(gpu, nic);
 
     let cc = cfg.hosts[e.host].machine.gpus[g].compute_capability;
-    if class > cfg.sim.net_gdr_level {
+    if p2c && p2p() {
+        (
+            SideMode::Direct,
+            format!("{who}: {class} over NVLink-C2C (P2C) within NET_GDR_C2C -> GPUDirect"),
+        )
+    } else if class > cfg.sim.net_gdr_level {
         (
             SideMode::Staged,
             format!("{who}: {class} beyond NET_GDR_LEVEL {level} -> staged"),

@@ -238,6 +238,35 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
         nodes[down].link_mps = link.mps;
         nodes[down].link = (link.generation, link.width);
     }
+    // A GPU on NVLink-C2C hangs from its socket.
+    let mut c2c = Vec::new();
+    for l in &m.c2c_links {
+        let socket = m
+            .sockets
+            .iter()
+            .position(|s| s.name == l.socket)
+            .expect("validated");
+        let gpu = nodes
+            .iter()
+            .position(|n| n.name == l.gpu)
+            .expect("validated");
+        // Writes, read requests and completions each pay the header; network units never
+        // cross it.
+        let ch = |b: &mut Builder, from: &str, to: &str| {
+            b.add(
+                name(&format!("c2c:{from}>{to}")),
+                ChannelKind::C2c,
+                l.rate,
+                l.latency,
+                [l.overhead, l.overhead, l.overhead, 0, 0],
+                Some(h),
+            )
+        };
+        let up = ch(b, &l.gpu, &l.socket);
+        let down = ch(b, &l.socket, &l.gpu);
+        nodes[gpu].socket = socket;
+        c2c.push((socket, gpu, up, down, l.mps));
+    }
     // Sockets of tree nodes: follow parents up to a root complex.
     for i in 0..nodes.len() {
         let mut j = i;
@@ -300,6 +329,17 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
         });
     }
     let mut edges = edges(&nodes, &socket_links);
+    for (socket, gpu, up, down, mps) in c2c {
+        let a = nodes
+            .iter()
+            .position(|n| n.kind == NodeKind::Socket(socket))
+            .expect("every socket is a node");
+        edges.push(Edge {
+            a,
+            b: gpu,
+            kind: EdgeKind::C2c { up, down, mps },
+        });
+    }
     for l in &m.nvlinks {
         let at = |n: &str| nodes.iter().position(|x| x.name == n).expect("validated");
         let rate = Rate::from_bps(l.link_rate.bps().saturating_mul(u64::from(l.links)));

@@ -85,6 +85,8 @@ pub enum ChannelKind {
     },
     /// The traversal of an NVSwitch.
     NvSwitch,
+    /// One direction of an NVLink-C2C link between a socket and its GPU.
+    C2c,
 }
 
 /// A FIFO server: `rate` (0 = no serialisation, latency only) and a fixed `latency`.
@@ -221,6 +223,16 @@ pub enum EdgeKind {
     Socket {
         /// Index into [`HostTopo::socket_links`].
         link: usize,
+    },
+    /// An NVLink-C2C link from a socket's memory fabric (`a`) down to its GPU (`b`): one
+    /// channel per direction, and the largest payload of one transfer on it.
+    C2c {
+        /// The direction towards the socket.
+        up: ChannelId,
+        /// The direction towards the GPU.
+        down: ChannelId,
+        /// The largest payload of one transfer, in bytes.
+        mps: u64,
     },
     /// A bond of NVLinks from a GPU (`a`) to another GPU or an NVSwitch (`b`).
     NvLink {

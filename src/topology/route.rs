@@ -193,6 +193,10 @@ impl HostTopo {
                         channels.push(if self.edges[e].b == prev { up } else { down });
                         mps = mps.min(m);
                     }
+                    EdgeKind::C2c { up, down, mps: m } => {
+                        channels.push(if self.edges[e].b == prev { up } else { down });
+                        mps = mps.min(m);
+                    }
                     EdgeKind::Attach => {}
                     EdgeKind::NvLink {
                         forward, backward, ..
@@ -265,6 +269,20 @@ impl HostTopo {
         })
     }
 
+    /// Whether the path from `a` to `b` is NCCL's P2C: across an NVLink-C2C link and then PCIe
+    /// within that socket (a Grace Hopper GPU and a NIC on a root port of its Grace).
+    pub fn over_c2c(&self, a: Place, b: Place) -> bool {
+        let hops = self.node_path(a, b, false);
+        let c2c = hops
+            .iter()
+            .any(|&(_, e)| e.is_some_and(|e| matches!(self.edges[e].kind, EdgeKind::C2c { .. })));
+        let sockets = hops
+            .iter()
+            .filter(|&&(n, _)| matches!(self.nodes[n].kind, NodeKind::Socket(_)))
+            .count();
+        c2c && sockets == 1
+    }
+
     /// The `nvidia-smi topo -m` class of two places, from the structure of the path between them
     /// (ACS is a routing policy, not topology, so it does not change the class).
     pub fn class(&self, a: Place, b: Place) -> Affinity {
@@ -297,6 +315,15 @@ impl HostTopo {
             .iter()
             .filter(|&&n| matches!(self.nodes[n].kind, NodeKind::Switch(_)))
             .count();
+        // An NVLink-C2C link is its GPU's host bridge: a NIC on a root port of the same socket
+        // is NODE to it, as Grace Hopper systems print it.
+        let rcs = rcs
+            + hops
+                .iter()
+                .filter(|&&(_, e)| {
+                    e.is_some_and(|e| matches!(self.edges[e].kind, EdgeKind::C2c { .. }))
+                })
+                .count();
         if sockets >= 2 && first_socket != last_socket {
             Affinity::Sys
         } else if rcs >= 2 {
@@ -337,6 +364,43 @@ mod tests {
             })
             .collect();
         (names, r.class)
+    }
+
+    /// configs/gh200.toml: the GPU hangs from Grace by NVLink-C2C. Its copies to host memory
+    /// cross C2C only; the NIC reaches it through its root port, Grace and C2C (NCCL's P2C),
+    /// classed NODE; C2C's packets cap a route's MPS.
+    #[test]
+    fn a_grace_hopper_gpu_routes_over_c2c() {
+        let cfg = crate::config::parse(include_str!("../../configs/gh200.toml"), "gh200.toml")
+            .expect("the shipped config loads");
+        let topo = crate::scenario::topology(&cfg);
+        let h = &topo.hosts[0];
+        let names = |r: &Route| -> Vec<String> {
+            r.channels
+                .iter()
+                .map(|&c| topo.channels[c as usize].name.clone())
+                .collect()
+        };
+        let gpu = Place::Device(h.node_index(NodeKind::Gpu(0)));
+        let nic = Place::Device(h.node_index(NodeKind::Nic(0)));
+        let r = h.route(gpu, Place::Memory(0), Flow::Write).unwrap();
+        assert_eq!(names(&r), ["gh-a/c2c:gpu0>grace"]);
+        assert_eq!(r.mps, 256);
+        let r = h.route(nic, gpu, Flow::Write).unwrap();
+        assert_eq!(
+            names(&r),
+            ["gh-a/pcie:nic0>rc0", "gh-a/rc0", "gh-a/c2c:grace>gpu0"]
+        );
+        assert_eq!(r.class, Affinity::Node);
+        assert!(h.over_c2c(gpu, nic) && h.over_c2c(nic, gpu));
+        // A PCIe machine has no C2C path.
+        let cfg =
+            crate::config::parse(include_str!("../../configs/dgx-h100.toml"), "d").expect("loads");
+        let topo = crate::scenario::topology(&cfg);
+        let h = &topo.hosts[0];
+        let gpu = Place::Device(h.node_index(NodeKind::Gpu(0)));
+        let nic = Place::Device(h.node_index(NodeKind::Nic(4)));
+        assert!(!h.over_c2c(gpu, nic));
     }
 
     /// Between GPUs the route takes NVLink (the NVSwitch fabric) as the CUDA driver does, and

@@ -209,6 +209,27 @@ pub struct NvLinkSpec {
     pub latency: Ps,
 }
 
+/// An NVLink-C2C link between a CPU socket and a GPU (Grace Hopper): the GPU's only attachment
+/// to its host, coherent, in place of a PCIe link. Copies between host memory and the GPU and a
+/// NIC's peer-to-peer traffic into the GPU cross it; the GPU hangs under the socket's memory
+/// fabric (no root complex of its own).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct C2cLinkSpec {
+    /// The socket's name.
+    pub socket: String,
+    /// The GPU's name.
+    pub gpu: String,
+    /// Data rate of each direction.
+    pub rate: Rate,
+    /// One crossing, in picoseconds.
+    pub latency: Ps,
+    /// Largest payload of one transfer on the link, in bytes (a route's MPS is at most this).
+    pub mps: u64,
+    /// Protocol bytes each transfer unit (a write, a read request, a completion) adds on the
+    /// link, beside its payload.
+    pub overhead: u64,
+}
+
 /// The GPU's copy engine (cudaMemcpy) and its host-software overheads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CopyEngineSpec {
@@ -414,6 +435,8 @@ pub struct MachineSpec {
     pub nvswitches: Vec<NvSwitchSpec>,
     /// Its NVLink bonds.
     pub nvlinks: Vec<NvLinkSpec>,
+    /// Its NVLink-C2C links (a GPU attached to a socket instead of by PCIe).
+    pub c2c_links: Vec<C2cLinkSpec>,
 }
 
 /// A host of the study: a named instance of a machine.

@@ -5,6 +5,7 @@
 mod support;
 
 mod behaviour;
+mod c2c;
 mod cli;
 mod contention;
 mod flow_properties;

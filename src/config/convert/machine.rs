@@ -177,6 +177,7 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         .chain(gpus.iter().map(|x| x.name.as_str()))
         .chain(nics.iter().map(|x| x.name.as_str()))
         .collect();
+    let c2c_links = c2c_links(cx, &k, m, &socket_names, &gpus)?;
     let mut links = Vec::new();
     for (j, l) in m.links.iter().enumerate() {
         let kk = |f: &str| k(&format!("links[{j}].{f}"));
@@ -223,7 +224,23 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             latency: cx.dur(&l.latency_ns, &kk("latency_ns"), pcie_spec.link_latency)?,
         });
     }
-    // Each downstream node hangs from exactly one link, and every chain reaches a root complex.
+    // Each downstream node hangs from exactly one link, and every chain reaches a root complex;
+    // a GPU on NVLink-C2C hangs from its socket instead.
+    let on_c2c = |name: &str| c2c_links.iter().position(|c| c.gpu == name);
+    for (j, l) in links.iter().enumerate() {
+        if let Some(c) = on_c2c(&l.down) {
+            return Err(cx.err(
+                &k(&format!("links[{j}].down")),
+                format!(
+                    "a device without an NVLink-C2C link ({:?} hangs from its socket by \
+                     c2c_links[{c}])",
+                    l.down
+                ),
+                format!("{:?}", l.down),
+            ));
+        }
+    }
+    let downs: Vec<&str> = downs.into_iter().filter(|n| on_c2c(n).is_none()).collect();
     for name in &downs {
         let n = links.iter().filter(|l| l.down == *name).count();
         if n != 1 {
@@ -297,7 +314,55 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         links,
         nvswitches,
         nvlinks,
+        c2c_links,
     })
+}
+
+/// The NVLink-C2C links: each from a socket to a GPU, at most one per GPU.
+fn c2c_links(
+    cx: &Cx,
+    k: &dyn Fn(&str) -> String,
+    m: &RawMachine,
+    socket_names: &[&str],
+    gpus: &[GpuSpec],
+) -> R<Vec<C2cLinkSpec>> {
+    let gpu_names: Vec<&str> = gpus.iter().map(|g| g.name.as_str()).collect();
+    let mut out: Vec<C2cLinkSpec> = Vec::new();
+    for (j, l) in m.c2c_links.iter().enumerate() {
+        let kk = |f: &str| k(&format!("c2c_links[{j}].{f}"));
+        if !socket_names.contains(&l.socket.as_str()) {
+            return Err(cx.err(
+                &kk("socket"),
+                format!("one of the machine's sockets ({})", socket_names.join(", ")),
+                format!("{:?}", l.socket),
+            ));
+        }
+        if !gpu_names.contains(&l.gpu.as_str()) {
+            return Err(cx.err(
+                &kk("gpu"),
+                format!("a GPU of this machine ({})", gpu_names.join(", ")),
+                format!("{:?}", l.gpu),
+            ));
+        }
+        if let Some(first) = out.iter().position(|o| o.gpu == l.gpu) {
+            return Err(cx.err(
+                &kk("gpu"),
+                format!(
+                    "one NVLink-C2C link per GPU (c2c_links[{first}] already joins {:?})",
+                    l.gpu
+                ),
+                "a second one",
+            ));
+        }
+        let mut link = C2cLinkSpec {
+            socket: l.socket.clone(),
+            gpu: l.gpu.clone(),
+            ..C2cLinkSpec::default()
+        };
+        l.apply(cx, &kk, &mut link)?;
+        out.push(link);
+    }
+    Ok(out)
 }
 
 /// The NVLink bonds: each from a GPU to another GPU or an NVSwitch, once per pair.
