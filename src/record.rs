@@ -50,11 +50,15 @@ pub enum Stage {
     /// NVLink, PCIe peer-to-peer or through a host buffer, completion. Last, so that the
     /// stages of the network paths keep their numbers.
     MemcpyPeer,
+    /// NCCL's PXN: the sending GPU's kernel stores the payload into the buffer of the GPU next
+    /// to the NIC (its relay) over NVLink, then its flag into the proxy's host memory, which
+    /// the proxy thread polls before it posts the RDMA from the relay's memory.
+    Relay,
 }
 
 impl Stage {
     /// Every stage, in pipeline order (the declaration order).
-    pub const ALL: [Stage; 17] = [
+    pub const ALL: [Stage; 18] = [
         Stage::Register,
         Stage::MemcpyD2h,
         Stage::GdrcopyRead,
@@ -72,6 +76,7 @@ impl Stage {
         Stage::MemcpyH2d,
         Stage::GdrcopyWrite,
         Stage::MemcpyPeer,
+        Stage::Relay,
     ];
 
     /// The name used in stages.csv.
@@ -94,6 +99,7 @@ impl Stage {
             Stage::MemcpyH2d => "memcpy_h2d",
             Stage::GdrcopyWrite => "gdrcopy_write",
             Stage::MemcpyPeer => "memcpy_peer",
+            Stage::Relay => "relay",
         }
     }
 

@@ -429,7 +429,7 @@ impl Fabric<'_> {
                 }
                 key = (flow as u64) << 8;
             }
-            StepKind::Memcpy { copy, gpu, .. } => {
+            StepKind::Memcpy { copy, gpu, .. } | StepKind::KernelCopy { copy, gpu } => {
                 let lat = match copy {
                     Copy::D2h { route, mps } => {
                         let r = self.route_of(flow, route);
@@ -504,7 +504,7 @@ impl Fabric<'_> {
         }
         let first_bytes = match step.kind {
             StepKind::DmaRead { nic, .. } => self.nic_spec(nic).mtu.min(bytes),
-            StepKind::Memcpy { copy, .. } => match copy {
+            StepKind::Memcpy { copy, .. } | StepKind::KernelCopy { copy, .. } => match copy {
                 Copy::D2h { mps, .. } => mps.min(bytes),
                 Copy::H2d { read, .. } => read.mps.min(bytes),
             },
@@ -852,7 +852,7 @@ impl Fabric<'_> {
             };
             let kind = &plan.steps[s.step as usize].kind;
             match kind {
-                StepKind::Memcpy { .. } => {}
+                StepKind::Memcpy { .. } | StepKind::KernelCopy { .. } => {}
                 _ => {
                     self.step_state(inst).times = Some(StageTimes {
                         start,
@@ -878,7 +878,9 @@ impl Fabric<'_> {
         for s in &job.stages {
             let inst = (flow, msg, s.step);
             match plan.steps[s.step as usize].kind {
-                StepKind::Memcpy { .. } => self.copy_done(inst, now, q),
+                StepKind::Memcpy { .. } | StepKind::KernelCopy { .. } => {
+                    self.copy_done(inst, now, q)
+                }
                 _ => {
                     self.fire(inst, Milestone::LastIn, at(s.last_in).max(now), now, q);
                     self.fire(inst, Milestone::Done, at(s.last_out).max(now), now, q);

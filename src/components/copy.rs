@@ -10,19 +10,17 @@ use crate::topology::Unit;
 use crate::units::Ps;
 
 impl Fabric<'_> {
-    fn copy_of(&self, (flow, _, step): Instance) -> (Copy, crate::plan::GpuRef, u16) {
-        match self.plan_of(flow).steps[step as usize].kind {
-            StepKind::Memcpy {
-                copy, gpu, thread, ..
-            } => (copy, gpu, thread),
-            ref k => unreachable!("{k:?} is not a copy"),
+    fn copy_of(&self, (flow, _, step): Instance) -> Copy {
+        match self.plan_of(flow).steps[step as usize].kind.copy() {
+            Some((copy, _)) => copy,
+            None => unreachable!("step {step} is not a copy"),
         }
     }
 
     /// The launch is over: the copy engine starts moving the data, as a bulk transfer for a
     /// large copy, else TLP by TLP (D2H: posted writes; H2D: reads under its window).
     pub(super) fn start_copy(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
-        let (copy, _, _) = self.copy_of(inst);
+        let copy = self.copy_of(inst);
         let step = &self.plan_of(inst.0).steps[inst.2 as usize];
         let (size, payload) = (step.bytes, step.payload);
         if self.is_bulk(size) {
@@ -61,7 +59,7 @@ impl Fabric<'_> {
         now: Ps,
         q: &mut Queue<Event>,
     ) {
-        match (self.copy_of(inst).0, phase) {
+        match (self.copy_of(inst), phase) {
             (Copy::H2d { commit, .. }, 0) => {
                 self.read_done(&t, now, q);
                 let route = self.route_of(inst.0, commit);
@@ -84,6 +82,13 @@ impl Fabric<'_> {
     /// A copy's data all landed: a synchronous copy's thread returns after the completion
     /// signalling; an asynchronous one is done then, its thread long free.
     pub(super) fn copy_done(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
+        if let StepKind::KernelCopy { .. } = self.plan_of(inst.0).steps[inst.2 as usize].kind {
+            // A kernel's stores: done when they have landed.
+            let from = self.step_state(inst).started;
+            self.record_control(inst, from, now);
+            self.fire(inst, Milestone::Done, now, now, q);
+            return;
+        }
         let StepKind::Memcpy {
             gpu,
             thread,

@@ -100,6 +100,10 @@ impl Fabric<'_> {
                 self.cpu_push(cpu, Task::new(inst, 0), now, q);
                 self.fire(inst, Milestone::Queued, now, now, q);
             }
+            StepKind::KernelCopy { .. } => {
+                self.step_state(inst).started = at;
+                self.start_copy(inst, at, q);
+            }
             StepKind::WqeFetch { .. } => self.wqe_fetch(inst, at, now, q),
             StepKind::RecvWqeFetch { read, bytes, .. } => {
                 self.step_state(inst).started = at;
@@ -200,7 +204,9 @@ impl Fabric<'_> {
                 }
                 self.fire(inst, Milestone::Done, t.head, now, q);
             }
-            (StepKind::Memcpy { .. }, phase) => self.copy_arrive(inst, phase, t, now, q),
+            (StepKind::Memcpy { .. } | StepKind::KernelCopy { .. }, phase) => {
+                self.copy_arrive(inst, phase, t, now, q)
+            }
             (kind, phase) => unreachable!("no train of {kind:?} phase {phase}"),
         }
     }

@@ -57,6 +57,11 @@ pub enum PathKind {
     /// each chunk into one of `pipeline_depth` bounce buffers, one RDMA per chunk, and the
     /// receiver's copy of each chunk as it arrives.
     StagedPipelined,
+    /// NCCL's PXN on the sending side: the GPU's kernel stores each chunk over NVLink into the
+    /// buffer of the GPU next to the NIC (its relay), whose proxy posts the RDMA from there by
+    /// GPUDirect; the receiver receives locally, as `gpudirect`. Where the GPU is itself the
+    /// NIC's nearest or no NVLink joins the two, the sender runs as `gpudirect`.
+    Pxn,
 }
 
 impl PathKind {
@@ -69,16 +74,18 @@ impl PathKind {
             PathKind::Auto => "auto",
             PathKind::Gdrcopy => "gdrcopy",
             PathKind::StagedPipelined => "staged_pipelined",
+            PathKind::Pxn => "pxn",
         }
     }
     /// Every value, in the order messages list their words.
-    pub const ALL: [PathKind; 6] = [
+    pub const ALL: [PathKind; 7] = [
         PathKind::Host,
         PathKind::Staged,
         PathKind::GpuDirect,
         PathKind::Auto,
         PathKind::Gdrcopy,
         PathKind::StagedPipelined,
+        PathKind::Pxn,
     ];
 }
 

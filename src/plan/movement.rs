@@ -94,11 +94,13 @@ impl Plan {
             (StepKind::DmaWrite { .. }, _) => Movement::PayloadWrite,
             (StepKind::Packet { what, .. }, _) => Movement::Packet(*what),
             (StepKind::Cqe { kind, .. }, _) => Movement::Cqe(*kind),
-            (StepKind::Memcpy { copy, .. }, phase) => match (copy, phase) {
-                (Copy::D2h { .. }, _) => Movement::D2h,
-                (Copy::H2d { .. }, 0) => Movement::H2dRead,
-                (Copy::H2d { .. }, _) => Movement::H2dWrite,
-            },
+            (StepKind::Memcpy { copy, .. } | StepKind::KernelCopy { copy, .. }, phase) => {
+                match (copy, phase) {
+                    (Copy::D2h { .. }, _) => Movement::D2h,
+                    (Copy::H2d { .. }, 0) => Movement::H2dRead,
+                    (Copy::H2d { .. }, _) => Movement::H2dWrite,
+                }
+            }
             (kind, _) => unreachable!("{kind:?} moves nothing"),
         }
     }

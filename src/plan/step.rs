@@ -144,6 +144,16 @@ pub enum StepKind {
         /// The driver's CPU copy, with pageable host memory.
         driver: Option<DriverCopy>,
     },
+    /// A copy by the GPU's own SMs inside a kernel that is already running (NCCL's PXN: the
+    /// sending GPU stores a chunk into its relay GPU's buffer over NVLink, then its flag into
+    /// the proxy's host memory): no launch, no CPU thread, no completion signalling; it starts
+    /// when its dependencies are met and is done when its last byte has landed.
+    KernelCopy {
+        /// The GPU whose SMs move the data.
+        gpu: GpuRef,
+        /// The data movement (posted writes along a route, as a copy engine's D2H).
+        copy: Copy,
+    },
     /// The thread builds and posts a send WQE; its MMIO write (the BlueFlame WQE, or an 8-byte
     /// doorbell) travels to the NIC. For an inline send the CPU reads the payload from `inline`
     /// DRAM into the WQE.
@@ -259,6 +269,16 @@ pub enum StepKind {
 }
 
 impl StepKind {
+    /// The data movement of a copy (a cudaMemcpy or a kernel's copy) and the GPU that makes it.
+    pub fn copy(&self) -> Option<(Copy, GpuRef)> {
+        match *self {
+            StepKind::Memcpy { copy, gpu, .. } | StepKind::KernelCopy { copy, gpu } => {
+                Some((copy, gpu))
+            }
+            _ => None,
+        }
+    }
+
     /// The CPU thread that executes it, for thread steps.
     pub fn thread(&self) -> Option<u16> {
         match *self {

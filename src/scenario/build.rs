@@ -1027,12 +1027,19 @@ pub fn pipelined(
     let chunk = chunk.max(size.div_ceil(MAX_CHUNKS)).clamp(1, size.max(1));
     let n = size.div_ceil(chunk).max(1);
     let (s, r) = (sides.sender, sides.receiver);
-    let (Some(s_st), Some(r_st)) = (s.staging, r.staging) else {
-        unreachable!("a pipelined path stages both sides")
+    // The sender copies each chunk into a bounce buffer (staging) or its relay GPU (PXN); the
+    // receiver copies each out of a bounce buffer, or takes it in its GPU (GPUDirect).
+    let s_copy = match (s.staging, s.relay) {
+        (Some(st), _) => Ok(st),
+        (None, Some(relay)) => Err(relay),
+        (None, None) => unreachable!("a chunked sender stages or relays"),
     };
-    // One chunk's RDMA: bounce buffer to bounce buffer (registered once, in setup).
+    let r_st = r.staging;
+    // One chunk's RDMA between the chunk buffers (registered once, in setup), flushed where
+    // a GPUDirect receiver needs it.
     let bounce = |side: SidePlan| SidePlan {
         staging: None,
+        relay: None,
         register: 0,
         ..side
     };
@@ -1040,7 +1047,7 @@ pub fn pipelined(
         size: bytes,
         sender: bounce(s),
         receiver: bounce(r),
-        flush: false,
+        flush: sides.flush,
     };
     let (first, _) = write(topo, &chunk_sides(chunk.min(size)), how)?;
     let mut p = Plan::new(size);
@@ -1051,10 +1058,23 @@ pub fn pipelined(
     // write() runs the sender on thread 0 and the receiver on thread 1.
     let (ts, tr) = (0u16, 1u16);
     let (sh, rh) = (&topo.hosts[s.host], &topo.hosts[r.host]);
-    let s_ce = p.actor(format!("{}/{}.ce", sh.name, sh.spec.gpus[s_st.gpu].name));
-    let r_ce = p.actor(format!("{}/{}.ce", rh.name, rh.spec.gpus[r_st.gpu].name));
+    let s_gpu = match s_copy {
+        Ok(st) => st.gpu,
+        Err(relay) => relay.from,
+    };
+    let s_ce = p.actor(format!("{}/{}.ce", sh.name, sh.spec.gpus[s_gpu].name));
+    let r_ce = r_st.map(|st| p.actor(format!("{}/{}.ce", rh.name, rh.spec.gpus[st.gpu].name)));
     let r_cpu = first.steps[first.deliver as usize].actor;
-    let d2h_kind = copy_from_gpu(&mut p, topo, &s, s_st, ts, false)?;
+    let s_cpu = first
+        .steps
+        .iter()
+        .find(|st| matches!(st.kind, StepKind::Post { thread, .. } if thread == ts))
+        .expect("the sender posts")
+        .actor;
+    let d2h_kind = match s_copy {
+        Ok(st) => Some(copy_from_gpu(&mut p, topo, &s, st, ts, false)?),
+        Err(_) => None,
+    };
     let ack = first
         .steps
         .iter()
@@ -1087,21 +1107,38 @@ pub fn pipelined(
             Some(t) if bytes != chunk.min(size) => t,
             _ => &first,
         };
-        // The copy out of the GPU into a free bounce buffer.
-        let mut deps = Vec::new();
+        // The copy out of the GPU into a free chunk buffer: the sender's, once its RDMA is
+        // complete, and the receiver's bounce buffer, once copied out (its credit).
+        let mut after = Vec::new();
         if k >= depth as u64 {
             let free = (k - depth as u64) as usize;
-            deps.extend([done(spolls[free]), done(credits[free])]);
+            after.push(spolls[free]);
+            after.extend(credits.get(free));
         }
-        let d2h = add(
-            &mut p,
-            d2h_kind.clone(),
-            Some(Stage::MemcpyD2h),
-            s_ce,
-            deps,
-            None,
-        );
-        carries(&mut p, d2h, bytes, true);
+        let d2h = match (&d2h_kind, s_copy) {
+            (Some(kind), _) => {
+                let deps = after.into_iter().map(done).collect();
+                let d2h = add(
+                    &mut p,
+                    kind.clone(),
+                    Some(Stage::MemcpyD2h),
+                    s_ce,
+                    deps,
+                    None,
+                );
+                carries(&mut p, d2h, bytes, true)
+            }
+            (None, Err(relay)) => super::relay::hand_over(
+                &mut p,
+                topo,
+                s.host,
+                (relay.from, relay.via, s.cpu_socket),
+                (ts, s_cpu),
+                after,
+                bytes,
+            )?,
+            (None, Ok(_)) => unreachable!("a staging sender has its copy"),
+        };
         // The chunk's RDMA, its steps renumbered; its own delivery and finish become joins.
         let off = p.steps.len() as StepId;
         let finish = cp
@@ -1128,18 +1165,25 @@ pub fn pipelined(
         let (rpoll, write_step) = (deliver.deps[0].step + off, deliver.deps[1].step + off);
         spolls.push(cp.steps[finish as usize].deps[1].step + off);
         joins.push(finish + off);
-        // The copy into the receiver's GPU, then the credit back to the sender.
-        let h2d = copy_to_gpu_as(&mut p, topo, &r, r_st, (tr, r_ce), (rpoll, false), bytes)?;
-        let credit = add(
-            &mut p,
-            ack.kind.clone(),
-            None,
-            ack.actor,
-            vec![done(h2d)],
-            None,
-        );
-        credits.push(credit);
-        last_deps.extend([done(h2d), done(write_step)]);
+        // The copy into the receiver's GPU, then the credit back to the sender; a GPUDirect
+        // receiver has the chunk once its poll (and flush) is done.
+        match (r_st, r_ce) {
+            (Some(r_st), Some(r_ce)) => {
+                let h2d =
+                    copy_to_gpu_as(&mut p, topo, &r, r_st, (tr, r_ce), (rpoll, false), bytes)?;
+                let credit = add(
+                    &mut p,
+                    ack.kind.clone(),
+                    None,
+                    ack.actor,
+                    vec![done(h2d)],
+                    None,
+                );
+                credits.push(credit);
+                last_deps.extend([done(h2d), done(write_step)]);
+            }
+            _ => last_deps.extend([done(rpoll), done(write_step)]),
+        }
     }
     let deliver = add(&mut p, StepKind::Deliver, None, r_cpu, last_deps, None);
     p.deliver = deliver;
@@ -1168,6 +1212,7 @@ pub fn memcpy(
         cpu_socket: socket,
         nic_buffer: Buffer::Host { socket, addr },
         staging: None,
+        relay: None,
         register: 0,
         deregister: 0,
     };

@@ -32,6 +32,12 @@ pub fn estimate(cfg: &Config, p: &Point) -> u64 {
             // Each chunk is a copy in, an RDMA and a copy out.
             chunks.saturating_mul(3 * units(size.min(chunk)) + PER_MESSAGE)
         }
+        PathKind::Pxn => {
+            let chunk = cfg.sim.chunk_bytes.max(1);
+            let chunks = size.div_ceil(chunk);
+            // Each chunk is a copy over NVLink, its flag and an RDMA.
+            chunks.saturating_mul(2 * units(size.min(chunk)) + PER_MESSAGE)
+        }
         // Two copies around the host transfer.
         PathKind::Staged | PathKind::Gdrcopy | PathKind::Auto => 3 * units(size) + PER_MESSAGE,
         PathKind::Host | PathKind::GpuDirect => units(size) + PER_MESSAGE,

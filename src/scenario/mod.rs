@@ -6,6 +6,7 @@ pub mod cost;
 pub mod horizon;
 pub mod paths;
 pub mod peer;
+pub mod relay;
 mod simulate;
 
 pub use simulate::{PointResult, perftest_bw_average, simulate_point, stream_shape};

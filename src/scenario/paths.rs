@@ -26,6 +26,18 @@ pub struct Staging {
     pub pageable: bool,
 }
 
+/// NCCL's PXN on a sending side: the user's GPU stores the payload over NVLink into a buffer of
+/// the GPU next to the NIC, from which the NIC reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Relay {
+    /// The GPU holding the user's buffer (index into the machine's GPUs).
+    pub from: usize,
+    /// The user buffer's GPU virtual address.
+    pub from_va: u64,
+    /// The GPU next to the NIC, whose buffer the NIC reads.
+    pub via: usize,
+}
+
 /// One side (sender or receiver) of a transfer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SidePlan {
@@ -39,6 +51,8 @@ pub struct SidePlan {
     pub nic_buffer: Buffer,
     /// Host staging copy on this side, if any.
     pub staging: Option<Staging>,
+    /// PXN: the copy over NVLink into the relay GPU's buffer (`nic_buffer`), if any.
+    pub relay: Option<Relay>,
     /// Registration cost paid per transfer on this side (0 with a registration cache).
     pub register: Ps,
     /// Deregistration paid after each transfer (`per_transfer`: ibv_dereg_mr once the work
@@ -96,16 +110,20 @@ pub enum SideMode {
     Gdrcopy,
     /// Staged in chunks, pipelined.
     Pipelined,
+    /// PXN: relayed in chunks over NVLink through the GPU next to the NIC, which the NIC reads
+    /// by GPUDirect.
+    Relay,
 }
 
 impl SideMode {
     /// Every mode.
-    pub const ALL: [SideMode; 5] = [
+    pub const ALL: [SideMode; 6] = [
         SideMode::Host,
         SideMode::Staged,
         SideMode::Direct,
         SideMode::Gdrcopy,
         SideMode::Pipelined,
+        SideMode::Relay,
     ];
 }
 
@@ -128,6 +146,13 @@ impl EffectivePath {
             PathKind::GpuDirect => SideMode::Direct,
             PathKind::Gdrcopy => SideMode::Gdrcopy,
             PathKind::StagedPipelined => SideMode::Pipelined,
+            // PXN relays the sending side only; the receiver receives by GPUDirect.
+            PathKind::Pxn => {
+                return Some(EffectivePath {
+                    sender: SideMode::Relay,
+                    receiver: SideMode::Direct,
+                });
+            }
             PathKind::Auto => return None,
         };
         Some(EffectivePath {
@@ -155,12 +180,13 @@ impl EffectivePath {
 
     /// The effective path of a name [`EffectivePath::name`] writes. Names are many-to-one only
     /// where a GDRCopy or pipelined side meets a staged or GPUDirect one ("gdrcopy",
-    /// "staged_pipelined"); those read back as both sides alike.
+    /// "staged_pipelined"); those read back as both sides alike. A receiver never relays.
     pub fn from_name(name: &str) -> Option<EffectivePath> {
-        let alike = SideMode::ALL.into_iter().map(|m| (m, m));
+        let receives = || SideMode::ALL.into_iter().filter(|m| *m != SideMode::Relay);
+        let alike = receives().map(|m| (m, m));
         let all = SideMode::ALL
             .into_iter()
-            .flat_map(|s| SideMode::ALL.into_iter().map(move |r| (s, r)));
+            .flat_map(|s| receives().map(move |r| (s, r)));
         alike
             .chain(all)
             .map(|(sender, receiver)| EffectivePath { sender, receiver })
@@ -191,6 +217,10 @@ impl<'de> serde::Deserialize<'de> for EffectivePath {
 /// The path that actually runs, as reported in `effective_path`.
 fn effective_name(sender: SideMode, receiver: SideMode) -> &'static str {
     match (sender, receiver) {
+        (SideMode::Relay, SideMode::Direct) => "pxn",
+        (SideMode::Relay, SideMode::Host) => "pxn_send_host_recv",
+        (SideMode::Relay, _) => "pxn_send_staged_recv",
+        (_, SideMode::Relay) => unreachable!("PXN relays the sending side only"),
         (SideMode::Host, SideMode::Host) => "host",
         (SideMode::Host, SideMode::Direct) => "host_send_gpudirect_recv",
         (SideMode::Direct, SideMode::Host) => "gpudirect_send_host_recv",
@@ -297,7 +327,7 @@ pub fn plan(
         _ => Receive::Imm,
     };
     let (mut plan, inline) = match op {
-        _ if sender == SideMode::Pipelined => {
+        _ if matches!(sender, SideMode::Pipelined | SideMode::Relay) => {
             let shape = (cfg.sim.chunk_bytes, cfg.sim.pipeline_depth);
             (super::build::pipelined(topo, &sides, how, shape)?, false)
         }
@@ -361,9 +391,50 @@ fn sides_of(
             };
             format!("{who}: P2P {what} refused on its GPU-NIC route -> staged")
         };
+        // GPUDirect where the route allows it (and for an RDMA Read's source, whose CPU takes
+        // no part: the check refuses it where the route does), else staged.
+        let direct = |why: String| {
+            if p2p() || (sender && op == Op::Read) {
+                (SideMode::Direct, why)
+            } else {
+                let refused = refused();
+                let why = if why.is_empty() {
+                    refused
+                } else {
+                    format!("{why}; {refused}")
+                };
+                (SideMode::Staged, why)
+            }
+        };
+        let mut via = None;
         let (mode, reason) = match path {
             // A side whose data is in host memory (no GPU): host memory on every path.
             _ if e.gpu.is_none() => (SideMode::Host, String::new()),
+            PathKind::Pxn if sender && op != Op::Read => {
+                let g = e.gpu.expect("a GPU side");
+                match super::relay::relay_gpu(cfg, topo, host, (g, e.nic)) {
+                    Ok(v) => {
+                        via = Some(v);
+                        let h = &topo.hosts[host];
+                        let at = |x: usize| Place::Device(h.node_index(NodeKind::Gpu(x)));
+                        let nic = Place::Device(h.node_index(NodeKind::Nic(e.nic)));
+                        (
+                            SideMode::Relay,
+                            format!(
+                                "sender: {} -> {} -> {}, {} to {} -> PXN",
+                                m.gpus[g].name,
+                                h.class(at(g), at(v)),
+                                m.gpus[v].name,
+                                h.class(at(v), nic),
+                                m.nics[e.nic].name
+                            ),
+                        )
+                    }
+                    Err(why) => direct(format!("sender: no PXN relay ({why}) -> GPUDirect")),
+                }
+            }
+            PathKind::Pxn if sender => direct("sender: PXN relays writes -> GPUDirect".into()),
+            PathKind::Pxn => direct(String::new()),
             PathKind::Host => (SideMode::Host, String::new()),
             PathKind::Staged => (SideMode::Staged, String::new()),
             PathKind::GpuDirect if p2p() => (SideMode::Direct, String::new()),
@@ -381,6 +452,7 @@ fn sides_of(
             cpu_socket: nic_socket(topo, host, e.nic),
             nic_buffer: host_buf,
             staging: None,
+            relay: None,
             register: 0,
             deregister: 0,
         };
@@ -437,6 +509,32 @@ fn sides_of(
                     mode,
                     setup,
                 )
+            }
+            SideMode::Relay => {
+                let (from, via) = (
+                    e.gpu.expect("relaying sides have GPUs"),
+                    via.expect("chosen"),
+                );
+                let va = m.gpus[via].heap_base;
+                let buf = Buffer::Gpu {
+                    gpu: via,
+                    va,
+                    bus: va + m.gpus[via].bar_offset,
+                };
+                let relay = Relay {
+                    from,
+                    from_va: m.gpus[from].heap_base,
+                    via,
+                };
+                // NCCL registers the relay's ring (`pipeline_depth` chunks) once, at connection
+                // setup.
+                let ring = cfg.sim.chunk_bytes.min(size) * cfg.sim.pipeline_depth as u64;
+                let plan = SidePlan {
+                    nic_buffer: buf,
+                    relay: Some(relay),
+                    ..base
+                };
+                (plan, mode, reg.gpu_cost(ring))
             }
             SideMode::Direct => {
                 let g = e.gpu.expect("direct sides have GPUs");

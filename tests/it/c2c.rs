@@ -12,7 +12,7 @@
 
 use std::fs;
 
-use crate::support::{gdrsim, ok, s, scratch, text};
+use crate::support::{csv_rows, gdrsim, ok, s, scratch, text};
 
 const GH200: &str = "configs/gh200.toml";
 
@@ -96,21 +96,12 @@ fn auto_row(config: &std::path::Path, out: &std::path::Path) -> (String, String)
         &gdrsim(&["run", s(config), "--quiet", "--out", s(out)]),
         "run",
     );
-    let csv = fs::read_to_string(out.join("results.csv")).unwrap();
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (path, eff, size, reason) = (
-        col("path"),
-        col("effective_path"),
-        col("size_bytes"),
-        col("reason"),
-    );
-    let row = lines
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .find(|f| f[path] == "auto" && f[size] == "8")
+    let rows = csv_rows(&out.join("results.csv"));
+    let row = rows
+        .iter()
+        .find(|r| r["path"] == "auto" && r["size_bytes"] == "8")
         .expect("an auto row at 8 B");
-    (row[eff].to_string(), row[reason].to_string())
+    (row["effective_path"].clone(), row["reason"].clone())
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod overlay;
 mod p2p_matrix;
 mod presets;
 mod properties;
+mod pxn;
 mod references;
 mod report;
 mod slurm;

@@ -219,3 +219,19 @@ pub fn dgx_h100_spelled_out() -> String {
     );
     config.replacen(from, &format!("[[machines]]\n{}", machine.trim_end()), 1)
 }
+
+/// The rows of a CSV file written by gdrsim, each as (column -> cell).
+pub fn csv_rows(path: &std::path::Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            header
+                .iter()
+                .cloned()
+                .zip(rec.iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}

@@ -43,6 +43,7 @@ pub fn stage_color(stage: Stage) -> RGBColor {
         Stage::MemcpyH2d => RGBColor(213, 94, 0),
         Stage::GdrcopyWrite => RGBColor(102, 17, 0),
         Stage::MemcpyPeer => RGBColor(170, 68, 153),
+        Stage::Relay => RGBColor(68, 119, 170),
     }
 }
 

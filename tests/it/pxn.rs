@@ -1,0 +1,168 @@
+//! Issue #10, NCCL's PXN as a path (`pxn`): on two DGX H100 nodes, GPU0 sending through NIC4
+//! (SYS: across the sockets) hands each chunk over NVLink to GPU4, next to NIC4, whose proxy
+//! posts the RDMA from there; driven as a user runs it:
+//!
+//! - the far placement relays (effective path `pxn`, the reason naming the relay and its
+//!   classes) and beats GPUDirect across the sockets in bandwidth: it reaches the wire's
+//!   ceiling, which the NIC's reads of a far GPU (under its read window over the longer round
+//!   trip) do not;
+//! - at 8 B the hand-over is the relay stage of stages.csv, and it is what it must be: the
+//!   NVLink store's transit, the flag's transit into the proxy's host memory and one poll
+//!   (jitter off, computed here from the topology's channels);
+//! - where the GPU is the NIC's nearest, or no NVLink joins it to that GPU (a PCIe-only
+//!   server), `pxn` sends by GPUDirect and says why.
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use crate::support::{csv_rows, gdrsim, ok, s, scratch};
+use gdrsim::topology::{Flow, NodeKind, Place};
+
+/// A study of two hosts of `preset`: one scenario per (name, sender NIC, sender GPU, receiver
+/// NIC, receiver GPU), paths gpudirect and pxn, jitter off.
+fn study(preset: &str, scenarios: &[(&str, &str, &str, &str, &str)], sizes: &str) -> String {
+    let mut t = format!(
+        "name = \"pxn\"\n[sim]\njitter = false\niterations = 3\nstream_messages = 24\n\
+         [sweep]\nsizes = {sizes}\npaths = [\"gpudirect\", \"pxn\"]\n\
+         [[hosts]]\nname = \"a\"\npreset = \"{preset}\"\n\
+         [[hosts]]\nname = \"b\"\npreset = \"{preset}\"\n"
+    );
+    for (name, sn, sg, rn, rg) in scenarios {
+        t.push_str(&format!(
+            "[[scenarios]]\nname = \"{name}\"\nsender = {{ host = \"a\", nic = \"{sn}\", gpu = \
+             \"{sg}\" }}\nreceiver = {{ host = \"b\", nic = \"{rn}\", gpu = \"{rg}\" }}\n"
+        ));
+    }
+    t
+}
+
+/// Runs `text`; the results rows and the stages rows.
+type Rows = Vec<BTreeMap<String, String>>;
+fn run(name: &str, text: &str) -> (Rows, Rows, gdrsim::config::Config) {
+    let dir = scratch("pxn", name);
+    let c = dir.join("c.toml");
+    fs::write(&c, text).unwrap();
+    let out = dir.join("out");
+    ok(&gdrsim(&["run", s(&c), "--quiet", "--out", s(&out)]), name);
+    let cfg = gdrsim::config::load(&c).unwrap();
+    (
+        csv_rows(&out.join("results.csv")),
+        csv_rows(&out.join("stages.csv")),
+        cfg,
+    )
+}
+
+fn row<'a>(rows: &'a Rows, scenario: &str, path: &str, size: &str) -> &'a BTreeMap<String, String> {
+    rows.iter()
+        .find(|r| r["scenario"] == scenario && r["path"] == path && r["size_bytes"] == size)
+        .unwrap_or_else(|| panic!("no row {scenario} {path} {size}"))
+}
+
+fn num(r: &BTreeMap<String, String>, col: &str) -> f64 {
+    r[col]
+        .parse()
+        .unwrap_or_else(|_| panic!("{col}: {:?}", r[col]))
+}
+
+#[test]
+fn a_far_gpu_relays_through_the_nics_gpu_and_reaches_the_wire_rate() {
+    let text = study(
+        "dgx-h100",
+        &[("far", "nic4", "gpu0", "nic4", "gpu4")],
+        "[\"8B\", \"64MiB\"]",
+    );
+    let (rows, stages, cfg) = run("far", &text);
+    let pxn = row(&rows, "far", "pxn", "67108864");
+    assert_eq!(pxn["effective_path"], "pxn");
+    assert_eq!(pxn["class"], "SYS");
+    assert_eq!(
+        pxn["reason"],
+        "sender: gpu0 -> NV18 -> gpu4, PIX to nic4 -> PXN"
+    );
+    let direct = row(&rows, "far", "gpudirect", "67108864");
+    assert_eq!(direct["effective_path"], "gpudirect");
+    // The wire's payload ceiling: NDR's data rate, MTU-sized packets with their headers.
+    let nic = &cfg.hosts[0].machine.nics[4];
+    let wire =
+        nic.wire_rate.bps() as f64 / 8e9 * nic.mtu as f64 / (nic.mtu + nic.packet_overhead) as f64;
+    let (bw_pxn, bw_direct) = (num(pxn, "bw_GBps"), num(direct, "bw_GBps"));
+    assert!(
+        bw_pxn <= wire && bw_pxn > 0.98 * wire,
+        "pxn {bw_pxn} at the wire {wire}"
+    );
+    assert!(
+        bw_direct < 0.8 * wire,
+        "a far GPUDirect read {bw_direct} under {wire}"
+    );
+    assert!(direct["bottleneck"].contains("read window"), "{direct:?}");
+
+    // 8 B: the relay stage is the NVLink store, the flag into cpu1's DRAM and one poll.
+    let topo = gdrsim::scenario::topology(&cfg);
+    let h = &topo.hosts[0];
+    let gpu = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
+    let latency =
+        |chs: &[u32]| -> u64 { chs.iter().map(|&c| topo.channels[c as usize].latency).sum() };
+    let nv = h.route(gpu(0), gpu(4), Flow::Write).unwrap();
+    let socket = h.nodes[h.node_index(NodeKind::Nic(4))].socket;
+    let flag = h.route(gpu(0), Place::Memory(socket), Flow::Write).unwrap();
+    let mem = |g: usize| topo.channels[h.gpu_memory[g] as usize].latency;
+    let dram = topo.channels[h.dram[socket] as usize].latency;
+    let expected = mem(0)
+        + latency(&nv.channels)
+        + mem(4)
+        + latency(&flag.channels)
+        + dram
+        + cfg.hosts[0].machine.cpu.poll;
+    let relay = stages
+        .iter()
+        .find(|r| r["path"] == "pxn" && r["size_bytes"] == "8" && r["stage"] == "relay")
+        .expect("a relay stage");
+    let got = num(relay, "critical_us") * 1e6;
+    // Serialisation of an 8-byte store and a 16-byte flag adds a few ps per channel.
+    assert!(
+        got >= expected as f64 && got < expected as f64 + 5_000.0,
+        "relay {got} ps against {expected} ps"
+    );
+    // The stages tile the latency.
+    let small = row(&rows, "far", "pxn", "8");
+    let sum: f64 = stages
+        .iter()
+        .filter(|r| r["path"] == "pxn" && r["size_bytes"] == "8")
+        .map(|r| num(r, "critical_us"))
+        .sum();
+    assert!((sum - num(small, "lat_model_us")).abs() < 1e-5, "{sum}");
+}
+
+#[test]
+fn without_a_relay_pxn_sends_by_gpudirect_and_says_why() {
+    let text = study(
+        "dgx-h100",
+        &[("near", "nic0", "gpu0", "nic0", "gpu0")],
+        "[\"4KiB\"]",
+    );
+    let (rows, _, _) = run("near", &text);
+    let (pxn, direct) = (
+        row(&rows, "near", "pxn", "4096"),
+        row(&rows, "near", "gpudirect", "4096"),
+    );
+    assert_eq!(pxn["effective_path"], "gpudirect");
+    assert_eq!(
+        pxn["reason"],
+        "sender: no PXN relay (gpu0 is nic0's nearest GPU (PIX)) -> GPUDirect"
+    );
+    assert_eq!(pxn["lat_model_us"], direct["lat_model_us"]);
+    // A PCIe-only server: GPU0 (socket 0) sending through NIC2 (socket 1) has no NVLink to
+    // NIC2's GPUs.
+    let text = study(
+        "pcie-gen5-2s",
+        &[("far", "nic2", "gpu0", "nic2", "gpu4")],
+        "[\"4KiB\"]",
+    );
+    let (rows, _, _) = run("pcie", &text);
+    let pxn = row(&rows, "far", "pxn", "4096");
+    assert_eq!(pxn["effective_path"], "gpudirect");
+    assert!(
+        pxn["reason"].starts_with("sender: no PXN relay (no NVLink from gpu0 to gpu4"),
+        "{pxn:?}"
+    );
+}
