@@ -1,11 +1,11 @@
 //! `gdrsim import`: configs from what real machines print. `topo-m` reads an
 //! `nvidia-smi topo -m` matrix ([`matrix`]), builds the PCIe tree that gives its classes
 //! ([`tree`]) and the NVLink fabric that gives its `NV#` cells ([`nvlink`]), and writes a config
-//! of one machine of that tree, two hosts of it and a scenario per GPU with its nearest NIC
-//! ([`emit`]), which `gdrsim check`, `topo` and `run` take as it is.
+//! of one machine of that tree ([`tree_machine`]), two hosts of it and a scenario per GPU with
+//! its nearest NIC ([`emit`]), which `gdrsim check`, `topo` and `run` take as it is.
 //!
 //! The config is checked before it is written: it is loaded, its machine built, and every class
-//! of the model compared with the matrix's cells. What the model cannot reproduce (cells of a
+//! of the model compared with the source's. What the model cannot reproduce (cells of a
 //! matrix no PCIe tree gives) is said in notes, each cell with the class the config gives
 //! instead.
 
@@ -13,10 +13,11 @@ pub mod emit;
 pub mod matrix;
 pub mod nvlink;
 pub mod tree;
+pub mod tree_machine;
 
 use std::path::Path;
 
-use crate::config::{self, ConfigError};
+use crate::config::{self, Config, ConfigError};
 use crate::topology::{self, Affinity, NodeKind, Place};
 use matrix::{Cell, DeviceKind, Matrix};
 
@@ -56,6 +57,33 @@ fn config_name(file: &Path) -> String {
     }
 }
 
+/// The parameters of `like` (a config's text and where it comes from), or the built-in
+/// defaults.
+fn params_of(like: Option<(&str, &str)>) -> Result<emit::Params, ConfigError> {
+    match like {
+        Some((t, src)) => {
+            // A config whose first machine is a preset's: its keys as the preset spells them.
+            let t = config::preset::expand(t, src)?.unwrap_or_else(|| t.to_string());
+            emit::Params::like(&t, src)
+                .map_err(|e| ConfigError::new(src, "machines", "a config with a machine", e))
+        }
+        None => Ok(emit::Params::defaults()),
+    }
+}
+
+/// Loads a config an import wrote; one it refuses makes the source (`shown`, `what` it is)
+/// one the importer cannot build a machine of.
+fn load(toml: &str, shown: &str, what: &str) -> Result<Config, ConfigError> {
+    config::parse(toml, "<imported config>").map_err(|e| {
+        ConfigError::new(
+            shown,
+            "",
+            format!("{what} the importer can build a machine of"),
+            format!("a config it refuses ({e})"),
+        )
+    })
+}
+
 /// Imports the matrix `text` (`file` names it in errors and gives the config its name), with
 /// the parameters of `like` (the text of another config, and its name) or the defaults.
 pub fn topo_m(
@@ -65,29 +93,14 @@ pub fn topo_m(
 ) -> Result<Imported, ConfigError> {
     let shown = file.display().to_string();
     let m = matrix::parse(text, &shown)?;
-    let params = match like {
-        Some((t, src)) => {
-            // A config whose first machine is a preset's: its keys as the preset spells them.
-            let t = config::preset::expand(t, src)?.unwrap_or_else(|| t.to_string());
-            emit::Params::like(&t, src)
-                .map_err(|e| ConfigError::new(src, "machines", "a config with a machine", e))?
-        }
-        None => emit::Params::defaults(),
-    };
+    let params = params_of(like)?;
     let tree = tree::build(&m);
     let name = config_name(file);
     let gpus: Vec<usize> = m.of(DeviceKind::Gpu).map(|(i, _)| i).collect();
     let nics: Vec<usize> = m.of(DeviceKind::Nic).map(|(i, _)| i).collect();
     // First pass with a placeholder scenario, to build the machine and find the nearest NICs.
-    let draft = emit::config(&m, &tree, &params, &name, &[(gpus[0], nics[0])], &[]);
-    let cfg = config::parse(&draft, "<imported config>").map_err(|e| {
-        ConfigError::new(
-            &shown,
-            "",
-            "a matrix the importer can build a machine of",
-            format!("a config it refuses ({e})"),
-        )
-    })?;
+    let draft = tree_machine::config(&m, &tree, &params, &name, &[(gpus[0], nics[0])], &[]);
+    let cfg = load(&draft, &shown, "a matrix")?;
     let host = topology::host_graph(&cfg.hosts[0]);
     let place = |d: usize| {
         let kind = match m.devices[d].kind {
@@ -191,15 +204,8 @@ pub fn topo_m(
         "a switch holds a PIX group, an upper switch the PIX groups of a PXB group.".to_string(),
         format!("Parameters: {}.", params.describe()),
     ];
-    let toml = emit::config(&m, &tree, &params, &name, &scenarios, &header);
-    config::parse(&toml, "<imported config>").map_err(|e| {
-        ConfigError::new(
-            &shown,
-            "",
-            "a matrix the importer can build a machine of",
-            format!("a config it refuses ({e})"),
-        )
-    })?;
+    let toml = tree_machine::config(&m, &tree, &params, &name, &scenarios, &header);
+    load(&toml, &shown, "a matrix")?;
     Ok(Imported {
         toml,
         notes,
@@ -269,24 +275,44 @@ fn socket_gpus<'a>(m: &'a Matrix, s: &'a tree::Socket) -> impl Iterator<Item = u
         .filter(move |&d| m.devices[d].kind == DeviceKind::Gpu)
 }
 
-/// `gdrsim import topo-m FILE [--out OUT] [--like CONFIG | --preset NAME]`: imports, prints the notes on stderr,
-/// and writes the config to OUT atomically (stdout without one). Nothing is written when the
-/// matrix (or CONFIG) is refused.
+/// `gdrsim import topo-m FILE [--out OUT] [--like CONFIG | --preset NAME]`: imports, prints
+/// the notes on stderr, and writes the config to OUT atomically (stdout without one). Nothing
+/// is written when the matrix (or CONFIG) is refused.
 pub fn topo_m_command(
     file: &Path,
     out: Option<&Path>,
     like: Option<&Path>,
     preset: Option<&str>,
 ) -> anyhow::Result<()> {
-    let shown = file.display().to_string();
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        ConfigError::new(
-            &shown,
-            "",
-            "a readable `nvidia-smi topo -m` text file",
-            e.to_string(),
-        )
-    })?;
+    let source = Source {
+        file,
+        what: "a readable `nvidia-smi topo -m` text file",
+    };
+    command(source, out, like, preset, |text, like| {
+        Ok(topo_m(text, file, like)?)
+    })
+}
+
+/// The file an import reads, and what it should be (for the message when it cannot be read).
+struct Source<'a> {
+    file: &'a Path,
+    what: &'a str,
+}
+
+/// Reads `source`, takes the parameters of `like` or `preset`, imports with `import` (the
+/// text and the parameters' config text and name), prints the notes on stderr, and writes the
+/// config to `out` atomically (stdout without one). Nothing is written when the source (or
+/// CONFIG) is refused.
+fn command(
+    source: Source<'_>,
+    out: Option<&Path>,
+    like: Option<&Path>,
+    preset: Option<&str>,
+    import: impl FnOnce(&str, Option<(&str, &str)>) -> anyhow::Result<Imported>,
+) -> anyhow::Result<()> {
+    let shown = source.file.display().to_string();
+    let text = std::fs::read_to_string(source.file)
+        .map_err(|e| ConfigError::new(&shown, "", source.what, e.to_string()))?;
     let like_text = match like {
         Some(p) => {
             // Validated as a config first, so that its parameters are known good.
@@ -311,9 +337,8 @@ pub fn topo_m_command(
             None => None,
         },
     };
-    let imported = topo_m(
+    let imported = import(
         &text,
-        file,
         like_text.as_ref().map(|(t, s)| (t.as_str(), s.as_str())),
     )?;
     for n in &imported.notes {

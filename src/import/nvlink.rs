@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+use super::emit::quoted;
 use super::matrix::{Cell, DeviceKind, Matrix};
 
 /// The most NVLinks one GPU has (H100 and B200 SXM: 18).
@@ -55,24 +56,27 @@ pub fn fabric(m: &Matrix) -> Fabric {
     }
 }
 
-/// The fabric's `[[machines.nvswitches]]` and `[[machines.nvlinks]]` tables (empty text
-/// without NVLink).
-pub fn tables(m: &Matrix, f: &Fabric) -> String {
+/// The `[[machines.nvswitches]]` and `[[machines.nvlinks]]` tables of a fabric (empty text
+/// without NVLink): `switched` GPUs (names) with their links into one NVSwitch named
+/// `nvswitch`, and `direct` bonds between two GPUs.
+pub fn tables(switched: &[(&str, u32)], direct: &[(&str, &str, u32)]) -> String {
     let mut out = String::new();
-    if !f.switched.is_empty() {
+    if !switched.is_empty() {
         out.push_str("\n[[machines.nvswitches]]\nname = \"nvswitch\"\n");
     }
     let bond = |out: &mut String, a: &str, b: &str, links: u32| {
         let _ = write!(
             out,
-            "\n[[machines.nvlinks]]\na = \"{a}\"\nb = \"{b}\"\nlinks = {links}\n"
+            "\n[[machines.nvlinks]]\na = {}\nb = {}\nlinks = {links}\n",
+            quoted(a),
+            quoted(b)
         );
     };
-    for &(g, n) in &f.switched {
-        bond(&mut out, &m.devices[g].name, "nvswitch", n);
+    for &(g, n) in switched {
+        bond(&mut out, g, "nvswitch", n);
     }
-    for &(a, b, n) in &f.direct {
-        bond(&mut out, &m.devices[a].name, &m.devices[b].name, n);
+    for &(a, b, n) in direct {
+        bond(&mut out, a, b, n);
     }
     out
 }
@@ -126,13 +130,7 @@ mod tests {
         }));
         assert!(f.switched.is_empty());
         assert!(f.direct.iter().all(|d| d.2 == 1 || d.2 == 2));
-        let text = tables(
-            &matrix(2, |_, _| Cell::NvLink(4)),
-            &Fabric {
-                switched: Vec::new(),
-                direct: vec![(0, 1, 4)],
-            },
-        );
+        let text = tables(&[], &[("gpu0", "gpu1", 4)]);
         assert_eq!(
             text,
             "\n[[machines.nvlinks]]\na = \"gpu0\"\nb = \"gpu1\"\nlinks = 4\n"
