@@ -299,7 +299,8 @@ enum Command {
         /// The preset to print (default: list them all, one line each).
         name: Option<String>,
     },
-    /// Write a config from what a real machine prints (`gdrsim import topo-m FILE`).
+    /// Write a config from what a real machine prints (`gdrsim import topo-m FILE`, `gdrsim
+    /// import nccl-topo FILE.xml`).
     Import {
         #[command(subcommand)]
         what: Import,
@@ -372,6 +373,23 @@ enum Import {
         out: Option<PathBuf>,
         /// Take the device and link parameters of this config's first machine (e.g.
         /// configs/dgx-h100.toml) instead of the built-in defaults.
+        #[arg(long, conflicts_with = "preset")]
+        like: Option<PathBuf>,
+        /// Take them from this built-in preset's machine (`gdrsim presets` lists them).
+        #[arg(long)]
+        preset: Option<String>,
+    },
+    /// Read the topology XML NCCL dumps with NCCL_TOPO_DUMP_FILE and write a config of that
+    /// machine (its PCIe link generations and widths, GPUs' compute capabilities, NICs' speeds,
+    /// NVLink); notes on stderr say what is estimated or left out.
+    NcclTopo {
+        /// The XML file NCCL wrote (or an NCCL_TOPO_FILE in the same format).
+        file: PathBuf,
+        /// Output config (default: stdout); written atomically.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Take the device parameters of this config's first machine (and its links where
+        /// the dump gives none) instead of the built-in defaults.
         #[arg(long, conflicts_with = "preset")]
         like: Option<PathBuf>,
         /// Take them from this built-in preset's machine (`gdrsim presets` lists them).
@@ -651,6 +669,20 @@ fn main() -> ExitCode {
                     preset,
                 },
         }) => gdrsim::import::topo_m_command(
+            &file,
+            out.as_deref(),
+            like.as_deref(),
+            preset.as_deref(),
+        ),
+        Some(Command::Import {
+            what:
+                Import::NcclTopo {
+                    file,
+                    out,
+                    like,
+                    preset,
+                },
+        }) => gdrsim::import::nccl_topo_command(
             &file,
             out.as_deref(),
             like.as_deref(),

@@ -138,6 +138,21 @@ impl Params {
         }
     }
 
+    /// [`Params::describe`] for an import whose source gives the links (`source`: what gives
+    /// them); the parameters' links stand in where it gives none.
+    pub fn describe_links_from(&self, source: &str) -> String {
+        match &self.source {
+            Some(s) => format!(
+                "the first machine of {s} (its CPU, registration and PCIe tables, its first socket, socket link, root complex, switch, GPU and NIC for every one); PCIe links as {source} gives them ({} where it gives none)",
+                self.link_list()
+            ),
+            None => format!(
+                "{}; PCIe links as {source} gives them (Gen{} x{} where it gives none)",
+                DEFAULTS, DEFAULT_LINK.0, DEFAULT_LINK.1
+            ),
+        }
+    }
+
     /// "Gen5 x16 to switches, Gen5 x16 to GPUs, Gen5 x16 to NICs".
     fn link_list(&self) -> String {
         let [s, g, n] = self.links;

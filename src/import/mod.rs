@@ -1,8 +1,10 @@
 //! `gdrsim import`: configs from what real machines print. `topo-m` reads an
 //! `nvidia-smi topo -m` matrix ([`matrix`]), builds the PCIe tree that gives its classes
-//! ([`tree`]) and the NVLink fabric that gives its `NV#` cells ([`nvlink`]), and writes a config
-//! of one machine of that tree ([`tree_machine`]), two hosts of it and a scenario per GPU with
-//! its nearest NIC ([`emit`]), which `gdrsim check`, `topo` and `run` take as it is.
+//! ([`tree`], named and linked in [`tree_machine`]) and the NVLink fabric that gives its `NV#`
+//! cells ([`nvlink`]); `nccl-topo` reads the PCI tree NCCL dumps with `NCCL_TOPO_DUMP_FILE`
+//! ([`nccl`]), link generations and widths included. Both write a config of one machine of
+//! that tree, two hosts of it and a scenario per GPU with its nearest NIC ([`emit`]), which
+//! `gdrsim check`, `topo` and `run` take as it is.
 //!
 //! The config is checked before it is written: it is loaded, its machine built, and every class
 //! of the model compared with the source's. What the model cannot reproduce (cells of a
@@ -11,6 +13,7 @@
 
 pub mod emit;
 pub mod matrix;
+pub mod nccl;
 pub mod nvlink;
 pub mod tree;
 pub mod tree_machine;
@@ -290,6 +293,23 @@ pub fn topo_m_command(
     };
     command(source, out, like, preset, |text, like| {
         Ok(topo_m(text, file, like)?)
+    })
+}
+
+/// `gdrsim import nccl-topo FILE.xml [--out OUT] [--like CONFIG | --preset NAME]`: as
+/// [`topo_m_command`], from an NCCL topology dump ([`nccl::import`]).
+pub fn nccl_topo_command(
+    file: &Path,
+    out: Option<&Path>,
+    like: Option<&Path>,
+    preset: Option<&str>,
+) -> anyhow::Result<()> {
+    let source = Source {
+        file,
+        what: "a readable NCCL topology XML file",
+    };
+    command(source, out, like, preset, |text, like| {
+        nccl::import(text, file, like)
     })
 }
 
