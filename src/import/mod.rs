@@ -278,89 +278,39 @@ fn socket_gpus<'a>(m: &'a Matrix, s: &'a tree::Socket) -> impl Iterator<Item = u
         .filter(move |&d| m.devices[d].kind == DeviceKind::Gpu)
 }
 
-/// `gdrsim import topo-m FILE [--out OUT] [--like CONFIG | --preset NAME]`: imports, prints
-/// the notes on stderr, and writes the config to OUT atomically (stdout without one). Nothing
-/// is written when the matrix (or CONFIG) is refused.
-pub fn topo_m_command(
-    file: &Path,
-    out: Option<&Path>,
-    like: Option<&Path>,
-    preset: Option<&str>,
-) -> anyhow::Result<()> {
-    let source = Source {
-        file,
-        what: "a readable `nvidia-smi topo -m` text file",
-    };
-    command(source, out, like, preset, |text, like| {
-        Ok(topo_m(text, file, like)?)
-    })
+/// What `gdrsim import` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `topo-m`: an `nvidia-smi topo -m` matrix ([`topo_m`]).
+    TopoM,
+    /// `nccl-topo`: an NCCL topology dump ([`nccl::import`]).
+    NcclTopo,
 }
 
-/// `gdrsim import nccl-topo FILE.xml [--out OUT] [--like CONFIG | --preset NAME]`: as
-/// [`topo_m_command`], from an NCCL topology dump ([`nccl::import`]).
-pub fn nccl_topo_command(
-    file: &Path,
-    out: Option<&Path>,
-    like: Option<&Path>,
-    preset: Option<&str>,
-) -> anyhow::Result<()> {
-    let source = Source {
-        file,
-        what: "a readable NCCL topology XML file",
-    };
-    command(source, out, like, preset, |text, like| {
-        nccl::import(text, file, like)
-    })
-}
-
-/// The file an import reads, and what it should be (for the message when it cannot be read).
-struct Source<'a> {
-    file: &'a Path,
-    what: &'a str,
-}
-
-/// Reads `source`, takes the parameters of `like` or `preset`, imports with `import` (the
-/// text and the parameters' config text and name), prints the notes on stderr, and writes the
-/// config to `out` atomically (stdout without one). Nothing is written when the source (or
+/// `gdrsim import topo-m|nccl-topo FILE [--out OUT] [--like CONFIG | --preset NAME]`: reads
+/// FILE, takes the parameters of CONFIG or NAME, imports, prints the notes on stderr, and
+/// writes the config to OUT atomically (stdout without one). Nothing is written when FILE (or
 /// CONFIG) is refused.
-fn command(
-    source: Source<'_>,
+pub fn command(
+    kind: Kind,
+    file: &Path,
     out: Option<&Path>,
     like: Option<&Path>,
     preset: Option<&str>,
-    import: impl FnOnce(&str, Option<(&str, &str)>) -> anyhow::Result<Imported>,
 ) -> anyhow::Result<()> {
-    let shown = source.file.display().to_string();
-    let text = std::fs::read_to_string(source.file)
-        .map_err(|e| ConfigError::new(&shown, "", source.what, e.to_string()))?;
-    let like_text = match like {
-        Some(p) => {
-            // Validated as a config first, so that its parameters are known good.
-            config::load(p)?;
-            Some((std::fs::read_to_string(p)?, p.display().to_string()))
-        }
-        None => match preset {
-            Some(n) => {
-                let p = config::preset::find(n).ok_or_else(|| {
-                    ConfigError::new(
-                        "command line",
-                        "--preset",
-                        format!(
-                            "the name of a built-in preset ({})",
-                            config::preset::names()
-                        ),
-                        format!("{n:?}"),
-                    )
-                })?;
-                Some((p.toml.to_string(), format!("preset {}", p.name)))
-            }
-            None => None,
-        },
+    let shown = file.display().to_string();
+    let what = match kind {
+        Kind::TopoM => "a readable `nvidia-smi topo -m` text file",
+        Kind::NcclTopo => "a readable NCCL topology XML file",
     };
-    let imported = import(
-        &text,
-        like_text.as_ref().map(|(t, s)| (t.as_str(), s.as_str())),
-    )?;
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| ConfigError::new(&shown, "", what, e.to_string()))?;
+    let like_text = like_text(like, preset)?;
+    let like = like_text.as_ref().map(|(t, s)| (t.as_str(), s.as_str()));
+    let imported = match kind {
+        Kind::TopoM => topo_m(&text, file, like)?,
+        Kind::NcclTopo => nccl::import(&text, file, like)?,
+    };
     for n in &imported.notes {
         eprintln!("note: {n}");
     }
@@ -372,6 +322,33 @@ fn command(
         }
         None => crate::app::emit(&imported.toml),
     }
+}
+
+/// The text and name of the config whose parameters an import takes: `like` (validated as a
+/// config first, so that its parameters are known good) or the preset named `preset`.
+fn like_text(
+    like: Option<&Path>,
+    preset: Option<&str>,
+) -> anyhow::Result<Option<(String, String)>> {
+    if let Some(p) = like {
+        config::load(p)?;
+        return Ok(Some((std::fs::read_to_string(p)?, p.display().to_string())));
+    }
+    let Some(n) = preset else {
+        return Ok(None);
+    };
+    let p = config::preset::find(n).ok_or_else(|| {
+        ConfigError::new(
+            "command line",
+            "--preset",
+            format!(
+                "the name of a built-in preset ({})",
+                config::preset::names()
+            ),
+            format!("{n:?}"),
+        )
+    })?;
+    Ok(Some((p.toml.to_string(), format!("preset {}", p.name))))
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use super::matrix::{Cell, DeviceKind, Matrix};
 /// The most NVLinks one GPU has (H100 and B200 SXM: 18).
 pub const MAX_LINKS_PER_GPU: u32 = 18;
 
-/// The NVLink fabric: the GPUs (device indices) under one NVSwitch with their links each, and
-/// the direct bonds (device, device, links).
+/// The NVLink fabric: the GPUs (device indices; for `nccl-topo`, GPU indices) under one
+/// NVSwitch with their links each, and the direct bonds (device, device, links).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fabric {
     /// GPUs on the NVSwitch and the links each has into it (empty: no NVSwitch).
@@ -53,6 +53,19 @@ pub fn fabric(m: &Matrix) -> Fabric {
             switched: Vec::new(),
             direct: pairs,
         },
+    }
+}
+
+impl Fabric {
+    /// The fabric's tables ([`tables`]), each GPU named by `name` of its index.
+    pub fn tables<'a>(&self, name: impl Fn(usize) -> &'a str) -> String {
+        let switched: Vec<(&str, u32)> = self.switched.iter().map(|&(g, n)| (name(g), n)).collect();
+        let direct: Vec<(&str, &str, u32)> = self
+            .direct
+            .iter()
+            .map(|&(a, b, n)| (name(a), name(b), n))
+            .collect();
+        tables(&switched, &direct)
     }
 }
 

@@ -103,15 +103,7 @@ pub fn machine(m: &Matrix, tree: &Tree, params: &Params) -> Machine {
     };
     b.out.gpus = m.of(DeviceKind::Gpu).map(|(_, d)| device(d)).collect();
     b.out.nics = m.of(DeviceKind::Nic).map(|(_, d)| device(d)).collect();
-    let f = nvlink::fabric(m);
-    let name = |d: usize| m.devices[d].name.as_str();
-    let switched: Vec<(&str, u32)> = f.switched.iter().map(|&(g, n)| (name(g), n)).collect();
-    let direct: Vec<(&str, &str, u32)> = f
-        .direct
-        .iter()
-        .map(|&(a, c, n)| (name(a), name(c), n))
-        .collect();
-    b.out.nvlinks = nvlink::tables(&switched, &direct);
+    b.out.nvlinks = nvlink::fabric(m).tables(|d| m.devices[d].name.as_str());
     b.out
 }
 

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::support::{gdrsim, ok, s, scratch, text};
+use crate::support::{gdrsim, ok, refused, s, scratch, text};
 
 fn sample(name: &str) -> String {
     format!("tests/data/nccl-topo/{name}")
@@ -360,15 +360,7 @@ fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
         fs::write(&src, &xml).unwrap();
         let out = dir.join(format!("{what}.toml"));
         let o = gdrsim(&["import", "nccl-topo", s(&src), "--out", s(&out)]);
-        let stderr = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{what}: {stderr}");
-        assert_eq!(
-            stderr.trim_end(),
-            format!("error: {}{message}", src.display()),
-            "{what}"
-        );
-        assert!(!out.exists(), "{what}: nothing written");
-        assert!(o.stdout.is_empty(), "{what}: nothing printed");
+        refused(&o, what, &src, &message, &out);
     }
     let o = gdrsim(&[
         "import",

@@ -8,27 +8,19 @@
 //! import, which keeps the `NV#` that `nvidia-smi topo -m` prints (NV18 on H100). A GPU-GPU
 //! bond is listed by both GPUs: where both list it, they must agree.
 
+use super::super::nvlink::Fabric;
 use super::values::{self, Class, Pos};
 use super::xml::Gpu;
 use crate::config::ConfigError;
 use crate::topology::MAX_NVLINKS;
 
-/// The fabric: GPUs (indices into the list given) with their links into the NVSwitch, and
-/// direct bonds (GPU, GPU, links), each pair once.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Fabric {
-    /// GPUs on the NVSwitch and their links into it (empty: no NVSwitch).
-    pub switched: Vec<(usize, u32)>,
-    /// Direct bonds between two GPUs.
-    pub direct: Vec<(usize, usize, u32)>,
-    /// What the fabric is, for the notes.
-    pub notes: Vec<String>,
-}
-
-/// The fabric of `gpus`; `file` names the dump in errors.
-pub fn fabric(gpus: &[&Gpu], file: &str) -> Result<Fabric, ConfigError> {
+/// The fabric of `gpus` (GPUs by their index in `gpus`: on the NVSwitch with their links into
+/// it, and direct bonds, each pair once), and what the notes say of it; `file` names the dump
+/// in errors.
+pub fn fabric(gpus: &[&Gpu], file: &str) -> Result<(Fabric, Vec<String>), ConfigError> {
     let busids: Vec<Option<u64>> = gpus.iter().map(|g| values::busid(&g.pci.busid)).collect();
     let mut f = Fabric::default();
+    let mut notes = Vec::new();
     let mut chips: Vec<u64> = Vec::new();
     // Listed bonds: (from, to, links, where).
     let mut listed: Vec<(usize, usize, u32, Pos)> = Vec::new();
@@ -109,25 +101,25 @@ pub fn fabric(gpus: &[&Gpu], file: &str) -> Result<Fabric, ConfigError> {
                     .join(", ")
             )
         };
-        f.notes.push(format!(
+        notes.push(format!(
             "NVLink: {} GPU(s) on NVSwitches, {each} ({} NVSwitch chip(s) in the dump; one NVSwitch here, as NCCL makes one node of them all)",
             f.switched.len(),
             chips.len()
         ));
     }
     if !f.direct.is_empty() {
-        f.notes.push(format!(
+        notes.push(format!(
             "NVLink: {} direct GPU-GPU bond(s), as the GPUs' <nvlink> elements list them",
             f.direct.len()
         ));
     }
     if !to_cpu.is_empty() {
-        f.notes.push(format!(
+        notes.push(format!(
             "NVLinks to the CPU (tclass 0x068001, POWER9), not modelled: {}",
             to_cpu.join(", ")
         ));
     }
-    Ok(f)
+    Ok((f, notes))
 }
 
 #[cfg(test)]
@@ -173,17 +165,17 @@ mod tests {
             ("0000:08:00.0", "0x068000", 4),
         ];
         let (a, b) = (gpu("0000:18:00.0", &chips), gpu("0000:2a:00.0", &chips));
-        let f = fabric(&[&a, &b], "d.xml").unwrap();
+        let (f, notes) = fabric(&[&a, &b], "d.xml").unwrap();
         assert_eq!(f.switched, vec![(0, 18), (1, 18)]);
         assert!(f.direct.is_empty());
-        assert!(f.notes[0].contains("2 GPU(s) on NVSwitches, 18 links each (4 NVSwitch chip(s)"));
+        assert!(notes[0].contains("2 GPU(s) on NVSwitches, 18 links each (4 NVSwitch chip(s)"));
     }
 
     #[test]
     fn direct_bonds_are_one_per_pair_and_must_agree() {
         let a = gpu("0000:01:00.0", &[("0000:02:00.0", "0x030200", 4)]);
         let b = gpu("0000:02:00.0", &[("0000:01:00.0", "0x030200", 4)]);
-        let f = fabric(&[&a, &b], "d.xml").unwrap();
+        let (f, _) = fabric(&[&a, &b], "d.xml").unwrap();
         assert_eq!(f.direct, vec![(0, 1, 4)]);
         let b3 = gpu("0000:02:00.0", &[("0000:01:00.0", "0x030200", 3)]);
         assert_eq!(
@@ -193,7 +185,7 @@ mod tests {
         // Listed by one side only: still a bond.
         let lone = gpu("0000:02:00.0", &[]);
         assert_eq!(
-            fabric(&[&a, &lone], "d.xml").unwrap().direct,
+            fabric(&[&a, &lone], "d.xml").unwrap().0.direct,
             vec![(0, 1, 4)]
         );
     }

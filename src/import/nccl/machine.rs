@@ -19,8 +19,8 @@
 //! host bridge: every `<cpu>` gets one root complex, and devices on different root ports of it
 //! are PHB, as NCCL classes them (`nvidia-smi` prints NODE between host bridges).
 
-use super::super::emit::{Device as Out, Item, Link, Machine, Params};
-use super::models;
+use super::super::emit::{Item, Link, Machine, Params};
+use super::devices;
 use super::values;
 use super::xml::{Bridge, Device, Dump, Gpu, Lanes, Nic};
 use crate::topology::Affinity;
@@ -226,6 +226,27 @@ fn order(devs: &[Option<i64>]) -> Vec<usize> {
     idx
 }
 
+/// Names the link down to device `k` of the walk (`index`: device, link) and places the
+/// device, with its (label, name).
+fn placed(
+    links: &mut [Link],
+    index: &[(usize, usize)],
+    k: usize,
+    (label, name): (String, String),
+    cpu: usize,
+    above: &[usize],
+) -> Placed {
+    if let Some(&(_, l)) = index.iter().find(|x| x.0 == k) {
+        links[l].down = name.clone();
+    }
+    Placed {
+        label,
+        name,
+        cpu,
+        switches: above.to_vec(),
+    }
+}
+
 /// The machine of `dump` with `params` (their links stand in where the dump gives none).
 pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
     let mut w = Walk {
@@ -276,127 +297,22 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
             .collect::<Vec<_>>(),
     );
     let mut built = Built::default();
-    let mut models_by = (0, 0);
+    let mut remarks = devices::Remarks::default();
     for (i, &g) in gpu_order.iter().enumerate() {
         let (above, cpu, gpu) = &w.gpus[g];
-        let name = format!("gpu{i}");
-        let mut keys = toml::Table::new();
-        let mut comment = format!("GPU{i}: {}", gpu.pci.busid);
-        if let Some(sm) = gpu.sm {
-            let cc = values::compute_capability(sm).unwrap_or_default();
-            keys.insert("compute_capability".into(), toml::Value::String(cc));
-            let (model, source) = models::gpu(gpu.pci.id, sm);
-            let keep_params = params
-                .gpu
-                .get("model")
-                .and_then(|m| m.as_str())
-                .is_some_and(|m| {
-                    let (major, minor) = crate::config::defaults::compute_capability(m);
-                    i64::from(major * 10 + minor) == sm
-                });
-            if source == models::Source::DeviceId || !keep_params {
-                keys.insert("model".into(), toml::Value::String(model));
-                match source {
-                    models::Source::DeviceId => {
-                        models_by.0 += 1;
-                        comment.push_str(", sm=");
-                        comment.push_str(&sm.to_string());
-                        comment.push_str(", model from its PCI device ID");
-                    }
-                    models::Source::Sm => {
-                        models_by.1 += 1;
-                        comment.push_str(&format!(", sm={sm}, model estimated from sm"));
-                    }
-                }
-            } else {
-                comment.push_str(&format!(", sm={sm}"));
-            }
-        }
-        built.machine.gpus.push(Out {
-            item: Item::new(&name, comment),
-            keys,
-        });
-        let link = w
-            .gpu_links
-            .iter()
-            .find(|x| x.0 == g)
-            .map(|x| x.1)
-            .unwrap_or(0);
-        w.machine.links[link].down = name.clone();
-        built.gpus.push((
-            Placed {
-                label: format!("GPU{i}"),
-                name,
-                cpu: *cpu,
-                switches: above.clone(),
-            },
-            *gpu,
-        ));
+        let out = devices::gpu(i, gpu, params, &mut remarks);
+        let names = (format!("GPU{i}"), out.item.name.clone());
+        let at = placed(&mut w.machine.links, &w.gpu_links, g, names, *cpu, above);
+        built.machine.gpus.push(out);
+        built.gpus.push((at, *gpu));
     }
-    let mut dual = Vec::new();
-    let mut no_gdr = Vec::new();
-    let mut no_speed = Vec::new();
-    let mut no_pci = Vec::new();
     for (i, &n) in nic_order.iter().enumerate() {
         let (above, cpu, nic) = &w.nics[n];
-        let port = nic.ports.first();
-        let name = port.map_or(format!("nic{i}"), |p| p.name.clone());
-        let place = nic
-            .pci
-            .as_ref()
-            .map_or("no PCI device", |p| p.busid.as_str());
-        let mut keys = toml::Table::new();
-        let mut comment = format!("NIC{i}: {place}");
-        if let Some(p) = port {
-            match p.speed_mbps {
-                Some(mbps) => {
-                    let rate = if mbps % 1000 == 0 {
-                        toml::Value::Integer(mbps / 1000)
-                    } else {
-                        toml::Value::String(format!("{mbps}Mb/s"))
-                    };
-                    keys.insert("wire_rate_gbps".into(), rate);
-                    comment.push_str(&format!(", speed {mbps} Mb/s"));
-                }
-                None => no_speed.push(p.name.clone()),
-            }
-            if p.gdr == Some(false) {
-                no_gdr.push(p.name.clone());
-            }
-            for other in &nic.ports[1..] {
-                dual.push(format!(
-                    "{} (port {} of {place})",
-                    other.name,
-                    other.port.map_or("?".to_string(), |x| x.to_string())
-                ));
-            }
-        }
-        if nic.pci.is_none() {
-            no_pci.push(name.clone());
-        }
-        if let Some(model) = nic.pci.as_ref().and_then(|p| models::nic(p.id)) {
-            keys.insert("model".into(), toml::Value::String(model.to_string()));
-        }
-        built.machine.nics.push(Out {
-            item: Item::new(&name, comment),
-            keys,
-        });
-        let link = w
-            .nic_links
-            .iter()
-            .find(|x| x.0 == n)
-            .map(|x| x.1)
-            .unwrap_or(0);
-        w.machine.links[link].down = name.clone();
-        built.nics.push((
-            Placed {
-                label: format!("NIC{i}"),
-                name,
-                cpu: *cpu,
-                switches: above.clone(),
-            },
-            *nic,
-        ));
+        let out = devices::nic(i, nic, &mut remarks);
+        let names = (format!("NIC{i}"), out.item.name.clone());
+        let at = placed(&mut w.machine.links, &w.nic_links, n, names, *cpu, above);
+        built.machine.nics.push(out);
+        built.nics.push((at, *nic));
     }
     // Links summary: how many of each generation and width.
     let mut lanes: Vec<((u32, u32), usize)> = Vec::new();
@@ -421,16 +337,6 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
             w.unknown_lanes.join(", ")
         ));
     }
-    if models_by.0 + models_by.1 > 0 {
-        notes.push(format!(
-            "GPU compute capabilities from sm; models {}",
-            match models_by {
-                (_, 0) => "from their PCI device IDs".to_string(),
-                (0, _) => "estimated from sm (the dump names no model and the device IDs are not in the table): labels only".to_string(),
-                _ => "from PCI device IDs where known, else estimated from sm (labels only)".to_string(),
-            }
-        ));
-    }
     if !w.folded.is_empty() {
         notes.push(format!(
             "Broadcom PEX switches that show as two bridge levels, one switch each as NCCL flattens them: {}",
@@ -443,30 +349,7 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
             phb.join(", ")
         ));
     }
-    if !dual.is_empty() {
-        notes.push(format!(
-            "NICs with more than one port: the first port is the NIC (a NIC of the model has one port), the others left out: {}",
-            dual.join(", ")
-        ));
-    }
-    if !no_speed.is_empty() {
-        notes.push(format!(
-            "ports with no speed in the dump (NCCL then assumes 10 Gb/s), the parameters' wire rate instead: {}",
-            no_speed.join(", ")
-        ));
-    }
-    if !no_gdr.is_empty() {
-        notes.push(format!(
-            "ports NCCL found without GPUDirect RDMA (gdr=\"0\": no nvidia-peermem or DMA-BUF when it ran); the model lets them do GPUDirect: {}",
-            no_gdr.join(", ")
-        ));
-    }
-    if !no_pci.is_empty() {
-        notes.push(format!(
-            "NICs with no PCI device (NCCL hangs them on the CPU), on the root complex with the parameters' link: {}",
-            no_pci.join(", ")
-        ));
-    }
+    notes.extend(remarks.notes());
     built.machine.sockets = w.machine.sockets;
     built.machine.root_complexes = w.machine.root_complexes;
     built.machine.switches = w.machine.switches;

@@ -6,10 +6,12 @@
 //! a socket per `<cpu>`, a switch per bridge, each link at the PCIe generation and width of its
 //! `link_speed` and `link_width`, GPUs with the compute capability of their `sm` (and a model
 //! from their PCI device ID or, as an estimate, from `sm`: [`models`]), NICs at the wire rate
-//! of their `speed`, and the NVLink fabric of the GPUs' `<nvlink>` elements ([`fabric`]).
-//! Before the config is written it is loaded, and every GPU/NIC pair's class in the model
-//! compared with the class the dump's tree implies (as NCCL reads it): they must agree.
+//! of their `speed` ([`devices`]), and the NVLink fabric of the GPUs' `<nvlink>` elements
+//! ([`fabric`]). Before the config is written it is loaded, and every GPU/NIC pair's class in
+//! the model compared with the class the dump's tree implies (as NCCL reads it): they must
+//! agree.
 
+pub mod devices;
 pub mod fabric;
 pub mod machine;
 pub mod models;
@@ -19,7 +21,7 @@ pub mod xml;
 use std::path::Path;
 
 use super::emit::{self, Scenario};
-use super::{Imported, config_name, load, nvlink, params_of};
+use super::{Imported, config_name, load, params_of};
 use crate::config::ConfigError;
 use crate::topology::{self, Affinity, NodeKind, Place};
 use machine::{Placed, pcie_class};
@@ -56,19 +58,8 @@ pub fn import(text: &str, file: &Path, like: Option<(&str, &str)>) -> anyhow::Re
         }
     }
     let gpus: Vec<&xml::Gpu> = built.gpus.iter().map(|g| g.1).collect();
-    let fab = fabric::fabric(&gpus, &shown)?;
-    let gpu_name = |i: usize| built.gpus[i].0.name.as_str();
-    let switched: Vec<(&str, u32)> = fab
-        .switched
-        .iter()
-        .map(|&(g, n)| (gpu_name(g), n))
-        .collect();
-    let direct: Vec<(&str, &str, u32)> = fab
-        .direct
-        .iter()
-        .map(|&(a, b, n)| (gpu_name(a), gpu_name(b), n))
-        .collect();
-    built.machine.nvlinks = nvlink::tables(&switched, &direct);
+    let (fab, fabric_notes) = fabric::fabric(&gpus, &shown)?;
+    built.machine.nvlinks = fab.tables(|i| built.gpus[i].0.name.as_str());
 
     let name = config_name(file);
     let description = format!(
@@ -176,7 +167,7 @@ pub fn import(text: &str, file: &Path, like: Option<(&str, &str)>) -> anyhow::Re
             .join(", ")
     ));
     notes.extend(built.notes);
-    notes.extend(fab.notes);
+    notes.extend(fabric_notes);
     notes.extend(dump.notes);
     Ok(Imported {
         toml,
