@@ -216,7 +216,7 @@ pub struct Link {
     pub comment: String,
 }
 
-/// A machine as an importer builds it, every item named; [`write`] spells it out.
+/// A machine as an importer builds it, every item named; [`write()`] spells it out.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Machine {
     /// The sockets, in order (every pair gets a socket link).
