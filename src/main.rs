@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use gdrsim::app;
 use gdrsim::config::ConfigError;
@@ -299,7 +299,8 @@ enum Command {
         /// The preset to print (default: list them all, one line each).
         name: Option<String>,
     },
-    /// Write a config from what a real machine prints (`gdrsim import topo-m FILE`).
+    /// Write a config from what a real machine prints (`gdrsim import topo-m FILE`, `gdrsim
+    /// import nccl-topo FILE.xml`).
     Import {
         #[command(subcommand)]
         what: Import,
@@ -367,17 +368,34 @@ enum Import {
     TopoM {
         /// The matrix, as `nvidia-smi topo -m` prints it (tabs or spaces).
         file: PathBuf,
-        /// Output config (default: stdout); written atomically.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Take the device and link parameters of this config's first machine (e.g.
-        /// configs/dgx-h100.toml) instead of the built-in defaults.
-        #[arg(long, conflicts_with = "preset")]
-        like: Option<PathBuf>,
-        /// Take them from this built-in preset's machine (`gdrsim presets` lists them).
-        #[arg(long)]
-        preset: Option<String>,
+        #[command(flatten)]
+        options: ImportOptions,
     },
+    /// Read the topology XML NCCL dumps with NCCL_TOPO_DUMP_FILE and write a config of that
+    /// machine (its PCIe link generations and widths, GPUs' compute capabilities, NICs' speeds,
+    /// NVLink); notes on stderr say what is estimated or left out.
+    NcclTopo {
+        /// The XML file NCCL wrote (or an NCCL_TOPO_FILE in the same format).
+        file: PathBuf,
+        #[command(flatten)]
+        options: ImportOptions,
+    },
+}
+
+/// The options every `gdrsim import` takes.
+#[derive(Args)]
+struct ImportOptions {
+    /// Output config (default: stdout); written atomically.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Take the device and link parameters of this config's first machine (e.g.
+    /// configs/dgx-h100.toml) instead of the built-in defaults (nccl-topo: its links only
+    /// where the dump gives none).
+    #[arg(long, conflicts_with = "preset")]
+    like: Option<PathBuf>,
+    /// Take them from this built-in preset's machine (`gdrsim presets` lists them).
+    #[arg(long)]
+    preset: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -642,20 +660,21 @@ fn main() -> ExitCode {
                 .map_err(Into::into)
                 .and_then(app::emit),
         },
-        Some(Command::Import {
-            what:
-                Import::TopoM {
-                    file,
-                    out,
-                    like,
-                    preset,
-                },
-        }) => gdrsim::import::topo_m_command(
-            &file,
-            out.as_deref(),
-            like.as_deref(),
-            preset.as_deref(),
-        ),
+        Some(Command::Import { what }) => {
+            let (kind, file, o) = match what {
+                Import::TopoM { file, options } => (gdrsim::import::Kind::TopoM, file, options),
+                Import::NcclTopo { file, options } => {
+                    (gdrsim::import::Kind::NcclTopo, file, options)
+                }
+            };
+            gdrsim::import::command(
+                kind,
+                &file,
+                o.out.as_deref(),
+                o.like.as_deref(),
+                o.preset.as_deref(),
+            )
+        }
         Some(Command::Walk {
             config,
             scenario,

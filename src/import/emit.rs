@@ -1,10 +1,9 @@
-//! The imported config as TOML text: one machine built from a [`Tree`], two hosts of it, and a
-//! scenario per GPU with its nearest NIC.
+//! The imported config as TOML text, whatever it was imported from: one [`Machine`] (its
+//! items named and linked by the importer), two hosts of it, and a scenario per GPU with its
+//! nearest NIC; and the [`Params`] its items take (the built-in defaults, `--like CONFIG` or
+//! `--preset NAME`).
 
 use std::fmt::Write as _;
-
-use super::matrix::{DeviceKind, Matrix};
-use super::tree::{Attach, Switch, Tree};
 
 /// The parameters the imported machine's items take: the built-in defaults, or those of the
 /// first machine of another config (`--like`).
@@ -34,6 +33,9 @@ pub struct Params {
 
 /// Generation and width of every link by default: PCIe Gen5 x16, as configs/default.toml.
 pub const DEFAULT_LINK: (u32, u32) = (5, 16);
+
+/// What the built-in defaults are, in a few words.
+const DEFAULTS: &str = "the built-in defaults (src/config/defaults.rs: H100 PCIe GPUs, ConnectX-7 NDR NICs, a 105 ns switch latency)";
 
 impl Params {
     /// The built-in defaults: every parameter unset (src/config/defaults.rs), links Gen5 x16.
@@ -126,19 +128,38 @@ impl Params {
     pub fn describe(&self) -> String {
         match &self.source {
             Some(s) => format!(
-                "the first machine of {s} (its CPU, registration and PCIe tables, its first socket, socket link, root complex, switch, GPU and NIC for every one; links Gen{} x{} to switches, Gen{} x{} to GPUs, Gen{} x{} to NICs)",
-                self.links[0].0,
-                self.links[0].1,
-                self.links[1].0,
-                self.links[1].1,
-                self.links[2].0,
-                self.links[2].1
+                "the first machine of {s} (its CPU, registration and PCIe tables, its first socket, socket link, root complex, switch, GPU and NIC for every one; links {})",
+                self.link_list()
             ),
             None => format!(
-                "the built-in defaults (src/config/defaults.rs: H100 PCIe GPUs, ConnectX-7 NDR NICs, a 105 ns switch latency), every PCIe link Gen{} x{} as configs/default.toml",
-                DEFAULT_LINK.0, DEFAULT_LINK.1
+                "{}, every PCIe link Gen{} x{} as configs/default.toml",
+                DEFAULTS, DEFAULT_LINK.0, DEFAULT_LINK.1
             ),
         }
+    }
+
+    /// [`Params::describe`] for an import whose source gives the links (`source`: what gives
+    /// them); the parameters' links stand in where it gives none.
+    pub fn describe_links_from(&self, source: &str) -> String {
+        match &self.source {
+            Some(s) => format!(
+                "the first machine of {s} (its CPU, registration and PCIe tables, its first socket, socket link, root complex, switch, GPU and NIC for every one); PCIe links as {source} gives them ({} where it gives none)",
+                self.link_list()
+            ),
+            None => format!(
+                "{}; PCIe links as {source} gives them (Gen{} x{} where it gives none)",
+                DEFAULTS, DEFAULT_LINK.0, DEFAULT_LINK.1
+            ),
+        }
+    }
+
+    /// "Gen5 x16 to switches, Gen5 x16 to GPUs, Gen5 x16 to NICs".
+    fn link_list(&self) -> String {
+        let [s, g, n] = self.links;
+        format!(
+            "Gen{} x{} to switches, Gen{} x{} to GPUs, Gen{} x{} to NICs",
+            s.0, s.1, g.0, g.1, n.0, n.1
+        )
     }
 }
 
@@ -150,106 +171,107 @@ fn keys(out: &mut String, t: &toml::Table) {
 }
 
 /// A TOML basic string.
-fn quoted(s: &str) -> String {
+pub fn quoted(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-/// What the machine is made of, named: the text of its sockets, root complexes, switches and
-/// links.
-struct Names<'a> {
-    m: &'a Matrix,
-    params: &'a Params,
-    rcs: String,
-    switches: String,
-    links: String,
-    rc_count: usize,
-    switch_count: usize,
+/// An item of the machine: its name and a comment for its name line (empty: none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Item {
+    /// Its name in the config.
+    pub name: String,
+    /// What the config says about it after its name (`# ...`); empty for nothing.
+    pub comment: String,
 }
 
-impl Names<'_> {
-    fn link(&mut self, up: &str, down: &str, (generation, width): (u32, u32)) {
-        let _ = write!(
-            self.links,
-            "\n[[machines.links]]\nup = {}\ndown = {}\ngeneration = {generation}\nwidth = {width}\n",
-            quoted(up),
-            quoted(down)
-        );
-    }
-
-    fn device_link(&mut self, up: &str, d: usize) {
-        let dev = &self.m.devices[d];
-        let lw = match dev.kind {
-            DeviceKind::Gpu => self.params.links[1],
-            DeviceKind::Nic => self.params.links[2],
-        };
-        let name = dev.name.clone();
-        self.link(up, &name, lw);
-    }
-
-    fn switch(&mut self, up: &str, sw: &Switch) {
-        let name = format!("sw{}", self.switch_count);
-        self.switch_count += 1;
-        let under: Vec<&str> = sw
-            .devices
-            .iter()
-            .map(|&d| self.m.devices[d].label.as_str())
-            .collect();
-        let what = if sw.switches.is_empty() && under.len() == 1 {
-            format!(
-                "{} alone under an upper switch (PXB to its other devices)",
-                under[0]
-            )
-        } else if sw.switches.is_empty() {
-            format!("the switch of {} (PIX between them)", under.join(", "))
-        } else {
-            format!(
-                "an upper switch over {} switches (PXB between them)",
-                sw.switches.len()
-            )
-        };
-        let _ = write!(
-            self.switches,
-            "\n[[machines.switches]]\nname = {}  # {what}\n",
-            quoted(&name)
-        );
-        keys(&mut self.switches, &self.params.switch);
-        self.link(up, &name, self.params.links[0]);
-        for &d in &sw.devices {
-            self.device_link(&name, d);
-        }
-        for c in &sw.switches {
-            self.switch(&name, c);
+impl Item {
+    /// An item named `name` with `comment`.
+    pub fn new(name: impl Into<String>, comment: impl Into<String>) -> Item {
+        Item {
+            name: name.into(),
+            comment: comment.into(),
         }
     }
 }
 
-/// The config's text. `scenarios` are (GPU device index, NIC device index) pairs, one per
-/// GPU; `header` lines go at the top as comments.
-pub fn config(
-    m: &Matrix,
-    tree: &Tree,
-    params: &Params,
-    name: &str,
-    scenarios: &[(usize, usize)],
-    header: &[String],
-) -> String {
+/// A GPU or NIC of the machine: the item, and keys of its own on top of the parameters'.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Device {
+    /// Its name and comment.
+    pub item: Item,
+    /// Keys that replace or add to the parameters' for this device (`compute_capability`).
+    pub keys: toml::Table,
+}
+
+/// A PCIe link from `up` (a root complex or switch) down to `down`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The upstream end.
+    pub up: String,
+    /// The downstream end (a switch, GPU or NIC).
+    pub down: String,
+    /// (PCIe generation, width).
+    pub lanes: (u32, u32),
+    /// A comment after its width (empty: none).
+    pub comment: String,
+}
+
+/// A machine as an importer builds it, every item named; [`write()`] spells it out.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Machine {
+    /// The sockets, in order (every pair gets a socket link).
+    pub sockets: Vec<Item>,
+    /// The root complexes and the names of their sockets.
+    pub root_complexes: Vec<(Item, String)>,
+    /// The PCIe switches.
+    pub switches: Vec<Item>,
+    /// The GPUs, in index order.
+    pub gpus: Vec<Device>,
+    /// The NICs, in index order.
+    pub nics: Vec<Device>,
+    /// The PCIe links.
+    pub links: Vec<Link>,
+    /// The NVLink fabric's tables, as [`super::nvlink::tables`] writes them.
+    pub nvlinks: String,
+}
+
+/// A scenario of the config: its name and the GPU and NIC (names) on both hosts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    /// Its name (`GPU0-NIC2`).
+    pub name: String,
+    /// The GPU's name in the machine.
+    pub gpu: String,
+    /// The NIC's name in the machine.
+    pub nic: String,
+}
+
+/// What the config is: its name, description and header, and the machine's parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct Doc<'a> {
+    /// The config's (and its machine's) name.
+    pub name: &'a str,
+    /// Its `description`.
+    pub description: &'a str,
+    /// Lines for the top, as comments.
+    pub header: &'a [String],
+    /// The parameters every item takes.
+    pub params: &'a Params,
+}
+
+/// The config's text: `doc`'s header and name, `machine` with the parameters, two hosts of it
+/// (`node-a`, `node-b`) and `scenarios` between them.
+pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String {
+    let params = doc.params;
     let mut out = String::new();
-    for h in header {
+    for h in doc.header {
         let _ = writeln!(out, "# {h}");
     }
-    let _ = writeln!(out, "\nname = {}", quoted(name));
-    let _ = writeln!(
-        out,
-        "description = {}",
-        quoted(&format!(
-            "Imported from nvidia-smi topo -m: {} GPUs, {} NICs; each GPU with its nearest NIC, staged vs GPUDirect",
-            m.of(DeviceKind::Gpu).count(),
-            m.of(DeviceKind::Nic).count()
-        ))
-    );
+    let _ = writeln!(out, "\nname = {}", quoted(doc.name));
+    let _ = writeln!(out, "description = {}", quoted(doc.description));
     out.push_str("seed = 1\n\n[sim]\niterations = 20\nmin_iterations = 3\nstream_budget_bytes = \"1GiB\"\n\n");
     out.push_str("[sweep]\nsizes = { from = \"8B\", to = \"64MiB\", factor = 8 }\npaths = [\"staged\", \"gpudirect\"]\nops = [\"write_imm\"]\n\n");
-    let _ = writeln!(out, "[[machines]]\nname = {}", quoted(name));
+    let _ = writeln!(out, "[[machines]]\nname = {}", quoted(doc.name));
     if let Some(v) = &params.host_buffer_base {
         let _ = writeln!(out, "host_buffer_base = {v}");
     }
@@ -257,103 +279,76 @@ pub fn config(
         let _ = writeln!(out, "\n[machines.{k}]");
         keys(&mut out, t);
     }
-    let socket_names: Vec<String> = (0..tree.sockets.len()).map(|k| format!("cpu{k}")).collect();
-    for (s, sname) in tree.sockets.iter().zip(&socket_names) {
-        let numa = s.numa.map_or("NUMA node unknown".to_string(), |n| {
-            format!("NUMA node {n}")
-        });
-        let cpus = s
-            .cpu_affinity
-            .as_ref()
-            .map_or(String::new(), |c| format!(", CPU affinity {c}"));
-        let _ = writeln!(
-            out,
-            "\n[[machines.sockets]]\nname = {}  # {numa}{cpus}",
-            quoted(sname)
-        );
+    let named = |out: &mut String, table: &str, item: &Item| {
+        let _ = write!(out, "\n[[machines.{table}]]\nname = {}", quoted(&item.name));
+        if !item.comment.is_empty() {
+            let _ = write!(out, "  # {}", item.comment);
+        }
+        out.push('\n');
+    };
+    for s in &machine.sockets {
+        named(&mut out, "sockets", s);
         keys(&mut out, &params.socket);
     }
-    for (i, a) in socket_names.iter().enumerate() {
-        for b in &socket_names[i + 1..] {
+    for (i, a) in machine.sockets.iter().enumerate() {
+        for b in &machine.sockets[i + 1..] {
             let _ = writeln!(
                 out,
                 "\n[[machines.socket_links]]\na = {}\nb = {}",
-                quoted(a),
-                quoted(b)
+                quoted(&a.name),
+                quoted(&b.name)
             );
             keys(&mut out, &params.socket_link);
         }
     }
-    let mut names = Names {
-        m,
-        params,
-        rcs: String::new(),
-        switches: String::new(),
-        links: String::new(),
-        rc_count: 0,
-        switch_count: 0,
-    };
-    for (s, sname) in tree.sockets.iter().zip(&socket_names) {
-        for rc in &s.root_complexes {
-            let rname = format!("rc{}", names.rc_count);
-            names.rc_count += 1;
-            let _ = write!(
-                names.rcs,
-                "\n[[machines.root_complexes]]\nname = {}\nsocket = {}\n",
-                quoted(&rname),
-                quoted(sname)
-            );
-            keys(&mut names.rcs, &params.root_complex);
-            for a in rc {
-                match a {
-                    Attach::Device(d) => names.device_link(&rname, *d),
-                    Attach::Switch(sw) => names.switch(&rname, sw),
-                }
-            }
+    for (rc, socket) in &machine.root_complexes {
+        named(&mut out, "root_complexes", rc);
+        let _ = writeln!(out, "socket = {}", quoted(socket));
+        keys(&mut out, &params.root_complex);
+    }
+    for s in &machine.switches {
+        named(&mut out, "switches", s);
+        keys(&mut out, &params.switch);
+    }
+    for (table, devices, base) in [
+        ("gpus", &machine.gpus, &params.gpu),
+        ("nics", &machine.nics, &params.nic),
+    ] {
+        for d in devices {
+            named(&mut out, table, &d.item);
+            let mut t = base.clone();
+            t.extend(d.keys.clone());
+            keys(&mut out, &t);
         }
     }
-    let (rcs, switches, links) = (names.rcs, names.switches, names.links);
-    out.push_str(&rcs);
-    out.push_str(&switches);
-    for (_, d) in m.of(DeviceKind::Gpu) {
-        let _ = writeln!(
+    for l in &machine.links {
+        let _ = write!(
             out,
-            "\n[[machines.gpus]]\nname = {}  # {}",
-            quoted(&d.name),
-            d.label
+            "\n[[machines.links]]\nup = {}\ndown = {}\ngeneration = {}\nwidth = {}",
+            quoted(&l.up),
+            quoted(&l.down),
+            l.lanes.0,
+            l.lanes.1
         );
-        keys(&mut out, &params.gpu);
+        if !l.comment.is_empty() {
+            let _ = write!(out, "  # {}", l.comment);
+        }
+        out.push('\n');
     }
-    for (_, d) in m.of(DeviceKind::Nic) {
-        let _ = writeln!(
-            out,
-            "\n[[machines.nics]]\nname = {}  # {}",
-            quoted(&d.name),
-            d.label
-        );
-        keys(&mut out, &params.nic);
-    }
-    out.push_str(&links);
-    out.push_str(&super::nvlink::tables(m, &super::nvlink::fabric(m)));
+    out.push_str(&machine.nvlinks);
     for h in ["node-a", "node-b"] {
         let _ = writeln!(
             out,
             "\n[[hosts]]\nname = \"{h}\"\nmachine = {}",
-            quoted(name)
+            quoted(doc.name)
         );
     }
-    let nic_index = |d: usize| m.of(DeviceKind::Nic).position(|(i, _)| i == d).unwrap_or(0);
-    for &(g, n) in scenarios {
-        let (gpu, nic) = (&m.devices[g], &m.devices[n]);
+    for s in scenarios {
+        let (nic, gpu) = (quoted(&s.nic), quoted(&s.gpu));
         let _ = writeln!(
             out,
-            "\n[[scenarios]]\nname = \"{}-NIC{}\"\nsender = {{ host = \"node-a\", nic = {}, gpu = {} }}\nreceiver = {{ host = \"node-b\", nic = {}, gpu = {} }}",
-            gpu.label,
-            nic_index(n),
-            quoted(&nic.name),
-            quoted(&gpu.name),
-            quoted(&nic.name),
-            quoted(&gpu.name)
+            "\n[[scenarios]]\nname = {}\nsender = {{ host = \"node-a\", nic = {nic}, gpu = {gpu} }}\nreceiver = {{ host = \"node-b\", nic = {nic}, gpu = {gpu} }}",
+            quoted(&s.name)
         );
     }
     out

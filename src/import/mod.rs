@@ -1,22 +1,26 @@
 //! `gdrsim import`: configs from what real machines print. `topo-m` reads an
 //! `nvidia-smi topo -m` matrix ([`matrix`]), builds the PCIe tree that gives its classes
-//! ([`tree`]) and the NVLink fabric that gives its `NV#` cells ([`nvlink`]), and writes a config
-//! of one machine of that tree, two hosts of it and a scenario per GPU with its nearest NIC
-//! ([`emit`]), which `gdrsim check`, `topo` and `run` take as it is.
+//! ([`tree`], named and linked in [`tree_machine`]) and the NVLink fabric that gives its `NV#`
+//! cells ([`nvlink`]); `nccl-topo` reads the PCI tree NCCL dumps with `NCCL_TOPO_DUMP_FILE`
+//! ([`nccl`]), link generations and widths included. Both write a config of one machine of
+//! that tree, two hosts of it and a scenario per GPU with its nearest NIC ([`emit`]), which
+//! `gdrsim check`, `topo` and `run` take as it is.
 //!
 //! The config is checked before it is written: it is loaded, its machine built, and every class
-//! of the model compared with the matrix's cells. What the model cannot reproduce (cells of a
+//! of the model compared with the source's. What the model cannot reproduce (cells of a
 //! matrix no PCIe tree gives) is said in notes, each cell with the class the config gives
 //! instead.
 
 pub mod emit;
 pub mod matrix;
+pub mod nccl;
 pub mod nvlink;
 pub mod tree;
+pub mod tree_machine;
 
 use std::path::Path;
 
-use crate::config::{self, ConfigError};
+use crate::config::{self, Config, ConfigError};
 use crate::topology::{self, Affinity, NodeKind, Place};
 use matrix::{Cell, DeviceKind, Matrix};
 
@@ -56,6 +60,33 @@ fn config_name(file: &Path) -> String {
     }
 }
 
+/// The parameters of `like` (a config's text and where it comes from), or the built-in
+/// defaults.
+fn params_of(like: Option<(&str, &str)>) -> Result<emit::Params, ConfigError> {
+    match like {
+        Some((t, src)) => {
+            // A config whose first machine is a preset's: its keys as the preset spells them.
+            let t = config::preset::expand(t, src)?.unwrap_or_else(|| t.to_string());
+            emit::Params::like(&t, src)
+                .map_err(|e| ConfigError::new(src, "machines", "a config with a machine", e))
+        }
+        None => Ok(emit::Params::defaults()),
+    }
+}
+
+/// Loads a config an import wrote; one it refuses makes the source (`shown`, `what` it is)
+/// one the importer cannot build a machine of.
+fn load(toml: &str, shown: &str, what: &str) -> Result<Config, ConfigError> {
+    config::parse(toml, "<imported config>").map_err(|e| {
+        ConfigError::new(
+            shown,
+            "",
+            format!("{what} the importer can build a machine of"),
+            format!("a config it refuses ({e})"),
+        )
+    })
+}
+
 /// Imports the matrix `text` (`file` names it in errors and gives the config its name), with
 /// the parameters of `like` (the text of another config, and its name) or the defaults.
 pub fn topo_m(
@@ -65,29 +96,14 @@ pub fn topo_m(
 ) -> Result<Imported, ConfigError> {
     let shown = file.display().to_string();
     let m = matrix::parse(text, &shown)?;
-    let params = match like {
-        Some((t, src)) => {
-            // A config whose first machine is a preset's: its keys as the preset spells them.
-            let t = config::preset::expand(t, src)?.unwrap_or_else(|| t.to_string());
-            emit::Params::like(&t, src)
-                .map_err(|e| ConfigError::new(src, "machines", "a config with a machine", e))?
-        }
-        None => emit::Params::defaults(),
-    };
+    let params = params_of(like)?;
     let tree = tree::build(&m);
     let name = config_name(file);
     let gpus: Vec<usize> = m.of(DeviceKind::Gpu).map(|(i, _)| i).collect();
     let nics: Vec<usize> = m.of(DeviceKind::Nic).map(|(i, _)| i).collect();
     // First pass with a placeholder scenario, to build the machine and find the nearest NICs.
-    let draft = emit::config(&m, &tree, &params, &name, &[(gpus[0], nics[0])], &[]);
-    let cfg = config::parse(&draft, "<imported config>").map_err(|e| {
-        ConfigError::new(
-            &shown,
-            "",
-            "a matrix the importer can build a machine of",
-            format!("a config it refuses ({e})"),
-        )
-    })?;
+    let draft = tree_machine::config(&m, &tree, &params, &name, &[(gpus[0], nics[0])], &[]);
+    let cfg = load(&draft, &shown, "a matrix")?;
     let host = topology::host_graph(&cfg.hosts[0]);
     let place = |d: usize| {
         let kind = match m.devices[d].kind {
@@ -191,15 +207,8 @@ pub fn topo_m(
         "a switch holds a PIX group, an upper switch the PIX groups of a PXB group.".to_string(),
         format!("Parameters: {}.", params.describe()),
     ];
-    let toml = emit::config(&m, &tree, &params, &name, &scenarios, &header);
-    config::parse(&toml, "<imported config>").map_err(|e| {
-        ConfigError::new(
-            &shown,
-            "",
-            "a matrix the importer can build a machine of",
-            format!("a config it refuses ({e})"),
-        )
-    })?;
+    let toml = tree_machine::config(&m, &tree, &params, &name, &scenarios, &header);
+    load(&toml, &shown, "a matrix")?;
     Ok(Imported {
         toml,
         notes,
@@ -269,53 +278,39 @@ fn socket_gpus<'a>(m: &'a Matrix, s: &'a tree::Socket) -> impl Iterator<Item = u
         .filter(move |&d| m.devices[d].kind == DeviceKind::Gpu)
 }
 
-/// `gdrsim import topo-m FILE [--out OUT] [--like CONFIG | --preset NAME]`: imports, prints the notes on stderr,
-/// and writes the config to OUT atomically (stdout without one). Nothing is written when the
-/// matrix (or CONFIG) is refused.
-pub fn topo_m_command(
+/// What `gdrsim import` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `topo-m`: an `nvidia-smi topo -m` matrix ([`topo_m`]).
+    TopoM,
+    /// `nccl-topo`: an NCCL topology dump ([`nccl::import`]).
+    NcclTopo,
+}
+
+/// `gdrsim import topo-m|nccl-topo FILE [--out OUT] [--like CONFIG | --preset NAME]`: reads
+/// FILE, takes the parameters of CONFIG or NAME, imports, prints the notes on stderr, and
+/// writes the config to OUT atomically (stdout without one). Nothing is written when FILE (or
+/// CONFIG) is refused.
+pub fn command(
+    kind: Kind,
     file: &Path,
     out: Option<&Path>,
     like: Option<&Path>,
     preset: Option<&str>,
 ) -> anyhow::Result<()> {
     let shown = file.display().to_string();
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        ConfigError::new(
-            &shown,
-            "",
-            "a readable `nvidia-smi topo -m` text file",
-            e.to_string(),
-        )
-    })?;
-    let like_text = match like {
-        Some(p) => {
-            // Validated as a config first, so that its parameters are known good.
-            config::load(p)?;
-            Some((std::fs::read_to_string(p)?, p.display().to_string()))
-        }
-        None => match preset {
-            Some(n) => {
-                let p = config::preset::find(n).ok_or_else(|| {
-                    ConfigError::new(
-                        "command line",
-                        "--preset",
-                        format!(
-                            "the name of a built-in preset ({})",
-                            config::preset::names()
-                        ),
-                        format!("{n:?}"),
-                    )
-                })?;
-                Some((p.toml.to_string(), format!("preset {}", p.name)))
-            }
-            None => None,
-        },
+    let what = match kind {
+        Kind::TopoM => "a readable `nvidia-smi topo -m` text file",
+        Kind::NcclTopo => "a readable NCCL topology XML file",
     };
-    let imported = topo_m(
-        &text,
-        file,
-        like_text.as_ref().map(|(t, s)| (t.as_str(), s.as_str())),
-    )?;
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| ConfigError::new(&shown, "", what, e.to_string()))?;
+    let like_text = like_text(like, preset)?;
+    let like = like_text.as_ref().map(|(t, s)| (t.as_str(), s.as_str()));
+    let imported = match kind {
+        Kind::TopoM => topo_m(&text, file, like)?,
+        Kind::NcclTopo => nccl::import(&text, file, like)?,
+    };
     for n in &imported.notes {
         eprintln!("note: {n}");
     }
@@ -327,6 +322,33 @@ pub fn topo_m_command(
         }
         None => crate::app::emit(&imported.toml),
     }
+}
+
+/// The text and name of the config whose parameters an import takes: `like` (validated as a
+/// config first, so that its parameters are known good) or the preset named `preset`.
+fn like_text(
+    like: Option<&Path>,
+    preset: Option<&str>,
+) -> anyhow::Result<Option<(String, String)>> {
+    if let Some(p) = like {
+        config::load(p)?;
+        return Ok(Some((std::fs::read_to_string(p)?, p.display().to_string())));
+    }
+    let Some(n) = preset else {
+        return Ok(None);
+    };
+    let p = config::preset::find(n).ok_or_else(|| {
+        ConfigError::new(
+            "command line",
+            "--preset",
+            format!(
+                "the name of a built-in preset ({})",
+                config::preset::names()
+            ),
+            format!("{n:?}"),
+        )
+    })?;
+    Ok(Some((p.toml.to_string(), format!("preset {}", p.name))))
 }
 
 #[cfg(test)]

@@ -10,13 +10,14 @@
 
 use std::fmt::Write as _;
 
+use super::emit::quoted;
 use super::matrix::{Cell, DeviceKind, Matrix};
 
 /// The most NVLinks one GPU has (H100 and B200 SXM: 18).
 pub const MAX_LINKS_PER_GPU: u32 = 18;
 
-/// The NVLink fabric: the GPUs (device indices) under one NVSwitch with their links each, and
-/// the direct bonds (device, device, links).
+/// The NVLink fabric: the GPUs (device indices; for `nccl-topo`, GPU indices) under one
+/// NVSwitch with their links each, and the direct bonds (device, device, links).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fabric {
     /// GPUs on the NVSwitch and the links each has into it (empty: no NVSwitch).
@@ -55,24 +56,40 @@ pub fn fabric(m: &Matrix) -> Fabric {
     }
 }
 
-/// The fabric's `[[machines.nvswitches]]` and `[[machines.nvlinks]]` tables (empty text
-/// without NVLink).
-pub fn tables(m: &Matrix, f: &Fabric) -> String {
+impl Fabric {
+    /// The fabric's tables ([`tables`]), each GPU named by `name` of its index.
+    pub fn tables<'a>(&self, name: impl Fn(usize) -> &'a str) -> String {
+        let switched: Vec<(&str, u32)> = self.switched.iter().map(|&(g, n)| (name(g), n)).collect();
+        let direct: Vec<(&str, &str, u32)> = self
+            .direct
+            .iter()
+            .map(|&(a, b, n)| (name(a), name(b), n))
+            .collect();
+        tables(&switched, &direct)
+    }
+}
+
+/// The `[[machines.nvswitches]]` and `[[machines.nvlinks]]` tables of a fabric (empty text
+/// without NVLink): `switched` GPUs (names) with their links into one NVSwitch named
+/// `nvswitch`, and `direct` bonds between two GPUs.
+pub fn tables(switched: &[(&str, u32)], direct: &[(&str, &str, u32)]) -> String {
     let mut out = String::new();
-    if !f.switched.is_empty() {
+    if !switched.is_empty() {
         out.push_str("\n[[machines.nvswitches]]\nname = \"nvswitch\"\n");
     }
     let bond = |out: &mut String, a: &str, b: &str, links: u32| {
         let _ = write!(
             out,
-            "\n[[machines.nvlinks]]\na = \"{a}\"\nb = \"{b}\"\nlinks = {links}\n"
+            "\n[[machines.nvlinks]]\na = {}\nb = {}\nlinks = {links}\n",
+            quoted(a),
+            quoted(b)
         );
     };
-    for &(g, n) in &f.switched {
-        bond(&mut out, &m.devices[g].name, "nvswitch", n);
+    for &(g, n) in switched {
+        bond(&mut out, g, "nvswitch", n);
     }
-    for &(a, b, n) in &f.direct {
-        bond(&mut out, &m.devices[a].name, &m.devices[b].name, n);
+    for &(a, b, n) in direct {
+        bond(&mut out, a, b, n);
     }
     out
 }
@@ -126,13 +143,7 @@ mod tests {
         }));
         assert!(f.switched.is_empty());
         assert!(f.direct.iter().all(|d| d.2 == 1 || d.2 == 2));
-        let text = tables(
-            &matrix(2, |_, _| Cell::NvLink(4)),
-            &Fabric {
-                switched: Vec::new(),
-                direct: vec![(0, 1, 4)],
-            },
-        );
+        let text = tables(&[], &[("gpu0", "gpu1", 4)]);
         assert_eq!(
             text,
             "\n[[machines.nvlinks]]\na = \"gpu0\"\nb = \"gpu1\"\nlinks = 4\n"

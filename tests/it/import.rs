@@ -13,7 +13,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::support::gdrsim;
+use crate::support::{gdrsim, refused};
 
 fn tmp(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("import");
@@ -304,15 +304,7 @@ fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
             "--out",
             out.to_str().unwrap(),
         ]);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{what}: {stderr}");
-        assert_eq!(
-            stderr.trim_end(),
-            format!("error: {}{message}", src.display()),
-            "{what}"
-        );
-        assert!(!out.exists(), "{what}: nothing written");
-        assert!(o.stdout.is_empty(), "{what}: nothing printed");
+        refused(&o, what, &src, message, &out);
     }
     // A missing file is bad input too.
     let o = gdrsim(&["import", "topo-m", "tests/data/topo-m/no-such-file.txt"]);

@@ -12,6 +12,7 @@ mod flow_properties;
 mod fuzz_configs;
 mod hostile_configs;
 mod import;
+mod import_nccl;
 mod measured;
 mod nvbandwidth;
 mod nvlink;

@@ -189,6 +189,27 @@ pub fn ok(o: &std::process::Output, what: &str) -> String {
     text(&o.stdout)
 }
 
+/// Asserts that a command given `src` and `--out out` refused it as bad input: exit 2, stderr
+/// the one line `error: SRC` + `message`, nothing written to `out` or stdout (`what` names the
+/// case in failures).
+pub fn refused(
+    o: &std::process::Output,
+    what: &str,
+    src: &std::path::Path,
+    message: &str,
+    out: &std::path::Path,
+) {
+    let stderr = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{what}: {stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!("error: {}{message}", src.display()),
+        "{what}"
+    );
+    assert!(!out.exists(), "{what}: nothing written");
+    assert!(o.stdout.is_empty(), "{what}: nothing printed");
+}
+
 /// A fresh scratch folder for test `name` of module `module`.
 pub fn scratch(module: &str, name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("gdrsim-it-{module}-{}-{name}", std::process::id()));

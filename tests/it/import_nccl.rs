@@ -1,0 +1,371 @@
+//! `gdrsim import nccl-topo` driven as a user runs it, on the samples in tests/data/nccl-topo:
+//!
+//! - every sample imports, `gdrsim check` accepts the config, and `gdrsim topo` prints the
+//!   classes the XML tree implies (PIX under one bridge, PXB under nested ones, PHB through a
+//!   `<cpu>`, SYS across `<cpu>`s, NV# from the `<nvlink>` counts), cell by cell; the DGX
+//!   A100-like dump gives back the matrix `nvidia-smi topo -m` prints on a DGX A100
+//!   (tests/data/topo-m/dgx-a100.txt);
+//! - the written links carry the dump's generations and widths, a Gen4 x8 one among them, and
+//!   the GPUs' compute capabilities and the NICs' wire rates are the dump's;
+//! - `--like` and `--preset` give the other parameters; the dump's facts still win;
+//! - bad input: exit 2, one `FILE:LINE:COLUMN: expected ..., found ...` line naming the
+//!   element and attribute, nothing written.
+//!
+//! `gdrsim topo`'s output is read with a tab splitter of its own, not the importer's parsers.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::support::{gdrsim, ok, refused, s, scratch, text};
+
+fn sample(name: &str) -> String {
+    format!("tests/data/nccl-topo/{name}")
+}
+
+/// Imports `file` (with `extra` options) to `dir/NAME.toml`; returns the config's text, the
+/// notes (stderr) and its path. `gdrsim check` must accept it.
+fn import(dir: &Path, file: &str, extra: &[&str]) -> (String, String, PathBuf) {
+    let stem = Path::new(file).file_stem().unwrap().to_str().unwrap();
+    let out = dir.join(format!("{stem}.toml"));
+    let mut args = vec!["import", "nccl-topo", file, "--out", s(&out)];
+    args.extend_from_slice(extra);
+    let o = gdrsim(&args);
+    ok(&o, &format!("import {file}"));
+    assert!(o.stdout.is_empty(), "the config goes to --out only");
+    ok(
+        &gdrsim(&["check", s(&out)]),
+        &format!("check of {file}'s import"),
+    );
+    (fs::read_to_string(&out).unwrap(), text(&o.stderr), out)
+}
+
+/// The first host's matrix of `gdrsim topo CONFIG`: cells by (row label, column label).
+fn topo(config: &Path) -> BTreeMap<(String, String), String> {
+    matrix(&ok(&gdrsim(&["topo", s(config)]), "topo"))
+}
+
+/// The cells of a tab-separated matrix (after an optional `node-a (...)` line), by (row label,
+/// column label), up to the first empty line.
+fn matrix(out: &str) -> BTreeMap<(String, String), String> {
+    let mut lines = out.lines().skip_while(|l| l.starts_with("node-a"));
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split('\t')
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .take_while(|c| c != "CPU Affinity")
+        .collect();
+    let mut cells = BTreeMap::new();
+    for l in lines.take_while(|l| !l.trim().is_empty()) {
+        let row: Vec<&str> = l.split('\t').map(str::trim).collect();
+        for (c, label) in header.iter().enumerate() {
+            cells.insert((row[0].to_string(), label.clone()), row[c + 1].to_string());
+        }
+    }
+    cells
+}
+
+/// The cell of `row` and `column`.
+fn cell<'a>(m: &'a BTreeMap<(String, String), String>, row: &str, column: &str) -> &'a str {
+    m.get(&(row.to_string(), column.to_string()))
+        .unwrap_or_else(|| panic!("no cell {row}-{column}"))
+}
+
+/// The (generation, width) of the link down to `down` in a config's text.
+fn link(config: &str, down: &str) -> (u32, u32) {
+    let at = config
+        .find(&format!("down = \"{down}\"\n"))
+        .unwrap_or_else(|| panic!("no link down to {down}"));
+    let mut values = config[at..].lines().skip(1).take(2).map(|l| {
+        let v = l.split('=').nth(1).unwrap();
+        v.split('#').next().unwrap().trim().parse::<u32>().unwrap()
+    });
+    (values.next().unwrap(), values.next().unwrap())
+}
+
+#[test]
+fn every_sample_imports_and_checks() {
+    let dir = scratch("import-nccl", "all");
+    for f in fs::read_dir("tests/data/nccl-topo").unwrap() {
+        let f = f.unwrap().path();
+        let (config, notes, _) = import(&dir, s(&f), &[]);
+        assert!(
+            notes.starts_with("note: parameters: the built-in defaults"),
+            "{notes}"
+        );
+        assert!(config.contains("[[scenarios]]"), "{}", f.display());
+    }
+}
+
+#[test]
+fn dgx_h100_classes_are_the_trees() {
+    let dir = scratch("import-nccl", "h100");
+    let (config, notes, out) = import(&dir, &sample("dgx-h100.xml"), &[]);
+    let m = topo(&out);
+    // GPU i and NIC i under one switch; the other NICs of the <cpu> through it; SYS across.
+    for g in 0..8 {
+        for n in 0..8 {
+            let want = if g == n {
+                "PIX"
+            } else if g / 4 == n / 4 {
+                "PHB"
+            } else {
+                "SYS"
+            };
+            assert_eq!(
+                cell(&m, &format!("GPU{g}"), &format!("NIC{n}")),
+                want,
+                "GPU{g}-NIC{n}"
+            );
+        }
+        for h in (0..8).filter(|&h| h != g) {
+            // 4 + 5 + 5 + 4 links into the four NVSwitch chips: NV18, as nvidia-smi prints.
+            assert_eq!(cell(&m, &format!("GPU{g}"), &format!("GPU{h}")), "NV18");
+        }
+    }
+    assert_eq!(cell(&m, "NIC0", "NIC1"), "PHB");
+    assert!(
+        notes.contains("8 GPU(s) on NVSwitches, 18 links each (4 NVSwitch chip(s) in the dump"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("PCIe links as the dump gives them: 24 x Gen5 x16"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("nvidia-smi prints NODE between host bridges"),
+        "{notes}"
+    );
+    assert_eq!(link(&config, "gpu0"), (5, 16));
+    assert!(config.contains("compute_capability = \"9.0\"\nmodel = \"H100 SXM5 80GB\""));
+    assert!(config.contains("name = \"mlx5_3\"  # NIC3: 0000:5e:00.0, speed 400000 Mb/s\nmodel = \"ConnectX-7\"\nwire_rate_gbps = 400"));
+    assert!(config.contains("name = \"GPU0-NIC0\"") && config.contains("name = \"GPU7-NIC7\""));
+}
+
+#[test]
+fn dgx_a100_gives_back_the_matrix_nvidia_smi_prints() {
+    let dir = scratch("import-nccl", "a100");
+    let (config, notes, out) = import(&dir, &sample("dgx-a100.xml"), &[]);
+    let got = topo(&out);
+    let want = matrix(&fs::read_to_string("tests/data/topo-m/dgx-a100.txt").unwrap());
+    // nvidia-smi names the NICs mlx5_N; the import's NICn are mlx5_N in dev order. mlx5_9, the
+    // storage card's second port, is left out (one port per NIC).
+    let label = |l: &str| match l.strip_prefix("mlx5_") {
+        Some(n) => format!("NIC{n}"),
+        None => l.to_string(),
+    };
+    let mut compared = 0;
+    for ((row, column), w) in &want {
+        if row == "mlx5_9" || column == "mlx5_9" || row == column {
+            continue;
+        }
+        assert_eq!(cell(&got, &label(row), &label(column)), w, "{row}-{column}");
+        compared += 1;
+    }
+    assert_eq!(compared, 17 * 16);
+    assert!(
+        notes.contains("one switch each as NCCL flattens them: 0000:01:00.0 with 0000:03:00.0; "),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("the others left out: mlx5_9 (port 2 of 0000:e1:00.0)"),
+        "{notes}"
+    );
+    assert!(config.contains("compute_capability = \"8.0\"\nmodel = \"A100 SXM4 80GB\""));
+    assert!(config.contains("wire_rate_gbps = 200"));
+}
+
+#[test]
+fn links_are_the_dumps_generations_and_widths() {
+    let dir = scratch("import-nccl", "links");
+    let (config, notes, out) = import(&dir, &sample("workstation-2gpu.xml"), &[]);
+    // GPU1's slot is wired x8: Gen4 x8; the NIC sits in a Gen3 x16 slot.
+    assert_eq!(link(&config, "gpu0"), (4, 16));
+    assert_eq!(link(&config, "gpu1"), (4, 8));
+    assert_eq!(link(&config, "mlx5_0"), (3, 16));
+    assert!(config.contains("width = 8  # 0000:21:00.0: 16.0 GT/s PCIe x8"));
+    let m = topo(&out);
+    assert_eq!(cell(&m, "GPU0", "GPU1"), "NV4");
+    assert_eq!(cell(&m, "GPU0", "NIC0"), "PHB");
+    assert_eq!(cell(&m, "GPU1", "NIC0"), "PHB");
+    assert!(config.contains("compute_capability = \"8.6\""));
+    assert!(config.contains("wire_rate_gbps = 100"));
+    for note in [
+        "PCIe links as the dump gives them: 1 x Gen4 x16, 1 x Gen4 x8, 1 x Gen3 x16",
+        "models estimated from sm",
+        "1 direct GPU-GPU bond(s)",
+        "without GPUDirect RDMA (gdr=\"0\"",
+        "neither GPU, NIC nor bridge, skipped: 0000:c1:00.0 (class 0x010802)",
+    ] {
+        assert!(notes.contains(note), "{note}: {notes}");
+    }
+    // EFA NICs on Gen4 x8 links under the GPU's switch: PIX to their GPU, PHB to the other.
+    let (config, _, out) = import(&dir, &sample("p5-efa.xml"), &[]);
+    assert_eq!(link(&config, "rdmap80s0"), (4, 8));
+    assert_eq!(link(&config, "gpu0"), (5, 16));
+    let m = topo(&out);
+    for n in 0..4 {
+        assert_eq!(cell(&m, "GPU0", &format!("NIC{n}")), "PIX");
+        assert_eq!(cell(&m, "GPU1", &format!("NIC{n}")), "PHB");
+    }
+    assert_eq!(cell(&m, "GPU1", "NIC4"), "PIX");
+}
+
+#[test]
+fn a_topology_file_without_gpu_and_nic_elements_imports() {
+    let dir = scratch("import-nccl", "file");
+    let (config, notes, out) = import(&dir, &sample("ndv4-topo-file.xml"), &[]);
+    let m = topo(&out);
+    assert_eq!(cell(&m, "GPU0", "NIC0"), "PIX");
+    assert_eq!(cell(&m, "GPU0", "NIC1"), "PIX");
+    assert_eq!(cell(&m, "GPU0", "NIC2"), "SYS");
+    assert_eq!(
+        link(&config, "nic3"),
+        (4, 16),
+        "\"16 GT/s\": the pre-5.7 kernel spelling"
+    );
+    assert!(
+        notes.contains("GPUs given by their PCI class only"),
+        "{notes}"
+    );
+    assert!(!config.contains("compute_capability"));
+}
+
+#[test]
+fn like_and_preset_give_the_other_parameters_and_the_dump_wins() {
+    let dir = scratch("import-nccl", "like");
+    let (config, notes, _) = import(
+        &dir,
+        &sample("dgx-h100.xml"),
+        &["--like", "configs/dgx-h100.toml"],
+    );
+    assert!(
+        notes.contains("parameters: the first machine of configs/dgx-h100.toml"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("PCIe links as the dump gives them (Gen5 x16 to switches"),
+        "{notes}"
+    );
+    assert!(
+        config.contains("memory_rate_gbps = \"3350GB/s\""),
+        "GPU parameters copied"
+    );
+    assert!(
+        config.contains("dram_rate_gbps = \"300GB/s\""),
+        "socket parameters copied"
+    );
+    // The workstation under the DGX A100 preset: sm 86 and 100 Gb/s stay the dump's, and the
+    // preset's A100 model, whose compute capability is not 8.6, gives way to an estimate.
+    let (config, _, _) = import(
+        &dir,
+        &sample("workstation-2gpu.xml"),
+        &["--preset", "dgx-a100"],
+    );
+    assert!(config.contains("compute_capability = \"8.6\""));
+    assert!(config.contains("model = \"A10/A40-class (Ampere), sm 86\""));
+    assert!(config.contains("wire_rate_gbps = 100"));
+    assert_eq!(link(&config, "gpu1"), (4, 8));
+}
+
+#[test]
+fn a_nic_with_no_pci_device_hangs_on_the_root_complex() {
+    let dir = scratch("import-nccl", "cpu-nic");
+    let xml = fs::read_to_string(sample("workstation-2gpu.xml")).unwrap().replace(
+        "  </cpu>",
+        "    <nic>\n      <net name=\"eth9\" dev=\"9\" speed=\"25000\" port=\"1\"/>\n    </nic>\n  </cpu>",
+    );
+    let src = dir.join("virtual-nic.xml");
+    fs::write(&src, xml).unwrap();
+    let (config, notes, out) = import(&dir, s(&src), &[]);
+    assert!(notes.contains("NICs with no PCI device (NCCL hangs them on the CPU), on the root complex with the parameters' link: eth9"), "{notes}");
+    assert!(config.contains("up = \"rc0\"\ndown = \"eth9\"\ngeneration = 5\nwidth = 16"));
+    assert!(config.contains("wire_rate_gbps = 25"));
+    assert_eq!(cell(&topo(&out), "GPU0", "NIC1"), "PHB");
+}
+
+#[test]
+fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
+    let dir = scratch("import-nccl", "bad");
+    let good = fs::read_to_string(sample("workstation-2gpu.xml")).unwrap();
+    let line_of = |needle: &str| good[..good.find(needle).unwrap()].matches('\n').count() + 1;
+    // The column (from 1) of `needle` in line `line` (from 1).
+    let col =
+        |line: usize, needle: &str| good.lines().nth(line - 1).unwrap().find(needle).unwrap() + 1;
+    let nic = line_of("busid=\"0000:41:00.0\"");
+    let gpu0 = line_of("<gpu dev=\"0\"");
+    let gpu1 = line_of("busid=\"0000:21:00.0\"");
+    let cases: Vec<(&str, String, String)> = vec![
+        (
+            "truncated",
+            good[..good.find("<nvlink target=\"0000:21:00.0\"").unwrap()].to_string(),
+            format!(
+                ":{gpu0}:{}: expected the rest of <gpu> begun at line {gpu0} column 7 (the file ends inside it: truncated?), found end of file",
+                good.lines().nth(gpu0 - 1).unwrap().len() + 1,
+            ),
+        ),
+        (
+            "unknown-speed",
+            good.replace("8.0 GT/s PCIe", "12.0 GT/s PCIe"),
+            format!(
+                ":{nic}:{}: expected <pci busid=\"0000:41:00.0\"> link_speed: a PCIe link speed as sysfs writes it: 2.5, 5, 8, 16, 32 or 64 GT/s, as \"16.0 GT/s PCIe\" (Linux 5.7 on) or \"16 GT/s\" (before), or empty where NCCL read none, found link_speed=\"12.0 GT/s PCIe\"",
+                col(nic, "link_speed=")
+            ),
+        ),
+        (
+            "width",
+            good.replace("link_width=\"8\"", "link_width=\"6\""),
+            format!(
+                ":{gpu1}:{}: expected <pci busid=\"0000:21:00.0\"> link_width: a PCIe link width (1, 2, 4, 8, 12, 16 or 32 lanes), or 0 or empty where NCCL read none, found link_width=\"6\"",
+                col(gpu1, "link_width=")
+            ),
+        ),
+        (
+            "no-sm",
+            good.replacen(" sm=\"86\"", "", 1),
+            format!(
+                ":{gpu0}:{}: expected <gpu> sm: the compute capability as 10 x major + minor (sm=\"90\" for 9.0), found no sm attribute",
+                col(gpu0, "<gpu")
+            ),
+        ),
+        (
+            "nvlink-target",
+            good.replace("<nvlink target=\"0000:21:00.0\"", "<nvlink target=\"0000:22:00.0\""),
+            format!(
+                ":{}:{}: expected <nvlink> target: the bus ID of a GPU of this dump (tclass 0x03... says the target is a GPU; an NVSwitch is 0x068000), found target=\"0000:22:00.0\", which no <gpu> has",
+                gpu0 + 1,
+                col(gpu0 + 1, "<nvlink")
+            ),
+        ),
+        (
+            "same-busid",
+            good.replace("busid=\"0000:41:00.0\"", "busid=\"0000:21:00.0\""),
+            format!(
+                ":{nic}:{}: expected <pci busid=\"0000:21:00.0\"> busid: a bus ID no other device has (0000:21:00.0 is at line {gpu1} column {}), found busid=\"0000:21:00.0\" again",
+                col(nic, "busid="),
+                col(gpu1, "<pci")
+            ),
+        ),
+        (
+            "hwloc",
+            "<topology version=\"2.0\">\n</topology>\n".to_string(),
+            ":1:1: expected an NCCL topology dump: a <system version=\"1\"> root element, as NCCL_TOPO_DUMP_FILE writes it, found <topology> (an hwloc XML from lstopo, not NCCL's)".to_string(),
+        ),
+    ];
+    for (what, xml, message) in cases {
+        assert_ne!(xml, good, "{what}: the edit applies");
+        let src = dir.join(format!("{what}.xml"));
+        fs::write(&src, &xml).unwrap();
+        let out = dir.join(format!("{what}.toml"));
+        let o = gdrsim(&["import", "nccl-topo", s(&src), "--out", s(&out)]);
+        refused(&o, what, &src, &message, &out);
+    }
+    let o = gdrsim(&[
+        "import",
+        "nccl-topo",
+        "tests/data/nccl-topo/no-such-file.xml",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
