@@ -43,6 +43,9 @@ pub const NET_GDR_LEVEL: Affinity = Affinity::Pxb;
 /// Row G3: NCCL's `NCCL_NET_GDR_C2C` (default 1) also uses GPUDirect where the GPU reaches a
 /// NIC of its own CPU over NVLink-C2C and PCIe (path P2C, Grace Hopper).
 pub const NET_GDR_C2C: bool = true;
+/// NCCL relays sends through the NIC's nearest GPU over NVLink (PXN) unless
+/// `NCCL_PXN_DISABLE=1` (default 0, NCCL 2.12 and later: src/graph/paths.cc).
+pub const PXN: bool = true;
 /// Registrations a library's cache keeps (UCX and NCCL bound theirs by memory). Estimate.
 pub const REGISTRATION_CACHE_ENTRIES: u32 = 64;
 /// Distinct buffers per side the workload cycles over. Setting.

@@ -96,6 +96,9 @@ pub struct SimConfig {
     /// Whether the `auto` path also uses GPUDirect where the GPU reaches its NIC over
     /// NVLink-C2C and then PCIe on its own socket (NCCL's P2C path, `NCCL_NET_GDR_C2C`).
     pub net_gdr_c2c: bool,
+    /// Whether the `auto` path relays a sending GPU's data through the NIC's nearest GPU over
+    /// NVLink where NCCL's PXN would (`NCCL_PXN_DISABLE=0`, NCCL's default).
+    pub pxn: bool,
     /// `registration = "lru"`: cache capacity and the buffers the workload cycles over.
     pub registration_cache_entries: u32,
     /// Buffers the workload cycles over (with the LRU cache).

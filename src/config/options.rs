@@ -46,9 +46,9 @@ pub enum PathKind {
     Staged,
     /// The NIC reads and writes GPU memory directly.
     GpuDirect,
-    /// What NCCL would choose for the pair, side by side: GPUDirect where the GPU-NIC class is
-    /// at most `net_gdr_level` (and, on the sending side, the GPU is Ampere or later), host
-    /// staging otherwise.
+    /// What NCCL would choose for the pair, side by side: PXN on the sending side where it
+    /// applies (`pxn`), GPUDirect where the GPU-NIC class is at most `net_gdr_level` (and, on
+    /// the sending side, the GPU is Ampere or later), host staging otherwise.
     Auto,
     /// Host staging where the CPU copies through the GPU's BAR1 mapping (GDRCopy), as
     /// MVAPICH2-GDR and UCX do for small messages (row B6: up to 8 KiB).

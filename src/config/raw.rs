@@ -67,6 +67,7 @@ section! {
         flush: pick<FlushMode> = d::FLUSH => flush; "NCCL 2.19 ncclTopoNeedFlush",
         net_gdr_level: pick<Affinity> = d::NET_GDR_LEVEL => net_gdr_level; "row B3",
         net_gdr_c2c: flag = d::NET_GDR_C2C => net_gdr_c2c; "row G3",
+        pxn: flag = d::PXN => pxn; "NCCL NCCL_PXN_DISABLE (src/graph/paths.cc)",
         registration_cache_entries: count[1, MAX_COUNT, "a number of registrations"]
             = d::REGISTRATION_CACHE_ENTRIES => registration_cache_entries; "estimate",
         buffers: count[1, MAX_COUNT, "a number of distinct buffers per side"] = d::BUFFERS

@@ -30,7 +30,7 @@ pub fn path_meaning(path: PathKind) -> &'static str {
             "the CPU copies between GPU memory (through its BAR1 mapping) and a host buffer, RDMA between host buffers"
         }
         PathKind::Auto => {
-            "what NCCL would choose per side: GPUDirect up to `net_gdr_level`, else host staging"
+            "what NCCL would choose per side: PXN where it applies, GPUDirect up to `net_gdr_level`, else host staging"
         }
         PathKind::Pxn => {
             "NCCL's PXN: the sending GPU stores the data over NVLink into the GPU next to the NIC, which sends it by GPUDirect; GPUDirect receive"

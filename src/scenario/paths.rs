@@ -415,23 +415,21 @@ fn sides_of(
                 match super::relay::relay_gpu(cfg, topo, host, (g, e.nic)) {
                     Ok(v) => {
                         via = Some(v);
-                        let h = &topo.hosts[host];
-                        let at = |x: usize| Place::Device(h.node_index(NodeKind::Gpu(x)));
-                        let nic = Place::Device(h.node_index(NodeKind::Nic(e.nic)));
-                        (
-                            SideMode::Relay,
-                            format!(
-                                "sender: {} -> {} -> {}, {} to {} -> PXN",
-                                m.gpus[g].name,
-                                h.class(at(g), at(v)),
-                                m.gpus[v].name,
-                                h.class(at(v), nic),
-                                m.nics[e.nic].name
-                            ),
-                        )
+                        (SideMode::Relay, relay_reason(topo, host, (g, v, e.nic)))
                     }
                     Err(why) => direct(format!("sender: no PXN relay ({why}) -> GPUDirect")),
                 }
+            }
+            // NCCL relays where PXN applies (its default), else decides as below.
+            PathKind::Auto
+                if sender
+                    && cfg.sim.pxn
+                    && op != Op::Read
+                    && let Some(g) = e.gpu
+                    && let Ok(v) = super::relay::relay_gpu(cfg, topo, host, (g, e.nic)) =>
+            {
+                via = Some(v);
+                (SideMode::Relay, relay_reason(topo, host, (g, v, e.nic)))
             }
             PathKind::Pxn if sender => direct("sender: PXN relays writes -> GPUDirect".into()),
             PathKind::Pxn => direct(String::new()),
@@ -570,6 +568,22 @@ fn sides_of(
         r_mode,
         s_setup.max(r_setup),
         reason,
+    )
+}
+
+/// Why a sender relays: "sender: gpu0 -> NV18 -> gpu4, PIX to nic4 -> PXN".
+fn relay_reason(topo: &Topology, host: usize, (g, via, nic): (usize, usize, usize)) -> String {
+    let h = &topo.hosts[host];
+    let m = &h.spec;
+    let at = |x: usize| Place::Device(h.node_index(NodeKind::Gpu(x)));
+    let nic_at = Place::Device(h.node_index(NodeKind::Nic(nic)));
+    format!(
+        "sender: {} -> {} -> {}, {} to {} -> PXN",
+        m.gpus[g].name,
+        h.class(at(g), at(via)),
+        m.gpus[via].name,
+        h.class(at(via), nic_at),
+        m.nics[nic].name
     )
 }
 

@@ -166,3 +166,38 @@ fn without_a_relay_pxn_sends_by_gpudirect_and_says_why() {
         "{pxn:?}"
     );
 }
+
+/// `auto` is what NCCL does: PXN by default on the far placement, and without it
+/// (`pxn = false`, as NCCL_PXN_DISABLE=1) host staging on the far sending side, GPUDirect on
+/// the receiving one.
+#[test]
+fn auto_relays_as_nccl_does_unless_pxn_is_off() {
+    let text = study(
+        "dgx-h100",
+        &[("far", "nic4", "gpu0", "nic4", "gpu4")],
+        "[\"4KiB\"]",
+    )
+    .replace("\"gpudirect\", \"pxn\"", "\"pxn\", \"auto\"");
+    let (rows, _, _) = run("auto-on", &text);
+    let (auto, pxn) = (
+        row(&rows, "far", "auto", "4096"),
+        row(&rows, "far", "pxn", "4096"),
+    );
+    assert_eq!(auto["effective_path"], "pxn");
+    assert!(
+        auto["reason"]
+            .starts_with("sender: gpu0 -> NV18 -> gpu4, PIX to nic4 -> PXN; receiver: PIX within"),
+        "{auto:?}"
+    );
+    assert_eq!(auto["lat_model_us"], pxn["lat_model_us"]);
+    let (rows, _, _) = run(
+        "auto-off",
+        &text.replace("jitter = false\n", "jitter = false\npxn = false\n"),
+    );
+    let auto = row(&rows, "far", "auto", "4096");
+    assert_eq!(auto["effective_path"], "staged_send_gpudirect_recv");
+    assert!(
+        auto["reason"].starts_with("sender: SYS beyond NET_GDR_LEVEL PXB -> staged"),
+        "{auto:?}"
+    );
+}
