@@ -1,6 +1,7 @@
 //! Speed figures: raw engine events per second, one 1 GiB and one 16 GiB message per path, eight
 //! concurrent 1 GiB flows (one per rail of a DGX H100-class node), 64 flows through one PCIe link,
-//! one sweep point, and the whole default sweep and dgx-h100 study. Run with `cargo bench`.
+//! a 1 GiB PXN message relayed over NVLink, one sweep point, the whole default sweep and
+//! dgx-h100 study, and the 8x8 p2p matrix of a DGX H100. Run with `cargo bench`.
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
@@ -169,6 +170,39 @@ fn dgx_h100_study(b: Bencher) {
         black_box(
             gdrsim::app::simulate(&cfg, &points, 0, &quiet)
                 .unwrap()
+                .len(),
+        )
+    });
+}
+
+/// One noise-free 1 GiB PXN message on a DGX H100 pair: GPU0 sending through NIC4 (SYS),
+/// relayed over NVLink by GPU4 in 1024 chunks.
+#[divan::bench]
+fn one_gib_pxn_message(b: Bencher) {
+    let text = format!(
+        "{DGX_H100}\n[[scenarios]]\nname = \"far\"\nsender = {{ host = \"dgx-a\", nic = \"nic4\", gpu = \"gpu0\" }}\nreceiver = {{ host = \"dgx-b\", nic = \"nic4\", gpu = \"gpu4\" }}\n"
+    );
+    let cfg = config::parse(&text, "far.toml").unwrap();
+    let si = cfg.scenarios.len() - 1;
+    flows(&cfg, si, (PathKind::Pxn, Op::WriteImm), 1 << 30, 1, 1, b);
+}
+
+/// `gdrsim p2p-matrix configs/dgx-h100.toml`: every matrix of the 8 GPUs (issue #10: under 2 s).
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn p2p_matrix_dgx_h100(b: Bencher) {
+    let cfg = config::parse(DGX_H100, "dgx-h100.toml").unwrap();
+    let args = gdrsim::p2p_matrix::Args {
+        host: None,
+        elems: 40_000_000,
+        p2p_read: false,
+        csv: None,
+        chart: None,
+    };
+    b.bench(|| {
+        black_box(
+            gdrsim::p2p_matrix::measure(&cfg, &args)
+                .unwrap()
+                .matrices
                 .len(),
         )
     });
