@@ -11,7 +11,7 @@ use crate::report::{self, RunInfo, ScenarioInfo, atomic, csv_out};
 use crate::scale::{self, shard::Shard};
 use crate::scenario;
 use crate::stats::Summary;
-use crate::topology::{self, NodeKind, Place};
+use crate::topology;
 use crate::units::{fmt_bytes, ps_to_us};
 
 /// Loads `path`, or the embedded default config when there is none.
@@ -104,12 +104,10 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
         .map(|sc| {
             let flow = sc.first();
             let h = &topo.hosts[flow.sender.host];
-            let nic = Place::Device(h.node_index(NodeKind::Nic(flow.sender.nic)));
-            // The GPU-to-NIC route (GPUDirect), or host memory where there is no GPU.
-            let src = scenario::paths::sender_source(topo, flow, config::PathKind::GpuDirect);
+            // The GPU-to-NIC route (GPUDirect), or host memory where there is no GPU; inside
+            // one host, the GPU-to-GPU route of the peer copy.
             let class = scenario::paths::sender_class(topo, flow, config::PathKind::GpuDirect);
-            let route: Vec<String> = h
-                .route(src, nic, topology::Flow::ReadCompletion)
+            let route: Vec<String> = scenario::paths::payload_route(topo, flow)
                 .map(|r| {
                     r.channels
                         .iter()

@@ -379,7 +379,7 @@ fn setup(cfg: &Config, a: &Args) -> Result<Setup> {
         .tx_depth
         .unwrap_or(if a.latency() { 1 } else { 128 })
         .clamp(1, 16_384);
-    let si = crate::inspect::scenario_index(cfg, a.scenario.as_deref())?;
+    let si = crate::inspect::network_scenario(cfg, a.scenario.as_deref(), "perftest")?;
     let inline = a.test.inline(a.use_cuda);
     Ok(Setup {
         cfg: with_inline(cfg, inline),

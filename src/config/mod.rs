@@ -165,6 +165,13 @@ pub struct FlowSpec {
     pub receiver: Endpoint,
 }
 
+impl FlowSpec {
+    /// Whether both ends are on one host: a copy between two of its GPUs, no NIC taking part.
+    pub fn is_intra(&self) -> bool {
+        self.sender.host == self.receiver.host
+    }
+}
+
 /// Flows that run together, started at the same time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScenarioSpec {

@@ -404,7 +404,8 @@ pub struct RawAllGpus {
 #[serde(deny_unknown_fields)]
 pub struct RawEndpoint {
     pub host: String,
-    pub nic: String,
+    /// The NIC (optional for a flow inside one host, which crosses no NIC).
+    pub nic: Option<String>,
     pub gpu: Option<String>,
     /// Socket whose DRAM holds host buffers (default: the NIC's socket).
     pub memory: Option<String>,

@@ -9,7 +9,7 @@
 
 use super::convert::{Cx, R};
 use super::raw::{RawAllGpus, RawEndpoint, RawScenario};
-use super::{BounceKind, BufferPlace, Endpoint, FlowSpec, ScenarioSpec};
+use super::{BounceKind, BufferPlace, Endpoint, FlowSpec, Op, PathKind, ScenarioSpec};
 use crate::topology::spec::{HostSpec, MachineSpec, NetworkSpec};
 
 /// Most flows one scenario may run (each flow has its own threads and queue pairs).
@@ -112,14 +112,42 @@ fn pair(
     needs_gpu: bool,
     flows: &mut Vec<FlowSpec>,
 ) -> R<()> {
-    let sender = endpoint(cx, hosts, snd, &format!("{key}.sender"), needs_gpu)?;
-    let receiver = endpoint(cx, hosts, rcv, &format!("{key}.receiver"), needs_gpu)?;
-    if sender.host == receiver.host {
-        return Err(cx.err(
-            &format!("{key}.receiver.host"),
-            "a host other than the sender's",
-            format!("{:?}", rcv.host),
-        ));
+    // A flow inside one host is a copy between two of its GPUs (cudaMemcpyPeer).
+    let intra = snd.host == rcv.host;
+    let sender = endpoint(
+        cx,
+        hosts,
+        snd,
+        &format!("{key}.sender"),
+        needs_gpu || intra,
+        intra,
+    )?;
+    let receiver = endpoint(
+        cx,
+        hosts,
+        rcv,
+        &format!("{key}.receiver"),
+        needs_gpu || intra,
+        intra,
+    )?;
+    if intra {
+        for (e, side) in [(&sender, "sender"), (&receiver, "receiver")] {
+            if e.gpu.is_none() {
+                return Err(cx.err(
+                    &format!("{key}.{side}.buffer"),
+                    "GPU memory on both sides of a flow inside one host (a copy between two \
+                     of its GPUs; a flow with host memory crosses the network to another host)",
+                    "buffer = \"host\"",
+                ));
+            }
+        }
+        if sender.gpu == receiver.gpu {
+            return Err(cx.err(
+                &format!("{key}.receiver.gpu"),
+                "another GPU than the sender's (a flow inside one host copies between two GPUs)",
+                format!("{:?}", rcv.gpu.as_deref().unwrap_or_default()),
+            ));
+        }
     }
     flows.push(FlowSpec {
         sender: sender.clone(),
@@ -222,7 +250,7 @@ pub(super) fn check_cables(
     let name =
         |(h, n): (usize, usize)| format!("{}/{}", hosts[h].name, hosts[h].machine.nics[n].name);
     for sc in scenarios {
-        for f in &sc.flows {
+        for f in sc.flows.iter().filter(|f| !f.is_intra()) {
             let (a, z) = (
                 (f.sender.host, f.sender.nic),
                 (f.receiver.host, f.receiver.nic),
@@ -257,6 +285,7 @@ pub(super) fn endpoint(
     e: &RawEndpoint,
     key: &str,
     needs_gpu: bool,
+    intra: bool,
 ) -> R<Endpoint> {
     let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
     let host = hosts.iter().position(|h| h.name == e.host).ok_or_else(|| {
@@ -274,17 +303,37 @@ pub(super) fn endpoint(
             v.join(", ")
         }
     };
-    let nic = m.nics.iter().position(|n| n.name == e.nic).ok_or_else(|| {
-        cx.err(
-            &format!("{key}.nic"),
-            format!(
-                "a NIC of machine {:?} ({})",
-                m.name,
-                list(m.nics.iter().map(|n| n.name.as_str()).collect())
-            ),
-            format!("{:?}", e.nic),
-        )
-    })?;
+    let nics = || list(m.nics.iter().map(|n| n.name.as_str()).collect());
+    let nic = match &e.nic {
+        Some(name) => m.nics.iter().position(|n| &n.name == name).ok_or_else(|| {
+            cx.err(
+                &format!("{key}.nic"),
+                format!("a NIC of machine {:?} ({})", m.name, nics()),
+                format!("{name:?}"),
+            )
+        })?,
+        // Inside one host no NIC takes part: the GPU's nearest stands in (its socket drives).
+        None if intra => {
+            let g = e
+                .gpu
+                .as_ref()
+                .and_then(|g| m.gpus.iter().position(|x| &x.name == g));
+            g.map_or(0, |g| {
+                crate::topology::host_graph(&hosts[host]).nearest_nics()[g]
+            })
+        }
+        None => {
+            return Err(cx.err(
+                &format!("{key}.nic"),
+                format!(
+                    "a NIC of machine {:?} ({}): a flow between hosts crosses the network",
+                    m.name,
+                    nics()
+                ),
+                "nothing (the key is missing)",
+            ));
+        }
+    };
     let host_buffer = e.buffer == Some(BufferPlace::Host);
     if e.buffer == Some(BufferPlace::Gpu) && e.gpu.is_none() {
         return Err(cx.err(
@@ -317,7 +366,7 @@ pub(super) fn endpoint(
         None => None,
     };
     // Default: host buffers on the NIC's socket.
-    let nic_socket = socket_of(m, &e.nic);
+    let nic_socket = socket_of(m, &m.nics[nic].name);
     let memory_socket = match &e.memory {
         Some(s) => m.sockets.iter().position(|x| &x.name == s).ok_or_else(|| {
             cx.err(
@@ -364,4 +413,47 @@ pub(super) fn socket_of(m: &MachineSpec, device: &str) -> usize {
         .iter()
         .position(|s| s.name == rc.socket)
         .expect("validated socket")
+}
+
+/// The paths a flow inside one host runs: a peer copy (`gpudirect`, and `auto` as CUDA does it:
+/// peer access where the GPUs have it) or a copy staged through host memory (`staged`).
+pub const INTRA_PATHS: [PathKind; 3] = [PathKind::Staged, PathKind::GpuDirect, PathKind::Auto];
+
+/// A flow inside one host is a cudaMemcpyPeer: the sweep may ask it only for the paths and
+/// operations a copy has (writes into the peer, or the destination reading it).
+pub(super) fn check_intra(
+    cx: &Cx,
+    scenarios: &[ScenarioSpec],
+    paths: &[PathKind],
+    ops: &[Op],
+) -> R<()> {
+    let Some((i, sc)) = scenarios
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.flows.iter().any(FlowSpec::is_intra))
+    else {
+        return Ok(());
+    };
+    let inside = format!(
+        "scenario {:?} (scenarios[{i}]) has a flow inside one host, a copy between two GPUs",
+        sc.name
+    );
+    if let Some(p) = paths.iter().find(|p| !INTRA_PATHS.contains(p)) {
+        return Err(cx.err(
+            "sweep.paths",
+            format!("paths a copy between two GPUs has (staged, gpudirect, auto): {inside}"),
+            p.name(),
+        ));
+    }
+    if let Some(o) = ops.iter().find(|o| **o == Op::Send) {
+        return Err(cx.err(
+            "sweep.ops",
+            format!(
+                "operations a copy between two GPUs has (write_imm or write: the source writes \
+                 into its peer; read: the destination reads it): {inside}"
+            ),
+            o.name(),
+        ));
+    }
+    Ok(())
 }

@@ -31,6 +31,33 @@ pub fn scenario_index(cfg: &Config, name: Option<&str>) -> Result<usize, ConfigE
     }
 }
 
+/// [`scenario_index`] of a scenario whose flows cross the network: `command` (walk, perftest)
+/// follows a transfer between two hosts, not a copy between two GPUs of one host.
+pub fn network_scenario(
+    cfg: &Config,
+    name: Option<&str>,
+    command: &str,
+) -> Result<usize, ConfigError> {
+    let si = scenario_index(cfg, name)?;
+    let sc = &cfg.scenarios[si];
+    if sc.flows.iter().any(|f| f.is_intra()) {
+        return Err(ConfigError::new(
+            CLI,
+            "--scenario",
+            format!(
+                "a scenario between two hosts ({command} follows a transfer over the network; \
+                 for a copy between two GPUs of one host use `gdrsim trace`, `gdrsim p2p-matrix` \
+                 or `gdrsim nvbandwidth device_to_device_memcpy_write_ce`)"
+            ),
+            format!(
+                "`{}`, a copy inside host {}",
+                sc.name, cfg.hosts[sc.flows[0].sender.host].name
+            ),
+        ));
+    }
+    Ok(si)
+}
+
 /// A message size from the command line ("4096", "4KiB", "1MiB").
 pub fn parse_size(s: &str) -> Result<u64, ConfigError> {
     match crate::units::parse_bytes(s) {

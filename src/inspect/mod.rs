@@ -39,7 +39,9 @@ mod rerun;
 mod trace;
 mod walk;
 
-pub use self::args::{parse_lang, parse_op, parse_path, parse_size, scenario_index};
+pub use self::args::{
+    network_scenario, parse_lang, parse_op, parse_path, parse_size, scenario_index,
+};
 pub use self::rerun::{Recorded, record};
 pub use self::trace::{TraceRun, run_trace, trace};
 pub use self::walk::{run_walk, walk};

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use crate::components::Fabric;
 use crate::config::Config;
 use crate::scenario::{self, peer::PeerCopy};
-use crate::topology::{Flow, HostTopo, NodeKind, Place, Topology};
+use crate::topology::Topology;
 use crate::units::Ps;
 
 /// One stream of copies: from GPU `src` to GPU `dst` (the same: within one GPU), how, and the
@@ -23,18 +23,7 @@ pub struct Stream {
     pub size: u64,
 }
 
-/// Whether GPU `a` can access GPU `b`'s memory as a peer (`cudaDeviceCanAccessPeer`): NVLink
-/// joins them, or PCIe forwards peer-to-peer writes and reads between them (no root complex
-/// or socket link on the way refuses them, row B7's client CPUs refuse reads).
-pub fn peer_access(h: &HostTopo, a: usize, b: usize) -> bool {
-    if a == b {
-        return true;
-    }
-    let at = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
-    [Flow::Write, Flow::ReadRequest, Flow::ReadCompletion]
-        .iter()
-        .all(|&f| h.route(at(a), at(b), f).is_ok() && h.route(at(b), at(a), f).is_ok())
-}
+pub use crate::scenario::peer::peer_access;
 
 /// The streams run at once, each `count` copies back to back (the next starts when the one
 /// before has landed, as on a CUDA stream). Returns each stream's time from its first copy's

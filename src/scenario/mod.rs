@@ -59,6 +59,7 @@ pub fn topology(cfg: &Config) -> Topology {
         .scenarios
         .iter()
         .flat_map(|sc| &sc.flows)
+        .filter(|f| !f.is_intra())
         .map(|f| {
             (
                 (f.sender.host, f.sender.nic),

@@ -283,9 +283,36 @@ pub fn sender_source(topo: &Topology, flow: &FlowSpec, path: PathKind) -> Place 
     }
 }
 
-/// The affinity class results.csv reports: the sender's payload source against its NIC.
+/// The route of the sender's payload on its own host under GPUDirect: to its NIC (completions
+/// of the NIC's reads), or for a flow inside one host into the receiving GPU (the copy
+/// engine's writes into its peer).
+pub fn payload_route(
+    topo: &Topology,
+    flow: &FlowSpec,
+) -> Result<crate::topology::Route, RouteError> {
+    let h = &topo.hosts[flow.sender.host];
+    let src = sender_source(topo, flow, PathKind::GpuDirect);
+    match (flow.is_intra(), flow.receiver.gpu) {
+        (true, Some(r)) => h.route(
+            src,
+            Place::Device(h.node_index(NodeKind::Gpu(r))),
+            Flow::Write,
+        ),
+        _ => {
+            let nic = Place::Device(h.node_index(NodeKind::Nic(flow.sender.nic)));
+            h.route(src, nic, Flow::ReadCompletion)
+        }
+    }
+}
+
+/// The affinity class results.csv reports: the sender's payload source against its NIC, or
+/// for a flow inside one host the two GPUs' class (NV# over NVLink).
 pub fn sender_class(topo: &Topology, flow: &FlowSpec, path: PathKind) -> Affinity {
     let h = &topo.hosts[flow.sender.host];
+    if let (true, Some(s), Some(r)) = (flow.is_intra(), flow.sender.gpu, flow.receiver.gpu) {
+        let at = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
+        return h.class(at(s), at(r));
+    }
     let nic = Place::Device(h.node_index(NodeKind::Nic(flow.sender.nic)));
     h.class(sender_source(topo, flow, path), nic)
 }
@@ -307,6 +334,9 @@ pub fn plan(
     op: Op,
     size: u64,
 ) -> Result<Built, RouteError> {
+    if flow.is_intra() {
+        return super::peer::flow_plan(topo, flow, path, op, size);
+    }
     let (mut sides, mut sender, mut receiver, mut setup, mut reason) =
         sides_of(cfg, flow, topo, path, op, size);
     if path == PathKind::StagedPipelined && (sender == SideMode::Host || receiver == SideMode::Host)

@@ -6,7 +6,7 @@
 use super::build::{add, carries, done};
 use crate::plan::{Copy, GpuRef, Plan, ReadSpec, StepId, StepKind};
 use crate::record::Stage;
-use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
+use crate::topology::{Flow, HostTopo, NodeKind, Place, RouteError, Topology};
 
 /// How a peer copy moves its data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +27,19 @@ pub const STAGE_CHUNK: u64 = 2 << 20;
 /// At most this many staged chunks per copy, so a copy's steps do not grow with its size
 /// (larger copies take larger chunks).
 pub const MAX_STAGE_CHUNKS: u64 = 16;
+
+/// Whether GPU `a` can access GPU `b`'s memory as a peer (`cudaDeviceCanAccessPeer`): NVLink
+/// joins them, or PCIe forwards peer-to-peer writes and reads between them (no root complex
+/// or socket link on the way refuses them, row B7's client CPUs refuse reads).
+pub fn peer_access(h: &HostTopo, a: usize, b: usize) -> bool {
+    if a == b {
+        return true;
+    }
+    let at = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
+    [Flow::Write, Flow::ReadRequest, Flow::ReadCompletion]
+        .iter()
+        .all(|&f| h.route(at(a), at(b), f).is_ok() && h.route(at(b), at(a), f).is_ok())
+}
 
 /// The plan of one copy of `size` bytes from GPU `src` to GPU `dst` of host `host` (the same
 /// GPU: a device-to-device copy inside its memory, read and written by its copy engine).
@@ -157,4 +170,79 @@ pub fn copy(
     );
     p.link();
     Ok(p)
+}
+
+/// A flow inside one host (`gpudirect`, `auto` or `staged` between two of its GPUs) as the
+/// cudaMemcpyPeer it is: with peer access (`gpudirect`; `auto`, as CUDA copies), the source
+/// GPU's copy engine writes into the peer, or for `read` the destination's reads it; without
+/// peer access, or for `staged`, the driver stages it through pinned host memory. No NIC,
+/// registration or flush takes part.
+pub fn flow_plan(
+    topo: &Topology,
+    flow: &crate::config::FlowSpec,
+    path: crate::config::PathKind,
+    op: crate::config::Op,
+    size: u64,
+) -> Result<super::paths::Built, RouteError> {
+    use super::paths::{Built, SideMode, SidePlan, Sides};
+    use crate::config::{Op, PathKind};
+    let host = flow.sender.host;
+    let h = &topo.hosts[host];
+    let (src, dst) = (
+        flow.sender.gpu.expect("validated: GPUs on both sides"),
+        flow.receiver.gpu.expect("validated: GPUs on both sides"),
+    );
+    let (s, d) = (&h.spec.gpus[src].name, &h.spec.gpus[dst].name);
+    let peer = peer_access(h, src, dst);
+    let (how, mode, reason) = match path {
+        PathKind::Staged => (PeerCopy::Staged, SideMode::Staged, String::new()),
+        _ if !peer => (
+            PeerCopy::Staged,
+            SideMode::Staged,
+            format!("no peer access between {s} and {d} -> staged through host memory"),
+        ),
+        _ if op == Op::Read => (
+            PeerCopy::Read,
+            SideMode::Direct,
+            format!("{d}'s copy engine reads {s}'s memory"),
+        ),
+        _ => (
+            PeerCopy::Write,
+            SideMode::Direct,
+            format!("{s}'s copy engine writes into {d}'s memory"),
+        ),
+    };
+    let plan = copy(topo, host, (src, dst), how, size)?;
+    let side = |e: &crate::config::Endpoint, g: usize| {
+        let va = h.spec.gpus[g].heap_base;
+        SidePlan {
+            host,
+            nic: e.nic,
+            cpu_socket: h.nodes[h.node_index(NodeKind::Gpu(src))].socket,
+            nic_buffer: crate::plan::Buffer::Gpu {
+                gpu: g,
+                va,
+                bus: va + h.spec.gpus[g].bar_offset,
+            },
+            staging: None,
+            relay: None,
+            register: 0,
+            deregister: 0,
+        }
+    };
+    Ok(Built {
+        plan,
+        sides: Sides {
+            size,
+            sender: side(&flow.sender, src),
+            receiver: side(&flow.receiver, dst),
+            flush: false,
+        },
+        sender: mode,
+        receiver: mode,
+        setup: 0,
+        reason,
+        inline: false,
+        bounce_buffers: 0,
+    })
 }

@@ -13,6 +13,7 @@ mod fuzz_configs;
 mod hostile_configs;
 mod import;
 mod import_nccl;
+mod intra;
 mod measured;
 mod nvbandwidth;
 mod nvlink;

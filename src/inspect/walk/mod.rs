@@ -228,7 +228,7 @@ pub fn run_walk(
     let op = parse_op(op)?;
     let path = parse_path(path)?;
     let cfg = crate::app::load_config(config)?;
-    let si = scenario_index(&cfg, scenario)?;
+    let si = network_scenario(&cfg, scenario, "walk")?;
     let w = walk(&cfg, si, (path, op), size)?;
     Ok(walkthrough::render(&w, lang))
 }

@@ -1,0 +1,227 @@
+//! Issue #10, flows inside one host: a scenario whose sender and receiver are two GPUs of one
+//! host runs as the cudaMemcpyPeer it is (`gpudirect` and `auto`: peer access over NVLink or
+//! PCIe peer-to-peer, `staged`: through pinned host memory), driven as a user runs it:
+//!
+//! - classes NV18 (DGX H100 GPUs on the NVSwitch), PIX and SYS (a 2-socket PCIe server);
+//! - NVLink copies at the bond's rate (links x per-link rate, from the config), PCIe peer
+//!   copies and staged copies under a Gen5 x16 link's ceiling, small copies ordered PIX before
+//!   SYS (row B14), staging slower than peer copies at every size;
+//! - `read` has the destination's copy engine read its peer; without peer access `gpudirect`
+//!   stages and says why;
+//! - bad intra-host flows, paths and ops are exit 2 naming the key; walk and perftest refuse
+//!   such a scenario; the resolved config loads back.
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use crate::support::{csv_rows, gdrsim, ok, s, scratch, text};
+
+const STUDY: &str = r#"name = "intra"
+[sim]
+jitter = false
+iterations = 3
+stream_messages = 16
+[sweep]
+sizes = ["8B", "64MiB"]
+paths = ["staged", "gpudirect", "auto"]
+[[hosts]]
+name = "a"
+preset = "dgx-h100"
+[[hosts]]
+name = "b"
+preset = "pcie-gen5-2s"
+[[scenarios]]
+name = "nvlink"
+sender = { host = "a", gpu = "gpu0" }
+receiver = { host = "a", gpu = "gpu1" }
+[[scenarios]]
+name = "pcie-pix"
+sender = { host = "b", gpu = "gpu0" }
+receiver = { host = "b", gpu = "gpu1" }
+[[scenarios]]
+name = "pcie-sys"
+sender = { host = "b", gpu = "gpu0" }
+receiver = { host = "b", gpu = "gpu4" }
+"#;
+
+type Row = BTreeMap<String, String>;
+
+fn run(name: &str, text_in: &str) -> (Vec<Row>, std::path::PathBuf) {
+    let dir = scratch("intra", name);
+    let c = dir.join("c.toml");
+    fs::write(&c, text_in).unwrap();
+    let out = dir.join("out");
+    ok(&gdrsim(&["run", s(&c), "--quiet", "--out", s(&out)]), name);
+    (csv_rows(&out.join("results.csv")), out)
+}
+
+fn find<'a>(rows: &'a [Row], scenario: &str, path: &str, size: &str) -> &'a Row {
+    rows.iter()
+        .find(|r| r["scenario"] == scenario && r["path"] == path && r["size_bytes"] == size)
+        .unwrap_or_else(|| panic!("no row {scenario} {path} {size}"))
+}
+
+fn num(r: &Row, col: &str) -> f64 {
+    r[col].parse().unwrap()
+}
+
+#[test]
+fn copies_between_gpus_of_one_host_take_nvlink_pcie_or_host_memory() {
+    let (rows, out) = run("study", STUDY);
+    for (sc, class) in [("nvlink", "NV18"), ("pcie-pix", "PIX"), ("pcie-sys", "SYS")] {
+        let r = find(&rows, sc, "gpudirect", "8");
+        assert_eq!(r["class"], class, "{sc}");
+        assert_eq!(r["effective_path"], "gpudirect", "{sc}");
+        assert!(r["reason"].ends_with("copy engine writes into gpu1's memory") || sc == "pcie-sys");
+        assert_eq!(find(&rows, sc, "auto", "8")["effective_path"], "gpudirect");
+        assert_eq!(find(&rows, sc, "staged", "8")["effective_path"], "staged");
+        // Staging copies twice, each with its launch and completion.
+        for size in ["8", "67108864"] {
+            let (st, gd) = (
+                find(&rows, sc, "staged", size),
+                find(&rows, sc, "gpudirect", size),
+            );
+            assert!(
+                num(st, "lat_model_us") > num(gd, "lat_model_us"),
+                "{sc} {size}: staged {st:?} against {gd:?}"
+            );
+        }
+        // No host memory for a peer copy, twice the size for a staged one.
+        assert_eq!(
+            find(&rows, sc, "gpudirect", "67108864")["host_mem_bytes"],
+            "0"
+        );
+        assert_eq!(
+            num(find(&rows, sc, "staged", "67108864"), "host_mem_bytes"),
+            2.0 * 67108864.0
+        );
+    }
+    // NVLink: the bond's rate, 18 links of 25 GB/s each way (the preset's).
+    let nv = num(find(&rows, "nvlink", "gpudirect", "67108864"), "bw_GBps");
+    assert!(nv <= 450.0 && nv > 0.97 * 450.0, "NVLink copy {nv}");
+    // PCIe: at most a Gen5 x16 link's posted-write ceiling (C5: 52.0 GB/s at MPS 256).
+    for sc in ["pcie-pix", "pcie-sys"] {
+        for path in ["gpudirect", "staged"] {
+            let bw = num(find(&rows, sc, path, "67108864"), "bw_GBps");
+            assert!(bw < 52.1 && bw > 40.0, "{sc} {path}: {bw}");
+        }
+    }
+    // Small copies: under one switch before across the sockets (row B14).
+    assert!(
+        num(find(&rows, "pcie-pix", "gpudirect", "8"), "lat_model_us")
+            < num(find(&rows, "pcie-sys", "gpudirect", "8"), "lat_model_us")
+    );
+    // The stage of a copy between GPUs is memcpy_peer; the resolved config loads back.
+    let stages = csv_rows(&out.join("stages.csv"));
+    assert!(
+        stages
+            .iter()
+            .filter(|r| r["scenario"] == "nvlink")
+            .all(|r| r["stage"] == "memcpy_peer")
+    );
+    ok(&gdrsim(&["check", s(&out.join("config.toml"))]), "resolved");
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("a/nvlink:gpu0>nvswitch -> a/nvswitch -> a/nvlink:nvswitch>gpu1"));
+}
+
+#[test]
+fn reads_and_refused_peer_access_are_said() {
+    let reads = STUDY.replace(
+        "paths = [\"staged\", \"gpudirect\", \"auto\"]",
+        "paths = [\"gpudirect\"]\nops = [\"read\"]",
+    );
+    let (rows, _) = run("read", &reads);
+    let r = find(&rows, "nvlink", "gpudirect", "8");
+    assert_eq!(r["op"], "read");
+    assert_eq!(r["reason"], "gpu1's copy engine reads gpu0's memory");
+    // The sockets of the PCIe server refuse peer-to-peer reads: no peer access across them.
+    let refused = STUDY
+        .replace(
+            "[[scenarios]]\nname = \"nvlink\"",
+            "[[machines]]\nname = \"no-p2p\"\npreset = \"pcie-gen5-2s\"\n\
+         [[machines.socket_links]]\na = \"cpu0\"\nb = \"cpu1\"\np2p_read = false\n\
+         [[scenarios]]\nname = \"nvlink\"",
+        )
+        .replace(
+            "name = \"b\"\npreset = \"pcie-gen5-2s\"",
+            "name = \"b\"\nmachine = \"no-p2p\"",
+        );
+    let (rows, _) = run("refused", &refused);
+    let r = find(&rows, "pcie-sys", "gpudirect", "8");
+    assert_eq!(r["effective_path"], "staged");
+    assert_eq!(
+        r["reason"],
+        "no peer access between gpu0 and gpu4 -> staged through host memory"
+    );
+    assert_eq!(
+        find(&rows, "pcie-pix", "gpudirect", "8")["effective_path"],
+        "gpudirect"
+    );
+}
+
+#[test]
+fn bad_flows_inside_one_host_are_refused_naming_the_key() {
+    let dir = scratch("intra", "bad");
+    let cases = [
+        (
+            STUDY.replace(
+                "receiver = { host = \"a\", gpu = \"gpu1\" }",
+                "receiver = { host = \"a\", gpu = \"gpu0\" }",
+            ),
+            "scenarios[0].receiver.gpu",
+            "another GPU than the sender's",
+        ),
+        (
+            STUDY.replace(
+                "receiver = { host = \"a\", gpu = \"gpu1\" }",
+                "receiver = { host = \"a\", gpu = \"gpu1\", buffer = \"host\" }",
+            ),
+            "scenarios[0].receiver.buffer",
+            "GPU memory on both sides",
+        ),
+        (
+            STUDY.replace("\"staged\", \"gpudirect\"", "\"host\", \"gpudirect\""),
+            "sweep.paths",
+            "paths a copy between two GPUs has",
+        ),
+        (
+            STUDY.replace(
+                "paths = [\"staged\", \"gpudirect\", \"auto\"]",
+                "paths = [\"gpudirect\"]\nops = [\"send\"]",
+            ),
+            "sweep.ops",
+            "operations a copy between two GPUs has",
+        ),
+        (
+            STUDY.replace(
+                "receiver = { host = \"a\", gpu = \"gpu1\" }",
+                "receiver = { host = \"b\", gpu = \"gpu1\" }",
+            ),
+            "scenarios[0].sender.nic",
+            "a flow between hosts crosses the network",
+        ),
+    ];
+    for (i, (body, key, needle)) in cases.iter().enumerate() {
+        let p = dir.join(format!("bad{i}.toml"));
+        fs::write(&p, body).unwrap();
+        let o = gdrsim(&["check", s(&p)]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "case {i}: {err}");
+        assert!(err.contains(&format!("key `{key}`")), "case {i}: {err}");
+        assert!(err.contains(needle), "case {i}: {err}");
+    }
+    let p = dir.join("ok.toml");
+    fs::write(&p, STUDY).unwrap();
+    for args in [
+        vec!["walk", s(&p), "--size", "4096"],
+        vec!["perftest", "ib_write_bw", s(&p)],
+    ] {
+        let o = gdrsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&o.stderr).contains("a scenario between two hosts"),
+            "{args:?}"
+        );
+        assert!(o.stdout.is_empty());
+    }
+}
