@@ -12,7 +12,7 @@
 
 use std::fs;
 
-use crate::support::{csv_rows, gdrsim, ok, s, scratch, text};
+use crate::support::{check_refuses, csv_rows, gdrsim, ok, s, scratch};
 
 const GH200: &str = "configs/gh200.toml";
 
@@ -175,13 +175,8 @@ fn bad_c2c_tables_are_refused_naming_the_key() {
         ),
     ];
     for (i, (extra, key, needle)) in cases.iter().enumerate() {
-        let p = dir.join(format!("bad{i}.toml"));
-        fs::write(&p, base.replace("{extra}", extra)).unwrap();
-        let o = gdrsim(&["check", s(&p)]);
-        let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "case {i}: {err}");
-        assert!(err.contains(&format!("key `{key}`")), "case {i}: {err}");
-        assert!(err.contains(needle), "case {i}: {err}");
+        let body = base.replace("{extra}", extra);
+        check_refuses(&dir, &format!("bad{i}"), &body, key, needle);
     }
     // Two links for one GPU, in a machine spelled out.
     let two = "name = \"c\"\n[sweep]\nsizes = [\"8B\"]\npaths = [\"gpudirect\"]\n[[machines]]\nname = \"m\"\n[[machines.sockets]]\nname = \"s0\"\n\
@@ -193,11 +188,11 @@ fn bad_c2c_tables_are_refused_naming_the_key() {
                [[hosts]]\nname = \"a\"\nmachine = \"m\"\n[[hosts]]\nname = \"b\"\nmachine = \"m\"\n\
                [[scenarios]]\nname = \"s\"\nsender = { host = \"a\", nic = \"n\", gpu = \"g\" }\n\
                receiver = { host = \"b\", nic = \"n\", gpu = \"g\" }\n";
-    let p = dir.join("two.toml");
-    fs::write(&p, two).unwrap();
-    let o = gdrsim(&["check", s(&p)]);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("key `machines[0].c2c_links[1].gpu`"), "{err}");
-    assert!(err.contains("one NVLink-C2C link per GPU"), "{err}");
+    check_refuses(
+        &dir,
+        "two",
+        two,
+        "machines[0].c2c_links[1].gpu",
+        "one NVLink-C2C link per GPU",
+    );
 }

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 
-use crate::support::{csv_rows, gdrsim, ok, s, scratch, text};
+use crate::support::{check_refuses, csv_rows, gdrsim, ok, s, scratch, text};
 
 const STUDY: &str = r#"name = "intra"
 [sim]
@@ -202,13 +202,7 @@ fn bad_flows_inside_one_host_are_refused_naming_the_key() {
         ),
     ];
     for (i, (body, key, needle)) in cases.iter().enumerate() {
-        let p = dir.join(format!("bad{i}.toml"));
-        fs::write(&p, body).unwrap();
-        let o = gdrsim(&["check", s(&p)]);
-        let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "case {i}: {err}");
-        assert!(err.contains(&format!("key `{key}`")), "case {i}: {err}");
-        assert!(err.contains(needle), "case {i}: {err}");
+        check_refuses(&dir, &format!("bad{i}"), body, key, needle);
     }
     let p = dir.join("ok.toml");
     fs::write(&p, STUDY).unwrap();

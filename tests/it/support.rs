@@ -256,3 +256,15 @@ pub fn csv_rows(path: &std::path::Path) -> Vec<std::collections::BTreeMap<String
         })
         .collect()
 }
+
+/// Writes `body` as `dir/NAME.toml` and asserts that `gdrsim check` refuses it: exit 2, the
+/// error naming `key` and saying `needle`.
+pub fn check_refuses(dir: &std::path::Path, name: &str, body: &str, key: &str, needle: &str) {
+    let p = dir.join(format!("{name}.toml"));
+    std::fs::write(&p, body).unwrap();
+    let o = gdrsim(&["check", s(&p)]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+    assert!(err.contains(&format!("key `{key}`")), "{name}: {err}");
+    assert!(err.contains(needle), "{name}: {err}");
+}
