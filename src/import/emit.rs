@@ -174,6 +174,14 @@ fn keys(out: &mut String, t: &toml::Table) {
     }
 }
 
+/// Ends a line with `  # comment` (nothing where `comment` is empty).
+fn end_line(out: &mut String, comment: &str) {
+    if !comment.is_empty() {
+        let _ = write!(out, "  # {comment}");
+    }
+    out.push('\n');
+}
+
 /// A TOML basic string.
 pub fn quoted(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
@@ -300,10 +308,7 @@ pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String 
     }
     let named = |out: &mut String, table: &str, item: &Item| {
         let _ = write!(out, "\n[[machines.{table}]]\nname = {}", quoted(&item.name));
-        if !item.comment.is_empty() {
-            let _ = write!(out, "  # {}", item.comment);
-        }
-        out.push('\n');
+        end_line(out, &item.comment);
     };
     for s in &machine.sockets {
         named(&mut out, "sockets", s);
@@ -349,10 +354,7 @@ pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String 
             l.lanes.0,
             l.lanes.1
         );
-        if !l.comment.is_empty() {
-            let _ = write!(out, "  # {}", l.comment);
-        }
-        out.push('\n');
+        end_line(&mut out, &l.comment);
     }
     for c in &machine.c2c_links {
         let _ = write!(
@@ -362,10 +364,7 @@ pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String 
             quoted(&c.gpu),
             quoted(&c.rate)
         );
-        if !c.comment.is_empty() {
-            let _ = write!(out, "  # {}", c.comment);
-        }
-        out.push('\n');
+        end_line(&mut out, &c.comment);
         keys(
             &mut out,
             params.c2c_link.as_ref().unwrap_or(&toml::Table::new()),

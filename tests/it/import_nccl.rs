@@ -89,6 +89,19 @@ fn nvbandwidth(testcase: &str, config: &str) -> f64 {
         .expect("a figure")
 }
 
+/// Writes each case's XML (an edit of `good`) to `dir` and imports it: exit 2 with the file
+/// and the case's message (`:LINE:COLUMN: expected ...`) on stderr, nothing written.
+fn refuses(dir: &Path, good: &str, cases: Vec<(&str, String, String)>) {
+    for (what, xml, message) in cases {
+        assert_ne!(xml, good, "{what}: the edit applies");
+        let src = dir.join(format!("{what}.xml"));
+        fs::write(&src, &xml).unwrap();
+        let out = dir.join(format!("{what}.toml"));
+        let o = gdrsim(&["import", "nccl-topo", s(&src), "--out", s(&out)]);
+        refused(&o, what, &src, &message, &out);
+    }
+}
+
 /// The (generation, width) of the link down to `down` in a config's text.
 fn link(config: &str, down: &str) -> (u32, u32) {
     let at = config
@@ -402,16 +415,16 @@ fn a_bad_c2c_exits_2_naming_its_attribute_and_writes_nothing() {
         + 1;
     let col = |needle: &str| good.lines().nth(line - 1).unwrap().find(needle).unwrap() + 1;
     let count = format!(
-        "{line}:{}: expected <c2c> count: the number of active NVLink-C2C links, from 1 to 64, found",
+        ":{line}:{}: expected <c2c> count: the number of active NVLink-C2C links, from 1 to 64, found",
         col("count=")
     );
     let bw = |at: &str| {
         format!(
-            "{line}:{}: expected <c2c> bw: each link's bandwidth in MB/s as NVML gives it, from 1 to 1000000 (45000 for 45 GB/s), found",
+            ":{line}:{}: expected <c2c> bw: each link's bandwidth in MB/s as NVML gives it, from 1 to 1000000 (45000 for 45 GB/s), found",
             col(at)
         )
     };
-    let cases = [
+    let cases = vec![
         (
             "count-0",
             good.replace("count=\"10\"", "count=\"0\""),
@@ -438,14 +451,7 @@ fn a_bad_c2c_exits_2_naming_its_attribute_and_writes_nothing() {
             format!("{} no bw attribute", bw("<c2c")),
         ),
     ];
-    for (what, xml, message) in cases {
-        assert_ne!(xml, good, "{what}: the edit applies");
-        let src = dir.join(format!("{what}.xml"));
-        fs::write(&src, &xml).unwrap();
-        let out = dir.join(format!("{what}.toml"));
-        let o = gdrsim(&["import", "nccl-topo", s(&src), "--out", s(&out)]);
-        refused(&o, what, &src, &format!(":{message}"), &out);
-    }
+    refuses(&dir, &good, cases);
 }
 
 #[test]
@@ -532,14 +538,7 @@ fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
             ":1:1: expected an NCCL topology dump: a <system version=\"1\"> root element, as NCCL_TOPO_DUMP_FILE writes it, found <topology> (an hwloc XML from lstopo, not NCCL's)".to_string(),
         ),
     ];
-    for (what, xml, message) in cases {
-        assert_ne!(xml, good, "{what}: the edit applies");
-        let src = dir.join(format!("{what}.xml"));
-        fs::write(&src, &xml).unwrap();
-        let out = dir.join(format!("{what}.toml"));
-        let o = gdrsim(&["import", "nccl-topo", s(&src), "--out", s(&out)]);
-        refused(&o, what, &src, &message, &out);
-    }
+    refuses(&dir, &good, cases);
     let o = gdrsim(&[
         "import",
         "nccl-topo",
