@@ -27,6 +27,9 @@ pub struct Params {
     pub gpu: toml::Table,
     /// Keys of every NIC (but `name`).
     pub nic: toml::Table,
+    /// Keys of every NVLink-C2C link (but `socket`, `gpu` and `rate_gbps`, which the source
+    /// gives): None where the parameters' machine has no C2C link (the built-in estimates).
+    pub c2c_link: Option<toml::Table>,
     /// (generation, width) of the links down to a switch, a GPU and a NIC.
     pub links: [(u32, u32); 3],
 }
@@ -55,7 +58,7 @@ impl Params {
             .and_then(|m| m.first())
             .and_then(|m| m.as_table())
             .ok_or("a [[machines]] entry")?;
-        let first = |key: &str, skip: &[&str]| -> toml::Table {
+        let first_of = |key: &str, skip: &[&str]| -> Option<toml::Table> {
             machine
                 .get(key)
                 .and_then(|v| v.as_array())
@@ -67,8 +70,8 @@ impl Params {
                         .map(|(k, v)| (k.clone(), v.clone()))
                         .collect()
                 })
-                .unwrap_or_default()
         };
+        let first = |key: &str, skip: &[&str]| first_of(key, skip).unwrap_or_default();
         let names = |key: &str| -> Vec<String> {
             machine
                 .get(key)
@@ -120,6 +123,7 @@ impl Params {
             switch: first("switches", &["name"]),
             gpu: first("gpus", &["name"]),
             nic: first("nics", &["name"]),
+            c2c_link: first_of("c2c_links", &["socket", "gpu", "rate_gbps"]),
             links: [down_to("switches"), down_to("gpus"), down_to("nics")],
         })
     }
@@ -170,6 +174,14 @@ fn keys(out: &mut String, t: &toml::Table) {
     }
 }
 
+/// Ends a line with `  # comment` (nothing where `comment` is empty).
+fn end_line(out: &mut String, comment: &str) {
+    if !comment.is_empty() {
+        let _ = write!(out, "  # {comment}");
+    }
+    out.push('\n');
+}
+
 /// A TOML basic string.
 pub fn quoted(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
@@ -216,6 +228,19 @@ pub struct Link {
     pub comment: String,
 }
 
+/// An NVLink-C2C link from a socket to its GPU, in place of the GPU's PCIe link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct C2cLink {
+    /// The socket.
+    pub socket: String,
+    /// The GPU.
+    pub gpu: String,
+    /// Its rate each way as the config spells it (`"450GB/s"`).
+    pub rate: String,
+    /// A comment after its rate (empty: none).
+    pub comment: String,
+}
+
 /// A machine as an importer builds it, every item named; [`write()`] spells it out.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Machine {
@@ -231,6 +256,8 @@ pub struct Machine {
     pub nics: Vec<Device>,
     /// The PCIe links.
     pub links: Vec<Link>,
+    /// The NVLink-C2C links (their GPUs have no PCIe link).
+    pub c2c_links: Vec<C2cLink>,
     /// The NVLink fabric's tables, as [`super::nvlink::tables`] writes them.
     pub nvlinks: String,
 }
@@ -281,10 +308,7 @@ pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String 
     }
     let named = |out: &mut String, table: &str, item: &Item| {
         let _ = write!(out, "\n[[machines.{table}]]\nname = {}", quoted(&item.name));
-        if !item.comment.is_empty() {
-            let _ = write!(out, "  # {}", item.comment);
-        }
-        out.push('\n');
+        end_line(out, &item.comment);
     };
     for s in &machine.sockets {
         named(&mut out, "sockets", s);
@@ -330,10 +354,21 @@ pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String 
             l.lanes.0,
             l.lanes.1
         );
-        if !l.comment.is_empty() {
-            let _ = write!(out, "  # {}", l.comment);
-        }
-        out.push('\n');
+        end_line(&mut out, &l.comment);
+    }
+    for c in &machine.c2c_links {
+        let _ = write!(
+            out,
+            "\n[[machines.c2c_links]]\nsocket = {}\ngpu = {}\nrate_gbps = {}",
+            quoted(&c.socket),
+            quoted(&c.gpu),
+            quoted(&c.rate)
+        );
+        end_line(&mut out, &c.comment);
+        keys(
+            &mut out,
+            params.c2c_link.as_ref().unwrap_or(&toml::Table::new()),
+        );
     }
     out.push_str(&machine.nvlinks);
     for h in ["node-a", "node-b"] {

@@ -8,6 +8,11 @@
 //! - the written links carry the dump's generations and widths, a Gen4 x8 one among them, and
 //!   the GPUs' compute capabilities and the NICs' wire rates are the dump's;
 //! - `--like` and `--preset` give the other parameters; the dump's facts still win;
+//! - a GPU's `<c2c>` (the GH200-like sample) becomes a `[[machines.c2c_links]]` entry at
+//!   `bw` x `count` MB/s, with no PCIe link above the GPU: NODE to the NIC on the Grace's root
+//!   port (NCCL's P2C), nvbandwidth's copies far above what a PCIe Gen5 x16 link carries, and
+//!   under `--preset gh200` the same figures as configs/gh200.toml; MLOPart partitions keep one
+//!   GPU with the one shared link;
 //! - bad input: exit 2, one `FILE:LINE:COLUMN: expected ..., found ...` line naming the
 //!   element and attribute, nothing written.
 //!
@@ -71,6 +76,30 @@ fn matrix(out: &str) -> BTreeMap<(String, String), String> {
 fn cell<'a>(m: &'a BTreeMap<(String, String), String>, row: &str, column: &str) -> &'a str {
     m.get(&(row.to_string(), column.to_string()))
         .unwrap_or_else(|| panic!("no cell {row}-{column}"))
+}
+
+/// The SUM figure of nvbandwidth's `testcase` on `config`.
+fn nvbandwidth(testcase: &str, config: &str) -> f64 {
+    let out = ok(&gdrsim(&["nvbandwidth", testcase, config]), testcase);
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("SUM {testcase} ")))
+        .unwrap_or_else(|| panic!("no SUM line in\n{out}"))
+        .trim()
+        .parse()
+        .expect("a figure")
+}
+
+/// Writes each case's XML (an edit of `good`) to `dir` and imports it: exit 2 with the file
+/// and the case's message (`:LINE:COLUMN: expected ...`) on stderr, nothing written.
+fn refuses(dir: &Path, good: &str, cases: Vec<(&str, String, String)>) {
+    for (what, xml, message) in cases {
+        assert_ne!(xml, good, "{what}: the edit applies");
+        let src = dir.join(format!("{what}.xml"));
+        fs::write(&src, &xml).unwrap();
+        let out = dir.join(format!("{what}.toml"));
+        let o = gdrsim(&["import", "nccl-topo", s(&src), "--out", s(&out)]);
+        refused(&o, what, &src, &message, &out);
+    }
 }
 
 /// The (generation, width) of the link down to `down` in a config's text.
@@ -271,6 +300,161 @@ fn like_and_preset_give_the_other_parameters_and_the_dump_wins() {
 }
 
 #[test]
+fn a_gh200_gpu_hangs_from_grace_by_c2c_at_the_dumps_rate() {
+    use gdrsim::config::defaults as d;
+    let dir = scratch("import-nccl", "gh200");
+    let (config, notes, out) = import(&dir, &sample("gh200.xml"), &[]);
+    let cfg = gdrsim::config::load(&out).unwrap();
+    let m = &cfg.hosts[0].machine;
+    assert!(
+        m.links.iter().all(|l| l.down != "gpu0"),
+        "no PCIe link above gpu0"
+    );
+    assert_eq!(m.c2c_links.len(), 1);
+    let c = &m.c2c_links[0];
+    assert_eq!((c.socket.as_str(), c.gpu.as_str()), ("cpu0", "gpu0"));
+    // <c2c bw="45000" count="10">: 10 links of 45000 MB/s, 450 GB/s each way.
+    assert_eq!(c.rate.bps(), 10 * 45_000 * 8_000_000);
+    assert!(
+        config.contains("rate_gbps = \"450GB/s\"  # 0009:01:00.0: <c2c bw=\"45000\" count=\"10\">"),
+        "{config}"
+    );
+    // Latency, packet size and header: the model's estimates.
+    assert_eq!(
+        (c.latency, c.mps, c.overhead),
+        (d::C2C_LATENCY, d::C2C_MPS, d::C2C_OVERHEAD)
+    );
+    assert_eq!(cell(&topo(&out), "GPU0", "NIC0"), "NODE");
+    for note in [
+        "NVLink-C2C (<c2c>): GPUs that hang from the socket of their <cpu>",
+        "gpu0 450 GB/s; latency, packet size and header the built-in estimates",
+        "their PCIe links left out (a GPU of the model has C2C or PCIe; NCCL keeps both): 0009:01:00.0 (Gen5 x16)",
+        "PCIe links as the dump gives them: 1 x Gen5 x16",
+    ] {
+        assert!(notes.contains(note), "{note}: {notes}");
+    }
+    assert!(!notes.contains("are PHB"), "{notes}");
+    // Host copies cross C2C: more than twice what a Gen5 x16 link carries raw (64 GB/s).
+    let h2d = nvbandwidth("host_to_device_memcpy_ce", s(&out));
+    let d2h = nvbandwidth("device_to_host_memcpy_ce", s(&out));
+    assert!(h2d > 128.0 && d2h > 128.0, "H2D {h2d}, D2H {d2h}");
+
+    // Under the gh200 preset, the import copies as the preset's own machine does (but for
+    // the jitter of another seed).
+    let (config, notes, out) = import(&dir, &sample("gh200.xml"), &["--preset", "gh200"]);
+    assert!(config.contains("ce_read_window = 300"), "{config}");
+    assert!(
+        notes.contains(
+            "latency, packet size and header those of the first C2C link of preset gh200"
+        ),
+        "{notes}"
+    );
+    for t in ["host_to_device_memcpy_ce", "device_to_host_memcpy_ce"] {
+        let (got, preset) = (
+            nvbandwidth(t, s(&out)),
+            nvbandwidth(t, "configs/gh200.toml"),
+        );
+        assert!(
+            (got / preset - 1.0).abs() < 0.001,
+            "{t}: {got} against {preset}"
+        );
+    }
+
+    // --like a config whose C2C link sets its latency: taken; its rate gives way to the dump's.
+    let like = dir.join("like.toml");
+    fs::write(
+        &like,
+        config.replace(
+            "rate_gbps = \"450GB/s\"",
+            "rate_gbps = \"100GB/s\"\nlatency_ns = 200",
+        ),
+    )
+    .unwrap();
+    let (config, _, out) = import(&dir, &sample("gh200.xml"), &["--like", s(&like)]);
+    assert!(config.contains("latency_ns = 200"), "{config}");
+    let c = &gdrsim::config::load(&out).unwrap().hosts[0]
+        .machine
+        .c2c_links[0];
+    assert_eq!(c.rate.bps(), 10 * 45_000 * 8_000_000);
+    assert_eq!(c.latency, 200_000, "picoseconds");
+}
+
+#[test]
+fn mlopart_partitions_keep_one_gpu_with_their_shared_c2c() {
+    let dir = scratch("import-nccl", "mlopart");
+    let gpu = "      <gpu dev=\"0\" sm=\"90\" rank=\"0\" gdr=\"1\">\n        <c2c bw=\"45000\" count=\"10\"/>\n      </gpu>\n";
+    let good = fs::read_to_string(sample("gh200.xml")).unwrap();
+    assert!(good.contains(gpu));
+    let parts = format!(
+        "{}{}",
+        gpu.replace("rank=\"0\"", "mlopart=\"0\" rank=\"0\""),
+        gpu.replace("rank=\"0\"", "mlopart=\"1\" rank=\"1\"")
+    );
+    let src = dir.join("mlopart.xml");
+    fs::write(&src, good.replace(gpu, &parts)).unwrap();
+    let (config, notes, _) = import(&dir, s(&src), &[]);
+    assert_eq!(config.matches("[[machines.gpus]]").count(), 1);
+    assert_eq!(config.matches("[[machines.c2c_links]]").count(), 1);
+    assert!(
+        config.contains("rate_gbps = \"450GB/s\""),
+        "the whole C2C, shared"
+    );
+    assert!(
+        notes.contains("partitions of one GPU sharing its NVLink-C2C (MLOPart: NCCL's nSibDevs > 1 joins them to the CPU through one C2C bridge at the C2C's rate): the one GPU kept has that one link: 0009:01:00.0"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn a_bad_c2c_exits_2_naming_its_attribute_and_writes_nothing() {
+    let dir = scratch("import-nccl", "bad-c2c");
+    let good = fs::read_to_string(sample("gh200.xml")).unwrap();
+    let line = good[..good.find("<c2c bw=\"45000\"").unwrap()]
+        .matches('\n')
+        .count()
+        + 1;
+    let col = |needle: &str| good.lines().nth(line - 1).unwrap().find(needle).unwrap() + 1;
+    let count = format!(
+        ":{line}:{}: expected <c2c> count: the number of active NVLink-C2C links, from 1 to 64, found",
+        col("count=")
+    );
+    let bw = |at: &str| {
+        format!(
+            ":{line}:{}: expected <c2c> bw: each link's bandwidth in MB/s as NVML gives it, from 1 to 1000000 (45000 for 45 GB/s), found",
+            col(at)
+        )
+    };
+    let cases = vec![
+        (
+            "count-0",
+            good.replace("count=\"10\"", "count=\"0\""),
+            format!("{count} count=\"0\""),
+        ),
+        (
+            "count-text",
+            good.replace("count=\"10\"", "count=\"ten\""),
+            format!("{count} count=\"ten\""),
+        ),
+        (
+            "bw-negative",
+            good.replace("bw=\"45000\"", "bw=\"-45000\""),
+            format!("{} bw=\"-45000\"", bw("bw=")),
+        ),
+        (
+            "bw-unit",
+            good.replace("bw=\"45000\"", "bw=\"45 GB/s\""),
+            format!("{} bw=\"45 GB/s\"", bw("bw=")),
+        ),
+        (
+            "bw-none",
+            good.replace(" bw=\"45000\"", ""),
+            format!("{} no bw attribute", bw("<c2c")),
+        ),
+    ];
+    refuses(&dir, &good, cases);
+}
+
+#[test]
 fn a_nic_with_no_pci_device_hangs_on_the_root_complex() {
     let dir = scratch("import-nccl", "cpu-nic");
     let xml = fs::read_to_string(sample("workstation-2gpu.xml")).unwrap().replace(
@@ -354,14 +538,7 @@ fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
             ":1:1: expected an NCCL topology dump: a <system version=\"1\"> root element, as NCCL_TOPO_DUMP_FILE writes it, found <topology> (an hwloc XML from lstopo, not NCCL's)".to_string(),
         ),
     ];
-    for (what, xml, message) in cases {
-        assert_ne!(xml, good, "{what}: the edit applies");
-        let src = dir.join(format!("{what}.xml"));
-        fs::write(&src, &xml).unwrap();
-        let out = dir.join(format!("{what}.toml"));
-        let o = gdrsim(&["import", "nccl-topo", s(&src), "--out", s(&out)]);
-        refused(&o, what, &src, &message, &out);
-    }
+    refuses(&dir, &good, cases);
     let o = gdrsim(&[
         "import",
         "nccl-topo",

@@ -152,6 +152,7 @@ mod tests {
                     },
                 })
                 .collect(),
+            c2c: None,
             at,
         }
     }

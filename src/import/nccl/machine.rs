@@ -18,8 +18,14 @@
 //! **Root complexes.** The dump says which NUMA node a root port belongs to, not which PCIe
 //! host bridge: every `<cpu>` gets one root complex, and devices on different root ports of it
 //! are PHB, as NCCL classes them (`nvidia-smi` prints NODE between host bridges).
+//!
+//! **NVLink-C2C.** A GPU with a `<c2c>` (Grace Hopper) hangs from the socket of its `<cpu>` by
+//! a `[[machines.c2c_links]]` entry at the rate NCCL reads from it ([`values::c2c_rate`]), and
+//! its PCIe link is left out: NCCL keeps both and routes over the faster, the model gives a GPU
+//! one or the other. C2C counts as the GPU's host bridge, so it is NODE to the other devices
+//! of its socket (NCCL's P2C path to a NIC there) and SYS across sockets.
 
-use super::super::emit::{Item, Link, Machine, Params};
+use super::super::emit::{C2cLink, Item, Link, Machine, Params};
 use super::devices;
 use super::values;
 use super::xml::{Bridge, Device, Dump, Gpu, Lanes, Nic};
@@ -36,13 +42,20 @@ pub struct Placed {
     pub cpu: usize,
     /// The switches above it, nearest first (indices into the machine's switches).
     pub switches: Vec<usize>,
+    /// Whether it hangs from its socket by NVLink-C2C (a GPU with a `<c2c>`).
+    pub c2c: bool,
 }
 
 /// The class two placed devices have over PCIe, as the dump's tree implies it (NCCL's
-/// reading): across sockets SYS, through the root complex PHB, one switch PIX, more PXB.
+/// reading): across sockets SYS, through the root complex PHB, one switch PIX, more PXB; and
+/// NODE on one socket where either hangs from it by NVLink-C2C (the model's class of NCCL's
+/// P2C: C2C is that GPU's host bridge).
 pub fn pcie_class(a: &Placed, b: &Placed) -> Affinity {
     if a.cpu != b.cpu {
         return Affinity::Sys;
+    }
+    if a.c2c || b.c2c {
+        return Affinity::Node;
     }
     match a
         .switches
@@ -100,6 +113,8 @@ struct Walk<'d, 'p> {
     nics: Vec<(Vec<usize>, usize, &'d Nic)>,
     gpu_links: Vec<(usize, usize)>,
     nic_links: Vec<(usize, usize)>,
+    /// The PCIe links left out for NVLink-C2C: bus ID, generation and width.
+    c2c_pcie: Vec<String>,
     folded: Vec<String>,
     unknown_lanes: Vec<String>,
 }
@@ -182,6 +197,15 @@ impl<'d> Walk<'d, '_> {
                     self.device(&name, cpu, &chain, c);
                 }
             }
+            Device::Gpu(g) if g.c2c.is_some() => {
+                let lanes = &g.pci.lanes;
+                let mut pcie = g.pci.busid.clone();
+                if let (Some(generation), Some(width)) = (lanes.generation, lanes.width) {
+                    pcie.push_str(&format!(" (Gen{generation} x{width})"));
+                }
+                self.c2c_pcie.push(pcie);
+                self.gpus.push((above.to_vec(), cpu, g));
+            }
             Device::Gpu(g) => {
                 let l = self.link(
                     up,
@@ -244,6 +268,7 @@ fn placed(
         name,
         cpu,
         switches: above.to_vec(),
+        c2c: false,
     }
 }
 
@@ -256,6 +281,7 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
         nics: Vec::new(),
         gpu_links: Vec::new(),
         nic_links: Vec::new(),
+        c2c_pcie: Vec::new(),
         folded: Vec::new(),
         unknown_lanes: Vec::new(),
     };
@@ -284,7 +310,12 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
         for d in &cpu.children {
             w.device(&rc, k, &[], d);
         }
-        if cpu.children.len() > 1 {
+        let on_root_ports = cpu
+            .children
+            .iter()
+            .filter(|d| !matches!(d, Device::Gpu(g) if g.c2c.is_some()))
+            .count();
+        if on_root_ports > 1 {
             phb.push(format!("numaid {}", cpu.numaid));
         }
     }
@@ -298,11 +329,26 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
     );
     let mut built = Built::default();
     let mut remarks = devices::Remarks::default();
+    let mut c2c = Vec::new();
     for (i, &g) in gpu_order.iter().enumerate() {
         let (above, cpu, gpu) = &w.gpus[g];
         let out = devices::gpu(i, gpu, params, &mut remarks);
         let names = (format!("GPU{i}"), out.item.name.clone());
-        let at = placed(&mut w.machine.links, &w.gpu_links, g, names, *cpu, above);
+        let mut at = placed(&mut w.machine.links, &w.gpu_links, g, names, *cpu, above);
+        if let Some(c) = &gpu.c2c {
+            let (_, rate) = values::c2c_rate(c.bw_mbps, c.count);
+            built.machine.c2c_links.push(C2cLink {
+                socket: format!("cpu{cpu}"),
+                gpu: at.name.clone(),
+                rate: rate.clone(),
+                comment: format!(
+                    "{}: <c2c bw=\"{}\" count=\"{}\">, {} x {} MB/s each way",
+                    gpu.pci.busid, c.bw_mbps, c.count, c.count, c.bw_mbps
+                ),
+            });
+            c2c.push(format!("{} {}", at.name, rate.replace("GB/s", " GB/s")));
+            at.c2c = true;
+        }
         built.machine.gpus.push(out);
         built.gpus.push((at, *gpu));
     }
@@ -337,6 +383,20 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
             w.unknown_lanes.join(", ")
         ));
     }
+    if !c2c.is_empty() {
+        let estimates = match &params.c2c_link {
+            Some(_) => format!(
+                "those of the first C2C link of {}",
+                params.source.as_deref().unwrap_or("the parameters")
+            ),
+            None => "the built-in estimates (src/config/defaults.rs)".to_string(),
+        };
+        notes.push(format!(
+            "NVLink-C2C (<c2c>): GPUs that hang from the socket of their <cpu>, at bw x count / 1000 GB/s each way as NCCL reads it (bw: NVML's link speed in MB/s): {}; latency, packet size and header {estimates}; their PCIe links left out (a GPU of the model has C2C or PCIe; NCCL keeps both): {}",
+            c2c.join(", "),
+            w.c2c_pcie.join(", ")
+        ));
+    }
     if !w.folded.is_empty() {
         notes.push(format!(
             "Broadcom PEX switches that show as two bridge levels, one switch each as NCCL flattens them: {}",
@@ -369,6 +429,7 @@ mod tests {
             name: String::new(),
             cpu,
             switches: switches.to_vec(),
+            c2c: false,
         }
     }
 
@@ -487,6 +548,58 @@ mod tests {
         let b = build(&unfolded, &Params::defaults());
         assert_eq!(pcie_class(&b.nics[0].0, &b.nics[1].0), Affinity::Pxb);
         assert_eq!(b.machine.switches.len(), 3);
+    }
+
+    #[test]
+    fn a_gpu_with_a_c2c_hangs_from_its_socket_without_a_pcie_link() {
+        let text = r#"<system version="1">
+  <cpu numaid="0" arch="arm64">
+    <pci busid="0000:01:00.0" class="0x020700" vendor="0x15b3" device="0x1021" link_speed="32.0 GT/s PCIe" link_width="16">
+      <nic><net name="mlx5_0" dev="0" speed="400000" port="1" gdr="1"/></nic>
+    </pci>
+    <pci busid="0009:01:00.0" class="0x030200" vendor="0x10de" device="0x2342" link_speed="32.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="90" rank="0" gdr="1"><c2c bw="44712" count="5"/></gpu>
+    </pci>
+  </cpu>
+</system>
+"#;
+        let dump = read(text, "gh.xml").unwrap();
+        let built = build(&dump, &Params::defaults());
+        let downs: Vec<&str> = built
+            .machine
+            .links
+            .iter()
+            .map(|l| l.down.as_str())
+            .collect();
+        assert_eq!(downs, ["mlx5_0"], "no PCIe link above the GPU");
+        assert_eq!(
+            built.machine.c2c_links,
+            [C2cLink {
+                socket: "cpu0".to_string(),
+                gpu: "gpu0".to_string(),
+                rate: "223.56GB/s".to_string(),
+                comment: "0009:01:00.0: <c2c bw=\"44712\" count=\"5\">, 5 x 44712 MB/s each way"
+                    .to_string(),
+            }]
+        );
+        let (gpu, nic) = (&built.gpus[0].0, &built.nics[0].0);
+        assert!(gpu.c2c && !nic.c2c);
+        assert_eq!(pcie_class(gpu, nic), Affinity::Node, "NCCL's P2C");
+        let mut far = nic.clone();
+        far.cpu = 1;
+        assert_eq!(pcie_class(gpu, &far), Affinity::Sys);
+        let notes = built.notes.join("\n");
+        assert!(
+            notes.contains(
+                "gpu0 223.56 GB/s; latency, packet size and header the built-in estimates"
+            ),
+            "{notes}"
+        );
+        assert!(notes.contains("left out (a GPU of the model has C2C or PCIe; NCCL keeps both): 0009:01:00.0 (Gen5 x16)"), "{notes}");
+        assert!(
+            !notes.contains("are PHB"),
+            "one device on a root port: {notes}"
+        );
     }
 
     #[test]

@@ -6,10 +6,11 @@
 //! a socket per `<cpu>`, a switch per bridge, each link at the PCIe generation and width of its
 //! `link_speed` and `link_width`, GPUs with the compute capability of their `sm` (and a model
 //! from their PCI device ID or, as an estimate, from `sm`: [`models`]), NICs at the wire rate
-//! of their `speed` ([`devices`]), and the NVLink fabric of the GPUs' `<nvlink>` elements
-//! ([`fabric`]). Before the config is written it is loaded, and every GPU/NIC pair's class in
-//! the model compared with the class the dump's tree implies (as NCCL reads it): they must
-//! agree.
+//! of their `speed` ([`devices`]), a GPU with a `<c2c>` on NVLink-C2C to its socket instead
+//! of PCIe, at the rate NCCL reads from it ([`machine`]), and the NVLink fabric of the GPUs'
+//! `<nvlink>` elements ([`fabric`]). Before the config is written it is loaded, and every
+//! GPU/NIC pair's class in the model compared with the class the dump's tree implies (as NCCL
+//! reads it): they must agree.
 
 pub mod devices;
 pub mod fabric;
@@ -67,12 +68,18 @@ pub fn import(text: &str, file: &Path, like: Option<(&str, &str)>) -> anyhow::Re
         built.gpus.len(),
         built.nics.len()
     );
-    let header = vec![
+    let mut header = vec![
         format!("Imported by `gdrsim import nccl-topo {shown}` from an NCCL topology dump (NCCL_TOPO_DUMP_FILE)."),
         "Sockets are its <cpu> elements (NUMA nodes, SYS between them), each with one root complex;".to_string(),
         "a switch is a bridge <pci> (NCCL's tree holds upstream ports only); links as the dump gives them.".to_string(),
-        format!("Parameters: {}.", params.describe_links_from("the dump")),
     ];
+    if !built.machine.c2c_links.is_empty() {
+        header.push("A GPU with a <c2c> hangs from its socket by NVLink-C2C (bw x count / 1000 GB/s each way), not by PCIe.".to_string());
+    }
+    header.push(format!(
+        "Parameters: {}.",
+        params.describe_links_from("the dump")
+    ));
     let doc = emit::Doc {
         name: &name,
         description: &description,

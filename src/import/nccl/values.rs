@@ -130,6 +130,34 @@ pub fn class(text: &str) -> Class {
     }
 }
 
+/// What a `<c2c>`'s `count` must be, for messages.
+pub const C2C_COUNT: &str = "the number of active NVLink-C2C links, from 1 to 64";
+
+/// What a `<c2c>`'s `bw` must be, for messages.
+pub const C2C_BW: &str =
+    "each link's bandwidth in MB/s as NVML gives it, from 1 to 1000000 (45000 for 45 GB/s)";
+
+/// The rate in each direction of an NVLink-C2C link of `count` links of `bw` MB/s each: in
+/// MB/s, and as a config rate in GB/s (`"450GB/s"`, `"223.56GB/s"`).
+///
+/// NCCL writes `<c2c bw= count=>` from NVML (xml.cc `ncclTopoGetXmlFromGpu`, for `sm` 90 on):
+/// `count` the GPU's active C2C links (`NVML_FI_DEV_C2C_LINK_GET_STATUS` 1) and `bw` their
+/// `NVML_FI_DEV_C2C_LINK_GET_MAX_BW`, "C2C Link Speed in MBps for active links" (nvmlwrap.h).
+/// It reads them back (topo.cc `ncclTopoAddC2c`) as one link between the GPU and its CPU of
+/// `bw * count / 1000.0` GB/s, the unit of all its link bandwidths, in each direction: a
+/// VR200's `bw="56376" count="7"` is its `C2C[394.6]`.
+pub fn c2c_rate(bw: u32, count: u32) -> (u64, String) {
+    let mbps = u64::from(bw) * u64::from(count);
+    let (whole, frac) = (mbps / 1000, mbps % 1000);
+    let text = if frac == 0 {
+        format!("{whole}GB/s")
+    } else {
+        let f = format!("{frac:03}");
+        format!("{whole}.{}GB/s", f.trim_end_matches('0'))
+    };
+    (mbps, text)
+}
+
 /// An integer as C's `strtol(s, NULL, 0)` reads a whole attribute: decimal, `0x` hex or a
 /// leading `0` octal, with a sign; `None` where the text is not all a number.
 pub fn int(text: &str) -> Option<i64> {
@@ -287,6 +315,24 @@ mod tests {
         assert_eq!(compute_capability(100).as_deref(), Some("10.0"));
         assert_eq!(compute_capability(9), None);
         assert_eq!(compute_capability(0), None);
+    }
+
+    #[test]
+    fn c2c_rates_are_bw_times_count_in_mb_per_s() {
+        // NCCL's own figures: VR200 C2C[394.6], GB10 C2C[345.0].
+        assert_eq!(c2c_rate(56376, 7), (394_632, "394.632GB/s".to_string()));
+        assert_eq!(c2c_rate(43125, 8), (345_000, "345GB/s".to_string()));
+        assert_eq!(c2c_rate(44712, 5).1, "223.56GB/s");
+        assert_eq!(c2c_rate(45000, 10).1, "450GB/s");
+        assert_eq!(c2c_rate(1, 1).1, "0.001GB/s");
+        for (bw, count) in [(56376, 7), (44712, 5), (1, 1)] {
+            let (mbps, text) = c2c_rate(bw, count);
+            assert_eq!(
+                crate::units::parse_rate(&text).unwrap().bps(),
+                mbps * 8_000_000,
+                "{text} reads back exactly"
+            );
+        }
     }
 
     #[test]

@@ -1,16 +1,17 @@
 //! NCCL's topology XML read into a [`Dump`]: the CPUs (NUMA nodes), the PCI tree under each,
-//! its GPUs with their NVLinks and its NICs with their ports, every element with its place in
-//! the file.
+//! its GPUs with their NVLinks and NVLink-C2C links and its NICs with their ports, every
+//! element with its place in the file.
 //!
 //! The format is what `ncclTopoDumpXmlToFile` writes (src/graph/xml.cc): a `<system
 //! version="1">` root, `<cpu numaid=...>` children, `<pci busid= class= link_speed=
 //! link_width=>` elements nested as the PCI tree, a `<gpu sm= dev=>` (with `<nvlink target=
-//! count= tclass=>` and `<c2c>` children) or a `<nic>` (with `<net name= speed= ...>` ports)
-//! inside a device's `<pci>`, and `<nic>` directly under a `<cpu>` for a NIC without a PCI
-//! device. A topology file (`NCCL_TOPO_FILE`, as cloud images ship them) may give GPUs and NICs
-//! as bare `<pci>` elements of their class: they are read too, and said in the notes.
+//! count= tclass=>` and `<c2c bw= count=>` children) or a `<nic>` (with `<net name= speed=
+//! ...>` ports) inside a device's `<pci>`, and `<nic>` directly under a `<cpu>` for a NIC
+//! without a PCI device. A topology file (`NCCL_TOPO_FILE`, as cloud images ship them) may
+//! give GPUs and NICs as bare `<pci>` elements of their class: they are read too, and said in
+//! the notes.
 //!
-//! What NCCL ignores is ignored with a note (elements it does not know, `<pcilink>`, `<c2c>`);
+//! What NCCL ignores is ignored with a note (elements it does not know, `<pcilink>`);
 //! `<pci>` elements that are neither bridges, GPUs nor NICs (NVMe drives) are skipped with a
 //! note, as are bridges with no GPU or NIC below them. What cannot be read is refused as
 //! `FILE:LINE:COLUMN: expected ..., found ...`, naming the element and attribute.
@@ -60,6 +61,22 @@ pub struct NvLink {
     pub at: Pos,
 }
 
+/// A GPU's `<c2c>`: its NVLink-C2C link to the CPU (Grace Hopper and later).
+///
+/// NCCL writes it from NVML (xml.cc `ncclTopoGetXmlFromGpu`): `count` the active C2C links,
+/// `bw` each one's `NVML_FI_DEV_C2C_LINK_GET_MAX_BW`, "C2C Link Speed in MBps" (nvmlwrap.h);
+/// topo.cc `ncclTopoAddC2c` joins the GPU to its CPU at `bw * count / 1000.0` GB/s each way
+/// ([`values::c2c_rate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct C2c {
+    /// `count`: the active links.
+    pub count: u32,
+    /// `bw`: each link's bandwidth in MB/s.
+    pub bw_mbps: u32,
+    /// Where it is.
+    pub at: Pos,
+}
+
 /// A GPU: a `<pci>` with a `<gpu>`, or a bare `<pci>` of a display class.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gpu {
@@ -71,6 +88,8 @@ pub struct Gpu {
     pub dev: Option<i64>,
     /// Its NVLinks.
     pub nvlinks: Vec<NvLink>,
+    /// Its NVLink-C2C link to the CPU, where it has a `<c2c>`.
+    pub c2c: Option<C2c>,
     /// Where its `<gpu>` is (its `<pci>` for a bare one).
     pub at: Pos,
 }
@@ -309,6 +328,7 @@ impl<'input> Reader<'_, 'input> {
                 .filter(move |c| c.tag_name().name() == name)
         };
         if let Some(g) = named("gpu").next() {
+            let gpu = self.gpu(g, pci)?;
             for extra in named("gpu").skip(1) {
                 let p = self.at(extra);
                 self.notes.add(
@@ -316,7 +336,13 @@ impl<'input> Reader<'_, 'input> {
                     format!("{busid} (line {})", p.line),
                 );
             }
-            return self.gpu(g, pci).map(|g| Some(Device::Gpu(g)));
+            if gpu.c2c.is_some() && named("gpu").nth(1).is_some() {
+                self.notes.add(
+                    "partitions of one GPU sharing its NVLink-C2C (MLOPart: NCCL's nSibDevs > 1 joins them to the CPU through one C2C bridge at the C2C's rate): the one GPU kept has that one link",
+                    busid.to_string(),
+                );
+            }
+            return Ok(Some(Device::Gpu(gpu)));
         }
         if let Some(c) = named("nic").next() {
             return Ok(self.nic(c, Some(pci))?.map(Device::Nic));
@@ -335,6 +361,7 @@ impl<'input> Reader<'_, 'input> {
                     sm: None,
                     dev: None,
                     nvlinks: Vec::new(),
+                    c2c: None,
                 })));
             }
             Class::Nic => {
@@ -404,14 +431,22 @@ impl<'input> Reader<'_, 'input> {
             ));
         }
         let mut nvlinks = Vec::new();
+        let mut c2c: Option<C2c> = None;
         for c in n.children().filter(Node::is_element) {
             match c.tag_name().name() {
                 "nvlink" => nvlinks.push(self.nvlink(c)?),
                 "c2c" => {
-                    self.notes.add(
-                        "NVLink-C2C to the CPU (<c2c>), not modelled: the GPU's PCIe link stands in",
-                        pci.busid.clone(),
-                    );
+                    if let Some(first) = c2c {
+                        return Err(self.at(c).err(
+                            self.file,
+                            format!(
+                                "at most one <c2c> in a <gpu>, as NCCL writes it (one is at line {} column {})",
+                                first.at.line, first.at.col
+                            ),
+                            "another",
+                        ));
+                    }
+                    c2c = Some(self.c2c(c)?);
                 }
                 other => self.ignore(c, other),
             }
@@ -420,8 +455,24 @@ impl<'input> Reader<'_, 'input> {
             sm: Some(sm),
             dev: n.attribute("dev").and_then(values::int),
             nvlinks,
+            c2c,
             at: self.at(n),
             pci,
+        })
+    }
+
+    fn c2c(&self, n: Node<'_, 'input>) -> Result<C2c, ConfigError> {
+        let bounded = |name: &str, what: &str, max: i64| -> Result<u32, ConfigError> {
+            let v = self.int(n, name, what)?;
+            if !(1..=max).contains(&v) {
+                return Err(self.bad(n, name, what));
+            }
+            Ok(v as u32)
+        };
+        Ok(C2c {
+            count: bounded("count", values::C2C_COUNT, 64)?,
+            bw_mbps: bounded("bw", values::C2C_BW, 1_000_000)?,
+            at: self.at(n),
         })
     }
 
@@ -773,6 +824,52 @@ mod tests {
         assert!(
             err(&TWO.replace("version=\"1\"", "version=\"2\""))
                 .starts_with("t.xml:1:9: expected <system> version: 1")
+        );
+    }
+
+    #[test]
+    fn a_c2c_is_read_and_bad_ones_are_refused_at_their_attribute() {
+        let gh = TWO.replace(
+            "<nvlink target=\"0000:05:00.0\" count=\"18\" tclass=\"0x068000\"/>",
+            "<c2c bw=\"45000\" count=\"10\"/>",
+        );
+        let d = read(&gh, "t.xml").unwrap();
+        let Device::Bridge(b) = &d.cpus[0].children[0] else {
+            panic!("a bridge")
+        };
+        let Device::Gpu(g) = &b.children[0] else {
+            panic!("a GPU")
+        };
+        assert_eq!(
+            g.c2c,
+            Some(C2c {
+                count: 10,
+                bw_mbps: 45000,
+                at: Pos { line: 6, col: 11 }
+            })
+        );
+        assert!(g.nvlinks.is_empty());
+        assert!(!d.notes.iter().any(|n| n.contains("c2c")), "{:?}", d.notes);
+        assert_eq!(
+            err(&gh.replace("count=\"10\"", "count=\"65\"")),
+            format!(
+                "t.xml:6:27: expected <c2c> count: {}, found count=\"65\"",
+                values::C2C_COUNT
+            )
+        );
+        assert_eq!(
+            err(&gh.replace("bw=\"45000\"", "bw=\"0\"")),
+            format!(
+                "t.xml:6:16: expected <c2c> bw: {}, found bw=\"0\"",
+                values::C2C_BW
+            )
+        );
+        assert!(
+            err(&gh.replace(" count=\"10\"", "")).starts_with("t.xml:6:11: expected <c2c> count: ")
+        );
+        assert!(
+            err(&gh.replace("/>\n        </gpu>", "/><c2c bw=\"1\" count=\"1\"/>\n        </gpu>"))
+                .starts_with("t.xml:6:39: expected at most one <c2c> in a <gpu>, as NCCL writes it (one is at line 6 column 11), found another")
         );
     }
 
