@@ -511,6 +511,10 @@ fn the_walk_contrasts_gdrcopy_and_pipelined_staging_with_gpudirect() {
     );
     assert!(first.contains("the other 3 chunks of 262144 bytes follow these steps"));
     assert!(first.contains("len=262144"));
+    // The walked chunk's reads, packets and writes, not the message's.
+    assert!(first.contains("DMA read of host memory: 512 read requests of up to 512 B"));
+    assert!(first.contains("wire: 64 packets (MTU 4096 B)"));
+    assert!(first.contains("DMA write into host memory: 1024 posted writes"));
 
     let out = gdrsim(&["walk", "--path", "host"]);
     assert_eq!(out.status.code(), Some(2));
@@ -748,6 +752,24 @@ fn the_pxn_walk_hands_the_chunk_over_nvlink_to_the_relay_before_the_post() {
                     copy_in: false
                 }
             );
+            // The walked chunk's DMA read, packets and DMA write count its bytes, not the
+            // message's.
+            for s in &p.steps {
+                match s.kind {
+                    K::DmaRead {
+                        requests,
+                        request_bytes,
+                        ..
+                    } => assert_eq!(requests, chunk.div_ceil(request_bytes)),
+                    K::Wire { packets, mtu, .. } => assert_eq!(packets, chunk.div_ceil(mtu)),
+                    K::DmaWrite {
+                        writes,
+                        write_bytes,
+                        ..
+                    } => assert_eq!(writes, chunk.div_ceil(write_bytes)),
+                    _ => {}
+                }
+            }
             assert!(walkthrough::render(&w, Lang::En).contains(&format!(
                 "the other 3 chunks of {chunk} bytes follow these steps, overlapped through the ring of the relay GPU's chunk buffers; the last one's receive completes"
             )));

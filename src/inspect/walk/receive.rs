@@ -35,7 +35,7 @@ pub(super) fn receive(c: &PathCtx, scatter: Option<&Desc>, steps: &mut Vec<Step>
         steps.push(c.timed(
             w,
             StepKind::DmaWrite {
-                writes: count(&hops, Unit::Write).unwrap_or(c.size.div_ceil(mps)),
+                writes: count(&hops, Unit::Write).unwrap_or(c.msg_bytes.div_ceil(mps)),
                 write_bytes: mps,
                 gpu: c.plan.receiver.nic_buffer.is_gpu(),
                 route: h.nodes(&first),

@@ -190,9 +190,9 @@ pub(super) fn gather(c: &PathCtx, g: &Desc, steps: &mut Vec<Step>) {
     steps.push(c.timed(
         read,
         StepKind::DmaRead {
-            requests: count(&hops, Unit::ReadRequest).unwrap_or(c.size.div_ceil(mrrs)),
+            requests: count(&hops, Unit::ReadRequest).unwrap_or(c.msg_bytes.div_ceil(mrrs)),
             request_bytes: mrrs,
-            completions: count(&hops, Unit::Completion).unwrap_or(c.size.div_ceil(mps)),
+            completions: count(&hops, Unit::Completion).unwrap_or(c.msg_bytes.div_ceil(mps)),
             gpu: c.plan.sender.nic_buffer.is_gpu(),
             route: c.h.nodes(&cpl),
             first_data: read.first_out,
@@ -212,7 +212,7 @@ pub(super) fn transmit(c: &PathCtx, steps: &mut Vec<Step>) {
         steps.push(c.timed(
             s,
             StepKind::Wire {
-                packets: count(&hops, Unit::Packet).unwrap_or(c.size.div_ceil(mtu)),
+                packets: count(&hops, Unit::Packet).unwrap_or(c.msg_bytes.div_ceil(mtu)),
                 mtu,
                 route: c.h.nodes(&first),
             },
