@@ -186,6 +186,46 @@ fn the_addresses_follow_the_address_map() {
     }
 }
 
+/// Asserts that the walk `p` of `point` (scenario, path, op, size) has the simulation's
+/// numbers: latency, host-memory bytes, CPU time, setup and effective path agree with the
+/// sweep's result row of the same point, and the steps (and their parts) run in time order to
+/// the delivery. Returns that row, with its stages (stages.csv).
+fn agrees_with_its_point(
+    cfg: &Config,
+    topo: &gdrsim::topology::Topology,
+    (si, path, op, size): (usize, PathKind, Op, u64),
+    p: &walkthrough::PathWalk,
+) -> gdrsim::stats::Summary {
+    let point = Point {
+        scenario: si,
+        path,
+        op,
+        size,
+        seed: scenario::point_seed(cfg.seed, si, path, op, size),
+    };
+    let r = scenario::simulate_point(cfg, topo, &point).summary;
+    assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");
+    assert_eq!(p.host_mem_bytes, r.host_mem_bytes);
+    assert_eq!(p.cpu_busy_ps, r.cpu_busy_ps);
+    assert_eq!(p.setup_ps, r.setup_ps);
+    assert_eq!(p.effective_path, r.effective_path);
+    let mut prev = 0;
+    for s in &p.steps {
+        assert!(
+            s.start >= prev,
+            "{:?} starts before the step before it",
+            s.kind
+        );
+        prev = s.start;
+        for part in &s.parts {
+            assert!(part.start >= s.start && part.start + part.dur <= s.start + s.dur);
+        }
+    }
+    let last = p.steps.last().unwrap();
+    assert_eq!(last.start + last.dur, p.latency_ps);
+    r
+}
+
 /// The walk's numbers are the simulation's: latency, host-memory bytes and CPU time agree with
 /// the sweep's result row of the same point, and the steps run in time order to the delivery.
 #[test]
@@ -213,33 +253,7 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
         };
         assert_eq!(w.paths.len(), kinds.len());
         for (p, &path) in w.paths.iter().zip(kinds) {
-            let point = Point {
-                scenario: si,
-                path,
-                op,
-                size,
-                seed: scenario::point_seed(cfg.seed, si, path, op, size),
-            };
-            let r = scenario::simulate_point(&cfg, &topo, &point).summary;
-            assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");
-            assert_eq!(p.host_mem_bytes, r.host_mem_bytes);
-            assert_eq!(p.cpu_busy_ps, r.cpu_busy_ps);
-            assert_eq!(p.setup_ps, r.setup_ps);
-            assert_eq!(p.effective_path, r.effective_path);
-            let mut prev = 0;
-            for s in &p.steps {
-                assert!(
-                    s.start >= prev,
-                    "{:?} starts before the step before it",
-                    s.kind
-                );
-                prev = s.start;
-                for part in &s.parts {
-                    assert!(part.start >= s.start && part.start + part.dur <= s.start + s.dur);
-                }
-            }
-            let last = p.steps.last().unwrap();
-            assert_eq!(last.start + last.dur, p.latency_ps);
+            agrees_with_its_point(&cfg, &topo, (si, path, op, size), p);
         }
         if op == Op::Read {
             continue;
@@ -685,20 +699,8 @@ fn the_pxn_walk_hands_the_chunk_over_nvlink_to_the_relay_before_the_post() {
     for size in [4096, 4 * chunk] {
         let w = inspect::walk(&cfg, 0, (PathKind::Pxn, Op::WriteImm), size).unwrap();
         let p = &w.paths[0];
-        let point = Point {
-            scenario: 0,
-            path: PathKind::Pxn,
-            op: Op::WriteImm,
-            size,
-            seed: scenario::point_seed(cfg.seed, 0, PathKind::Pxn, Op::WriteImm, size),
-        };
-        let r = scenario::simulate_point(&cfg, &topo, &point).summary;
+        let r = agrees_with_its_point(&cfg, &topo, (0, PathKind::Pxn, Op::WriteImm, size), p);
         assert_eq!(r.effective_path.name(), "pxn");
-        assert_eq!(p.effective_path, r.effective_path);
-        assert_eq!(p.latency_ps, r.lat_model_ps, "{size}");
-        assert_eq!(p.setup_ps, r.setup_ps);
-        assert_eq!(p.host_mem_bytes, r.host_mem_bytes);
-        assert_eq!(p.cpu_busy_ps, r.cpu_busy_ps);
         let stage = |name: &str| {
             r.stages
                 .iter()
@@ -774,17 +776,6 @@ fn the_pxn_walk_hands_the_chunk_over_nvlink_to_the_relay_before_the_post() {
                 "the other 3 chunks of {chunk} bytes follow these steps, overlapped through the ring of the relay GPU's chunk buffers; the last one's receive completes"
             )));
         }
-        let mut prev = 0;
-        for s in &p.steps {
-            assert!(
-                s.start >= prev,
-                "{:?} starts before the step before it",
-                s.kind
-            );
-            prev = s.start;
-        }
-        let last = p.steps.last().unwrap();
-        assert_eq!(last.start + last.dur, p.latency_ps);
         assert!(p.copies.is_empty(), "no cudaMemcpy");
     }
 

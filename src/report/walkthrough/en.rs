@@ -236,35 +236,27 @@ impl Phrases for English {
                 pages,
                 page_bytes,
                 cost_ps,
-                ring: Some((gpu, buffers)),
-                ..
-            } => format!(
-                "{host}: ibv_reg_mr on {gpu}'s memory [{}], the PXN relay's ring of {} ({bytes} bytes), through peer memory: pins {} of {} and builds the NIC's translation table (MTT), {} us, once (at connection setup)",
-                hex(*va),
-                plural(u64::from(*buffers), "chunk buffer", "chunk buffers"),
-                plural(*pages, "GPU page", "GPU pages"),
-                fmt_bytes(*page_bytes),
-                us(*cost_ps)
-            ),
-            Setup::GpuMr {
-                host,
-                va,
-                bytes,
-                pages,
-                page_bytes,
-                cost_ps,
                 when,
+                ring,
                 ..
             } => format!(
-                "{host}: ibv_reg_mr on GPU memory [{}], {bytes} bytes, through peer memory: pins {} of {} and builds the NIC's translation table (MTT), {} us{}",
-                hex(*va),
+                "{host}: ibv_reg_mr on {}, through peer memory: pins {} of {} and builds the NIC's translation table (MTT), {} us{}",
+                match ring {
+                    Some((gpu, buffers)) => format!(
+                        "{gpu}'s memory [{}], the PXN relay's ring of {} ({bytes} bytes)",
+                        hex(*va),
+                        plural(u64::from(*buffers), "chunk buffer", "chunk buffers")
+                    ),
+                    None => format!("GPU memory [{}], {bytes} bytes", hex(*va)),
+                },
                 plural(*pages, "GPU page", "GPU pages"),
                 fmt_bytes(*page_bytes),
                 us(*cost_ps),
-                match when {
-                    MrWhen::Cached => ", once (registration cache)",
-                    MrWhen::PerTransferStep => " (per transfer: a timed step below)",
-                    MrWhen::PerTransferReceiver =>
+                match (ring, when) {
+                    (Some(_), _) => ", once (at connection setup)",
+                    (None, MrWhen::Cached) => ", once (registration cache)",
+                    (None, MrWhen::PerTransferStep) => " (per transfer: a timed step below)",
+                    (None, MrWhen::PerTransferReceiver) =>
                         " (per transfer, on this host's CPU from t = 0 while the sender works)",
                 }
             ),

@@ -223,32 +223,25 @@ impl Phrases for Chinese {
                 pages,
                 page_bytes,
                 cost_ps,
-                ring: Some((gpu, buffers)),
-                ..
-            } => format!(
-                "{host}：ibv_reg_mr 经 peer memory 注册 {gpu} 的显存[{}]，即PXN中继的 {buffers} 个分块缓冲区环，{bytes} 字节：锁定 {pages} 个GPU页（每页 {}）并构建网卡地址转换表（MTT），{} us，只在建立连接时做一次",
-                hex(*va),
-                fmt_bytes(*page_bytes),
-                us(*cost_ps)
-            ),
-            Setup::GpuMr {
-                host,
-                va,
-                bytes,
-                pages,
-                page_bytes,
-                cost_ps,
                 when,
+                ring,
                 ..
             } => format!(
-                "{host}：ibv_reg_mr 经 peer memory 注册GPU显存[{}]，{bytes} 字节：锁定 {pages} 个GPU页（每页 {}）并构建网卡地址转换表（MTT），{} us{}",
-                hex(*va),
+                "{host}：ibv_reg_mr 经 peer memory 注册{}，{bytes} 字节：锁定 {pages} 个GPU页（每页 {}）并构建网卡地址转换表（MTT），{} us{}",
+                match ring {
+                    Some((gpu, buffers)) => format!(
+                        " {gpu} 的显存[{}]，即PXN中继的 {buffers} 个分块缓冲区环",
+                        hex(*va)
+                    ),
+                    None => format!("GPU显存[{}]", hex(*va)),
+                },
                 fmt_bytes(*page_bytes),
                 us(*cost_ps),
-                match when {
-                    MrWhen::Cached => "，只做一次（注册缓存）",
-                    MrWhen::PerTransferStep => "（每次传输都注册：见下方计时步骤）",
-                    MrWhen::PerTransferReceiver =>
+                match (ring, when) {
+                    (Some(_), _) => "，只在建立连接时做一次",
+                    (None, MrWhen::Cached) => "，只做一次（注册缓存）",
+                    (None, MrWhen::PerTransferStep) => "（每次传输都注册：见下方计时步骤）",
+                    (None, MrWhen::PerTransferReceiver) =>
                         "（每次传输都注册：在发送端工作的同时，由本机CPU从 t = 0 开始执行）",
                 }
             ),
