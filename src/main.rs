@@ -328,8 +328,8 @@ enum Command {
         /// Operation: write_imm, write, read or send.
         #[arg(long, default_value = "write_imm")]
         op: String,
-        /// The host-staging path to contrast with GPUDirect: staged, gdrcopy, staged_pipelined
-        /// or auto.
+        /// The path to contrast with GPUDirect: staged, gdrcopy, staged_pipelined, pxn or
+        /// auto.
         #[arg(long, default_value = "staged")]
         path: String,
         /// Language: en or zh.

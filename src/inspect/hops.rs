@@ -60,6 +60,7 @@ impl<'a> Hops<'a> {
             let base = name
                 .strip_prefix("pcie:")
                 .or_else(|| name.strip_prefix("upi:"))
+                .or_else(|| name.strip_prefix("nvlink:"))
                 .or_else(|| name.strip_prefix("wire:"))
                 .unwrap_or(&name);
             let base = match base.find(".p2p-") {

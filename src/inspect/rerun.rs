@@ -11,6 +11,8 @@ pub struct Recorded {
     pub steps: crate::plan::Plan,
     /// The path that ran.
     pub effective_path: paths::EffectivePath,
+    /// Why it ran as `effective_path` where the path chose or fell back (results.csv `reason`).
+    pub reason: String,
     /// One-time costs kept out of the latency (results.csv `setup_us`), picoseconds.
     pub setup_ps: Ps,
     /// Everything the run recorded: hops, spans of message 0, descriptors, component names.
@@ -81,6 +83,7 @@ pub fn record(
     Ok(Recorded {
         plan: built.sides,
         effective_path: built.effective(),
+        reason: built.reason.clone(),
         setup_ps: built.setup,
         inline: built.inline,
         bounce_buffers: built.bounce_buffers,

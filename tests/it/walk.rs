@@ -186,6 +186,46 @@ fn the_addresses_follow_the_address_map() {
     }
 }
 
+/// Asserts that the walk `p` of `point` (scenario, path, op, size) has the simulation's
+/// numbers: latency, host-memory bytes, CPU time, setup and effective path agree with the
+/// sweep's result row of the same point, and the steps (and their parts) run in time order to
+/// the delivery. Returns that row, with its stages (stages.csv).
+fn agrees_with_its_point(
+    cfg: &Config,
+    topo: &gdrsim::topology::Topology,
+    (si, path, op, size): (usize, PathKind, Op, u64),
+    p: &walkthrough::PathWalk,
+) -> gdrsim::stats::Summary {
+    let point = Point {
+        scenario: si,
+        path,
+        op,
+        size,
+        seed: scenario::point_seed(cfg.seed, si, path, op, size),
+    };
+    let r = scenario::simulate_point(cfg, topo, &point).summary;
+    assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");
+    assert_eq!(p.host_mem_bytes, r.host_mem_bytes);
+    assert_eq!(p.cpu_busy_ps, r.cpu_busy_ps);
+    assert_eq!(p.setup_ps, r.setup_ps);
+    assert_eq!(p.effective_path, r.effective_path);
+    let mut prev = 0;
+    for s in &p.steps {
+        assert!(
+            s.start >= prev,
+            "{:?} starts before the step before it",
+            s.kind
+        );
+        prev = s.start;
+        for part in &s.parts {
+            assert!(part.start >= s.start && part.start + part.dur <= s.start + s.dur);
+        }
+    }
+    let last = p.steps.last().unwrap();
+    assert_eq!(last.start + last.dur, p.latency_ps);
+    r
+}
+
 /// The walk's numbers are the simulation's: latency, host-memory bytes and CPU time agree with
 /// the sweep's result row of the same point, and the steps run in time order to the delivery.
 #[test]
@@ -213,33 +253,7 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
         };
         assert_eq!(w.paths.len(), kinds.len());
         for (p, &path) in w.paths.iter().zip(kinds) {
-            let point = Point {
-                scenario: si,
-                path,
-                op,
-                size,
-                seed: scenario::point_seed(cfg.seed, si, path, op, size),
-            };
-            let r = scenario::simulate_point(&cfg, &topo, &point).summary;
-            assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");
-            assert_eq!(p.host_mem_bytes, r.host_mem_bytes);
-            assert_eq!(p.cpu_busy_ps, r.cpu_busy_ps);
-            assert_eq!(p.setup_ps, r.setup_ps);
-            assert_eq!(p.effective_path, r.effective_path);
-            let mut prev = 0;
-            for s in &p.steps {
-                assert!(
-                    s.start >= prev,
-                    "{:?} starts before the step before it",
-                    s.kind
-                );
-                prev = s.start;
-                for part in &s.parts {
-                    assert!(part.start >= s.start && part.start + part.dur <= s.start + s.dur);
-                }
-            }
-            let last = p.steps.last().unwrap();
-            assert_eq!(last.start + last.dur, p.latency_ps);
+            agrees_with_its_point(&cfg, &topo, (si, path, op, size), p);
         }
         if op == Op::Read {
             continue;
@@ -511,8 +525,334 @@ fn the_walk_contrasts_gdrcopy_and_pipelined_staging_with_gpudirect() {
     );
     assert!(first.contains("the other 3 chunks of 262144 bytes follow these steps"));
     assert!(first.contains("len=262144"));
+    // The walked chunk's reads, packets and writes, not the message's.
+    assert!(first.contains("DMA read of host memory: 512 read requests of up to 512 B"));
+    assert!(first.contains("wire: 64 packets (MTU 4096 B)"));
+    assert!(first.contains("DMA write into host memory: 1024 posted writes"));
 
     let out = gdrsim(&["walk", "--path", "host"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--path"));
+}
+
+/// Two DGX H100 nodes whose GPU 4 has an address map of its own (so that the relay's addresses
+/// differ from the sender's): `far` sends from GPU0 through NIC4 (SYS; GPU4, NIC4's PIX GPU,
+/// relays it over NVLink), `near` from GPU0 through its own NIC0.
+const PXN_CONFIG: &str = r#"
+name = "pxn-walk"
+[sim]
+iterations = 3
+stream_messages = 8
+[sweep]
+sizes = ["4KiB"]
+paths = ["pxn"]
+[[machines]]
+name = "dgx"
+preset = "dgx-h100"
+[[machines.gpus]]
+name = "gpu4"
+heap_base = 0x4000000000
+bar_offset = 0x100000000
+[[hosts]]
+name = "a"
+machine = "dgx"
+[[hosts]]
+name = "b"
+machine = "dgx"
+[[scenarios]]
+name = "far"
+sender = { host = "a", nic = "nic4", gpu = "gpu0" }
+receiver = { host = "b", nic = "nic4", gpu = "gpu4" }
+[[scenarios]]
+name = "near"
+sender = { host = "a", nic = "nic0", gpu = "gpu0" }
+receiver = { host = "b", nic = "nic0", gpu = "gpu0" }
+"#;
+
+fn pxn_config() -> Config {
+    config::parse(PXN_CONFIG, "pxn-walk.toml").unwrap()
+}
+
+/// Asserts that each line of `text` holding one of `needles` has no English words left: its
+/// runs of ASCII letters are names, units, verbs API words or terms the Chinese walk keeps.
+fn no_english(text: &str, needles: &[&str]) {
+    const KEPT: [&str; 30] = [
+        "PXN",
+        "NVLink",
+        "GPU",
+        "GPUDirect",
+        "DMA",
+        "MTT",
+        "FIFO",
+        "posted",
+        "write",
+        "gpu",
+        "mem",
+        "nvswitch",
+        "cpu",
+        "dram",
+        "nic",
+        "SYS",
+        "PIX",
+        "NV",
+        "ibv",
+        "reg",
+        "peer",
+        "memory",
+        "gather",
+        "src",
+        "len",
+        "flags",
+        "KiB",
+        "pxn",
+        "CPU",
+        "BAR",
+    ];
+    // Two letters or fewer: host names, hex digits, units, "sw"/"rc" of routes.
+    let kept = |w: &str| w.len() <= 2 || KEPT.contains(&w);
+    for needle in needles {
+        let line = text
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in\n{text}"));
+        for word in line.split(|c: char| !c.is_ascii_alphabetic()) {
+            assert!(kept(word), "English {word:?} left in {line:?}");
+        }
+    }
+}
+
+/// PXN (`--path pxn`, and `auto` where NCCL picks it): the far sender's kernel stores the chunk
+/// over NVLink into the relay GPU (GPU4, next to NIC4), then a flag into the proxy's host
+/// memory, which the proxy thread polls, all before the post; the NIC reads the relay's memory
+/// (its bus address, not the sender's). The steps are the simulation's: the relay, post and
+/// delivery agree with stages.csv (the summary's stage rows) and results.csv of the same
+/// point, for one chunk and for several (the first walked, the others summed up).
+#[test]
+fn the_pxn_walk_hands_the_chunk_over_nvlink_to_the_relay_before_the_post() {
+    let cfg = pxn_config();
+    let topo = scenario::topology(&cfg);
+    let m = &cfg.hosts[0].machine;
+    let (gpu0, gpu4) = (&m.gpus[0], &m.gpus[4]);
+    let relay_bus = gpu4.heap_base + gpu4.bar_offset;
+    assert_ne!(relay_bus, gpu0.heap_base + gpu0.bar_offset);
+
+    let w = inspect::walk(&cfg, 0, (PathKind::Pxn, Op::WriteImm), 4096).unwrap();
+    let en = walkthrough::render(&w, Lang::En);
+    let pxn = section(
+        &en,
+        "=== [1] PXN path (pxn): GPU -> NVLink -> relay GPU next to the NIC -> NIC",
+        "=== [2] GPUDirect",
+    );
+    let store = line_index(
+        pxn,
+        "a/gpu0.sm   kernel stores over NVLink (PXN): gpu0[0x2A00000000] -> gpu4[0x4000000000] 4096 bytes",
+    );
+    let flag = line_index(
+        pxn,
+        "a/gpu0.sm   then the kernel stores the 16 B flag into the proxy's host memory, gpu0 > sw0 > rc0 > cpu0 > cpu1 > cpu1.dram",
+    );
+    let poll = line_index(
+        pxn,
+        "a/cpu1.cpu  the proxy thread, polling its FIFO, finds the flag: the chunk is in gpu4's memory",
+    );
+    let post = line_index(pxn, "a/cpu1.cpu  CPU builds the send WQE");
+    assert!(store < flag && flag < poll && poll < post, "{pxn}");
+    assert_eq!(
+        store,
+        line_index(pxn, "    1 "),
+        "the hand-over is the first step"
+    );
+    assert!(
+        pxn.lines()
+            .nth(store)
+            .unwrap()
+            .contains("gpu0.mem > gpu0 > nvswitch > gpu4 > gpu4.mem"),
+        "the stores' route over NVLink:\n{pxn}"
+    );
+    assert!(pxn.contains("ibv_reg_mr on gpu4's memory [0x4000000000], the PXN relay's ring"));
+    assert!(pxn.contains(
+        "DMA descriptor (gather, the NIC reads): src=0x4100000000, len=4096, flags=1 (GPUDirect: GPU memory of the relay gpu4)"
+    ));
+    assert!(pxn.contains("completions back gpu4.mem > gpu4 > sw4 > nic4"));
+    assert!(pxn.contains(
+        "PXN DMA descriptor (the NIC reads the relay gpu4's memory): src=0x4100000000, len=4096, flags=1"
+    ));
+    let p = &w.paths[0];
+    assert_eq!(p.gather.as_ref().unwrap().addr, relay_bus);
+    assert_eq!(
+        w.paths[1].gather.as_ref().unwrap().addr,
+        gpu0.heap_base + gpu0.bar_offset
+    );
+    let c = section(&en, "=== Contrast", "\u{0}");
+    assert!(c.contains(
+        "PXN DMA source:         0x4100000000 (bus address of the relay gpu4's buffer = virtual address 0x4000000000 + BAR offset 0x100000000)"
+    ));
+    assert!(c.contains("GPUDirect DMA source:   0x2A80000000 (GPU bus address"));
+    assert!(c.contains("GPUDirect removed no copy here"));
+    assert!(c.contains(
+        "PXN makes no host copy on the sending side either: instead of the NIC reading gpu0 (SYS to nic4), it adds an NVLink hop (gpu0's kernel stores each chunk into gpu4's memory, NV18) and a proxy hand-over"
+    ));
+    assert!(c.contains("the NIC then reads gpu4 (PIX to nic4)."));
+
+    // The same point's stages.csv rows and results.csv row, for one chunk and several.
+    let chunk = cfg.sim.chunk_bytes;
+    for size in [4096, 4 * chunk] {
+        let w = inspect::walk(&cfg, 0, (PathKind::Pxn, Op::WriteImm), size).unwrap();
+        let p = &w.paths[0];
+        let r = agrees_with_its_point(&cfg, &topo, (0, PathKind::Pxn, Op::WriteImm, size), p);
+        assert_eq!(r.effective_path.name(), "pxn");
+        let stage = |name: &str| {
+            r.stages
+                .iter()
+                .find(|s| s.stage.name() == name)
+                .unwrap_or_else(|| panic!("no stage {name} at {size}"))
+        };
+        let is = |s: &walkthrough::Step, k: fn(&walkthrough::StepKind) -> bool| k(&s.kind);
+        let find = |k: fn(&walkthrough::StepKind) -> bool| {
+            p.steps
+                .iter()
+                .find(|s| is(s, k))
+                .unwrap_or_else(|| panic!("a step missing at {size}"))
+        };
+        use walkthrough::StepKind as K;
+        let (store, poll) = (
+            find(|k| matches!(k, K::KernelStore { .. })),
+            find(|k| matches!(k, K::ProxyPoll { .. })),
+        );
+        let build = find(|k| matches!(k, K::BuildWqe { .. }));
+        let relay = stage("relay");
+        assert_eq!(store.start, relay.start_ps, "{size}");
+        assert_eq!(store.component, relay.component, "{size}");
+        assert_eq!(build.start, stage("post").start_ps, "{size}");
+        assert_eq!(
+            build.start,
+            poll.start + poll.dur,
+            "the proxy posts once it finds the flag"
+        );
+        let K::KernelStore { bytes, .. } = store.kind else {
+            unreachable!()
+        };
+        if size == 4096 {
+            assert_eq!(bytes, 4096);
+            // One chunk: the relay stage is its hand-over.
+            assert_eq!(poll.start + poll.dur, relay.end_ps);
+            assert_eq!(
+                p.relay.as_ref().unwrap().hand_over_ps,
+                relay.end_ps - relay.start_ps
+            );
+        } else {
+            assert_eq!(bytes, chunk);
+            assert!(poll.start + poll.dur < relay.end_ps, "more chunks follow");
+            let last = p.steps.last().unwrap();
+            assert_eq!(
+                last.kind,
+                K::Chunks {
+                    more: 3,
+                    bytes: chunk,
+                    total: size,
+                    relay: true,
+                    copy_in: false
+                }
+            );
+            // The walked chunk's DMA read, packets and DMA write count its bytes, not the
+            // message's.
+            for s in &p.steps {
+                match s.kind {
+                    K::DmaRead {
+                        requests,
+                        request_bytes,
+                        ..
+                    } => assert_eq!(requests, chunk.div_ceil(request_bytes)),
+                    K::Wire { packets, mtu, .. } => assert_eq!(packets, chunk.div_ceil(mtu)),
+                    K::DmaWrite {
+                        writes,
+                        write_bytes,
+                        ..
+                    } => assert_eq!(writes, chunk.div_ceil(write_bytes)),
+                    _ => {}
+                }
+            }
+            assert!(walkthrough::render(&w, Lang::En).contains(&format!(
+                "the other 3 chunks of {chunk} bytes follow these steps, overlapped through the ring of the relay GPU's chunk buffers; the last one's receive completes"
+            )));
+        }
+        assert!(p.copies.is_empty(), "no cudaMemcpy");
+    }
+
+    // auto picks PXN here and walks the same steps.
+    let auto = walkthrough::render(
+        &inspect::walk(&cfg, 0, (PathKind::Auto, Op::WriteImm), 4096).unwrap(),
+        Lang::En,
+    );
+    let first = section(&auto, "=== [1] PXN path (auto)", "=== [2] GPUDirect");
+    assert!(first.contains("note: auto runs what NCCL would choose here: pxn"));
+    let table = |t: &str| t[t.find("    #").unwrap()..].to_string();
+    assert_eq!(table(first), table(pxn));
+
+    // Chinese: the same steps, in Chinese.
+    let zh = walkthrough::render(&w, Lang::Zh);
+    assert!(zh.contains("=== [1] [PXN路径]（pxn）：GPU -> NVLink -> 网卡旁的中继GPU"));
+    assert!(
+        zh.contains("内核经NVLink写入（PXN）：gpu0[0x2A00000000] -> gpu4[0x4000000000] 4096 字节")
+    );
+    assert!(zh.contains("中继GPU gpu4 的显存"));
+    no_english(
+        &zh,
+        &[
+            "[PXN路径]",
+            "PXN中继",
+            "内核经NVLink写入",
+            "标志写入代理线程",
+            "代理线程轮询其FIFO",
+            "中继GPU gpu4 的显存",
+            "PXN DMA描述符",
+            "PXN路径DMA源地址",
+            "PXN在发送端",
+        ],
+    );
+}
+
+/// `--path pxn` where no GPU relays (the sender is its NIC's nearest GPU) walks GPUDirect and
+/// says why, in the words of results.csv's `reason`.
+#[test]
+fn pxn_without_a_relay_walks_as_gpudirect_with_the_reason() {
+    let cfg = pxn_config();
+    let w = inspect::walk(&cfg, 1, (PathKind::Pxn, Op::WriteImm), 4096).unwrap();
+    let (p, gd) = (&w.paths[0], &w.paths[1]);
+    assert_eq!(p.effective_path.name(), "gpudirect");
+    assert!(p.relay.is_none());
+    assert_eq!(p.latency_ps, gd.latency_ps);
+    assert_eq!(p.steps, gd.steps);
+    let en = walkthrough::render(&w, Lang::En);
+    let first = section(&en, "=== [1] GPUDirect path (pxn)", "=== [2] GPUDirect");
+    assert!(first.contains(
+        "note: PXN has no relay here, so the sender runs as GPUDirect; effective path: gpudirect (sender: no PXN relay (gpu0 is nic0's nearest GPU (PIX)) -> GPUDirect)"
+    ));
+    assert!(!en.contains("kernel stores over NVLink"));
+    assert!(!en.contains("PXN DMA"));
+    let zh = walkthrough::render(&w, Lang::Zh);
+    assert!(zh.contains("注意：此处PXN没有可用的中继GPU，发送端按GPUDirect运行"));
+
+    // On the command line too.
+    let dir = std::env::temp_dir().join(format!("gdrsim-walk-pxn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("pxn.toml");
+    std::fs::write(&file, PXN_CONFIG).unwrap();
+    let out = gdrsim(&[
+        "walk",
+        file.to_str().unwrap(),
+        "--scenario",
+        "far",
+        "--path",
+        "pxn",
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("=== [1] PXN path (pxn)"));
+    assert!(text.contains("the proxy thread, polling its FIFO, finds the flag"));
 }

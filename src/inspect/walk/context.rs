@@ -28,9 +28,10 @@ impl<'a> PathCtx<'a> {
     pub(super) fn new(run: &'a Recorded, topo: &'a Topology, op: Op, size: u64) -> Self {
         let plan = run.plan;
         // A pipelined message is walked by its first chunk (its steps run from the first
-        // chunk's copy out of the GPU to the second's); the others repeat them, overlapped.
+        // chunk's copy out of the GPU, or its store into the PXN relay, to the second's); the
+        // others repeat them, overlapped.
         let d2h: Vec<u16> = (0..run.steps.steps.len() as u16)
-            .filter(|&i| run.steps.stage(i) == Some(Stage::MemcpyD2h))
+            .filter(|&i| chunk_copy(&run.steps, i))
             .collect();
         let chunk_steps = (d2h.len() > 1).then(|| d2h[0]..d2h[1]);
         let chunks = d2h.len().max(1) as u64;
@@ -53,11 +54,23 @@ impl<'a> PathCtx<'a> {
             msg_bytes: size,
             chunks,
         };
-        c.msg_bytes = c
-            .span(Stage::MemcpyD2h)
+        c.msg_bytes = d2h
+            .first()
             .filter(|_| chunks > 1)
-            .map_or(size, |s| run.steps.steps[s.step as usize].bytes);
+            .map_or(size, |&s| run.steps.steps[s as usize].bytes);
         c
+    }
+
+    /// Message 0's spans of `stage` in the steps walked (a pipelined message's first chunk),
+    /// in plan order.
+    pub(super) fn spans(&self, stage: Stage) -> Vec<&'a Span> {
+        let walked = self.h.steps.clone();
+        self.run
+            .spans
+            .iter()
+            .filter(|s| s.msg == 0 && s.stage == stage)
+            .filter(|s| walked.as_ref().is_none_or(|r| r.contains(&s.step)))
+            .collect()
     }
 
     /// Message 0's span of `stage`.
@@ -103,7 +116,14 @@ impl<'a> PathCtx<'a> {
                 len: d.len,
                 flags: d.flags,
                 gather: dir == DescriptorDir::Gather,
+                relay: self.relay_gpu().filter(|_| dir == DescriptorDir::Gather),
             })
+    }
+
+    /// PXN: the name of the sender's relay GPU, whose memory its NIC reads.
+    pub(super) fn relay_gpu(&self) -> Option<String> {
+        let via = self.plan.sender.relay?.via;
+        Some(self.hosts[0].spec.gpus[via].name.clone())
     }
 
     /// Whether the operation is an RDMA Read (posted by the data's destination).
@@ -135,5 +155,16 @@ impl<'a> PathCtx<'a> {
     /// The end of the last step so far.
     pub(super) fn last_end(steps: &[Step]) -> Ps {
         steps.last().map_or(0, |s| s.start + s.dur)
+    }
+}
+
+/// Whether step `i` is the sender's copy of one chunk out of its GPU: a cudaMemcpy DtoH, or a
+/// PXN kernel's stores of the payload into its relay.
+fn chunk_copy(plan: &crate::plan::Plan, i: u16) -> bool {
+    let step = &plan.steps[i as usize];
+    match plan.stage(i) {
+        Some(Stage::MemcpyD2h) => true,
+        Some(Stage::Relay) => step.payload && step.kind.copy().is_some(),
+        _ => false,
     }
 }

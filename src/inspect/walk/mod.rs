@@ -12,6 +12,8 @@ mod side;
 
 use self::context::PathCtx;
 use super::*;
+use crate::report::walkthrough::RelayWalk;
+use crate::topology::{NodeKind, Place};
 
 pub(super) fn step(start: Ps, end: Ps, component: &str, kind: StepKind) -> Step {
     Step {
@@ -111,6 +113,9 @@ pub(super) fn walk_path(
     send::registration(&c, &mut steps);
     send::copy_out(&c, &mut steps, &mut copies);
     steps.extend(send::gdrcopy(&c, Stage::GdrcopyRead, c.plan.sender.staging));
+    let before = steps.len();
+    send::relay(&c, &mut steps);
+    let relay = relay_walk(&c, &steps[before..]);
     send::post(&c, &mut steps);
     if let Some(g) = &gather {
         send::gather(&c, g, &mut steps);
@@ -132,6 +137,8 @@ pub(super) fn walk_path(
     Ok(PathWalk {
         path,
         effective_path: run.effective_path,
+        reason: run.reason.clone(),
+        relay,
         setup: setup::setup(cfg, &c),
         setup_ps: run.setup_ps,
         steps,
@@ -148,18 +155,40 @@ pub(super) fn walk_path(
     })
 }
 
+/// PXN's summary for the contrast, from the walked hand-over `steps` of the first chunk (None
+/// where the sender does not relay).
+fn relay_walk(c: &PathCtx, steps: &[Step]) -> Option<RelayWalk> {
+    let relay = c.plan.sender.relay?;
+    let (first, last) = (steps.first()?, steps.last()?);
+    let h = c.hosts[0];
+    let gpu = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
+    let nic = Place::Device(h.node_index(NodeKind::Nic(c.plan.sender.nic)));
+    Some(RelayWalk {
+        from: h.spec.gpus[relay.from].name.clone(),
+        via: h.spec.gpus[relay.via].name.clone(),
+        nic: c.nic_spec(0).name.clone(),
+        link: h.class(gpu(relay.from), gpu(relay.via)),
+        via_class: h.class(gpu(relay.via), nic),
+        hand_over_ps: last.start + last.dur - first.start,
+    })
+}
+
 /// The walk of `op` on scenario `si` at `size`: a host-staging path (`staged`, `gdrcopy`,
-/// `staged_pipelined` or `auto`), then the GPUDirect path (the GPUDirect path alone for an RDMA
-/// Read, whose source cannot be staged).
+/// `staged_pipelined` or `auto`) or PXN (`pxn`), then the GPUDirect path (the GPUDirect path
+/// alone for an RDMA Read, whose source cannot be staged).
 pub fn walk(cfg: &Config, si: usize, (path, op): (PathKind, Op), size: u64) -> Result<Walk> {
     if !matches!(
         path,
-        PathKind::Staged | PathKind::Gdrcopy | PathKind::StagedPipelined | PathKind::Auto
+        PathKind::Staged
+            | PathKind::Gdrcopy
+            | PathKind::StagedPipelined
+            | PathKind::Pxn
+            | PathKind::Auto
     ) {
         return Err(ConfigError::new(
             CLI,
             "--path",
-            "the path to contrast with GPUDirect: staged, gdrcopy, staged_pipelined or auto",
+            "the path to contrast with GPUDirect: staged, gdrcopy, staged_pipelined, pxn or auto",
             path.name(),
         )
         .into());

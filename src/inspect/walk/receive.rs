@@ -35,7 +35,7 @@ pub(super) fn receive(c: &PathCtx, scatter: Option<&Desc>, steps: &mut Vec<Step>
         steps.push(c.timed(
             w,
             StepKind::DmaWrite {
-                writes: count(&hops, Unit::Write).unwrap_or(c.size.div_ceil(mps)),
+                writes: count(&hops, Unit::Write).unwrap_or(c.msg_bytes.div_ceil(mps)),
                 write_bytes: mps,
                 gpu: c.plan.receiver.nic_buffer.is_gpu(),
                 route: h.nodes(&first),
@@ -102,24 +102,29 @@ pub(super) fn copy_in(c: &PathCtx, steps: &mut Vec<Step>, copies: &mut Vec<(Stri
 }
 
 /// The end of the message: a pipelined message's other chunks, which follow the first
-/// overlapped through the ring of bounce buffers (the last one's copy into the GPU delivers
-/// it), and the data landing where the receiver polled before the last payload write landed
+/// overlapped through the ring of bounce buffers or of the PXN relay's chunk buffers (the last
+/// one's copy into the GPU, or its receive, delivers it), and the data landing where the receiver polled before the last payload write landed
 /// (GPU memory, no flush): delivery is causal, the data is visible only when it lands.
 pub(super) fn delivery(c: &PathCtx, steps: &mut Vec<Step>) {
     let delivered = c.run.outcome.messages[0].1;
     if c.chunks > 1 {
         let last_end = PathCtx::last_end(steps);
-        let ce = c
+        // Who delivers the last chunk: the copy engine of its copy into the GPU, else the
+        // receiving CPU that polls its completion.
+        let by = c
             .span(Stage::MemcpyH2d)
+            .or_else(|| c.span(Stage::Poll))
             .map_or(String::new(), |s| c.name(s.component));
         steps.push(step(
             last_end,
             delivered.max(last_end),
-            &ce,
+            &by,
             StepKind::Chunks {
                 more: c.chunks - 1,
                 bytes: c.msg_bytes,
                 total: c.size,
+                relay: c.plan.sender.relay.is_some(),
+                copy_in: c.plan.receiver.staging.is_some(),
             },
         ));
     }

@@ -1,6 +1,6 @@
 //! The sending half of a walk: per-transfer registration, the copy out of the GPU (staging or
-//! GDRCopy), the post, the WQE's way to the NIC, the gather descriptor and its DMA read, and the
-//! wire.
+//! GDRCopy) or PXN's hand-over to the relay GPU, the post, the WQE's way to the NIC, the gather
+//! descriptor and its DMA read, and the wire.
 
 use super::context::PathCtx;
 use super::*;
@@ -48,6 +48,42 @@ pub(super) fn copy_out(c: &PathCtx, steps: &mut Vec<Step>, copies: &mut Vec<(Str
         },
     ));
     copies.extend((0..c.chunks).map(|_| (c.hosts[0].name.clone(), true)));
+}
+
+/// PXN's hand-over of the first chunk: the sending kernel's stores over NVLink into the relay
+/// GPU's buffer, its flag into the proxy's host memory, the proxy thread's poll that finds it.
+pub(super) fn relay(c: &PathCtx, steps: &mut Vec<Step>) {
+    let Some(relay) = c.plan.sender.relay else {
+        return;
+    };
+    let gpus = &c.hosts[0].spec.gpus;
+    let (from, via) = (&gpus[relay.from].name, &gpus[relay.via].name);
+    let stores = c.h.of(Some(Stage::Relay), Movement::D2h);
+    for s in c.spans(Stage::Relay) {
+        let st = &c.run.steps.steps[s.step as usize];
+        let hops: Vec<&Hop> = stores
+            .iter()
+            .copied()
+            .filter(|h| h.step == s.step)
+            .collect();
+        let route = c.h.nodes(&first_of(&hops, Unit::Write));
+        let kind = match st.kind.copy() {
+            Some((Copy::D2h { mps, .. }, _)) if st.payload => StepKind::KernelStore {
+                from: (from.clone(), relay.from_va),
+                to: (via.clone(), c.plan.sender.nic_buffer.virt_addr()),
+                bytes: st.bytes,
+                writes: count(&hops, Unit::Write).unwrap_or(st.bytes.div_ceil(mps)),
+                write_bytes: mps,
+                route,
+            },
+            Some(_) => StepKind::RelayFlag {
+                bytes: st.bytes,
+                route,
+            },
+            None => StepKind::ProxyPoll { via: via.clone() },
+        };
+        steps.push(c.timed(s, kind));
+    }
 }
 
 /// GDRCopy: a thread copies between the GPU buffer and the host buffer through BAR1, out of
@@ -154,9 +190,9 @@ pub(super) fn gather(c: &PathCtx, g: &Desc, steps: &mut Vec<Step>) {
     steps.push(c.timed(
         read,
         StepKind::DmaRead {
-            requests: count(&hops, Unit::ReadRequest).unwrap_or(c.size.div_ceil(mrrs)),
+            requests: count(&hops, Unit::ReadRequest).unwrap_or(c.msg_bytes.div_ceil(mrrs)),
             request_bytes: mrrs,
-            completions: count(&hops, Unit::Completion).unwrap_or(c.size.div_ceil(mps)),
+            completions: count(&hops, Unit::Completion).unwrap_or(c.msg_bytes.div_ceil(mps)),
             gpu: c.plan.sender.nic_buffer.is_gpu(),
             route: c.h.nodes(&cpl),
             first_data: read.first_out,
@@ -176,7 +212,7 @@ pub(super) fn transmit(c: &PathCtx, steps: &mut Vec<Step>) {
         steps.push(c.timed(
             s,
             StepKind::Wire {
-                packets: count(&hops, Unit::Packet).unwrap_or(c.size.div_ceil(mtu)),
+                packets: count(&hops, Unit::Packet).unwrap_or(c.msg_bytes.div_ceil(mtu)),
                 mtu,
                 route: c.h.nodes(&first),
             },

@@ -38,25 +38,35 @@ pub(super) fn setup(cfg: &Config, c: &PathCtx) -> Vec<Setup> {
                 });
             }
         }
-        if let crate::plan::Buffer::Gpu { va, bus, .. } = sp.nic_buffer {
-            let pages = size.div_ceil(GPU_PAGE).max(1);
+        if let crate::plan::Buffer::Gpu { gpu, va, bus } = sp.nic_buffer {
+            // A PXN relay's ring of `pipeline_depth` chunk buffers, registered once at
+            // connection setup (as the path's setup counts it), else the message's buffer.
+            let depth = cfg.sim.pipeline_depth;
+            let ring = sp.relay.map(|_| (host.spec.gpus[gpu].name.clone(), depth));
+            let bytes = match ring {
+                Some(_) => cfg.sim.chunk_bytes.min(size) * u64::from(depth),
+                None => size,
+            };
+            let pages = bytes.div_ceil(GPU_PAGE).max(1);
             out.push(Setup::GpuMr {
                 host: host.name.clone(),
                 va,
-                bytes: size,
+                bytes,
                 pages,
                 page_bytes: GPU_PAGE,
-                cost_ps: reg.gpu_cost(size),
+                cost_ps: reg.gpu_cost(bytes),
                 mtt: (0..pages.min(4))
                     .map(|i| (va + i * GPU_PAGE, bus + i * GPU_PAGE))
                     .collect(),
                 // The posting side pays it as a step before its post; the other side pays it
                 // on its CPU while the poster works.
                 when: match (per_transfer, (side == 1) == c.read()) {
+                    _ if ring.is_some() => MrWhen::Cached,
                     (false, _) => MrWhen::Cached,
                     (true, true) => MrWhen::PerTransferStep,
                     (true, false) => MrWhen::PerTransferReceiver,
                 },
+                ring,
             });
         }
     }

@@ -2,8 +2,9 @@
 //! and a table of what each path cost, counted from the simulation rather than asserted.
 
 use super::format::{columns, ratio, us};
+use super::layout::style;
 use super::model::{PathKind, PathWalk, Walk};
-use super::phrases::Phrases;
+use super::phrases::{PathStyle, Phrases};
 use crate::units::Ps;
 
 /// Appends the contrast when the walk has both a staged and a GPUDirect path.
@@ -15,14 +16,15 @@ pub(crate) fn contrast(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
         return;
     };
     let [s, r] = &w.ends;
+    let (first, direct) = (style(st), PathStyle::GpuDirect);
     out.push(words.contrast_heading().into());
     if let (Some(a), Some(b)) = (&st.gather, &gd.gather) {
-        out.push(words.source(false, a.addr, &words.address_kind(a, s)));
-        out.push(words.source(true, b.addr, &words.address_kind(b, s)));
+        out.push(words.source(first, a.addr, &words.address_kind(a, s)));
+        out.push(words.source(direct, b.addr, &words.address_kind(b, s)));
     }
     if let (Some(a), Some(b)) = (&st.scatter, &gd.scatter) {
-        out.push(words.destination(false, &r.host, a.addr, &words.address_kind(a, r)));
-        out.push(words.destination(true, &r.host, b.addr, &words.address_kind(b, r)));
+        out.push(words.destination(first, &r.host, a.addr, &words.address_kind(a, r)));
+        out.push(words.destination(direct, &r.host, b.addr, &words.address_kind(b, r)));
     }
     counted_table(w.size, st, gd, words, out);
     if gd.latency_ps > 0 && st.latency_ps > 0 {
@@ -30,9 +32,9 @@ pub(crate) fn contrast(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
         out.push(format!(
             "  {}",
             if x >= 1.0 {
-                words.lower_latency(x)
+                words.lower_latency(x, first)
             } else {
-                words.higher_latency(1.0 / x)
+                words.higher_latency(1.0 / x, first)
             }
         ));
     }
@@ -49,6 +51,10 @@ pub(crate) fn contrast(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
     } else {
         words.removed_copies(&removed)
     });
+    // What PXN does instead of the NIC's read of the far GPU.
+    if let Some(relay) = &st.relay {
+        out.push(words.relay_contrast(relay, w.class));
+    }
 }
 
 /// The counted rows, staged against GPUDirect, with what GPUDirect removed.

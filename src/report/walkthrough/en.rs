@@ -2,7 +2,8 @@
 
 use super::format::{hex, op_title, plural, route, us};
 use super::model::{
-    Desc, EffectivePath, Endpoint, MrWhen, Op, PathKind, PollKind, Setup, StepKind, Walk,
+    Affinity, Desc, EffectivePath, Endpoint, MrWhen, Op, PathKind, PollKind, RelayWalk, Setup,
+    StepKind, Walk,
 };
 use super::phrases::{PathStyle, Phrases};
 use crate::units::{Ps, fmt_bytes};
@@ -14,11 +15,30 @@ fn mem(gpu: bool) -> &'static str {
     if gpu { "GPU memory" } else { "host memory" }
 }
 
-fn flags(flags: u32) -> &'static str {
-    if flags & 1 == 1 {
-        "GPUDirect: GPU memory"
-    } else {
-        "host memory"
+fn flags(d: &Desc) -> String {
+    match &d.relay {
+        Some(via) => format!("GPUDirect: GPU memory of the relay {via}"),
+        None if d.flags & 1 == 1 => "GPUDirect: GPU memory".into(),
+        None => "host memory".into(),
+    }
+}
+
+/// How a contrast line names the path walked in `style`, and the spaces that align it with
+/// the other path's line.
+fn label(style: PathStyle) -> (&'static str, &'static str) {
+    match style {
+        PathStyle::GpuDirect => ("GPUDirect", "  "),
+        PathStyle::Pxn { .. } => ("PXN", "        "),
+        _ => ("traditional", ""),
+    }
+}
+
+/// What GPUDirect's latency is compared with.
+fn than(style: PathStyle) -> &'static str {
+    match style {
+        PathStyle::Pxn { .. } => "PXN",
+        PathStyle::GpuDirect => "the path above (GPUDirect too)",
+        _ => "staged",
     }
 }
 
@@ -29,7 +49,7 @@ fn desc(d: &Desc) -> String {
             hex(d.addr),
             d.len,
             d.flags,
-            flags(d.flags)
+            flags(d)
         )
     } else {
         format!(
@@ -37,7 +57,7 @@ fn desc(d: &Desc) -> String {
             hex(d.addr),
             d.len,
             d.flags,
-            flags(d.flags)
+            flags(d)
         )
     }
 }
@@ -126,6 +146,10 @@ impl Phrases for English {
             PathStyle::GpuDirect => format!(
                 "=== [{n}] GPUDirect path ({path}): the NIC reads and writes GPU memory directly ==="
             ),
+            PathStyle::Pxn { staged_recv } => format!(
+                "=== [{n}] PXN path ({path}): GPU -> NVLink -> relay GPU next to the NIC -> NIC -> wire -> NIC -> {}GPU ===",
+                if staged_recv { "host memory -> " } else { "" }
+            ),
         }
     }
 
@@ -135,6 +159,12 @@ impl Phrases for English {
 
     fn no_p2p_note(&self, effective: EffectivePath) -> String {
         format!("note: peer-to-peer is not available in this scenario; effective path: {effective}")
+    }
+
+    fn no_relay_note(&self, effective: EffectivePath, reason: &str) -> String {
+        format!(
+            "note: PXN has no relay here, so the sender runs as GPUDirect; effective path: {effective} ({reason})"
+        )
     }
 
     fn setup_heading(&self, bounce: bool, setup_ps: Ps) -> String {
@@ -207,17 +237,26 @@ impl Phrases for English {
                 page_bytes,
                 cost_ps,
                 when,
+                ring,
                 ..
             } => format!(
-                "{host}: ibv_reg_mr on GPU memory [{}], {bytes} bytes, through peer memory: pins {} of {} and builds the NIC's translation table (MTT), {} us{}",
-                hex(*va),
+                "{host}: ibv_reg_mr on {}, through peer memory: pins {} of {} and builds the NIC's translation table (MTT), {} us{}",
+                match ring {
+                    Some((gpu, buffers)) => format!(
+                        "{gpu}'s memory [{}], the PXN relay's ring of {} ({bytes} bytes)",
+                        hex(*va),
+                        plural(u64::from(*buffers), "chunk buffer", "chunk buffers")
+                    ),
+                    None => format!("GPU memory [{}], {bytes} bytes", hex(*va)),
+                },
                 plural(*pages, "GPU page", "GPU pages"),
                 fmt_bytes(*page_bytes),
                 us(*cost_ps),
-                match when {
-                    MrWhen::Cached => ", once (registration cache)",
-                    MrWhen::PerTransferStep => " (per transfer: a timed step below)",
-                    MrWhen::PerTransferReceiver =>
+                match (ring, when) {
+                    (Some(_), _) => ", once (at connection setup)",
+                    (None, MrWhen::Cached) => ", once (registration cache)",
+                    (None, MrWhen::PerTransferStep) => " (per transfer: a timed step below)",
+                    (None, MrWhen::PerTransferReceiver) =>
                         " (per transfer, on this host's CPU from t = 0 while the sender works)",
                 }
             ),
@@ -250,11 +289,15 @@ impl Phrases for English {
 
     fn descriptor_summary(&self, gpudirect: bool, d: &Desc) -> String {
         format!(
-            "{} DMA descriptor: src={}, len={}, flags={}",
-            if gpudirect {
-                "GPUDirect"
-            } else {
-                "traditional"
+            "{} DMA descriptor{}: src={}, len={}, flags={}",
+            match (&d.relay, gpudirect) {
+                (Some(_), _) => "PXN",
+                (None, true) => "GPUDirect",
+                (None, false) => "traditional",
+            },
+            match &d.relay {
+                Some(via) => format!(" (the NIC reads the relay {via}'s memory)"),
+                None => String::new(),
             },
             hex(d.addr),
             d.len,
@@ -271,7 +314,13 @@ impl Phrases for English {
     }
 
     fn address_kind(&self, d: &Desc, e: &Endpoint) -> String {
-        if d.flags & 1 == 1 {
+        if let Some(via) = &d.relay {
+            format!(
+                "bus address of the relay {via}'s buffer = virtual address {} + BAR offset {}",
+                hex(d.virt_addr),
+                hex(d.addr.wrapping_sub(d.virt_addr))
+            )
+        } else if d.flags & 1 == 1 {
             format!(
                 "GPU bus address = virtual address {} + BAR offset {}",
                 hex(d.virt_addr),
@@ -282,26 +331,17 @@ impl Phrases for English {
         }
     }
 
-    fn source(&self, gpudirect: bool, addr: u64, kind: &str) -> String {
-        if gpudirect {
-            format!("GPUDirect DMA source:   {} ({kind})", hex(addr))
-        } else {
-            format!("traditional DMA source: {} ({kind})", hex(addr))
-        }
+    fn source(&self, style: PathStyle, addr: u64, kind: &str) -> String {
+        let (name, pad) = label(style);
+        format!("{name} DMA source: {pad}{} ({kind})", hex(addr))
     }
 
-    fn destination(&self, gpudirect: bool, host: &str, addr: u64, kind: &str) -> String {
-        if gpudirect {
-            format!(
-                "GPUDirect DMA destination on {host}:   {} ({kind})",
-                hex(addr)
-            )
-        } else {
-            format!(
-                "traditional DMA destination on {host}: {} ({kind})",
-                hex(addr)
-            )
-        }
+    fn destination(&self, style: PathStyle, host: &str, addr: u64, kind: &str) -> String {
+        let (name, pad) = label(style);
+        format!(
+            "{name} DMA destination on {host}: {pad}{} ({kind})",
+            hex(addr)
+        )
     }
 
     fn counted(&self) -> [&'static str; 6] {
@@ -319,12 +359,18 @@ impl Phrases for English {
         "removed"
     }
 
-    fn lower_latency(&self, x: f64) -> String {
-        format!("GPUDirect one-way latency is {x:.2}x lower than staged.")
+    fn lower_latency(&self, x: f64, first: PathStyle) -> String {
+        format!(
+            "GPUDirect one-way latency is {x:.2}x lower than {}.",
+            than(first)
+        )
     }
 
-    fn higher_latency(&self, x: f64) -> String {
-        format!("GPUDirect one-way latency is {x:.2}x higher than staged here.")
+    fn higher_latency(&self, x: f64, first: PathStyle) -> String {
+        format!(
+            "GPUDirect one-way latency is {x:.2}x higher than {} here.",
+            than(first)
+        )
     }
 
     fn definitions(&self) -> &'static [&'static str] {
@@ -352,6 +398,21 @@ impl Phrases for English {
         format!(
             "GPUDirect removed {}: the NIC reads and writes GPU memory directly.",
             list.join(" and ")
+        )
+    }
+
+    fn relay_contrast(&self, r: &RelayWalk, class: Affinity) -> String {
+        format!(
+            "PXN makes no host copy on the sending side either: instead of the NIC reading {} ({class} to {}), it adds an NVLink hop ({}'s kernel stores each chunk into {}'s memory, {}) and a proxy hand-over (a flag in host memory, which the proxy thread polls): {} us for the first chunk; the NIC then reads {} ({} to {}).",
+            r.from,
+            r.nic,
+            r.from,
+            r.via,
+            r.link,
+            us(r.hand_over_ps),
+            r.via,
+            r.via_class,
+            r.nic
         )
     }
 
@@ -443,9 +504,40 @@ impl Phrases for English {
                 hex(*host),
                 hex(*gpu)
             ),
-            StepKind::Chunks { more, bytes, total } => format!(
-                "the other {} of {bytes} bytes follow these steps, overlapped through the ring of bounce buffers; the last one's cudaMemcpyHtoD completes the {total} bytes",
-                plural(*more, "chunk", "chunks")
+            StepKind::Chunks {
+                more,
+                bytes,
+                total,
+                relay,
+                copy_in,
+            } => format!(
+                "the other {} of {bytes} bytes follow these steps, overlapped through the ring of {}; the last one's {} completes the {total} bytes",
+                plural(*more, "chunk", "chunks"),
+                if *relay { "the relay GPU's chunk buffers" } else { "bounce buffers" },
+                if *copy_in { "cudaMemcpyHtoD" } else { "receive" }
+            ),
+            StepKind::KernelStore {
+                from,
+                to,
+                bytes,
+                writes,
+                write_bytes,
+                route: r,
+            } => format!(
+                "kernel stores over NVLink (PXN): {}[{}] -> {}[{}] {bytes} bytes, {} of up to {write_bytes} B, {} (the running kernel's own stores: no launch, no CPU thread)",
+                from.0,
+                hex(from.1),
+                to.0,
+                hex(to.1),
+                plural(*writes, "posted write", "posted writes"),
+                route(r)
+            ),
+            StepKind::RelayFlag { bytes, route: r } => format!(
+                "then the kernel stores the {bytes} B flag into the proxy's host memory, {}",
+                route(r)
+            ),
+            StepKind::ProxyPoll { via } => format!(
+                "the proxy thread, polling its FIFO, finds the flag: the chunk is in {via}'s memory, ready to post"
             ),
             StepKind::DriverCopy { d2h: true } => "the driver's CPU copy from its pinned buffer into the pageable bounce buffer (bounce = \"pageable\")".into(),
             StepKind::DriverCopy { d2h: false } => "the driver's CPU copy from the pageable bounce buffer into its pinned buffer (bounce = \"pageable\")".into(),

@@ -5,6 +5,7 @@ use super::contrast::contrast;
 use super::format::{columns, us};
 use super::model::{Endpoint, PathKind, PathWalk, Setup, Step, Walk};
 use super::phrases::{PathStyle, Phrases};
+use crate::scenario::paths::SideMode;
 
 /// The walk as text lines, ending in a newline.
 pub(crate) fn render(w: &Walk, words: &dyn Phrases) -> String {
@@ -46,9 +47,15 @@ fn heading(w: &Walk, words: &dyn Phrases, out: &mut Vec<String>) {
     out.push(words.times_note().into());
 }
 
-fn style(p: &PathWalk) -> PathStyle {
-    match (p.path, p.effective_path.as_path()) {
-        (PathKind::GpuDirect, _) => PathStyle::GpuDirect,
+/// How a path's heading describes it: by what ran (`auto` as what it chose, `pxn` without a
+/// relay as GPUDirect).
+pub(super) fn style(p: &PathWalk) -> PathStyle {
+    let e = p.effective_path;
+    match (p.path, e.as_path()) {
+        (PathKind::GpuDirect, _) | (_, Some(PathKind::GpuDirect)) => PathStyle::GpuDirect,
+        _ if e.sender == SideMode::Relay => PathStyle::Pxn {
+            staged_recv: e.receiver != SideMode::Direct,
+        },
         (_, Some(PathKind::Gdrcopy)) => PathStyle::Gdrcopy,
         (_, Some(PathKind::StagedPipelined)) => PathStyle::Pipelined,
         _ => PathStyle::Traditional,
@@ -58,10 +65,13 @@ fn style(p: &PathWalk) -> PathStyle {
 /// One path: heading, notes, setup, the step table, the delivery row, the gather descriptor
 /// and the steps off the latency path. `receiver` is where the data is delivered.
 fn path(n: usize, p: &PathWalk, receiver: &Endpoint, words: &dyn Phrases, out: &mut Vec<String>) {
-    let gpudirect = p.path == PathKind::GpuDirect;
-    out.push(words.path_heading(n, style(p), p.path));
+    let style = style(p);
+    let gpudirect = style == PathStyle::GpuDirect;
+    out.push(words.path_heading(n, style, p.path));
     if p.path == PathKind::Auto {
         out.push(words.auto_note(p.effective_path));
+    } else if p.path == PathKind::Pxn && p.relay.is_none() {
+        out.push(words.no_relay_note(p.effective_path, &p.reason));
     } else if p.effective_path.as_path() != Some(p.path) {
         out.push(words.no_p2p_note(p.effective_path));
     }

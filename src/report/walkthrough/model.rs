@@ -56,10 +56,17 @@ impl Endpoint {
 /// One path, walked.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathWalk {
-    /// What was asked: a staging path (staged, gdrcopy, staged_pipelined, auto) or gpudirect.
+    /// What was asked: a staging path (staged, gdrcopy, staged_pipelined, auto), pxn or
+    /// gpudirect.
     pub path: PathKind,
-    /// What ran (a GPUDirect side without P2P falls back to staging).
+    /// What ran (a GPUDirect side without P2P falls back to staging; `pxn` without a relay
+    /// sends by GPUDirect).
     pub effective_path: EffectivePath,
+    /// Why the path runs as `effective_path` where it chose or fell back (results.csv
+    /// `reason`); empty otherwise.
+    pub reason: String,
+    /// PXN: the sender's hand-over to its relay GPU, where it relays.
+    pub relay: Option<RelayWalk>,
     /// One-time work done before t = 0 (kept out of the latency).
     pub setup: Vec<Setup>,
     /// `setup_us` of results.csv for this point.
@@ -88,6 +95,25 @@ pub struct PathWalk {
     pub dst_gpu: bool,
 }
 
+/// NCCL's PXN on the sending side, as the walk sums it up: the GPUs, how they are joined and
+/// how near the relay is to the NIC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RelayWalk {
+    /// The GPU holding the user's buffer, e.g. "gpu0".
+    pub from: String,
+    /// The GPU next to the NIC whose memory the NIC reads, e.g. "gpu4".
+    pub via: String,
+    /// The NIC, e.g. "nic4".
+    pub nic: String,
+    /// How `from` reaches `via` (NVLink: NV18).
+    pub link: Affinity,
+    /// The relay's affinity to the NIC (PIX).
+    pub via_class: Affinity,
+    /// The hand-over of the first chunk: from the first store over NVLink to the proxy's poll
+    /// finding its flag, picoseconds.
+    pub hand_over_ps: Ps,
+}
+
 /// A DMA descriptor as the NIC built it (the seed's `DmaDescriptor`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Desc {
@@ -106,6 +132,8 @@ pub struct Desc {
     /// Gather (the NIC reads the source) when true, scatter (it writes the destination) when
     /// false.
     pub gather: bool,
+    /// PXN: the relay GPU whose memory a gather reads (not the user's GPU), e.g. "gpu4".
+    pub relay: Option<String>,
 }
 
 /// One-time setup of one host.
@@ -159,6 +187,9 @@ pub enum Setup {
         mtt: Vec<(u64, u64)>,
         /// Whether it is paid once (setup) or on every transfer, and by whom.
         when: MrWhen,
+        /// PXN: the relay GPU's ring NCCL registers once at connection setup (the GPU's name,
+        /// its chunk buffers), not the user's buffer.
+        ring: Option<(String, u32)>,
     },
 }
 
@@ -300,6 +331,39 @@ pub enum StepKind {
         bytes: u64,
         /// Bytes of the whole message.
         total: u64,
+        /// Whether they go through a PXN relay's ring (else through the ring of bounce
+        /// buffers).
+        relay: bool,
+        /// Whether the last one's cudaMemcpyHtoD completes the message (else its RDMA does).
+        copy_in: bool,
+    },
+    /// PXN: the sending GPU's kernel (already running: no launch, no CPU thread) stores the
+    /// chunk over NVLink into the relay GPU's buffer.
+    KernelStore {
+        /// The sending GPU's name and its buffer's virtual address.
+        from: (String, u64),
+        /// The relay GPU's name and its buffer's virtual address.
+        to: (String, u64),
+        /// Bytes stored (the message, or a chunk).
+        bytes: u64,
+        /// Posted writes.
+        writes: u64,
+        /// The most bytes of one (the route's effective MPS).
+        write_bytes: u64,
+        /// The first write's route, node by node.
+        route: Vec<String>,
+    },
+    /// PXN: after the chunk, the kernel stores its flag into the proxy's host memory.
+    RelayFlag {
+        /// The flag's size, bytes.
+        bytes: u64,
+        /// GPU to host memory, node by node.
+        route: Vec<String>,
+    },
+    /// PXN: the relay's proxy thread, polling its FIFO in host memory, finds the flag.
+    ProxyPoll {
+        /// The relay GPU whose buffer now holds the chunk.
+        via: String,
     },
     /// Registration per transfer (ibv_reg_mr in the latency).
     Register {

@@ -3,7 +3,9 @@
 //! is printed where and in what order; a language only words it. A new language is one file
 //! implementing [`Phrases`] and one [`super::Lang`] variant.
 
-use super::model::{Desc, EffectivePath, Endpoint, Op, PathKind, Setup, StepKind, Walk};
+use super::model::{
+    Affinity, Desc, EffectivePath, Endpoint, Op, PathKind, RelayWalk, Setup, StepKind, Walk,
+};
 use crate::units::Ps;
 
 /// How a path's heading describes it.
@@ -17,6 +19,12 @@ pub enum PathStyle {
     Gdrcopy,
     /// The NIC reads and writes GPU memory.
     GpuDirect,
+    /// NCCL's PXN: the sending GPU hands the data over NVLink to the GPU next to the NIC, which
+    /// the NIC reads; the receiver takes it in GPU memory, or stages it (`staged_recv`).
+    Pxn {
+        /// Whether the receiver stages through host memory (else GPUDirect).
+        staged_recv: bool,
+    },
 }
 
 /// The words of one language.
@@ -49,6 +57,9 @@ pub trait Phrases {
     fn auto_note(&self, effective: EffectivePath) -> String;
     /// GPUDirect fell back because peer-to-peer is not available.
     fn no_p2p_note(&self, effective: EffectivePath) -> String;
+    /// `pxn` found no relay for the sender and runs as `effective`, for `reason` (results.csv
+    /// `reason`).
+    fn no_relay_note(&self, effective: EffectivePath, reason: &str) -> String;
     /// The heading of the one-time setup list.
     fn setup_heading(&self, bounce: bool, setup_ps: Ps) -> String;
     /// One setup item's line.
@@ -73,19 +84,20 @@ pub trait Phrases {
     fn contrast_heading(&self) -> &'static str;
     /// What a descriptor's address is (host buffer, or GPU bus address = VA + BAR offset).
     fn address_kind(&self, d: &Desc, e: &Endpoint) -> String;
-    /// The DMA source of one path; `kind` from [`Phrases::address_kind`].
-    fn source(&self, gpudirect: bool, addr: u64, kind: &str) -> String;
+    /// The DMA source of one path walked in `style`; `kind` from [`Phrases::address_kind`].
+    fn source(&self, style: PathStyle, addr: u64, kind: &str) -> String;
     /// The DMA destination of one path on the receiving host.
-    fn destination(&self, gpudirect: bool, host: &str, addr: u64, kind: &str) -> String;
+    fn destination(&self, style: PathStyle, host: &str, addr: u64, kind: &str) -> String;
     /// Row labels of the counted table: copies, PCIe link traversals, root-complex passes,
     /// bytes through host memory, CPU time, one-way latency.
     fn counted(&self) -> [&'static str; 6];
     /// The heading of the difference column.
     fn removed_column(&self) -> &'static str;
-    /// GPUDirect's latency is `x` times lower (`x >= 1`) than staging's.
-    fn lower_latency(&self, x: f64) -> String;
-    /// GPUDirect's latency is `x` times higher (`x > 1`) than staging's.
-    fn higher_latency(&self, x: f64) -> String;
+    /// GPUDirect's latency is `x` times lower (`x >= 1`) than that of the path walked first
+    /// (in style `than`).
+    fn lower_latency(&self, x: f64, than: PathStyle) -> String;
+    /// GPUDirect's latency is `x` times higher (`x > 1`) than that of the path walked first.
+    fn higher_latency(&self, x: f64, than: PathStyle) -> String;
     /// How the counted rows are defined, line by line.
     fn definitions(&self) -> &'static [&'static str];
     /// GPUDirect removed no copy.
@@ -94,4 +106,7 @@ pub trait Phrases {
     fn removed_copy(&self, host: &str, d2h: bool) -> String;
     /// The sentence listing the removed copies.
     fn removed_copies(&self, list: &[String]) -> String;
+    /// What PXN does instead of GPUDirect's read of the far GPU: no host copy on the sending
+    /// side, an NVLink hop and a proxy hand-over; `class` is the sender's own class to the NIC.
+    fn relay_contrast(&self, r: &RelayWalk, class: Affinity) -> String;
 }

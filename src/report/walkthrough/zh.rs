@@ -2,7 +2,8 @@
 
 use super::format::{hex, op_title, route, us};
 use super::model::{
-    Desc, EffectivePath, Endpoint, MrWhen, Op, PathKind, PollKind, Setup, StepKind, Walk,
+    Affinity, Desc, EffectivePath, Endpoint, MrWhen, Op, PathKind, PollKind, RelayWalk, Setup,
+    StepKind, Walk,
 };
 use super::phrases::{PathStyle, Phrases};
 use crate::units::{Ps, fmt_bytes};
@@ -14,11 +15,29 @@ fn mem(gpu: bool) -> &'static str {
     if gpu { "GPU显存" } else { "主机内存" }
 }
 
-fn flags(flags: u32) -> &'static str {
-    if flags & 1 == 1 {
-        "GPUDirect路径：GPU显存"
-    } else {
-        "传统路径：主机内存"
+fn flags(d: &Desc) -> String {
+    match &d.relay {
+        Some(via) => format!("GPUDirect路径：中继GPU {via} 的显存"),
+        None if d.flags & 1 == 1 => "GPUDirect路径：GPU显存".into(),
+        None => "传统路径：主机内存".into(),
+    }
+}
+
+/// 对比中对所演示路径的称呼。
+fn label(style: PathStyle) -> &'static str {
+    match style {
+        PathStyle::GpuDirect => "GPUDirect ",
+        PathStyle::Pxn { .. } => "PXN路径",
+        _ => "传统路径",
+    }
+}
+
+/// GPUDirect的延迟与之相比的路径。
+fn than(style: PathStyle) -> &'static str {
+    match style {
+        PathStyle::Pxn { .. } => "PXN路径",
+        PathStyle::GpuDirect => "上面的路径（此处同为GPUDirect）",
+        _ => "传统路径",
     }
 }
 
@@ -29,7 +48,7 @@ fn desc(d: &Desc) -> String {
             hex(d.addr),
             d.len,
             d.flags,
-            flags(d.flags)
+            flags(d)
         )
     } else {
         format!(
@@ -37,7 +56,7 @@ fn desc(d: &Desc) -> String {
             hex(d.addr),
             d.len,
             d.flags,
-            flags(d.flags)
+            flags(d)
         )
     }
 }
@@ -126,6 +145,10 @@ impl Phrases for Chinese {
             PathStyle::GpuDirect => {
                 format!("=== [{n}] [GPUDirect路径]（{path}）：网卡直接读写GPU显存 ===")
             }
+            PathStyle::Pxn { staged_recv } => format!(
+                "=== [{n}] [PXN路径]（{path}）：GPU -> NVLink -> 网卡旁的中继GPU -> 网卡 -> 线路 -> 网卡 -> {}GPU ===",
+                if staged_recv { "主机内存 -> " } else { "" }
+            ),
         }
     }
 
@@ -135,6 +158,12 @@ impl Phrases for Chinese {
 
     fn no_p2p_note(&self, effective: EffectivePath) -> String {
         format!("注意：此场景不支持点对点（P2P）访问，实际路径：{effective}")
+    }
+
+    fn no_relay_note(&self, effective: EffectivePath, reason: &str) -> String {
+        format!(
+            "注意：此处PXN没有可用的中继GPU，发送端按GPUDirect运行；实际路径：{effective}（{reason}）"
+        )
     }
 
     fn setup_heading(&self, bounce: bool, setup_ps: Ps) -> String {
@@ -195,16 +224,24 @@ impl Phrases for Chinese {
                 page_bytes,
                 cost_ps,
                 when,
+                ring,
                 ..
             } => format!(
-                "{host}：ibv_reg_mr 经 peer memory 注册GPU显存[{}]，{bytes} 字节：锁定 {pages} 个GPU页（每页 {}）并构建网卡地址转换表（MTT），{} us{}",
-                hex(*va),
+                "{host}：ibv_reg_mr 经 peer memory 注册{}，{bytes} 字节：锁定 {pages} 个GPU页（每页 {}）并构建网卡地址转换表（MTT），{} us{}",
+                match ring {
+                    Some((gpu, buffers)) => format!(
+                        " {gpu} 的显存[{}]，即PXN中继的 {buffers} 个分块缓冲区环",
+                        hex(*va)
+                    ),
+                    None => format!("GPU显存[{}]", hex(*va)),
+                },
                 fmt_bytes(*page_bytes),
                 us(*cost_ps),
-                match when {
-                    MrWhen::Cached => "，只做一次（注册缓存）",
-                    MrWhen::PerTransferStep => "（每次传输都注册：见下方计时步骤）",
-                    MrWhen::PerTransferReceiver =>
+                match (ring, when) {
+                    (Some(_), _) => "，只在建立连接时做一次",
+                    (None, MrWhen::Cached) => "，只做一次（注册缓存）",
+                    (None, MrWhen::PerTransferStep) => "（每次传输都注册：见下方计时步骤）",
+                    (None, MrWhen::PerTransferReceiver) =>
                         "（每次传输都注册：在发送端工作的同时，由本机CPU从 t = 0 开始执行）",
                 }
             ),
@@ -237,8 +274,16 @@ impl Phrases for Chinese {
 
     fn descriptor_summary(&self, gpudirect: bool, d: &Desc) -> String {
         format!(
-            "{}DMA描述符: src={}, len={}, flags={}",
-            if gpudirect { "GPUDirect " } else { "传统" },
+            "{}DMA描述符{}: src={}, len={}, flags={}",
+            match (&d.relay, gpudirect) {
+                (Some(_), _) => "PXN ",
+                (None, true) => "GPUDirect ",
+                (None, false) => "传统",
+            },
+            match &d.relay {
+                Some(via) => format!("（网卡读取中继 {via} 的显存）"),
+                None => String::new(),
+            },
             hex(d.addr),
             d.len,
             d.flags
@@ -254,7 +299,13 @@ impl Phrases for Chinese {
     }
 
     fn address_kind(&self, d: &Desc, e: &Endpoint) -> String {
-        if d.flags & 1 == 1 {
+        if let Some(via) = &d.relay {
+            format!(
+                "中继 {via} 缓冲区的总线地址 = 虚拟地址 {} + BAR偏移 {}",
+                hex(d.virt_addr),
+                hex(d.addr.wrapping_sub(d.virt_addr))
+            )
+        } else if d.flags & 1 == 1 {
             format!(
                 "GPU总线地址 = 虚拟地址 {} + BAR偏移 {}",
                 hex(d.virt_addr),
@@ -265,20 +316,16 @@ impl Phrases for Chinese {
         }
     }
 
-    fn source(&self, gpudirect: bool, addr: u64, kind: &str) -> String {
-        if gpudirect {
-            format!("GPUDirect DMA源地址: {}（{kind}）", hex(addr))
-        } else {
-            format!("传统路径DMA源地址: {}（{kind}）", hex(addr))
-        }
+    fn source(&self, style: PathStyle, addr: u64, kind: &str) -> String {
+        format!("{}DMA源地址: {}（{kind}）", label(style), hex(addr))
     }
 
-    fn destination(&self, gpudirect: bool, host: &str, addr: u64, kind: &str) -> String {
-        if gpudirect {
-            format!("GPUDirect在 {host} 的DMA目的地址: {}（{kind}）", hex(addr))
-        } else {
-            format!("传统路径在 {host} 的DMA目的地址: {}（{kind}）", hex(addr))
-        }
+    fn destination(&self, style: PathStyle, host: &str, addr: u64, kind: &str) -> String {
+        format!(
+            "{}在 {host} 的DMA目的地址: {}（{kind}）",
+            label(style).trim_end(),
+            hex(addr)
+        )
     }
 
     fn counted(&self) -> [&'static str; 6] {
@@ -296,12 +343,12 @@ impl Phrases for Chinese {
         "减少"
     }
 
-    fn lower_latency(&self, x: f64) -> String {
-        format!("GPUDirect的单向延迟是传统路径的 1/{x:.2}。")
+    fn lower_latency(&self, x: f64, first: PathStyle) -> String {
+        format!("GPUDirect的单向延迟是{}的 1/{x:.2}。", than(first))
     }
 
-    fn higher_latency(&self, x: f64) -> String {
-        format!("此场景中GPUDirect的单向延迟是传统路径的 {x:.2} 倍。")
+    fn higher_latency(&self, x: f64, first: PathStyle) -> String {
+        format!("此场景中GPUDirect的单向延迟是{}的 {x:.2} 倍。", than(first))
     }
 
     fn definitions(&self) -> &'static [&'static str] {
@@ -326,6 +373,21 @@ impl Phrases for Chinese {
 
     fn removed_copies(&self, list: &[String]) -> String {
         format!("GPUDirect省去了 {}，网卡直接读写显存。", list.join(" 和 "))
+    }
+
+    fn relay_contrast(&self, r: &RelayWalk, class: Affinity) -> String {
+        format!(
+            "PXN在发送端同样没有经主机内存的拷贝：网卡不再读取 {}（到 {} 为 {class}），代之以一次NVLink中转（{} 的内核将每个分块写入 {} 的显存，{}）和一次代理线程交接（内核在主机内存中写入标志，代理线程轮询发现）：首个分块耗时 {} us；随后网卡读取 {}（到 {} 为 {}）。",
+            r.from,
+            r.nic,
+            r.from,
+            r.via,
+            r.link,
+            us(r.hand_over_ps),
+            r.via,
+            r.nic,
+            r.via_class
+        )
     }
 
     fn step(&self, k: &StepKind) -> String {
@@ -410,9 +472,47 @@ impl Phrases for Chinese {
                 hex(*host),
                 hex(*gpu)
             ),
-            StepKind::Chunks { more, bytes, total } => format!(
-                "其余 {more} 个 {bytes} 字节的分块重复上述步骤，经中转缓冲区环重叠进行；最后一块的 cudaMemcpyHtoD 完成全部 {total} 字节"
+            StepKind::Chunks {
+                more,
+                bytes,
+                total,
+                relay,
+                copy_in,
+            } => format!(
+                "其余 {more} 个 {bytes} 字节的分块重复上述步骤，经{}环重叠进行；最后一块的{}完成全部 {total} 字节",
+                if *relay {
+                    "中继GPU的分块缓冲区"
+                } else {
+                    "中转缓冲区"
+                },
+                if *copy_in {
+                    " cudaMemcpyHtoD "
+                } else {
+                    "接收"
+                }
             ),
+            StepKind::KernelStore {
+                from,
+                to,
+                bytes,
+                writes,
+                write_bytes,
+                route: r,
+            } => format!(
+                "内核经NVLink写入（PXN）：{}[{}] -> {}[{}] {bytes} 字节，{writes}个写事务（posted write，每个至多{write_bytes} B），{}（正在运行的内核自己的存储指令：无需启动，不占CPU线程）",
+                from.0,
+                hex(from.1),
+                to.0,
+                hex(to.1),
+                route(r)
+            ),
+            StepKind::RelayFlag { bytes, route: r } => format!(
+                "随后内核将 {bytes} B 标志写入代理线程的主机内存，{}",
+                route(r)
+            ),
+            StepKind::ProxyPoll { via } => {
+                format!("代理线程轮询其FIFO，发现该标志：分块已在 {via} 的显存中，可以提交")
+            }
             StepKind::DriverCopy { d2h: true } => {
                 "驱动程序的CPU拷贝：从其固定缓冲区拷入可分页中转缓冲区（bounce = \"pageable\"）"
                     .into()
