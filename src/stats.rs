@@ -11,12 +11,23 @@ use crate::scenario::paths::EffectivePath;
 use crate::topology::Affinity;
 use crate::units::{Ps, ps_to_us};
 
+/// A class as a shard file writes it, NV# included (a config's class keys take PCIe classes
+/// only, so the config's own reader refuses NV#).
+fn class_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Affinity, D::Error> {
+    use serde::Deserialize;
+    let name = String::deserialize(d)?;
+    Affinity::from_name(&name)
+        .ok_or_else(|| serde::de::Error::custom(format!("{name:?} is not a topology class")))
+}
+
 /// One row of results.csv, with its stage breakdown (stages.csv).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// The scenario's name (the config's `[[scenario]]` name).
     pub scenario: String,
-    /// GPU-NIC (or source-NIC) affinity: PIX, PXB, PHB, NODE, SYS.
+    /// GPU-NIC (or source-NIC) affinity: PIX, PXB, PHB, NODE, SYS; NV# between two GPUs of
+    /// one host.
+    #[serde(deserialize_with = "class_of")]
     pub class: Affinity,
     /// The path the sweep asked for.
     pub path: PathKind,
@@ -72,7 +83,8 @@ pub struct FlowRow {
     pub sender: String,
     /// Its receiving end, named as `sender`.
     pub receiver: String,
-    /// Its sender's GPU-NIC (or source-NIC) affinity.
+    /// Its sender's GPU-NIC (or source-NIC) affinity (NV# between two GPUs of one host).
+    #[serde(deserialize_with = "class_of")]
     pub class: Affinity,
     /// The path it ran.
     pub effective_path: EffectivePath,

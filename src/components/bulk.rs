@@ -473,7 +473,10 @@ impl Fabric<'_> {
                 reference = 0;
                 let engine = self.topo.gpu_engine(gpu.host, gpu.gpu) as u64;
                 let dir = u64::from(matches!(copy, Copy::H2d { .. }));
-                key = (1 << 40) | (engine << 1) | dir;
+                // A copy engine's copies queue in its direction; a kernel's stores (PXN) in a
+                // queue of the GPU's SMs, beside its copy engines.
+                let sms = u64::from(matches!(step.kind, StepKind::KernelCopy { .. }));
+                key = ((1 + sms) << 40) | (engine << 1) | dir;
             }
             ref k => unreachable!("{k:?} is not a bulk transfer"),
         }

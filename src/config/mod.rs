@@ -16,6 +16,7 @@ pub mod preset;
 pub(crate) mod raw;
 mod resolved;
 mod scenarios;
+pub use scenarios::INTRA_PATHS;
 pub mod section;
 
 use std::path::Path;

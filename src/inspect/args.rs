@@ -106,6 +106,31 @@ pub(super) fn check_point(
     op: Op,
 ) -> Result<(), ConfigError> {
     let sc = &cfg.scenarios[si];
+    if sc.flows.iter().any(|f| f.is_intra()) {
+        // A copy between two GPUs of one host: the paths and ops a sweep may ask of it.
+        let intra = crate::config::INTRA_PATHS;
+        if !intra.contains(&path) {
+            let words: Vec<&str> = intra.iter().map(|p| p.name()).collect();
+            return Err(ConfigError::new(
+                CLI,
+                "--path",
+                format!(
+                    "a path a copy between two GPUs of one host has ({})",
+                    words.join(", ")
+                ),
+                path.name(),
+            ));
+        }
+        if op == Op::Send {
+            return Err(ConfigError::new(
+                CLI,
+                "--op",
+                "an operation a copy between two GPUs has (write_imm, write or read)",
+                op.name(),
+            ));
+        }
+        return Ok(());
+    }
     if !op.carried_by(path) {
         return Err(ConfigError::new(
             CLI,

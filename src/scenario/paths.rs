@@ -403,7 +403,13 @@ fn sides_of(
     let dereg_after = cfg.sim.registration == Registration::PerTransfer;
     // Registered once: one buffer, or every buffer the workload cycles over.
     let once = if lru { cfg.sim.buffers as u64 } else { 1 };
-    let side = |host: usize, e: &Endpoint, sender: bool| -> (SidePlan, SideMode, Ps, String) {
+    // `chunked`: the other side relays in chunks (PXN), so a staging side stages chunk by
+    // chunk through a ring, as pipelined staging does.
+    let side = |host: usize,
+                e: &Endpoint,
+                sender: bool,
+                chunked: bool|
+     -> (SidePlan, SideMode, Ps, String) {
         let m = &cfg.hosts[e.host].machine;
         let reg = &m.registration;
         let host_buf = Buffer::Host {
@@ -497,6 +503,10 @@ fn sides_of(
             };
             (plan, if per_transfer { 0 } else { once * cost })
         };
+        let mode = match mode {
+            SideMode::Staged if chunked => SideMode::Pipelined,
+            m => m,
+        };
         let (plan, mode, setup) = match mode {
             SideMode::Host => {
                 let (plan, setup) =
@@ -578,8 +588,10 @@ fn sides_of(
         };
         (plan, mode, setup, reason)
     };
-    let (sender, s_mode, s_setup, s_why) = side(flow.sender.host, &flow.sender, true);
-    let (receiver, r_mode, r_setup, r_why) = side(flow.receiver.host, &flow.receiver, false);
+    let (sender, s_mode, s_setup, s_why) = side(flow.sender.host, &flow.sender, true, false);
+    let relays = s_mode == SideMode::Relay;
+    let (receiver, r_mode, r_setup, r_why) =
+        side(flow.receiver.host, &flow.receiver, false, relays);
     let reason = [s_why, r_why]
         .into_iter()
         .filter(|r| !r.is_empty())
@@ -599,6 +611,18 @@ fn sides_of(
         s_setup.max(r_setup),
         reason,
     )
+}
+
+/// Whether the GPU-NIC path is NCCL's P2C (NVLink-C2C, then PCIe on the GPU's socket) and NCCL
+/// takes GPUDirect over it (`net_gdr_c2c`, NCCL ranking P2C just above PXB, so a level below
+/// PXB excludes it).
+pub(super) fn p2c_within_level(
+    cfg: &Config,
+    h: &crate::topology::HostTopo,
+    gpu: Place,
+    nic: Place,
+) -> bool {
+    cfg.sim.net_gdr_c2c && cfg.sim.net_gdr_level >= Affinity::Pxb && h.over_c2c(gpu, nic)
 }
 
 /// Why a sender relays: "sender: gpu0 -> NV18 -> gpu4, PIX to nic4 -> PXN".
@@ -641,7 +665,7 @@ fn auto_side(
     );
     let class = h.class(gpu, nic);
     let level = cfg.sim.net_gdr_level.name();
-    let p2c = cfg.sim.net_gdr_c2c && cfg.sim.net_gdr_level >= Affinity::Pxb && h.over_c2c(gpu, nic);
+    let p2c = p2c_within_level(cfg, h, gpu, nic);
 
     let cc = cfg.hosts[e.host].machine.gpus[g].compute_capability;
     if p2c && p2p() {

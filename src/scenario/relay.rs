@@ -54,13 +54,19 @@ pub fn relay_gpu(
             "no NVLink from {gname} to {vname}, {nname}'s nearest GPU ({bond})"
         ));
     }
+    // NCCL's condition: the relay's path to the NIC at most PXB (or P2C), and GPUDirect
+    // reads enabled for it (`ncclTopoCheckGdr`: within NET_GDR_LEVEL, or P2C with
+    // NET_GDR_C2C), and the route lets the NIC read it.
     let via_class = h.class(gpu_at(local), nic_at);
-    let p2c = cfg.sim.net_gdr_c2c && h.over_c2c(gpu_at(local), nic_at);
+    let p2c = super::paths::p2c_within_level(cfg, h, gpu_at(local), nic_at);
     let reads = h.route(nic_at, gpu_at(local), Flow::ReadRequest).is_ok()
         && h.route(gpu_at(local), nic_at, Flow::ReadCompletion).is_ok();
-    if !(via_class <= Affinity::Pxb || p2c) || !reads {
+    let within = (via_class <= Affinity::Pxb && via_class <= cfg.sim.net_gdr_level) || p2c;
+    if !within || !reads {
         return Err(format!(
-            "{vname}, {nname}'s nearest GPU, has no GPUDirect reads to it ({via_class})"
+            "{vname}, {nname}'s nearest GPU, has no GPUDirect reads to it ({via_class}, \
+             NET_GDR_LEVEL {})",
+            cfg.sim.net_gdr_level
         ));
     }
     // Through the CPU (beyond NCCL's PXN rank), or a slower way to the NIC.

@@ -218,4 +218,75 @@ fn bad_flows_inside_one_host_are_refused_naming_the_key() {
         );
         assert!(o.stdout.is_empty());
     }
+    // trace takes such a scenario, with the paths and ops a copy has.
+    let t = dir.join("t.json");
+    for (flag, value, needle) in [
+        (
+            "--path",
+            "pxn",
+            "a path a copy between two GPUs of one host has",
+        ),
+        ("--op", "send", "an operation a copy between two GPUs has"),
+    ] {
+        let mut args = vec!["trace", s(&p), "--size", "4KiB", "--out", s(&t)];
+        args.extend([flag, value]);
+        if flag == "--op" {
+            args.extend(["--path", "gpudirect"]);
+        }
+        let o = gdrsim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&o.stderr).contains(needle),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+        assert!(!t.exists());
+    }
+    let args = [
+        "trace",
+        s(&p),
+        "--size",
+        "4KiB",
+        "--path",
+        "gpudirect",
+        "--out",
+        s(&t),
+    ];
+    ok(&gdrsim(&args), "trace");
+}
+
+/// A study with NV# classes runs as shards and merges back to the local run (the shard files
+/// carry NV18, which a config's class keys never take).
+#[test]
+fn shards_of_an_nvlink_study_merge_to_the_local_run() {
+    let dir = scratch("intra", "shards");
+    let c = dir.join("c.toml");
+    fs::write(&c, STUDY).unwrap();
+    let full = dir.join("full");
+    ok(
+        &gdrsim(&["run", s(&c), "--quiet", "--out", s(&full)]),
+        "run",
+    );
+    let mut shards = Vec::new();
+    for k in 0..2 {
+        let d = dir.join(format!("s{k}"));
+        let shard = format!("{k}/2");
+        ok(
+            &gdrsim(&["run", s(&c), "--quiet", "--shard", &shard, "--out", s(&d)]),
+            "shard",
+        );
+        shards.push(d);
+    }
+    let merged = dir.join("merged");
+    ok(
+        &gdrsim(&["merge", s(&merged), s(&shards[0]), s(&shards[1]), "--quiet"]),
+        "merge",
+    );
+    for f in ["results.csv", "stages.csv", "flows.csv"] {
+        assert_eq!(
+            fs::read(merged.join(f)).unwrap(),
+            fs::read(full.join(f)).unwrap(),
+            "{f}"
+        );
+    }
 }

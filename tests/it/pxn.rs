@@ -201,3 +201,109 @@ fn auto_relays_as_nccl_does_unless_pxn_is_off() {
         "{auto:?}"
     );
 }
+
+/// A relaying sender facing a receiver that stages (auto: the receiver's GPU is SYS to its NIC)
+/// stages chunk by chunk through a ring, as pipelined staging does: its setup is the ring's,
+/// `pipeline_depth` chunk buffers, not one message-sized buffer per message in flight.
+#[test]
+fn a_staging_receiver_of_a_relayed_message_stages_chunk_by_chunk() {
+    let text = study(
+        "dgx-h100",
+        &[("both-far", "nic4", "gpu0", "nic4", "gpu0")],
+        "[\"4MiB\"]",
+    )
+    .replace(
+        "\"gpudirect\", \"pxn\"",
+        "\"staged\", \"staged_pipelined\", \"auto\"",
+    );
+    let (rows, _, cfg) = run("staged-recv", &text);
+    let auto = row(&rows, "both-far", "auto", "4194304");
+    assert_eq!(auto["effective_path"], "pxn_send_staged_recv");
+    assert!(
+        auto["reason"].contains("receiver: SYS beyond NET_GDR_LEVEL PXB -> staged"),
+        "{auto:?}"
+    );
+    let ring = num(
+        row(&rows, "both-far", "staged_pipelined", "4194304"),
+        "setup_us",
+    );
+    let whole = num(row(&rows, "both-far", "staged", "4194304"), "setup_us");
+    let reg = &cfg.hosts[0].machine.registration;
+    let relay_ring =
+        (reg.gpu_base + (256u64 << 10).div_ceil(64 << 10) * 8 * reg.gpu_per_page) as f64 / 1e6;
+    assert_eq!(num(auto, "setup_us"), ring.max(relay_ring));
+    assert!(num(auto, "setup_us") < whole, "{auto:?}");
+}
+
+/// NCCL relays only through a GPU it may read by GPUDirect (`ncclTopoCheckGdr` on the relay):
+/// on a DGX A100 the NIC's nearest GPUs are PXB to it, so with NET_GDR_LEVEL PIX no GPU relays.
+#[test]
+fn no_relay_beyond_the_gdr_level() {
+    let text = study(
+        "dgx-a100",
+        &[("far", "mlx5_2", "gpu0", "mlx5_2", "gpu2")],
+        "[\"4KiB\"]",
+    );
+    let (rows, _, _) = run("a100", &text);
+    let pxn = row(&rows, "far", "pxn", "4096");
+    assert_eq!(pxn["effective_path"], "pxn", "{pxn:?}");
+    let (rows, _, _) = run(
+        "a100-pix",
+        &text.replace(
+            "jitter = false\n",
+            "jitter = false\nnet_gdr_level = \"PIX\"\n",
+        ),
+    );
+    let pxn = row(&rows, "far", "pxn", "4096");
+    assert_eq!(pxn["effective_path"], "gpudirect", "{pxn:?}");
+    assert!(
+        pxn["reason"].contains("has no GPUDirect reads to it (PXB, NET_GDR_LEVEL PIX)"),
+        "{pxn:?}"
+    );
+}
+
+/// The relaying kernel's stores do not queue behind the same GPU's copy engine: a PXN flow
+/// from GPU0 keeps its rate beside a flow that stages out of GPU0 by cudaMemcpy (its NIC may
+/// not read GPU0: ACS sends P2P up to a root complex that refuses reads).
+#[test]
+fn relay_stores_do_not_wait_for_the_copy_engine() {
+    let far = "{ sender = { host = \"a\", nic = \"nic4\", gpu = \"gpu0\" }, receiver = { host = \
+               \"b\", nic = \"nic4\", gpu = \"gpu4\" } }";
+    let near = "{ sender = { host = \"a\", nic = \"nic0\", gpu = \"gpu0\" }, receiver = { host = \
+                \"b\", nic = \"nic0\", gpu = \"gpu0\" } }";
+    let text = format!(
+        "name = \"ceq\"\n[sim]\njitter = false\niterations = 3\nstream_messages = 12\n\
+         [sweep]\nsizes = [\"64MiB\"]\npaths = [\"auto\"]\n\
+         [[machines]]\nname = \"m\"\npreset = \"dgx-h100\"\n\
+         [[machines.switches]]\nname = \"sw0\"\nacs_redirect = true\n\
+         [[machines.root_complexes]]\nname = \"rc0\"\np2p_read = false\n\
+         [[hosts]]\nname = \"a\"\nmachine = \"m\"\n[[hosts]]\nname = \"b\"\nmachine = \"m\"\n\
+         [[scenarios]]\nname = \"alone\"\nflows = [{far}]\n\
+         [[scenarios]]\nname = \"beside\"\nflows = [{far}, {near}]\n"
+    );
+    let dir = scratch("pxn", "ceq");
+    let c = dir.join("c.toml");
+    fs::write(&c, text).unwrap();
+    let out = dir.join("out");
+    ok(&gdrsim(&["run", s(&c), "--quiet", "--out", s(&out)]), "ceq");
+    let flows = csv_rows(&out.join("flows.csv"));
+    let flow = |sc: &str, f: &str| {
+        flows
+            .iter()
+            .find(|r| r["scenario"] == sc && r["flow"] == f)
+            .unwrap_or_else(|| panic!("{sc} flow {f}"))
+    };
+    assert_eq!(flow("alone", "0")["effective_path"], "pxn");
+    assert_eq!(
+        flow("beside", "1")["effective_path"],
+        "staged_send_gpudirect_recv"
+    );
+    let (alone, beside) = (
+        num(flow("alone", "0"), "bw_GBps"),
+        num(flow("beside", "0"), "bw_GBps"),
+    );
+    assert!(
+        beside > 0.99 * alone,
+        "PXN beside a staged flow {beside} against alone {alone}"
+    );
+}
