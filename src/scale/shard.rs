@@ -59,7 +59,11 @@ impl Shard {
 
 /// The shard of every point of `points` (in order) when the study is cut into `count`.
 pub fn assign(cfg: &Config, points: &[Point], count: u32) -> Vec<u32> {
-    let costs: Vec<u64> = points.iter().map(|p| cost::estimate(cfg, p)).collect();
+    let topo = crate::scenario::topology(cfg);
+    let costs: Vec<u64> = points
+        .iter()
+        .map(|p| cost::estimate(cfg, &topo, p))
+        .collect();
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(costs[i]), i));
     let mut load = vec![0u64; count as usize];
@@ -181,7 +185,11 @@ mod tests {
             let a = assign(&cfg, &points, n);
             assert_eq!(a, assign(&cfg, &points, n));
             assert!(a.iter().all(|&k| k < n));
-            let costs: Vec<u64> = points.iter().map(|p| cost::estimate(&cfg, p)).collect();
+            let topo = scenario::topology(&cfg);
+            let costs: Vec<u64> = points
+                .iter()
+                .map(|p| cost::estimate(&cfg, &topo, p))
+                .collect();
             let total: u64 = costs.iter().sum();
             let biggest = *costs.iter().max().unwrap();
             let mut load = vec![0u64; n as usize];

@@ -1008,6 +1008,13 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
 /// and its events stay bounded whatever the size (1024 chunks of 256 KiB is 256 MiB).
 pub const MAX_CHUNKS: u64 = 1024;
 
+/// A chunked message's chunk size and count: `chunk` bytes, grown where the message would need
+/// more than [`MAX_CHUNKS`].
+pub fn chunking(size: u64, chunk: u64) -> (u64, u64) {
+    let chunk = chunk.max(size.div_ceil(MAX_CHUNKS)).clamp(1, size.max(1));
+    (chunk, size.div_ceil(chunk).max(1))
+}
+
 /// The plan of a message staged in chunks and pipelined, as communication libraries do it
 /// (MVAPICH2's `MV2_CUDA_BLOCK_SIZE`, NCCL's proxy): the sending thread launches a
 /// cudaMemcpyAsync D2H of each chunk into one of `depth` bounce buffers (it is not blocked for
@@ -1024,8 +1031,7 @@ pub fn pipelined(
     (chunk, depth): (u64, u32),
 ) -> Result<Plan, RouteError> {
     let size = sides.size;
-    let chunk = chunk.max(size.div_ceil(MAX_CHUNKS)).clamp(1, size.max(1));
-    let n = size.div_ceil(chunk).max(1);
+    let (chunk, n) = chunking(size, chunk);
     let (s, r) = (sides.sender, sides.receiver);
     // The sender copies each chunk into a bounce buffer (staging) or its relay GPU (PXN); the
     // receiver copies each out of a bounce buffer, or takes it in its GPU (GPUDirect).

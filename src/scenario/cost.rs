@@ -5,8 +5,11 @@
 //! as a few bulk segments above it; `staged_pipelined` moves one chunk at a time.
 
 use super::Point;
+use super::build::chunking;
+use super::paths::SideMode;
 use super::simulate::{iterations, stream_shape};
-use crate::config::{Config, PathKind};
+use crate::config::Config;
+use crate::topology::Topology;
 
 /// Events a message costs besides its data: posts, WQE fetch, completion, polls.
 const PER_MESSAGE: u64 = 40;
@@ -15,8 +18,10 @@ const PER_BULK: u64 = 24;
 /// The payload a TLP-granular message moves per event (an MPS-sized write or read, one hop).
 const BYTES_PER_EVENT: u64 = 256;
 
-/// Estimated events of one point (at least 1).
-pub fn estimate(cfg: &Config, p: &Point) -> u64 {
+/// Estimated events of one point (at least 1), from what each of its flows runs: the side
+/// modes its path resolves to on `topo` (`auto` may stage, relay or go direct), a chunked side
+/// chunk by chunk (at most [`super::build::MAX_CHUNKS`] chunks).
+pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
     let size = p.size.max(1);
     let units = |bytes: u64| -> u64 {
         if cfg.sim.granularity.tlp() || bytes <= cfg.sim.coalesce_above {
@@ -25,30 +30,26 @@ pub fn estimate(cfg: &Config, p: &Point) -> u64 {
             PER_BULK
         }
     };
-    let per_message = match p.path {
-        PathKind::StagedPipelined => {
-            let chunk = cfg.sim.chunk_bytes.max(1);
-            let chunks = size.div_ceil(chunk);
-            // Each chunk is a copy in, an RDMA and a copy out.
-            chunks.saturating_mul(3 * units(size.min(chunk)) + PER_MESSAGE)
-        }
-        PathKind::Pxn => {
-            let chunk = cfg.sim.chunk_bytes.max(1);
-            let chunks = size.div_ceil(chunk);
-            // Each chunk is a copy over NVLink, its flag and an RDMA.
-            chunks.saturating_mul(2 * units(size.min(chunk)) + PER_MESSAGE)
-        }
-        // Two copies around the host transfer.
-        PathKind::Staged | PathKind::Gdrcopy | PathKind::Auto => 3 * units(size) + PER_MESSAGE,
-        PathKind::Host | PathKind::GpuDirect => units(size) + PER_MESSAGE,
-    };
     let (_, streamed) = stream_shape(cfg, size);
     let messages = u64::from(iterations(cfg, size)) + u64::from(streamed);
-    let flows = cfg.scenarios[p.scenario].flows.len() as u64;
-    messages
-        .saturating_mul(flows)
-        .saturating_mul(per_message)
-        .max(1)
+    let per_flow = cfg.scenarios[p.scenario].flows.iter().map(|f| {
+        // The modes do not depend on the size: a small plan tells them.
+        let Ok(built) = super::paths::plan(cfg, f, topo, p.path, p.op, 8) else {
+            return 0;
+        };
+        let moves = |m: SideMode| u64::from(m != SideMode::Direct && m != SideMode::Host);
+        let per_message = match built.sender {
+            SideMode::Pipelined | SideMode::Relay => {
+                let (chunk, n) = chunking(size, cfg.sim.chunk_bytes);
+                // Each chunk: its copy in (or relay and flag), the RDMA, any copy out.
+                let copies = 1 + moves(built.receiver);
+                n.saturating_mul((1 + copies) * units(chunk) + PER_MESSAGE)
+            }
+            s => (1 + moves(s) + moves(built.receiver)) * units(size) + PER_MESSAGE,
+        };
+        messages.saturating_mul(per_message)
+    });
+    per_flow.fold(0u64, u64::saturating_add).max(1)
 }
 
 /// Estimated events one core works through per second (measured on the project's 2-core
@@ -90,8 +91,9 @@ pub fn study(cfg: &Config) -> StudyCost {
 /// The cost of the points `ids` (indices into the plan) of `cfg`.
 pub fn study_of(cfg: &Config, ids: &[usize]) -> StudyCost {
     let plan = super::plan(cfg);
+    let topo = super::topology(cfg);
     let points: Vec<&Point> = ids.iter().map(|&i| &plan[i]).collect();
-    let costs: Vec<u64> = points.iter().map(|p| estimate(cfg, p)).collect();
+    let costs: Vec<u64> = points.iter().map(|p| estimate(cfg, &topo, p)).collect();
     let mut top: Vec<(usize, u64)> = costs
         .iter()
         .copied()
@@ -126,7 +128,7 @@ mod tests {
             .filter(|p| p.size.is_power_of_two() && p.size % 4 == 0)
             .step_by(7)
         {
-            let est = estimate(&cfg, p) as f64;
+            let est = estimate(&cfg, &topo, p) as f64;
             let real = crate::scenario::simulate_point(&cfg, &topo, p)
                 .events
                 .max(1) as f64;
@@ -144,5 +146,36 @@ mod tests {
             lo > 0.02 && hi < 50.0,
             "estimate / events from {lo} to {hi}"
         );
+    }
+
+    /// Chunked paths are estimated chunk by chunk, at most MAX_CHUNKS of them (a 16 GiB
+    /// message has as many as a 256 MiB one), and `auto` by what it resolves to.
+    #[test]
+    fn chunked_paths_are_estimated_by_their_chunks() {
+        let text = format!(
+            "{DEFAULT_TOML}\n[[scenarios]]\nname = \"far\"\nsender = {{ host = \"node-a\", nic = \"nic0\", gpu = \"gpu3\" }}\nreceiver = {{ host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" }}\n"
+        );
+        let cfg = parse(&text, "t").unwrap();
+        let topo = crate::scenario::topology(&cfg);
+        let point = |path, size| Point {
+            scenario: 0,
+            path,
+            op: crate::config::Op::WriteImm,
+            size,
+            seed: 0,
+        };
+        use crate::config::PathKind::{Auto, GpuDirect, StagedPipelined};
+        let est = |path, size| estimate(&cfg, &topo, &point(path, size));
+        let per = |path, size| {
+            est(path, size) as f64 / (iterations(&cfg, size) + stream_shape(&cfg, size).1) as f64
+        };
+        // Past MAX_CHUNKS chunks the chunk grows: the cost per message stops growing.
+        assert_eq!(
+            per(StagedPipelined, 16 << 30),
+            per(StagedPipelined, 256 << 20)
+        );
+        assert!(est(StagedPipelined, 1 << 30) > 100 * est(GpuDirect, 1 << 30));
+        // auto on the default PIX placement is GPUDirect: estimated as GPUDirect.
+        assert_eq!(est(Auto, 1 << 30), est(GpuDirect, 1 << 30));
     }
 }
