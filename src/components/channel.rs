@@ -246,6 +246,7 @@ mod tests {
             overhead: [24, 24, 20, 26, 0],
             host: None,
             jitter_median: 0,
+            segment: 0,
         }
     }
 

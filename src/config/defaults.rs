@@ -167,10 +167,10 @@ pub const C2C_RATE: Rate = Rate::from_bytes_per_s(450_000_000_000);
 /// One NVLink-C2C crossing. Estimate: no crossing latency is published; of the order of an
 /// NVLink crossing plus the Grace fabric's port, below a root complex's traversal.
 pub const C2C_LATENCY: Ps = ns(150);
-/// Largest payload of one NVLink-C2C transfer. Estimate: NVLink packets carry at most 256 B of
+/// Largest payload of one NVLink-C2C packet. Estimate: NVLink packets carry at most 256 B of
 /// data.
 pub const C2C_MPS: u64 = 256;
-/// Protocol bytes per NVLink-C2C transfer beside its payload. Estimate: one 16-byte header
+/// Protocol bytes per NVLink-C2C packet beside its payload. Estimate: one 16-byte header
 /// flit per packet.
 pub const C2C_OVERHEAD: u64 = 16;
 

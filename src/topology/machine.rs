@@ -29,6 +29,7 @@ impl Builder {
             overhead,
             host,
             jitter_median: 0,
+            segment: 0,
         });
         (self.channels.len() - 1) as ChannelId
     }
@@ -264,8 +265,12 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
         };
         let up = ch(b, &l.gpu, &l.socket);
         let down = ch(b, &l.socket, &l.gpu);
+        // C2C carries PCIe TLPs and copy-engine transfers in its own packets.
+        for c in [up, down] {
+            b.channels[c as usize].segment = l.mps;
+        }
         nodes[gpu].socket = socket;
-        c2c.push((socket, gpu, up, down, l.mps));
+        c2c.push((socket, gpu, up, down));
     }
     // Sockets of tree nodes: follow parents up to a root complex.
     for i in 0..nodes.len() {
@@ -329,7 +334,7 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
         });
     }
     let mut edges = edges(&nodes, &socket_links);
-    for (socket, gpu, up, down, mps) in c2c {
+    for (socket, gpu, up, down) in c2c {
         let a = nodes
             .iter()
             .position(|n| n.kind == NodeKind::Socket(socket))
@@ -337,7 +342,7 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
         edges.push(Edge {
             a,
             b: gpu,
-            kind: EdgeKind::C2c { up, down, mps },
+            kind: EdgeKind::C2c { up, down },
         });
     }
     for l in &m.nvlinks {

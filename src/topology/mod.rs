@@ -102,6 +102,10 @@ pub struct ChannelSpec {
     pub latency: Ps,
     /// Overhead bytes per unit, indexed by [`Unit`].
     pub overhead: [u64; 5],
+    /// Where a link re-packetises what crosses it (NVLink-C2C behind a PCIe root port): its
+    /// packets' largest payload, each packet paying the overhead; 0 where a unit crosses as one
+    /// (PCIe TLPs, network packets).
+    pub segment: u64,
     /// Which host it belongs to (None: the network).
     pub host: Option<usize>,
     /// Median extra access delay when jitter is on (memories only; 0 = none).
@@ -116,7 +120,11 @@ impl ChannelSpec {
     /// Bytes this channel serialises for `units` units of `unit` carrying `payload` data bytes.
     #[inline]
     pub fn wire_bytes(&self, unit: Unit, payload: u64, units: u64) -> u64 {
-        payload + units * self.overhead[unit as usize]
+        let packets = match self.segment {
+            0 => units,
+            s => units.max(payload.div_ceil(s)),
+        };
+        payload + packets * self.overhead[unit as usize]
     }
 }
 
@@ -225,14 +233,12 @@ pub enum EdgeKind {
         link: usize,
     },
     /// An NVLink-C2C link from a socket's memory fabric (`a`) down to its GPU (`b`): one
-    /// channel per direction, and the largest payload of one transfer on it.
+    /// channel per direction, each packetising what crosses it into its own packets.
     C2c {
         /// The direction towards the socket.
         up: ChannelId,
         /// The direction towards the GPU.
         down: ChannelId,
-        /// The largest payload of one transfer, in bytes.
-        mps: u64,
     },
     /// A bond of NVLinks from a GPU (`a`) to another GPU or an NVSwitch (`b`).
     NvLink {

@@ -193,9 +193,8 @@ impl HostTopo {
                         channels.push(if self.edges[e].b == prev { up } else { down });
                         mps = mps.min(m);
                     }
-                    EdgeKind::C2c { up, down, mps: m } => {
+                    EdgeKind::C2c { up, down } => {
                         channels.push(if self.edges[e].b == prev { up } else { down });
-                        mps = mps.min(m);
                     }
                     EdgeKind::Attach => {}
                     EdgeKind::NvLink {
@@ -385,13 +384,19 @@ mod tests {
         let nic = Place::Device(h.node_index(NodeKind::Nic(0)));
         let r = h.route(gpu, Place::Memory(0), Flow::Write).unwrap();
         assert_eq!(names(&r), ["gh-a/c2c:gpu0>grace"]);
-        assert_eq!(r.mps, 256);
+        // C2C packetises on its own: it does not cap the route's MPS (no PCIe link here).
+        assert_eq!(r.mps, 4096);
+        let c2c = &topo.channels[r.channels[0] as usize];
+        assert_eq!(c2c.wire_bytes(Unit::Write, 4096, 1), 4096 + 16 * 16);
+        assert_eq!(c2c.wire_bytes(Unit::Write, 64, 1), 64 + 16);
         let r = h.route(nic, gpu, Flow::Write).unwrap();
         assert_eq!(
             names(&r),
             ["gh-a/pcie:nic0>rc0", "gh-a/rc0", "gh-a/c2c:grace>gpu0"]
         );
         assert_eq!(r.class, Affinity::Node);
+        // The NIC's TLPs keep the PCIe link's MPS.
+        assert_eq!(r.mps, cfg.hosts[0].machine.links[0].mps);
         assert!(h.over_c2c(gpu, nic) && h.over_c2c(nic, gpu));
         // A PCIe machine has no C2C path.
         let cfg =

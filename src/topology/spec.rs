@@ -223,10 +223,10 @@ pub struct C2cLinkSpec {
     pub rate: Rate,
     /// One crossing, in picoseconds.
     pub latency: Ps,
-    /// Largest payload of one transfer on the link, in bytes (a route's MPS is at most this).
+    /// Largest payload of one packet on the link, in bytes: it packetises what crosses it.
     pub mps: u64,
-    /// Protocol bytes each transfer unit (a write, a read request, a completion) adds on the
-    /// link, beside its payload.
+    /// Protocol bytes each of its packets adds on the link (a write, a read request or a
+    /// completion takes one packet per `mps` bytes of payload, at least one).
     pub overhead: u64,
 }
 
