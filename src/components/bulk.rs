@@ -556,6 +556,13 @@ impl Fabric<'_> {
             // Its first data waited behind the transfer before it: none of it is through yet.
             job.remaining = job.bytes as u128 * SCALE;
         }
+        // Its first unit crossed during the latency phase: its bytes are on every channel.
+        let head = job.bytes as u128 * SCALE - job.remaining;
+        if head > 0 {
+            for u in &self.bulk.jobs[id].uses {
+                self.bulk.wire_bytes[u.channel as usize] += head * u.weight / WEIGHT_ONE;
+            }
+        }
         self.bulk_progress(now);
         self.bulk.active.push(id);
         // A unit in service on one of its channels holds it back as it does the others.
