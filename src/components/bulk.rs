@@ -104,6 +104,8 @@ pub struct Job {
     bound: Limit,
     /// Bytes moved while each limit bound it.
     bound_bytes: Vec<(Limit, u128)>,
+    /// Time each limit bound it while it moved, in picoseconds.
+    bound_time: Vec<(Limit, u128)>,
     serial: u64,
     /// For a read under a window: where its window weight sits in `demand.uses`, its idle round
     /// trip, and the completions of one full request (its units on the completion route).
@@ -140,7 +142,9 @@ pub struct Bulks {
     pub host_mem_bytes: u64,
     /// Wire bytes the transfers put on each channel, in 1e-12 bytes.
     pub wire_bytes: Vec<u128>,
-    /// Payload bytes moved while each limit bound them, over all transfers.
+    /// Time each limit bound a transfer while it moved, summed over the transfers, in
+    /// picoseconds: a limit that binds many transfers for long (a shared link) weighs more
+    /// than one a fast transfer meets briefly, however many bytes that one moves.
     pub limits: Vec<(Limit, u128)>,
 }
 
@@ -532,6 +536,7 @@ impl Fabric<'_> {
             resume_at: 0,
             bound: Limit::None,
             bound_bytes: Vec::new(),
+            bound_time: Vec::new(),
             serial: 0,
             read: read_weight,
         };
@@ -598,6 +603,11 @@ impl Fabric<'_> {
             match job.bound_bytes.iter_mut().find(|b| b.0 == job.bound) {
                 Some(b) => b.1 += moved,
                 None => job.bound_bytes.push((job.bound, moved)),
+            }
+            let spent = u128::from(now - from);
+            match job.bound_time.iter_mut().find(|b| b.0 == job.bound) {
+                Some(b) => b.1 += spent,
+                None => job.bound_time.push((job.bound, spent)),
             }
             for u in &job.uses {
                 let wire = moved * u.weight / WEIGHT_ONE;
@@ -836,10 +846,10 @@ impl Fabric<'_> {
             self.flows[flow as usize].msgs[msg as usize].host_mem_bytes +=
                 job.bytes * job.dram_crossings;
         }
-        for (limit, bytes) in &job.bound_bytes {
+        for (limit, time) in &job.bound_time {
             match self.bulk.limits.iter_mut().find(|l| l.0 == *limit) {
-                Some(l) => l.1 += bytes,
-                None => self.bulk.limits.push((*limit, *bytes)),
+                Some(l) => l.1 += time,
+                None => self.bulk.limits.push((*limit, *time)),
             }
         }
         // The step holding the limit that bound the most bytes is the bottleneck.

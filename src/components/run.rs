@@ -48,7 +48,8 @@ pub struct Outcome {
     /// Per channel that carried anything: its wire bytes and the time it spent serialising
     /// units (bulk transfers count in the bytes only).
     pub links: Vec<(ChannelId, u128, Ps)>,
-    /// Payload bytes the bulk transfers moved while each limit bound them.
+    /// The time each limit bound the bulk transfers while they moved, summed over them, in
+    /// picoseconds.
     pub limits: Vec<(Limit, u128)>,
     /// Each CPU thread's name and the time it was busy.
     pub cpu_time: Vec<(String, Ps)>,
