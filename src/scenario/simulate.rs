@@ -138,8 +138,8 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
             let mine: Vec<Ps> = it.flows[i].messages.iter().map(|(s, e)| e - s).collect();
             FlowRow {
                 flow: i as u32,
-                sender: endpoint_name(cfg, &flow.sender),
-                receiver: endpoint_name(cfg, &flow.receiver),
+                sender: endpoint_name(cfg, &flow.sender, flow.is_intra()),
+                receiver: endpoint_name(cfg, &flow.receiver, flow.is_intra()),
                 class: paths::sender_class(topo, flow, p.path),
                 effective_path: b.effective(),
                 lat_model_ps: e - s,
@@ -186,11 +186,13 @@ fn stream_span(messages: &[(Ps, Ps)]) -> Ps {
     last.saturating_sub(first)
 }
 
-/// "node-a/gpu0 via nic0", or "node-a/cpu0 memory via nic0" for a host-memory end.
-fn endpoint_name(cfg: &Config, e: &crate::config::Endpoint) -> String {
+/// "node-a/gpu0 via nic0", or "node-a/cpu0 memory via nic0" for a host-memory end; "node-a/gpu0"
+/// for an end of a copy inside one host (`intra`: no NIC takes part).
+fn endpoint_name(cfg: &Config, e: &crate::config::Endpoint, intra: bool) -> String {
     let h = &cfg.hosts[e.host];
     let nic = &h.machine.nics[e.nic].name;
     match e.gpu {
+        Some(g) if intra => format!("{}/{}", h.name, h.machine.gpus[g].name),
         Some(g) => format!("{}/{} via {nic}", h.name, h.machine.gpus[g].name),
         None => format!(
             "{}/{} memory via {nic}",

@@ -111,6 +111,13 @@ fn copies_between_gpus_of_one_host_take_nvlink_pcie_or_host_memory() {
         num(find(&rows, "pcie-pix", "gpudirect", "8"), "lat_model_us")
             < num(find(&rows, "pcie-sys", "gpudirect", "8"), "lat_model_us")
     );
+    // Its ends are GPUs, no NIC.
+    let flows = csv_rows(&out.join("flows.csv"));
+    let f = flows.iter().find(|r| r["scenario"] == "nvlink").unwrap();
+    assert_eq!(
+        (f["sender"].as_str(), f["receiver"].as_str()),
+        ("a/gpu0", "a/gpu1")
+    );
     // The stage of a copy between GPUs is memcpy_peer; the resolved config loads back.
     let stages = csv_rows(&out.join("stages.csv"));
     assert!(

@@ -349,3 +349,25 @@ fn chunked_bulk_transfers_conserve_bytes() {
         }
     }
 }
+
+/// Two relayed flows from one GPU through two NICs: each runs at its wire's rate, and the
+/// bottleneck is a wire, not the NVLink their relays share (busy a fifth of the time).
+#[test]
+fn the_bottleneck_of_relayed_flows_is_the_wire_they_wait_on() {
+    let far = |nic: &str, gpu: &str| {
+        format!(
+            "{{ sender = {{ host = \"a\", nic = \"{nic}\", gpu = \"gpu0\" }}, receiver = {{ \
+             host = \"b\", nic = \"{nic}\", gpu = \"{gpu}\" }} }}"
+        )
+    };
+    let text = study("dgx-h100", &[], "[\"64MiB\"]").replace("\"gpudirect\", \"pxn\"", "\"pxn\"")
+        + &format!(
+            "[[scenarios]]\nname = \"two\"\nflows = [{}, {}]\n",
+            far("nic4", "gpu4"),
+            far("nic1", "gpu1")
+        );
+    let (rows, _, _) = run("two", &text);
+    let r = row(&rows, "two", "pxn", "67108864");
+    assert!(num(r, "bw_GBps") > 95.0, "{r:?}");
+    assert!(r["bottleneck"].starts_with("wire:"), "{r:?}");
+}
