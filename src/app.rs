@@ -347,7 +347,7 @@ pub fn run(
 /// How `gdrsim run` runs a config.
 #[derive(Clone, Copy, Debug)]
 pub struct RunOptions<'a> {
-    /// The output folder (default: output/<name>, or output/<name>-shard-K-of-N).
+    /// The output folder (default: `output/<name>`, or `output/<name>-shard-K-of-N`).
     pub out: Option<&'a Path>,
     /// Replaces the config's seed.
     pub seed: Option<u64>,

@@ -1,4 +1,4 @@
-//! One declaration per config section: [`section!`] takes each key once, with its kind, its
+//! One declaration per config section: `section!` takes each key once, with its kind, its
 //! default, the spec field it sets and the source of its default, and generates from it
 //!
 //! - the serde struct of the section as written (every key optional, unknown keys refused),

@@ -31,7 +31,7 @@ pub struct Title {
 }
 
 /// The banner title (`RDMA_Write BW Test`, `Send Bidirectional BW Test`, `Atomic
-/// FETCH_AND_ADD Latency Test`), from the words ctx_print_test_info prints: testsStr[verb],
+/// FETCH_AND_ADD Latency Test`), from the words ctx_print_test_info prints: `testsStr[verb]`,
 /// the atomic type, `Bidirectional`, `Post List`, `BW` or `Latency`, `forwarding`,
 /// `Multicast`, `Test`.
 pub fn title(t: &str) -> Option<Title> {

@@ -1023,7 +1023,7 @@ pub fn chunking(size: u64, chunk: u64) -> (u64, u64) {
 /// its bounce buffer back with a small credit packet (its post is not charged), and the
 /// sender reuses a buffer only after that credit and its own send completion. The data is
 /// delivered when the last H2D is done. Each chunk's RDMA is the host-to-host write of
-/// [`write`] between the two bounce buffers.
+/// [`write()`] between the two bounce buffers.
 pub fn pipelined(
     topo: &Topology,
     sides: &Sides,

@@ -201,7 +201,7 @@ pub struct NvLinkSpec {
     pub a: String,
     /// The other end's name: a GPU or an NVSwitch.
     pub b: String,
-    /// Links in the bond (`nvidia-smi topo -m` prints NV<links>).
+    /// Links in the bond (`nvidia-smi topo -m` prints `NV<links>`).
     pub links: u32,
     /// Data rate of one link, each direction.
     pub link_rate: Rate,

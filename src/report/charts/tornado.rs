@@ -198,7 +198,7 @@ impl Tornado {
         idx.into_iter().map(|i| &self.panels[i]).collect()
     }
 
-    /// "machines[0]." when every key drawn is under that one machine (the labels leave it
+    /// `"machines[0]."` when every key drawn is under that one machine (the labels leave it
     /// out, the legend says so), else "".
     pub fn common_prefix(&self) -> &'static str {
         const ONE: &str = "machines[0].";

@@ -7,8 +7,8 @@
 //! simulation of each path, so every step carries its simulated start time, duration and
 //! component, and the contrast is counted rather than asserted.
 //!
-//! One layout ([`layout`], [`contrast`]) prints the walk in any language; each language is one
-//! implementation of [`phrases::Phrases`] ([`en`], [`zh`]).
+//! One layout (`layout`, `contrast`) prints the walk in any language; each language is one
+//! implementation of [`phrases::Phrases`] (`en`, `zh`).
 //!
 //! Times are integer picoseconds in the data and are printed in microseconds rounded to the
 //! nanosecond. Addresses are printed as `0x` followed by upper-case hex digits.

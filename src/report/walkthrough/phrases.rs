@@ -1,5 +1,5 @@
 //! What a language of the walk must say: every sentence, label and column heading the layout
-//! ([`super::layout`], [`super::contrast`]) prints, as one method each. The layout decides what
+//! (`layout`, `contrast`) prints, as one method each. The layout decides what
 //! is printed where and in what order; a language only words it. A new language is one file
 //! implementing [`Phrases`] and one [`super::Lang`] variant.
 
