@@ -343,7 +343,7 @@ enum Command {
         /// Scenario name (default: the config's first scenario).
         #[arg(long)]
         scenario: Option<String>,
-        /// Path: host, staged, gpudirect, auto, gdrcopy or staged_pipelined.
+        /// Path: host, staged, gpudirect, auto, gdrcopy, staged_pipelined or pxn.
         #[arg(long)]
         path: String,
         /// Operation: write_imm, write, read or send.
