@@ -205,11 +205,13 @@ fn simulated(out: &mut String, m: &Model) {
                 } else {
                     md_inline(&info.ceiling_label)
                 };
-                let _ = writeln!(out, "Bandwidth ceiling of the route: {label}.");
+                // Both are GPUDirect's (a copy's inside one host): the placement's own route,
+                // not what a staged or relayed path takes.
+                let _ = writeln!(out, "Bandwidth ceiling of its GPUDirect route: {label}.");
             }
             let _ = writeln!(out);
             if !info.route.is_empty() {
-                let _ = writeln!(out, "Sender payload route:\n");
+                let _ = writeln!(out, "Sender payload route under GPUDirect:\n");
                 code_block(out, "text", &route_chain(&info.route));
             }
             if !info.topo_matrix.trim().is_empty() {
