@@ -9,7 +9,8 @@
 //!   within one GPU and counts its bytes twice (read and write). P2P=Disabled copies go through
 //!   host memory; P2P=Enabled ones by peer writes (the source GPU's copy engine), or with
 //!   `--p2p_read` also by peer reads (the destination's).
-//! - Bidirectional: a copy each way at once, on two streams; GB/s counts both.
+//! - Bidirectional: a copy each way at once, on two streams; GB/s counts both (on the diagonal,
+//!   two copies within one GPU, each counted twice as above).
 //! - Latency: 100 copies of one int4 (16 B); the GPU figure is the events' time per copy, the
 //!   CPU figure the host's time per enqueue.
 //! - A spin kernel holds each stream while its copies are enqueued, so the host's launch cost
@@ -180,7 +181,10 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
                 seed(k, i, j),
             )?;
             let longest = t.iter().copied().max().unwrap_or(0);
-            Ok(gbs(2.0 * size as f64 * f64::from(BW_REPEAT), longest))
+            // Both copies' bytes; within one GPU each copy's read and write again, as the
+            // sample's `gb *= 2` on the diagonal of its bidirectional matrix does.
+            let counted = if i == j { 4.0 } else { 2.0 };
+            Ok(gbs(counted * size as f64 * f64::from(BW_REPEAT), longest))
         })
     };
     let latency = |k: u64, p2p: bool, read: bool| -> Result<(Cells, Cells)> {

@@ -74,6 +74,16 @@ fn nvlink_pairs_run_at_the_bond_rate_and_staging_below_pcie() {
             );
         }
     }
+    // The diagonal: a copy within one GPU, its bytes counted twice (read and write) in both
+    // matrices as the sample counts them; the two copies at once of the bidirectional one share
+    // the same memory, so its figure is about the unidirectional one (not half of it: a bit
+    // above, as each copy's start latency hides behind the other's transfer), both under twice
+    // HBM3's 3.35 TB/s.
+    for (i, row) in uni.iter().enumerate() {
+        let (u, b) = (row[i], bi[i][i]);
+        assert!(b >= u && b < 1.1 * u, "gpu{i}: uni {u} bi {b}");
+        assert!(u < 2.0 * 3350.0, "gpu{i}: {u}");
+    }
     let lat = matrix(&out, "P2P=Enabled Latency (P2P Writes) Matrix (us)");
     let lat_off = matrix(&out, "P2P=Disabled Latency Matrix (us)");
     assert!(
