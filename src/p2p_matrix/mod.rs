@@ -103,6 +103,80 @@ fn host_index(cfg: &Config, name: Option<&str>) -> Result<usize, ConfigError> {
     }
 }
 
+/// GB/s of `n` bytes in `t` picoseconds.
+fn gbs(bytes: f64, t: crate::units::Ps) -> f64 {
+    bytes / 1e9 / (t.max(1) as f64 / 1e12)
+}
+
+/// One cell of a unidirectional bandwidth matrix: [`BW_REPEAT`] copies of the stream on the
+/// GPU timeline (`timeline`, `topo`: the config with the copy engines' host costs at zero, as
+/// [`crate::nvbandwidth::measure::gpu_timeline`] makes it), in the sample's GB/s (a copy within
+/// one GPU counts its bytes twice, read and write).
+pub fn unidirectional(
+    timeline: &Config,
+    topo: &crate::topology::Topology,
+    host: usize,
+    s: Stream,
+    seed: u64,
+) -> Result<f64> {
+    let (t, _) = measure::run(timeline, topo, host, &[s], BW_REPEAT, seed)?;
+    let twice = if s.src == s.dst { 2.0 } else { 1.0 };
+    Ok(gbs(twice * s.size as f64 * f64::from(BW_REPEAT), t[0]))
+}
+
+/// One cell of a bidirectional bandwidth matrix: the two streams at once, both copies' bytes
+/// over the longer one's time (within one GPU each copy's read and write again, as the sample's
+/// `gb *= 2` on the diagonal of its bidirectional matrix does).
+pub fn bidirectional(
+    timeline: &Config,
+    topo: &crate::topology::Topology,
+    host: usize,
+    there: Stream,
+    back: Stream,
+    seed: u64,
+) -> Result<f64> {
+    let (t, _) = measure::run(timeline, topo, host, &[there, back], BW_REPEAT, seed)?;
+    let longest = t.iter().copied().max().unwrap_or(0);
+    let counted = if there.src == there.dst { 4.0 } else { 2.0 };
+    Ok(gbs(
+        counted * there.size as f64 * f64::from(BW_REPEAT),
+        longest,
+    ))
+}
+
+/// The P2P=Enabled bandwidth from GPU 0 to GPU 1 of the config's first host, one way or both
+/// ways at once, with copies of `size` bytes: the cell a validation row compares (peer writes
+/// where the pair has peer access, else staged, as the sample falls back).
+pub fn first_pair(cfg: &Config, both_ways: bool, size: u64) -> Result<f64> {
+    let timeline = crate::nvbandwidth::measure::gpu_timeline(cfg);
+    let topo = scenario::topology(&timeline);
+    if topo.hosts.first().map_or(0, |h| h.spec.gpus.len()) < 2 {
+        anyhow::bail!("the config's first host has fewer than two GPUs");
+    }
+    let how = |a, b| match measure::peer_access(&topo.hosts[0], a, b) {
+        true => PeerCopy::Write,
+        false => PeerCopy::Staged,
+    };
+    let there = Stream {
+        src: 0,
+        dst: 1,
+        how: how(0, 1),
+        size,
+    };
+    let seed = scenario::mix(cfg.seed, &[0, 1]);
+    if both_ways {
+        let back = Stream {
+            src: 1,
+            dst: 0,
+            how: how(1, 0),
+            size,
+        };
+        bidirectional(&timeline, &topo, 0, there, back, seed)
+    } else {
+        unidirectional(&timeline, &topo, 0, there, seed)
+    }
+}
+
 /// Measures every matrix on the config's host.
 pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
     let host = host_index(cfg, a.host.as_deref())?;
@@ -144,7 +218,6 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
             .map(|i| (0..gpus).map(|j| f(i, j)).collect())
             .collect()
     };
-    let gbs = |bytes: f64, t: crate::units::Ps| bytes / 1e9 / (t.max(1) as f64 / 1e12);
     let uni = |k: u64, p2p: bool, read: bool| {
         cell(&|i, j| {
             let s = Stream {
@@ -153,9 +226,7 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
                 how: how(i, j, p2p, read),
                 size,
             };
-            let (t, _) = measure::run(&timeline, &gpu_topo, host, &[s], BW_REPEAT, seed(k, i, j))?;
-            let twice = if i == j { 2.0 } else { 1.0 };
-            Ok(gbs(twice * size as f64 * f64::from(BW_REPEAT), t[0]))
+            unidirectional(&timeline, &gpu_topo, host, s, seed(k, i, j))
         })
     };
     let bidir = |k: u64, p2p: bool| {
@@ -172,19 +243,7 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
                 how: how(j, i, p2p, false),
                 size,
             };
-            let (t, _) = measure::run(
-                &timeline,
-                &gpu_topo,
-                host,
-                &[there, back],
-                BW_REPEAT,
-                seed(k, i, j),
-            )?;
-            let longest = t.iter().copied().max().unwrap_or(0);
-            // Both copies' bytes; within one GPU each copy's read and write again, as the
-            // sample's `gb *= 2` on the diagonal of its bidirectional matrix does.
-            let counted = if i == j { 4.0 } else { 2.0 };
-            Ok(gbs(counted * size as f64 * f64::from(BW_REPEAT), longest))
+            bidirectional(&timeline, &gpu_topo, host, there, back, seed(k, i, j))
         })
     };
     let latency = |k: u64, p2p: bool, read: bool| -> Result<(Cells, Cells)> {
