@@ -286,7 +286,9 @@ fn simulate(cfg: &Config) -> Result<Vec<Summary>> {
 /// topology, whose other devices carry no traffic and record no busy time, and `[sim]`.)
 /// Everything else (the sweep, `[sim]`, the network, the scenarios, and every part of an
 /// endpoint machine that is not another GPU or NIC: its CPU, sockets, switches, links) must be
-/// equal, so an estimate there is never reused.
+/// equal, so an estimate there is never reused. Where a sender may relay by PXN (the sweep has
+/// `pxn`, or `auto` with `[sim] pxn`, on a machine with NVLink), the relaying GPU is no
+/// endpoint but carries the data, so no GPU of such a machine is taken as unread.
 pub fn reads_same(base: &Config, variant: &Config, s: usize) -> bool {
     let Some(sc) = base.scenarios.get(s) else {
         return false;
@@ -310,8 +312,13 @@ pub fn reads_same(base: &Config, variant: &Config, s: usize) -> bool {
         if b.gpus.len() != m.gpus.len() || b.nics.len() != m.nics.len() {
             return false;
         }
+        let relays = !b.nvlinks.is_empty()
+            && base
+                .paths
+                .iter()
+                .any(|&p| p == PathKind::Pxn || (p == PathKind::Auto && base.sim.pxn));
         for (g, gpu) in m.gpus.iter_mut().enumerate() {
-            if !mine.iter().any(|e| e.gpu == Some(g)) {
+            if !relays && !mine.iter().any(|e| e.gpu == Some(g)) {
                 gpu.clone_from(&b.gpus[g]);
             }
         }
@@ -815,8 +822,9 @@ mod tests {
                 }
             }
         }
-        // ce_mrrs_bytes of gpus[0..4], up and down: 2 x (2 + 2 + 3 + 2) scenario runs reused;
-        // the 6 of its own scenario recomputed, and changed.
-        assert_eq!((reused, kept_changed), (18, 6));
+        // ce_mrrs_bytes and ce_nvlink_read_window of gpus[0..4], up and down: 2 x 2 x (2 + 2 +
+        // 3 + 2) scenario runs reused; the 6 of ce_mrrs_bytes's own scenario recomputed, and
+        // changed (no flow crosses NVLink: the NVLink window changes nothing).
+        assert_eq!((reused, kept_changed), (36, 6));
     }
 }

@@ -290,6 +290,7 @@ impl<'t> Fabric<'t> {
         for (h, host) in topo.hosts.iter().enumerate() {
             for g in 0..host.spec.gpus.len() {
                 engines[topo.gpu_engine(h, g)].one_queue = true;
+                engines[topo.gpu_nvlink_engine(h, g)].one_queue = true;
             }
         }
         let bulk = Bulks::new(topo, &windows);

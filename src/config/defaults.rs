@@ -157,6 +157,17 @@ pub const NVLINK_RATE: Rate = Rate::from_bytes_per_s(25_000_000_000);
 /// One NVLink crossing. Estimate: CUDA's p2pBandwidthLatencyTest reports ~1.5-2 µs GPU-to-GPU
 /// on NVLink boards, almost all of it the copy's launch and completion, not the link.
 pub const NVLINK_LATENCY: Ps = ns(100);
+/// Largest payload of one NVLink data packet. Estimate from the packet format NVIDIA published
+/// for NVLink 1 and 2 (Foley and Danskin, "Ultra-performance Pascal GPU and NVLink
+/// interconnect", IEEE Micro 2017): 16-byte flits, a header flit, optional address-extension
+/// and byte-enable flits, up to 16 data flits (256 B).
+pub const NVLINK_MPS: u64 = 256;
+/// Protocol bytes per NVLink packet beside its payload. Estimate: two 16-byte flits (the header
+/// and an address extension; same source), so 256 B packets carry 89% data. Between the rows
+/// it is checked against: row L2 measures 93% of the link rate over an A100's direct NV4, rows
+/// L4 and L5 about 83% between H100s through the NVSwitch (one 16-byte flit would give 94%,
+/// three 84%).
+pub const NVLINK_OVERHEAD: u64 = 32;
 /// An NVSwitch traversal. Estimate, of the order of a PCIe switch's (row C7).
 pub const NVSWITCH_LATENCY: Ps = ns(100);
 
@@ -229,6 +240,12 @@ pub const MEMCPY_SYNC: Ps = ns(2_000);
 /// over ~0.8 µs). Older GPUs read with fewer (rows D8/D9: H2D 5-10% below D2H, i.e. ~28 x 512 B
 /// over ~0.6 µs on Gen4); set it per GPU model.
 pub const CE_READ_WINDOW: u32 = 128;
+/// Copy-engine outstanding reads of a peer GPU over NVLink (P2P reads, cudaMemcpyPeer with the
+/// destination's engine). Estimate: NVLink reads run at the write rate on HGX H100 boards
+/// (row L4: nvbandwidth's CE reads 371 GB/s; row L5: the sample's P2P writes 376 GB/s), so the
+/// window covers ~400 GB/s over the read's ~1 µs round trip through the NVSwitch (1024 x
+/// 512 B = 512 KiB); the PCIe window ([`CE_READ_WINDOW`]) would hold them near 68 GB/s.
+pub const CE_NVLINK_READ_WINDOW: u32 = 1024;
 /// The copy engine's largest read request, in bytes (see [`CE_READ_WINDOW`]).
 pub const CE_MRRS: u64 = 512;
 

@@ -274,6 +274,8 @@ section! {
     pub struct RawNvLink => NvLinkSpec {
         link_rate_gbps: rate = d::NVLINK_RATE => link_rate; "datasheet (NVLink 3/4: 25 GB/s per link each way)",
         latency_ns: dur = d::NVLINK_LATENCY => latency; "estimate",
+        mps_bytes: pow2[64, 4096] = d::NVLINK_MPS => mps; "estimate",
+        overhead_bytes: bytes_in[0, 256] = d::NVLINK_OVERHEAD => overhead; "estimate",
     }
     also {
         a: String,
@@ -309,6 +311,8 @@ section! {
         memcpy_sync_ns: dur = d::MEMCPY_SYNC => copy_engine.sync; "rows D1/D2/S2",
         ce_read_window: count[1, MAX_WINDOW, "a number of outstanding reads"]
             = d::CE_READ_WINDOW => copy_engine.read_window; "row D15",
+        ce_nvlink_read_window: count[1, MAX_WINDOW, "a number of outstanding reads"]
+            = d::CE_NVLINK_READ_WINDOW => copy_engine.nvlink_read_window; "estimate",
         ce_mrrs_bytes: pow2[128, 4096] = d::CE_MRRS => copy_engine.mrrs; "estimate",
         gdrcopy_read_latency_ns: dur = d::GDRCOPY_READ_LATENCY => gdrcopy.read_latency; "row D4",
         gdrcopy_read_gbps: rate = d::GDRCOPY_READ_RATE => gdrcopy.read_rate; "row D4",

@@ -6,7 +6,7 @@
 use super::build::{add, carries, done};
 use crate::plan::{Copy, GpuRef, Plan, ReadSpec, StepId, StepKind};
 use crate::record::Stage;
-use crate::topology::{Flow, HostTopo, NodeKind, Place, RouteError, Topology};
+use crate::topology::{ChannelKind, Flow, HostTopo, NodeKind, Place, RouteError, Topology};
 
 /// How a peer copy moves its data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,13 +113,23 @@ pub fn copy(
         };
         let req = p.route(h.route(at(by), place, Flow::ReadRequest)?.channels);
         let back = h.route(place, at(by), Flow::ReadCompletion)?;
+        // Reads of a peer over NVLink keep their own (deeper) window in flight.
+        let nvlink = back
+            .channels
+            .iter()
+            .any(|&c| matches!(topo.channels[c as usize].kind, ChannelKind::NvLink { .. }));
+        let engine = if nvlink {
+            topo.gpu_nvlink_engine(host, by)
+        } else {
+            topo.gpu_engine(host, by)
+        };
         let mut c = vec![mem];
         c.extend(back.channels);
         let cpl = p.route(c);
         let commit = p.route(vec![h.gpu_memory[by]]);
         Ok(Copy::H2d {
             read: ReadSpec {
-                engine: topo.gpu_engine(host, by),
+                engine,
                 req,
                 cpl,
                 mrrs: h.spec.gpus[by].copy_engine.mrrs,

@@ -348,15 +348,18 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
     for l in &m.nvlinks {
         let at = |n: &str| nodes.iter().position(|x| x.name == n).expect("validated");
         let rate = Rate::from_bps(l.link_rate.bps().saturating_mul(u64::from(l.links)));
+        // Writes, read requests and read data each pay a header per packet, as on C2C.
         let ch = |b: &mut Builder, from: &str, to: &str| {
-            b.add(
+            let c = b.add(
                 name(&format!("nvlink:{from}>{to}")),
                 ChannelKind::NvLink { links: l.links },
                 rate,
                 l.latency,
-                [0; 5],
+                [l.overhead, l.overhead, l.overhead, 0, 0],
                 Some(h),
-            )
+            );
+            b.channels[c as usize].segment = l.mps;
+            c
         };
         let kind = EdgeKind::NvLink {
             forward: ch(b, &l.a, &l.b),

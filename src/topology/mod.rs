@@ -374,8 +374,11 @@ impl Topology {
     }
 
     /// Outstanding-read windows of every DMA requester with one: each NIC's data reads (host
-    /// by host), each GPU's copy engine, then each NIC's descriptor (WQE) fetches.
-    /// [`Topology::nic_engine`], [`Topology::gpu_engine`] and [`Topology::wqe_engine`] index it.
+    /// by host), each GPU's copy engine, each NIC's descriptor (WQE) fetches, then each GPU's
+    /// copy engine again for its reads of peers over NVLink (a window of their own: NVLink
+    /// keeps many more reads in flight than a PCIe requester). [`Topology::nic_engine`],
+    /// [`Topology::gpu_engine`], [`Topology::wqe_engine`] and [`Topology::gpu_nvlink_engine`]
+    /// index it.
     pub fn read_windows(&self) -> Vec<u32> {
         let nics = self
             .hosts
@@ -389,7 +392,11 @@ impl Topology {
             .hosts
             .iter()
             .flat_map(|h| h.spec.nics.iter().map(|_| WQE_FETCH_READS));
-        nics.chain(gpus).chain(wqe).collect()
+        let nvlink = self
+            .hosts
+            .iter()
+            .flat_map(|h| h.spec.gpus.iter().map(|g| g.copy_engine.nvlink_read_window));
+        nics.chain(gpus).chain(wqe).chain(nvlink).collect()
     }
 
     /// What read engine `e` is, for reports: "node-a/nic0 read window".
@@ -411,10 +418,16 @@ impl Topology {
                 "{}/{} copy engine read window",
                 self.hosts[h].name, self.hosts[h].spec.gpus[g].name
             )
-        } else {
+        } else if e < 2 * nics.len() + gpus.len() {
             format!(
                 "{} WQE fetch window",
                 nic(nics[e - nics.len() - gpus.len()])
+            )
+        } else {
+            let (h, g) = gpus[e - 2 * nics.len() - gpus.len()];
+            format!(
+                "{}/{} copy engine NVLink read window",
+                self.hosts[h].name, self.hosts[h].spec.gpus[g].name
             )
         }
     }
@@ -425,6 +438,14 @@ impl Topology {
         let nics: usize = self.hosts.iter().map(|h| h.spec.nics.len()).sum();
         let gpus: usize = self.hosts.iter().map(|h| h.spec.gpus.len()).sum();
         nics + gpus + self.nic_engine(host, nic)
+    }
+
+    /// The read engine of the copy engine of GPU `gpu` of host `host` for its reads of peers
+    /// over NVLink.
+    pub fn gpu_nvlink_engine(&self, host: usize, gpu: usize) -> usize {
+        let nics: usize = self.hosts.iter().map(|h| h.spec.nics.len()).sum();
+        let gpus: usize = self.hosts.iter().map(|h| h.spec.gpus.len()).sum();
+        2 * nics + gpus + self.gpu_engine(host, gpu) - nics
     }
 
     /// The read engine of NIC `nic` of host `host`.

@@ -207,6 +207,11 @@ pub struct NvLinkSpec {
     pub link_rate: Rate,
     /// One crossing (PHY, link layer and the port), in picoseconds.
     pub latency: Ps,
+    /// Largest payload of one packet on the bond, in bytes: it packetises what crosses it.
+    pub mps: u64,
+    /// Protocol bytes each of its packets adds (a write, a read request or a read's data
+    /// takes one packet per `mps` bytes of payload, at least one).
+    pub overhead: u64,
 }
 
 /// An NVLink-C2C link between a CPU socket and a GPU (Grace Hopper): the GPU's only attachment
@@ -237,8 +242,10 @@ pub struct CopyEngineSpec {
     pub launch: Ps,
     /// From the last byte landing to the calling thread returning (completion signalling).
     pub sync: Ps,
-    /// Outstanding read requests (H2D reads host memory).
+    /// Outstanding read requests (H2D reads host memory; P2P reads over PCIe).
     pub read_window: u32,
+    /// Outstanding read requests of a peer GPU's memory over NVLink (P2P reads).
+    pub nvlink_read_window: u32,
     /// Largest read request the copy engine issues, in bytes.
     pub mrrs: u64,
 }

@@ -24,9 +24,11 @@ fn matrix(out: &str, title: &str) -> Vec<Vec<f64>> {
 }
 
 /// DGX H100 (configs/dgx-h100.toml: 18 NVLink 4 links per GPU into the NVSwitch, 25 GB/s
-/// each way per link = 450 GB/s): every pair has peer access; P2P writes between two GPUs run
-/// at the bond's rate, within 4% (each 16 MB copy's own latency, about 1 µs) and never above
-/// it; both ways at once carry twice as much, within 4% and never above 900; with P2P off the copies stage through host memory over PCIe
+/// each way per link = 450 GB/s, 400 GB/s of payload beside two 16-byte flits per 256-byte
+/// packet): every pair has peer access; P2P writes between two GPUs run at the bond's payload
+/// rate, within 4% (each 16 MB copy's own latency, about 1 µs) and never above it; both ways at
+/// once carry twice as much, within 4% and never above 800; with P2P off the copies stage
+/// through host memory over PCIe
 /// Gen5 x16 (~63 GB/s raw each way) and run below that. Every cell is in the CSV, and the
 /// heatmap is written.
 #[test]
@@ -58,12 +60,12 @@ fn nvlink_pairs_run_at_the_bond_rate_and_staging_below_pcie() {
     for i in 0..8 {
         for j in (0..8).filter(|&j| j != i) {
             assert!(
-                uni[i][j] <= 450.0 && uni[i][j] > 450.0 * 0.96,
+                uni[i][j] <= 400.0 && uni[i][j] > 400.0 * 0.96,
                 "{i}-{j}: {}",
                 uni[i][j]
             );
             assert!(
-                bi[i][j] <= 900.0 && bi[i][j] > 900.0 * 0.96,
+                bi[i][j] <= 800.0 && bi[i][j] > 800.0 * 0.96,
                 "{i}-{j}: {}",
                 bi[i][j]
             );
