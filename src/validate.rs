@@ -31,6 +31,14 @@ pub const CONFIGS: &[(&str, &str)] = &[
         include_str!("../configs/dgx-a100.toml"),
     ),
     ("configs/gh200.toml", include_str!("../configs/gh200.toml")),
+    (
+        "configs/dgx-h100.toml",
+        include_str!("../configs/dgx-h100.toml"),
+    ),
+    (
+        "configs/hgx-a100-4gpu.toml",
+        include_str!("../configs/hgx-a100-4gpu.toml"),
+    ),
 ];
 
 /// The embedded validation set.
@@ -52,7 +60,8 @@ pub struct Entry {
     pub what: String,
     /// How the measured hardware differs from the modelled machine.
     pub note: String,
-    /// How the figure is reproduced: `perftest` (the default), `nvbandwidth` or `cudaMemcpy`.
+    /// How the figure is reproduced: `perftest` (the default), `nvbandwidth`, `cudaMemcpy` or
+    /// `p2pBandwidthLatencyTest` (CUDA's sample, the P2P=Enabled cell from GPU 0 to GPU 1).
     #[serde(default = "perftest_tool")]
     pub tool: String,
     /// The config modelled, one of [`CONFIGS`] (default: the embedded default machine).
@@ -63,7 +72,8 @@ pub struct Entry {
     #[serde(default)]
     pub overrides: toml::Table,
     /// perftest: the program emulated ("ib_write_bw", "ib_read_lat", ...; see
-    /// [`crate::perftest::Test`]); nvbandwidth: the testcase's key; cudaMemcpy: `h2d` or `d2h`.
+    /// [`crate::perftest::Test`]); nvbandwidth: the testcase's key; cudaMemcpy: `h2d` or `d2h`;
+    /// p2pBandwidthLatencyTest: `unidirectional` or `bidirectional`.
     pub test: String,
     /// Whether the buffers are in GPU memory (perftest's `--use_cuda`).
     #[serde(default)]
@@ -74,7 +84,8 @@ pub struct Entry {
     /// default 10).
     pub iters: Option<u32>,
     /// `bw_average_gbits`, `bw_peak_gbits`, `t_typical_us` or `t_avg_us` (perftest);
-    /// `gbytes_per_s` (nvbandwidth, cudaMemcpy: GB/s, 1e9 bytes per second).
+    /// `gbytes_per_s` (nvbandwidth, cudaMemcpy, p2pBandwidthLatencyTest: GB/s, 1e9 bytes per
+    /// second).
     pub figure: String,
     /// The published figure, in the unit of `figure` (Gb/s, GB/s or microseconds).
     pub published: f64,
@@ -143,7 +154,8 @@ fn config_of(e: &Entry, file: &str) -> Result<config::Config> {
     )?)
 }
 
-/// The GB/s of GPU 0 of the config's first host for a copy row (nvbandwidth, cudaMemcpy).
+/// The GB/s of GPU 0 of the config's first host for a copy row (nvbandwidth, cudaMemcpy; for
+/// device-to-device testcases and p2pBandwidthLatencyTest, from GPU 0 to GPU 1).
 fn copy_model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
     let bad = |key: &str, expected: &str, found: String| {
         ConfigError::new(file, format!("row {} {key}", e.id), expected, found)
@@ -160,11 +172,36 @@ fn copy_model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
             buffer_mib: e.size >> 20,
             ..nvbandwidth::Args::new(tc)
         };
+        if tc.is_peer() {
+            let cells = nvbandwidth::peer_figures(cfg, &a)?;
+            return cells
+                .first()
+                .and_then(|r| r.get(1).copied().flatten())
+                .ok_or_else(|| {
+                    bad(
+                        "config",
+                        "a host whose GPU 0 has peer access to its GPU 1",
+                        "none".into(),
+                    )
+                    .into()
+                });
+        }
         let row = nvbandwidth::figures(cfg, &a)?;
         return row
             .first()
             .copied()
             .ok_or_else(|| bad("config", "a host with a GPU", "none".into()).into());
+    }
+    if e.tool == "p2pBandwidthLatencyTest" {
+        let both = match e.test.as_str() {
+            "unidirectional" => false,
+            "bidirectional" => true,
+            t => {
+                let expected = "unidirectional or bidirectional";
+                return Err(bad("test", expected, format!("{t:?}")).into());
+            }
+        };
+        return crate::p2p_matrix::first_pair(cfg, both, e.size);
     }
     let h2d = match e.test.as_str() {
         "h2d" => true,
@@ -186,12 +223,14 @@ fn copy_model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
 fn model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
     match e.tool.as_str() {
         "perftest" => {}
-        "nvbandwidth" | "cudaMemcpy" => return copy_model(cfg, e, file),
+        "nvbandwidth" | "cudaMemcpy" | "p2pBandwidthLatencyTest" => {
+            return copy_model(cfg, e, file);
+        }
         t => {
             return Err(ConfigError::new(
                 file,
                 format!("row {} tool", e.id),
-                "perftest, nvbandwidth or cudaMemcpy",
+                "perftest, nvbandwidth, cudaMemcpy or p2pBandwidthLatencyTest",
                 format!("{t:?}"),
             )
             .into());
