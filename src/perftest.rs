@@ -131,6 +131,11 @@ impl Test {
     }
 }
 
+/// perftest's bounds on `-t` (MIN_TX and MAX_TX in perftest_parameters.h).
+const MIN_TX: u32 = 1;
+/// See [`MIN_TX`].
+const MAX_TX: u32 = 15_000;
+
 /// What the command line asks.
 #[derive(Clone, Debug)]
 pub struct Args {
@@ -375,10 +380,25 @@ fn setup(cfg: &Config, a: &Args) -> Result<Setup> {
         )
         .into());
     }
+    if let Some(t) = a.tx_depth
+        && !(MIN_TX..=MAX_TX).contains(&t)
+    {
+        return Err(ConfigError::new(
+            "command line",
+            "-t",
+            format!(
+                "a TX depth from {MIN_TX} to {MAX_TX} (perftest: \" Tx depth should be between \
+                 {MIN_TX} and {MAX_TX}\")"
+            ),
+            t.to_string(),
+        )
+        .into());
+    }
+    // perftest's force_dependecies: an iterations run never keeps more in flight than it posts.
     let tx_depth = a
         .tx_depth
         .unwrap_or(if a.latency() { 1 } else { 128 })
-        .clamp(1, 16_384);
+        .min(iters.max(1));
     let si = crate::inspect::network_scenario(cfg, a.scenario.as_deref(), "perftest")?;
     let inline = a.test.inline(a.use_cuda);
     Ok(Setup {

@@ -1788,11 +1788,26 @@ fn perftest_queue_pairs_share_one_process_and_both_directions_add_up() {
         vec!["perftest", "ib_send_lat", "-q", "2"],
         vec!["perftest", "ib_write_bw", "-q", "0"],
         vec!["perftest", "ib_write_bw", "-q", "100", "-b"],
+        vec!["perftest", "ib_write_bw", "-t", "0"],
+        vec!["perftest", "ib_write_bw", "-t", "15001"],
     ] {
         let o = gdrsim(&bad);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o.stderr));
         assert!(text(&o.stderr).contains("key `-"), "{}", text(&o.stderr));
     }
+    // perftest never keeps more in flight than an iterations run posts (force_dependecies).
+    let o = gdrsim(&[
+        "perftest",
+        "ib_write_bw",
+        "-n",
+        "10",
+        "-t",
+        "64",
+        "-s",
+        "4096",
+    ]);
+    assert_ok(&o, "-t above -n");
+    assert!(text(&o.stdout).contains(" TX depth        : 10\n"));
 }
 
 /// Issue #11: `validate` runs the embedded validation set; a row that passed and no longer
