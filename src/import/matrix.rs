@@ -10,7 +10,7 @@
 //! found ...`, lines and columns counted from 1 (columns in characters, ANSI codes removed).
 
 use crate::config::ConfigError;
-use crate::topology::Affinity;
+use crate::topology::{Affinity, MAX_NVLINKS};
 
 /// One cell of the matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,7 +256,10 @@ pub fn parse(text: &str, file: &str) -> Result<Matrix, ConfigError> {
                 p.err(
                     l,
                     t.col,
-                    format!("a cell for column {column} (X, PIX, PXB, PHB, NODE, SYS or NV#)"),
+                    format!(
+                        "a cell for column {column} (X, PIX, PXB, PHB, NODE, SYS or NV# with # \
+                         from 1 to {MAX_NVLINKS})"
+                    ),
                     found,
                 )
             })?;
@@ -497,7 +500,9 @@ fn parse_cell(text: &str) -> Option<Cell> {
             .map(Cell::Pcie)
             .or_else(|| {
                 let n = numbered(text, "NV")?;
-                (n >= 1).then_some(Cell::NvLink(n as u32))
+                (1..=MAX_NVLINKS as usize)
+                    .contains(&n)
+                    .then_some(Cell::NvLink(n as u32))
             }),
     }
 }
@@ -529,11 +534,18 @@ fn affinity_value(
         ));
     }
     // The CPU list is kept as written (gdrsim's own `topo` prints a socket name there).
-    if head != "CPU Affinity" && !cpu_list(t.text) {
+    let cpus = head == "CPU Affinity";
+    if !(cpu_list(t.text) || (cpus && valid_name(t.text))) {
+        let what = match cpus {
+            true => {
+                "a CPU list such as 0-55,112-167, N/A, or a socket's name (as gdrsim topo prints)"
+            }
+            false => "a NUMA node number or N/A",
+        };
         return Err(p.err(
             l,
             t.col,
-            format!("a NUMA node number or N/A (column {head})"),
+            format!("{what} (column {head})"),
             format!("`{}`", t.text),
         ));
     }
@@ -646,6 +658,22 @@ fn legends(
             }
         }
     }
+    // A NIC Legend that stops before the last NIC column: a cut file, not a choice.
+    if state == State::Nics
+        && let Some(d) =
+            (0..devices.len()).find(|&d| devices[d].kind == DeviceKind::Nic && !named[d])
+    {
+        let l = p.lines.len() + 1;
+        return Err(p.err(
+            l,
+            1,
+            format!(
+                "a NIC Legend line `{}: name` (the matrix has that NIC column)",
+                devices[d].label
+            ),
+            p.line_found(l),
+        ));
+    }
     Ok(())
 }
 
@@ -738,7 +766,7 @@ NIC Legend:
         let e = refused(&SMALL.replace("GPU1\tPIX\t X \tPXB", "GPU1\tPIX\t X \tPXQ"));
         assert_eq!(
             e,
-            "m.txt:3:14: expected a cell for column NIC0 (X, PIX, PXB, PHB, NODE, SYS or NV#), found `PXQ`"
+            "m.txt:3:14: expected a cell for column NIC0 (X, PIX, PXB, PHB, NODE, SYS or NV# with # from 1 to 36), found `PXQ`"
         );
         // Not symmetric.
         let e = refused(&SMALL.replace("NIC0\tPXB\tPXB", "NIC0\tPXB\tPIX"));
@@ -760,6 +788,23 @@ NIC Legend:
         // A GPU row with a cell too many: the extra cell lands in CPU Affinity.
         let e = refused(&SMALL.replace("GPU0\t X \tPIX\tPXB\t", "GPU0\t X \tPIX\tPXB\tSYS\t"));
         assert!(e.starts_with("m.txt:2:18: expected the CPU Affinity column after the row's cells (the row has a cell too many), found `SYS`"), "{e}");
+        let e = refused(&SMALL.replace("0-7\t0\nGPU1", "0-7;9\t0\nGPU1"));
+        assert_eq!(
+            e,
+            "m.txt:2:18: expected a CPU list such as 0-55,112-167, N/A, or a socket's name (as gdrsim topo prints) (column CPU Affinity), found `0-7;9`"
+        );
+        // A bond wider than any config may have (NV# from 1 to 36).
+        let e = refused(&SMALL.replace("GPU0\t X \tPIX", "GPU0\t X \tNV99"));
+        assert!(
+            e.starts_with("m.txt:2:10: expected a cell for column GPU1"),
+            "{e}"
+        );
+        // A NIC Legend cut before its last NIC: the line after the file's last names it.
+        let e = refused(&SMALL.replace("  NIC0: mlx5_4\n", ""));
+        assert_eq!(
+            e,
+            "m.txt:8:1: expected a NIC Legend line `NIC0: name` (the matrix has that NIC column), found end of file"
+        );
         let e = refused(&SMALL.replace("0-7\t0\nGPU1", "0-7\tzero\nGPU1"));
         assert_eq!(
             e,

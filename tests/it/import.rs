@@ -273,7 +273,7 @@ fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
         (
             "unknown-cell",
             good.replacen("PHB", "PHX", 1),
-            ":2:10: expected a cell for column GPU1 (X, PIX, PXB, PHB, NODE, SYS or NV#), found `PHX`",
+            ":2:10: expected a cell for column GPU1 (X, PIX, PXB, PHB, NODE, SYS or NV# with # from 1 to 36), found `PHX`",
         ),
         (
             "asymmetric",
