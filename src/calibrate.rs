@@ -406,7 +406,14 @@ pub struct Report {
     pub evaluations: usize,
     /// The calibrated config (the resolved input with the fitted keys set).
     pub toml: String,
+    /// Pairs of fitted parameters (indices into `fitted`) whose estimates are correlated beyond
+    /// [`CORRELATED`], with the correlation: the rows fix a combination of the two, not each.
+    pub correlated: Vec<(usize, usize, f64)>,
 }
+
+/// The correlation of two fitted parameters above which the report warns that the rows cannot
+/// tell them apart.
+pub const CORRELATED: f64 = 0.9;
 
 /// A number in the parameter's unit from a value as the resolved config writes it (`150`,
 /// `187500ps`, `708800000000b/s`).
@@ -603,9 +610,10 @@ pub fn invert(m: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     Some(a.into_iter().map(|r| r[n..].to_vec()).collect())
 }
 
-/// Standard errors of the parameters from the Jacobian `j` (m rows of n) and the residuals
-/// `r`: sqrt of the diagonal of s^2 (J^T J)^-1, s^2 = SSR / (m - n).
-pub fn standard_errors(j: &[Vec<f64>], r: &[f64]) -> Option<Vec<f64>> {
+/// The covariance of the parameters from the Jacobian `j` (m rows of n) and the residuals
+/// `r`: s^2 (J^T J)^-1, s^2 = SSR / (m - n); None with no more rows than parameters or a
+/// singular J^T J.
+pub fn covariance(j: &[Vec<f64>], r: &[f64]) -> Option<Vec<Vec<f64>>> {
     let n = j.first()?.len();
     let m = r.len();
     if m <= n {
@@ -620,7 +628,52 @@ pub fn standard_errors(j: &[Vec<f64>], r: &[f64]) -> Option<Vec<f64>> {
         .collect();
     let inv = invert(&jtj)?;
     let s2 = ssr(r) / (m - n) as f64;
-    Some((0..n).map(|k| (s2 * inv[k][k]).max(0.0).sqrt()).collect())
+    Some(
+        inv.into_iter()
+            .map(|row| row.into_iter().map(|c| s2 * c).collect())
+            .collect(),
+    )
+}
+
+/// Standard errors of the parameters: sqrt of the diagonal of [`covariance`].
+pub fn standard_errors(j: &[Vec<f64>], r: &[f64]) -> Option<Vec<f64>> {
+    let c = covariance(j, r)?;
+    Some((0..c.len()).map(|k| c[k][k].max(0.0).sqrt()).collect())
+}
+
+/// The pairs of Jacobian columns (one per parameter) that are parallel within 1% (|cosine| >
+/// 0.99): such a pair moves every row alike, so the rows cannot set the two apart. Reported
+/// with the correlation their estimates would have (minus the cosine: parameters that push
+/// the rows the same way trade off against each other).
+pub fn collinear_pairs(cols: &[Vec<f64>]) -> Vec<(usize, usize, f64)> {
+    let norm = |c: &[f64]| c.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let mut out = Vec::new();
+    for a in 0..cols.len() {
+        for b in a + 1..cols.len() {
+            let d = norm(&cols[a]) * norm(&cols[b]);
+            let dot: f64 = cols[a].iter().zip(&cols[b]).map(|(x, y)| x * y).sum();
+            if d > 0.0 && (dot / d).abs() > 0.99 {
+                out.push((a, b, -dot / d));
+            }
+        }
+    }
+    out
+}
+
+/// The pairs of parameters whose correlation (from the covariance `c`) is beyond
+/// [`CORRELATED`] in magnitude. The correlation does not depend on the residuals' size, so it
+/// flags pairs the rows cannot separate even when the fit is exact (synthetic data).
+pub fn correlated_pairs(c: &[Vec<f64>]) -> Vec<(usize, usize, f64)> {
+    let mut out = Vec::new();
+    for a in 0..c.len() {
+        for b in a + 1..c.len() {
+            let d = (c[a][a] * c[b][b]).sqrt();
+            if d > 0.0 && (c[a][b] / d).abs() > CORRELATED {
+                out.push((a, b, c[a][b] / d));
+            }
+        }
+    }
+    out
 }
 
 /// Fits the parameters of `cfg` to the measured rows.
@@ -726,16 +779,23 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
             Some(a.iter().zip(&b).map(|(x, y)| (x - y) / d).collect())
         })
         .collect();
-    let sd = cols
-        .iter()
-        .cloned()
-        .collect::<Option<Vec<Vec<f64>>>>()
-        .and_then(|c| {
-            let j: Vec<Vec<f64>> = (0..r1.len())
-                .map(|i| c.iter().map(|col| col[i]).collect())
-                .collect();
-            standard_errors(&j, &r1)
-        });
+    let jac: Option<Vec<Vec<f64>>> = cols.iter().cloned().collect();
+    let cov = jac.as_ref().and_then(|c| {
+        let j: Vec<Vec<f64>> = (0..r1.len())
+            .map(|i| c.iter().map(|col| col[i]).collect())
+            .collect();
+        covariance(&j, &r1)
+    });
+    // Where J^T J cannot be inverted the rows do not determine the parameters at all: name
+    // the pairs whose columns are (nearly) parallel instead.
+    let correlated = match (&cov, &jac) {
+        (Some(c), _) => correlated_pairs(c),
+        (None, Some(cols)) if r1.len() > n => collinear_pairs(cols),
+        _ => Vec::new(),
+    };
+    let sd: Option<Vec<f64>> = cov
+        .as_ref()
+        .map(|c| (0..n).map(|k| c[k][k].max(0.0).sqrt()).collect());
     let (_, values) = problem.config(&ln_f)?;
     let mut doc: Table = config::to_toml(cfg).parse()?;
     for (p, v) in problem.params.iter().zip(&values) {
@@ -765,6 +825,7 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
             .evaluations
             .load(std::sync::atomic::Ordering::Relaxed),
         toml: toml::to_string(&doc)?,
+        correlated,
     })
 }
 
@@ -810,6 +871,25 @@ pub fn render(r: &Report, out: &Path) -> String {
         r.rms_after * 100.0,
         r.evaluations
     ));
+    if r.fitted.iter().all(|f| f.rel_sd.is_none()) {
+        s.push_str(
+            "note: no standard errors: there are no more rows than fitted parameters, or the \
+             rows do not determine every one of them (see any warning below)\n",
+        );
+    }
+    for &(a, b, rho) in &r.correlated {
+        s.push_str(&format!(
+            "warning: {} and {} are correlated at {rho:+.3}: the rows fix a combination of the \
+             two ({}), not each; fit one with the other held, or add rows that set them apart\n",
+            r.fitted[a].param.key,
+            r.fitted[b].param.key,
+            if rho < 0.0 {
+                "one up and the other down leaves the fit as it is, as for two delays that add"
+            } else {
+                "both up or both down together leaves the fit as it is"
+            }
+        ));
+    }
     for n in &r.notes {
         s.push_str(&format!("note: {n}\n"));
     }
@@ -830,6 +910,43 @@ pub fn command(config: &Path, measured: &Path, o: &Options, out: &Path) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parameters_the_rows_cannot_set_apart_are_flagged() {
+        // Two delays that add (columns alike, one row slightly apart): estimates strongly
+        // anti-correlated, flagged; a third parameter with a column of its own is not.
+        let j = vec![
+            vec![1.0, 1.0, 0.0],
+            vec![1.0, 1.01, 0.0],
+            vec![2.0, 2.0, 1.0],
+            vec![3.0, 3.02, 0.0],
+            vec![1.0, 1.0, 2.0],
+        ];
+        let r = [0.01, -0.02, 0.01, 0.0, 0.01];
+        let c = super::covariance(&j, &r).expect("invertible");
+        let pairs = super::correlated_pairs(&c);
+        assert_eq!(pairs.len(), 1, "{pairs:?}");
+        let (a, b, rho) = pairs[0];
+        assert_eq!((a, b), (0, 1));
+        assert!(rho < -0.99, "{rho}");
+        // Exactly additive delays (parallel columns): J^T J is singular, no covariance; the
+        // columns name the pair.
+        let cols = vec![
+            vec![1.0, 2.0, 3.0],
+            vec![2.0, 4.0, 6.0],
+            vec![1.0, 0.0, -1.0],
+        ];
+        assert_eq!(super::collinear_pairs(&cols), vec![(0, 1, -1.0)]);
+        // Independent columns: none.
+        let k = vec![
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+            vec![1.0, 1.0],
+            vec![2.0, -1.0],
+        ];
+        let c = super::covariance(&k, &[0.1, -0.1, 0.05, 0.0]).expect("invertible");
+        assert!(super::correlated_pairs(&c).is_empty());
+    }
 
     #[test]
     fn standard_errors_follow_the_linear_model() {
