@@ -47,7 +47,18 @@ pub fn devices(host: &str, gpus: &[(&str, &str)]) -> String {
 /// A testcase's result block: `Running KEY.`, the title, the matrix of GB/s (rows of columns,
 /// None printed `N/A`), the SUM line and the blank lines around it.
 pub fn testcase(key: &str, title: &str, rows: &[Vec<Option<f64>>]) -> String {
-    let mut s = format!("Running {key}.\n{title}\n");
+    running(key) + &matrix(key, title, rows)
+}
+
+/// `Running KEY.`, the line that opens a testcase's output.
+pub fn running(key: &str) -> String {
+    format!("Running {key}.\n")
+}
+
+/// One matrix of a testcase (`addTestcaseResults`): its title, the matrix of GB/s (None
+/// printed `N/A`), the SUM line under `key` and the blank lines around it.
+pub fn matrix(key: &str, title: &str, rows: &[Vec<Option<f64>>]) -> String {
+    let mut s = format!("{title}\n");
     let columns = rows.first().map_or(0, Vec::len);
     s.push_str("  ");
     for c in 0..columns {

@@ -116,20 +116,31 @@ pub fn sample(
     Ok(end.saturating_sub(start))
 }
 
-/// One sample of a peer copy (`(src, dst, how)` between two GPUs of host `host`): one stream
-/// of `WARMUP_COUNT + loops` copies; returns the start-to-end event time after the warm-ups.
-pub fn peer_sample(
+/// A peer copy: from GPU `.0` to GPU `.1` of one host, and how.
+pub type PeerCopy = (usize, usize, scenario::peer::PeerCopy);
+
+/// One sample of peer copies between GPUs of host `host`, run at once (nvbandwidth's
+/// `doMemcpyVector`: a copy and its interfering copy the other way): one stream of
+/// `WARMUP_COUNT + loops` copies each; returns each stream's start-to-end event time after
+/// its warm-ups.
+pub fn peer_samples(
     cfg: &Config,
     topo: &Topology,
     host: usize,
-    (src, dst, how): (usize, usize, scenario::peer::PeerCopy),
+    copies: &[PeerCopy],
     size: u64,
     loops: u32,
     seed: u64,
-) -> Result<Ps> {
-    let plan = scenario::peer::copy(topo, host, (src, dst), how, size)
-        .with_context(|| format!("building the copy from GPU {src} to GPU {dst}"))?;
-    let mut f = Fabric::new(topo, &[&plan], scenario::sim_options(cfg, seed));
+) -> Result<Vec<Ps>> {
+    let plans = copies
+        .iter()
+        .map(|&(src, dst, how)| {
+            scenario::peer::copy(topo, host, (src, dst), how, size)
+                .with_context(|| format!("building the copy from GPU {src} to GPU {dst}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&crate::plan::Plan> = plans.iter().collect();
+    let mut f = Fabric::new(topo, &refs, scenario::sim_options(cfg, seed));
     let total = WARMUP_COUNT
         .checked_add(loops)
         .context("too many copies per stream")?;
@@ -137,10 +148,16 @@ pub fn peer_sample(
     if out.stats.past_horizon {
         anyhow::bail!("the copies passed the simulator's horizon");
     }
-    let m = &out.messages;
-    Ok(m[m.len() - 1]
-        .1
-        .saturating_sub(m[WARMUP_COUNT as usize - 1].1))
+    Ok(out
+        .flows
+        .iter()
+        .map(|fl| {
+            let m = &fl.messages;
+            m[m.len() - 1]
+                .1
+                .saturating_sub(m[WARMUP_COUNT as usize - 1].1)
+        })
+        .collect())
 }
 
 /// One sample's bandwidth as nvbandwidth computes it: `size * loops * 1e6 / elapsed_us` in

@@ -49,17 +49,26 @@ pub enum Testcase {
     /// `device_to_device_memcpy_write_ce` (5): for each GPU pair with peer access, the row GPU's
     /// copy engine writes its buffer into the column GPU's.
     DeviceToDeviceWrite,
+    /// `device_to_device_bidirectional_memcpy_read_ce` (6): for each GPU pair with peer access,
+    /// the row GPU reads the column GPU's buffer while the column GPU reads the row's, each by
+    /// its own copy engine; both copies and their sum are reported.
+    DeviceToDeviceBidirRead,
+    /// `device_to_device_bidirectional_memcpy_write_ce` (7): as the read form, each GPU's copy
+    /// engine writing into the other.
+    DeviceToDeviceBidirWrite,
 }
 
 impl Testcase {
     /// In nvbandwidth's order (`createTestcases`): the position is its index.
-    pub const ALL: [Testcase; 6] = [
+    pub const ALL: [Testcase; 8] = [
         Testcase::HostToDevice,
         Testcase::DeviceToHost,
         Testcase::HostToDeviceBidir,
         Testcase::DeviceToHostBidir,
         Testcase::DeviceToDeviceRead,
         Testcase::DeviceToDeviceWrite,
+        Testcase::DeviceToDeviceBidirRead,
+        Testcase::DeviceToDeviceBidirWrite,
     ];
 
     /// nvbandwidth's key (testcase.h).
@@ -71,6 +80,8 @@ impl Testcase {
             Testcase::DeviceToHostBidir => "device_to_host_bidirectional_memcpy_ce",
             Testcase::DeviceToDeviceRead => "device_to_device_memcpy_read_ce",
             Testcase::DeviceToDeviceWrite => "device_to_device_memcpy_write_ce",
+            Testcase::DeviceToDeviceBidirRead => "device_to_device_bidirectional_memcpy_read_ce",
+            Testcase::DeviceToDeviceBidirWrite => "device_to_device_bidirectional_memcpy_write_ce",
         }
     }
 
@@ -95,6 +106,16 @@ impl Testcase {
                 "\tMeasures bandwidth of cuMemcpyAsync between each pair of accessible peers.\n\
                  \tWrite tests launch a copy from the target device to the peer using the target's context."
             }
+            Testcase::DeviceToDeviceBidirRead => {
+                "\tMeasures bandwidth of cuMemcpyAsync between each pair of accessible peers.\n\
+                 \tA copy in the opposite direction of the measured copy is run simultaneously but not measured.\n\
+                 \tRead tests launch a copy from the peer device to the target using the target's context."
+            }
+            Testcase::DeviceToDeviceBidirWrite => {
+                "\tMeasures bandwidth of cuMemcpyAsync between each pair of accessible peers.\n\
+                 \tA copy in the opposite direction of the measured copy is run simultaneously but not measured.\n\
+                 \tWrite tests launch a copy from the target device to the peer using the target's context."
+            }
         }
     }
 
@@ -108,6 +129,49 @@ impl Testcase {
             }
             Testcase::DeviceToDeviceRead => "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)",
             Testcase::DeviceToDeviceWrite => "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)",
+            Testcase::DeviceToDeviceBidirRead => {
+                "memcpy CE GPU(row) <-> GPU(column) Read1 bandwidth (GB/s)"
+            }
+            Testcase::DeviceToDeviceBidirWrite => {
+                "memcpy CE GPU(row) <-> GPU(column) Write1 bandwidth (GB/s)"
+            }
+        }
+    }
+
+    /// The matrices a bidirectional device-to-device testcase prints after the first, as (key
+    /// suffix, title) with the first's suffix (testcases_ce.cpp: each copy, then their sum);
+    /// None for the other testcases (one matrix, the key as it is).
+    fn both_ways(self) -> Option<[(&'static str, &'static str); 3]> {
+        match self {
+            Testcase::DeviceToDeviceBidirRead => Some([
+                (
+                    "_read1",
+                    "memcpy CE GPU(row) <-> GPU(column) Read1 bandwidth (GB/s)",
+                ),
+                (
+                    "_read2",
+                    "memcpy CE GPU(row) <-> GPU(column) Read2 bandwidth (GB/s)",
+                ),
+                (
+                    "_total",
+                    "memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)",
+                ),
+            ]),
+            Testcase::DeviceToDeviceBidirWrite => Some([
+                (
+                    "_write1",
+                    "memcpy CE GPU(row) <-> GPU(column) Write1 bandwidth (GB/s)",
+                ),
+                (
+                    "_write2",
+                    "memcpy CE GPU(row) <-> GPU(column) Write2 bandwidth (GB/s)",
+                ),
+                (
+                    "_total",
+                    "memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)",
+                ),
+            ]),
+            _ => None,
         }
     }
 
@@ -119,7 +183,7 @@ impl Testcase {
             Testcase::DeviceToHost => Some((false, false)),
             Testcase::HostToDeviceBidir => Some((true, true)),
             Testcase::DeviceToHostBidir => Some((false, true)),
-            Testcase::DeviceToDeviceRead | Testcase::DeviceToDeviceWrite => None,
+            _ => None,
         }
     }
 
@@ -131,8 +195,12 @@ impl Testcase {
     /// How the device-to-device testcases copy; None for the host testcases.
     fn peer_copy(self) -> Option<scenario::peer::PeerCopy> {
         match self {
-            Testcase::DeviceToDeviceRead => Some(scenario::peer::PeerCopy::Read),
-            Testcase::DeviceToDeviceWrite => Some(scenario::peer::PeerCopy::Write),
+            Testcase::DeviceToDeviceRead | Testcase::DeviceToDeviceBidirRead => {
+                Some(scenario::peer::PeerCopy::Read)
+            }
+            Testcase::DeviceToDeviceWrite | Testcase::DeviceToDeviceBidirWrite => {
+                Some(scenario::peer::PeerCopy::Write)
+            }
             _ => None,
         }
     }
@@ -317,8 +385,17 @@ pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
 
 /// The GB/s of every GPU pair of the host for a device-to-device testcase, `None` on the
 /// diagonal and where the pair has no peer access (nvbandwidth skips them: `N/A`). A cell is
-/// nvbandwidth's statistic over `-i` samples of one stream of copies.
+/// nvbandwidth's statistic over `-i` samples of one stream of copies. For the bidirectional
+/// testcases, the first copy's matrix (the row GPU's side: the copy into it).
 pub fn peer_figures(cfg: &Config, a: &Args) -> Result<Vec<Vec<Option<f64>>>> {
+    Ok(peer_matrices(cfg, a)?.swap_remove(0))
+}
+
+/// Every matrix a device-to-device testcase prints: one, or for the bidirectional testcases
+/// three (nvbandwidth's `doMemcpyVector` of a copy from the column GPU into the row GPU and
+/// one from the row GPU into the column GPU, run at once: each copy's statistic, then their
+/// sum).
+pub fn peer_matrices(cfg: &Config, a: &Args) -> Result<Vec<Vec<Vec<Option<f64>>>>> {
     a.check()?;
     let host = host_index(cfg, a.host.as_deref())?;
     let Some(how) = a.testcase.peer_copy() else {
@@ -336,18 +413,22 @@ pub fn peer_figures(cfg: &Config, a: &Args) -> Result<Vec<Vec<Option<f64>>>> {
     let topo = scenario::topology(&cfg);
     let gpus = cfg.hosts[host].machine.gpus.len();
     let h = &topo.hosts[host];
-    let mut rows = vec![vec![None; gpus]; gpus];
-    for (i, row) in rows.iter_mut().enumerate() {
-        for (j, cell) in row.iter_mut().enumerate() {
+    let both = a.testcase.both_ways().is_some();
+    let mut out = vec![vec![vec![None; gpus]; gpus]; if both { 3 } else { 1 }];
+    for i in 0..gpus {
+        for j in 0..gpus {
             if i == j || !crate::p2p_matrix::measure::peer_access(h, i, j) {
                 continue;
             }
-            // Read: the row GPU pulls the column's buffer; write: it pushes into the column's.
-            let (src, dst) = match how {
-                scenario::peer::PeerCopy::Read => (j, i),
-                _ => (i, j),
+            // One way: read, the row GPU pulls the column's buffer; write, it pushes into the
+            // column's. Both ways: the column's buffer into the row's, and the row's into the
+            // column's, each copy by its destination's engine (read) or its source's (write).
+            let copies: Vec<measure::PeerCopy> = match (both, how) {
+                (true, _) => vec![(j, i, how), (i, j, how)],
+                (false, scenario::peer::PeerCopy::Read) => vec![(j, i, how)],
+                (false, _) => vec![(i, j, how)],
             };
-            let mut samples = Vec::with_capacity(a.samples as usize);
+            let mut samples = vec![Vec::with_capacity(a.samples as usize); copies.len()];
             for n in 0..a.samples {
                 let seed = scenario::mix(
                     cfg.seed,
@@ -359,22 +440,32 @@ pub fn peer_figures(cfg: &Config, a: &Args) -> Result<Vec<Vec<Option<f64>>>> {
                         n as u64,
                     ],
                 );
-                let copy = (src, dst, how);
-                let t = measure::peer_sample(&cfg, &topo, host, copy, size, a.loops, seed)?;
-                samples.push(measure::bandwidth(size, a.loops, t)?);
+                let t = measure::peer_samples(&cfg, &topo, host, &copies, size, a.loops, seed)?;
+                for (k, t) in t.into_iter().enumerate() {
+                    samples[k].push(measure::bandwidth(size, a.loops, t)?);
+                }
             }
-            *cell = Some(measure::statistic(&samples, a.use_mean) * 1e-9);
+            let stats: Vec<f64> = samples
+                .iter()
+                .map(|s| measure::statistic(s, a.use_mean) * 1e-9)
+                .collect();
+            for (k, v) in stats.iter().enumerate() {
+                out[k][i][j] = Some(*v);
+            }
+            if both {
+                out[2][i][j] = Some(stats.iter().sum());
+            }
         }
     }
-    Ok(rows)
+    Ok(out)
 }
 
 /// Runs the testcase on the config's host and returns nvbandwidth's text.
 pub fn run(cfg: &Config, a: &Args) -> Result<String> {
-    let rows: Vec<Vec<Option<f64>>> = if a.testcase.peer_copy().is_some() {
-        peer_figures(cfg, a)?
+    let matrices: Vec<Vec<Vec<Option<f64>>>> = if a.testcase.peer_copy().is_some() {
+        peer_matrices(cfg, a)?
     } else {
-        vec![figures(cfg, a)?.into_iter().map(Some).collect()]
+        vec![vec![figures(cfg, a)?.into_iter().map(Some).collect()]]
     };
     let host = &cfg.hosts[host_index(cfg, a.host.as_deref())?];
     let mut out = layout::version();
@@ -389,11 +480,20 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
         .map(|g| (g.model.as_str(), g.name.as_str()))
         .collect();
     out.push_str(&layout::devices(&host.name, &gpus));
-    out.push_str(&layout::testcase(
-        a.testcase.key(),
-        a.testcase.title(),
-        &rows,
-    ));
+    match a.testcase.both_ways() {
+        None => out.push_str(&layout::testcase(
+            a.testcase.key(),
+            a.testcase.title(),
+            &matrices[0],
+        )),
+        Some(blocks) => {
+            out.push_str(&layout::running(a.testcase.key()));
+            for ((suffix, title), rows) in blocks.iter().zip(&matrices) {
+                let key = format!("{}{suffix}", a.testcase.key());
+                out.push_str(&layout::matrix(&key, title, rows));
+            }
+        }
+    }
     out.push_str(layout::closing());
     Ok(out)
 }

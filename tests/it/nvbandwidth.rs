@@ -288,11 +288,77 @@ fn device_to_device_testcases_copy_between_peers() {
     );
 }
 
+/// The bidirectional device-to-device testcases (6, 7) print nvbandwidth's three matrices per
+/// run, each with its SUM line: each copy of a pair, then their sum. On DGX H100 both copies of
+/// a pair cross their own direction of the NV18 bond, so each runs within 1% of a one-way copy
+/// (writes; reads lose a little to the other copy's read requests) and the total is their sum.
+#[test]
+fn bidirectional_device_to_device_testcases_print_each_copy_and_the_total() {
+    let out = stdout(&gdrsim(&[
+        "nvbandwidth",
+        "device_to_device_bidirectional_memcpy_write_ce",
+        "configs/dgx-h100.toml",
+        "-b",
+        "64",
+    ]));
+    let blocks: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("memcpy CE") || l.starts_with("SUM "))
+        .collect();
+    assert_eq!(
+        blocks,
+        [
+            "memcpy CE GPU(row) <-> GPU(column) Write1 bandwidth (GB/s)",
+            blocks[1],
+            "memcpy CE GPU(row) <-> GPU(column) Write2 bandwidth (GB/s)",
+            blocks[3],
+            "memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)",
+            blocks[5],
+        ],
+        "{out}"
+    );
+    for (i, suffix) in ["_write1", "_write2", "_total"].iter().enumerate() {
+        let want = format!("SUM device_to_device_bidirectional_memcpy_write_ce{suffix} ");
+        assert!(blocks[2 * i + 1].starts_with(&want), "{out}");
+    }
+    let cells: Vec<f64> = out
+        .lines()
+        .filter(|l| l.starts_with(" 3 "))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(cells.len(), 3, "{out}");
+    let (one, two, total) = (cells[0], cells[1], cells[2]);
+    assert!(
+        one <= 400.0 && one > 396.0 && two <= 400.0 && two > 396.0,
+        "{cells:?}"
+    );
+    assert!((total - one - two).abs() < 0.02, "{cells:?}");
+    let out = stdout(&gdrsim(&[
+        "nvbandwidth",
+        "6",
+        "configs/dgx-h100.toml",
+        "-b",
+        "64",
+    ]));
+    assert!(out.contains("Running device_to_device_bidirectional_memcpy_read_ce.\n"));
+    let read1: f64 = out
+        .lines()
+        .find(|l| l.starts_with(" 0 "))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        read1 <= one && read1 > 0.9 * one,
+        "read {read1} write {one}"
+    );
+}
+
 #[test]
 fn bad_input_exits_2_naming_the_option() {
     for (args, says) in [
         (vec!["nvbandwidth", "host_to_device_memcpy_sm"], "TESTCASE"),
-        (vec!["nvbandwidth", "6"], "TESTCASE"),
+        (vec!["nvbandwidth", "8"], "TESTCASE"),
         (vec!["nvbandwidth", "0", "-b", "x"], "--bufferSize"),
         (vec!["nvbandwidth", "0", "-b", "0"], "-b"),
         (vec!["nvbandwidth", "0", "-i", "0"], "-i"),
