@@ -415,46 +415,45 @@ pub fn peer_matrices(cfg: &Config, a: &Args) -> Result<Vec<Vec<Vec<Option<f64>>>
     let h = &topo.hosts[host];
     let both = a.testcase.both_ways().is_some();
     let mut out = vec![vec![vec![None; gpus]; gpus]; if both { 3 } else { 1 }];
-    for i in 0..gpus {
-        for j in 0..gpus {
-            if i == j || !crate::p2p_matrix::measure::peer_access(h, i, j) {
-                continue;
+    let pairs: Vec<(usize, usize)> = (0..gpus)
+        .flat_map(|i| (0..gpus).map(move |j| (i, j)))
+        .filter(|&(i, j)| i != j && crate::p2p_matrix::measure::peer_access(h, i, j))
+        .collect();
+    for (i, j) in pairs {
+        // One way: read, the row GPU pulls the column's buffer; write, it pushes into the
+        // column's. Both ways: the column's buffer into the row's, and the row's into the
+        // column's, each copy by its destination's engine (read) or its source's (write).
+        let copies: Vec<measure::PeerCopy> = match (both, how) {
+            (true, _) => vec![(j, i, how), (i, j, how)],
+            (false, scenario::peer::PeerCopy::Read) => vec![(j, i, how)],
+            (false, _) => vec![(i, j, how)],
+        };
+        let mut samples = vec![Vec::with_capacity(a.samples as usize); copies.len()];
+        for n in 0..a.samples {
+            let seed = scenario::mix(
+                cfg.seed,
+                &[
+                    scenario::stable_hash(a.testcase.key()),
+                    host as u64,
+                    i as u64,
+                    j as u64,
+                    n as u64,
+                ],
+            );
+            let t = measure::peer_samples(&cfg, &topo, host, &copies, size, a.loops, seed)?;
+            for (k, t) in t.into_iter().enumerate() {
+                samples[k].push(measure::bandwidth(size, a.loops, t)?);
             }
-            // One way: read, the row GPU pulls the column's buffer; write, it pushes into the
-            // column's. Both ways: the column's buffer into the row's, and the row's into the
-            // column's, each copy by its destination's engine (read) or its source's (write).
-            let copies: Vec<measure::PeerCopy> = match (both, how) {
-                (true, _) => vec![(j, i, how), (i, j, how)],
-                (false, scenario::peer::PeerCopy::Read) => vec![(j, i, how)],
-                (false, _) => vec![(i, j, how)],
-            };
-            let mut samples = vec![Vec::with_capacity(a.samples as usize); copies.len()];
-            for n in 0..a.samples {
-                let seed = scenario::mix(
-                    cfg.seed,
-                    &[
-                        scenario::stable_hash(a.testcase.key()),
-                        host as u64,
-                        i as u64,
-                        j as u64,
-                        n as u64,
-                    ],
-                );
-                let t = measure::peer_samples(&cfg, &topo, host, &copies, size, a.loops, seed)?;
-                for (k, t) in t.into_iter().enumerate() {
-                    samples[k].push(measure::bandwidth(size, a.loops, t)?);
-                }
-            }
-            let stats: Vec<f64> = samples
-                .iter()
-                .map(|s| measure::statistic(s, a.use_mean) * 1e-9)
-                .collect();
-            for (k, v) in stats.iter().enumerate() {
-                out[k][i][j] = Some(*v);
-            }
-            if both {
-                out[2][i][j] = Some(stats.iter().sum());
-            }
+        }
+        let stats: Vec<f64> = samples
+            .iter()
+            .map(|s| measure::statistic(s, a.use_mean) * 1e-9)
+            .collect();
+        for (k, v) in stats.iter().enumerate() {
+            out[k][i][j] = Some(*v);
+        }
+        if both {
+            out[2][i][j] = Some(stats.iter().sum());
         }
     }
     Ok(out)
