@@ -24,11 +24,18 @@ use crate::stats::Summary;
 use crate::units::fmt_bytes;
 
 /// The headline results of one run: per comparison (scenario, op, baseline) and size, the
-/// ratios and the winner of each metric; per scenario, GPUDirect's bottleneck at the largest size.
+/// ratios and the winner of each metric, and the sizes where the winner changes (crossovers);
+/// per scenario, op and path, the bandwidth at the largest size; per scenario, GPUDirect's
+/// bottleneck at the largest size.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Headlines {
     /// (comparison label, size, metric, ratio).
     pub ratios: Vec<(String, u64, Metric, f64)>,
+    /// ("comparison label metric", its crossovers as the report words them: "staged wins at
+    /// ≥ 512 KiB"; none where one path wins at every size).
+    pub crossovers: Vec<(String, Vec<String>)>,
+    /// ("scenario op path", GB/s at the largest size).
+    pub bandwidths: Vec<(String, f64)>,
     /// ("scenario op", bottleneck).
     pub bottlenecks: Vec<(String, String)>,
 }
@@ -49,6 +56,7 @@ pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
     let info = app::run_info(cfg, "");
     let model = Model::new(&info, rows);
     let mut ratios = Vec::new();
+    let mut crossovers = Vec::new();
     for s in model.speedups() {
         let label = format!(
             "{} {} vs {}",
@@ -61,8 +69,21 @@ pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
                 }
             }
         }
+        for m in [Metric::Latency, Metric::Bandwidth] {
+            let at: Vec<String> = s
+                .crossovers(m)
+                .iter()
+                .map(|c| format!("{} wins at ≥ {}", c.winner, fmt_bytes(c.above)))
+                .collect();
+            crossovers.push((format!("{label} {}", m.name()), at));
+        }
     }
     let largest = cfg.sizes.iter().copied().max().unwrap_or(0);
+    let bandwidths = rows
+        .iter()
+        .filter(|r| r.size_bytes == largest)
+        .map(|r| (format!("{} {} {}", r.scenario, r.op, r.path), r.bw_gbps))
+        .collect();
     let bottlenecks = rows
         .iter()
         .filter(|r| r.path == PathKind::GpuDirect && r.size_bytes == largest)
@@ -70,6 +91,8 @@ pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
         .collect();
     Headlines {
         ratios,
+        crossovers,
+        bandwidths,
         bottlenecks,
     }
 }
@@ -92,6 +115,13 @@ pub struct Effect {
     pub max_change: f64,
     /// Where that largest change happened: which ratio, at which size.
     pub max_at: String,
+    /// The largest relative change of a bandwidth at the largest size, signed.
+    pub bw_change: f64,
+    /// Where it happened: "PHB write_imm gpudirect".
+    pub bw_at: String,
+    /// Crossovers that moved, appeared or vanished: "PHB write_imm vs staged bandwidth:
+    /// staged wins at ≥ 1 MiB -> staged wins at ≥ 512 KiB".
+    pub moved: Vec<String>,
     /// Conclusions that flipped.
     pub flips: Vec<Flip>,
     /// The variant's headlines (the ratios the chart draws).
@@ -163,6 +193,35 @@ fn joined(flips: &[Flip]) -> Vec<String> {
         i = j;
     }
     out
+}
+
+/// The largest relative change of a headline bandwidth, and where; then the crossovers that
+/// differ between the base run and a variant.
+fn compare_more(base: &Headlines, v: &Headlines) -> (f64, String, Vec<String>) {
+    let mut max = (0.0f64, String::new());
+    for (label, b0) in &base.bandwidths {
+        if let Some((_, b1)) = v.bandwidths.iter().find(|(l, _)| l == label)
+            && *b0 > 0.0
+        {
+            let change = b1 / b0 - 1.0;
+            if change.abs() > max.0.abs() {
+                max = (change, label.clone());
+            }
+        }
+    }
+    let words = |c: &[String]| match c.is_empty() {
+        true => "no crossover".to_string(),
+        false => c.join(", "),
+    };
+    let moved = base
+        .crossovers
+        .iter()
+        .filter_map(|(label, c0)| {
+            let (_, c1) = v.crossovers.iter().find(|(l, _)| l == label)?;
+            (c1 != c0).then(|| format!("{label}: {} -> {}", words(c0), words(c1)))
+        })
+        .collect();
+    (max.0, max.1, moved)
 }
 
 fn compare(base: &Headlines, v: &Headlines) -> (f64, String, Vec<Flip>) {
@@ -490,6 +549,7 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
             .collect();
         let h = headlines(&v.cfg, &rows);
         let (max_change, max_at, flips) = compare(&base, &h);
+        let (bw_change, bw_at, moved) = compare_more(&base, &h);
         effects.push(Effect {
             key: v.key.clone(),
             direction: v.direction.clone(),
@@ -498,6 +558,9 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
             up: v.up,
             max_change,
             max_at,
+            bw_change,
+            bw_at,
+            moved,
             flips,
             headlines: h,
         });
@@ -525,7 +588,8 @@ pub fn render(r: &Report, threshold: f64) -> String {
     let mut s = format!(
         "{} estimates, each scaled by {:.0}% up and down ({} runs; {} points simulated, {} taken \
          from the base run where the estimate cannot reach them). A ratio is GPUDirect over its \
-         staging baseline; moves under {:.0}% are left out.\n\n",
+         staging baseline, a bandwidth a path's at the largest size; moves under {:.0}% are left \
+         out.\n\n",
         r.estimates,
         r.delta * 100.0,
         r.runs,
@@ -536,24 +600,34 @@ pub fn render(r: &Report, threshold: f64) -> String {
     let shown: Vec<&Effect> = r
         .effects
         .iter()
-        .filter(|e| !e.flips.is_empty() || e.max_change.abs() >= threshold)
+        .filter(|e| {
+            !e.flips.is_empty()
+                || !e.moved.is_empty()
+                || e.max_change.abs() >= threshold
+                || e.bw_change.abs() >= threshold
+        })
         .collect();
     let wk = shown.iter().map(|e| e.key.len()).max().unwrap_or(9).max(9);
     s.push_str(&format!(
-        "{:<wk$}  {:<6}  {:>8}  where\n",
-        "parameter", "change", "ratio"
+        "{:<wk$}  {:<6}  {:>8}  {:>9}  where (ratio; bandwidth)\n",
+        "parameter", "change", "ratio", "bandwidth"
     ));
     for e in &shown {
+        let bw_at = match e.bw_change.abs() >= threshold {
+            true => format!("; {}", e.bw_at),
+            false => String::new(),
+        };
         s.push_str(&format!(
-            "{:<wk$}  {:<6}  {:>+7.1}%  {}\n",
+            "{:<wk$}  {:<6}  {:>+7.1}%  {:>+8.1}%  {}{bw_at}\n",
             e.key,
             e.direction,
             e.max_change * 100.0,
+            e.bw_change * 100.0,
             e.max_at
         ));
     }
     if shown.is_empty() {
-        s.push_str("(no estimate moves a headline ratio that much)\n");
+        s.push_str("(no estimate moves a headline ratio or bandwidth that much)\n");
     }
     let fragile = fragile(r);
     s.push('\n');
@@ -563,6 +637,22 @@ pub fn render(r: &Report, threshold: f64) -> String {
         s.push_str(&format!("Fragile conclusions ({}):\n", fragile.len()));
         for f in fragile {
             s.push_str(&format!("  {f}\n"));
+        }
+    }
+    let moved: Vec<String> = r
+        .effects
+        .iter()
+        .flat_map(|e| {
+            e.moved
+                .iter()
+                .map(move |m| format!("  {m}  ({} {})", e.key, e.direction))
+        })
+        .collect();
+    if !moved.is_empty() {
+        s.push_str(&format!("\nCrossovers moved ({}):\n", moved.len()));
+        for m in moved {
+            s.push_str(&m);
+            s.push('\n');
         }
     }
     s
@@ -581,7 +671,8 @@ pub fn fragile(r: &Report) -> Vec<String> {
         .collect()
 }
 
-/// Every variant as CSV: parameter, change, value, the largest ratio change and where, flips.
+/// Every variant as CSV: parameter, change, value, the largest ratio change and where, flips,
+/// the largest bandwidth change and where, the crossovers moved.
 pub fn csv(r: &Report) -> Result<Vec<u8>> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     w.write_record([
@@ -591,6 +682,9 @@ pub fn csv(r: &Report) -> Result<Vec<u8>> {
         "max_ratio_change",
         "where",
         "flips",
+        "max_bandwidth_change",
+        "bandwidth_where",
+        "crossovers_moved",
     ])?;
     for e in &r.effects {
         let flips: Vec<String> = e.flips.iter().map(Flip::text).collect();
@@ -601,6 +695,9 @@ pub fn csv(r: &Report) -> Result<Vec<u8>> {
             &format!("{:.6}", e.max_change),
             &e.max_at,
             &flips.join("; "),
+            &format!("{:.6}", e.bw_change),
+            &e.bw_at,
+            &e.moved.join("; "),
         ])?;
     }
     Ok(w.into_inner()?)
@@ -730,6 +827,32 @@ mod tests {
 
     /// Every op of a scenario has its own bottleneck headline (they were keyed by scenario
     /// alone, so a change was reported once per op against the first op's).
+    #[test]
+    fn bandwidths_and_crossovers_are_compared() {
+        let h = |bw: f64, c: &[&str]| Headlines {
+            ratios: Vec::new(),
+            crossovers: vec![(
+                "SYS write_imm vs staged bandwidth".into(),
+                c.iter().map(|s| s.to_string()).collect(),
+            )],
+            bandwidths: vec![
+                ("SYS write_imm gpudirect".into(), bw),
+                ("SYS write_imm staged".into(), 40.0),
+            ],
+            bottlenecks: Vec::new(),
+        };
+        let base = h(50.0, &[]);
+        let (change, at, moved) = super::compare_more(&base, &h(40.0, &["staged wins at ≥ 1 MiB"]));
+        assert!((change + 0.2).abs() < 1e-12, "{change}");
+        assert_eq!(at, "SYS write_imm gpudirect");
+        assert_eq!(
+            moved,
+            ["SYS write_imm vs staged bandwidth: no crossover -> staged wins at ≥ 1 MiB"]
+        );
+        let (change, _, moved) = super::compare_more(&base, &base);
+        assert_eq!((change, moved.len()), (0.0, 0));
+    }
+
     #[test]
     fn bottlenecks_are_per_scenario_and_op() {
         let text = config::DEFAULT_TOML

@@ -1600,7 +1600,10 @@ fn sensitivity_names_the_estimates_a_conclusion_hangs_on() {
         "{out}"
     );
     let table = text(&read(&csv));
-    assert!(table.starts_with("parameter,change,value,max_ratio_change,where,flips\n"));
+    assert!(table.starts_with(
+        "parameter,change,value,max_ratio_change,where,flips,max_bandwidth_change,\
+         bandwidth_where,crossovers_moved\n"
+    ));
     assert!(table.lines().count() > 20, "{table}");
     // `run --sensitivity` marks the same conclusions fragile in its report.
     let dir = scratch("sensitivity-run");
