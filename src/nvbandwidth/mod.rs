@@ -335,6 +335,13 @@ fn tlp_bound(cfg: &Config, largest: u64) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The seed of one sample: the config's, mixed with the testcase and where the sample is.
+fn sample_seed(cfg: &Config, a: &Args, at: &[u64]) -> u64 {
+    let mut parts = vec![scenario::stable_hash(a.testcase.key())];
+    parts.extend_from_slice(at);
+    scenario::mix(cfg.seed, &parts)
+}
+
 /// The GB/s of every GPU of the host (one matrix row), as nvbandwidth reports them.
 pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
     a.check()?;
@@ -366,15 +373,7 @@ pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
         }
         let mut samples = Vec::with_capacity(a.samples as usize);
         for n in 0..a.samples {
-            let seed = scenario::mix(
-                cfg.seed,
-                &[
-                    scenario::stable_hash(a.testcase.key()),
-                    host as u64,
-                    gpu as u64,
-                    n as u64,
-                ],
-            );
+            let seed = sample_seed(&cfg, a, &[host as u64, gpu as u64, n as u64]);
             let t = measure::sample(&cfg, &topo, host, &streams, a.loops, seed)?;
             samples.push(measure::bandwidth(size, a.loops, t)?);
         }
@@ -430,16 +429,7 @@ pub fn peer_matrices(cfg: &Config, a: &Args) -> Result<Vec<Vec<Vec<Option<f64>>>
         };
         let mut samples = vec![Vec::with_capacity(a.samples as usize); copies.len()];
         for n in 0..a.samples {
-            let seed = scenario::mix(
-                cfg.seed,
-                &[
-                    scenario::stable_hash(a.testcase.key()),
-                    host as u64,
-                    i as u64,
-                    j as u64,
-                    n as u64,
-                ],
-            );
+            let seed = sample_seed(&cfg, a, &[host as u64, i as u64, j as u64, n as u64]);
             let t = measure::peer_samples(&cfg, &topo, host, &copies, size, a.loops, seed)?;
             for (k, t) in t.into_iter().enumerate() {
                 samples[k].push(measure::bandwidth(size, a.loops, t)?);
