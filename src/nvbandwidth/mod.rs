@@ -508,7 +508,11 @@ mod tests {
         assert_eq!(Testcase::parse("5").unwrap(), Testcase::DeviceToDeviceWrite);
         let e = Testcase::parse("host_to_device_memcpy_sm").unwrap_err();
         assert!(e.to_string().contains("TESTCASE"), "{e}");
-        assert!(Testcase::parse("6").is_err());
+        assert_eq!(
+            Testcase::parse("7").unwrap(),
+            Testcase::DeviceToDeviceBidirWrite
+        );
+        assert!(Testcase::parse("8").is_err());
         assert!(Testcase::parse("-1").is_err());
     }
 
