@@ -309,6 +309,7 @@ section! {
         bar_offset: addr = d::GPU_BAR_OFFSET => bar_offset; "seed program",
         memcpy_launch_ns: dur = d::MEMCPY_LAUNCH => copy_engine.launch; "rows D1/D2/S2",
         memcpy_sync_ns: dur = d::MEMCPY_SYNC => copy_engine.sync; "rows D1/D2/S2",
+        ce_copy_ns: dur = d::CE_COPY => copy_engine.copy; "row L6",
         ce_read_window: count[1, MAX_WINDOW, "a number of outstanding reads"]
             = d::CE_READ_WINDOW => copy_engine.read_window; "row D15",
         ce_nvlink_read_window: count[1, MAX_WINDOW, "a number of outstanding reads"]

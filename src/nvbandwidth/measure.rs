@@ -44,14 +44,14 @@ pub struct Stream {
     pub size: u64,
 }
 
-/// The config as nvbandwidth's timeline sees it: every copy engine's launch and sync costs on
-/// the host are zero (the copies were enqueued before the timed interval, and a stream's next
-/// copy needs no host signalling).
+/// The config as nvbandwidth's timeline sees it: the copies were enqueued before the timed
+/// interval and a stream's next copy needs no host signalling, so of each copy's launch only
+/// the copy engine's own cost on the GPU (`ce_copy_ns`) remains, and no sync.
 pub fn gpu_timeline(cfg: &Config) -> Config {
     let mut c = cfg.clone();
     for h in &mut c.hosts {
         for g in &mut h.machine.gpus {
-            g.copy_engine.launch = 0;
+            g.copy_engine.launch = g.copy_engine.copy;
             g.copy_engine.sync = 0;
         }
     }

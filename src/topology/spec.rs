@@ -242,6 +242,10 @@ pub struct CopyEngineSpec {
     pub launch: Ps,
     /// From the last byte landing to the calling thread returning (completion signalling).
     pub sync: Ps,
+    /// The engine's own cost per copy on the GPU (its methods and semaphores): what separates
+    /// two copies of one stream on the GPU's timeline. Seen from the host it is part of
+    /// `launch`, so only the GPU-timeline tools (nvbandwidth, p2p-matrix) charge it.
+    pub copy: Ps,
     /// Outstanding read requests (H2D reads host memory; P2P reads over PCIe).
     pub read_window: u32,
     /// Outstanding read requests of a peer GPU's memory over NVLink (P2P reads).

@@ -328,8 +328,10 @@ fn bidirectional_device_to_device_testcases_print_each_copy_and_the_total() {
         .collect();
     assert_eq!(cells.len(), 3, "{out}");
     let (one, two, total) = (cells[0], cells[1], cells[2]);
+    // Within 2% of the bond's 400 GB/s: each 64 MiB copy (168 µs) also pays the copy engine's
+    // 1.6 µs.
     assert!(
-        one <= 400.0 && one > 396.0 && two <= 400.0 && two > 396.0,
+        one <= 400.0 && one > 392.0 && two <= 400.0 && two > 392.0,
         "{cells:?}"
     );
     assert!((total - one - two).abs() < 0.02, "{cells:?}");

@@ -26,8 +26,9 @@ fn matrix(out: &str, title: &str) -> Vec<Vec<f64>> {
 /// DGX H100 (configs/dgx-h100.toml: 18 NVLink 4 links per GPU into the NVSwitch, 25 GB/s
 /// each way per link = 450 GB/s, 400 GB/s of payload beside two 16-byte flits per 256-byte
 /// packet): every pair has peer access; P2P writes between two GPUs run at the bond's payload
-/// rate, within 4% (each 16 MB copy's own latency, about 1 µs) and never above it; both ways at
-/// once carry twice as much, within 4% and never above 800; with P2P off the copies stage
+/// rate, within 8% (each 16 MB copy's own latency, about 1 µs, and the copy engine's 1.6 µs per
+/// copy, against its 40 µs) and never above it; both ways at once carry twice as much, within
+/// 8% and never above 800; with P2P off the copies stage
 /// through host memory over PCIe
 /// Gen5 x16 (~63 GB/s raw each way) and run below that. Every cell is in the CSV, and the
 /// heatmap is written.
@@ -60,12 +61,12 @@ fn nvlink_pairs_run_at_the_bond_rate_and_staging_below_pcie() {
     for i in 0..8 {
         for j in (0..8).filter(|&j| j != i) {
             assert!(
-                uni[i][j] <= 400.0 && uni[i][j] > 400.0 * 0.96,
+                uni[i][j] <= 400.0 && uni[i][j] > 400.0 * 0.92,
                 "{i}-{j}: {}",
                 uni[i][j]
             );
             assert!(
-                bi[i][j] <= 800.0 && bi[i][j] > 800.0 * 0.96,
+                bi[i][j] <= 800.0 && bi[i][j] > 800.0 * 0.92,
                 "{i}-{j}: {}",
                 bi[i][j]
             );
@@ -78,12 +79,12 @@ fn nvlink_pairs_run_at_the_bond_rate_and_staging_below_pcie() {
     }
     // The diagonal: a copy within one GPU, its bytes counted twice (read and write) in both
     // matrices as the sample counts them; the two copies at once of the bidirectional one share
-    // the same memory, so its figure is about the unidirectional one (not half of it: a bit
-    // above, as each copy's start latency hides behind the other's transfer), both under twice
-    // HBM3's 3.35 TB/s.
+    // the same memory, so its figure is about the unidirectional one (not half of it: above it
+    // by up to a quarter at these 16 MB copies, as each copy's fixed cost, 2.3 µs against ~10
+    // µs of transfer, hides behind the other's transfer), both under twice HBM3's 3.35 TB/s.
     for (i, row) in uni.iter().enumerate() {
         let (u, b) = (row[i], bi[i][i]);
-        assert!(b >= u && b < 1.1 * u, "gpu{i}: uni {u} bi {b}");
+        assert!(b >= u && b < 1.3 * u, "gpu{i}: uni {u} bi {b}");
         assert!(u < 2.0 * 3350.0, "gpu{i}: {u}");
     }
     let lat = matrix(&out, "P2P=Enabled Latency (P2P Writes) Matrix (us)");
@@ -94,6 +95,17 @@ fn nvlink_pairs_run_at_the_bond_rate_and_staging_below_pcie() {
         lat[0][1],
         lat_off[0][1]
     );
+    // Latency on the GPU's timeline: a 16-byte copy within one GPU within row L6's 2.29 to
+    // 2.95 µs (HGX A100, the copy engine's per-copy cost dominating), and a P2P write over
+    // NVLink above it by less than a microsecond (the bond and the NVSwitch crossed twice).
+    for (i, row) in lat.iter().enumerate() {
+        let (own, peer) = (row[i], row[(i + 1) % 8]);
+        assert!((2.29..=2.95).contains(&own), "gpu{i}: {own}");
+        assert!(
+            peer > own && peer < own + 1.0,
+            "gpu{i} to its neighbour: {peer}"
+        );
+    }
     let rows = fs::read_to_string(&csv).unwrap();
     // 8 matrices (4 bandwidth, 2 x GPU and CPU latency) of 64 cells, and the header.
     assert_eq!(rows.lines().count(), 1 + 8 * 64, "{rows}");
