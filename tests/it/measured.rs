@@ -15,6 +15,22 @@ fn perftest_log(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     p
 }
 
+/// configs/default.toml with each line that begins `from` changed to begin `to` (each must
+/// be there), written to `dir`/perturbed.toml.
+fn perturbed(dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/default.toml"))
+            .unwrap();
+    for (from, to) in edits {
+        let from = format!("\n{from}");
+        assert!(text.contains(&from), "{from}");
+        text = text.replacen(&from, &format!("\n{to}"), 1);
+    }
+    let cfg = dir.join("perturbed.toml");
+    fs::write(&cfg, text).unwrap();
+    cfg
+}
+
 /// The CSV's rows as maps of column to cell.
 fn rows(csv: &str) -> Vec<std::collections::BTreeMap<String, String>> {
     let mut lines = csv.lines();
@@ -183,20 +199,14 @@ fn nvbandwidth_matrices_join_the_csv() {
 #[test]
 fn calibrate_recovers_perturbed_parameters() {
     let dir = scratch("measured", "calibrate");
-    let base =
-        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/default.toml"))
-            .unwrap();
-    let mut pert = base.clone();
-    for (from, to) in [
-        ("\npost_ns = 100 ", "\npost_ns = 130 "),
-        ("\ntx_pipeline_ns = 150 ", "\ntx_pipeline_ns = 190 "),
-        ("\nwire_rate_gbps = 400 ", "\nwire_rate_gbps = 350 "),
-    ] {
-        assert!(pert.contains(from), "{from}");
-        pert = pert.replacen(from, to, 1);
-    }
-    let cfg = dir.join("perturbed.toml");
-    fs::write(&cfg, pert).unwrap();
+    let cfg = perturbed(
+        &dir,
+        &[
+            ("post_ns = 100 ", "post_ns = 130 "),
+            ("tx_pipeline_ns = 150 ", "tx_pipeline_ns = 190 "),
+            ("wire_rate_gbps = 400 ", "wire_rate_gbps = 350 "),
+        ],
+    );
     let c = s(&cfg);
     let mut gpu = Vec::new();
     let mut host = Vec::new();
@@ -478,20 +488,14 @@ fn calibrate_recovers_parameters_from_nvbandwidth_logs() {
 #[test]
 fn calibrate_warns_of_parameters_the_rows_cannot_set_apart() {
     let dir = scratch("measured", "collinear");
-    let base =
-        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/default.toml"))
-            .unwrap();
-    let mut pert = base.clone();
-    for (from, to) in [
-        ("\npost_ns = 100 ", "\npost_ns = 80 "),
-        ("\ntx_pipeline_ns = 150 ", "\ntx_pipeline_ns = 200 "),
-        ("\nswitch_latency_ns = 130 ", "\nswitch_latency_ns = 160 "),
-    ] {
-        assert!(pert.contains(from), "{from}");
-        pert = pert.replacen(from, to, 1);
-    }
-    let cfg = dir.join("perturbed.toml");
-    fs::write(&cfg, pert).unwrap();
+    let cfg = perturbed(
+        &dir,
+        &[
+            ("post_ns = 100 ", "post_ns = 80 "),
+            ("tx_pipeline_ns = 150 ", "tx_pipeline_ns = 200 "),
+            ("switch_latency_ns = 130 ", "switch_latency_ns = 160 "),
+        ],
+    );
     let c = s(&cfg);
     let mut logs = Vec::new();
     for size in ["2", "1024"] {
