@@ -214,6 +214,11 @@ section! {
     }
     also {
         name: String,
+        /// The CPUs `nvidia-smi topo -m` lists for the socket's devices ("48-63,176-191"),
+        /// kept for `gdrsim topo` to print.
+        cpu_affinity: Option<String>,
+        /// Its NUMA node as the OS numbers it, kept for `gdrsim topo` to print.
+        numa_node: Option<u32>,
     }
 }
 

@@ -54,7 +54,16 @@ fn machine(m: &MachineSpec) -> Value {
     let sockets = m
         .sockets
         .iter()
-        .map(|x| section_table(vec![("name", s(&x.name))], x, RawSocket::resolved))
+        .map(|x| {
+            let mut keys = vec![("name", s(&x.name))];
+            if let Some(c) = &x.cpu_affinity {
+                keys.push(("cpu_affinity", s(c)));
+            }
+            if let Some(n) = x.numa_node {
+                keys.push(("numa_node", int(u64::from(n))));
+            }
+            section_table(keys, x, RawSocket::resolved)
+        })
         .collect();
     t.insert("sockets".into(), Value::Array(sockets));
     let links = m

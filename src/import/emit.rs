@@ -206,12 +206,13 @@ impl Item {
     }
 }
 
-/// A GPU or NIC of the machine: the item, and keys of its own on top of the parameters'.
+/// A socket, GPU or NIC of the machine: the item, and keys of its own on top of the
+/// parameters' (a socket's `cpu_affinity`, a GPU's `compute_capability`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Device {
     /// Its name and comment.
     pub item: Item,
-    /// Keys that replace or add to the parameters' for this device (`compute_capability`).
+    /// Keys that replace or add to the parameters' for this item (`compute_capability`).
     pub keys: toml::Table,
 }
 
@@ -245,7 +246,7 @@ pub struct C2cLink {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Machine {
     /// The sockets, in order (every pair gets a socket link).
-    pub sockets: Vec<Item>,
+    pub sockets: Vec<Device>,
     /// The root complexes and the names of their sockets.
     pub root_complexes: Vec<(Item, String)>,
     /// The PCIe switches.
@@ -311,16 +312,18 @@ pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String 
         end_line(out, &item.comment);
     };
     for s in &machine.sockets {
-        named(&mut out, "sockets", s);
-        keys(&mut out, &params.socket);
+        named(&mut out, "sockets", &s.item);
+        let mut t = params.socket.clone();
+        t.extend(s.keys.clone());
+        keys(&mut out, &t);
     }
     for (i, a) in machine.sockets.iter().enumerate() {
         for b in &machine.sockets[i + 1..] {
             let _ = writeln!(
                 out,
                 "\n[[machines.socket_links]]\na = {}\nb = {}",
-                quoted(&a.name),
-                quoted(&b.name)
+                quoted(&a.item.name),
+                quoted(&b.item.name)
             );
             keys(&mut out, &params.socket_link);
         }

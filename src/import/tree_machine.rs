@@ -81,9 +81,20 @@ pub fn machine(m: &Matrix, tree: &Tree, params: &Params) -> Machine {
             .as_ref()
             .map_or(String::new(), |c| format!(", CPU affinity {c}"));
         let socket = format!("cpu{k}");
-        b.out
-            .sockets
-            .push(Item::new(&socket, format!("{numa}{cpus}")));
+        // The matrix's affinity cells, kept so that `gdrsim topo` prints them back.
+        let mut keys = toml::Table::new();
+        // A CPU list (not N/A, nor the socket name gdrsim's own `topo` prints there).
+        let listed = |c: &&String| c.bytes().next().is_some_and(|b| b.is_ascii_digit());
+        if let Some(c) = s.cpu_affinity.as_ref().filter(listed) {
+            keys.insert("cpu_affinity".into(), toml::Value::String(c.clone()));
+        }
+        if let Some(n) = s.numa {
+            keys.insert("numa_node".into(), toml::Value::Integer(i64::from(n)));
+        }
+        b.out.sockets.push(Device {
+            item: Item::new(&socket, format!("{numa}{cpus}")),
+            keys,
+        });
         for rc in &s.root_complexes {
             let rname = format!("rc{}", b.out.root_complexes.len());
             b.out

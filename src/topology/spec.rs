@@ -138,6 +138,12 @@ pub struct SocketSpec {
     pub name: String,
     /// Its DRAM.
     pub dram: MemorySpec,
+    /// The CPU list `nvidia-smi topo -m` prints for its devices, where the config gives one
+    /// (an imported matrix's); `gdrsim topo` prints the socket's name otherwise.
+    pub cpu_affinity: Option<String>,
+    /// Its NUMA node as the OS numbers it, where the config gives one; `gdrsim topo` prints
+    /// the socket's index otherwise.
+    pub numa_node: Option<u32>,
 }
 
 /// An inter-socket link (UPI, Infinity Fabric) between sockets `a` and `b`.

@@ -42,10 +42,10 @@ pub fn render(host: &HostTopo) -> String {
         }
         let node = &host.nodes[*a];
         if matches!(node.kind, NodeKind::Gpu(_)) {
-            out.push_str(&format!(
-                "{}\t{}\n",
-                host.spec.sockets[node.socket].name, node.socket
-            ));
+            let socket = &host.spec.sockets[node.socket];
+            let cpus = socket.cpu_affinity.as_deref().unwrap_or(&socket.name);
+            let numa = socket.numa_node.map_or(node.socket as u64, u64::from);
+            out.push_str(&format!("{cpus}\t{numa}\n"));
         } else {
             out.push_str("\t\n");
         }

@@ -52,6 +52,25 @@ fn cells(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
+/// The CPU Affinity and NUMA Affinity cells of each GPU row (the two after its cells).
+fn affinities(text: &str) -> Vec<(String, String)> {
+    let (labels, _) = cells(text);
+    let n = labels.len();
+    text.lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("GPU"))
+        .map(|l| {
+            let toks: Vec<&str> = if l.contains('\t') {
+                l.split('\t').map(str::trim).collect()
+            } else {
+                l.split_whitespace().collect()
+            };
+            (toks[n + 1].to_string(), toks[n + 2].to_string())
+        })
+        .collect()
+}
+
 /// The first host's matrix of `gdrsim topo CONFIG`.
 fn topo_of(config: &Path) -> String {
     let o = gdrsim(&["topo", config.to_str().unwrap()]);
@@ -85,10 +104,17 @@ fn round_trip(name: &str) -> (Vec<String>, String) {
     );
     let want = fs::read_to_string(sample(name)).unwrap();
     let (labels, rows) = cells(&want);
-    let (_, got) = cells(&topo_of(&out));
+    let topo = topo_of(&out);
+    let (_, got) = cells(&topo);
+    let mut differ = Vec::new();
+    // The affinity columns too: the sockets keep the matrix's CPU lists and NUMA nodes.
+    for (g, (w, t)) in affinities(&want).iter().zip(affinities(&topo)).enumerate() {
+        if *w != t {
+            differ.push(format!("GPU{g} affinity {w:?} -> {t:?}"));
+        }
+    }
     assert_eq!(got.len(), rows.len(), "{name}: device count");
     let gpus = labels.iter().filter(|l| l.starts_with("GPU")).count();
-    let mut differ = Vec::new();
     for (r, row) in rows.iter().enumerate() {
         // Rows in the same order: GPUs, then NICs (gdrsim names them NICn).
         let expect_label = if r < gpus {

@@ -298,10 +298,13 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
         } else {
             format!(", {}", cpu.kind)
         };
-        w.machine.sockets.push(Item::new(
-            &socket,
-            format!("<cpu numaid=\"{}\">{kind}{affinity}", cpu.numaid),
-        ));
+        w.machine.sockets.push(super::super::emit::Device {
+            item: Item::new(
+                &socket,
+                format!("<cpu numaid=\"{}\">{kind}{affinity}", cpu.numaid),
+            ),
+            keys: toml::Table::new(),
+        });
         let rc = format!("rc{k}");
         w.machine.root_complexes.push((
             Item::new(&rc, format!("the root ports of {socket}")),
