@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 
-use crate::support::{check_refuses, csv_rows, gdrsim, ok, s, scratch, text};
+use crate::support::{check_refuses, csv_rows, gdrsim, ok, run_study, s, scratch, text};
 
 const STUDY: &str = r#"name = "intra"
 [sim]
@@ -47,11 +47,7 @@ receiver = { host = "b", gpu = "gpu4" }
 type Row = BTreeMap<String, String>;
 
 fn run(name: &str, text_in: &str) -> (Vec<Row>, std::path::PathBuf) {
-    let dir = scratch("intra", name);
-    let c = dir.join("c.toml");
-    fs::write(&c, text_in).unwrap();
-    let out = dir.join("out");
-    ok(&gdrsim(&["run", s(&c), "--quiet", "--out", s(&out)]), name);
+    let (_, out) = run_study("intra", name, text_in);
     (csv_rows(&out.join("results.csv")), out)
 }
 
@@ -268,14 +264,8 @@ fn bad_flows_inside_one_host_are_refused_naming_the_key() {
 /// carry NV18, which a config's class keys never take).
 #[test]
 fn shards_of_an_nvlink_study_merge_to_the_local_run() {
-    let dir = scratch("intra", "shards");
-    let c = dir.join("c.toml");
-    fs::write(&c, STUDY).unwrap();
-    let full = dir.join("full");
-    ok(
-        &gdrsim(&["run", s(&c), "--quiet", "--out", s(&full)]),
-        "run",
-    );
+    let (c, full) = run_study("intra", "shards", STUDY);
+    let dir = c.parent().unwrap().to_path_buf();
     let mut shards = Vec::new();
     for k in 0..2 {
         let d = dir.join(format!("s{k}"));

@@ -13,9 +13,8 @@
 //!   server), `pxn` sends by GPUDirect and says why.
 
 use std::collections::BTreeMap;
-use std::fs;
 
-use crate::support::{csv_rows, gdrsim, ok, s, scratch};
+use crate::support::{csv_rows, run_study};
 use gdrsim::topology::{Flow, NodeKind, Place};
 
 /// A study of two hosts of `preset`: one scenario per (name, sender NIC, sender GPU, receiver
@@ -39,11 +38,7 @@ fn study(preset: &str, scenarios: &[(&str, &str, &str, &str, &str)], sizes: &str
 /// Runs `text`; the results rows and the stages rows.
 type Rows = Vec<BTreeMap<String, String>>;
 fn run(name: &str, text: &str) -> (Rows, Rows, gdrsim::config::Config) {
-    let dir = scratch("pxn", name);
-    let c = dir.join("c.toml");
-    fs::write(&c, text).unwrap();
-    let out = dir.join("out");
-    ok(&gdrsim(&["run", s(&c), "--quiet", "--out", s(&out)]), name);
+    let (c, out) = run_study("pxn", name, text);
     let cfg = gdrsim::config::load(&c).unwrap();
     (
         csv_rows(&out.join("results.csv")),
@@ -281,11 +276,7 @@ fn relay_stores_do_not_wait_for_the_copy_engine() {
          [[scenarios]]\nname = \"alone\"\nflows = [{far}]\n\
          [[scenarios]]\nname = \"beside\"\nflows = [{far}, {near}]\n"
     );
-    let dir = scratch("pxn", "ceq");
-    let c = dir.join("c.toml");
-    fs::write(&c, text).unwrap();
-    let out = dir.join("out");
-    ok(&gdrsim(&["run", s(&c), "--quiet", "--out", s(&out)]), "ceq");
+    let (_, out) = run_study("pxn", "ceq", &text);
     let flows = csv_rows(&out.join("flows.csv"));
     let flow = |sc: &str, f: &str| {
         flows
@@ -325,14 +316,7 @@ fn chunked_bulk_transfers_conserve_bytes() {
         "\"gpudirect\", \"pxn\"",
         "\"gpudirect\", \"pxn\", \"staged_pipelined\"",
     );
-    let dir = scratch("pxn", "bytes");
-    let c = dir.join("c.toml");
-    fs::write(&c, text).unwrap();
-    let out = dir.join("out");
-    ok(
-        &gdrsim(&["run", s(&c), "--quiet", "--out", s(&out)]),
-        "bytes",
-    );
+    let (_, out) = run_study("pxn", "bytes", &text);
     let links = csv_rows(&out.join("links.csv"));
     let payload = 16u64 * (64 << 20);
     // links.csv counts wire bytes: on NVLink a 32-byte header (two flits, the default) per

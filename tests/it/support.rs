@@ -218,6 +218,17 @@ pub fn scratch(module: &str, name: &str) -> std::path::PathBuf {
     d
 }
 
+/// Writes `text` as the config `c.toml` of a fresh scratch folder and runs `gdrsim run` on it
+/// into `out/` of that folder; returns (config, output folder).
+pub fn run_study(module: &str, name: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = scratch(module, name);
+    let c = dir.join("c.toml");
+    std::fs::write(&c, text).unwrap();
+    let out = dir.join("out");
+    ok(&gdrsim(&["run", s(&c), "--quiet", "--out", s(&out)]), name);
+    (c, out)
+}
+
 /// A path as a command-line argument.
 pub fn s(p: &std::path::Path) -> &str {
     p.to_str().expect("test paths are UTF-8")
