@@ -9,8 +9,8 @@
 //! - The CUDA runtime, driver and NVIDIA driver lines are left out: the model has no values.
 //! - Devices (`printGPUs`): the host name, `Device N: NAME (PCI)`, a blank line; the simulated
 //!   GPU's model stands for the name and its config name for the PCI address.
-//! - Per testcase: `Running KEY.`, the matrix title, the matrix (`operator<<`: a corner of
-//!   two spaces, column indices `setw(10)`, each row its index `setw(2)` and its values
+//! - Per testcase: `Running KEY.`, then per matrix its title, the matrix (`operator<<`: a
+//!   corner of two spaces, column indices `setw(10)`, each row its index `setw(2)` and its values
 //!   `setw(10)` in `fixed`/`setprecision(2)`, `N/A` for a pair with no value), a blank line,
 //!   `SUM KEY total` (the flags still `fixed`, 2 decimals), and `addTestcaseResults`' blank line.
 //! - The closing note (`Output::printInfo`) and a blank line.
@@ -42,12 +42,6 @@ pub fn devices(host: &str, gpus: &[(&str, &str)]) -> String {
     }
     s.push('\n');
     s
-}
-
-/// A testcase's result block: `Running KEY.`, the title, the matrix of GB/s (rows of columns,
-/// None printed `N/A`), the SUM line and the blank lines around it.
-pub fn testcase(key: &str, title: &str, rows: &[Vec<Option<f64>>]) -> String {
-    running(key) + &matrix(key, title, rows)
 }
 
 /// `Running KEY.`, the line that opens a testcase's output.
@@ -116,11 +110,13 @@ mod tests {
             "SUM host_to_device_memcpy_ce 175.43\n",
             "\n",
         );
-        let got = testcase(
-            "host_to_device_memcpy_ce",
-            "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)",
-            &rows,
-        );
+        let key = "host_to_device_memcpy_ce";
+        let got = running(key)
+            + &matrix(
+                key,
+                "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)",
+                &rows,
+            );
         assert_eq!(got, want);
     }
 
@@ -132,7 +128,7 @@ mod tests {
         let rows: Vec<Vec<Option<f64>>> = (0..n)
             .map(|r| (0..n).map(|c| (r != c).then_some(1.0)).collect())
             .collect();
-        let got = testcase("k", "t", &rows);
+        let got = running("k") + &matrix("k", "t", &rows);
         let lines: Vec<&str> = got.lines().collect();
         assert_eq!(lines[2].len(), 2 + 10 * n);
         assert!(lines[2].ends_with("        10"));

@@ -116,9 +116,6 @@ pub fn sample(
     Ok(end.saturating_sub(start))
 }
 
-/// A peer copy: from GPU `.0` to GPU `.1` of one host, and how.
-pub type PeerCopy = (usize, usize, scenario::peer::PeerCopy);
-
 /// One sample of peer copies between GPUs of host `host`, run at once (nvbandwidth's
 /// `doMemcpyVector`: a copy and its interfering copy the other way): one stream of
 /// `WARMUP_COUNT + loops` copies each; returns each stream's start-to-end event time after
@@ -127,27 +124,14 @@ pub fn peer_samples(
     cfg: &Config,
     topo: &Topology,
     host: usize,
-    copies: &[PeerCopy],
-    size: u64,
+    copies: &[crate::p2p_matrix::measure::Stream],
     loops: u32,
     seed: u64,
 ) -> Result<Vec<Ps>> {
-    let plans = copies
-        .iter()
-        .map(|&(src, dst, how)| {
-            scenario::peer::copy(topo, host, (src, dst), how, size)
-                .with_context(|| format!("building the copy from GPU {src} to GPU {dst}"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let refs: Vec<&crate::plan::Plan> = plans.iter().collect();
-    let mut f = Fabric::new(topo, &refs, scenario::sim_options(cfg, seed));
     let total = WARMUP_COUNT
         .checked_add(loops)
         .context("too many copies per stream")?;
-    let out = f.run(1, total);
-    if out.stats.past_horizon {
-        anyhow::bail!("the copies passed the simulator's horizon");
-    }
+    let out = crate::p2p_matrix::measure::simulate(cfg, topo, host, copies, total, seed)?;
     Ok(out
         .flows
         .iter()

@@ -119,31 +119,23 @@ impl Testcase {
         }
     }
 
-    /// The matrix title (testcases_ce.cpp).
-    pub fn title(self) -> &'static str {
+    /// The matrices the testcase prints, as (key suffix, title) (testcases_ce.cpp): one, under
+    /// the key as it is, for all but the bidirectional device-to-device testcases, which print
+    /// each copy's and then their sum.
+    pub fn matrices(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            Testcase::HostToDevice => "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)",
-            Testcase::DeviceToHost => "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)",
+            Testcase::HostToDevice => &[("", "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)")],
+            Testcase::DeviceToHost => &[("", "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)")],
             Testcase::HostToDeviceBidir | Testcase::DeviceToHostBidir => {
-                "memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)"
+                &[("", "memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)")]
             }
-            Testcase::DeviceToDeviceRead => "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)",
-            Testcase::DeviceToDeviceWrite => "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)",
-            Testcase::DeviceToDeviceBidirRead => {
-                "memcpy CE GPU(row) <-> GPU(column) Read1 bandwidth (GB/s)"
+            Testcase::DeviceToDeviceRead => {
+                &[("", "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)")]
             }
-            Testcase::DeviceToDeviceBidirWrite => {
-                "memcpy CE GPU(row) <-> GPU(column) Write1 bandwidth (GB/s)"
+            Testcase::DeviceToDeviceWrite => {
+                &[("", "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)")]
             }
-        }
-    }
-
-    /// The matrices a bidirectional device-to-device testcase prints after the first, as (key
-    /// suffix, title) with the first's suffix (testcases_ce.cpp: each copy, then their sum);
-    /// None for the other testcases (one matrix, the key as it is).
-    fn both_ways(self) -> Option<[(&'static str, &'static str); 3]> {
-        match self {
-            Testcase::DeviceToDeviceBidirRead => Some([
+            Testcase::DeviceToDeviceBidirRead => &[
                 (
                     "_read1",
                     "memcpy CE GPU(row) <-> GPU(column) Read1 bandwidth (GB/s)",
@@ -156,8 +148,8 @@ impl Testcase {
                     "_total",
                     "memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)",
                 ),
-            ]),
-            Testcase::DeviceToDeviceBidirWrite => Some([
+            ],
+            Testcase::DeviceToDeviceBidirWrite => &[
                 (
                     "_write1",
                     "memcpy CE GPU(row) <-> GPU(column) Write1 bandwidth (GB/s)",
@@ -170,8 +162,7 @@ impl Testcase {
                     "_total",
                     "memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)",
                 ),
-            ]),
-            _ => None,
+            ],
         }
     }
 
@@ -412,25 +403,32 @@ pub fn peer_matrices(cfg: &Config, a: &Args) -> Result<Vec<Vec<Vec<Option<f64>>>
     let topo = scenario::topology(&cfg);
     let gpus = cfg.hosts[host].machine.gpus.len();
     let h = &topo.hosts[host];
-    let both = a.testcase.both_ways().is_some();
+    // The bidirectional testcases print each copy's matrix and their sum.
+    let both = a.testcase.matrices().len() == 3;
     let mut out = vec![vec![vec![None; gpus]; gpus]; if both { 3 } else { 1 }];
     let pairs: Vec<(usize, usize)> = (0..gpus)
         .flat_map(|i| (0..gpus).map(move |j| (i, j)))
-        .filter(|&(i, j)| i != j && crate::p2p_matrix::measure::peer_access(h, i, j))
+        .filter(|&(i, j)| i != j && scenario::peer::peer_access(h, i, j))
         .collect();
     for (i, j) in pairs {
         // One way: read, the row GPU pulls the column's buffer; write, it pushes into the
         // column's. Both ways: the column's buffer into the row's, and the row's into the
         // column's, each copy by its destination's engine (read) or its source's (write).
-        let copies: Vec<measure::PeerCopy> = match (both, how) {
-            (true, _) => vec![(j, i, how), (i, j, how)],
-            (false, scenario::peer::PeerCopy::Read) => vec![(j, i, how)],
-            (false, _) => vec![(i, j, how)],
+        let copy = |src, dst| crate::p2p_matrix::measure::Stream {
+            src,
+            dst,
+            how,
+            size,
+        };
+        let copies = match (both, how) {
+            (true, _) => vec![copy(j, i), copy(i, j)],
+            (false, scenario::peer::PeerCopy::Read) => vec![copy(j, i)],
+            (false, _) => vec![copy(i, j)],
         };
         let mut samples = vec![Vec::with_capacity(a.samples as usize); copies.len()];
         for n in 0..a.samples {
             let seed = sample_seed(&cfg, a, &[host as u64, i as u64, j as u64, n as u64]);
-            let t = measure::peer_samples(&cfg, &topo, host, &copies, size, a.loops, seed)?;
+            let t = measure::peer_samples(&cfg, &topo, host, &copies, a.loops, seed)?;
             for (k, t) in t.into_iter().enumerate() {
                 samples[k].push(measure::bandwidth(size, a.loops, t)?);
             }
@@ -451,7 +449,7 @@ pub fn peer_matrices(cfg: &Config, a: &Args) -> Result<Vec<Vec<Vec<Option<f64>>>
 
 /// Runs the testcase on the config's host and returns nvbandwidth's text.
 pub fn run(cfg: &Config, a: &Args) -> Result<String> {
-    let matrices: Vec<Vec<Vec<Option<f64>>>> = if a.testcase.peer_copy().is_some() {
+    let matrices: Vec<Vec<Vec<Option<f64>>>> = if a.testcase.is_peer() {
         peer_matrices(cfg, a)?
     } else {
         vec![vec![figures(cfg, a)?.into_iter().map(Some).collect()]]
@@ -469,19 +467,10 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
         .map(|g| (g.model.as_str(), g.name.as_str()))
         .collect();
     out.push_str(&layout::devices(&host.name, &gpus));
-    match a.testcase.both_ways() {
-        None => out.push_str(&layout::testcase(
-            a.testcase.key(),
-            a.testcase.title(),
-            &matrices[0],
-        )),
-        Some(blocks) => {
-            out.push_str(&layout::running(a.testcase.key()));
-            for ((suffix, title), rows) in blocks.iter().zip(&matrices) {
-                let key = format!("{}{suffix}", a.testcase.key());
-                out.push_str(&layout::matrix(&key, title, rows));
-            }
-        }
+    out.push_str(&layout::running(a.testcase.key()));
+    for ((suffix, title), rows) in a.testcase.matrices().iter().zip(&matrices) {
+        let key = format!("{}{suffix}", a.testcase.key());
+        out.push_str(&layout::matrix(&key, title, rows));
     }
     out.push_str(layout::closing());
     Ok(out)

@@ -1,9 +1,10 @@
-//! Copies between GPU pairs of one host on the simulated machine: which pairs have peer
-//! access, and the time of a stream of copies (one or two at once) on the GPU's timeline.
+//! Copies between GPU pairs of one host on the simulated machine: the time of streams of
+//! copies run at once on the GPU's timeline (which pairs have peer access is
+//! [`crate::scenario::peer::peer_access`]).
 
 use anyhow::{Context, Result};
 
-use crate::components::Fabric;
+use crate::components::{Fabric, Outcome};
 use crate::config::Config;
 use crate::scenario::{self, peer::PeerCopy};
 use crate::topology::Topology;
@@ -23,20 +24,16 @@ pub struct Stream {
     pub size: u64,
 }
 
-pub use crate::scenario::peer::peer_access;
-
-/// The streams run at once, each `count` copies back to back (the next starts when the one
-/// before has landed, as on a CUDA stream). Returns each stream's time from its first copy's
-/// start to its last copy's end, and the CPU time each copy cost the threads, on average (the
-/// simulated threads' busy time: the launches).
-pub fn run(
+/// The streams run at once in one fabric, each `count` copies back to back (the next starts
+/// when the one before has landed, as on a CUDA stream); what the run did, flow by flow.
+pub fn simulate(
     cfg: &Config,
     topo: &Topology,
     host: usize,
     streams: &[Stream],
     count: u32,
     seed: u64,
-) -> Result<(Vec<Ps>, Ps)> {
+) -> Result<Outcome> {
     let plans = streams
         .iter()
         .map(|s| {
@@ -46,10 +43,25 @@ pub fn run(
         .collect::<Result<Vec<_>>>()?;
     let refs: Vec<&crate::plan::Plan> = plans.iter().collect();
     let mut f = Fabric::new(topo, &refs, scenario::sim_options(cfg, seed));
-    let out = f.run(1, count.max(1));
+    let out = f.run(1, count);
     if out.stats.past_horizon {
         anyhow::bail!("the copies passed the simulator's horizon");
     }
+    Ok(out)
+}
+
+/// The streams run at once ([`simulate`]), each `count` copies. Returns each stream's time
+/// from its first copy's start to its last copy's end, and the CPU time each copy cost the
+/// threads, on average (the simulated threads' busy time: the launches).
+pub fn run(
+    cfg: &Config,
+    topo: &Topology,
+    host: usize,
+    streams: &[Stream],
+    count: u32,
+    seed: u64,
+) -> Result<(Vec<Ps>, Ps)> {
+    let out = simulate(cfg, topo, host, streams, count.max(1), seed)?;
     let times = out
         .flows
         .iter()

@@ -144,6 +144,16 @@ pub fn bidirectional(
     ))
 }
 
+/// The seed of matrix `k`'s cell from GPU `i` to GPU `j` (each matrix has its own `k`).
+fn cell_seed(cfg: &Config, k: u64, i: usize, j: usize) -> u64 {
+    scenario::mix(cfg.seed, &[k, i as u64, j as u64])
+}
+
+/// The seed key of the Unidirectional P2P=Enabled (P2P Writes) matrix.
+const UNI_WRITES: u64 = 2;
+/// The seed key of the Bidirectional P2P=Enabled matrix.
+const BIDIR_ENABLED: u64 = 5;
+
 /// The P2P=Enabled bandwidth from GPU 0 to GPU 1 of the config's first host, one way or both
 /// ways at once, with copies of `size` bytes: the cell a validation row compares (peer writes
 /// where the pair has peer access, else staged, as the sample falls back).
@@ -153,7 +163,7 @@ pub fn first_pair(cfg: &Config, both_ways: bool, size: u64) -> Result<f64> {
     if topo.hosts.first().map_or(0, |h| h.spec.gpus.len()) < 2 {
         anyhow::bail!("the config's first host has fewer than two GPUs");
     }
-    let how = |a, b| match measure::peer_access(&topo.hosts[0], a, b) {
+    let how = |a, b| match scenario::peer::peer_access(&topo.hosts[0], a, b) {
         true => PeerCopy::Write,
         false => PeerCopy::Staged,
     };
@@ -163,7 +173,13 @@ pub fn first_pair(cfg: &Config, both_ways: bool, size: u64) -> Result<f64> {
         how: how(0, 1),
         size,
     };
-    let seed = scenario::mix(cfg.seed, &[0, 1]);
+    // The seeds `measure` gives those cells, so the figure is the one p2p-matrix prints.
+    let seed = cell_seed(
+        cfg,
+        if both_ways { BIDIR_ENABLED } else { UNI_WRITES },
+        0,
+        1,
+    );
     if both_ways {
         let back = Stream {
             src: 1,
@@ -204,7 +220,11 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
     let cpu_topo = scenario::topology(cfg);
     let h = &gpu_topo.hosts[host];
     let access: Vec<Vec<bool>> = (0..gpus)
-        .map(|i| (0..gpus).map(|j| measure::peer_access(h, i, j)).collect())
+        .map(|i| {
+            (0..gpus)
+                .map(|j| scenario::peer::peer_access(h, i, j))
+                .collect()
+        })
         .collect();
     let how = |i: usize, j: usize, p2p: bool, read: bool| match (p2p && access[i][j], read) {
         (false, _) => PeerCopy::Staged,
@@ -212,7 +232,7 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
         (true, true) => PeerCopy::Read,
     };
     let size = a.elems * 4;
-    let seed = |k: u64, i: usize, j: usize| scenario::mix(cfg.seed, &[k, i as u64, j as u64]);
+    let seed = |k: u64, i: usize, j: usize| cell_seed(cfg, k, i, j);
     let cell = |f: &dyn Fn(usize, usize) -> Result<f64>| -> Result<Vec<Vec<f64>>> {
         (0..gpus)
             .map(|i| (0..gpus).map(|j| f(i, j)).collect())
@@ -284,7 +304,7 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
             "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)",
             "unidirectional_p2p_writes",
             "GB/s",
-            uni(2, true, false)?,
+            uni(UNI_WRITES, true, false)?,
         ),
     ];
     if a.p2p_read {
@@ -305,7 +325,7 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
         "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)",
         "bidirectional_p2p_enabled",
         "GB/s",
-        bidir(5, true)?,
+        bidir(BIDIR_ENABLED, true)?,
     ));
     let mut lats = vec![(
         "P2P=Disabled Latency Matrix (us)",
