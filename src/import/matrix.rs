@@ -507,14 +507,10 @@ fn parse_cell(text: &str) -> Option<Cell> {
     }
 }
 
-/// A CPU or node list such as `0-63`, `0-31,64-95` or `N/A`.
+/// A CPU or node list such as `0-63`, `0-31,64-95` (the form a socket's `cpu_affinity`
+/// takes), or `N/A`.
 fn cpu_list(text: &str) -> bool {
-    text == "N/A"
-        || (!text.is_empty()
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_digit() || b == b'-' || b == b',')
-            && text.bytes().next().is_some_and(|b| b.is_ascii_digit()))
+    text == "N/A" || crate::topology::spec::is_cpu_list(text)
 }
 
 /// Records one affinity cell of a GPU row.
@@ -788,6 +784,11 @@ NIC Legend:
         // A GPU row with a cell too many: the extra cell lands in CPU Affinity.
         let e = refused(&SMALL.replace("GPU0\t X \tPIX\tPXB\t", "GPU0\t X \tPIX\tPXB\tSYS\t"));
         assert!(e.starts_with("m.txt:2:18: expected the CPU Affinity column after the row's cells (the row has a cell too many), found `SYS`"), "{e}");
+        // A cell the config's own check of a socket's cpu_affinity would refuse is refused
+        // here, with its place, not later as a config error.
+        assert!(
+            refused(&SMALL.replace("0-7\t0\nGPU1", "0--7\t0\nGPU1")).starts_with("m.txt:2:18:")
+        );
         let e = refused(&SMALL.replace("0-7\t0\nGPU1", "0-7;9\t0\nGPU1"));
         assert_eq!(
             e,

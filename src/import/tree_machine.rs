@@ -84,7 +84,7 @@ pub fn machine(m: &Matrix, tree: &Tree, params: &Params) -> Machine {
         // The matrix's affinity cells, kept so that `gdrsim topo` prints them back.
         let mut keys = toml::Table::new();
         // A CPU list (not N/A, nor the socket name gdrsim's own `topo` prints there).
-        let listed = |c: &&String| c.bytes().next().is_some_and(|b| b.is_ascii_digit());
+        let listed = |c: &&String| crate::topology::spec::is_cpu_list(c);
         if let Some(c) = s.cpu_affinity.as_ref().filter(listed) {
             keys.insert("cpu_affinity".into(), toml::Value::String(c.clone()));
         }

@@ -146,6 +146,21 @@ pub struct SocketSpec {
     pub numa_node: Option<u32>,
 }
 
+/// Whether `text` is a CPU list as Linux prints one: numbers and ranges joined by commas
+/// ("0-55,112-167"), the form of a socket's `cpu_affinity`.
+pub fn is_cpu_list(text: &str) -> bool {
+    !text.is_empty()
+        && text.split(',').all(|part| {
+            let mut ends = part.splitn(2, '-');
+            let number = |s: Option<&str>| {
+                s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            };
+            let first = ends.next();
+            let second = ends.next();
+            number(first) && (second.is_none() || number(second))
+        })
+}
+
 /// An inter-socket link (UPI, Infinity Fabric) between sockets `a` and `b`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SocketLinkSpec {
@@ -500,5 +515,15 @@ mod tests {
         assert_eq!(inline_wqe_bytes(28), 64);
         assert_eq!(inline_wqe_bytes(29), 128);
         assert_eq!(inline_wqe_bytes(220), 256);
+    }
+
+    #[test]
+    fn cpu_lists_are_numbers_and_ranges() {
+        for ok in ["0-55,112-167", "3", "0-7,9", "48-63,176-191"] {
+            assert!(super::is_cpu_list(ok), "{ok}");
+        }
+        for bad in ["", "cpu0", "0-", "-3", "0-7;9", "0,,1", "1-2-3", "N/A"] {
+            assert!(!super::is_cpu_list(bad), "{bad}");
+        }
     }
 }

@@ -66,7 +66,7 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
         .enumerate()
         .map(|(j, s)| {
             if let Some(c) = &s.cpu_affinity
-                && !cpu_list(c)
+                && !crate::topology::spec::is_cpu_list(c)
             {
                 return Err(cx.err(
                     &k(&format!("sockets[{j}].cpu_affinity")),
@@ -482,31 +482,4 @@ fn parse_compute_capability(s: &str) -> Option<(u32, u32)> {
     let major: u32 = major.parse().ok()?;
     let minor: u32 = minor.parse().ok()?;
     ((1..=20).contains(&major) && minor < 10).then_some((major, minor))
-}
-
-/// A CPU list as Linux prints one: numbers and ranges joined by commas ("0-55,112-167").
-fn cpu_list(text: &str) -> bool {
-    !text.is_empty()
-        && text.split(',').all(|part| {
-            let mut ends = part.splitn(2, '-');
-            let number = |s: Option<&str>| {
-                s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-            };
-            let first = ends.next();
-            let second = ends.next();
-            number(first) && (second.is_none() || number(second))
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn cpu_lists_are_numbers_and_ranges() {
-        for ok in ["0-55,112-167", "3", "0-7,9", "48-63,176-191"] {
-            assert!(super::cpu_list(ok), "{ok}");
-        }
-        for bad in ["", "cpu0", "0-", "-3", "0-7;9", "0,,1", "1-2-3", "N/A"] {
-            assert!(!super::cpu_list(bad), "{bad}");
-        }
-    }
 }
