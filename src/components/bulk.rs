@@ -102,10 +102,9 @@ pub struct Job {
     /// Paused (a unit holds one of its links) until then.
     resume_at: Ps,
     bound: Limit,
-    /// Bytes moved while each limit bound it.
-    bound_bytes: Vec<(Limit, u128)>,
-    /// Time each limit bound it while it moved, in picoseconds.
-    bound_time: Vec<(Limit, u128)>,
+    /// Per limit that bound it: the bytes it moved and the time it spent moving (picoseconds)
+    /// under that limit.
+    bound_by: Vec<(Limit, u128, u128)>,
     serial: u64,
     /// For a read under a window: where its window weight sits in `demand.uses`, its idle round
     /// trip, and the completions of one full request (its units on the completion route).
@@ -535,8 +534,7 @@ impl Fabric<'_> {
             at: t0,
             resume_at: 0,
             bound: Limit::None,
-            bound_bytes: Vec::new(),
-            bound_time: Vec::new(),
+            bound_by: Vec::new(),
             serial: 0,
             read: read_weight,
         };
@@ -600,14 +598,10 @@ impl Fabric<'_> {
             }
             let moved = (job.rate as u128 * (now - from) as u128).min(job.remaining);
             job.remaining -= moved;
-            match job.bound_bytes.iter_mut().find(|b| b.0 == job.bound) {
-                Some(b) => b.1 += moved,
-                None => job.bound_bytes.push((job.bound, moved)),
-            }
             let spent = u128::from(now - from);
-            match job.bound_time.iter_mut().find(|b| b.0 == job.bound) {
-                Some(b) => b.1 += spent,
-                None => job.bound_time.push((job.bound, spent)),
+            match job.bound_by.iter_mut().find(|b| b.0 == job.bound) {
+                Some(b) => (b.1, b.2) = (b.1 + moved, b.2 + spent),
+                None => job.bound_by.push((job.bound, moved, spent)),
             }
             for u in &job.uses {
                 let wire = moved * u.weight / WEIGHT_ONE;
@@ -846,15 +840,18 @@ impl Fabric<'_> {
             self.flows[flow as usize].msgs[msg as usize].host_mem_bytes +=
                 job.bytes * job.dram_crossings;
         }
-        for (limit, time) in &job.bound_time {
-            match self.bulk.limits.iter_mut().find(|l| l.0 == *limit) {
+        for &(limit, _, time) in &job.bound_by {
+            match self.bulk.limits.iter_mut().find(|l| l.0 == limit) {
                 Some(l) => l.1 += time,
-                None => self.bulk.limits.push((*limit, *time)),
+                None => self.bulk.limits.push((limit, time)),
             }
         }
-        // The step holding the limit that bound the most bytes is the bottleneck.
+        // The step holding the limit that bound the most bytes is where this transfer's
+        // stages show it waiting (its breakdown); the results' bottleneck column sums the
+        // time each limit bound across transfers (`limits`), so a limit met briefly by a fast
+        // transfer does not outweigh the one a stream waits on.
         let bottleneck = job
-            .bound_bytes
+            .bound_by
             .iter()
             .max_by_key(|b| b.1)
             .map_or(job.stages[0].step, |b| self.limit_step(&job, b.0));
