@@ -33,6 +33,29 @@ impl Builder {
         });
         (self.channels.len() - 1) as ChannelId
     }
+    /// A link that carries whatever crosses it in packets of its own (NVLink, NVLink-C2C): one
+    /// `header` per `mps` bytes of payload for writes, read requests and read data; network
+    /// units never cross it.
+    pub(super) fn packetised(
+        &mut self,
+        name: String,
+        kind: ChannelKind,
+        rate: Rate,
+        latency: Ps,
+        (mps, header): (u64, u64),
+        host: usize,
+    ) -> ChannelId {
+        let c = self.add(
+            name,
+            kind,
+            rate,
+            latency,
+            [header, header, header, 0, 0],
+            Some(host),
+        );
+        self.channels[c as usize].segment = mps;
+        c
+    }
     pub(super) fn latency_only(
         &mut self,
         name: String,
@@ -251,24 +274,19 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
             .iter()
             .position(|n| n.name == l.gpu)
             .expect("validated");
-        // Writes, read requests and completions each pay the header; network units never
-        // cross it.
+        // C2C carries PCIe TLPs and copy-engine transfers in its own packets.
         let ch = |b: &mut Builder, from: &str, to: &str| {
-            b.add(
+            b.packetised(
                 name(&format!("c2c:{from}>{to}")),
                 ChannelKind::C2c,
                 l.rate,
                 l.latency,
-                [l.overhead, l.overhead, l.overhead, 0, 0],
-                Some(h),
+                (l.mps, l.overhead),
+                h,
             )
         };
         let up = ch(b, &l.gpu, &l.socket);
         let down = ch(b, &l.socket, &l.gpu);
-        // C2C carries PCIe TLPs and copy-engine transfers in its own packets.
-        for c in [up, down] {
-            b.channels[c as usize].segment = l.mps;
-        }
         nodes[gpu].socket = socket;
         c2c.push((socket, gpu, up, down));
     }
@@ -348,18 +366,15 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
     for l in &m.nvlinks {
         let at = |n: &str| nodes.iter().position(|x| x.name == n).expect("validated");
         let rate = Rate::from_bps(l.link_rate.bps().saturating_mul(u64::from(l.links)));
-        // Writes, read requests and read data each pay a header per packet, as on C2C.
         let ch = |b: &mut Builder, from: &str, to: &str| {
-            let c = b.add(
+            b.packetised(
                 name(&format!("nvlink:{from}>{to}")),
                 ChannelKind::NvLink { links: l.links },
                 rate,
                 l.latency,
-                [l.overhead, l.overhead, l.overhead, 0, 0],
-                Some(h),
-            );
-            b.channels[c as usize].segment = l.mps;
-            c
+                (l.mps, l.overhead),
+                h,
+            )
         };
         let kind = EdgeKind::NvLink {
             forward: ch(b, &l.a, &l.b),

@@ -102,9 +102,9 @@ pub struct ChannelSpec {
     pub latency: Ps,
     /// Overhead bytes per unit, indexed by [`Unit`].
     pub overhead: [u64; 5],
-    /// Where a link re-packetises what crosses it (NVLink-C2C behind a PCIe root port): its
-    /// packets' largest payload, each packet paying the overhead; 0 where a unit crosses as one
-    /// (PCIe TLPs, network packets).
+    /// Where a link re-packetises what crosses it (an NVLink bond, NVLink-C2C): its packets'
+    /// largest payload, each packet paying the overhead; 0 where a unit crosses as one (PCIe
+    /// TLPs, network packets).
     pub segment: u64,
     /// Which host it belongs to (None: the network).
     pub host: Option<usize>,
@@ -445,7 +445,8 @@ impl Topology {
     pub fn gpu_nvlink_engine(&self, host: usize, gpu: usize) -> usize {
         let nics: usize = self.hosts.iter().map(|h| h.spec.nics.len()).sum();
         let gpus: usize = self.hosts.iter().map(|h| h.spec.gpus.len()).sum();
-        2 * nics + gpus + self.gpu_engine(host, gpu) - nics
+        // After the NICs', the copy engines' and the WQE fetches' windows, in GPU order.
+        self.gpu_engine(host, gpu) + nics + gpus
     }
 
     /// The read engine of NIC `nic` of host `host`.
