@@ -637,8 +637,12 @@ pub fn covariance(j: &[Vec<f64>], r: &[f64]) -> Option<Vec<Vec<f64>>> {
 
 /// Standard errors of the parameters: sqrt of the diagonal of [`covariance`].
 pub fn standard_errors(j: &[Vec<f64>], r: &[f64]) -> Option<Vec<f64>> {
-    let c = covariance(j, r)?;
-    Some((0..c.len()).map(|k| c[k][k].max(0.0).sqrt()).collect())
+    Some(deviations(&covariance(j, r)?))
+}
+
+/// The square roots of a covariance matrix's diagonal (each parameter's standard error).
+fn deviations(c: &[Vec<f64>]) -> Vec<f64> {
+    (0..c.len()).map(|k| c[k][k].max(0.0).sqrt()).collect()
 }
 
 /// The pairs of Jacobian columns (one per parameter) that are parallel within 1% (|cosine| >
@@ -779,7 +783,7 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
             Some(a.iter().zip(&b).map(|(x, y)| (x - y) / d).collect())
         })
         .collect();
-    let jac: Option<Vec<Vec<f64>>> = cols.iter().cloned().collect();
+    let jac: Option<Vec<Vec<f64>>> = cols.into_iter().collect();
     let cov = jac.as_ref().and_then(|c| {
         let j: Vec<Vec<f64>> = (0..r1.len())
             .map(|i| c.iter().map(|col| col[i]).collect())
@@ -793,9 +797,7 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
         (None, Some(cols)) if r1.len() > n => collinear_pairs(cols),
         _ => Vec::new(),
     };
-    let sd: Option<Vec<f64>> = cov
-        .as_ref()
-        .map(|c| (0..n).map(|k| c[k][k].max(0.0).sqrt()).collect());
+    let sd = cov.as_deref().map(deviations);
     let (_, values) = problem.config(&ln_f)?;
     let mut doc: Table = config::to_toml(cfg).parse()?;
     for (p, v) in problem.params.iter().zip(&values) {
