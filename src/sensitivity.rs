@@ -70,11 +70,7 @@ pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
             }
         }
         for m in [Metric::Latency, Metric::Bandwidth] {
-            let at: Vec<String> = s
-                .crossovers(m)
-                .iter()
-                .map(|c| format!("{} wins at ≥ {}", c.winner, fmt_bytes(c.above)))
-                .collect();
+            let at: Vec<String> = s.crossovers(m).iter().map(|c| c.short()).collect();
             crossovers.push((format!("{label} {}", m.name()), at));
         }
     }
@@ -825,8 +821,7 @@ mod tests {
         assert!(parse_delta("0%").is_err());
     }
 
-    /// Every op of a scenario has its own bottleneck headline (they were keyed by scenario
-    /// alone, so a change was reported once per op against the first op's).
+    /// A variant's largest bandwidth change and where, and a crossover that appeared.
     #[test]
     fn bandwidths_and_crossovers_are_compared() {
         let h = |bw: f64, c: &[&str]| Headlines {
@@ -853,6 +848,8 @@ mod tests {
         assert_eq!((change, moved.len()), (0.0, 0));
     }
 
+    /// Every op of a scenario has its own bottleneck headline (they were keyed by scenario
+    /// alone, so a change was reported once per op against the first op's).
     #[test]
     fn bottlenecks_are_per_scenario_and_op() {
         let text = config::DEFAULT_TOML

@@ -415,11 +415,15 @@ pub struct Crossover {
 impl Crossover {
     /// "staged wins at ≥ 512 KiB on SYS": short enough to annotate a chart.
     pub fn headline(&self, scenario: &str) -> String {
+        format!("{} on {scenario}", self.short())
+    }
+
+    /// "staged wins at ≥ 512 KiB": the headline without its scenario.
+    pub fn short(&self) -> String {
         format!(
-            "{} wins at ≥ {} on {}",
+            "{} wins at ≥ {}",
             self.winner,
-            crate::units::fmt_bytes(self.above),
-            scenario
+            crate::units::fmt_bytes(self.above)
         )
     }
 }
