@@ -311,11 +311,15 @@ pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String 
         let _ = write!(out, "\n[[machines.{table}]]\nname = {}", quoted(&item.name));
         end_line(out, &item.comment);
     };
+    // A socket, GPU or NIC: its name, then the parameters' keys with its own on top.
+    let keyed = |out: &mut String, table: &str, d: &Device, base: &toml::Table| {
+        named(out, table, &d.item);
+        let mut t = base.clone();
+        t.extend(d.keys.clone());
+        keys(out, &t);
+    };
     for s in &machine.sockets {
-        named(&mut out, "sockets", &s.item);
-        let mut t = params.socket.clone();
-        t.extend(s.keys.clone());
-        keys(&mut out, &t);
+        keyed(&mut out, "sockets", s, &params.socket);
     }
     for (i, a) in machine.sockets.iter().enumerate() {
         for b in &machine.sockets[i + 1..] {
@@ -342,10 +346,7 @@ pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String 
         ("nics", &machine.nics, &params.nic),
     ] {
         for d in devices {
-            named(&mut out, table, &d.item);
-            let mut t = base.clone();
-            t.extend(d.keys.clone());
-            keys(&mut out, &t);
+            keyed(&mut out, table, d, base);
         }
     }
     for l in &machine.links {
