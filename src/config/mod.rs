@@ -16,7 +16,7 @@ pub mod preset;
 pub(crate) mod raw;
 mod resolved;
 mod scenarios;
-pub use scenarios::INTRA_PATHS;
+pub use scenarios::{INTRA_OPS, INTRA_PATHS, intra_path_words};
 pub mod section;
 
 use std::path::Path;

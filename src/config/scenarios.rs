@@ -419,6 +419,16 @@ pub(super) fn socket_of(m: &MachineSpec, device: &str) -> usize {
 /// peer access where the GPUs have it) or a copy staged through host memory (`staged`).
 pub const INTRA_PATHS: [PathKind; 3] = [PathKind::Staged, PathKind::GpuDirect, PathKind::Auto];
 
+/// The operations a flow inside one host runs: the source writing into its peer (`write_imm`,
+/// `write`) or the destination reading it (`read`); no two-sided `send`.
+pub const INTRA_OPS: [Op; 3] = [Op::WriteImm, Op::Write, Op::Read];
+
+/// [`INTRA_PATHS`] as a reader sees them: "staged, gpudirect, auto".
+pub fn intra_path_words() -> String {
+    let words: Vec<&str> = INTRA_PATHS.iter().map(|p| p.name()).collect();
+    words.join(", ")
+}
+
 /// A flow inside one host is a cudaMemcpyPeer: the sweep may ask it only for the paths and
 /// operations a copy has (writes into the peer, or the destination reading it).
 pub(super) fn check_intra(
@@ -441,11 +451,14 @@ pub(super) fn check_intra(
     if let Some(p) = paths.iter().find(|p| !INTRA_PATHS.contains(p)) {
         return Err(cx.err(
             "sweep.paths",
-            format!("paths a copy between two GPUs has (staged, gpudirect, auto): {inside}"),
+            format!(
+                "paths a copy between two GPUs has ({}): {inside}",
+                intra_path_words()
+            ),
             p.name(),
         ));
     }
-    if let Some(o) = ops.iter().find(|o| **o == Op::Send) {
+    if let Some(o) = ops.iter().find(|o| !INTRA_OPS.contains(o)) {
         return Err(cx.err(
             "sweep.ops",
             format!(

@@ -108,20 +108,18 @@ pub(super) fn check_point(
     let sc = &cfg.scenarios[si];
     if sc.flows.iter().any(|f| f.is_intra()) {
         // A copy between two GPUs of one host: the paths and ops a sweep may ask of it.
-        let intra = crate::config::INTRA_PATHS;
-        if !intra.contains(&path) {
-            let words: Vec<&str> = intra.iter().map(|p| p.name()).collect();
+        if !crate::config::INTRA_PATHS.contains(&path) {
             return Err(ConfigError::new(
                 CLI,
                 "--path",
                 format!(
                     "a path a copy between two GPUs of one host has ({})",
-                    words.join(", ")
+                    crate::config::intra_path_words()
                 ),
                 path.name(),
             ));
         }
-        if op == Op::Send {
+        if !crate::config::INTRA_OPS.contains(&op) {
             return Err(ConfigError::new(
                 CLI,
                 "--op",
