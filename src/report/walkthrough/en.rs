@@ -318,7 +318,7 @@ impl Phrases for English {
             format!(
                 "bus address of the relay {via}'s buffer = virtual address {} + BAR offset {}",
                 hex(d.virt_addr),
-                hex(d.addr.wrapping_sub(d.virt_addr))
+                hex(d.bar_offset())
             )
         } else if d.flags & 1 == 1 {
             format!(

@@ -136,6 +136,13 @@ pub struct Desc {
     pub relay: Option<String>,
 }
 
+impl Desc {
+    /// What translation added to the posted address (a GPU buffer's BAR offset).
+    pub fn bar_offset(&self) -> u64 {
+        self.addr.wrapping_sub(self.virt_addr)
+    }
+}
+
 /// One-time setup of one host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setup {

@@ -303,7 +303,7 @@ impl Phrases for Chinese {
             format!(
                 "中继 {via} 缓冲区的总线地址 = 虚拟地址 {} + BAR偏移 {}",
                 hex(d.virt_addr),
-                hex(d.addr.wrapping_sub(d.virt_addr))
+                hex(d.bar_offset())
             )
         } else if d.flags & 1 == 1 {
             format!(
