@@ -6,8 +6,8 @@
 //! with `GDRSIM_BLESS=1 cargo test --test it walk::`.
 
 use std::path::PathBuf;
-use std::process::Command;
 
+use crate::support::{gdrsim, ok, s, scratch};
 use gdrsim::app::load_config;
 use gdrsim::config::{self, Config, Op, PathKind};
 use gdrsim::inspect;
@@ -279,13 +279,6 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
     assert_eq!(w.paths[1].pcie_link_bytes, 4 * 4096);
     assert_eq!(w.paths[0].root_complex_bytes, 4 * 4096);
     assert_eq!(w.paths[1].root_complex_bytes, 0);
-}
-
-fn gdrsim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gdrsim"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]
@@ -834,25 +827,14 @@ fn pxn_without_a_relay_walks_as_gpudirect_with_the_reason() {
     assert!(zh.contains("注意：此处PXN没有可用的中继GPU，发送端按GPUDirect运行"));
 
     // On the command line too.
-    let dir = std::env::temp_dir().join(format!("gdrsim-walk-pxn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("walk", "pxn");
     let file = dir.join("pxn.toml");
     std::fs::write(&file, PXN_CONFIG).unwrap();
-    let out = gdrsim(&[
-        "walk",
-        file.to_str().unwrap(),
-        "--scenario",
-        "far",
-        "--path",
-        "pxn",
-    ]);
-    std::fs::remove_dir_all(&dir).unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = ok(
+        &gdrsim(&["walk", s(&file), "--scenario", "far", "--path", "pxn"]),
+        "walk pxn",
     );
-    let text = String::from_utf8(out.stdout).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
     assert!(text.contains("=== [1] PXN path (pxn)"));
     assert!(text.contains("the proxy thread, polling its FIFO, finds the flag"));
 }
