@@ -442,30 +442,28 @@ fn sides_of(
                 (SideMode::Staged, why)
             }
         };
-        let mut via = None;
+        // The GPU a writing sender would relay through (`pxn`, and `auto` where NCCL's PXN is
+        // on), or why it has none.
+        let wants_relay = path == PathKind::Pxn || (path == PathKind::Auto && cfg.sim.pxn);
+        let relay = match e.gpu {
+            Some(g) if sender && op != Op::Read && wants_relay => {
+                Some((g, super::relay::relay_gpu(cfg, topo, host, (g, e.nic))))
+            }
+            _ => None,
+        };
+        let via = match relay {
+            Some((_, Ok(v))) => Some(v),
+            _ => None,
+        };
         let (mode, reason) = match path {
             // A side whose data is in host memory (no GPU): host memory on every path.
             _ if e.gpu.is_none() => (SideMode::Host, String::new()),
-            PathKind::Pxn if sender && op != Op::Read => {
-                let g = e.gpu.expect("a GPU side");
-                match super::relay::relay_gpu(cfg, topo, host, (g, e.nic)) {
-                    Ok(v) => {
-                        via = Some(v);
-                        (SideMode::Relay, relay_reason(topo, host, (g, v, e.nic)))
-                    }
-                    Err(why) => direct(format!("sender: no PXN relay ({why}) -> GPUDirect")),
-                }
-            }
-            // NCCL relays where PXN applies (its default), else decides as below.
-            PathKind::Auto
-                if sender
-                    && cfg.sim.pxn
-                    && op != Op::Read
-                    && let Some(g) = e.gpu
-                    && let Ok(v) = super::relay::relay_gpu(cfg, topo, host, (g, e.nic)) =>
-            {
-                via = Some(v);
+            // Relayed (PXN); without a relay `auto` decides as below.
+            PathKind::Pxn | PathKind::Auto if let Some((g, Ok(v))) = relay => {
                 (SideMode::Relay, relay_reason(topo, host, (g, v, e.nic)))
+            }
+            PathKind::Pxn if let Some((_, Err(why))) = &relay => {
+                direct(format!("sender: no PXN relay ({why}) -> GPUDirect"))
             }
             PathKind::Pxn if sender => direct("sender: PXN relays writes -> GPUDirect".into()),
             PathKind::Pxn => direct(String::new()),
