@@ -236,6 +236,11 @@ fn write_outputs_with(
         atomic::write(&p, &render()?)?;
         written.push(p);
     }
+    if rows.iter().any(|r| !r.chain.is_empty()) {
+        let p = dir.join("chain.csv");
+        atomic::write(&p, &csv_out::chain_csv(rows)?)?;
+        written.push(p);
+    }
     if let Some(o) = &info.measured {
         let p = dir.join("model_vs_measured.csv");
         atomic::write(&p, &report::overlay::measured_csv(o)?)?;

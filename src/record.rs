@@ -54,11 +54,17 @@ pub enum Stage {
     /// to the NIC (its relay) over NVLink, then its flag into the proxy's host memory, which
     /// the proxy thread polls before it posts the RDMA from the relay's memory.
     Relay,
+    /// A workload flow's reduction on its sending GPU between the delivery of the data it
+    /// waited for and its own post (`reduce = true`): launch plus bytes at `reduce_gbps`.
+    Reduce,
+    /// A workload message waiting for a slot of its flow's window: the send completion of an
+    /// earlier message of the flow, after that message was delivered.
+    Window,
 }
 
 impl Stage {
     /// Every stage, in pipeline order (the declaration order).
-    pub const ALL: [Stage; 18] = [
+    pub const ALL: [Stage; 20] = [
         Stage::Register,
         Stage::MemcpyD2h,
         Stage::GdrcopyRead,
@@ -77,6 +83,8 @@ impl Stage {
         Stage::GdrcopyWrite,
         Stage::MemcpyPeer,
         Stage::Relay,
+        Stage::Reduce,
+        Stage::Window,
     ];
 
     /// The name used in stages.csv.
@@ -100,6 +108,8 @@ impl Stage {
             Stage::GdrcopyWrite => "gdrcopy_write",
             Stage::MemcpyPeer => "memcpy_peer",
             Stage::Relay => "relay",
+            Stage::Reduce => "reduce",
+            Stage::Window => "window",
         }
     }
 

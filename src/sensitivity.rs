@@ -372,7 +372,15 @@ pub fn reads_same(base: &Config, variant: &Config, s: usize) -> bool {
                 .paths
                 .iter()
                 .any(|&p| p == PathKind::Pxn || (p == PathKind::Auto && base.sim.pxn));
+        // A GPU's reduction is read only by a workload flow that reduces.
+        let reduces = sc
+            .workload
+            .as_ref()
+            .is_some_and(|w| w.flows.iter().any(|f| f.reduce));
         for (g, gpu) in m.gpus.iter_mut().enumerate() {
+            if !reduces {
+                gpu.reduce = b.gpus[g].reduce;
+            }
             if !relays && !mine.iter().any(|e| e.gpu == Some(g)) {
                 gpu.clone_from(&b.gpus[g]);
             }
@@ -944,7 +952,9 @@ mod tests {
         }
         // ce_mrrs_bytes and ce_nvlink_read_window of gpus[0..4], up and down: 2 x 2 x (2 + 2 +
         // 3 + 2) scenario runs reused; the 6 of ce_mrrs_bytes's own scenario recomputed, and
-        // changed (no flow crosses NVLink: the NVLink window changes nothing).
-        assert_eq!((reused, kept_changed), (36, 6));
+        // changed (no flow crosses NVLink: the NVLink window changes nothing). reduce_gbps and
+        // reduce_launch_ns of gpus[0..4], up and down, reused by all 3 scenarios (none
+        // reduces): 2 x 2 x 4 x 3.
+        assert_eq!((reused, kept_changed), (36 + 48, 6));
     }
 }

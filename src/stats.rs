@@ -72,6 +72,35 @@ pub struct Summary {
     /// See `flow_rows`: the channel directions that carried bytes, in the topology's channel
     /// order.
     pub links: Vec<LinkRow>,
+    /// A workload with dependencies: its noise-free completion time (first start to the last
+    /// delivery of every flow), picoseconds, equal to `lat_model_ps`; None for independent flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_ps: Option<Ps>,
+    /// A workload's critical chain: the messages, reductions and waits, flow by flow, that set
+    /// its completion time, in time order (chain.csv); their shares sum to `workload_ps`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<ChainRow>,
+}
+
+/// One link of a workload's critical chain: one stage of one message of one flow (or the
+/// reduction or wait before a message) with its exclusive share of the completion time.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ChainRow {
+    /// The flow's name in the workload ("r0").
+    pub flow: String,
+    /// The message's index in the flow's stream.
+    pub msg: u32,
+    /// The kind of work.
+    pub stage: Stage,
+    /// The component that did it (for `reduce`, the GPU; for `window`, the flow).
+    pub component: String,
+    /// When it began and ended, picoseconds from the workload's start (a message's stage: its
+    /// spans; a wait: the wait).
+    pub start_ps: Ps,
+    /// See `start_ps`.
+    pub end_ps: Ps,
+    /// Its exclusive share of the completion time, picoseconds.
+    pub critical_ps: Ps,
 }
 
 /// One flow of a point.

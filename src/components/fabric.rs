@@ -137,6 +137,8 @@ pub struct StepState {
 pub struct Msg {
     pub start: Ps,
     pub delivered: Option<Ps>,
+    /// When its window slot was freed (its plan's `Finish`: the sender's completion).
+    pub finished: Option<Ps>,
     pub cpu_busy: Ps,
     pub host_mem_bytes: u64,
     pub steps: Vec<StepState>,
@@ -165,6 +167,17 @@ pub struct FlowRun<'t> {
     /// refused messages in queue-pair order.
     pub rnr_retry: Ps,
     pub held: VecDeque<u32>,
+    /// Messages whose window slot has been freed.
+    pub finished: u32,
+    /// A workload's gates: message k starts only once message k - lag of each (flow, lag) has
+    /// been delivered (see [`Fabric::gate`]).
+    pub gates: Vec<(u16, u32)>,
+    /// The flows gated by this one, woken when one of its messages is delivered.
+    pub dependents: Vec<u16>,
+    /// Time between a gating delivery and the start it allows (a reduction on the GPU).
+    pub reduce: Ps,
+    /// Messages it carries whatever [`Fabric::run`] is asked (a workload flow's `messages`).
+    pub fixed_total: Option<u32>,
 }
 
 /// The simulated hardware of one point (every host and the network) running one flow per
@@ -275,6 +288,11 @@ impl<'t> Fabric<'t> {
                 next: 0,
                 rnr_retry: rnr_retry_period(topo, plan),
                 held: VecDeque::new(),
+                finished: 0,
+                gates: Vec::new(),
+                dependents: Vec::new(),
+                reduce: 0,
+                fixed_total: None,
             });
         }
         let windows = topo.read_windows();
@@ -312,6 +330,27 @@ impl<'t> Fabric<'t> {
             recorder: Recorder::new(opts.record, names),
             serial: 0,
         }
+    }
+
+    /// Makes message k of `flow` wait for the delivery of message k - `lag` of flow `on` (no
+    /// wait where k < lag; where `on` carries fewer messages, for its last). Call before
+    /// [`Fabric::run`]; several gates mean all of them.
+    pub fn gate(&mut self, flow: usize, on: usize, lag: u32) {
+        self.flows[flow].gates.push((on as u16, lag));
+        if !self.flows[on].dependents.contains(&(flow as u16)) {
+            self.flows[on].dependents.push(flow as u16);
+        }
+    }
+
+    /// Each start of `flow` allowed by a gate comes `delay` after the gating delivery (the
+    /// GPU's reduction of the received data into its own).
+    pub fn set_reduce(&mut self, flow: usize, delay: Ps) {
+        self.flows[flow].reduce = delay;
+    }
+
+    /// `flow` carries `messages` messages, whatever [`Fabric::run`] is asked.
+    pub fn set_messages(&mut self, flow: usize, messages: u32) {
+        self.flows[flow].fixed_total = Some(messages.max(1));
     }
 
     /// The plan of `flow`.

@@ -1,7 +1,6 @@
 //! The application on every host: each flow starts messages (up to a window in flight) at time
 //! 0 and whenever one finishes; afterwards each message's step times become spans.
 
-use super::Event;
 use super::bulk::Limit;
 use super::fabric::{Fabric, Msg};
 use crate::engine::{self, Queue, RunStats};
@@ -15,6 +14,8 @@ use crate::units::Ps;
 pub struct FlowOutcome {
     /// Start and delivery time of every message.
     pub messages: Vec<(Ps, Ps)>,
+    /// When each message's window slot was freed (the sender's completion).
+    pub finished: Vec<Ps>,
     /// CPU time of message 0 on both hosts.
     pub cpu_busy: Ps,
     /// Per message: payload bytes that reached the receiving NIC (byte conservation: equal to
@@ -61,21 +62,15 @@ impl Fabric<'_> {
     /// Every flow sends `total` messages with at most `window` in flight, starting at time 0.
     pub fn run(&mut self, window: u32, total: u32) -> Outcome {
         let mut q = Queue::new();
-        for (i, f) in self.flows.iter_mut().enumerate() {
+        for f in self.flows.iter_mut() {
             f.window = window.max(1);
-            f.total = total.max(1);
+            f.total = f.fixed_total.unwrap_or(total).max(1);
             f.msgs = vec![Msg::default(); f.total as usize];
-            let first = f.window.min(f.total);
-            for k in 0..first {
-                q.schedule(
-                    0,
-                    Event::Start {
-                        flow: i as u16,
-                        msg: k,
-                    },
-                );
-            }
-            f.next = first;
+            f.next = 0;
+            f.finished = 0;
+        }
+        for flow in 0..self.flows.len() {
+            self.start_ready(flow as u16, 0, &mut q);
         }
         let stats = engine::run(self, &mut q);
         if self.recorder.enabled {
@@ -108,6 +103,11 @@ impl Fabric<'_> {
                         .msgs
                         .iter()
                         .map(|m| (m.start, m.delivered.unwrap_or(stats.end_time)))
+                        .collect(),
+                    finished: f
+                        .msgs
+                        .iter()
+                        .map(|m| m.finished.unwrap_or(stats.end_time))
                         .collect(),
                     cpu_busy: f.msgs[0].cpu_busy,
                     received: f

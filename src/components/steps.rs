@@ -129,8 +129,17 @@ impl Fabric<'_> {
             StepKind::Deliver => {
                 self.flows[flow as usize].msgs[msg as usize].delivered = Some(at);
                 self.fire(inst, Milestone::Done, at, now, q);
+                for i in 0..self.flows[flow as usize].dependents.len() {
+                    let d = self.flows[flow as usize].dependents[i];
+                    self.start_ready(d, now, q);
+                }
             }
-            StepKind::Finish => self.finish_message(flow, now, q),
+            StepKind::Finish => {
+                let f = &mut self.flows[flow as usize];
+                f.msgs[msg as usize].finished = Some(now);
+                f.finished += 1;
+                self.start_ready(flow, now, q);
+            }
             StepKind::Wire { .. } | StepKind::NicRx { .. } | StepKind::DmaWrite { .. } => {
                 unreachable!("streaming steps start with their data")
             }
@@ -240,13 +249,29 @@ impl Fabric<'_> {
         self.route_of(flow, r)
     }
 
-    /// The message's window slot is free: the flow's next message may start.
-    fn finish_message(&mut self, flow: u16, now: Ps, q: &mut Queue<Event>) {
-        let f = &mut self.flows[flow as usize];
-        if f.next < f.total {
-            let next = f.next;
-            f.next += 1;
-            q.schedule(now, Event::Start { flow, msg: next });
+    /// Starts the next messages of `flow` that may start: while it has messages left, a free
+    /// slot in its window, and every gating message delivered. A gated start comes at the
+    /// latest gating delivery plus the flow's reduction, if that is later than `now`.
+    pub(super) fn start_ready(&mut self, flow: u16, now: Ps, q: &mut Queue<Event>) {
+        loop {
+            let f = &self.flows[flow as usize];
+            if f.next >= f.total || f.next - f.finished >= f.window {
+                return;
+            }
+            let k = f.next;
+            let mut at = now;
+            for &(g, lag) in &f.gates {
+                let Some(j) = k.checked_sub(lag) else {
+                    continue;
+                };
+                let on = &self.flows[g as usize];
+                match on.msgs[j.min(on.total - 1) as usize].delivered {
+                    Some(d) => at = at.max(d + f.reduce),
+                    None => return,
+                }
+            }
+            self.flows[flow as usize].next += 1;
+            q.schedule(at, Event::Start { flow, msg: k });
         }
     }
 

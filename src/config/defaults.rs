@@ -221,6 +221,14 @@ pub fn compute_capability(model: &str) -> (u32, u32) {
 pub const GPU_MEMORY_LATENCY: Ps = ns(350);
 /// H100 PCIe HBM2e bandwidth, 2.0 TB/s (NVIDIA datasheet).
 pub const GPU_MEMORY_RATE: Rate = Rate::from_bytes_per_s(2_000_000_000_000);
+/// A GPU's reduction rate (a kernel summing a received buffer into the local one, in output
+/// bytes per second): memory-bound, two loads and one store per reduced byte, so a third of
+/// [`GPU_MEMORY_RATE`] (H100 PCIe: 2.0 TB/s / 3). Estimate; plus a kernel launch of
+/// [`GPU_REDUCE_LAUNCH`].
+pub const GPU_REDUCE_RATE: Rate = Rate::from_bytes_per_s(666_000_000_000);
+/// A reduction kernel's launch until it moves data: the cudaLaunchKernel cost of a few µs seen
+/// from the host, most of it hidden when kernels are queued back to back. Estimate.
+pub const GPU_REDUCE_LAUNCH: Ps = ns(2_000);
 /// No jitter on GPU memory accesses: the rows measure none apart from the path's. Estimate.
 pub const GPU_MEMORY_JITTER: Ps = 0;
 

@@ -180,6 +180,32 @@ pub struct ScenarioSpec {
     pub name: String,
     /// At least one; a bidirectional flow is two, one each way.
     pub flows: Vec<FlowSpec>,
+    /// The flows' names and the dependencies between their messages, where any flow waits
+    /// for another; None where the flows are independent (all start at time 0).
+    pub workload: Option<Workload>,
+}
+
+/// A scenario whose flows wait on flows: what gates each flow's messages (see
+/// [`crate::scenario::workload`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// Per flow of the scenario, in flow order.
+    pub flows: Vec<FlowDeps>,
+}
+
+/// What gates one flow's messages in a [`Workload`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowDeps {
+    /// Its name ("r0"), as `after` and the critical chain name it.
+    pub name: String,
+    /// Message k starts only when message k - lag of each of these flows (index into the
+    /// scenario's flows, lag) has been delivered; no wait where k < lag.
+    pub after: Vec<(usize, u32)>,
+    /// A reduction on the sending GPU (at its `reduce_gbps`) between the gating deliveries and
+    /// the post: the data received is combined with the local data before it is sent on.
+    pub reduce: bool,
+    /// Messages it carries; None: the sweep's iteration rules for the size.
+    pub messages: Option<u32>,
 }
 
 impl ScenarioSpec {

@@ -315,6 +315,8 @@ section! {
         memcpy_launch_ns: dur = d::MEMCPY_LAUNCH => copy_engine.launch; "rows D1/D2/S2",
         memcpy_sync_ns: dur = d::MEMCPY_SYNC => copy_engine.sync; "rows D1/D2/S2",
         ce_copy_ns: dur = d::CE_COPY => copy_engine.copy; "row L6",
+        reduce_gbps: rate = d::GPU_REDUCE_RATE => reduce.rate; "estimate",
+        reduce_launch_ns: dur = d::GPU_REDUCE_LAUNCH => reduce.launch; "estimate",
         ce_read_window: count[1, MAX_WINDOW, "a number of outstanding reads"]
             = d::CE_READ_WINDOW => copy_engine.read_window; "row D15",
         ce_nvlink_read_window: count[1, MAX_WINDOW, "a number of outstanding reads"]
@@ -399,6 +401,22 @@ pub struct RawFlow {
     pub sender: RawEndpoint,
     pub receiver: RawEndpoint,
     pub bidirectional: Option<bool>,
+    /// The name other flows' `after` uses (default: `f` and the flow's index).
+    pub name: Option<String>,
+    /// The flows whose messages gate this flow's (all of them).
+    pub after: Option<Vec<RawAfter>>,
+    /// A reduction on the sending GPU between the gating deliveries and the post.
+    pub reduce: Option<bool>,
+    /// Messages the flow carries in a workload with dependencies.
+    pub messages: Option<u32>,
+}
+
+/// `after = [{ flow = "r0", lag = 1 }]`: message k waits for message k - lag of flow r0.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAfter {
+    pub flow: String,
+    pub lag: Option<u32>,
 }
 
 /// Every GPU of `sender` with its nearest NIC, to the same GPU index on `receiver`.

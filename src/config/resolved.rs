@@ -259,21 +259,24 @@ pub fn to_toml(c: &Config) -> String {
         Value::Array(
             c.scenarios
                 .iter()
-                .map(|sc| match sc.flows.as_slice() {
+                .map(|sc| match (sc.flows.as_slice(), &sc.workload) {
                     // One flow: the one-pair form, as the user most likely wrote it.
-                    [f] => table(vec![
+                    ([f], None) => table(vec![
                         ("name", s(&sc.name)),
                         ("sender", ep(&f.sender)),
                         ("receiver", ep(&f.receiver)),
                     ]),
-                    flows => {
+                    (flows, workload) => {
                         let list = flows
                             .iter()
-                            .map(|f| {
-                                table(vec![
-                                    ("sender", ep(&f.sender)),
-                                    ("receiver", ep(&f.receiver)),
-                                ])
+                            .enumerate()
+                            .map(|(i, f)| {
+                                let mut keys =
+                                    vec![("sender", ep(&f.sender)), ("receiver", ep(&f.receiver))];
+                                if let Some(w) = workload {
+                                    keys.extend(workload_keys(&w.flows, i));
+                                }
+                                table(keys)
                             })
                             .collect();
                         table(vec![("name", s(&sc.name)), ("flows", Value::Array(list))])
@@ -286,6 +289,32 @@ pub fn to_toml(c: &Config) -> String {
         "# Fully resolved gdrsim config: every default filled in. Durations in ns, rates in Gb/s, sizes in bytes.\n{}",
         toml::to_string(&Value::Table(t)).unwrap_or_default()
     )
+}
+
+/// A workload flow's own keys: its name, what gates it, its reduction and message count.
+fn workload_keys(deps: &[crate::config::FlowDeps], i: usize) -> Vec<(&'static str, Value)> {
+    let d = &deps[i];
+    let mut keys = vec![("name", Value::String(d.name.clone()))];
+    if !d.after.is_empty() {
+        let after = d
+            .after
+            .iter()
+            .map(|&(f, lag)| {
+                let mut x = Table::new();
+                x.insert("flow".into(), Value::String(deps[f].name.clone()));
+                x.insert("lag".into(), Value::Integer(lag as i64));
+                Value::Table(x)
+            })
+            .collect();
+        keys.push(("after", Value::Array(after)));
+    }
+    if d.reduce {
+        keys.push(("reduce", Value::Boolean(true)));
+    }
+    if let Some(k) = d.messages {
+        keys.push(("messages", Value::Integer(k as i64)));
+    }
+    keys
 }
 
 #[cfg(test)]

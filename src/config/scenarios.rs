@@ -8,8 +8,11 @@
 //! two flows, one each way.
 
 use super::convert::{Cx, R};
-use super::raw::{RawAllGpus, RawEndpoint, RawScenario};
-use super::{BounceKind, BufferPlace, Endpoint, FlowSpec, Op, PathKind, ScenarioSpec};
+use super::limits::MAX_COUNT;
+use super::raw::{RawAllGpus, RawEndpoint, RawFlow, RawScenario};
+use super::{
+    BounceKind, BufferPlace, Endpoint, FlowDeps, FlowSpec, Op, PathKind, ScenarioSpec, Workload,
+};
 use crate::topology::spec::{HostSpec, MachineSpec, NetworkSpec};
 
 /// Most flows one scenario may run (each flow has its own threads and queue pairs).
@@ -36,6 +39,7 @@ pub(super) fn convert(
         _ => return Err(cx.err(&key, one_form, "more than one")),
     }
     let mut flows = Vec::new();
+    let mut workload = None;
     if forms[0] {
         let (Some(snd), Some(rcv)) = (&s.sender, &s.receiver) else {
             let missing = if s.sender.is_none() {
@@ -79,6 +83,16 @@ pub(super) fn convert(
                 &mut flows,
             )?;
         }
+        workload = workload_of(cx, &key, list)?;
+        for (j, d) in workload.iter().flat_map(|w| w.flows.iter().enumerate()) {
+            if d.reduce && flows[j].sender.gpu.is_none() {
+                return Err(cx.err(
+                    &format!("{key}.flows[{j}].reduce"),
+                    "a sender with a GPU buffer (the reduction runs on the sending GPU)",
+                    "reduce = true on a host-memory sender",
+                ));
+            }
+        }
     } else if let Some(all) = &s.all_gpus {
         if s.bidirectional.is_some() {
             return Err(cx.err(
@@ -99,7 +113,126 @@ pub(super) fn convert(
     Ok(ScenarioSpec {
         name: s.name.clone(),
         flows,
+        workload,
     })
+}
+
+/// The dependencies of a flow list, where any flow says `after`, `reduce` or `messages` (else
+/// None: independent flows). Names are unique, `after` names flows of the list, and every cycle
+/// of dependencies has a lag of at least 1 (a cycle of lag 0 would wait for itself).
+fn workload_of(cx: &Cx, key: &str, list: &[RawFlow]) -> R<Option<Workload>> {
+    let dependent = |f: &RawFlow| f.after.is_some() || f.reduce.is_some() || f.messages.is_some();
+    if !list.iter().any(dependent) {
+        return Ok(None);
+    }
+    let names: Vec<String> = list
+        .iter()
+        .enumerate()
+        .map(|(j, f)| f.name.clone().unwrap_or_else(|| format!("f{j}")))
+        .collect();
+    for (j, f) in list.iter().enumerate() {
+        let k = format!("{key}.flows[{j}]");
+        if f.bidirectional.is_some() {
+            return Err(cx.err(
+                &format!("{k}.bidirectional"),
+                "one flow per direction in a workload with dependencies (name each and say what \
+                 gates it)",
+                "bidirectional",
+            ));
+        }
+        if names[..j].contains(&names[j]) {
+            return Err(cx.err(
+                &format!("{k}.name"),
+                "a name no other flow of the scenario has",
+                format!("{:?} (also an earlier flow's)", names[j]),
+            ));
+        }
+        if let Some(m) = f.messages.filter(|&m| m == 0 || m > MAX_COUNT) {
+            return Err(cx.err(
+                &format!("{k}.messages"),
+                format!("at least 1 message and at most {MAX_COUNT}"),
+                m.to_string(),
+            ));
+        }
+    }
+    let mut flows = Vec::with_capacity(list.len());
+    for (j, f) in list.iter().enumerate() {
+        let mut after = Vec::new();
+        for (a, gate) in f.after.iter().flatten().enumerate() {
+            let Some(on) = names.iter().position(|n| *n == gate.flow) else {
+                let shown: Vec<&str> = names.iter().take(8).map(String::as_str).collect();
+                let more = if names.len() > 8 { ", ..." } else { "" };
+                return Err(cx.err(
+                    &format!("{key}.flows[{j}].after[{a}].flow"),
+                    format!(
+                        "the name of a flow of this scenario ({}{more})",
+                        shown.join(", ")
+                    ),
+                    format!("{:?}", gate.flow),
+                ));
+            };
+            after.push((on, gate.lag.unwrap_or(0)));
+        }
+        flows.push(FlowDeps {
+            name: names[j].clone(),
+            after,
+            reduce: f.reduce.unwrap_or(false),
+            messages: f.messages,
+        });
+    }
+    if let Some(cycle) = zero_lag_cycle(&flows) {
+        let names: Vec<&str> = cycle.iter().map(|&i| flows[i].name.as_str()).collect();
+        return Err(cx.err(
+            &format!("{key}.flows"),
+            "no cycle of dependencies with lag 0 (each waits for the other's same message: \
+             none could start; a ring needs a lag of at least 1 somewhere)",
+            format!("the cycle {}", names.join(" waits for ")),
+        ));
+    }
+    Ok(Some(Workload { flows }))
+}
+
+/// A cycle among the lag-0 dependencies (flow indices, the first repeated at the end), if any:
+/// an iterative depth-first search, linear in flows and dependencies.
+pub(crate) fn zero_lag_cycle(flows: &[FlowDeps]) -> Option<Vec<usize>> {
+    // 0: unseen, 1: on the current path, 2: done.
+    let mut state = vec![0u8; flows.len()];
+    let edges = |i: usize| {
+        flows[i]
+            .after
+            .iter()
+            .filter(|g| g.1 == 0)
+            .map(|g| g.0)
+            .collect::<Vec<_>>()
+    };
+    for root in 0..flows.len() {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, Vec<usize>)> = vec![(root, edges(root))];
+        state[root] = 1;
+        while let Some((node, next)) = stack.last_mut() {
+            let node = *node;
+            match next.pop() {
+                Some(n) if state[n] == 1 => {
+                    let from = stack.iter().position(|s| s.0 == n).unwrap_or(0);
+                    let mut cycle: Vec<usize> = stack[from..].iter().map(|s| s.0).collect();
+                    cycle.push(n);
+                    return Some(cycle);
+                }
+                Some(n) if state[n] == 0 => {
+                    state[n] = 1;
+                    stack.push((n, edges(n)));
+                }
+                Some(_) => {}
+                None => {
+                    state[node] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    None
 }
 
 /// One sender/receiver pair, both ways when `both`.

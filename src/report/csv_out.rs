@@ -100,6 +100,52 @@ pub const MEASURED_COLUMNS: [&str; 4] = [
     "bw_error_pct",
 ];
 
+/// The column results.csv gets after [`RESULTS_HEADER`] where a scenario is a workload whose
+/// flows wait on flows: its noise-free completion time, first start to the last delivery of
+/// every flow (equal to `lat_model_us`; empty on rows of independent flows).
+pub const WORKLOAD_COLUMN: &str = "workload_us";
+
+/// The chain.csv header: the point, then one link of its workload's critical chain
+/// ([`crate::stats::ChainRow`]; times in µs).
+pub const CHAIN_HEADER: [&str; 11] = [
+    "scenario",
+    "path",
+    "op",
+    "size_bytes",
+    "flow",
+    "msg",
+    "stage",
+    "component",
+    "start_us",
+    "end_us",
+    "critical_us",
+];
+
+/// Renders chain.csv: each workload point's critical chain, in time order; the `critical_us`
+/// of a point sum exactly to its `workload_us`.
+pub fn chain_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(CHAIN_HEADER)?;
+    for r in rows {
+        for c in &r.chain {
+            w.write_record([
+                r.scenario.as_str(),
+                r.path.name(),
+                r.op.name(),
+                &r.size_bytes.to_string(),
+                &c.flow,
+                &c.msg.to_string(),
+                c.stage.name(),
+                &c.component,
+                &ps_to_us_exact(c.start_ps),
+                &ps_to_us_exact(c.end_ps),
+                &ps_to_us_exact(c.critical_ps),
+            ])?;
+        }
+    }
+    Ok(w.into_inner()?)
+}
+
 /// Renders results.csv.
 pub fn results_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
     results_csv_with(rows, None)
@@ -110,6 +156,12 @@ pub fn results_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
 pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = RESULTS_HEADER.to_vec();
+    // Only a study with a workload (flows that wait on flows) has the column: the results of
+    // independent flows keep their bytes.
+    let workloads = rows.iter().any(|r| r.workload_ps.is_some());
+    if workloads {
+        header.push(WORKLOAD_COLUMN);
+    }
     if measured.is_some() {
         header.extend(MEASURED_COLUMNS);
     }
@@ -141,6 +193,9 @@ pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow:
             r.reason.clone(),
             r.rnr_naks.to_string(),
         ];
+        if workloads {
+            cells.push(r.workload_ps.map(ps_to_us_exact).unwrap_or_default());
+        }
         if let Some(o) = measured {
             for figure in [Figure::Latency, Figure::Bandwidth] {
                 match o.measured_at(r, figure) {

@@ -31,8 +31,20 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
         }
     };
     let (_, streamed) = stream_shape(cfg, size);
-    let messages = u64::from(iterations(cfg, size)) + u64::from(streamed);
-    let per_flow = cfg.scenarios[p.scenario].flows.iter().map(|f| {
+    let sc = &cfg.scenarios[p.scenario];
+    // Independent flows: the iterations and the streamed messages. A workload: each flow's
+    // messages, in the noise-free run and in each jittered repeat of the whole workload.
+    let messages = |i: usize| -> u64 {
+        let Some(w) = &sc.workload else {
+            return u64::from(iterations(cfg, size)) + u64::from(streamed);
+        };
+        let all: u64 = (0..sc.flows.len())
+            .map(|j| u64::from(super::workload::messages(cfg, w, j, size)))
+            .sum();
+        let repeats = u64::from(iterations(cfg, size.saturating_mul(all.max(1))));
+        u64::from(super::workload::messages(cfg, w, i, size)).saturating_mul(1 + repeats)
+    };
+    let per_flow = sc.flows.iter().enumerate().map(|(i, f)| {
         // The modes do not depend on the size: a small plan tells them.
         let Ok(built) = super::paths::plan(cfg, f, topo, p.path, p.op, 8) else {
             return 0;
@@ -47,7 +59,7 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
             }
             s => (1 + moves(s) + moves(built.receiver)) * units(size) + PER_MESSAGE,
         };
-        messages.saturating_mul(per_message)
+        messages(i).saturating_mul(per_message)
     });
     per_flow.fold(0u64, u64::saturating_add).max(1)
 }

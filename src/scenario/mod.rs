@@ -8,6 +8,7 @@ pub mod paths;
 pub mod peer;
 pub mod relay;
 mod simulate;
+pub mod workload;
 
 pub use simulate::{PointResult, perftest_bw_average, simulate_point, stream_shape};
 

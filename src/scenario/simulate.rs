@@ -61,6 +61,9 @@ pub fn perftest_bw_average(messages: &[(Ps, Ps)], size: u64) -> (f64, f64) {
 /// bottleneck).
 pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let sc = &cfg.scenarios[p.scenario];
+    if let Some(w) = &sc.workload {
+        return super::workload::simulate(cfg, topo, p, w);
+    }
     let built: Vec<paths::Built> = sc
         .flows
         .iter()
@@ -170,6 +173,8 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         rnr_naks: st.rnr_naks,
         flow_rows,
         links,
+        workload_ps: None,
+        chain: Vec::new(),
     };
     PointResult {
         summary,
@@ -180,7 +185,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
 }
 
 /// From the first message's start to the last one's delivery.
-fn stream_span(messages: &[(Ps, Ps)]) -> Ps {
+pub(super) fn stream_span(messages: &[(Ps, Ps)]) -> Ps {
     let first = messages.iter().map(|m| m.0).min().unwrap_or(0);
     let last = messages.iter().map(|m| m.1).max().unwrap_or(0);
     last.saturating_sub(first)
@@ -188,7 +193,7 @@ fn stream_span(messages: &[(Ps, Ps)]) -> Ps {
 
 /// "node-a/gpu0 via nic0", or "node-a/cpu0 memory via nic0" for a host-memory end; "node-a/gpu0"
 /// for an end of a copy inside one host (`intra`: no NIC takes part).
-fn endpoint_name(cfg: &Config, e: &crate::config::Endpoint, intra: bool) -> String {
+pub(super) fn endpoint_name(cfg: &Config, e: &crate::config::Endpoint, intra: bool) -> String {
     let h = &cfg.hosts[e.host];
     let nic = &h.machine.nics[e.nic].name;
     match e.gpu {
@@ -202,7 +207,11 @@ fn endpoint_name(cfg: &Config, e: &crate::config::Endpoint, intra: bool) -> Stri
 }
 
 /// Every channel direction the streaming run crossed: its bytes, how busy it was, its rate.
-fn link_rows(topo: &Topology, st: &crate::components::Outcome, span: Ps) -> Vec<LinkRow> {
+pub(super) fn link_rows(
+    topo: &Topology,
+    st: &crate::components::Outcome,
+    span: Ps,
+) -> Vec<LinkRow> {
     let secs = span as f64 / PS_PER_S as f64;
     st.links
         .iter()
@@ -228,7 +237,12 @@ fn link_rows(topo: &Topology, st: &crate::components::Outcome, span: Ps) -> Vec<
 /// What bound the streaming run: the limit (a link, a memory, a read window) that held the bulk
 /// transfers for the most bytes; for small messages, the busiest channel or thread when one was
 /// busy at least half the run, else the latency of a window of messages in flight.
-fn bottleneck(topo: &Topology, st: &crate::components::Outcome, span: Ps, window: u32) -> String {
+pub(super) fn bottleneck(
+    topo: &Topology,
+    st: &crate::components::Outcome,
+    span: Ps,
+    window: u32,
+) -> String {
     if let Some((limit, _)) = st.limits.iter().max_by_key(|l| l.1) {
         return match *limit {
             Limit::Channel(c) => topo.channels[c as usize].name.clone(),

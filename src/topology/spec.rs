@@ -294,6 +294,25 @@ pub struct GpuSpec {
     pub copy_engine: CopyEngineSpec,
     /// CPU copies through its BAR1 mapping (GDRCopy).
     pub gdrcopy: GdrcopySpec,
+    /// Its reduction kernel (a workload flow's `reduce`).
+    pub reduce: ReduceSpec,
+}
+
+/// A GPU's reduction of a received buffer into its own before the result is sent on (NCCL's
+/// reduce step): a launch, then the output bytes at a rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReduceSpec {
+    /// Launch until the kernel moves data.
+    pub launch: Ps,
+    /// Output bytes per second.
+    pub rate: Rate,
+}
+
+impl ReduceSpec {
+    /// How long reducing `bytes` takes.
+    pub fn time(&self, bytes: u64) -> Ps {
+        self.launch + self.rate.tx_time(bytes)
+    }
 }
 
 /// CPU copies through the GPU's BAR1 mapping (the GDRCopy library): each direction costs the

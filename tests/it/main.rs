@@ -28,3 +28,4 @@ mod report;
 mod slurm;
 mod trace;
 mod walk;
+mod workload;

@@ -44,6 +44,8 @@ pub fn stage_color(stage: Stage) -> RGBColor {
         Stage::GdrcopyWrite => RGBColor(102, 17, 0),
         Stage::MemcpyPeer => RGBColor(170, 68, 153),
         Stage::Relay => RGBColor(68, 119, 170),
+        Stage::Reduce => RGBColor(204, 102, 119),
+        Stage::Window => RGBColor(221, 221, 221),
     }
 }
 

@@ -167,6 +167,8 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         rnr_naks: 0,
         flow_rows: Vec::new(),
         links: links(path, bottleneck / 1e9 * b / (b + overhead)),
+        workload_ps: None,
+        chain: Vec::new(),
     }
 }
 
