@@ -113,6 +113,26 @@ fn intro(out: &mut String, info: &RunInfo, m: &Model) {
          over staged: staged p50 / GPUDirect p50 for latency, GPUDirect / staged for bandwidth; \
          above 1× GPUDirect is better.\n"
     );
+    let workloads: Vec<&str> = rows_of(m)
+        .filter(|r| r.workload_ps.is_some())
+        .map(|r| r.scenario.as_str())
+        .fold(Vec::new(), |mut v, s| {
+            if !v.contains(&s) {
+                v.push(s);
+            }
+            v
+        });
+    if !workloads.is_empty() {
+        let _ = writeln!(
+            out,
+            "**Workloads** ({}): their flows wait on flows, so their latency is the workload's \
+             **completion time** (first start to the last delivery of every flow; results.csv's \
+             `workload_us`), over jittered repeats of the whole workload, and their bandwidth is \
+             every flow's bytes over the mean completion time. Their stage breakdown is the \
+             critical chain across flows, message by message in `chain.csv`.\n",
+            workloads.join(", ")
+        );
+    }
 }
 
 fn rows_of<'a>(m: &'a Model<'a>) -> impl Iterator<Item = &'a Summary> + 'a {
