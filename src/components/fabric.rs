@@ -293,7 +293,7 @@ impl<'t> Fabric<'t> {
                 engines[topo.gpu_nvlink_engine(h, g)].one_queue = true;
             }
         }
-        let bulk = Bulks::new(topo, &windows);
+        let bulk = Bulks::new(topo, windows);
         Fabric {
             topo,
             opts,
