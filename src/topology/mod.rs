@@ -18,6 +18,8 @@ pub use affinity::{Affinity, MAX_NVLINKS};
 pub use network::{Network, Port, PortPair};
 pub use route::{Flow, Place, Route, RouteError};
 
+use std::sync::Arc;
+
 use crate::units::{Ps, Rate};
 use spec::{HostSpec, MachineSpec, NetworkSpec};
 
@@ -275,6 +277,8 @@ pub struct Topology {
     pub hosts: Vec<HostTopo>,
     /// Every channel of every host and of the network; [`ChannelId`]s index it.
     pub channels: Vec<ChannelSpec>,
+    /// Every channel's name, in channel order, shared by the recorders that name them.
+    pub channel_names: Arc<[String]>,
     /// The network's parameters (switch hops and latency, propagation).
     pub network_spec: NetworkSpec,
     /// The NIC ports and cables between hosts.
@@ -349,6 +353,7 @@ pub fn build(hosts: &[HostSpec], network: &NetworkSpec, pairs: &[PortPair]) -> T
     };
     let mut topo = Topology {
         hosts: host_topos,
+        channel_names: b.channels.iter().map(|c| c.name.clone()).collect(),
         channels: b.channels,
         network_spec: *network,
         network: net,
