@@ -1,7 +1,8 @@
 //! Speed figures: raw engine events per second, one 1 GiB and one 16 GiB message per path, eight
 //! concurrent 1 GiB flows (one per rail of a DGX H100-class node), 64 flows through one PCIe link,
 //! a 1 GiB PXN message relayed over NVLink, one sweep point, the whole default sweep and
-//! dgx-h100 study, and the 8x8 p2p matrix of a DGX H100. Run with `cargo bench`.
+//! dgx-h100 study, the 8x8 p2p matrix of a DGX H100, and one flow among 2 and 128 hosts (the cost
+//! of an event should not grow with the hosts defined). Run with `cargo bench`.
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
@@ -205,5 +206,45 @@ fn p2p_matrix_dgx_h100(b: Bencher) {
                 .matrices
                 .len(),
         )
+    });
+}
+
+/// A study of `hosts` DGX H100-class hosts (dgx-a, dgx-b, dgx-2, ...) whose one scenario is one
+/// flow, dgx-a/gpu0 via nic0 to dgx-b/gpu0 via nic0.
+fn hosts_config(hosts: usize) -> Config {
+    let mut text = String::from(
+        "name = \"scale\"\n[sweep]\nsizes = [\"1MiB\"]\npaths = [\"gpudirect\"]\nops = [\"write_imm\"]\n\
+         [[machines]]\nname = \"dgx-h100\"\npreset = \"dgx-h100\"\n",
+    );
+    for h in 0..hosts {
+        let name = match h {
+            0 => "dgx-a".to_string(),
+            1 => "dgx-b".to_string(),
+            h => format!("dgx-{h}"),
+        };
+        text += &format!("[[hosts]]\nname = \"{name}\"\nmachine = \"dgx-h100\"\n");
+    }
+    text += "[[scenarios]]\nname = \"1 GPU\"\n";
+    text += "sender = { host = \"dgx-a\", nic = \"nic0\", gpu = \"gpu0\" }\n";
+    text += "receiver = { host = \"dgx-b\", nic = \"nic0\", gpu = \"gpu0\" }\n";
+    config::parse(&text, "scale.toml").unwrap()
+}
+
+/// One GPUDirect flow streaming 16 messages of `size` (a window of 4), jittered, fabric set up
+/// included, on a study of 2 and of 128 hosts, counted in events: the time per event should
+/// not depend on how many hosts the study defines (issue #22: at most 1.5x from 2 to 128).
+#[divan::bench(args = [2, 128], consts = [4096, 1048576])]
+fn one_flow_per_event_among_hosts<const SIZE: u64>(b: Bencher, hosts: usize) {
+    let cfg = hosts_config(hosts);
+    let topo = scenario::topology(&cfg);
+    let flow = &cfg.scenarios[0].flows[0];
+    let built =
+        scenario::paths::plan(&cfg, flow, &topo, PathKind::GpuDirect, Op::WriteImm, SIZE).unwrap();
+    let plans = [&built.plan];
+    let opts = scenario::sim_options(&cfg, 1);
+    let events = Fabric::new(&topo, &plans, opts).run(4, 16).stats.events;
+    b.counter(ItemsCount::new(events)).bench(|| {
+        let mut f = Fabric::new(&topo, &plans, opts);
+        black_box(f.run(4, 16))
     });
 }

@@ -3,6 +3,8 @@
 //! Components push records as they simulate; nothing downstream (stats, report) needs to know how
 //! they were produced. Times are integer picoseconds.
 
+use std::sync::Arc;
+
 use crate::plan::Movement;
 use crate::topology::Unit;
 use crate::units::Ps;
@@ -244,12 +246,55 @@ pub struct Recorder {
     pub hops: Vec<Hop>,
     /// Names of the components that spans, descriptors and hops refer to by id: the topology's
     /// channels first (so a channel id is its own index), then the plans' actors.
-    pub component_names: Vec<String>,
+    pub component_names: Names,
+}
+
+/// Component names: the topology's channel names, shared with it (a fabric's recorder costs
+/// the same on 2 hosts as on 128), then the actors' own.
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    channels: Arc<[String]>,
+    actors: Vec<String>,
+}
+
+impl Names {
+    /// The channels' names `channels`, and no actor yet.
+    pub fn new(channels: Arc<[String]>) -> Self {
+        Names {
+            channels,
+            actors: Vec::new(),
+        }
+    }
+
+    /// Names another component: its id is the number of names before it.
+    pub fn push(&mut self, name: String) -> u32 {
+        self.actors.push(name);
+        (self.len() - 1) as u32
+    }
+
+    /// Names in all.
+    pub fn len(&self) -> usize {
+        self.channels.len() + self.actors.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The name of component `id`, if there is one.
+    pub fn get(&self, id: u32) -> Option<&str> {
+        let id = id as usize;
+        match id.checked_sub(self.channels.len()) {
+            None => Some(&self.channels[id]),
+            Some(a) => self.actors.get(a).map(String::as_str),
+        }
+    }
 }
 
 impl Recorder {
     /// A recorder, keeping records only when `enabled`, that names components `component_names`.
-    pub fn new(enabled: bool, component_names: Vec<String>) -> Self {
+    pub fn new(enabled: bool, component_names: Names) -> Self {
         Recorder {
             enabled,
             spans: Vec::new(),
@@ -281,8 +326,6 @@ impl Recorder {
 
     /// The name of component `id` ("?" for an id it does not know).
     pub fn component_name(&self, id: u32) -> &str {
-        self.component_names
-            .get(id as usize)
-            .map_or("?", String::as_str)
+        self.component_names.get(id).unwrap_or("?")
     }
 }

@@ -170,6 +170,87 @@ impl Server {
     }
 }
 
+/// A server with nothing done and no jitter: what a channel that no unit has reached reads as.
+static UNUSED: Server = Server {
+    busy_until: 0,
+    queues: VecDeque::new(),
+    wake_pending: false,
+    wire_bytes: 0,
+    busy: 0,
+    payload_bytes: 0,
+    jitter: None,
+    jitter_median: 0,
+};
+
+/// The server of every channel of a fabric, indexed by channel id, each made when first
+/// written (a point sets up the channels its units use, not every channel of every host). A
+/// channel never written reads as an unused server without jitter: a fabric makes the servers
+/// of its routes' channels up front ([`Servers::make`]), so that their jitter reads right.
+pub struct Servers<'t> {
+    channels: &'t [ChannelSpec],
+    /// Whether memories jitter, and the seed of their streams.
+    jitter: bool,
+    seed: u64,
+    /// Per channel: 1 + its index in `made`, 0 while it has no server.
+    slot: Vec<u32>,
+    made: Vec<Server>,
+}
+
+impl<'t> Servers<'t> {
+    /// No server yet for any of `channels`; memories jitter when `jitter` is on, each from its
+    /// own stream of `seed` (see [`Server::new`]).
+    pub fn new(channels: &'t [ChannelSpec], jitter: bool, seed: u64) -> Self {
+        Servers {
+            channels,
+            jitter,
+            seed,
+            slot: vec![0; channels.len()],
+            made: Vec::new(),
+        }
+    }
+
+    /// Makes channel `c`'s server (if it has none yet).
+    pub fn make(&mut self, c: usize) {
+        if self.slot[c] == 0 {
+            let spec = &self.channels[c];
+            let median = if self.jitter { spec.jitter_median } else { 0 };
+            // The identity seeds the jitter stream only; without jitter the name is not hashed.
+            let identity = if median > 0 {
+                crate::seed::stable_hash(&spec.name)
+            } else {
+                0
+            };
+            self.made.push(Server::new(median, self.seed, identity));
+            self.slot[c] = self.made.len() as u32;
+        }
+    }
+
+    /// Every server made so far.
+    pub fn iter(&self) -> impl Iterator<Item = &Server> {
+        self.made.iter()
+    }
+}
+
+impl std::ops::Index<usize> for Servers<'_> {
+    type Output = Server;
+    #[inline]
+    fn index(&self, c: usize) -> &Server {
+        match self.slot[c] {
+            0 => &UNUSED,
+            s => &self.made[s as usize - 1],
+        }
+    }
+}
+
+impl std::ops::IndexMut<usize> for Servers<'_> {
+    #[inline]
+    fn index_mut(&mut self, c: usize) -> &mut Server {
+        self.make(c);
+        let s = self.slot[c] as usize;
+        &mut self.made[s - 1]
+    }
+}
+
 /// Service time of one unit of `unit` kind carrying `payload` bytes on channel `spec`.
 #[inline]
 pub fn service(spec: &ChannelSpec, unit: Unit, payload: u64) -> (Ps, u64) {

@@ -11,12 +11,12 @@ use std::collections::VecDeque;
 
 use super::Event;
 use super::bulk::Bulks;
-use super::channel::{self, Server};
+use super::channel::{self, Servers};
 use super::cpu::Cpu;
 use super::options::SimOptions;
 use crate::engine::{Handler, Queue};
 use crate::plan::{Plan, StepId, StepKind};
-use crate::record::Recorder;
+use crate::record::{Names, Recorder};
 use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
 use crate::units::Ps;
 
@@ -186,7 +186,7 @@ pub struct Fabric<'t> {
     pub(crate) topo: &'t Topology,
     pub(crate) opts: SimOptions,
     pub(crate) channels: &'t [ChannelSpec],
-    pub(crate) servers: Vec<Server>,
+    pub(crate) servers: Servers<'t>,
     pub(crate) routes: Vec<Vec<ChannelId>>,
     pub(crate) trains: Vec<Train>,
     free_trains: Vec<TrainId>,
@@ -220,15 +220,11 @@ impl<'t> Fabric<'t> {
         opts: SimOptions,
         processes: &[Vec<usize>],
     ) -> Self {
-        let servers = topo
-            .channels
-            .iter()
-            .map(|c| {
-                let median = if opts.jitter { c.jitter_median } else { 0 };
-                Server::new(median, opts.seed, crate::seed::stable_hash(&c.name))
-            })
-            .collect();
-        let mut names: Vec<String> = topo.channels.iter().map(|c| c.name.clone()).collect();
+        let mut servers = Servers::new(&topo.channels, opts.jitter, opts.seed);
+        for &c in plans.iter().flat_map(|p| p.routes.iter().flatten()) {
+            servers.make(c as usize);
+        }
+        let mut names = Names::new(topo.channel_names.clone());
         let mut routes = Vec::new();
         let mut cpus = Vec::new();
         let mut cpu_names = Vec::new();
@@ -238,14 +234,7 @@ impl<'t> Fabric<'t> {
         for plan in plans {
             let route_base = routes.len() as RouteId;
             routes.extend(plan.routes.iter().cloned());
-            let actors = plan
-                .actors
-                .iter()
-                .map(|a| {
-                    names.push(a.clone());
-                    (names.len() - 1) as u32
-                })
-                .collect();
+            let actors = plan.actors.iter().map(|a| names.push(a.clone())).collect();
             let flow = flows.len() as u64;
             let threads = plan
                 .threads
@@ -311,7 +300,7 @@ impl<'t> Fabric<'t> {
                 engines[topo.gpu_nvlink_engine(h, g)].one_queue = true;
             }
         }
-        let bulk = Bulks::new(topo, &windows);
+        let bulk = Bulks::new(topo, windows);
         Fabric {
             topo,
             opts,

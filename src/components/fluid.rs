@@ -65,6 +65,9 @@ pub struct Fluid {
 /// Identical demands and how many transfers have them.
 type Class<'a> = (&'a Demand, u128);
 
+/// A resource and its users: (class, weight, count).
+type Users = (Res, Vec<(usize, u128, u128)>);
+
 /// Rounds of the byte-fair refinement (it settles in two or three where it changes anything).
 const FAIR_ROUNDS: usize = 16;
 
@@ -120,32 +123,40 @@ impl Fluid {
         if demands.iter().map(|c| c.1).sum::<u128>() < 2 {
             return share;
         }
-        // Per resource: (class, weight, count).
-        let mut users: Vec<Vec<(usize, u128, u128)>> = vec![Vec::new(); self.capacity.len()];
+        // Per resource with users, in resource order: (class, weight, count). Only those:
+        // a solve costs what its transfers use, not every resource of the fabric.
+        let mut touched: Vec<Res> = demands
+            .iter()
+            .flat_map(|d| d.0.uses.iter().filter(|u| u.1 > 0).map(|u| u.0))
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        let mut users: Vec<Users> = touched.iter().map(|&r| (r, Vec::new())).collect();
         for (j, (d, m)) in demands.iter().enumerate() {
             for &(r, w) in &d.uses {
                 if w > 0 {
-                    users[r as usize].push((j, w, *m));
+                    let i = touched.binary_search(&r).expect("a touched resource");
+                    users[i].1.push((j, w, *m));
                 }
             }
         }
         if users
             .iter()
-            .all(|u| u.iter().map(|x| x.2).sum::<u128>() < 2)
+            .all(|u| u.1.iter().map(|x| x.2).sum::<u128>() < 2)
         {
             return share;
         }
-        let touched: Vec<usize> = (0..users.len()).filter(|&r| !users[r].is_empty()).collect();
         let mut changed_any = false;
         for _ in 0..FAIR_ROUNDS {
             let mut allow: Vec<(f64, Option<Res>)> = vec![(UNBOUNDED as f64, None); demands.len()];
 
-            for &r in &touched {
+            for (r, us) in &users {
+                let r = *r as usize;
                 let cap = self.capacity[r] as f64;
                 let rate_fair = self.rate_fair[r];
                 // Each user's demand in fair units (bytes or rate) and its weight there.
                 // (A class of m transfers consumes m times as much per unit.)
-                let mut units: Vec<(f64, f64)> = users[r]
+                let mut units: Vec<(f64, f64)> = us
                     .iter()
                     .map(|&(j, w, m)| {
                         let (w, m) = (w as f64, m as f64);
@@ -158,7 +169,7 @@ impl Fluid {
                 // Saturated (it cannot take two more bytes/s from each user, the integer slack
                 // progressive filling leaves): the water level. Not: each may grow by an equal
                 // part of the spare (so that growing together they just fill it).
-                let weights: f64 = users[r].iter().map(|&(_, w, m)| (w * m) as f64).sum();
+                let weights: f64 = us.iter().map(|&(_, w, m)| (w * m) as f64).sum();
                 let saturated = cap - used < 2.0 * weights + cap * 1e-9;
                 let level = if saturated {
                     units.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -166,7 +177,7 @@ impl Fluid {
                 } else {
                     (cap - used) / k_sum
                 };
-                for (&(j, w, _), u) in users[r].iter().zip(&units) {
+                for (&(j, w, _), u) in us.iter().zip(&units) {
                     let fair = if saturated { level } else { u.0 + level };
                     let a = if rate_fair { fair } else { fair / w as f64 };
                     if a < allow[j].0 {
@@ -198,8 +209,9 @@ impl Fluid {
 
     /// Scales the transfers on each resource above its capacity down into it (only ever
     /// lowering rates, so one pass leaves every resource within its capacity).
-    fn fit(&self, share: &mut [Share], users: &[Vec<(usize, u128, u128)>]) {
-        for (r, us) in users.iter().enumerate() {
+    fn fit(&self, share: &mut [Share], users: &[Users]) {
+        for (r, us) in users {
+            let r = *r as usize;
             let load: u128 = us
                 .iter()
                 .map(|&(j, w, m)| share[j].rate as u128 * w * m)
@@ -228,50 +240,66 @@ impl Fluid {
             n
         ];
         let mut frozen = vec![false; n];
-        let mut load: Vec<u128> = vec![0; self.capacity.len()];
-        let mut wsum: Vec<u128> = vec![0; self.capacity.len()];
         let mut touched: Vec<Res> = demands
             .iter()
             .flat_map(|d| d.0.uses.iter().map(|u| u.0))
             .collect();
         touched.sort_unstable();
         touched.dedup();
+        // Load and weight per touched resource (by its place in `touched`, so a solve costs
+        // what its transfers use, not every resource of the fabric), and each transfer's uses
+        // by that place.
+        let at = |r: Res| touched.binary_search(&r).expect("a touched resource");
+        let places: Vec<Vec<usize>> = demands
+            .iter()
+            .map(|d| d.0.uses.iter().map(|u| at(u.0)).collect())
+            .collect();
+        let mut load: Vec<u128> = vec![0; touched.len()];
+        let mut wsum: Vec<u128> = vec![0; touched.len()];
         let mut level: u64 = 0;
         let mut left = n;
         while left > 0 {
-            for &r in &touched {
-                wsum[r as usize] = 0;
-            }
-            for ((d, m), _) in demands.iter().zip(&frozen).filter(|(_, f)| !**f) {
-                for &(r, w) in &d.uses {
-                    wsum[r as usize] += w * m;
+            wsum.fill(0);
+            for (((d, m), _), places) in demands
+                .iter()
+                .zip(&frozen)
+                .zip(&places)
+                .filter(|((_, f), _)| !**f)
+            {
+                for (&(_, w), &i) in d.uses.iter().zip(places) {
+                    wsum[i] += w * m;
                 }
             }
             // The largest common increase no resource can take more of.
             let mut step = (UNBOUNDED - level) as u128;
-            for &r in &touched {
-                let room = self.capacity[r as usize].saturating_sub(load[r as usize]);
-                if let Some(s) = room.checked_div(wsum[r as usize]) {
+            for (i, &r) in touched.iter().enumerate() {
+                let room = self.capacity[r as usize].saturating_sub(load[i]);
+                if let Some(s) = room.checked_div(wsum[i]) {
                     step = step.min(s);
                 }
             }
             let step = step as u64;
             level += step;
-            for &r in &touched {
-                load[r as usize] += step as u128 * wsum[r as usize];
+            for (l, w) in load.iter_mut().zip(&wsum) {
+                *l += step as u128 * w;
             }
             // Freeze the transfers on every resource that cannot take one more byte/s, bound
             // by the first such resource they use.
-            let saturated = |r: Res| {
-                let w = wsum[r as usize];
-                w > 0 && self.capacity[r as usize].saturating_sub(load[r as usize]) < w
+            let saturated = |i: usize| {
+                let w = wsum[i];
+                w > 0 && self.capacity[touched[i] as usize].saturating_sub(load[i]) < w
             };
             let before = left;
             for (j, (d, _)) in demands.iter().enumerate() {
                 if frozen[j] {
                     continue;
                 }
-                if let Some(&(r, _)) = d.uses.iter().find(|u| u.1 > 0 && saturated(u.0)) {
+                if let Some((&(r, _), _)) = d
+                    .uses
+                    .iter()
+                    .zip(&places[j])
+                    .find(|(u, i)| u.1 > 0 && saturated(**i))
+                {
                     frozen[j] = true;
                     share[j] = Share {
                         rate: level,

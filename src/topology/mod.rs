@@ -18,6 +18,8 @@ pub use affinity::{Affinity, MAX_NVLINKS};
 pub use network::{Network, Port, PortPair};
 pub use route::{Flow, Place, Route, RouteError};
 
+use std::sync::Arc;
+
 use crate::units::{Ps, Rate};
 use spec::{HostSpec, MachineSpec, NetworkSpec};
 
@@ -275,10 +277,20 @@ pub struct Topology {
     pub hosts: Vec<HostTopo>,
     /// Every channel of every host and of the network; [`ChannelId`]s index it.
     pub channels: Vec<ChannelSpec>,
+    /// Every channel's name, in channel order, shared by the recorders that name them.
+    pub channel_names: Arc<[String]>,
     /// The network's parameters (switch hops and latency, propagation).
     pub network_spec: NetworkSpec,
     /// The NIC ports and cables between hosts.
     pub network: Network,
+    /// Per host, how many NICs the hosts before it have (one more entry: every NIC): the
+    /// read-engine numbering's offsets, so that an engine's index costs the same on 2 hosts as
+    /// on 128.
+    nics_before: Vec<usize>,
+    /// Per host, how many GPUs the hosts before it have (one more entry: every GPU).
+    gpus_before: Vec<usize>,
+    /// [`Topology::read_windows`], computed once.
+    windows: Vec<u32>,
 }
 
 /// One host on its own (its channels numbered from 0): for questions about its structure, such as
@@ -332,12 +344,25 @@ pub fn build(hosts: &[HostSpec], network: &NetworkSpec, pairs: &[PortPair]) -> T
         .map(|(h, spec)| machine::build_host(&mut b, h, spec))
         .collect();
     let net = network::build(&mut b, hosts, network, pairs);
-    Topology {
+    let before = |count: fn(&HostSpec) -> usize| {
+        let mut v = vec![0];
+        for h in hosts {
+            v.push(v[v.len() - 1] + count(h));
+        }
+        v
+    };
+    let mut topo = Topology {
         hosts: host_topos,
+        channel_names: b.channels.iter().map(|c| c.name.clone()).collect(),
         channels: b.channels,
         network_spec: *network,
         network: net,
-    }
+        nics_before: before(|h| h.machine.nics.len()),
+        gpus_before: before(|h| h.machine.gpus.len()),
+        windows: Vec::new(),
+    };
+    topo.windows = topo.windows_of_hosts();
+    topo
 }
 
 impl HostTopo {
@@ -379,7 +404,12 @@ impl Topology {
     /// keeps many more reads in flight than a PCIe requester). [`Topology::nic_engine`],
     /// [`Topology::gpu_engine`], [`Topology::wqe_engine`] and [`Topology::gpu_nvlink_engine`]
     /// index it.
-    pub fn read_windows(&self) -> Vec<u32> {
+    pub fn read_windows(&self) -> &[u32] {
+        &self.windows
+    }
+
+    /// [`Topology::read_windows`] from the hosts' specs.
+    fn windows_of_hosts(&self) -> Vec<u32> {
         let nics = self
             .hosts
             .iter()
@@ -401,71 +431,67 @@ impl Topology {
 
     /// What read engine `e` is, for reports: "node-a/nic0 read window".
     pub fn engine_name(&self, e: usize) -> String {
-        let nics: Vec<(usize, usize)> = (0..self.hosts.len())
-            .flat_map(|h| (0..self.hosts[h].spec.nics.len()).map(move |n| (h, n)))
-            .collect();
-        let gpus: Vec<(usize, usize)> = (0..self.hosts.len())
-            .flat_map(|h| (0..self.hosts[h].spec.gpus.len()).map(move |g| (h, g)))
-            .collect();
-        let nic = |(h, n): (usize, usize)| {
+        let (nics, gpus) = (self.nic_count(), self.gpu_count());
+        // The host whose items of a table of per-host offsets hold index `i`, and its item.
+        let find = |before: &[usize], i: usize| {
+            let h = before.partition_point(|&b| b <= i) - 1;
+            (h, i - before[h])
+        };
+        let nic = |i: usize| {
+            let (h, n) = find(&self.nics_before, i);
             format!("{}/{}", self.hosts[h].name, self.hosts[h].spec.nics[n].name)
         };
-        if e < nics.len() {
-            format!("{} read window", nic(nics[e]))
-        } else if e < nics.len() + gpus.len() {
-            let (h, g) = gpus[e - nics.len()];
-            format!(
-                "{}/{} copy engine read window",
-                self.hosts[h].name, self.hosts[h].spec.gpus[g].name
-            )
-        } else if e < 2 * nics.len() + gpus.len() {
-            format!(
-                "{} WQE fetch window",
-                nic(nics[e - nics.len() - gpus.len()])
-            )
+        let gpu = |i: usize| {
+            let (h, g) = find(&self.gpus_before, i);
+            format!("{}/{}", self.hosts[h].name, self.hosts[h].spec.gpus[g].name)
+        };
+        if e < nics {
+            format!("{} read window", nic(e))
+        } else if e < nics + gpus {
+            format!("{} copy engine read window", gpu(e - nics))
+        } else if e < 2 * nics + gpus {
+            format!("{} WQE fetch window", nic(e - nics - gpus))
         } else {
-            let (h, g) = gpus[e - 2 * nics.len() - gpus.len()];
             format!(
-                "{}/{} copy engine NVLink read window",
-                self.hosts[h].name, self.hosts[h].spec.gpus[g].name
+                "{} copy engine NVLink read window",
+                gpu(e - 2 * nics - gpus)
             )
         }
+    }
+
+    /// NICs over every host.
+    fn nic_count(&self) -> usize {
+        self.nics_before[self.hosts.len()]
+    }
+
+    /// GPUs over every host.
+    fn gpu_count(&self) -> usize {
+        self.gpus_before[self.hosts.len()]
     }
 
     /// The read engine of NIC `nic`'s WQE fetches: a queue of its own, so that a WQE never
     /// waits behind the data reads of earlier messages.
     pub fn wqe_engine(&self, host: usize, nic: usize) -> usize {
-        let nics: usize = self.hosts.iter().map(|h| h.spec.nics.len()).sum();
-        let gpus: usize = self.hosts.iter().map(|h| h.spec.gpus.len()).sum();
-        nics + gpus + self.nic_engine(host, nic)
+        self.nic_count() + self.gpu_count() + self.nic_engine(host, nic)
     }
 
     /// The read engine of the copy engine of GPU `gpu` of host `host` for its reads of peers
     /// over NVLink.
     pub fn gpu_nvlink_engine(&self, host: usize, gpu: usize) -> usize {
-        let nics: usize = self.hosts.iter().map(|h| h.spec.nics.len()).sum();
-        let gpus: usize = self.hosts.iter().map(|h| h.spec.gpus.len()).sum();
         // After the NICs', the copy engines' and the WQE fetches' windows, in GPU order.
-        self.gpu_engine(host, gpu) + nics + gpus
+        self.gpu_engine(host, gpu) + self.nic_count() + self.gpu_count()
     }
 
     /// The read engine of NIC `nic` of host `host`.
     pub fn nic_engine(&self, host: usize, nic: usize) -> usize {
-        self.hosts[..host]
-            .iter()
-            .map(|h| h.spec.nics.len())
-            .sum::<usize>()
-            + nic
+        debug_assert!(nic < self.hosts[host].spec.nics.len());
+        self.nics_before[host] + nic
     }
 
     /// The read engine of the copy engine of GPU `gpu` of host `host`.
     pub fn gpu_engine(&self, host: usize, gpu: usize) -> usize {
-        let nics: usize = self.hosts.iter().map(|h| h.spec.nics.len()).sum();
-        nics + self.hosts[..host]
-            .iter()
-            .map(|h| h.spec.gpus.len())
-            .sum::<usize>()
-            + gpu
+        debug_assert!(gpu < self.hosts[host].spec.gpus.len());
+        self.nic_count() + self.gpus_before[host] + gpu
     }
 
     /// The network route from NIC `a` of host `ha` to NIC `z` of host `hz`.

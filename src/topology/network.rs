@@ -33,6 +33,8 @@ pub struct Port {
 pub struct Network {
     /// Every NIC port of every host, host by host.
     pub ports: Vec<Port>,
+    /// Per host, the index of its first port (its NICs' ports follow in NIC order).
+    pub first_port: Vec<usize>,
     /// Back-to-back cables (`switch_hops = 0`): (from port, to port, channel).
     pub cables: Vec<(usize, usize, ChannelId)>,
 }
@@ -53,6 +55,7 @@ pub(super) fn build(
     let name_of =
         |h: usize, n: usize| format!("{}/{}", hosts[h].name, hosts[h].machine.nics[n].name);
     for (h, host) in hosts.iter().enumerate() {
+        net.first_port.push(net.ports.len());
         for (n, nic) in host.machine.nics.iter().enumerate() {
             let name = name_of(h, n);
             let ovh = [0, 0, 0, nic.packet_overhead, 0];
@@ -122,10 +125,9 @@ pub(super) fn build(
 impl Network {
     /// Index of the port of NIC `nic` on host `host`.
     pub fn port_index(&self, host: usize, nic: usize) -> usize {
-        self.ports
-            .iter()
-            .position(|p| p.host == host && p.nic == nic)
-            .expect("every NIC has a port")
+        let i = self.first_port[host] + nic;
+        debug_assert!(self.ports[i].host == host && self.ports[i].nic == nic);
+        i
     }
 
     /// The channels a packet crosses from port `from` to port `to` (indices into `ports`), in
