@@ -139,16 +139,8 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         .map(|(i, (flow, b))| {
             let (s, e) = model.flows[i].messages[0];
             let mine: Vec<Ps> = it.flows[i].messages.iter().map(|(s, e)| e - s).collect();
-            FlowRow {
-                flow: i as u32,
-                sender: endpoint_name(cfg, &flow.sender, flow.is_intra()),
-                receiver: endpoint_name(cfg, &flow.receiver, flow.is_intra()),
-                class: paths::sender_class(topo, flow, p.path),
-                effective_path: b.effective(),
-                lat_model_ps: e - s,
-                lat_mean_us: stats::latency_stats(&mine).mean_us,
-                bw_gbps: perftest_bw_average(&st.flows[i].messages, p.size).0,
-            }
+            let figures = (e - s, &mine[..], &st.flows[i].messages[..]);
+            flow_row(cfg, topo, p, (i, flow, b), figures)
         })
         .collect::<Vec<_>>();
     let summary = Summary {
@@ -184,6 +176,28 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     }
 }
 
+/// Flow `i`'s flows.csv row at point `p`: its ends, class and path, and its figures: the
+/// noise-free latency, its jittered latencies (their mean) and the (start, delivery) times its
+/// bandwidth is taken over.
+pub(super) fn flow_row(
+    cfg: &Config,
+    topo: &Topology,
+    p: &Point,
+    (i, flow, b): (usize, &crate::config::FlowSpec, &paths::Built),
+    (lat_model_ps, jittered, messages): (Ps, &[Ps], &[(Ps, Ps)]),
+) -> FlowRow {
+    FlowRow {
+        flow: i as u32,
+        sender: endpoint_name(cfg, &flow.sender, flow.is_intra()),
+        receiver: endpoint_name(cfg, &flow.receiver, flow.is_intra()),
+        class: paths::sender_class(topo, flow, p.path),
+        effective_path: b.effective(),
+        lat_model_ps,
+        lat_mean_us: stats::latency_stats(jittered).mean_us,
+        bw_gbps: perftest_bw_average(messages, p.size).0,
+    }
+}
+
 /// From the first message's start to the last one's delivery.
 pub(super) fn stream_span(messages: &[(Ps, Ps)]) -> Ps {
     let first = messages.iter().map(|m| m.0).min().unwrap_or(0);
@@ -193,7 +207,7 @@ pub(super) fn stream_span(messages: &[(Ps, Ps)]) -> Ps {
 
 /// "node-a/gpu0 via nic0", or "node-a/cpu0 memory via nic0" for a host-memory end; "node-a/gpu0"
 /// for an end of a copy inside one host (`intra`: no NIC takes part).
-pub(super) fn endpoint_name(cfg: &Config, e: &crate::config::Endpoint, intra: bool) -> String {
+fn endpoint_name(cfg: &Config, e: &crate::config::Endpoint, intra: bool) -> String {
     let h = &cfg.hosts[e.host];
     let nic = &h.machine.nics[e.nic].name;
     match e.gpu {

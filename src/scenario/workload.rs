@@ -11,9 +11,7 @@
 
 use super::Point;
 use super::paths;
-use super::simulate::{
-    PointResult, bottleneck, endpoint_name, iterations, link_rows, perftest_bw_average,
-};
+use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows};
 use crate::components::Fabric;
 use crate::config::{Config, Workload};
 use crate::plan::Plan;
@@ -148,16 +146,7 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         .map(|(i, (flow, b))| {
             let (s, e, _) = line.msgs[i][0];
             let pairs: Vec<(Ps, Ps)> = line.msgs[i].iter().map(|m| (m.0, m.1)).collect();
-            FlowRow {
-                flow: i as u32,
-                sender: endpoint_name(cfg, &flow.sender, flow.is_intra()),
-                receiver: endpoint_name(cfg, &flow.receiver, flow.is_intra()),
-                class: paths::sender_class(topo, flow, p.path),
-                effective_path: b.effective(),
-                lat_model_ps: e - s,
-                lat_mean_us: stats::latency_stats(&own[i]).mean_us,
-                bw_gbps: perftest_bw_average(&pairs, p.size).0,
-            }
+            flow_row(cfg, topo, p, (i, flow, b), (e - s, &own[i], &pairs))
         })
         .collect();
     let flows = sc.flows.len() as u64;
@@ -353,7 +342,7 @@ fn critical_chain(
                 msg,
                 stage,
                 component: match stage {
-                    Stage::Reduce => endpoint_name(cfg, &sc.flows[flow].sender, true),
+                    Stage::Reduce => gpu_name(cfg, &sc.flows[flow].sender),
                     _ => format!("{} window", w.flows[flow].name),
                 },
                 start_ps: from - origin,
@@ -363,6 +352,15 @@ fn critical_chain(
         }
     }
     rows
+}
+
+/// "n0/gpu0": the GPU of an end (its host where it has none).
+fn gpu_name(cfg: &Config, e: &crate::config::Endpoint) -> String {
+    let h = &cfg.hosts[e.host];
+    match e.gpu {
+        Some(g) => format!("{}/{}", h.name, h.machine.gpus[g].name),
+        None => h.name.clone(),
+    }
 }
 
 /// The recorded spans grouped by flow and message.
