@@ -76,6 +76,7 @@ fn a_chain_completes_in_the_sum_of_its_one_way_latencies() {
     let sum: u64 = ["a", "b", "c"].iter().map(|s| alone(&cfg, s, size)).sum();
     let chain = point(&cfg, "chain", PathKind::GpuDirect, size).summary;
     assert_eq!(chain.workload_ps, Some(chain.lat_model_ps));
+    eprintln!("chain: {} ps, sum of one-way latencies {sum} ps", chain.lat_model_ps);
     let err = (chain.lat_model_ps as f64 - sum as f64).abs() / sum as f64;
     assert!(
         err < 0.001,
@@ -145,6 +146,7 @@ fn a_lagged_ring_completes_in_steps_times_the_step_time() {
     let t = alone(&cfg, "one", size);
     let ring = point(&cfg, "ring", PathKind::GpuDirect, size).summary;
     let expect = 6 * t;
+    eprintln!("ring: {} ps, 6 x {t} ps = {expect} ps", ring.lat_model_ps);
     let err = (ring.lat_model_ps as f64 - expect as f64).abs() / expect as f64;
     assert!(
         err < 0.001,
@@ -171,6 +173,7 @@ fn a_lagged_ring_completes_in_steps_times_the_step_time() {
     };
     let estimate = gdrsim::scenario::cost::estimate(&cfg, &topo, &p) as f64;
     let events = gdrsim::scenario::simulate_point(&cfg, &topo, &p).events as f64;
+    eprintln!("ring: check estimates {estimate} events, simulated {events}");
     assert!(
         estimate / events < 3.0 && events / estimate < 3.0,
         "estimated {estimate} events, simulated {events}"
