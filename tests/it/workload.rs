@@ -76,7 +76,10 @@ fn a_chain_completes_in_the_sum_of_its_one_way_latencies() {
     let sum: u64 = ["a", "b", "c"].iter().map(|s| alone(&cfg, s, size)).sum();
     let chain = point(&cfg, "chain", PathKind::GpuDirect, size).summary;
     assert_eq!(chain.workload_ps, Some(chain.lat_model_ps));
-    eprintln!("chain: {} ps, sum of one-way latencies {sum} ps", chain.lat_model_ps);
+    eprintln!(
+        "chain: {} ps, sum of one-way latencies {sum} ps",
+        chain.lat_model_ps
+    );
     let err = (chain.lat_model_ps as f64 - sum as f64).abs() / sum as f64;
     assert!(
         err < 0.001,
