@@ -331,3 +331,134 @@ fn bad_dependencies_are_refused_with_their_key() {
         "a ring with lag 1",
     );
 }
+
+/// One generated workload: per flow, its ends (host, NIC/GPU index), what gates it (an earlier
+/// flow with any lag, or any flow with a lag of at least 1: never a cycle of lag 0), its
+/// reduction and its messages.
+/// A generated flow: sender (host, index), receiver, gates (flow, lag), reduce, messages.
+type GenFlow = ((usize, usize), (usize, usize), Vec<(usize, u32)>, bool, u32);
+
+#[derive(Debug, Clone)]
+struct Generated {
+    flows: Vec<GenFlow>,
+    size: &'static str,
+}
+
+fn generated() -> impl proptest::strategy::Strategy<Value = Generated> {
+    use proptest::prelude::*;
+    (
+        2usize..6,
+        prop_oneof![Just("4KiB"), Just("64KiB"), Just("1MiB")],
+    )
+        .prop_flat_map(|(n, size)| {
+            let flow = |i: usize| {
+                (
+                    (0usize..4, 0usize..8),
+                    (0usize..4, 0usize..8),
+                    proptest::collection::vec((0..n, 0u32..3), 0..3),
+                    any::<bool>(),
+                    1u32..5,
+                )
+                    .prop_map(move |(a, z, after, reduce, messages)| {
+                        // A lag-0 gate only on an earlier flow: no cycle of lag 0.
+                        let after = after
+                            .into_iter()
+                            .filter(|&(on, lag)| lag > 0 || on < i)
+                            .fold(Vec::new(), |mut v: Vec<(usize, u32)>, g| {
+                                if !v.iter().any(|x| x.0 == g.0) {
+                                    v.push(g);
+                                }
+                                v
+                            });
+                        // The receiver on another host than the sender.
+                        let z = ((a.0 + 1 + z.0 % 3) % 4, z.1);
+                        (a, z, after, reduce, messages)
+                    })
+            };
+            (0..n)
+                .map(flow)
+                .collect::<Vec<_>>()
+                .prop_map(move |flows| Generated { flows, size })
+        })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 24, failure_persistence: None, rng_seed: crate::support::proptest_seed(), ..proptest::test_runner::Config::default() })]
+
+    /// On generated workloads: no gated message starts before the messages that gate it are
+    /// delivered (plus its reduction), every flow carries its messages, and the critical chain
+    /// and the stages each sum exactly to the completion time, which no flow's message outlasts.
+    #[test]
+    fn gates_hold_and_the_chain_tiles_the_completion_time(g in generated()) {
+        let mut list = String::from("flows = [\n");
+        for (i, (a, z, after, reduce, messages)) in g.flows.iter().enumerate() {
+            let after: Vec<String> = after
+                .iter()
+                .map(|(on, lag)| format!("{{ flow = \"w{on}\", lag = {lag} }}"))
+                .collect();
+            list.push_str(&format!(
+                "  {{ name = \"w{i}\", sender = {}, receiver = {}, messages = {messages}, reduce = {reduce}, after = [{}] }},\n",
+                end(a.0, a.1),
+                end(z.0, z.1),
+                after.join(", ")
+            ));
+        }
+        list.push_str("]\n");
+        let text = four_nodes(&format!("[[scenarios]]\nname = \"w\"\n{list}"))
+            .replace("sizes = [\"1MiB\"]", &format!("sizes = [\"{}\"]", g.size));
+        let cfg = parse(&text);
+        let size = cfg.sizes[0];
+        let topo = gdrsim::scenario::topology(&cfg);
+        let sc = &cfg.scenarios[0];
+        let w = sc.workload.as_ref().expect("a workload");
+        let built: Vec<_> = sc
+            .flows
+            .iter()
+            .map(|f| {
+                gdrsim::scenario::paths::plan(&cfg, f, &topo, PathKind::GpuDirect, gdrsim::config::Op::WriteImm, size)
+                    .unwrap()
+            })
+            .collect();
+        let plans: Vec<_> = built.iter().map(|b| &b.plan).collect();
+        let opts = gdrsim::scenario::sim_options(&cfg, 3).noise_free();
+        let mut f = gdrsim::components::Fabric::new(&topo, &plans, opts);
+        for (i, d) in w.flows.iter().enumerate() {
+            for &(on, lag) in &d.after {
+                f.gate(i, on, lag);
+            }
+            let e = &sc.flows[i].sender;
+            let reduce = if d.reduce { cfg.hosts[e.host].machine.gpus[e.gpu.unwrap()].reduce.time(size) } else { 0 };
+            f.set_reduce(i, reduce);
+            f.set_messages(i, d.messages.unwrap());
+        }
+        let out = f.run(8, 1);
+        proptest::prop_assert!(!out.stats.past_horizon);
+        for (i, d) in w.flows.iter().enumerate() {
+            let msgs = &out.flows[i].messages;
+            proptest::prop_assert_eq!(msgs.len() as u32, d.messages.unwrap());
+            let e = &sc.flows[i].sender;
+            let reduce = if d.reduce { cfg.hosts[e.host].machine.gpus[e.gpu.unwrap()].reduce.time(size) } else { 0 };
+            for (k, &(start, delivered)) in msgs.iter().enumerate() {
+                proptest::prop_assert!(delivered > start);
+                for &(on, lag) in &d.after {
+                    let Some(j) = (k as u32).checked_sub(lag) else { continue };
+                    let gate = &out.flows[on].messages;
+                    let j = (j as usize).min(gate.len() - 1);
+                    proptest::prop_assert!(
+                        start >= gate[j].1 + reduce,
+                        "w{i} msg {k} started at {start} before w{on} msg {j} delivered at {} + {reduce}",
+                        gate[j].1
+                    );
+                }
+            }
+        }
+        let row = point(&cfg, "w", PathKind::GpuDirect, size).summary;
+        let chain: u64 = row.chain.iter().map(|c| c.critical_ps).sum();
+        let stages: u64 = row.stages.iter().map(|c| c.critical_ps).sum();
+        proptest::prop_assert_eq!(chain, row.lat_model_ps);
+        proptest::prop_assert_eq!(stages, row.lat_model_ps);
+        for fl in &row.flow_rows {
+            proptest::prop_assert!(fl.lat_model_ps <= row.lat_model_ps);
+        }
+    }
+}
