@@ -134,6 +134,12 @@ pub struct Bulks {
     queues: Vec<(u64, VecDeque<usize>)>,
     /// Active transfers on each channel (units serialised there pause them).
     users: Vec<Vec<usize>>,
+    /// Active transfers on each fluid resource (channels and read windows): who shares with
+    /// whom, so that a start or an end re-solves only the transfers it can change.
+    res_users: Vec<Vec<usize>>,
+    /// Per transfer: the solve that last reached it (a visited mark without clearing).
+    reached: Vec<u64>,
+    solves: u64,
     /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
     unit_until: Vec<Ps>,
     version: u64,
@@ -171,6 +177,7 @@ impl Bulks {
                 fluid.add_window(0)
             })
             .collect();
+        let resources = fluid.capacity.len();
         Bulks {
             fluid,
             windows: windows.to_vec(),
@@ -181,6 +188,9 @@ impl Bulks {
             active: Vec::new(),
             queues: Vec::new(),
             users: vec![Vec::new(); topo.channels.len()],
+            res_users: vec![Vec::new(); resources],
+            reached: Vec::new(),
+            solves: 0,
             unit_until: vec![0; topo.channels.len()],
             version: 0,
             host_mem_bytes: 0,
@@ -583,7 +593,13 @@ impl Fabric<'_> {
                 self.bulk.users[c as usize].push(id);
             }
         }
-        self.bulk_solve(now, q);
+        for k in 0..self.bulk.jobs[id].demand.uses.len() {
+            let r = self.bulk.jobs[id].demand.uses[k].0 as usize;
+            if !self.bulk.res_users[r].contains(&id) {
+                self.bulk.res_users[r].push(id);
+            }
+        }
+        self.bulk_solve(&[id], now, q);
     }
 
     /// Moves every active transfer's bytes up to `now` at its current rate.
@@ -632,17 +648,18 @@ impl Fabric<'_> {
         }
     }
 
-    /// New max-min rates for the active transfers, and the next end.
-    fn bulk_solve(&mut self, now: Ps, q: &mut Queue<Event>) {
-        let jobs: Vec<&Job> = self
-            .bulk
-            .active
-            .iter()
-            .map(|&id| &self.bulk.jobs[id])
-            .collect();
+    /// New max-min rates for the active transfers that share a resource, directly or through
+    /// others, with `seeds` (a transfer that started, or those that shared with one that
+    /// ended), and the next end. Max-min sharing (progressive filling, the byte-fair
+    /// refinement, the loaded round trips) decomposes over groups of transfers that share no
+    /// resource: each group's rates are what a solve of every active transfer gives it, so
+    /// the others keep theirs and a start or end costs what its group holds, not the fabric.
+    fn bulk_solve(&mut self, seeds: &[usize], now: Ps, q: &mut Queue<Event>) {
+        let group = self.sharing_group(seeds);
+        let jobs: Vec<&Job> = group.iter().map(|&id| &self.bulk.jobs[id]).collect();
         let shares = self.loaded_shares(&jobs);
         for (k, s) in shares.into_iter().enumerate() {
-            let id = self.bulk.active[k];
+            let id = group[k];
             let limit = s
                 .bound
                 .map_or(Limit::None, |r| self.bulk.limit_of[r as usize]);
@@ -651,6 +668,47 @@ impl Fabric<'_> {
             job.bound = limit;
         }
         self.bulk_schedule(now, q);
+    }
+
+    /// The active transfers reachable from `seeds` through shared resources (links, memories,
+    /// read windows), in the order of the active list (the order a solve of all of them sees).
+    fn sharing_group(&mut self, seeds: &[usize]) -> Vec<usize> {
+        let b = &mut self.bulk;
+        b.solves += 1;
+        let mark = b.solves;
+        if b.reached.len() < b.jobs.len() {
+            b.reached.resize(b.jobs.len(), 0);
+        }
+        let mut stack: Vec<usize> = Vec::new();
+        for &id in seeds {
+            if b.jobs[id].state == State::Active && b.reached[id] != mark {
+                b.reached[id] = mark;
+                stack.push(id);
+            }
+        }
+        let mut found = stack.len();
+        while let Some(id) = stack.pop() {
+            let job = &b.jobs[id];
+            let channels = job.uses.iter().map(|u| &b.users[u.channel as usize]);
+            let resources = job.demand.uses.iter().map(|u| &b.res_users[u.0 as usize]);
+            for users in channels.chain(resources) {
+                for &o in users {
+                    if b.reached[o] != mark {
+                        b.reached[o] = mark;
+                        stack.push(o);
+                        found += 1;
+                    }
+                }
+            }
+        }
+        if found == b.active.len() {
+            return b.active.clone();
+        }
+        b.active
+            .iter()
+            .copied()
+            .filter(|&id| b.reached[id] == mark)
+            .collect()
     }
 
     /// Max-min fair rates of `jobs`, with each read's window weight its round trip under the
@@ -802,16 +860,24 @@ impl Fabric<'_> {
             return;
         }
         self.bulk.active.retain(|id| !done.contains(id));
+        // Those that shared a resource with an ended transfer get new rates.
+        let mut neighbours: Vec<usize> = Vec::new();
         for &id in &done {
             for k in 0..self.bulk.jobs[id].uses.len() {
                 let c = self.bulk.jobs[id].uses[k].channel;
                 self.bulk.users[c as usize].retain(|&j| j != id);
+                neighbours.extend(&self.bulk.users[c as usize]);
+            }
+            for k in 0..self.bulk.jobs[id].demand.uses.len() {
+                let r = self.bulk.jobs[id].demand.uses[k].0 as usize;
+                self.bulk.res_users[r].retain(|&j| j != id);
+                neighbours.extend(&self.bulk.res_users[r]);
             }
         }
         for &id in &done {
             self.bulk_done(id, now, q);
         }
-        self.bulk_solve(now, q);
+        self.bulk_solve(&neighbours, now, q);
     }
 
     /// A unit holds channel `c` from `now` until `until`: the transfers on it wait.
