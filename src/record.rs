@@ -130,7 +130,7 @@ impl Stage {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
     /// The flow of the point it belongs to (0 for a one-flow point).
-    pub flow: u16,
+    pub flow: u32,
     /// The message of that flow's stream.
     pub msg: u32,
     /// The plan step it records.
@@ -207,7 +207,7 @@ pub enum DescriptorDir {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hop {
     /// The flow of the point it belongs to.
-    pub flow: u16,
+    pub flow: u32,
     /// The message of that flow's stream.
     pub msg: u32,
     /// The plan step it belongs to.

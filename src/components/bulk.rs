@@ -31,6 +31,16 @@ use crate::record::Hop;
 use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
 use crate::units::{PS_PER_S, Ps};
 
+/// The queue a transfer waits in behind the transfers before it: its flow's send queue, or a
+/// GPU's copy engine in one direction (or its SMs, for a kernel's stores).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum QueueKey {
+    /// A flow's send queue (its NIC transfers go one after another).
+    Flow(u32),
+    /// A GPU's copies: its copy engine (by read-engine index) in one direction, or its SMs.
+    Gpu { engine: usize, h2d: bool, sms: bool },
+}
+
 /// What limited a transfer: a channel, a read window, or nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Limit {
@@ -131,7 +141,8 @@ pub struct Bulks {
     limit_of: Vec<Limit>,
     pub jobs: Vec<Job>,
     active: Vec<usize>,
-    queues: Vec<(u64, VecDeque<usize>)>,
+    queues: Vec<(QueueKey, VecDeque<usize>)>,
+    queue_index: std::collections::HashMap<QueueKey, usize>,
     /// Active transfers on each channel (units serialised there pause them).
     users: Vec<Vec<usize>>,
     /// Active transfers on each fluid resource (channels and read windows): who shares with
@@ -187,6 +198,7 @@ impl Bulks {
             jobs: Vec::new(),
             active: Vec::new(),
             queues: Vec::new(),
+            queue_index: std::collections::HashMap::new(),
             users: vec![Vec::new(); topo.channels.len()],
             res_users: vec![Vec::new(); resources],
             reached: Vec::new(),
@@ -199,14 +211,14 @@ impl Bulks {
         }
     }
 
-    fn queue(&mut self, key: u64) -> usize {
-        match self.queues.iter().position(|(k, _)| *k == key) {
-            Some(i) => i,
-            None => {
-                self.queues.push((key, VecDeque::new()));
-                self.queues.len() - 1
-            }
+    /// The index of `key`'s queue (numbered in order of first use; the map only finds them).
+    fn queue(&mut self, key: QueueKey) -> usize {
+        let next = self.queues.len();
+        let i = *self.queue_index.entry(key).or_insert(next);
+        if i == next {
+            self.queues.push((key, VecDeque::new()));
         }
+        i
     }
 }
 
@@ -264,20 +276,20 @@ impl Fabric<'_> {
     }
 
     /// The completer memory of a read.
-    fn completer_of(&self, flow: u16, read: ReadSpec) -> ChannelId {
+    fn completer_of(&self, flow: u32, read: ReadSpec) -> ChannelId {
         self.routes[self.route_of(flow, read.cpl) as usize][0]
     }
 
     /// One draw of the completer memory's access jitter, for a bulk read's first data (each
     /// access of a unit read draws its own).
-    fn read_jitter(&mut self, flow: u16, read: ReadSpec) -> Ps {
+    fn read_jitter(&mut self, flow: u32, read: ReadSpec) -> Ps {
         let mem = self.completer_of(flow, read);
         self.servers[mem as usize].draw_jitter()
     }
 
     /// The round trip of one full read request on idle channels, with the completer's mean
     /// access jitter (its window weight).
-    fn read_rtt(&self, flow: u16, read: ReadSpec) -> Ps {
+    fn read_rtt(&self, flow: u32, read: ReadSpec) -> Ps {
         let req = self.specs(self.route_of(flow, read.req));
         let cpl = self.specs(self.route_of(flow, read.cpl));
         let mem = self.completer_of(flow, read);
@@ -314,7 +326,7 @@ impl Fabric<'_> {
     /// bound it. This is the ceiling the charts draw.
     pub fn steady_state(&mut self) -> Vec<(u64, Limit)> {
         let mut jobs = Vec::new();
-        for flow in 0..self.flows.len() as u16 {
+        for flow in 0..self.flows.len() as u32 {
             let plan = self.plan_of(flow);
             let first = plan
                 .steps
@@ -337,7 +349,7 @@ impl Fabric<'_> {
     }
 
     /// The transfer of the chain that begins with `inst`, and the key of its queue.
-    fn build_job(&mut self, inst: Instance, t0: Ps) -> (Job, u64) {
+    fn build_job(&mut self, inst: Instance, t0: Ps) -> (Job, QueueKey) {
         let (flow, msg, first) = inst;
         let plan = self.plan_of(flow);
         let step = &plan.steps[first as usize];
@@ -440,7 +452,7 @@ impl Fabric<'_> {
                         last_out: (wmtt + last) as i64,
                     });
                 }
-                key = (flow as u64) << 8;
+                key = QueueKey::Flow(flow);
             }
             StepKind::Memcpy { copy, gpu, .. } | StepKind::KernelCopy { copy, gpu } => {
                 let lat = match copy {
@@ -484,12 +496,13 @@ impl Fabric<'_> {
                     last_out: 0,
                 });
                 reference = 0;
-                let engine = self.topo.gpu_engine(gpu.host, gpu.gpu) as u64;
-                let dir = u64::from(matches!(copy, Copy::H2d { .. }));
                 // A copy engine's copies queue in its direction; a kernel's stores (PXN) in a
                 // queue of the GPU's SMs, beside its copy engines.
-                let sms = u64::from(matches!(step.kind, StepKind::KernelCopy { .. }));
-                key = ((1 + sms) << 40) | (engine << 1) | dir;
+                key = QueueKey::Gpu {
+                    engine: self.topo.gpu_engine(gpu.host, gpu.gpu),
+                    h2d: matches!(copy, Copy::H2d { .. }),
+                    sms: matches!(step.kind, StepKind::KernelCopy { .. }),
+                };
             }
             ref k => unreachable!("{k:?} is not a bulk transfer"),
         }

@@ -40,9 +40,20 @@ pub const CUT_THROUGH_BYTES: u64 = 8;
 /// A unit's identity for the server: an index into the fabric's trains.
 pub type UnitId = u32;
 
+/// Who a unit comes from, for a server's round robin and ordering: the flow (or a device's own
+/// queue) and the channel where its route starts (the requester's or completer's own link or
+/// memory). Units of one source keep their order; sources take turns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    /// The flow's index in the point, or a device queue's reserved number.
+    pub flow: u32,
+    /// The first channel of the unit's route.
+    pub channel: u32,
+}
+
 /// A source's waiting units (with their wire bytes) and its round-robin credit.
 struct Waiting {
-    src: u64,
+    src: Source,
     units: VecDeque<(UnitId, u64)>,
     deficit: u64,
     /// Whether its next turn starts a new round (credits it a quantum).
@@ -102,7 +113,7 @@ impl Server {
     }
 
     /// Queues a unit of `src` of `wire` bytes behind that source's earlier units.
-    pub fn enqueue(&mut self, src: u64, unit: UnitId, wire: u64) {
+    pub fn enqueue(&mut self, src: Source, unit: UnitId, wire: u64) {
         match self.queues.iter_mut().find(|w| w.src == src) {
             Some(w) => w.units.push_back((unit, wire)),
             None => self.queues.push_back(Waiting {
@@ -331,12 +342,18 @@ mod tests {
         }
     }
 
+    /// Source number `flow` on channel 0.
+    fn src(flow: u32) -> Source {
+        Source { flow, channel: 0 }
+    }
+
     /// Round robin: two sources' waiting units alternate, each source's own units stay in
     /// order.
     #[test]
     fn waiting_sources_are_served_round_robin_in_their_own_order() {
         let mut s = Server::new(0, 0, 0);
-        for (src, unit) in [(1, 10), (1, 11), (1, 12), (2, 20), (2, 21)] {
+        for (flow, unit) in [(1, 10), (1, 11), (1, 12), (2, 20), (2, 21)] {
+            let src = Source { flow, channel: 0 };
             s.enqueue(src, unit, 100);
         }
         let order: Vec<UnitId> = std::iter::from_fn(|| s.dequeue()).collect();
@@ -350,11 +367,11 @@ mod tests {
     fn a_source_that_comes_back_waits_its_turn() {
         let mut s = Server::new(0, 0, 0);
         for unit in [10, 11, 12] {
-            s.enqueue(1, unit, 100);
+            s.enqueue(src(1), unit, 100);
         }
         let mut served = Vec::new();
         for k in 0..3 {
-            s.enqueue(2, 20 + k, 100);
+            s.enqueue(src(2), 20 + k, 100);
             served.push(s.dequeue().unwrap());
             served.push(s.dequeue().unwrap());
         }
@@ -366,10 +383,10 @@ mod tests {
     fn small_units_share_a_link_by_bytes() {
         let mut s = Server::new(0, 0, 0);
         for k in 0..4 {
-            s.enqueue(1, k, 280);
+            s.enqueue(src(1), k, 280);
         }
         for k in 0..30 {
-            s.enqueue(2, 100 + k, 24);
+            s.enqueue(src(2), 100 + k, 24);
         }
         let order: Vec<UnitId> = std::iter::from_fn(|| s.dequeue()).take(14).collect();
         let requests = |v: &[UnitId]| v.iter().filter(|&&u| u >= 100).count();

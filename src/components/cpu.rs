@@ -22,7 +22,7 @@ use crate::units::Ps;
 /// polls its completion (phase 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Task {
-    pub flow: u16,
+    pub flow: u32,
     pub msg: u32,
     pub step: StepId,
     pub phase: u8,
@@ -195,7 +195,7 @@ impl Fabric<'_> {
 
     /// The CPU moved `bytes` of payload through host DRAM channel `dram` (a load or store
     /// stream, not a DMA: counted, not queued).
-    pub(super) fn host_dram_touch(&mut self, (flow, msg): (u16, u32), dram: ChannelId, bytes: u64) {
+    pub(super) fn host_dram_touch(&mut self, (flow, msg): (u32, u32), dram: ChannelId, bytes: u64) {
         self.servers[dram as usize].payload_bytes += bytes;
         self.flows[flow as usize].msgs[msg as usize].host_mem_bytes += bytes;
     }

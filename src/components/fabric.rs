@@ -25,8 +25,8 @@ pub type TrainId = u32;
 pub type RouteId = u32;
 
 /// The flow number in the source id of a device's own queue (a copy engine's), shared by every
-/// flow (a scenario has at most 256 flows, so no flow has this number).
-const ENGINE_FLOW: u16 = u16::MAX;
+/// flow (no flow has this number: a point's flows are far fewer than 2^32 - 1).
+const ENGINE_FLOW: u32 = u32::MAX;
 
 /// One unit in flight: a TLP or a packet (see [`super::channel`]).
 #[derive(Clone, Copy, Debug)]
@@ -41,7 +41,7 @@ pub struct Train {
     /// The outstanding read it belongs to (a request, or one of its completions).
     pub read: Option<u32>,
     /// The step instance it belongs to, and which of that step's movements it is.
-    pub flow: u16,
+    pub flow: u32,
     pub msg: u32,
     pub step: StepId,
     pub phase: u8,
@@ -50,7 +50,7 @@ pub struct Train {
     /// Whether its payload counts as message data for host-memory accounting.
     pub counts_payload: bool,
     /// Its source (requester or completer, and flow): the round-robin and ordering domain.
-    pub src: u64,
+    pub src: channel::Source,
     /// An access delay still to add at the next server (a memory's jitter for a read).
     pub extra: Ps,
     /// Serial number for records (flow arrows in traces).
@@ -77,7 +77,7 @@ pub struct ReadReq {
 pub struct ReadEngine {
     pub tags_free: u32,
     /// Non-empty queues by flow (or [`ENGINE_FLOW`]), the next to be served first.
-    waiting: VecDeque<(u16, VecDeque<TrainId>)>,
+    waiting: VecDeque<(u32, VecDeque<TrainId>)>,
     one_queue: bool,
     /// The memory that answered this engine's last read completion and when that left it: a
     /// memory answers one requester's reads in the order they came (the access jitter delays
@@ -87,7 +87,7 @@ pub struct ReadEngine {
 }
 
 impl ReadEngine {
-    fn push(&mut self, flow: u16, id: TrainId) {
+    fn push(&mut self, flow: u32, id: TrainId) {
         let key = if self.one_queue { ENGINE_FLOW } else { flow };
         match self.waiting.iter_mut().find(|w| w.0 == key) {
             Some(w) => w.1.push_back(id),
@@ -171,9 +171,9 @@ pub struct FlowRun<'t> {
     pub finished: u32,
     /// A workload's gates: message k starts only once message k - lag of each (flow, lag) has
     /// been delivered (see [`Fabric::gate`]).
-    pub gates: Vec<(u16, u32)>,
+    pub gates: Vec<(u32, u32)>,
     /// The flows gated by this one, woken when one of its messages is delivered.
-    pub dependents: Vec<u16>,
+    pub dependents: Vec<u32>,
     /// Time between a gating delivery and the start it allows (a reduction on the GPU).
     pub reduce: Ps,
     /// Messages it carries whatever [`Fabric::run`] is asked (a workload flow's `messages`).
@@ -325,9 +325,9 @@ impl<'t> Fabric<'t> {
     /// wait where k < lag; where `on` carries fewer messages, for its last). Call before
     /// [`Fabric::run`]; several gates mean all of them.
     pub fn gate(&mut self, flow: usize, on: usize, lag: u32) {
-        self.flows[flow].gates.push((on as u16, lag));
-        if !self.flows[on].dependents.contains(&(flow as u16)) {
-            self.flows[on].dependents.push(flow as u16);
+        self.flows[flow].gates.push((on as u32, lag));
+        if !self.flows[on].dependents.contains(&(flow as u32)) {
+            self.flows[on].dependents.push(flow as u32);
         }
     }
 
@@ -343,29 +343,32 @@ impl<'t> Fabric<'t> {
     }
 
     /// The plan of `flow`.
-    pub fn plan_of(&self, flow: u16) -> &'t Plan {
+    pub fn plan_of(&self, flow: u32) -> &'t Plan {
         self.flows[flow as usize].plan
     }
 
     /// The fabric route of plan route `r` of `flow`.
-    pub fn route_of(&self, flow: u16, r: crate::plan::RouteId) -> RouteId {
+    pub fn route_of(&self, flow: u32, r: crate::plan::RouteId) -> RouteId {
         self.flows[flow as usize].route_base + r as RouteId
     }
 
     /// The source id of units entering `route` for `flow`: the route's first channel (the
     /// requester's or completer's own link or memory) and the flow.
-    fn source(&self, route: RouteId, flow: u16) -> u64 {
+    fn source(&self, route: RouteId, flow: u32) -> channel::Source {
         let first = self.routes[route as usize]
             .first()
             .copied()
             .unwrap_or(u32::MAX);
-        ((flow as u64) << 32) | first as u64
+        channel::Source {
+            flow,
+            channel: first,
+        }
     }
 
     /// The source id of a copy engine's writes entering `route`: the engine's, whatever flow
     /// asked for the copy, because an engine moves its queue of copies one after the other
     /// (copies of two flows do not interleave on its link, as in the bulk transfers' queue).
-    pub fn engine_source(&self, route: RouteId) -> u64 {
+    pub fn engine_source(&self, route: RouteId) -> channel::Source {
         self.source(route, ENGINE_FLOW)
     }
 
@@ -394,7 +397,7 @@ impl<'t> Fabric<'t> {
     pub fn train(
         &self,
         route: RouteId,
-        (flow, msg, step, phase): (u16, u32, StepId, u8),
+        (flow, msg, step, phase): (u32, u32, StepId, u8),
         unit: Unit,
         payload: u64,
         head: Ps,
@@ -584,7 +587,7 @@ impl<'t> Fabric<'t> {
         (req, cpl): (RouteId, RouteId),
         (mrrs, mps): (u64, u64),
         bytes: u64,
-        who: (u16, u32, StepId, u8),
+        who: (u32, u32, StepId, u8),
         counts_payload: bool,
         now: Ps,
         q: &mut Queue<Event>,

@@ -39,14 +39,14 @@ pub enum Event {
     /// A flow's application starts sending a message.
     Start {
         /// Index of the flow in the point (its plan).
-        flow: u16,
+        flow: u32,
         /// Index of the message in the flow's stream.
         msg: u32,
     },
     /// A step whose dependencies were met ahead of time may start.
     Ready {
         /// Index of the flow in the point (its plan).
-        flow: u16,
+        flow: u32,
         /// Index of the message in the flow's stream.
         msg: u32,
         /// Index of the step in the flow's plan.
@@ -59,7 +59,7 @@ pub enum Event {
     /// A refused Send's retry reaches the receiving NIC with its receive WQE posted.
     RnrRetry {
         /// Index of the flow in the point (its plan).
-        flow: u16,
+        flow: u32,
         /// Index of the refused message in the flow's stream.
         msg: u32,
     },

@@ -35,13 +35,13 @@ pub struct Hold {
 }
 
 impl Fabric<'_> {
-    fn recv_queue(&self, flow: u16) -> Option<RecvQueue> {
+    fn recv_queue(&self, flow: u32) -> Option<RecvQueue> {
         self.flows[flow as usize].plan.recv_queue
     }
 
     /// Whether message `msg`'s receive WQE is posted: one of the first `depth`, or the poll of
     /// message `msg - depth` reposted it.
-    pub(super) fn recv_posted(&self, flow: u16, msg: u32) -> bool {
+    pub(super) fn recv_posted(&self, flow: u32, msg: u32) -> bool {
         let Some(rq) = self.recv_queue(flow) else {
             return true;
         };
@@ -54,7 +54,7 @@ impl Fabric<'_> {
     }
 
     /// Message `msg` starts: whether its receive WQE fetch may start with it (the WQE is posted).
-    pub(super) fn fetch_may_start(&mut self, flow: u16, msg: u32, step: u16) -> bool {
+    pub(super) fn fetch_may_start(&mut self, flow: u32, msg: u32, step: u16) -> bool {
         let Some(rq) = self.recv_queue(flow) else {
             return true;
         };
@@ -71,7 +71,7 @@ impl Fabric<'_> {
     /// refused message learns when its retry gets in).
     pub(super) fn on_step_done(
         &mut self,
-        (flow, msg, step): (u16, u32, u16),
+        (flow, msg, step): (u32, u32, u16),
         when: Ps,
         now: Ps,
         q: &mut Queue<Event>,
@@ -107,7 +107,7 @@ impl Fabric<'_> {
     /// Starts message `msg`'s receive WQE fetch if it was held back for want of a posted WQE.
     fn start_fetch(
         &mut self,
-        (flow, msg, fetch): (u16, u32, u16),
+        (flow, msg, fetch): (u32, u32, u16),
         when: Ps,
         now: Ps,
         q: &mut Queue<Event>,
@@ -121,7 +121,7 @@ impl Fabric<'_> {
 
     /// Data of message `msg` reaches the receiving NIC: `Some` gives it back to go in; `None`
     /// means it waits (an RNR NAK, or a refused Send ahead of it on the queue pair).
-    pub(super) fn rnr_gate(&mut self, flow: u16, msg: u32, item: Held, now: Ps) -> Option<Held> {
+    pub(super) fn rnr_gate(&mut self, flow: u32, msg: u32, item: Held, now: Ps) -> Option<Held> {
         if self.recv_queue(flow).is_none() {
             return Some(item);
         }
@@ -151,7 +151,7 @@ impl Fabric<'_> {
 
     /// The retry of refused message `msg` gets in: its data enters, then the Sends that waited
     /// behind it follow (now if their receives are posted, else each is refused in turn).
-    pub(super) fn rnr_retry(&mut self, flow: u16, msg: u32, now: Ps, q: &mut Queue<Event>) {
+    pub(super) fn rnr_retry(&mut self, flow: u32, msg: u32, now: Ps, q: &mut Queue<Event>) {
         let mut msg = msg;
         loop {
             let f = &mut self.flows[flow as usize];

@@ -70,13 +70,13 @@ impl Fabric<'_> {
             f.finished = 0;
         }
         for flow in 0..self.flows.len() {
-            self.start_ready(flow as u16, 0, &mut q);
+            self.start_ready(flow as u32, 0, &mut q);
         }
         let stats = engine::run(self, &mut q);
         if self.recorder.enabled {
             for flow in 0..self.flows.len() {
                 for msg in 0..self.flows[flow].total {
-                    for span in self.message_spans(flow as u16, msg) {
+                    for span in self.message_spans(flow as u32, msg) {
                         self.recorder.span(span);
                     }
                 }
@@ -152,7 +152,7 @@ impl Fabric<'_> {
     }
 
     /// Message `msg` of `flow`: one span per reported step, in stage order.
-    pub fn message_spans(&self, flow: u16, msg: u32) -> Vec<Span> {
+    pub fn message_spans(&self, flow: u32, msg: u32) -> Vec<Span> {
         let f = &self.flows[flow as usize];
         let plan = f.plan;
         let m = &f.msgs[msg as usize];

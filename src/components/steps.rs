@@ -11,7 +11,7 @@ use crate::plan::{Milestone, StepId, StepKind};
 use crate::units::Ps;
 
 /// A step instance: (flow, message, step).
-pub type Instance = (u16, u32, StepId);
+pub type Instance = (u32, u32, StepId);
 
 impl Fabric<'_> {
     pub(super) fn step_state(&mut self, (flow, msg, step): Instance) -> &mut StepState {
@@ -19,7 +19,7 @@ impl Fabric<'_> {
     }
 
     /// Message `msg` of `flow` starts: every step that waits for nothing starts now.
-    pub fn start_message(&mut self, flow: u16, msg: u32, now: Ps, q: &mut Queue<Event>) {
+    pub fn start_message(&mut self, flow: u32, msg: u32, now: Ps, q: &mut Queue<Event>) {
         let plan = self.flows[flow as usize].plan;
         let m = &mut self.flows[flow as usize].msgs[msg as usize];
         m.start = now;
@@ -236,7 +236,7 @@ impl Fabric<'_> {
     }
 
     /// The fabric route of the step's own route (NIC pipelines, wire, DMA write).
-    pub(super) fn step_route(&self, flow: u16, step: StepId) -> super::fabric::RouteId {
+    pub(super) fn step_route(&self, flow: u32, step: StepId) -> super::fabric::RouteId {
         let r = match self.plan_of(flow).steps[step as usize].kind {
             StepKind::NicTx { route, .. }
             | StepKind::Wire { route }
@@ -252,7 +252,7 @@ impl Fabric<'_> {
     /// Starts the next messages of `flow` that may start: while it has messages left, a free
     /// slot in its window, and every gating message delivered. A gated start comes at the
     /// latest gating delivery plus the flow's reduction, if that is later than `now`.
-    pub(super) fn start_ready(&mut self, flow: u16, now: Ps, q: &mut Queue<Event>) {
+    pub(super) fn start_ready(&mut self, flow: u32, now: Ps, q: &mut Queue<Event>) {
         loop {
             let f = &self.flows[flow as usize];
             if f.next >= f.total || f.next - f.finished >= f.window {

@@ -15,9 +15,6 @@ use super::{
 };
 use crate::topology::spec::{HostSpec, MachineSpec, NetworkSpec};
 
-/// Most flows one scenario may run (each flow has its own threads and queue pairs).
-const MAX_FLOWS: usize = 256;
-
 pub(super) fn convert(
     cx: &Cx,
     i: usize,
@@ -102,13 +99,6 @@ pub(super) fn convert(
             ));
         }
         all_gpus(cx, &format!("{key}.all_gpus"), all, hosts, &mut flows)?;
-    }
-    if flows.len() > MAX_FLOWS {
-        return Err(cx.err(
-            &key,
-            format!("at most {MAX_FLOWS} flows"),
-            format!("{} flows", flows.len()),
-        ));
     }
     Ok(ScenarioSpec {
         name: s.name.clone(),

@@ -202,9 +202,9 @@ fn worst_load(cfg: &Config, rec: &Recorder) -> Result<(), String> {
 
 /// When each (flow, message)'s last payload byte was written into memory (its destination
 /// last): the latest end of a payload write's hop on a memory channel.
-fn last_landing(cfg: &Config, rec: &Recorder, plans: &[Plan]) -> HashMap<(u16, u32), u64> {
+fn last_landing(cfg: &Config, rec: &Recorder, plans: &[Plan]) -> HashMap<(u32, u32), u64> {
     let topo = scenario::topology(cfg);
-    let mut land: HashMap<(u16, u32), u64> = HashMap::new();
+    let mut land: HashMap<(u32, u32), u64> = HashMap::new();
     for h in &rec.hops {
         let kind = &topo.channels[h.channel as usize].kind;
         let memory = matches!(kind, ChannelKind::HostMemory | ChannelKind::GpuMemory);
@@ -252,7 +252,7 @@ proptest! {
                     prop_assert!(delivered > start, "flow {} message {} delivered at its start", fi, k);
                     prop_assert_eq!(f.received[k], size, "flow {} message {}: bytes at the NIC", fi, k);
                     prop_assert_eq!(f.written[k], size, "flow {} message {}: bytes in memory", fi, k);
-                    let landed = land.get(&(fi as u16, k as u32)).copied();
+                    let landed = land.get(&(fi as u32, k as u32)).copied();
                     prop_assert!(landed.is_some(), "flow {} message {}: no payload write recorded", fi, k);
                     prop_assert!(delivered >= landed.unwrap(),
                         "flow {} message {} delivered at {} before its last byte landed at {}", fi, k, delivered, landed.unwrap());
