@@ -150,6 +150,9 @@ pub struct Bulks {
     res_users: Vec<Vec<usize>>,
     /// Per transfer: the solve that last reached it (a visited mark without clearing).
     reached: Vec<u64>,
+    /// Per channel and per resource: the solve that last read its users.
+    channel_reached: Vec<u64>,
+    res_reached: Vec<u64>,
     solves: u64,
     /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
     unit_until: Vec<Ps>,
@@ -202,6 +205,8 @@ impl Bulks {
             users: vec![Vec::new(); topo.channels.len()],
             res_users: vec![Vec::new(); resources],
             reached: Vec::new(),
+            channel_reached: Vec::new(),
+            res_reached: Vec::new(),
             solves: 0,
             unit_until: vec![0; topo.channels.len()],
             version: 0,
@@ -699,12 +704,30 @@ impl Fabric<'_> {
                 stack.push(id);
             }
         }
+        if b.channel_reached.len() < b.users.len() {
+            b.channel_reached.resize(b.users.len(), 0);
+            b.res_reached.resize(b.res_users.len(), 0);
+        }
         let mut found = stack.len();
         while let Some(id) = stack.pop() {
             let job = &b.jobs[id];
-            let channels = job.uses.iter().map(|u| &b.users[u.channel as usize]);
-            let resources = job.demand.uses.iter().map(|u| &b.res_users[u.0 as usize]);
-            for users in channels.chain(resources) {
+            // Each channel's and resource's users are read once per solve.
+            let mut lists: Vec<&Vec<usize>> = Vec::new();
+            for u in &job.uses {
+                let c = u.channel as usize;
+                if b.channel_reached[c] != mark {
+                    b.channel_reached[c] = mark;
+                    lists.push(&b.users[c]);
+                }
+            }
+            for u in &job.demand.uses {
+                let r = u.0 as usize;
+                if b.res_reached[r] != mark {
+                    b.res_reached[r] = mark;
+                    lists.push(&b.res_users[r]);
+                }
+            }
+            for users in lists {
                 for &o in users {
                     if b.reached[o] != mark {
                         b.reached[o] = mark;
