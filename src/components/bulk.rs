@@ -150,6 +150,9 @@ pub struct Bulks {
     res_users: Vec<Vec<usize>>,
     /// Per transfer: the solve that last reached it (a visited mark without clearing).
     reached: Vec<u64>,
+    /// Transfers whose groups a solve due now will share out ([`Event::Share`]).
+    pending: Vec<usize>,
+    share_due: bool,
     /// Per channel and per resource: the solve that last read its users.
     channel_reached: Vec<u64>,
     res_reached: Vec<u64>,
@@ -205,6 +208,8 @@ impl Bulks {
             users: vec![Vec::new(); topo.channels.len()],
             res_users: vec![Vec::new(); resources],
             reached: Vec::new(),
+            pending: Vec::new(),
+            share_due: false,
             channel_reached: Vec::new(),
             res_reached: Vec::new(),
             solves: 0,
@@ -617,7 +622,28 @@ impl Fabric<'_> {
                 self.bulk.res_users[r].push(id);
             }
         }
-        self.bulk_solve(&[id], now, q);
+        self.bulk_solve_soon(&[id], now, q);
+    }
+
+    /// Re-solves the sharing groups of `seeds` once every event already due now has run: the
+    /// transfers that start or end at one instant are shared out once, not once each. Nothing
+    /// moves between two events of one instant, so the rates are those of a solve after each.
+    fn bulk_solve_soon(&mut self, seeds: &[usize], now: Ps, q: &mut Queue<Event>) {
+        if self.bulk.pending.is_empty() && seeds.is_empty() {
+            return;
+        }
+        if !self.bulk.share_due {
+            self.bulk.share_due = true;
+            q.schedule(now, Event::Share);
+        }
+        self.bulk.pending.extend_from_slice(seeds);
+    }
+
+    /// The pending solve is due.
+    pub(super) fn bulk_share(&mut self, now: Ps, q: &mut Queue<Event>) {
+        self.bulk.share_due = false;
+        let seeds = std::mem::take(&mut self.bulk.pending);
+        self.bulk_solve(&seeds, now, q);
     }
 
     /// Moves every active transfer's bytes up to `now` at its current rate.
@@ -913,7 +939,8 @@ impl Fabric<'_> {
         for &id in &done {
             self.bulk_done(id, now, q);
         }
-        self.bulk_solve(&neighbours, now, q);
+        self.bulk_solve_soon(&neighbours, now, q);
+        self.bulk_schedule(now, q);
     }
 
     /// A unit holds channel `c` from `now` until `until`: the transfers on it wait.

@@ -721,6 +721,7 @@ impl Handler for Fabric<'_> {
             Event::Ready { flow, msg, step } => self.step_ready((flow, msg, step), now, q),
             Event::BulkReady(job) => self.bulk_ready(job as usize, now, q),
             Event::Fluid(version) => self.fluid_event(version, now, q),
+            Event::Share => self.bulk_share(now, q),
             Event::RnrRetry { flow, msg } => self.rnr_retry(flow, msg, now, q),
         }
     }

@@ -63,4 +63,7 @@ pub enum Event {
         /// Index of the refused message in the flow's stream.
         msg: u32,
     },
+    /// The bulk transfers that started or ended at this time get their new rates, once for
+    /// all of them (after every other event already due now).
+    Share,
 }
