@@ -31,15 +31,25 @@ pub fn check(cfg: &Config, topo: &Topology) -> Result<(), (String, String, Strin
 fn check_size(cfg: &Config, topo: &Topology, size: u64) -> Result<(), (String, String, String)> {
     let (parts, per_msg) = message_bound(cfg, topo, size);
     let timer = rnr_timer_ps(cfg.sim.min_rnr_timer) as u128;
-    let flows = cfg
-        .scenarios
-        .iter()
-        .map(|s| s.flows.len())
-        .max()
-        .unwrap_or(1) as u128;
-    let messages = u128::from(
+    // Messages of the longest run: independent flows' iterations or streamed messages, each
+    // flow; a workload's messages, every flow's together.
+    let per_flow = u128::from(
         super::simulate::iterations(cfg, size).max(super::simulate::stream_shape(cfg, size).1),
     );
+    let (flows, messages) = cfg
+        .scenarios
+        .iter()
+        .map(|sc| match &sc.workload {
+            None => (sc.flows.len() as u128, per_flow),
+            Some(w) => {
+                let all: u128 = (0..sc.flows.len())
+                    .map(|i| u128::from(super::workload::messages(cfg, w, i, size)))
+                    .sum();
+                (1, all)
+            }
+        })
+        .max_by_key(|&(f, m)| f * m)
+        .unwrap_or((1, per_flow));
     let run = flows * messages * (2 * per_msg + timer);
     if run <= HORIZON as u128 {
         return Ok(());
@@ -84,21 +94,42 @@ fn message_bound(cfg: &Config, topo: &Topology, size: u64) -> (Vec<(String, u128
     } else {
         4 * 64 * chunks
     };
+    // A message crosses channels of its two hosts and a network route: every channel of the
+    // host that costs most, twice, and the network's costliest channel as many times as the
+    // longest network route has channels (a bound that does not grow with the hosts defined).
+    let mut host_sum = vec![(0u128, 0u128); cfg.hosts.len()];
+    let mut net = (String::new(), 0u128);
     for c in &topo.channels {
         let lat = 8 * c.latency as u128;
         let ser = 4 * c.rate.tx_time(bytes) as u128;
         let jitter = accesses * (100 * c.jitter_median).min(crate::units::PS_PER_S) as u128;
-        parts.push((format!("channel {}", c.name), lat + ser + jitter));
+        let cost = lat + ser + jitter;
+        match c.host {
+            Some(h) => host_sum[h].0 += cost,
+            None if cost > net.1 => net = (c.name.clone(), cost),
+            None => {}
+        }
     }
-    for h in &cfg.hosts {
-        let m = &h.machine;
+    let hops = topo
+        .network
+        .ports
+        .iter()
+        .map(|p| 2 + p.core.len() as u128)
+        .max()
+        .unwrap_or(1);
+    parts.push((
+        format!("{hops} crossings of network channel {}", net.0),
+        hops * net.1,
+    ));
+    for (h, host) in cfg.hosts.iter().enumerate() {
+        let m = &host.machine;
         let reg = &m.registration;
         let mut fixed = (m.cpu.post + m.cpu.post_recv + m.cpu.poll) as u128
             + (reg.host_cost(size) + reg.gpu_cost(size)) as u128
             + (reg.host_dereg_cost(size) + reg.gpu_dereg_cost(size)) as u128
             + (m.cpu.pageable.cost(true, size) + m.cpu.pageable.cost(false, size)) as u128;
         for g in &m.gpus {
-            fixed += (g.copy_engine.launch + g.copy_engine.sync) as u128
+            fixed += (g.copy_engine.launch + g.copy_engine.sync + g.reduce.time(size)) as u128
                 + (g.gdrcopy.cost(true, size) + g.gdrcopy.cost(false, size)) as u128
                 + g.memory.latency as u128;
         }
@@ -106,10 +137,15 @@ fn message_bound(cfg: &Config, topo: &Topology, size: u64) -> (Vec<(String, u128
             fixed += (n.wqe_process + n.wqe_interval + n.mtt_lookup) as u128
                 + (n.tx_pipeline + n.rx_pipeline) as u128;
         }
-        parts.push((
-            format!("fixed costs of host {}", h.name),
-            8 * chunks * fixed,
-        ));
+        host_sum[h].1 = 8 * chunks * fixed;
+    }
+    // The costliest host, counted for both ends.
+    if let Some((h, &(channels, fixed))) =
+        host_sum.iter().enumerate().max_by_key(|(_, c)| c.0 + c.1)
+    {
+        let name = &cfg.hosts[h].name;
+        parts.push((format!("channels of host {name}, twice"), 2 * channels));
+        parts.push((format!("fixed costs of host {name}, twice"), 2 * fixed));
     }
     let total = parts.iter().map(|p| p.1).sum();
     (parts, total)
