@@ -1534,7 +1534,7 @@ fn costly_studies_are_estimated_and_refused_before_any_work() {
         "{out}"
     );
     let dir = scratch("too-costly");
-    let o = gdrsim(&["run", "--max-events", "1000000", "--out", s(&dir)]);
+    let o = gdrsim(&["run", "--max-events", "3000000", "--out", s(&dir)]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(
@@ -1546,7 +1546,7 @@ fn costly_studies_are_estimated_and_refused_before_any_work() {
     let o = gdrsim(&[
         "run",
         "--max-events",
-        "1000000",
+        "3000000",
         "--shard",
         "0/6",
         "--quiet",

@@ -462,3 +462,47 @@ proptest::proptest! {
         }
     }
 }
+
+/// `check`'s estimate of a many-flow point is within a factor of 3 of the events the point
+/// simulates: 64 concurrent flows (8 GPUs of each of 8 hosts to the next host's, a ring of
+/// host pairs) at a TLP-granular size and at a bulk size.
+#[test]
+fn the_estimate_of_a_many_flow_point_is_within_3x_of_its_events() {
+    let mut flows = String::from("flows = [\n");
+    for h in 0..8 {
+        for g in 0..8 {
+            flows.push_str(&format!(
+                "  {{ sender = {{ host = \"n{h}\", nic = \"nic{g}\", gpu = \"gpu{g}\" }}, receiver = {{ host = \"n{}\", nic = \"nic{g}\", gpu = \"gpu{g}\" }} }},\n",
+                (h + 1) % 8
+            ));
+        }
+    }
+    flows.push_str("]\n");
+    let mut text = four_nodes(&format!("[[scenarios]]\nname = \"many\"\n{flows}"))
+        .replace("sizes = [\"1MiB\"]", "sizes = [\"4KiB\", \"1MiB\"]");
+    for h in 4..8 {
+        text = text.replace(
+            "[[scenarios]]",
+            &format!("[[hosts]]\nname = \"n{h}\"\nmachine = \"dgx\"\n[[scenarios]]"),
+        );
+    }
+    let cfg = parse(&text);
+    let topo = gdrsim::scenario::topology(&cfg);
+    for &size in &cfg.sizes {
+        let op = gdrsim::config::Op::WriteImm;
+        let p = gdrsim::scenario::Point {
+            scenario: 0,
+            path: PathKind::GpuDirect,
+            op,
+            size,
+            seed: gdrsim::scenario::point_seed(cfg.seed, 0, PathKind::GpuDirect, op, size),
+        };
+        let estimate = gdrsim::scenario::cost::estimate(&cfg, &topo, &p) as f64;
+        let events = gdrsim::scenario::simulate_point(&cfg, &topo, &p).events as f64;
+        eprintln!("{size} B x 64 flows: estimated {estimate} events, simulated {events}");
+        assert!(
+            estimate / events < 3.0 && events / estimate < 3.0,
+            "{size} B: estimated {estimate} events, simulated {events}"
+        );
+    }
+}
