@@ -248,3 +248,113 @@ fn one_flow_per_event_among_hosts<const SIZE: u64>(b: Bencher, hosts: usize) {
         black_box(f.run(4, 16))
     });
 }
+
+/// `hosts` DGX H100-class hosts n0, n1, ... and one scenario whose flows `flows` lists as TOML
+/// inline tables (the `flows = [...]` form), 1 MiB GPUDirect writes, 3 iterations, a window of
+/// `window` and `stream` streamed messages per flow.
+fn cluster_config(hosts: usize, flows: &[String], window: u32, stream: u32) -> Config {
+    let mut text = format!(
+        "name = \"cluster\"\n[sim]\niterations = 3\nmin_iterations = 3\nstream_window = {window}\n\
+         stream_messages = {stream}\n[sweep]\nsizes = [\"1MiB\"]\npaths = [\"gpudirect\"]\n\
+         ops = [\"write_imm\"]\n[[machines]]\nname = \"dgx\"\npreset = \"dgx-h100\"\n"
+    );
+    for h in 0..hosts {
+        text += &format!("[[hosts]]\nname = \"n{h}\"\nmachine = \"dgx\"\n");
+    }
+    text += "[[scenarios]]\nname = \"cluster\"\nflows = [\n";
+    for f in flows {
+        text += &format!("  {f},\n");
+    }
+    text += "]\n";
+    config::parse(&text, "cluster.toml").unwrap()
+}
+
+/// `{ host = "nH", nic = "nicG", gpu = "gpuG" }`.
+fn end(h: usize, g: usize) -> String {
+    format!("{{ host = \"n{h}\", nic = \"nic{g}\", gpu = \"gpu{g}\" }}")
+}
+
+/// One whole point (model, iterations, streaming) of 256 concurrent 1 MiB flows: every GPU of
+/// each of 32 hosts to the same GPU of the next host (issue #22: < 2 s on 2 cores; 62 s before
+/// the per-host lookups and the incremental sharing).
+#[divan::bench(sample_count = 2, sample_size = 1)]
+fn point_of_256_flows_over_32_hosts(b: Bencher) {
+    let flows: Vec<String> = (0..32)
+        .flat_map(|h| {
+            (0..8).map(move |g| {
+                format!(
+                    "{{ sender = {}, receiver = {} }}",
+                    end(h, g),
+                    end((h + 1) % 32, g)
+                )
+            })
+        })
+        .collect();
+    let cfg = cluster_config(32, &flows, 16, 16);
+    let topo = scenario::topology(&cfg);
+    let p = Point {
+        scenario: 0,
+        path: PathKind::GpuDirect,
+        op: Op::WriteImm,
+        size: 1 << 20,
+        seed: 1,
+    };
+    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
+}
+
+/// A workload of 2,048 one-message 1 MiB flows: every GPU of 32 hosts to the same GPU of each
+/// of the next 8 hosts, all at once (a quarter of issue #22's 8,192 flows over 128 hosts, which
+/// takes about 90 s: the sharing of each rail's 1,024 transfers is re-solved at every start and
+/// end).
+#[divan::bench(sample_count = 2, sample_size = 1)]
+fn workload_of_2048_flows_over_32_hosts(b: Bencher) {
+    let flows: Vec<String> = (0..32)
+        .flat_map(|h| {
+            (0..8).flat_map(move |g| {
+                (1..=8).map(move |d| {
+                    format!(
+                        "{{ name = \"f{h}.{g}.{d}\", sender = {}, receiver = {}, messages = 1 }}",
+                        end(h, g),
+                        end((h + d) % 32, g)
+                    )
+                })
+            })
+        })
+        .collect();
+    let cfg = cluster_config(32, &flows, 1, 3);
+    let topo = scenario::topology(&cfg);
+    let p = Point {
+        scenario: 0,
+        path: PathKind::GpuDirect,
+        op: Op::WriteImm,
+        size: 1 << 20,
+        seed: 1,
+    };
+    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
+}
+
+/// A ring workload of 128 ranks over 128 hosts (rail 0), 8 slices of 512 KiB each, every rank
+/// reducing what it received before sending it on: one point.
+#[divan::bench(sample_count = 2, sample_size = 1)]
+fn ring_workload_of_128_ranks(b: Bencher) {
+    let flows: Vec<String> = (0..128)
+        .map(|i| {
+            format!(
+                "{{ name = \"r{i}\", sender = {}, receiver = {}, messages = 8, reduce = true, after = [{{ flow = \"r{}\", lag = 1 }}] }}",
+                end(i, 0),
+                end((i + 1) % 128, 0),
+                (i + 127) % 128
+            )
+        })
+        .collect();
+    let cfg = cluster_config(128, &flows, 8, 3);
+    let topo = scenario::topology(&cfg);
+    let p = Point {
+        scenario: 0,
+        path: PathKind::GpuDirect,
+        op: Op::WriteImm,
+        size: 512 << 10,
+        seed: 1,
+    };
+    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
+}
