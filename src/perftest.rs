@@ -110,10 +110,10 @@ impl Test {
     /// perftest's banner title as ctx_print_test_info composes it: testsStr[verb], then
     /// `Bidirectional` for `-b`, then `BW` or `Latency`, then `Test`.
     fn title(self, duplex: bool) -> String {
-        let verb = match self.op() {
-            Op::Write => "RDMA_Write",
-            Op::Read => "RDMA_Read",
-            _ => "Send",
+        let verb = match self {
+            Test::WriteLat | Test::WriteBw => "RDMA_Write",
+            Test::ReadLat | Test::ReadBw => "RDMA_Read",
+            Test::SendLat | Test::SendBw => "Send",
         };
         let kind = if self.latency() { "Latency" } else { "BW" };
         let both = if duplex { "Bidirectional " } else { "" };

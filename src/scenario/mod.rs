@@ -109,7 +109,7 @@ pub fn check_plans(cfg: &Config, topo: &Topology) -> Result<(), (String, String,
                             Op::Read => {
                                 " (an RDMA Read's source cannot be staged: its CPU takes no part)"
                             }
-                            _ => "",
+                            Op::Write | Op::WriteImm | Op::Send => "",
                         };
                         return Err((
                             format!("scenarios[{si}]"),

@@ -351,10 +351,12 @@ pub fn plan(
             sides_of(cfg, flow, topo, PathKind::StagedPipelined, op, size);
         reason = reason.replace("-> staged", "-> staged (pipelined)");
     }
+    // How the receiver learns of the data (a Read's requester polls its own CQE: the plan
+    // builder does not ask).
     let how = match op {
         Op::Write => Receive::LastByte,
         Op::Send => Receive::Send,
-        _ => Receive::Imm,
+        Op::WriteImm | Op::Read => Receive::Imm,
     };
     let (mut plan, inline) = match op {
         _ if matches!(sender, SideMode::Pipelined | SideMode::Relay) => {
@@ -362,7 +364,7 @@ pub fn plan(
             (super::build::pipelined(topo, &sides, how, shape)?, false)
         }
         Op::Read => (super::build::read(topo, &sides)?, false),
-        _ => super::build::write(topo, &sides, how)?,
+        Op::Write | Op::WriteImm | Op::Send => super::build::write(topo, &sides, how)?,
     };
     if matches!(op, Op::Send | Op::WriteImm) {
         let timer = crate::config::rnr_timer_ps(cfg.sim.min_rnr_timer);
