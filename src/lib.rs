@@ -65,6 +65,7 @@ pub mod scenario;
 pub mod seed;
 pub mod sensitivity;
 pub mod stats;
+pub mod study;
 pub mod topology;
 pub mod units;
 pub mod validate;

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use gdrsim::app;
 use gdrsim::config::ConfigError;
+use gdrsim::study;
 
 #[derive(Parser)]
 #[command(
@@ -46,7 +47,7 @@ enum Command {
         shard: Option<String>,
         /// Refuse, before any work, a run estimated above this many events (`check` prints
         /// the estimate); the default is about two days of one core.
-        #[arg(long, default_value_t = app::DEFAULT_MAX_EVENTS)]
+        #[arg(long, default_value_t = study::DEFAULT_MAX_EVENTS)]
         max_events: u64,
         /// Also vary every estimate by DELTA (default 25%) up and down and mark in report.md
         /// the conclusions one change flips (sensitivity.csv and the tornado chart beside it);
@@ -436,7 +437,7 @@ fn main() -> ExitCode {
                 .and_then(|shard| Ok((shard, sensitivity?)))
                 .map_err(Into::into)
                 .and_then(|(shard, sensitivity)| {
-                    app::plausibility(config.as_deref(), strict, quiet)?;
+                    study::plausibility(config.as_deref(), strict, quiet)?;
                     let opts = app::RunOptions {
                         out: out.as_deref(),
                         seed,
@@ -475,24 +476,27 @@ fn main() -> ExitCode {
             },
         )
         .and_then(|text| app::emit(&text)),
-        Some(Command::Check { config, strict }) => app::plausibility(Some(&config), strict, false)
-            .and_then(|()| app::load_config(Some(&config)))
-            .map_err(Into::into)
-            .map(|cfg| {
-                let points = gdrsim::scenario::plan(&cfg).len();
-                let n =
-                    |k: usize, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "s" });
-                format!(
-                    "{}: ok ({}, {}, {}: {})\n{}\n",
-                    config.display(),
-                    n(cfg.scenarios.len(), "scenario"),
-                    n(cfg.paths.len(), "path"),
-                    n(cfg.sizes.len(), "size"),
-                    n(points, "point"),
-                    app::cost_line(&cfg)
-                )
-            })
-            .and_then(|text| app::emit(&text)),
+        Some(Command::Check { config, strict }) => {
+            study::plausibility(Some(&config), strict, false)
+                .and_then(|()| study::load_config(Some(&config)))
+                .map_err(Into::into)
+                .map(|cfg| {
+                    let points = gdrsim::scenario::plan(&cfg).len();
+                    let n = |k: usize, what: &str| {
+                        format!("{k} {what}{}", if k == 1 { "" } else { "s" })
+                    };
+                    format!(
+                        "{}: ok ({}, {}, {}: {})\n{}\n",
+                        config.display(),
+                        n(cfg.scenarios.len(), "scenario"),
+                        n(cfg.paths.len(), "path"),
+                        n(cfg.sizes.len(), "size"),
+                        n(points, "point"),
+                        study::cost_line(&cfg)
+                    )
+                })
+                .and_then(|text| app::emit(&text))
+        }
         Some(Command::Sensitivity {
             config,
             delta,
@@ -627,7 +631,7 @@ fn main() -> ExitCode {
             gdrsim::calibrate::command(&config, &measured, &o, &out)
                 .and_then(|text| app::emit(&text))
         }
-        Some(Command::Params { config, estimates }) => app::load_config(config.as_deref())
+        Some(Command::Params { config, estimates }) => study::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {
                 let mut l = gdrsim::config::params::list(&cfg);
@@ -637,7 +641,7 @@ fn main() -> ExitCode {
                 gdrsim::config::params::render(&l)
             })
             .and_then(|text| app::emit(&text)),
-        Some(Command::Topo { config }) => app::load_config(config.as_deref())
+        Some(Command::Topo { config }) => study::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {
                 let topo = gdrsim::scenario::topology(&cfg);
