@@ -6,116 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::config::{self, Config, ConfigError, PathKind};
+use crate::config::{self, Config, ConfigError};
 use crate::progress::Progress;
-use crate::report::{self, RunInfo, atomic, csv_out};
+use crate::report::{self, atomic};
 use crate::scale::{self, shard::Shard};
 use crate::scenario;
 use crate::stats::Summary;
 use crate::study;
-use crate::units::{fmt_bytes, ps_to_us};
-
-/// Writes every output of a run into `dir`: CSVs and resolved config first, then charts and
-/// the report. Each file is written atomically.
-pub fn write_outputs(
-    dir: &Path,
-    cfg: &Config,
-    info: &RunInfo,
-    rows: &[Summary],
-) -> Result<Vec<PathBuf>> {
-    write_outputs_with(dir, cfg, info, rows, &[])
-}
-
-/// [`write_outputs`], with the sensitivity study's `tornado` chart files (already written) for
-/// report.md to link from its "Fragile conclusions".
-fn write_outputs_with(
-    dir: &Path,
-    cfg: &Config,
-    info: &RunInfo,
-    rows: &[Summary],
-    tornado: &[PathBuf],
-) -> Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
-    // One file's bytes at a time: the CSVs of a 100,000-point study are hundreds of MB.
-    type Render<'a> = Box<dyn Fn() -> Result<Vec<u8>> + 'a>;
-    let files: [(&str, Render); 5] = [
-        (
-            "results.csv",
-            Box::new(|| csv_out::results_csv_with(rows, info.measured.as_ref())),
-        ),
-        ("stages.csv", Box::new(|| csv_out::stages_csv(rows))),
-        ("flows.csv", Box::new(|| csv_out::flows_csv(rows))),
-        ("links.csv", Box::new(|| csv_out::links_csv(rows))),
-        (
-            "config.toml",
-            Box::new(|| Ok(config::to_toml(cfg).into_bytes())),
-        ),
-    ];
-    for (name, render) in files {
-        let p = dir.join(name);
-        atomic::write(&p, &render()?)?;
-        written.push(p);
-    }
-    if rows.iter().any(|r| !r.chain.is_empty()) {
-        let p = dir.join("chain.csv");
-        atomic::write(&p, &csv_out::chain_csv(rows)?)?;
-        written.push(p);
-    }
-    if let Some(o) = &info.measured {
-        let p = dir.join("model_vs_measured.csv");
-        atomic::write(&p, &report::overlay::measured_csv(o)?)?;
-        written.push(p);
-    }
-    let charts = report::charts::write_charts(dir, info, rows)?;
-    written.extend(charts.iter().cloned());
-    let mut linked = charts;
-    linked.extend(tornado.iter().cloned());
-    written.push(report::markdown::write_markdown(dir, info, rows, &linked)?);
-    Ok(written)
-}
-
-/// The short table printed after a run: per scenario and path, latency at a small and a large
-/// size and the bandwidth at the largest size.
-pub fn summary_table(rows: &[Summary]) -> String {
-    let small = rows.iter().map(|r| r.size_bytes).min().unwrap_or(0);
-    let large = rows.iter().map(|r| r.size_bytes).max().unwrap_or(0);
-    let mut out = format!(
-        "{:<10} {:<6} {:<10} {:<28} {:>14} {:>14} {:>16}\n",
-        "scenario",
-        "class",
-        "path",
-        "effective",
-        format!("lat@{}", fmt_bytes(small).replace(' ', "")),
-        format!("lat@{}", fmt_bytes(large).replace(' ', "")),
-        format!("bw@{} GB/s", fmt_bytes(large).replace(' ', ""))
-    );
-    let mut keys: Vec<(&str, PathKind)> = Vec::new();
-    for r in rows {
-        if !keys.contains(&(r.scenario.as_str(), r.path)) {
-            keys.push((r.scenario.as_str(), r.path));
-        }
-    }
-    for (s, p) in keys {
-        let of = |size| {
-            rows.iter()
-                .find(|r| r.scenario == s && r.path == p && r.size_bytes == size)
-        };
-        let (Some(a), Some(b)) = (of(small), of(large)) else {
-            continue;
-        };
-        out.push_str(&format!(
-            "{:<10} {:<6} {:<10} {:<28} {:>11.3} us {:>11.1} us {:>16.2}\n",
-            s,
-            a.class,
-            p,
-            b.effective_path,
-            ps_to_us(a.lat_model_ps),
-            ps_to_us(b.lat_model_ps),
-            b.bw_gbps
-        ));
-    }
-    out
-}
 
 /// The command that reproduces a run's results, as its report and manifest record it: the
 /// config and seed, not where the folder went or how many threads ran (so two runs of one
@@ -304,7 +201,7 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
     let written = scale::shard::write(out.path(), &cfg, shard, &ids, &rows, command)?;
     out.commit(&record(&cfg, command), &written)?;
     if !quiet {
-        emit(&format!(
+        report::emit(&format!(
             "wrote shard {} ({} of {} points) to {}\n",
             shard.label(),
             ids.len(),
@@ -364,10 +261,20 @@ fn finish_study(
         }
         written.extend(tornado.iter().cloned());
     }
-    written.extend(write_outputs_with(out.path(), cfg, &info, rows, &tornado)?);
+    written.extend(report::folder::write_outputs_with(
+        out.path(),
+        cfg,
+        &info,
+        rows,
+        &tornado,
+    )?);
     out.commit(&record(cfg, command), &written)?;
     if !quiet {
-        emit(&format!("{}wrote {}\n", summary_table(rows), dir.display()))?;
+        report::emit(&format!(
+            "{}wrote {}\n",
+            report::table::summary_table(rows),
+            dir.display()
+        ))?;
     }
     Ok(dir.to_path_buf())
 }
@@ -485,17 +392,4 @@ pub struct SlurmOptions {
     pub out: Option<PathBuf>,
     /// Submit the array and the merge with sbatch (else print how to).
     pub submit: bool,
-}
-
-/// Writes `text` to stdout. A closed pipe (`gdrsim topo | head`) ends the output quietly, as it
-/// does for every Unix tool, instead of panicking as `print!` would.
-pub fn emit(text: &str) -> Result<()> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::Error::new(e).context("writing to stdout"))
-        }
-        _ => Ok(()),
-    }
 }

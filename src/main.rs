@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use gdrsim::app;
 use gdrsim::config::ConfigError;
+use gdrsim::report;
 use gdrsim::study;
 
 #[derive(Parser)]
@@ -475,7 +476,7 @@ fn main() -> ExitCode {
                 submit,
             },
         )
-        .and_then(|text| app::emit(&text)),
+        .and_then(|text| report::emit(&text)),
         Some(Command::Check { config, strict }) => {
             study::plausibility(Some(&config), strict, false)
                 .and_then(|()| study::load_config(Some(&config)))
@@ -495,7 +496,7 @@ fn main() -> ExitCode {
                         study::cost_line(&cfg)
                     )
                 })
-                .and_then(|text| app::emit(&text))
+                .and_then(|text| report::emit(&text))
         }
         Some(Command::Sensitivity {
             config,
@@ -512,7 +513,7 @@ fn main() -> ExitCode {
             chart.as_deref(),
             quiet,
         )
-        .and_then(|text| app::emit(&text)),
+        .and_then(|text| report::emit(&text)),
         Some(Command::Perftest {
             test,
             config,
@@ -546,7 +547,7 @@ fn main() -> ExitCode {
             })
             .map_err(Into::into)
             .and_then(|a| gdrsim::perftest::command(config.as_deref(), &a))
-            .and_then(|text| app::emit(&text)),
+            .and_then(|text| report::emit(&text)),
         Some(Command::Nvbandwidth {
             testcase,
             config,
@@ -557,7 +558,7 @@ fn main() -> ExitCode {
             use_mean,
             host,
         }) => match (list, testcase) {
-            (true, _) | (false, None) => app::emit(&gdrsim::nvbandwidth::list()),
+            (true, _) | (false, None) => report::emit(&gdrsim::nvbandwidth::list()),
             (false, Some(t)) => gdrsim::nvbandwidth::Testcase::parse(&t)
                 .map(|t| gdrsim::nvbandwidth::Args {
                     testcase: t,
@@ -569,7 +570,7 @@ fn main() -> ExitCode {
                 })
                 .map_err(Into::into)
                 .and_then(|a| gdrsim::nvbandwidth::command(config.as_deref(), &a))
-                .and_then(|text| app::emit(&text)),
+                .and_then(|text| report::emit(&text)),
         },
         Some(Command::P2pMatrix {
             config,
@@ -586,11 +587,11 @@ fn main() -> ExitCode {
                 csv,
                 chart,
             };
-            gdrsim::p2p_matrix::command(config.as_deref(), &a).and_then(|text| app::emit(&text))
+            gdrsim::p2p_matrix::command(config.as_deref(), &a).and_then(|text| report::emit(&text))
         }
         Some(Command::Validate { set }) => gdrsim::validate::run(set.as_deref()).and_then(|rows| {
             let (text, broken) = gdrsim::validate::render(&rows);
-            app::emit(&text)?;
+            report::emit(&text)?;
             if broken.is_empty() {
                 Ok(())
             } else {
@@ -603,7 +604,7 @@ fn main() -> ExitCode {
         Some(Command::Measured { logs, out, memory }) => gdrsim::measured::Memory::parse(&memory)
             .map_err(Into::into)
             .and_then(|m| gdrsim::measured::command(&logs, m, out.as_deref()))
-            .and_then(|text| text.map_or(Ok(()), |t| app::emit(&t))),
+            .and_then(|text| text.map_or(Ok(()), |t| report::emit(&t))),
         Some(Command::Calibrate {
             config,
             measured,
@@ -629,7 +630,7 @@ fn main() -> ExitCode {
                 ..Default::default()
             };
             gdrsim::calibrate::command(&config, &measured, &o, &out)
-                .and_then(|text| app::emit(&text))
+                .and_then(|text| report::emit(&text))
         }
         Some(Command::Params { config, estimates }) => study::load_config(config.as_deref())
             .map_err(Into::into)
@@ -640,7 +641,7 @@ fn main() -> ExitCode {
                 }
                 gdrsim::config::params::render(&l)
             })
-            .and_then(|text| app::emit(&text)),
+            .and_then(|text| report::emit(&text)),
         Some(Command::Topo { config }) => study::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {
@@ -657,12 +658,12 @@ fn main() -> ExitCode {
                     })
                     .collect::<String>()
             })
-            .and_then(|text| app::emit(&text)),
+            .and_then(|text| report::emit(&text)),
         Some(Command::Presets { name }) => match name {
-            None => app::emit(&gdrsim::config::preset::list()),
+            None => report::emit(&gdrsim::config::preset::list()),
             Some(n) => gdrsim::config::preset::show(&n)
                 .map_err(Into::into)
-                .and_then(app::emit),
+                .and_then(report::emit),
         },
         Some(Command::Import { what }) => {
             let (kind, file, o) = match what {
@@ -692,7 +693,7 @@ fn main() -> ExitCode {
             (&path, &op, &size),
             &lang,
         )
-        .and_then(|text| app::emit(&text)),
+        .and_then(|text| report::emit(&text)),
         Some(Command::Trace {
             config,
             scenario,
@@ -709,7 +710,7 @@ fn main() -> ExitCode {
             messages,
             &out,
         )
-        .and_then(|r| app::emit(&format!("{}\n", r.summary))),
+        .and_then(|r| report::emit(&format!("{}\n", r.summary))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
