@@ -49,6 +49,7 @@ pub mod app;
 pub mod calibrate;
 pub mod components;
 pub mod config;
+pub mod effective;
 pub mod engine;
 pub mod import;
 pub mod inspect;
