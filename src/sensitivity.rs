@@ -428,7 +428,7 @@ pub struct Report {
     pub hardware: String,
 }
 
-/// Runs the study of the config at `config`: see [`study`].
+/// Runs the study of the config at `config`: see [`study`](fn@study).
 pub fn run(config: Option<&Path>, delta: f64, quiet: bool) -> Result<Report> {
     study(&study::load_config(config)?, delta, quiet)
 }

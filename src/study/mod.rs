@@ -1,7 +1,7 @@
 //! A study: a config loaded and checked, its points simulated, its scenarios described and its
-//! cost estimated. This is the layer every command and tool stands on (`gdrsim run` in
-//! [`crate::app`], `sensitivity`, `calibrate`, `perftest`, `nvbandwidth`, `p2p-matrix`, `walk`,
-//! `trace`), so none of them reaches up into another's command glue.
+//! cost estimated. Every command and tool that loads or simulates goes through here (`run` in
+//! `app`, `sensitivity`, `calibrate`, `perftest`, `nvbandwidth`, `p2p-matrix`, `walk`, `trace`,
+//! `check`, `params`, `topo`), so none of them reaches up into another's command glue.
 
 mod ceiling;
 mod cost;
