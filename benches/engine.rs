@@ -152,7 +152,7 @@ fn default_sweep(b: Bencher) {
     );
     b.bench(|| {
         black_box(
-            gdrsim::app::simulate(&cfg, &points, 0, &quiet)
+            gdrsim::study::simulate(&cfg, &points, 0, &quiet)
                 .unwrap()
                 .len(),
         )
@@ -169,7 +169,7 @@ fn dgx_h100_study(b: Bencher) {
     );
     b.bench(|| {
         black_box(
-            gdrsim::app::simulate(&cfg, &points, 0, &quiet)
+            gdrsim::study::simulate(&cfg, &points, 0, &quiet)
                 .unwrap()
                 .len(),
         )

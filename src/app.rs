@@ -1,301 +1,18 @@
-//! Orchestration only: load -> build -> plan -> simulate (in parallel) -> summarize -> write.
+//! The commands that run whole studies, orchestration only: `run` (load -> cost check -> claim
+//! the folder -> simulate -> write), `merge`, `sensitivity` and `slurm`. Loading, simulating and
+//! describing a study live in [`crate::study`], which the tools call too.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 
-use crate::config::{self, Config, ConfigError, PathKind};
+use crate::config::{self, Config, ConfigError};
 use crate::progress::Progress;
-use crate::report::{self, RunInfo, ScenarioInfo, atomic, csv_out};
+use crate::report::{self, atomic};
 use crate::scale::{self, shard::Shard};
 use crate::scenario;
 use crate::stats::Summary;
-use crate::topology;
-use crate::units::{fmt_bytes, ps_to_us};
-
-/// Loads `path`, or the embedded default config when there is none.
-pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
-    let cfg = match path {
-        Some(p) => config::load(p)?,
-        None => config::parse(config::DEFAULT_TOML, config::DEFAULT_NAME)?,
-    };
-    let file = path.map_or(config::DEFAULT_NAME.to_string(), |p| {
-        p.display().to_string()
-    });
-    let topo = scenario::topology(&cfg);
-    scenario::check_plans(&cfg, &topo)
-        .and_then(|()| scenario::horizon::check(&cfg, &topo))
-        .map_err(|(key, expected, found)| ConfigError::new(&file, key, expected, found))?;
-    Ok(cfg)
-}
-
-/// Warns (on stderr, unless `quiet`) of every implausible value of the config at `path` (see
-/// [`config::plausible`]); with `strict`, the first one is the error instead.
-pub fn plausibility(path: Option<&Path>, strict: bool, quiet: bool) -> Result<(), ConfigError> {
-    let cfg = load_config(path)?;
-    let file = path.map_or(config::DEFAULT_NAME.to_string(), |p| {
-        p.display().to_string()
-    });
-    let warnings = config::plausible::warnings(&cfg);
-    if strict && let Some(w) = warnings.first() {
-        return Err(w.clone().into_error(&file));
-    }
-    if !quiet {
-        for w in &warnings {
-            eprintln!("warning: {file}: {w}");
-        }
-    }
-    Ok(())
-}
-
-/// Simulates `points` of `cfg` on `jobs` threads (0 = all cores). Results come back in
-/// point order whatever the thread count, so output is byte-identical for any `jobs`. Each
-/// point keeps only its summary: its recorder is dropped as soon as it is folded.
-pub fn simulate(
-    cfg: &Config,
-    points: &[scenario::Point],
-    jobs: usize,
-    progress: &Progress,
-) -> Result<Vec<Summary>> {
-    let topo = scenario::topology(cfg);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .context("starting worker threads")?;
-    let results = pool.install(|| {
-        points
-            .par_iter()
-            .map(|p| {
-                let r = scenario::simulate_point(cfg, &topo, p);
-                progress.inc();
-                (r.summary, r.past_horizon)
-            })
-            .collect::<Vec<_>>()
-    });
-    // The static bound (scenario::horizon) refuses such configs first; this is the backstop
-    // that keeps a wrapped time from ever becoming a result.
-    if let Some((s, _)) = results.iter().find(|r| r.1) {
-        return Err(past_horizon("config", s).into());
-    }
-    Ok(results.into_iter().map(|r| r.0).collect())
-}
-
-/// The error of a point whose run passed the simulator's horizon; `file` names where its
-/// config came from ("config", or a sensitivity variant).
-pub(crate) fn past_horizon(file: &str, s: &Summary) -> ConfigError {
-    ConfigError::new(
-        file,
-        "[sim] and the machines' durations and rates",
-        "runs that end within the simulator's horizon of 2^62 ps (53 days simulated)",
-        format!(
-            "scenario {:?}, path {}, {} bytes: an event beyond it",
-            s.scenario, s.path, s.size_bytes
-        ),
-    )
-}
-
-/// Describes each scenario for the report: class, sender route, topo matrix, bottleneck ceiling.
-pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
-    let topo = &scenario::topology(cfg);
-    let scenarios = cfg
-        .scenarios
-        .iter()
-        .map(|sc| {
-            let flow = sc.first();
-            let h = &topo.hosts[flow.sender.host];
-            // The GPU-to-NIC route (GPUDirect), or host memory where there is no GPU; inside
-            // one host, the GPU-to-GPU route of the peer copy.
-            let class = scenario::paths::sender_class(topo, flow, config::PathKind::GpuDirect);
-            let route: Vec<String> = scenario::paths::payload_route(topo, flow)
-                .map(|r| {
-                    r.channels
-                        .iter()
-                        .map(|&c| topo.channels[c as usize].name.clone())
-                        .collect()
-                })
-                .unwrap_or_else(|e| vec![format!("(P2P refused: {e})")]);
-            let (ceiling_gbps, ceiling_label) = ceiling(cfg, topo, sc);
-            ScenarioInfo {
-                name: sc.name.clone(),
-                class: Some(class),
-                flows: sc.flows.len(),
-                route,
-                topo_matrix: topology::topo_matrix::render(h),
-                ceiling_gbps,
-                ceiling_label,
-            }
-        })
-        .collect();
-    let first = cfg.scenarios[0].first();
-    let m = &cfg.hosts[first.sender.host].machine;
-    let nic = &m.nics[first.sender.nic];
-    let gpu = first
-        .sender
-        .gpu
-        .map(|g| m.gpus[g].model.clone())
-        .unwrap_or_else(|| "host memory".into());
-    RunInfo {
-        config_name: cfg.name.clone(),
-        hardware: format!(
-            "{gpu} + {} {} Gb/s",
-            nic.model,
-            nic.wire_rate.bps() / 1_000_000_000
-        ),
-        command: command.to_string(),
-        scenarios,
-        output: cfg.output.clone(),
-        fragile: None,
-        measured: None,
-    }
-}
-
-/// The ceiling of a scenario's GPUDirect streaming: every flow's payload transfer at once, in
-/// steady state under max-min sharing (what the simulation's bulk transfers converge to), as the
-/// aggregate payload rate and what binds it: a link, a memory or a read window.
-fn ceiling(cfg: &Config, topo: &topology::Topology, sc: &config::ScenarioSpec) -> (f64, String) {
-    const SIZE: u64 = 1 << 30;
-    let built: Vec<scenario::paths::Built> = sc
-        .flows
-        .iter()
-        .filter_map(|f| {
-            scenario::paths::plan(
-                cfg,
-                f,
-                topo,
-                config::PathKind::GpuDirect,
-                config::Op::WriteImm,
-                SIZE,
-            )
-            .ok()
-        })
-        .collect();
-    let plans: Vec<&crate::plan::Plan> = built.iter().map(|b| &b.plan).collect();
-    if plans.is_empty() {
-        return (0.0, "no bottleneck found".into());
-    }
-    let opts = scenario::sim_options(cfg, cfg.seed).noise_free().tlp(false);
-    let mut f = crate::components::Fabric::new(topo, &plans, opts);
-    let rates = f.steady_state();
-    let total: u64 = rates.iter().map(|r| r.0).sum();
-    let gbps = total as f64 / 1e9;
-    // Name the limit that binds the most flows.
-    let mut limits: Vec<(crate::components::Limit, usize)> = Vec::new();
-    for &(_, l) in &rates {
-        match limits.iter_mut().find(|x| x.0 == l) {
-            Some(x) => x.1 += 1,
-            None => limits.push((l, 1)),
-        }
-    }
-    let name = match limits.iter().max_by_key(|x| x.1).map(|x| x.0) {
-        Some(crate::components::Limit::Channel(c)) => topo.channels[c as usize].name.clone(),
-        Some(crate::components::Limit::Window(e)) => topo.engine_name(e),
-        _ => "nothing".into(),
-    };
-    (gbps, format!("{name}: {gbps:.1} GB/s"))
-}
-
-/// Writes every output of a run into `dir`: CSVs and resolved config first, then charts and
-/// the report. Each file is written atomically.
-pub fn write_outputs(
-    dir: &Path,
-    cfg: &Config,
-    info: &RunInfo,
-    rows: &[Summary],
-) -> Result<Vec<PathBuf>> {
-    write_outputs_with(dir, cfg, info, rows, &[])
-}
-
-/// [`write_outputs`], with the sensitivity study's `tornado` chart files (already written) for
-/// report.md to link from its "Fragile conclusions".
-fn write_outputs_with(
-    dir: &Path,
-    cfg: &Config,
-    info: &RunInfo,
-    rows: &[Summary],
-    tornado: &[PathBuf],
-) -> Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
-    // One file's bytes at a time: the CSVs of a 100,000-point study are hundreds of MB.
-    type Render<'a> = Box<dyn Fn() -> Result<Vec<u8>> + 'a>;
-    let files: [(&str, Render); 5] = [
-        (
-            "results.csv",
-            Box::new(|| csv_out::results_csv_with(rows, info.measured.as_ref())),
-        ),
-        ("stages.csv", Box::new(|| csv_out::stages_csv(rows))),
-        ("flows.csv", Box::new(|| csv_out::flows_csv(rows))),
-        ("links.csv", Box::new(|| csv_out::links_csv(rows))),
-        (
-            "config.toml",
-            Box::new(|| Ok(config::to_toml(cfg).into_bytes())),
-        ),
-    ];
-    for (name, render) in files {
-        let p = dir.join(name);
-        atomic::write(&p, &render()?)?;
-        written.push(p);
-    }
-    if rows.iter().any(|r| !r.chain.is_empty()) {
-        let p = dir.join("chain.csv");
-        atomic::write(&p, &csv_out::chain_csv(rows)?)?;
-        written.push(p);
-    }
-    if let Some(o) = &info.measured {
-        let p = dir.join("model_vs_measured.csv");
-        atomic::write(&p, &report::overlay::measured_csv(o)?)?;
-        written.push(p);
-    }
-    let charts = report::charts::write_charts(dir, info, rows)?;
-    written.extend(charts.iter().cloned());
-    let mut linked = charts;
-    linked.extend(tornado.iter().cloned());
-    written.push(report::markdown::write_markdown(dir, info, rows, &linked)?);
-    Ok(written)
-}
-
-/// The short table printed after a run: per scenario and path, latency at a small and a large
-/// size and the bandwidth at the largest size.
-pub fn summary_table(rows: &[Summary]) -> String {
-    let small = rows.iter().map(|r| r.size_bytes).min().unwrap_or(0);
-    let large = rows.iter().map(|r| r.size_bytes).max().unwrap_or(0);
-    let mut out = format!(
-        "{:<10} {:<6} {:<10} {:<28} {:>14} {:>14} {:>16}\n",
-        "scenario",
-        "class",
-        "path",
-        "effective",
-        format!("lat@{}", fmt_bytes(small).replace(' ', "")),
-        format!("lat@{}", fmt_bytes(large).replace(' ', "")),
-        format!("bw@{} GB/s", fmt_bytes(large).replace(' ', ""))
-    );
-    let mut keys: Vec<(&str, PathKind)> = Vec::new();
-    for r in rows {
-        if !keys.contains(&(r.scenario.as_str(), r.path)) {
-            keys.push((r.scenario.as_str(), r.path));
-        }
-    }
-    for (s, p) in keys {
-        let of = |size| {
-            rows.iter()
-                .find(|r| r.scenario == s && r.path == p && r.size_bytes == size)
-        };
-        let (Some(a), Some(b)) = (of(small), of(large)) else {
-            continue;
-        };
-        out.push_str(&format!(
-            "{:<10} {:<6} {:<10} {:<28} {:>11.3} us {:>11.1} us {:>16.2}\n",
-            s,
-            a.class,
-            p,
-            b.effective_path,
-            ps_to_us(a.lat_model_ps),
-            ps_to_us(b.lat_model_ps),
-            b.bw_gbps
-        ));
-    }
-    out
-}
+use crate::study;
 
 /// The command that reproduces a run's results, as its report and manifest record it: the
 /// config and seed, not where the folder went or how many threads ran (so two runs of one
@@ -383,7 +100,7 @@ impl Default for RunOptions<'_> {
             jobs: 0,
             quiet: false,
             shard: None,
-            max_events: DEFAULT_MAX_EVENTS,
+            max_events: study::DEFAULT_MAX_EVENTS,
             sensitivity: None,
             measured: None,
             measured_scenario: None,
@@ -423,7 +140,7 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         )
         .into());
     }
-    let mut cfg = load_config(config)?;
+    let mut cfg = study::load_config(config)?;
     if let Some(s) = seed {
         cfg.seed = s;
     }
@@ -457,10 +174,8 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         Some(s) => scale::shard::point_ids(&cfg, s),
         None => (0..all.len()).collect(),
     };
-    let file = config.map_or(config::DEFAULT_NAME.to_string(), |p| {
-        p.display().to_string()
-    });
-    check_cost(&cfg, &ids, &file, max_events)?;
+    let file = study::source_name(config);
+    study::check_cost(&cfg, &ids, &file, max_events)?;
     // Claimed before any work: a concurrent run into the same folder is refused now, not
     // after both have simulated.
     let out = report::output_dir::OutputDir::claim(&dir)?;
@@ -470,7 +185,7 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         .map(|s| format!("shard {}", s.label()))
         .unwrap_or_default();
     let progress = Progress::new(points.len() as u64, quiet, &what);
-    let rows = simulate(&cfg, &points, jobs, &progress)?;
+    let rows = study::simulate(&cfg, &points, jobs, &progress)?;
     progress.finish();
     let Some(shard) = shard else {
         let assessed = sensitivity
@@ -486,7 +201,7 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
     let written = scale::shard::write(out.path(), &cfg, shard, &ids, &rows, command)?;
     out.commit(&record(&cfg, command), &written)?;
     if !quiet {
-        emit(&format!(
+        report::emit(&format!(
             "wrote shard {} ({} of {} points) to {}\n",
             shard.label(),
             ids.len(),
@@ -525,7 +240,7 @@ fn finish_study(
     quiet: bool,
     extras: Extras,
 ) -> Result<PathBuf> {
-    let mut info = run_info(cfg, command);
+    let mut info = study::run_info(cfg, command);
     info.measured = extras.measured;
     let mut written = Vec::new();
     let mut tornado = Vec::new();
@@ -546,99 +261,23 @@ fn finish_study(
         }
         written.extend(tornado.iter().cloned());
     }
-    written.extend(write_outputs_with(out.path(), cfg, &info, rows, &tornado)?);
+    written.extend(report::folder::write_outputs_with(
+        out.path(),
+        cfg,
+        &info,
+        rows,
+        &tornado,
+    )?);
     out.commit(&record(cfg, command), &written)?;
     if !quiet {
-        emit(&format!("{}wrote {}\n", summary_table(rows), dir.display()))?;
+        report::emit(&format!(
+            "{}wrote {}\n",
+            report::table::summary_table(rows),
+            dir.display()
+        ))?;
     }
     Ok(dir.to_path_buf())
 }
-
-/// What a study is estimated to cost, for `check`: "estimated: 2.1e8 events, about 1.0 s on 2
-/// cores, 26 MB peak; costliest point: PIX gpudirect write_imm 1 GiB (3% of the events)".
-pub fn cost_line(cfg: &Config) -> String {
-    let c = scenario::cost::study(cfg);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let top = c
-        .top
-        .first()
-        .map(|&(i, e)| {
-            format!(
-                "; costliest point: {} ({:.0}% of the events)",
-                describe_point(cfg, i),
-                100.0 * e as f64 / c.events.max(1) as f64
-            )
-        })
-        .unwrap_or_default();
-    format!(
-        "estimated: {:.1e} events, about {} on {cores} core{}, {} peak{top}",
-        c.events as f64,
-        fmt_seconds(c.seconds(cores)),
-        if cores == 1 { "" } else { "s" },
-        fmt_bytes(c.memory)
-    )
-}
-
-/// "PIX gpudirect write_imm 1 GiB": point `i` of the plan.
-fn describe_point(cfg: &Config, i: usize) -> String {
-    let p = &scenario::plan(cfg)[i];
-    format!(
-        "{} {} {} {}",
-        cfg.scenarios[p.scenario].name,
-        p.path.name(),
-        p.op.name(),
-        fmt_bytes(p.size)
-    )
-}
-
-/// "0.4 s", "3 min", "2.5 h".
-fn fmt_seconds(s: f64) -> String {
-    if s < 60.0 {
-        format!("{s:.1} s")
-    } else if s < 3600.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
-/// Refuses, before any work, a run whose estimated events exceed `max_events`, naming what
-/// makes it expensive and how to raise the limit.
-pub fn check_cost(
-    cfg: &Config,
-    ids: &[usize],
-    file: &str,
-    max_events: u64,
-) -> Result<(), ConfigError> {
-    let c = scenario::cost::study_of(cfg, ids);
-    if c.events <= max_events {
-        return Ok(());
-    }
-    let top: Vec<String> = c
-        .top
-        .iter()
-        .map(|&(i, e)| format!("{} ({:.1e})", describe_point(cfg, i), e as f64))
-        .collect();
-    Err(ConfigError::new(
-        file,
-        "",
-        format!(
-            "a study of at most {max_events:.1e} estimated events (raise the limit with \
-             --max-events, or cut it into shards with --shard K/N)",
-            max_events = max_events as f64
-        ),
-        format!(
-            "{:.1e} events over {} points, about {} on one core; the costliest: {}",
-            c.events as f64,
-            c.points,
-            fmt_seconds(c.seconds(1)),
-            top.join(", ")
-        ),
-    ))
-}
-
-/// The default `--max-events`: about two days of one core.
-pub const DEFAULT_MAX_EVENTS: u64 = 250_000_000_000;
 
 /// `gdrsim merge OUT SHARD_DIR...`: the whole study from its shards, byte-identical to a run
 /// of it on one machine.
@@ -677,13 +316,13 @@ pub fn sensitivity(
             .into());
         }
     }
-    let cfg = load_config(config)?;
+    let cfg = study::load_config(config)?;
     let r = crate::sensitivity::study(&cfg, delta, quiet)?;
     if let Some(p) = csv {
         atomic::write(p, &crate::sensitivity::csv(&r)?)?;
     }
     if let Some(p) = chart {
-        let size = report::charts::image_size(&run_info(&cfg, ""));
+        let size = report::charts::image_size(&study::run_info(&cfg, ""));
         report::charts::tornado::write(p, &crate::sensitivity::tornado(&r, threshold), size)?;
     }
     Ok(crate::sensitivity::render(&r, threshold))
@@ -696,7 +335,7 @@ pub const TORNADO_THRESHOLD: f64 = 0.05;
 /// `gdrsim slurm CONFIG --tasks N ...`: writes the array and merge scripts, and with `submit`
 /// submits them. Returns what to print.
 pub fn slurm(config: Option<&Path>, seed: Option<u64>, opts: SlurmOptions) -> Result<String> {
-    let cfg = load_config(config)?;
+    let cfg = study::load_config(config)?;
     let abs = |p: &Path| -> Result<PathBuf> {
         std::path::absolute(p).with_context(|| format!("resolving {}", p.display()))
     };
@@ -753,17 +392,4 @@ pub struct SlurmOptions {
     pub out: Option<PathBuf>,
     /// Submit the array and the merge with sbatch (else print how to).
     pub submit: bool,
-}
-
-/// Writes `text` to stdout. A closed pipe (`gdrsim topo | head`) ends the output quietly, as it
-/// does for every Unix tool, instead of panicking as `print!` would.
-pub fn emit(text: &str) -> Result<()> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::Error::new(e).context("writing to stdout"))
-        }
-        _ => Ok(()),
-    }
 }

@@ -44,13 +44,13 @@ use argmin::solver::neldermead::NelderMead;
 use rayon::prelude::*;
 use toml::{Table, Value};
 
-use crate::app;
 use crate::config::params::{self, ParamValue};
 use crate::config::{self, Config, ConfigError, Domain};
 use crate::measured::{Measurement, csv};
 use crate::nvbandwidth::{self, Testcase};
 use crate::perftest::{self, Row, Test};
 use crate::sensitivity;
+use crate::study;
 
 /// What the command line asks.
 #[derive(Clone, Debug)]
@@ -902,7 +902,7 @@ pub fn render(r: &Report, out: &Path) -> String {
 /// `gdrsim calibrate`: loads the config and the measurements, fits, writes the calibrated
 /// config atomically and returns the report.
 pub fn command(config: &Path, measured: &Path, o: &Options, out: &Path) -> Result<String> {
-    let cfg = app::load_config(Some(config))?;
+    let cfg = study::load_config(Some(config))?;
     let rows = csv::read(measured)?;
     let r = fit(&cfg, &rows, &measured.display().to_string(), o)?;
     crate::report::atomic::write(out, r.toml.as_bytes())?;

@@ -4,14 +4,27 @@
 //! # The pipeline
 //!
 //! ```text
-//! configs/x.toml --config::load--> Config (typed units, validated)
+//! configs/x.toml --study::load_config (config::load, route and horizon checks)--> Config
 //!   --scenario::topology--> Topology: every host and the network (channels, routes; plain data)
 //!   --scenario::plan--> Vec<Point> (scenario x path x op x size, a seed per point)
-//!   per point (rayon, results in point order):
+//!   study::simulate, per point (rayon, results in point order):
 //!     components::Fabric --engine::run--> Recorder (spans, descriptors, hops)
 //!     stats --> Summary (one results.csv row with its stages.csv rows)
+//!   study::run_info --> RunInfo (classes, routes, ceilings)
 //!   report --> CSVs, charts, report.md, resolved config (atomic writes)
 //! ```
+//!
+//! # The layers
+//!
+//! From the bottom up: `engine`, `units`, `seed`, `progress`; the machines and their devices
+//! (`config`, `topology`, `plan`, `record`, `components`); `effective`, the words a result uses
+//! for how the data moved; `stats` and `report`, result rows and every file and text written
+//! from them (no engine, no scenario); `scenario`, a point to a plan simulated into a row;
+//! `study`, a config loaded and checked, its points simulated in parallel, its scenarios
+//! described and its cost estimated; the tools (`perftest`, `nvbandwidth`, `p2p_matrix`,
+//! `measured`, `calibrate`, `sensitivity`, `validate`, `scale`, `inspect`, `import`), which
+//! load and simulate only through `study`; and `app`, the `run`, `merge`, `sensitivity` and
+//! `slurm` commands, which only the binary's command line (and its tests) calls.
 //!
 //! # The two paths
 //!
@@ -49,6 +62,7 @@ pub mod app;
 pub mod calibrate;
 pub mod components;
 pub mod config;
+pub mod effective;
 pub mod engine;
 pub mod import;
 pub mod inspect;
@@ -65,6 +79,7 @@ pub mod scenario;
 pub mod seed;
 pub mod sensitivity;
 pub mod stats;
+pub mod study;
 pub mod topology;
 pub mod units;
 pub mod validate;

@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand};
 
 use gdrsim::app;
 use gdrsim::config::ConfigError;
+use gdrsim::report;
+use gdrsim::study;
 
 #[derive(Parser)]
 #[command(
@@ -46,7 +48,7 @@ enum Command {
         shard: Option<String>,
         /// Refuse, before any work, a run estimated above this many events (`check` prints
         /// the estimate); the default is about two days of one core.
-        #[arg(long, default_value_t = app::DEFAULT_MAX_EVENTS)]
+        #[arg(long, default_value_t = study::DEFAULT_MAX_EVENTS)]
         max_events: u64,
         /// Also vary every estimate by DELTA (default 25%) up and down and mark in report.md
         /// the conclusions one change flips (sensitivity.csv and the tornado chart beside it);
@@ -436,7 +438,7 @@ fn main() -> ExitCode {
                 .and_then(|shard| Ok((shard, sensitivity?)))
                 .map_err(Into::into)
                 .and_then(|(shard, sensitivity)| {
-                    app::plausibility(config.as_deref(), strict, quiet)?;
+                    study::plausibility(config.as_deref(), strict, quiet)?;
                     let opts = app::RunOptions {
                         out: out.as_deref(),
                         seed,
@@ -474,25 +476,28 @@ fn main() -> ExitCode {
                 submit,
             },
         )
-        .and_then(|text| app::emit(&text)),
-        Some(Command::Check { config, strict }) => app::plausibility(Some(&config), strict, false)
-            .and_then(|()| app::load_config(Some(&config)))
-            .map_err(Into::into)
-            .map(|cfg| {
-                let points = gdrsim::scenario::plan(&cfg).len();
-                let n =
-                    |k: usize, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "s" });
-                format!(
-                    "{}: ok ({}, {}, {}: {})\n{}\n",
-                    config.display(),
-                    n(cfg.scenarios.len(), "scenario"),
-                    n(cfg.paths.len(), "path"),
-                    n(cfg.sizes.len(), "size"),
-                    n(points, "point"),
-                    app::cost_line(&cfg)
-                )
-            })
-            .and_then(|text| app::emit(&text)),
+        .and_then(|text| report::emit(&text)),
+        Some(Command::Check { config, strict }) => {
+            study::plausibility(Some(&config), strict, false)
+                .and_then(|()| study::load_config(Some(&config)))
+                .map_err(Into::into)
+                .map(|cfg| {
+                    let points = gdrsim::scenario::plan(&cfg).len();
+                    let n = |k: usize, what: &str| {
+                        format!("{k} {what}{}", if k == 1 { "" } else { "s" })
+                    };
+                    format!(
+                        "{}: ok ({}, {}, {}: {})\n{}\n",
+                        config.display(),
+                        n(cfg.scenarios.len(), "scenario"),
+                        n(cfg.paths.len(), "path"),
+                        n(cfg.sizes.len(), "size"),
+                        n(points, "point"),
+                        study::cost_line(&cfg)
+                    )
+                })
+                .and_then(|text| report::emit(&text))
+        }
         Some(Command::Sensitivity {
             config,
             delta,
@@ -508,7 +513,7 @@ fn main() -> ExitCode {
             chart.as_deref(),
             quiet,
         )
-        .and_then(|text| app::emit(&text)),
+        .and_then(|text| report::emit(&text)),
         Some(Command::Perftest {
             test,
             config,
@@ -542,7 +547,7 @@ fn main() -> ExitCode {
             })
             .map_err(Into::into)
             .and_then(|a| gdrsim::perftest::command(config.as_deref(), &a))
-            .and_then(|text| app::emit(&text)),
+            .and_then(|text| report::emit(&text)),
         Some(Command::Nvbandwidth {
             testcase,
             config,
@@ -553,7 +558,7 @@ fn main() -> ExitCode {
             use_mean,
             host,
         }) => match (list, testcase) {
-            (true, _) | (false, None) => app::emit(&gdrsim::nvbandwidth::list()),
+            (true, _) | (false, None) => report::emit(&gdrsim::nvbandwidth::list()),
             (false, Some(t)) => gdrsim::nvbandwidth::Testcase::parse(&t)
                 .map(|t| gdrsim::nvbandwidth::Args {
                     testcase: t,
@@ -565,7 +570,7 @@ fn main() -> ExitCode {
                 })
                 .map_err(Into::into)
                 .and_then(|a| gdrsim::nvbandwidth::command(config.as_deref(), &a))
-                .and_then(|text| app::emit(&text)),
+                .and_then(|text| report::emit(&text)),
         },
         Some(Command::P2pMatrix {
             config,
@@ -582,11 +587,11 @@ fn main() -> ExitCode {
                 csv,
                 chart,
             };
-            gdrsim::p2p_matrix::command(config.as_deref(), &a).and_then(|text| app::emit(&text))
+            gdrsim::p2p_matrix::command(config.as_deref(), &a).and_then(|text| report::emit(&text))
         }
         Some(Command::Validate { set }) => gdrsim::validate::run(set.as_deref()).and_then(|rows| {
             let (text, broken) = gdrsim::validate::render(&rows);
-            app::emit(&text)?;
+            report::emit(&text)?;
             if broken.is_empty() {
                 Ok(())
             } else {
@@ -599,7 +604,7 @@ fn main() -> ExitCode {
         Some(Command::Measured { logs, out, memory }) => gdrsim::measured::Memory::parse(&memory)
             .map_err(Into::into)
             .and_then(|m| gdrsim::measured::command(&logs, m, out.as_deref()))
-            .and_then(|text| text.map_or(Ok(()), |t| app::emit(&t))),
+            .and_then(|text| text.map_or(Ok(()), |t| report::emit(&t))),
         Some(Command::Calibrate {
             config,
             measured,
@@ -625,9 +630,9 @@ fn main() -> ExitCode {
                 ..Default::default()
             };
             gdrsim::calibrate::command(&config, &measured, &o, &out)
-                .and_then(|text| app::emit(&text))
+                .and_then(|text| report::emit(&text))
         }
-        Some(Command::Params { config, estimates }) => app::load_config(config.as_deref())
+        Some(Command::Params { config, estimates }) => study::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {
                 let mut l = gdrsim::config::params::list(&cfg);
@@ -636,8 +641,8 @@ fn main() -> ExitCode {
                 }
                 gdrsim::config::params::render(&l)
             })
-            .and_then(|text| app::emit(&text)),
-        Some(Command::Topo { config }) => app::load_config(config.as_deref())
+            .and_then(|text| report::emit(&text)),
+        Some(Command::Topo { config }) => study::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {
                 let topo = gdrsim::scenario::topology(&cfg);
@@ -653,12 +658,12 @@ fn main() -> ExitCode {
                     })
                     .collect::<String>()
             })
-            .and_then(|text| app::emit(&text)),
+            .and_then(|text| report::emit(&text)),
         Some(Command::Presets { name }) => match name {
-            None => app::emit(&gdrsim::config::preset::list()),
+            None => report::emit(&gdrsim::config::preset::list()),
             Some(n) => gdrsim::config::preset::show(&n)
                 .map_err(Into::into)
-                .and_then(app::emit),
+                .and_then(report::emit),
         },
         Some(Command::Import { what }) => {
             let (kind, file, o) = match what {
@@ -688,7 +693,7 @@ fn main() -> ExitCode {
             (&path, &op, &size),
             &lang,
         )
-        .and_then(|text| app::emit(&text)),
+        .and_then(|text| report::emit(&text)),
         Some(Command::Trace {
             config,
             scenario,
@@ -705,7 +710,7 @@ fn main() -> ExitCode {
             messages,
             &out,
         )
-        .and_then(|r| app::emit(&format!("{}\n", r.summary))),
+        .and_then(|r| report::emit(&format!("{}\n", r.summary))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -25,10 +25,10 @@
 
 use anyhow::{Context, Result};
 
-use crate::app;
 use crate::components::Fabric;
 use crate::config::{Config, ConfigError, FlowSpec, Op, PathKind};
 use crate::scenario::{self, paths};
+use crate::study;
 use crate::units::{PS_PER_S, Ps};
 
 const LINE: &str =
@@ -596,7 +596,7 @@ impl Args {
 
 /// `gdrsim perftest`: loads the config and runs the test.
 pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
-    let cfg = app::load_config(config)?;
+    let cfg = study::load_config(config)?;
     run(&cfg, a)
 }
 

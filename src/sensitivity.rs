@@ -11,7 +11,6 @@ use std::path::Path;
 use anyhow::Result;
 use toml::{Table, Value};
 
-use crate::app;
 use crate::config::params::{self, ParamValue};
 use rayon::prelude::*;
 
@@ -21,6 +20,7 @@ use crate::report::charts::data::{BASELINES, Metric, Model, TIE};
 use crate::report::charts::tornado::{Bar, End, Panel, Tornado};
 use crate::scenario;
 use crate::stats::Summary;
+use crate::study;
 use crate::units::fmt_bytes;
 
 /// The headline results of one run: per comparison (scenario, op, baseline) and size, the
@@ -53,7 +53,7 @@ fn winner(r: f64) -> i8 {
 
 /// The headline results of `rows`, simulated for `cfg`.
 pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
-    let info = app::run_info(cfg, "");
+    let info = study::run_info(cfg, "");
     let model = Model::new(&info, rows);
     let mut ratios = Vec::new();
     let mut crossovers = Vec::new();
@@ -330,7 +330,7 @@ fn compared_points(cfg: &Config) -> Vec<scenario::Point> {
 /// Simulates the points of `cfg` the headlines compare.
 #[cfg(test)]
 fn simulate(cfg: &Config) -> Result<Vec<Summary>> {
-    app::simulate(cfg, &compared_points(cfg), 0, &Progress::new(0, true, ""))
+    study::simulate(cfg, &compared_points(cfg), 0, &Progress::new(0, true, ""))
 }
 
 /// Whether the points of scenario `s` read the same of `variant` as of `base`, so that the
@@ -428,9 +428,9 @@ pub struct Report {
     pub hardware: String,
 }
 
-/// Runs the study of the config at `config`: see [`study`].
+/// Runs the study of the config at `config`: see [`study`](fn@study).
 pub fn run(config: Option<&Path>, delta: f64, quiet: bool) -> Result<Report> {
-    study(&app::load_config(config)?, delta, quiet)
+    study(&study::load_config(config)?, delta, quiet)
 }
 
 /// "187.5 ns", "256 B", "128", "75 Gb/s": a variant's value as a reader writes it.
@@ -531,7 +531,7 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
         } else {
             "a sensitivity variant"
         };
-        return Err(app::past_horizon(file, s).into());
+        return Err(study::past_horizon(file, s).into());
     }
     let simulated = results.len();
     let mut results = results.into_iter().map(|r| r.0);
@@ -582,7 +582,7 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
         delta,
         base,
         effects,
-        hardware: app::run_info(&cfg, "").hardware,
+        hardware: study::run_info(&cfg, "").hardware,
     })
 }
 

@@ -5,9 +5,9 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use statrs::statistics::{Data, Distribution, Max, Min, OrderStatistics};
 
 use crate::config::{Op, PathKind};
+use crate::effective::EffectivePath;
 use crate::plan::{Dep, Milestone, Plan, StepId};
 use crate::record::{Span, Stage};
-use crate::scenario::paths::EffectivePath;
 use crate::topology::Affinity;
 use crate::units::{Ps, ps_to_us};
 

@@ -320,7 +320,7 @@ pub fn command(
             eprintln!("wrote {}", p.display());
             Ok(())
         }
-        None => crate::app::emit(&imported.toml),
+        None => crate::report::emit(&imported.toml),
     }
 }
 

@@ -10,7 +10,7 @@ pub struct Recorded {
     /// The plan of steps that ran.
     pub steps: crate::plan::Plan,
     /// The path that ran.
-    pub effective_path: paths::EffectivePath,
+    pub effective_path: crate::effective::EffectivePath,
     /// Why it ran as `effective_path` where the path chose or fell back (results.csv `reason`).
     pub reason: String,
     /// One-time costs kept out of the latency (results.csv `setup_us`), picoseconds.

@@ -16,9 +16,9 @@ pub mod measure;
 
 use anyhow::Result;
 
-use crate::app;
 use crate::config::{Config, ConfigError};
 use crate::scenario;
+use crate::study;
 
 const CLI: &str = "command line";
 
@@ -479,7 +479,7 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
 /// `gdrsim nvbandwidth`: checks the arguments, loads the config and runs the testcase.
 pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
     a.check()?;
-    let cfg = app::load_config(config)?;
+    let cfg = study::load_config(config)?;
     run(&cfg, a)
 }
 

@@ -29,9 +29,9 @@ pub mod measure;
 
 use anyhow::Result;
 
-use crate::app;
 use crate::config::{Config, ConfigError};
 use crate::scenario::{self, peer::PeerCopy};
+use crate::study;
 use measure::Stream;
 
 /// The sample's default `numElems` (ints per bandwidth copy).
@@ -363,7 +363,7 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
 
 /// `gdrsim p2p-matrix`: measures, writes the CSV and chart where asked, returns the text.
 pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
-    let cfg = app::load_config(config)?;
+    let cfg = study::load_config(config)?;
     for (p, ext, key) in [(&a.csv, "csv", "--csv"), (&a.chart, "svg", "--chart")] {
         if let Some(p) = p
             && p.extension().and_then(|e| e.to_str()) != Some(ext)

@@ -8,12 +8,17 @@ pub mod atomic;
 pub mod charts;
 mod contention;
 pub mod csv_out;
+pub mod folder;
 pub mod markdown;
 pub mod output_dir;
 pub mod overlay;
+pub mod stdout;
+pub mod table;
 pub mod trace;
 pub mod vocab;
 pub mod walkthrough;
+
+pub use stdout::emit;
 
 use crate::config::OutputOptions;
 use crate::topology::Affinity;

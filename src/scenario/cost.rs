@@ -6,9 +6,9 @@
 
 use super::Point;
 use super::build::chunking;
-use super::paths::SideMode;
 use super::simulate::{iterations, stream_shape};
 use crate::config::Config;
+use crate::effective::SideMode;
 use crate::topology::Topology;
 
 /// Events a message costs besides its data: posts, WQE fetch, completion, polls.

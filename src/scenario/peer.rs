@@ -194,8 +194,9 @@ pub fn flow_plan(
     op: crate::config::Op,
     size: u64,
 ) -> Result<super::paths::Built, RouteError> {
-    use super::paths::{Built, SideMode, SidePlan, Sides};
+    use super::paths::{Built, SidePlan, Sides};
     use crate::config::{Op, PathKind};
+    use crate::effective::SideMode;
     let host = flow.sender.host;
     let h = &topo.hosts[host];
     let (src, dst) = (

@@ -1,6 +1,6 @@
 //! Fuzzing the config surface (issue #13): mutated TOML from every file in `configs/` (numbers
 //! to extremes, types swapped, keys deleted or renamed, malformed units) goes through the
-//! library's own load (`app::load_config`: parse, route and horizon checks). Every config is
+//! library's own load (`study::load_config`: parse, route and horizon checks). Every config is
 //! either refused with a config error (the exit-2 class, one line naming a key) or accepted, and
 //! then a bounded simulation of its first and last points never panics and gives finite
 //! figures within physical bounds. `GDRSIM_FUZZ_CASES=10000` runs a long campaign; the default
@@ -186,7 +186,7 @@ fn mutated_configs_load_cleanly_or_are_refused_with_a_config_error() {
         let mutated = toml::to_string(&doc).unwrap();
         let file = dir.join(format!("case-{case}.toml"));
         std::fs::write(&file, &mutated).unwrap();
-        let loaded = catch_unwind(|| gdrsim::app::load_config(Some(&file)));
+        let loaded = catch_unwind(|| gdrsim::study::load_config(Some(&file)));
         let Ok(loaded) = loaded else {
             panic!("case {case} (from {name}) panicked while loading:\n{mutated}");
         };

@@ -7,11 +7,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use gdrsim::app::load_config;
 use gdrsim::config::{Config, Op, PathKind};
 use gdrsim::inspect;
 use gdrsim::report::{csv_out, trace};
 use gdrsim::scenario::{self, Point};
+use gdrsim::study::load_config;
 use gdrsim::units::{Ps, ps_to_us_exact};
 
 fn render(cfg: &Config, si: usize, path: PathKind, size: u64, messages: u32) -> Value {

@@ -8,11 +8,11 @@
 use std::path::PathBuf;
 
 use crate::support::{gdrsim, ok, s, scratch};
-use gdrsim::app::load_config;
 use gdrsim::config::{self, Config, Op, PathKind};
 use gdrsim::inspect;
 use gdrsim::report::walkthrough::{self, Lang};
 use gdrsim::scenario::{self, Point};
+use gdrsim::study::load_config;
 
 fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -134,7 +134,7 @@ pub fn run_trace(
         .into());
     }
     crate::report::output_dir::usable_file(out, "--out")?;
-    let cfg = crate::app::load_config(config)?;
+    let cfg = crate::study::load_config(config)?;
     let si = scenario_index(&cfg, scenario)?;
     // Every unit of every message is a slice: estimate the file from one message, and refuse
     // what no viewer opens (and what would hold gigabytes here while it is built).
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn command_line_values_are_checked() {
-        let cfg = crate::app::load_config(None).unwrap();
+        let cfg = crate::study::load_config(None).unwrap();
         assert_eq!(scenario_index(&cfg, None).unwrap(), 0);
         assert_eq!(scenario_index(&cfg, Some("SYS")).unwrap(), 2);
         assert!(scenario_index(&cfg, Some("nope")).is_err());

@@ -256,7 +256,7 @@ pub fn run_walk(
     let size = parse_size(size)?;
     let op = parse_op(op)?;
     let path = parse_path(path)?;
-    let cfg = crate::app::load_config(config)?;
+    let cfg = crate::study::load_config(config)?;
     let si = network_scenario(&cfg, scenario, "walk")?;
     let w = walk(&cfg, si, (path, op), size)?;
     Ok(walkthrough::render(&w, lang))

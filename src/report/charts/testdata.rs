@@ -8,7 +8,7 @@
 
 use crate::config::choice::Choice;
 use crate::config::{ChartKind, Op, PathKind};
-use crate::scenario::paths::EffectivePath;
+use crate::effective::EffectivePath;
 use crate::topology::Affinity;
 
 use crate::record::Stage;

@@ -10,8 +10,8 @@ use super::style::Theme;
 use super::testdata::{self, SCENARIOS};
 use super::*;
 use crate::config::{ImageFormat, Op, PathKind};
+use crate::effective::EffectivePath;
 use crate::report::RunInfo;
-use crate::scenario::paths::EffectivePath;
 use crate::stats::Summary;
 
 fn tmp(name: &str) -> PathBuf {

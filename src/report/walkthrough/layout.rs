@@ -5,7 +5,7 @@ use super::contrast::contrast;
 use super::format::{columns, us};
 use super::model::{Endpoint, PathKind, PathWalk, Setup, Step, Walk};
 use super::phrases::{PathStyle, Phrases};
-use crate::scenario::paths::SideMode;
+use crate::effective::SideMode;
 
 /// The walk as text lines, ending in a newline.
 pub(crate) fn render(w: &Walk, words: &dyn Phrases) -> String {

@@ -2,7 +2,7 @@
 //! layout renders. Times are integer picoseconds; addresses are the simulated machine's.
 
 pub use crate::config::{Op, PathKind};
-pub use crate::scenario::paths::EffectivePath;
+pub use crate::effective::EffectivePath;
 pub use crate::topology::Affinity;
 use crate::units::Ps;
 

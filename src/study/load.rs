@@ -1,0 +1,46 @@
+//! Loading a config as every command does: parsed (or the embedded default), then refused
+//! before any work where a route or the simulator's horizon cannot hold it.
+
+use std::path::Path;
+
+use crate::config::{self, Config, ConfigError};
+use crate::scenario;
+
+/// Where a config came from, as errors and warnings name it: its path, or the embedded
+/// default's name.
+pub fn source_name(path: Option<&Path>) -> String {
+    path.map_or(config::DEFAULT_NAME.to_string(), |p| {
+        p.display().to_string()
+    })
+}
+
+/// Loads `path`, or the embedded default config when there is none.
+pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
+    let cfg = match path {
+        Some(p) => config::load(p)?,
+        None => config::parse(config::DEFAULT_TOML, config::DEFAULT_NAME)?,
+    };
+    let file = source_name(path);
+    let topo = scenario::topology(&cfg);
+    scenario::check_plans(&cfg, &topo)
+        .and_then(|()| scenario::horizon::check(&cfg, &topo))
+        .map_err(|(key, expected, found)| ConfigError::new(&file, key, expected, found))?;
+    Ok(cfg)
+}
+
+/// Warns (on stderr, unless `quiet`) of every implausible value of the config at `path` (see
+/// [`config::plausible`]); with `strict`, the first one is the error instead.
+pub fn plausibility(path: Option<&Path>, strict: bool, quiet: bool) -> Result<(), ConfigError> {
+    let cfg = load_config(path)?;
+    let file = source_name(path);
+    let warnings = config::plausible::warnings(&cfg);
+    if strict && let Some(w) = warnings.first() {
+        return Err(w.clone().into_error(&file));
+    }
+    if !quiet {
+        for w in &warnings {
+            eprintln!("warning: {file}: {w}");
+        }
+    }
+    Ok(())
+}
