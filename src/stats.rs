@@ -123,6 +123,10 @@ pub struct FlowRow {
     pub lat_mean_us: f64,
     /// Its own streaming bandwidth (its bytes over its first post to its last delivery).
     pub bw_gbps: f64,
+    /// What bound its own bulk transfers the longest, where that is its own (a workload's
+    /// flow); None: flows.csv shows the point's bottleneck.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<String>,
 }
 
 /// One channel direction in a point's streaming run.

@@ -974,6 +974,11 @@ impl Fabric<'_> {
                 Some(l) => l.1 += time,
                 None => self.bulk.limits.push((limit, time)),
             }
+            let mine = &mut self.flows[flow as usize].limits;
+            match mine.iter_mut().find(|l| l.0 == limit) {
+                Some(l) => l.1 += time,
+                None => mine.push((limit, time)),
+            }
         }
         // The step holding the limit that bound the most bytes is where this transfer's
         // stages show it waiting (its breakdown); the results' bottleneck column sums the

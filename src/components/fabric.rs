@@ -178,6 +178,9 @@ pub struct FlowRun<'t> {
     pub reduce: Ps,
     /// Messages it carries whatever [`Fabric::run`] is asked (a workload flow's `messages`).
     pub fixed_total: Option<u32>,
+    /// The time each limit bound its bulk transfers, summed over them (its own share of the
+    /// fabric's limits).
+    pub limits: Vec<(super::bulk::Limit, u128)>,
 }
 
 /// The simulated hardware of one point (every host and the network) running one flow per
@@ -282,6 +285,7 @@ impl<'t> Fabric<'t> {
                 dependents: Vec::new(),
                 reduce: 0,
                 fixed_total: None,
+                limits: Vec::new(),
             });
         }
         let windows = topo.read_windows();

@@ -26,6 +26,8 @@ pub struct FlowOutcome {
     pub written: Vec<u64>,
     /// RNR NAKs the flow's Sends drew (all messages).
     pub rnr_naks: u64,
+    /// The time each limit bound the flow's bulk transfers, summed over them, picoseconds.
+    pub limits: Vec<(Limit, u128)>,
 }
 
 /// What one run of the fabric produced. `messages`, `cpu_busy`, `received` and `written` are
@@ -68,6 +70,7 @@ impl Fabric<'_> {
             f.msgs = vec![Msg::default(); f.total as usize];
             f.next = 0;
             f.finished = 0;
+            f.limits.clear();
         }
         for flow in 0..self.flows.len() {
             self.start_ready(flow as u32, 0, &mut q);
@@ -121,6 +124,7 @@ impl Fabric<'_> {
                         .map(|m| bytes(m, |k| matches!(k, StepKind::DmaWrite { .. }), true))
                         .collect(),
                     rnr_naks: f.msgs.iter().map(|m| m.rnr_naks as u64).sum(),
+                    limits: f.limits.clone(),
                 }
             })
             .collect();

@@ -254,7 +254,7 @@ pub fn flows_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
                 &ps_to_us_exact(fl.lat_model_ps),
                 &f(fl.lat_mean_us),
                 &f(fl.bw_gbps),
-                &r.bottleneck,
+                fl.bottleneck.as_ref().unwrap_or(&r.bottleneck),
             ])?;
         }
     }

@@ -195,6 +195,7 @@ pub(super) fn flow_row(
         lat_model_ps,
         lat_mean_us: stats::latency_stats(jittered).mean_us,
         bw_gbps: perftest_bw_average(messages, p.size).0,
+        bottleneck: None,
     }
 }
 
@@ -248,6 +249,17 @@ pub(super) fn link_rows(
         .collect()
 }
 
+/// The name of the limit that bound bulk transfers the longest among `limits` (time each
+/// bound them), if any did.
+pub(super) fn longest_limit(topo: &Topology, limits: &[(Limit, u128)]) -> Option<String> {
+    let (limit, _) = limits.iter().max_by_key(|l| l.1)?;
+    Some(match *limit {
+        Limit::Channel(c) => topo.channels[c as usize].name.clone(),
+        Limit::Window(e) => topo.engine_name(e),
+        Limit::None => "nothing (unbounded)".into(),
+    })
+}
+
 /// What bound the streaming run: the limit (a link, a memory, a read window) that held the bulk
 /// transfers for the most bytes; for small messages, the busiest channel or thread when one was
 /// busy at least half the run, else the latency of a window of messages in flight.
@@ -257,12 +269,8 @@ pub(super) fn bottleneck(
     span: Ps,
     window: u32,
 ) -> String {
-    if let Some((limit, _)) = st.limits.iter().max_by_key(|l| l.1) {
-        return match *limit {
-            Limit::Channel(c) => topo.channels[c as usize].name.clone(),
-            Limit::Window(e) => topo.engine_name(e),
-            Limit::None => "nothing (unbounded)".into(),
-        };
+    if let Some(name) = longest_limit(topo, &st.limits) {
+        return name;
     }
     let span = span.max(1) as f64;
     let channels = st.links.iter().map(|&(c, bytes, _)| {

@@ -11,7 +11,7 @@
 
 use super::Point;
 use super::paths;
-use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows};
+use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows, longest_limit};
 use crate::components::Fabric;
 use crate::config::{Config, Workload};
 use crate::plan::Plan;
@@ -146,7 +146,9 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         .map(|(i, (flow, b))| {
             let (s, e, _) = line.msgs[i][0];
             let pairs: Vec<(Ps, Ps)> = line.msgs[i].iter().map(|m| (m.0, m.1)).collect();
-            flow_row(cfg, topo, p, (i, flow, b), (e - s, &own[i], &pairs))
+            let mut row = flow_row(cfg, topo, p, (i, flow, b), (e - s, &own[i], &pairs));
+            row.bottleneck = longest_limit(topo, &model.flows[i].limits);
+            row
         })
         .collect();
     let flows = sc.flows.len() as u64;

@@ -233,6 +233,11 @@ fn run_writes_the_workload_result_and_its_chain() {
     assert!(chain.iter().any(|c| c["stage"] == "reduce"));
     let flows_csv = csv_rows(&out.join("flows.csv"));
     assert_eq!(flows_csv.len(), 6, "three flows at two sizes");
+    // Each flow's own bottleneck: at 256 KiB (bulk transfers) its own wire, not the point's.
+    for f in flows_csv.iter().filter(|f| f["size_bytes"] == "262144") {
+        let own = format!("wire:n{}/nic0>", f["flow"]);
+        assert!(f["bottleneck"].starts_with(&own), "{f:?}");
+    }
     // The resolved config keeps the dependencies: it runs to the same results.
     let again = scratch("workload", "rerun").join("out");
     let o = crate::support::gdrsim(&[
