@@ -269,6 +269,20 @@ fn cluster_config(hosts: usize, flows: &[String], window: u32, stream: u32) -> C
     config::parse(&text, "cluster.toml").unwrap()
 }
 
+/// Times one whole point (model, iterations, streaming; or a workload's runs) of `cfg`'s first
+/// scenario, GPUDirect writes with immediate of `size` bytes.
+fn bench_point(b: Bencher, cfg: &Config, size: u64) {
+    let topo = scenario::topology(cfg);
+    let p = Point {
+        scenario: 0,
+        path: PathKind::GpuDirect,
+        op: Op::WriteImm,
+        size,
+        seed: 1,
+    };
+    b.bench(|| black_box(scenario::simulate_point(cfg, &topo, &p).events));
+}
+
 /// `{ host = "nH", nic = "nicG", gpu = "gpuG" }`.
 fn end(h: usize, g: usize) -> String {
     format!("{{ host = \"n{h}\", nic = \"nic{g}\", gpu = \"gpu{g}\" }}")
@@ -291,15 +305,7 @@ fn point_of_256_flows_over_32_hosts(b: Bencher) {
         })
         .collect();
     let cfg = cluster_config(32, &flows, 16, 16);
-    let topo = scenario::topology(&cfg);
-    let p = Point {
-        scenario: 0,
-        path: PathKind::GpuDirect,
-        op: Op::WriteImm,
-        size: 1 << 20,
-        seed: 1,
-    };
-    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
+    bench_point(b, &cfg, 1 << 20);
 }
 
 /// A workload of 2,048 one-message 1 MiB flows: every GPU of 32 hosts to the same GPU of each
@@ -322,15 +328,7 @@ fn workload_of_2048_flows_over_32_hosts(b: Bencher) {
         })
         .collect();
     let cfg = cluster_config(32, &flows, 1, 3);
-    let topo = scenario::topology(&cfg);
-    let p = Point {
-        scenario: 0,
-        path: PathKind::GpuDirect,
-        op: Op::WriteImm,
-        size: 1 << 20,
-        seed: 1,
-    };
-    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
+    bench_point(b, &cfg, 1 << 20);
 }
 
 /// A ring workload of 128 ranks over 128 hosts (rail 0), 8 slices of 512 KiB each, every rank
@@ -348,13 +346,5 @@ fn ring_workload_of_128_ranks(b: Bencher) {
         })
         .collect();
     let cfg = cluster_config(128, &flows, 8, 3);
-    let topo = scenario::topology(&cfg);
-    let p = Point {
-        scenario: 0,
-        path: PathKind::GpuDirect,
-        op: Op::WriteImm,
-        size: 512 << 10,
-        seed: 1,
-    };
-    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
+    bench_point(b, &cfg, 512 << 10);
 }
