@@ -113,12 +113,25 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         legend.push(Legend::Color(style::scenario_color(i), s.name.clone()));
     }
     legend.push(Legend::Gap);
-    legend.push(Legend::Note(
-        "Each segment is the stage's exclusive share of the critical path; a bar's length is the noise-free one-way latency. \
-         Each panel has its own time scale."
-            .into(),
-    ));
-    let subtitle = "Critical path of one noise-free message per scenario and path, split by stage, at selected message sizes.";
+    // A workload's bar is its critical chain across flows, its length the completion time.
+    let workloads = m
+        .series
+        .iter()
+        .any(|s| s.rows.iter().any(|r| r.workload_ps.is_some()));
+    let (note, subtitle) = if workloads {
+        (
+            "Each segment is the stage's exclusive share of the critical path; a bar's length is the noise-free one-way latency, \
+             or a workload's completion time (its critical chain across flows, chain.csv). Each panel has its own time scale.",
+            "Critical path of one noise-free message (a workload: its chain of messages across flows) per scenario and path, split by stage.",
+        )
+    } else {
+        (
+            "Each segment is the stage's exclusive share of the critical path; a bar's length is the noise-free one-way latency. \
+             Each panel has its own time scale.",
+            "Critical path of one noise-free message per scenario and path, split by stage, at selected message sizes.",
+        )
+    };
+    legend.push(Legend::Note(note.into()));
     let plot = super::frame(
         root,
         ctx,
