@@ -870,23 +870,34 @@ impl Fabric<'_> {
     /// under the same read window (else no read waits for another job's units: every round
     /// trip stays idle and the loaded rounds would change nothing).
     fn reads_meet_other_windows(&self, jobs: &[&Job]) -> bool {
-        const UNUSED: usize = usize::MAX;
         const MIXED: usize = usize::MAX - 1;
-        let mut on = vec![UNUSED; self.channels.len()];
-        for j in jobs {
-            let e = j.read.map_or(MIXED, |r| r.engine);
-            for u in &j.uses {
-                let s = &mut on[u.channel as usize];
-                *s = if *s == UNUSED || *s == e { e } else { MIXED };
-            }
+        // Per channel the jobs use (sorted, so a solve costs its jobs' uses, not every
+        // channel of the fabric): the one window all its users read under, or MIXED.
+        let mut uses: Vec<(ChannelId, usize)> = jobs
+            .iter()
+            .flat_map(|j| {
+                let e = j.read.map_or(MIXED, |r| r.engine);
+                j.uses.iter().map(move |u| (u.channel, e))
+            })
+            .collect();
+        uses.sort_unstable();
+        let mut on: Vec<(ChannelId, usize)> = Vec::new();
+        for run in uses.chunk_by(|a, b| a.0 == b.0) {
+            let e = run[0].1;
+            let same = run.iter().all(|u| u.1 == e);
+            on.push((run[0].0, if same { e } else { MIXED }));
         }
+        let mixed = |c: ChannelId| {
+            on.binary_search_by_key(&c, |o| o.0)
+                .is_ok_and(|i| on[i].1 == MIXED)
+        };
         jobs.iter().any(|j| {
             j.read.is_some()
                 && j.uses
                     .iter()
                     .filter(|u| u.step == j.inst.2 && u.phase == 0)
                     .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
-                    .any(|u| on[u.channel as usize] == MIXED)
+                    .any(|u| mixed(u.channel))
         })
     }
 
