@@ -310,7 +310,7 @@ fn point_of_256_flows_over_32_hosts(b: Bencher) {
 
 /// A workload of 2,048 one-message 1 MiB flows: every GPU of 32 hosts to the same GPU of each
 /// of the next 8 hosts, all at once (a quarter of issue #22's 8,192 flows over 128 hosts, which
-/// takes about 90 s: the sharing of each rail's 1,024 transfers is re-solved at every start and
+/// takes about 72 s: the sharing of each rail's 1,024 transfers is re-solved at every start and
 /// end).
 #[divan::bench(sample_count = 2, sample_size = 1)]
 fn workload_of_2048_flows_over_32_hosts(b: Bencher) {
