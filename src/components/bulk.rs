@@ -145,17 +145,18 @@ pub struct Bulks {
     queue_index: std::collections::HashMap<QueueKey, usize>,
     /// Active transfers on each channel (units serialised there pause them).
     users: Vec<Vec<usize>>,
-    /// Active transfers on each fluid resource (channels and read windows): who shares with
-    /// whom, so that a start or an end re-solves only the transfers it can change.
-    res_users: Vec<Vec<usize>>,
+    /// Active transfers reading under each read window (by engine): with `users`, who shares
+    /// a resource with whom, so that a start or an end re-solves only the transfers it can
+    /// change (a server channel's resource has the channel's users).
+    window_users: Vec<Vec<usize>>,
     /// Per transfer: the solve that last reached it (a visited mark without clearing).
     reached: Vec<u64>,
     /// Transfers whose groups a solve due now will share out ([`Event::Share`]).
     pending: Vec<usize>,
     share_due: bool,
-    /// Per channel and per resource: the solve that last read its users.
+    /// Per channel and per read window: the solve that last read its users.
     channel_reached: Vec<u64>,
-    res_reached: Vec<u64>,
+    window_reached: Vec<u64>,
     solves: u64,
     /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
     unit_until: Vec<Ps>,
@@ -194,7 +195,6 @@ impl Bulks {
                 fluid.add_window(0)
             })
             .collect();
-        let resources = fluid.capacity.len();
         Bulks {
             fluid,
             windows: windows.to_vec(),
@@ -206,12 +206,12 @@ impl Bulks {
             queues: Vec::new(),
             queue_index: std::collections::HashMap::new(),
             users: vec![Vec::new(); topo.channels.len()],
-            res_users: vec![Vec::new(); resources],
+            window_users: vec![Vec::new(); windows.len()],
             reached: Vec::new(),
             pending: Vec::new(),
             share_due: false,
-            channel_reached: Vec::new(),
-            res_reached: Vec::new(),
+            channel_reached: vec![0; topo.channels.len()],
+            window_reached: vec![0; windows.len()],
             solves: 0,
             unit_until: vec![0; topo.channels.len()],
             version: 0,
@@ -616,11 +616,8 @@ impl Fabric<'_> {
                 self.bulk.users[c as usize].push(id);
             }
         }
-        for k in 0..self.bulk.jobs[id].demand.uses.len() {
-            let r = self.bulk.jobs[id].demand.uses[k].0 as usize;
-            if !self.bulk.res_users[r].contains(&id) {
-                self.bulk.res_users[r].push(id);
-            }
+        if let Some(rw) = self.bulk.jobs[id].read {
+            self.bulk.window_users[rw.engine].push(id);
         }
         self.bulk_solve_soon(&[id], now, q);
     }
@@ -629,7 +626,7 @@ impl Fabric<'_> {
     /// transfers that start or end at one instant are shared out once, not once each. Nothing
     /// moves between two events of one instant, so the rates are those of a solve after each.
     fn bulk_solve_soon(&mut self, seeds: &[usize], now: Ps, q: &mut Queue<Event>) {
-        if self.bulk.pending.is_empty() && seeds.is_empty() {
+        if seeds.is_empty() {
             return;
         }
         if !self.bulk.share_due {
@@ -730,37 +727,31 @@ impl Fabric<'_> {
                 stack.push(id);
             }
         }
-        if b.channel_reached.len() < b.users.len() {
-            b.channel_reached.resize(b.users.len(), 0);
-            b.res_reached.resize(b.res_users.len(), 0);
-        }
         let mut found = stack.len();
+        // Each channel's and window's users are read once per solve.
+        let mut reach = |users: &[usize], reached: &mut [u64], stack: &mut Vec<usize>| {
+            for &o in users {
+                if reached[o] != mark {
+                    reached[o] = mark;
+                    stack.push(o);
+                    found += 1;
+                }
+            }
+        };
         while let Some(id) = stack.pop() {
             let job = &b.jobs[id];
-            // Each channel's and resource's users are read once per solve.
-            let mut lists: Vec<&Vec<usize>> = Vec::new();
             for u in &job.uses {
                 let c = u.channel as usize;
                 if b.channel_reached[c] != mark {
                     b.channel_reached[c] = mark;
-                    lists.push(&b.users[c]);
+                    reach(&b.users[c], &mut b.reached, &mut stack);
                 }
             }
-            for u in &job.demand.uses {
-                let r = u.0 as usize;
-                if b.res_reached[r] != mark {
-                    b.res_reached[r] = mark;
-                    lists.push(&b.res_users[r]);
-                }
-            }
-            for users in lists {
-                for &o in users {
-                    if b.reached[o] != mark {
-                        b.reached[o] = mark;
-                        stack.push(o);
-                        found += 1;
-                    }
-                }
+            if let Some(rw) = job.read
+                && b.window_reached[rw.engine] != mark
+            {
+                b.window_reached[rw.engine] = mark;
+                reach(&b.window_users[rw.engine], &mut b.reached, &mut stack);
             }
         }
         if found == b.active.len() {
@@ -941,17 +932,19 @@ impl Fabric<'_> {
                 self.bulk.users[c as usize].retain(|&j| j != id);
                 neighbours.extend(&self.bulk.users[c as usize]);
             }
-            for k in 0..self.bulk.jobs[id].demand.uses.len() {
-                let r = self.bulk.jobs[id].demand.uses[k].0 as usize;
-                self.bulk.res_users[r].retain(|&j| j != id);
-                neighbours.extend(&self.bulk.res_users[r]);
+            if let Some(rw) = self.bulk.jobs[id].read {
+                self.bulk.window_users[rw.engine].retain(|&j| j != id);
+                neighbours.extend(&self.bulk.window_users[rw.engine]);
             }
         }
         for &id in &done {
             self.bulk_done(id, now, q);
         }
         self.bulk_solve_soon(&neighbours, now, q);
-        self.bulk_schedule(now, q);
+        if !self.bulk.share_due {
+            // No one shared with them: the others' rates stand; only the next end moves.
+            self.bulk_schedule(now, q);
+        }
     }
 
     /// A unit holds channel `c` from `now` until `until`: the transfers on it wait.
