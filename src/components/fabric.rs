@@ -28,6 +28,14 @@ pub type RouteId = u32;
 /// flow (no flow has this number: a point's flows are far fewer than 2^32 - 1).
 const ENGINE_FLOW: u32 = u32::MAX;
 
+/// The message of a gating flow that message `msg` of a gated flow waits for, under a gate of
+/// `lag` on a flow of `total` messages: message msg - lag, or the last where the gating flow
+/// has fewer; None where msg < lag (no wait). What a gate means, for the fabric that applies it
+/// and for the analyses that trace it back.
+pub fn gating_message(msg: u32, lag: u32, total: u32) -> Option<u32> {
+    msg.checked_sub(lag).map(|j| j.min(total.saturating_sub(1)))
+}
+
 /// One unit in flight: a TLP or a packet (see [`super::channel`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Train {

@@ -20,9 +20,9 @@ mod run;
 mod steps;
 
 pub use bulk::Limit;
-pub use fabric::Fabric;
+pub use fabric::{Fabric, gating_message};
 pub use options::SimOptions;
-pub use run::Outcome;
+pub use run::{FlowOutcome, Outcome};
 
 /// Everything that can happen in the simulated hardware.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

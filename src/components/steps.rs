@@ -261,11 +261,11 @@ impl Fabric<'_> {
             let k = f.next;
             let mut at = now;
             for &(g, lag) in &f.gates {
-                let Some(j) = k.checked_sub(lag) else {
+                let on = &self.flows[g as usize];
+                let Some(j) = super::fabric::gating_message(k, lag, on.total) else {
                     continue;
                 };
-                let on = &self.flows[g as usize];
-                match on.msgs[j.min(on.total - 1) as usize].delivered {
+                match on.msgs[j as usize].delivered {
                     Some(d) => at = at.max(d + f.reduce),
                     None => return,
                 }

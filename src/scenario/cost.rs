@@ -42,10 +42,7 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
         let Some(w) = &sc.workload else {
             return u64::from(iterations(cfg, size)) + u64::from(streamed);
         };
-        let all: u64 = (0..sc.flows.len())
-            .map(|j| u64::from(super::workload::messages(cfg, w, j, size)))
-            .sum();
-        let repeats = u64::from(iterations(cfg, size.saturating_mul(all.max(1))));
+        let repeats = u64::from(super::workload::repeats(cfg, w, size));
         u64::from(super::workload::messages(cfg, w, i, size)).saturating_mul(1 + repeats)
     };
     let per_flow = sc.flows.iter().enumerate().map(|(i, f)| {

@@ -41,12 +41,7 @@ fn check_size(cfg: &Config, topo: &Topology, size: u64) -> Result<(), (String, S
         .iter()
         .map(|sc| match &sc.workload {
             None => (sc.flows.len() as u128, per_flow),
-            Some(w) => {
-                let all: u128 = (0..sc.flows.len())
-                    .map(|i| u128::from(super::workload::messages(cfg, w, i, size)))
-                    .sum();
-                (1, all)
-            }
+            Some(w) => (1, u128::from(super::workload::run_messages(cfg, w, size))),
         })
         .max_by_key(|&(f, m)| f * m)
         .unwrap_or((1, per_flow));

@@ -12,65 +12,64 @@
 use super::Point;
 use super::paths;
 use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows, longest_limit};
-use crate::components::Fabric;
-use crate::config::{Config, Workload};
+use crate::components::{Fabric, FlowOutcome, gating_message};
+use crate::config::{Config, ScenarioSpec, Workload};
 use crate::plan::Plan;
 use crate::record::{Recorder, Span, Stage};
 use crate::stats::{self, ChainRow, FlowRow, StageRow, Summary};
 use crate::topology::Topology;
 use crate::units::Ps;
 
-/// What one run of the workload produced, per flow and message.
-struct Timeline {
-    /// Per flow, per message: start, delivery, window slot freed.
-    msgs: Vec<Vec<(Ps, Ps, Ps)>>,
+/// First start to last delivery over every flow of a run.
+fn completion_of(flows: &[FlowOutcome]) -> Ps {
+    let all = flows.iter().flat_map(|f| &f.messages);
+    let first = all.clone().map(|m| m.0).min().unwrap_or(0);
+    let last = all.map(|m| m.1).max().unwrap_or(0);
+    last.saturating_sub(first)
 }
 
-impl Timeline {
-    fn of(out: &crate::components::Outcome) -> Self {
-        Timeline {
-            msgs: out
+/// What each flow of a workload point does, worked out once for all its runs.
+struct Shape {
+    /// Per flow: messages it carries, and the delay its reduction puts before a gated start.
+    messages: Vec<u32>,
+    reduce: Vec<Ps>,
+}
+
+impl Shape {
+    fn of(cfg: &Config, sc: &ScenarioSpec, w: &Workload, size: u64) -> Self {
+        Shape {
+            messages: (0..w.flows.len())
+                .map(|i| messages(cfg, w, i, size))
+                .collect(),
+            reduce: w
                 .flows
                 .iter()
-                .map(|f| {
-                    f.messages
-                        .iter()
-                        .zip(&f.finished)
-                        .map(|(&(s, d), &e)| (s, d, e))
-                        .collect()
+                .zip(&sc.flows)
+                .map(|(d, f)| match (d.reduce, f.sender.gpu) {
+                    (true, Some(g)) => cfg.hosts[f.sender.host].machine.gpus[g].reduce.time(size),
+                    // A host-memory sender has no GPU to reduce on (the config refuses it).
+                    _ => 0,
                 })
                 .collect(),
         }
-    }
-
-    /// First start to last delivery over every flow.
-    fn completion(&self) -> Ps {
-        let all = self.msgs.iter().flatten();
-        let first = all.clone().map(|m| m.0).min().unwrap_or(0);
-        let last = all.map(|m| m.1).max().unwrap_or(0);
-        last.saturating_sub(first)
     }
 }
 
 /// The fabric of one run of the workload: its flows' gates, reductions and message counts set.
 fn fabric<'t>(
-    cfg: &Config,
     topo: &'t Topology,
     plans: &[&'t Plan],
     w: &Workload,
-    size: u64,
+    shape: &Shape,
     opts: crate::components::SimOptions,
-    sc: &crate::config::ScenarioSpec,
 ) -> Fabric<'t> {
     let mut f = Fabric::new(topo, plans, opts);
     for (i, d) in w.flows.iter().enumerate() {
         for &(on, lag) in &d.after {
             f.gate(i, on, lag);
         }
-        if d.reduce {
-            f.set_reduce(i, reduce_time(cfg, sc, i, size));
-        }
-        f.set_messages(i, messages(cfg, w, i, size));
+        f.set_reduce(i, shape.reduce[i]);
+        f.set_messages(i, shape.messages[i]);
     }
     f
 }
@@ -80,13 +79,16 @@ pub fn messages(cfg: &Config, w: &Workload, i: usize, size: u64) -> u32 {
     w.flows[i].messages.unwrap_or_else(|| iterations(cfg, size))
 }
 
-/// How long flow `i`'s reduction of `size` bytes takes on its sending GPU (0 without one: a
-/// host-memory sender has no GPU to reduce on, and the config check refuses that).
-fn reduce_time(cfg: &Config, sc: &crate::config::ScenarioSpec, i: usize, size: u64) -> Ps {
-    let e = &sc.flows[i].sender;
-    e.gpu
-        .map(|g| cfg.hosts[e.host].machine.gpus[g].reduce.time(size))
-        .unwrap_or(0)
+/// Messages one run of the workload carries, every flow's together.
+pub fn run_messages(cfg: &Config, w: &Workload, size: u64) -> u64 {
+    (0..w.flows.len())
+        .map(|i| u64::from(messages(cfg, w, i, size)))
+        .sum()
+}
+
+/// Jittered repeats of the whole workload: the sweep's iteration rules for its bytes.
+pub fn repeats(cfg: &Config, w: &Workload, size: u64) -> u32 {
+    iterations(cfg, size.saturating_mul(run_messages(cfg, w, size).max(1)))
 }
 
 /// Simulates point `p`, whose scenario is the workload `w`.
@@ -98,33 +100,33 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         .map(|f| paths::plan(cfg, f, topo, p.path, p.op, p.size).expect("plans were checked"))
         .collect();
     let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
+    let shape = Shape::of(cfg, sc, w, p.size);
     let window = cfg.sim.stream_window.max(1);
     let mut events = 0;
 
     // The noise-free workload: completion time, stages, chain, links, each flow's figures.
     let opts = super::sim_options(cfg, p.seed).noise_free().recording();
-    let mut f = fabric(cfg, topo, &plans, w, p.size, opts, sc);
+    let mut f = fabric(topo, &plans, w, &shape, opts);
     let model = f.run(window, 1);
     events += model.stats.events;
     let recorder = std::mem::take(&mut f.recorder);
-    let line = Timeline::of(&model);
-    let completion = line.completion();
-    let chain = critical_chain(cfg, sc, w, &plans, &recorder, &line, p.size);
+    let completion = completion_of(&model.flows);
+    let chain = critical_chain(cfg, sc, w, &shape, &plans, &recorder, &model.flows);
     let stages = stage_rows(&chain);
 
     // Jittered repeats of the whole workload.
-    let total_msgs: u64 = line.msgs.iter().map(|m| m.len() as u64).sum();
-    let n = iterations(cfg, p.size.saturating_mul(total_msgs.max(1)));
+    let total_msgs = run_messages(cfg, w, p.size);
+    let n = repeats(cfg, w, p.size);
     let mut samples = Vec::with_capacity(n as usize);
     let mut own: Vec<Vec<Ps>> = vec![Vec::new(); sc.flows.len()];
     let mut past_horizon = model.stats.past_horizon;
     for i in 0..n {
         let opts = super::sim_options(cfg, super::mix(p.seed, &[1, i as u64]));
-        let mut f = fabric(cfg, topo, &plans, w, p.size, opts, sc);
+        let mut f = fabric(topo, &plans, w, &shape, opts);
         let out = f.run(window, 1);
         events += out.stats.events;
         past_horizon |= out.stats.past_horizon;
-        samples.push(Timeline::of(&out).completion());
+        samples.push(completion_of(&out.flows));
         for (fl, o) in out.flows.iter().zip(own.iter_mut()) {
             o.extend(fl.messages.iter().map(|(s, e)| e - s));
         }
@@ -144,9 +146,9 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         .zip(&built)
         .enumerate()
         .map(|(i, (flow, b))| {
-            let (s, e, _) = line.msgs[i][0];
-            let pairs: Vec<(Ps, Ps)> = line.msgs[i].iter().map(|m| (m.0, m.1)).collect();
-            let mut row = flow_row(cfg, topo, p, (i, flow, b), (e - s, &own[i], &pairs));
+            let mine = &model.flows[i].messages;
+            let (s, e) = mine[0];
+            let mut row = flow_row(cfg, topo, p, (i, flow, b), (e - s, &own[i], mine));
             row.bottleneck = longest_limit(topo, &model.flows[i].limits);
             row
         })
@@ -207,56 +209,52 @@ enum Piece {
 /// each with its exclusive share: the shares sum exactly to the completion time.
 fn critical_chain(
     cfg: &Config,
-    sc: &crate::config::ScenarioSpec,
+    sc: &ScenarioSpec,
     w: &Workload,
+    shape: &Shape,
     plans: &[&Plan],
     recorder: &Recorder,
-    line: &Timeline,
-    size: u64,
+    line: &[FlowOutcome],
 ) -> Vec<ChainRow> {
-    let origin = line.msgs.iter().flatten().map(|m| m.0).min().unwrap_or(0);
+    let start_of = |f: usize, k: usize| line[f].messages[k].0;
+    let delivered = |f: usize, k: usize| line[f].messages[k].1;
+    let origin = line
+        .iter()
+        .flat_map(|f| &f.messages)
+        .map(|m| m.0)
+        .min()
+        .unwrap_or(0);
     // The last delivery; ties go to the lowest flow and message.
-    let Some((mut flow, mut msg)) = (0..line.msgs.len())
-        .flat_map(|f| (0..line.msgs[f].len()).map(move |k| (f, k)))
-        .max_by_key(|&(f, k)| {
-            (
-                line.msgs[f][k].1,
-                std::cmp::Reverse(f),
-                std::cmp::Reverse(k),
-            )
-        })
+    let Some((mut flow, mut msg)) = (0..line.len())
+        .flat_map(|f| (0..line[f].messages.len()).map(move |k| (f, k)))
+        .max_by_key(|&(f, k)| (delivered(f, k), std::cmp::Reverse(f), std::cmp::Reverse(k)))
     else {
         return Vec::new();
     };
     let mut pieces = Vec::new();
-    let mut until = line.msgs[flow][msg].1;
+    let mut until = delivered(flow, msg);
     // Every step goes back to an earlier start or stops: at most one piece per message, plus
     // its wait.
-    let bound: usize = line.msgs.iter().map(Vec::len).sum();
+    let bound: usize = line.iter().map(|f| f.messages.len()).sum();
     for _ in 0..=bound {
         pieces.push(Piece::Message {
             flow,
             msg: msg as u32,
             until,
         });
-        let start = line.msgs[flow][msg].0;
+        let start = start_of(flow, msg);
         if start <= origin {
             break;
         }
-        let d = &w.flows[flow];
-        let reduce = if d.reduce {
-            reduce_time(cfg, sc, flow, size)
-        } else {
-            0
-        };
-        let gate = d
+        let reduce = shape.reduce[flow];
+        let gate = w.flows[flow]
             .after
             .iter()
             .filter_map(|&(on, lag)| {
-                let j = (msg as u32).checked_sub(lag)?;
-                let j = j.min(line.msgs[on].len() as u32 - 1) as usize;
-                let delivered = line.msgs[on][j].1;
-                (delivered + reduce == start).then_some((on, j, delivered))
+                let total = line[on].messages.len() as u32;
+                let j = gating_message(msg as u32, lag, total)? as usize;
+                let at = delivered(on, j);
+                (at + reduce == start).then_some((on, j, at))
             })
             .next();
         if let Some((on, j, delivered)) = gate {
@@ -274,8 +272,8 @@ fn critical_chain(
         }
         // Its window: the earlier message of its own flow whose send completion freed the slot.
         let slot = (0..msg)
-            .filter(|&j| line.msgs[flow][j].2 == start)
-            .max_by_key(|&j| line.msgs[flow][j].1);
+            .filter(|&j| line[flow].finished[j] == start)
+            .max_by_key(|&j| delivered(flow, j));
         let Some(j) = slot else {
             pieces.push(Piece::Wait {
                 flow,
@@ -286,17 +284,17 @@ fn critical_chain(
             });
             break;
         };
-        let delivered = line.msgs[flow][j].1;
-        if delivered < start {
+        let at = delivered(flow, j);
+        if at < start {
             pieces.push(Piece::Wait {
                 flow,
                 msg: msg as u32,
                 stage: Stage::Window,
-                from: delivered,
+                from: at,
                 to: start,
             });
         }
-        (msg, until) = (j, delivered.min(start));
+        (msg, until) = (j, at.min(start));
     }
     pieces.reverse();
 
@@ -305,15 +303,16 @@ fn critical_chain(
     for piece in pieces {
         match piece {
             Piece::Message { flow, msg, until } => {
-                let start = line.msgs[flow][msg as usize].0;
+                let start = start_of(flow, msg as usize);
                 let mine = std::mem::take(&mut spans[flow][msg as usize]);
+                // The message's own spans, from its start (as its critical path reads them).
                 let shifted: Vec<Span> = mine
                     .iter()
                     .map(|s| Span {
-                        start: s.start - start.min(s.start),
-                        first_out: s.first_out - start.min(s.first_out),
-                        last_in: s.last_in - start.min(s.last_in),
-                        end: s.end - start.min(s.end),
+                        start: s.start.saturating_sub(start),
+                        first_out: s.first_out.saturating_sub(start),
+                        last_in: s.last_in.saturating_sub(start),
+                        end: s.end.saturating_sub(start),
                         ..(*s).clone()
                     })
                     .collect();
@@ -366,11 +365,10 @@ fn gpu_name(cfg: &Config, e: &crate::config::Endpoint) -> String {
 }
 
 /// The recorded spans grouped by flow and message.
-fn spans_by_message<'r>(recorder: &'r Recorder, line: &Timeline) -> Vec<Vec<Vec<&'r Span>>> {
+fn spans_by_message<'r>(recorder: &'r Recorder, line: &[FlowOutcome]) -> Vec<Vec<Vec<&'r Span>>> {
     let mut out: Vec<Vec<Vec<&Span>>> = line
-        .msgs
         .iter()
-        .map(|m| vec![Vec::new(); m.len()])
+        .map(|f| vec![Vec::new(); f.messages.len()])
         .collect();
     for s in &recorder.spans {
         if let Some(slot) = out
