@@ -91,16 +91,23 @@ impl Server {
             (d, rng)
         });
         Server {
-            busy_until: 0,
-            queues: VecDeque::new(),
-            wake_pending: false,
-            wire_bytes: 0,
-            busy: 0,
-            payload_bytes: 0,
             jitter,
             jitter_median,
+            ..Server::IDLE
         }
     }
+
+    /// A server with nothing done and no jitter.
+    const IDLE: Server = Server {
+        busy_until: 0,
+        queues: VecDeque::new(),
+        wake_pending: false,
+        wire_bytes: 0,
+        busy: 0,
+        payload_bytes: 0,
+        jitter: None,
+        jitter_median: 0,
+    };
 
     /// Whether a unit arriving now can be served at once.
     pub fn idle(&self, now: Ps) -> bool {
@@ -181,17 +188,9 @@ impl Server {
     }
 }
 
-/// A server with nothing done and no jitter: what a channel that no unit has reached reads as.
-static UNUSED: Server = Server {
-    busy_until: 0,
-    queues: VecDeque::new(),
-    wake_pending: false,
-    wire_bytes: 0,
-    busy: 0,
-    payload_bytes: 0,
-    jitter: None,
-    jitter_median: 0,
-};
+/// A server with nothing done and no jitter: what a channel that no unit has reached reads as,
+/// and what every server starts from.
+static UNUSED: Server = Server::IDLE;
 
 /// The server of every channel of a fabric, indexed by channel id, each made when first
 /// written (a point sets up the channels its units use, not every channel of every host). A
@@ -353,8 +352,7 @@ mod tests {
     fn waiting_sources_are_served_round_robin_in_their_own_order() {
         let mut s = Server::new(0, 0, 0);
         for (flow, unit) in [(1, 10), (1, 11), (1, 12), (2, 20), (2, 21)] {
-            let src = Source { flow, channel: 0 };
-            s.enqueue(src, unit, 100);
+            s.enqueue(src(flow), unit, 100);
         }
         let order: Vec<UnitId> = std::iter::from_fn(|| s.dequeue()).collect();
         assert_eq!(order, vec![10, 20, 11, 21, 12]);
