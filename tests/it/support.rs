@@ -31,18 +31,24 @@ pub fn scenario_index(cfg: &Config, name: &str) -> usize {
         .expect("scenario exists")
 }
 
-/// Simulates one point as `gdrsim run` does.
-pub fn point(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> PointResult {
+/// The write-with-immediate point of `scenario`, `path` and `size`, seeded as `gdrsim run`
+/// seeds it.
+pub fn point_of(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> Point {
     let si = scenario_index(cfg, scenario);
-    let topo = scenario::topology(cfg);
-    let p = Point {
+    let op = gdrsim::config::Op::WriteImm;
+    Point {
         scenario: si,
         path,
-        op: gdrsim::config::Op::WriteImm,
+        op,
         size,
-        seed: scenario::point_seed(cfg.seed, si, path, gdrsim::config::Op::WriteImm, size),
-    };
-    scenario::simulate_point(cfg, &topo, &p)
+        seed: scenario::point_seed(cfg.seed, si, path, op, size),
+    }
+}
+
+/// Simulates one point as `gdrsim run` does.
+pub fn point(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> PointResult {
+    let topo = scenario::topology(cfg);
+    scenario::simulate_point(cfg, &topo, &point_of(cfg, scenario, path, size))
 }
 
 pub fn summary(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> Summary {

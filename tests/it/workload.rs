@@ -2,7 +2,7 @@
 //! (completion time, critical chain summing to it) through the binary, and the config checks
 //! of dependencies (cycles, names, reductions).
 
-use crate::support::{check_refuses, csv_rows, point, run_study, scratch};
+use crate::support::{check_refuses, csv_rows, point, point_of, run_study, scratch};
 use gdrsim::config::{self, Config, PathKind};
 
 /// Four DGX H100-class hosts on one non-blocking switch, with `scenarios` appended.
@@ -43,34 +43,39 @@ fn alone(cfg: &Config, scenario: &str, size: u64) -> u64 {
 #[test]
 fn a_chain_completes_in_the_sum_of_its_one_way_latencies() {
     let size = 1u64 << 20;
+    // The three legs: (name, sender, receiver), each on its own NIC pair.
+    let legs = [
+        ("a", end(0, 0), end(1, 0)),
+        ("b", end(1, 1), end(2, 1)),
+        ("c", end(2, 2), end(3, 2)),
+    ];
     let flows = |reduce: bool| {
         let r = if reduce { ", reduce = true" } else { "" };
-        format!(
-            "flows = [\n  {{ name = \"a\", sender = {}, receiver = {}, messages = 1 }},\n  \
-             {{ name = \"b\", sender = {}, receiver = {}, messages = 1, after = [{{ flow = \"a\" }}]{r} }},\n  \
-             {{ name = \"c\", sender = {}, receiver = {}, messages = 1, after = [{{ flow = \"b\", lag = 0 }}]{r} }},\n]\n",
-            end(0, 0),
-            end(1, 0),
-            end(1, 1),
-            end(2, 1),
-            end(2, 2),
-            end(3, 2)
-        )
+        let gates = [
+            "",
+            ", after = [{ flow = \"a\" }]",
+            ", after = [{ flow = \"b\", lag = 0 }]",
+        ];
+        let list: String = legs
+            .iter()
+            .zip(gates)
+            .map(|((name, snd, rcv), gate)| {
+                let r = if gate.is_empty() { "" } else { r };
+                format!("  {{ name = \"{name}\", sender = {snd}, receiver = {rcv}, messages = 1{gate}{r} }},\n")
+            })
+            .collect();
+        format!("flows = [\n{list}]\n")
     };
+    let singles: String = legs
+        .iter()
+        .map(|(name, snd, rcv)| {
+            format!("[[scenarios]]\nname = \"{name}\"\nsender = {snd}\nreceiver = {rcv}\n")
+        })
+        .collect();
     let text = four_nodes(&format!(
-        "[[scenarios]]\nname = \"chain\"\n{}\
-         [[scenarios]]\nname = \"chain+reduce\"\n{}\
-         [[scenarios]]\nname = \"a\"\nsender = {}\nreceiver = {}\n\
-         [[scenarios]]\nname = \"b\"\nsender = {}\nreceiver = {}\n\
-         [[scenarios]]\nname = \"c\"\nsender = {}\nreceiver = {}\n",
+        "[[scenarios]]\nname = \"chain\"\n{}[[scenarios]]\nname = \"chain+reduce\"\n{}{singles}",
         flows(false),
         flows(true),
-        end(0, 0),
-        end(1, 0),
-        end(1, 1),
-        end(2, 1),
-        end(2, 2),
-        end(3, 2)
     ));
     let cfg = parse(&text);
     let sum: u64 = ["a", "b", "c"].iter().map(|s| alone(&cfg, s, size)).sum();
@@ -159,28 +164,7 @@ fn a_lagged_ring_completes_in_steps_times_the_step_time() {
         err * 100.0
     );
     // `check`'s estimate is within a factor of 3 of the events the point really simulated.
-    let topo = gdrsim::scenario::topology(&cfg);
-    let si = crate::support::scenario_index(&cfg, "ring");
-    let p = gdrsim::scenario::Point {
-        scenario: si,
-        path: PathKind::GpuDirect,
-        op: gdrsim::config::Op::WriteImm,
-        size,
-        seed: gdrsim::scenario::point_seed(
-            cfg.seed,
-            si,
-            PathKind::GpuDirect,
-            gdrsim::config::Op::WriteImm,
-            size,
-        ),
-    };
-    let estimate = gdrsim::scenario::cost::estimate(&cfg, &topo, &p) as f64;
-    let events = gdrsim::scenario::simulate_point(&cfg, &topo, &p).events as f64;
-    eprintln!("ring: check estimates {estimate} events, simulated {events}");
-    assert!(
-        estimate / events < 3.0 && events / estimate < 3.0,
-        "estimated {estimate} events, simulated {events}"
-    );
+    estimate_within_3x(&cfg, "ring", size);
     // Every flow's own message latency is the step time.
     for f in &ring.flow_rows {
         let e = (f.lat_model_ps as f64 - t as f64).abs() / t as f64;
@@ -492,22 +476,21 @@ fn the_estimate_of_a_many_flow_point_is_within_3x_of_its_events() {
         );
     }
     let cfg = parse(&text);
-    let topo = gdrsim::scenario::topology(&cfg);
     for &size in &cfg.sizes {
-        let op = gdrsim::config::Op::WriteImm;
-        let p = gdrsim::scenario::Point {
-            scenario: 0,
-            path: PathKind::GpuDirect,
-            op,
-            size,
-            seed: gdrsim::scenario::point_seed(cfg.seed, 0, PathKind::GpuDirect, op, size),
-        };
-        let estimate = gdrsim::scenario::cost::estimate(&cfg, &topo, &p) as f64;
-        let events = gdrsim::scenario::simulate_point(&cfg, &topo, &p).events as f64;
-        eprintln!("{size} B x 64 flows: estimated {estimate} events, simulated {events}");
-        assert!(
-            estimate / events < 3.0 && events / estimate < 3.0,
-            "{size} B: estimated {estimate} events, simulated {events}"
-        );
+        estimate_within_3x(&cfg, "many", size);
     }
+}
+
+/// `check`'s estimate of `scenario`'s GPUDirect point at `size` is within a factor of 3 of the
+/// events the point simulates.
+fn estimate_within_3x(cfg: &Config, scenario: &str, size: u64) {
+    let topo = gdrsim::scenario::topology(cfg);
+    let p = point_of(cfg, scenario, PathKind::GpuDirect, size);
+    let estimate = gdrsim::scenario::cost::estimate(cfg, &topo, &p) as f64;
+    let events = gdrsim::scenario::simulate_point(cfg, &topo, &p).events as f64;
+    eprintln!("{scenario} at {size} B: estimated {estimate} events, simulated {events}");
+    assert!(
+        estimate / events < 3.0 && events / estimate < 3.0,
+        "{scenario} at {size} B: estimated {estimate} events, simulated {events}"
+    );
 }
