@@ -777,39 +777,52 @@ impl Fabric<'_> {
         }
         let mut demands: Vec<Demand> = jobs.iter().map(|j| j.demand.clone()).collect();
         let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
+        // Every transfer's use of every channel: (channel, transfer, use), by channel, then
+        // transfer, then use; the same in every round (only the loads change).
+        let mut on: Vec<(ChannelId, usize, usize)> = jobs
+            .iter()
+            .enumerate()
+            .flat_map(|(k, j)| {
+                j.uses
+                    .iter()
+                    .enumerate()
+                    .map(move |(x, u)| (u.channel, k, x))
+            })
+            .collect();
+        on.sort_unstable();
+        // Per channel: the one read window every transfer on it reads under, if they all do
+        // (then none of them waits for another: the window already holds them).
+        let mut one_window: Vec<(ChannelId, Option<usize>)> = Vec::new();
+        for run in on.chunk_by(|a, b| a.0 == b.0) {
+            let engine = jobs[run[0].1].read.map(|r| r.engine);
+            let same = engine.is_some_and(|e| run.iter().all(|l| same_window(jobs[l.1], e)));
+            one_window.push((run[0].0, engine.filter(|_| same)));
+        }
+        let mut loads: Vec<(ChannelId, usize, Load)> = Vec::with_capacity(on.len());
+        let mut met: Vec<(usize, Load)> = Vec::new();
+        let mut others: Vec<Load> = Vec::new();
+        let mut before: (Unit, Vec<usize>) = (Unit::Control, Vec::new());
         for _ in 0..LOADED_ROUNDS {
             // Every transfer's load on every channel it uses: (channel, transfer, load).
-            let mut loads: Vec<(ChannelId, usize, Load)> = Vec::new();
-            for (k, j) in jobs.iter().enumerate() {
-                for u in &j.uses {
-                    let cap = self.channels[u.channel as usize].rate.bps() as f64 / 8.0;
-                    let bytes = shares[k].rate as f64 * u.weight as f64 / WEIGHT_ONE as f64;
-                    loads.push((
-                        u.channel,
-                        k,
-                        Load {
-                            rho: bytes / cap,
-                            unit_ps: u.unit_wire as f64 / cap * PS_PER_S as f64,
-                            tandem: false,
-                        },
-                    ));
-                }
-            }
-            loads.sort_unstable_by_key(|l| (l.0, l.1));
-            // Per channel: the one read window every transfer on it reads under, if they all
-            // do (then none of them waits for another: the window already holds them).
-            let mut one_window: Vec<(ChannelId, Option<usize>)> = Vec::new();
-            for run in loads.chunk_by(|a, b| a.0 == b.0) {
-                let engine = jobs[run[0].1].read.map(|r| r.engine);
-                let same = engine.is_some_and(|e| run.iter().all(|l| same_window(jobs[l.1], e)));
-                one_window.push((run[0].0, engine.filter(|_| same)));
-            }
+            loads.clear();
+            loads.extend(on.iter().map(|&(c, k, x)| {
+                let u = &jobs[k].uses[x];
+                let cap = self.channels[c as usize].rate.bps() as f64 / 8.0;
+                let bytes = shares[k].rate as f64 * u.weight as f64 / WEIGHT_ONE as f64;
+                let load = Load {
+                    rho: bytes / cap,
+                    unit_ps: u.unit_wire as f64 / cap * PS_PER_S as f64,
+                    tandem: false,
+                };
+                (c, k, load)
+            }));
             let mut changed = false;
             for (k, j) in jobs.iter().enumerate() {
                 let Some(rw) = j.read else { continue };
                 let mut extra = 0.0;
                 // The transfers met on the previous channel of the same route (tandem waits).
-                let mut before: (Unit, Vec<usize>) = (Unit::Control, Vec::new());
+                before.0 = Unit::Control;
+                before.1.clear();
                 for u in j.uses.iter().filter(|u| u.step == j.inst.2 && u.phase == 0) {
                     let units = match u.unit {
                         Unit::ReadRequest => 1,
@@ -818,24 +831,27 @@ impl Fabric<'_> {
                     };
                     let w = one_window.partition_point(|o| o.0 < u.channel);
                     if one_window.get(w).is_some_and(|o| o.1 == Some(rw.engine)) {
-                        before = (u.unit, Vec::new());
+                        before.0 = u.unit;
+                        before.1.clear();
                         continue;
                     }
                     let from = loads.partition_point(|l| l.0 < u.channel);
-                    let met: Vec<(usize, Load)> = loads[from..]
-                        .iter()
-                        .take_while(|l| l.0 == u.channel)
-                        .filter(|l| l.1 != k && !same_window(jobs[l.1], rw.engine))
-                        .map(|l| (l.1, l.2))
-                        .collect();
-                    let others: Vec<Load> = met
-                        .iter()
-                        .map(|&(o, l)| Load {
-                            tandem: before.0 == u.unit && before.1.contains(&o),
-                            ..l
-                        })
-                        .collect();
-                    before = (u.unit, met.iter().map(|m| m.0).collect());
+                    met.clear();
+                    met.extend(
+                        loads[from..]
+                            .iter()
+                            .take_while(|l| l.0 == u.channel)
+                            .filter(|l| l.1 != k && !same_window(jobs[l.1], rw.engine))
+                            .map(|l| (l.1, l.2)),
+                    );
+                    others.clear();
+                    others.extend(met.iter().map(|&(o, l)| Load {
+                        tandem: before.0 == u.unit && before.1.contains(&o),
+                        ..l
+                    }));
+                    before.0 = u.unit;
+                    before.1.clear();
+                    before.1.extend(met.iter().map(|m| m.0));
                     let cap = self.channels[u.channel as usize].rate.bps() as f64 / 8.0;
                     extra += queueing::wait_ps(
                         &others,

@@ -345,6 +345,8 @@ impl Fluid {
         let mut saturated_in: Vec<usize> = vec![0; places];
         let mut saturated: Vec<usize> = Vec::new();
         let mut freezing: Vec<usize> = Vec::new();
+        let mut moved: Vec<usize> = Vec::new();
+        let mut moved_in: Vec<usize> = vec![0; places];
         let mut left = n;
         let mut round = 0;
         while left > 0 {
@@ -400,8 +402,9 @@ impl Fluid {
                     }
                 }
             }
-            // Their weight leaves their resources: bring each up to date at this level and
-            // move its saturation.
+            // Their weight leaves their resources: bring each up to date at this level, then
+            // move the saturation of each resource they left once.
+            moved.clear();
             for &j in &freezing {
                 let m = p.count(j);
                 for (&(_, w), i) in p.uses(j) {
@@ -411,15 +414,21 @@ impl Fluid {
                     load[i] += (level - since[i]) as u128 * wsum[i];
                     since[i] = level;
                     wsum[i] -= w * m;
-                    sat[i] = match cap(i).saturating_sub(load[i]).checked_div(wsum[i]) {
-                        Some(room) => {
-                            let s = clamp(level as u128 + room);
-                            heap.push(Reverse((s, i as u32)));
-                            s
-                        }
-                        None => u64::MAX,
-                    };
+                    if moved_in[i] != round {
+                        moved_in[i] = round;
+                        moved.push(i);
+                    }
                 }
+            }
+            for &i in &moved {
+                sat[i] = match cap(i).saturating_sub(load[i]).checked_div(wsum[i]) {
+                    Some(room) => {
+                        let s = clamp(level as u128 + room);
+                        heap.push(Reverse((s, i as u32)));
+                        s
+                    }
+                    None => u64::MAX,
+                };
             }
         }
         share
