@@ -344,7 +344,7 @@ section! {
         packet_overhead_bytes: bytes_in[0, 512] = d::PACKET_OVERHEAD
             => packet_overhead; "IBTA specification (row S1)",
         ack_bytes: bytes_in[1, 512] = d::ACK_BYTES => ack_bytes; "IBTA specification",
-        wqe_delivery: pick<WqeDelivery> = d::WQE_DELIVERY => wqe_delivery; "rdma-core libmlx5",
+        wqe_delivery: pick<WqeDelivery> = d::WQE_DELIVERY => wqe_delivery; "row G5",
         wqe_bytes: bytes_in[16, 4096] = d::WQE_BYTES => wqe_bytes; "rdma-core libmlx5",
         cqe_bytes: bytes_in[16, 512] = d::CQE_BYTES => cqe_bytes; "rdma-core libmlx5",
         inline_max_bytes: bytes_in[0, 4096] = d::INLINE_MAX => inline_max; "rdma-core libmlx5",

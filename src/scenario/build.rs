@@ -147,14 +147,15 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
 
     // The sender's program: copy out, register, post.
     // GPU payloads are never inline (perftest forces inline off with --use_cuda); host ones up
-    // to the NIC's inline limit ride in the WQE, which libmlx5 then posts by BlueFlame.
+    // to the NIC's inline limit ride in the WQE. Every post here is of one WQE, which libmlx5
+    // writes by BlueFlame when it fits (inline or not, row G5).
     let inline = !s.nic_buffer.is_gpu() && size <= s_nic.inline_max;
     let wqe_bytes = if inline {
         inline_wqe_bytes(size)
     } else {
         s_nic.wqe_bytes
     };
-    let blueflame = s_nic.wqe_delivery.blueflame(inline, wqe_bytes);
+    let blueflame = s_nic.wqe_delivery.blueflame(1, inline, wqe_bytes);
     let mut prev = None;
     if let Some(st) = s.staging.filter(|st| st.by_cpu) {
         // GDRCopy: the thread reads the GPU buffer through BAR1 into the host buffer.
@@ -717,8 +718,8 @@ fn flush(
     let np = Place::Device(h.node_index(NodeKind::Nic(r.nic)));
     let sq = Place::Memory(r.cpu_socket);
     let f = Some(Stage::Flush);
-    // Not inline: libmlx5 rings a doorbell (unless the NIC is set to prefer BlueFlame).
-    let blueflame = spec.wqe_delivery.blueflame(false, spec.wqe_bytes);
+    // One WQE, not inline: BlueFlame by libmlx5's default (row G5).
+    let blueflame = spec.wqe_delivery.blueflame(1, false, spec.wqe_bytes);
     let post = StepKind::Post {
         thread,
         mmio,
@@ -869,7 +870,7 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
             None,
         ));
     }
-    let blueflame = r_nic.wqe_delivery.blueflame(false, r_nic.wqe_bytes);
+    let blueflame = r_nic.wqe_delivery.blueflame(1, false, r_nic.wqe_bytes);
     let kind = StepKind::Post {
         thread: tr,
         mmio,

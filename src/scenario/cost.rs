@@ -11,10 +11,11 @@ use crate::config::Config;
 use crate::effective::SideMode;
 use crate::topology::Topology;
 
-/// Events a message costs besides its data: posts, WQE fetch, completion, polls.
-const PER_MESSAGE: u64 = 40;
+/// Events a message costs besides its data: post, completion, polls (and a WQE fetch where the
+/// post rings a doorbell; libmlx5 writes a single WQE by BlueFlame, so most have none).
+const PER_MESSAGE: u64 = 32;
 /// Events of one bulk transfer (its segments and the rate re-solves around it).
-const PER_BULK: u64 = 24;
+const PER_BULK: u64 = 20;
 /// The payload of one TLP of a TLP-granular message (an MPS-sized write or read).
 const BYTES_PER_TLP: u64 = 256;
 /// Events one TLP costs: a hop and a server's release on each of the few links it crosses, a

@@ -342,15 +342,21 @@ impl GdrcopySpec {
 /// How the NIC receives a send WQE: through BlueFlame (the CPU writes the whole WQE through MMIO
 /// together with the doorbell) or by an 8-byte doorbell, after which the NIC fetches the WQE
 /// from the send queue by DMA read. libmlx5 decides per post (`post_send_db` in rdma-core
-/// `providers/mlx5/qp.c`): BlueFlame for a single WQE that fits the BlueFlame buffer and is
-/// inline, or any single WQE when the application prefers BlueFlame.
+/// `providers/mlx5/qp.c`): BlueFlame when the post holds one WQE, the WQE fits the BlueFlame
+/// buffer and it is inline **or `prefer_bf` is set**, which `get_always_bf` (`mlx5.c`) sets
+/// unless `MLX5_POST_SEND_PREFER_BF=0`: by default every single-WQE post that fits, inline or
+/// not (reference row G5). A post of several WQEs rings the doorbell.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum WqeDelivery {
-    /// libmlx5's default: BlueFlame only for a single inline WQE.
+    /// libmlx5's default (`prefer_bf` = 1): BlueFlame for a single WQE that fits, a doorbell
+    /// for a post of several.
     #[default]
     Auto,
-    /// BlueFlame for every single WQE that fits (`MLX5_POST_SEND_PREFER_BF=1`).
+    /// BlueFlame for a single WQE that fits, as `auto` (`MLX5_POST_SEND_PREFER_BF=1` set
+    /// explicitly).
     BlueFlame,
+    /// BlueFlame only for a single inline WQE (`MLX5_POST_SEND_PREFER_BF=0`).
+    InlineOnly,
     /// Never BlueFlame (`MLX5_SHUT_UP_BF=1`).
     Doorbell,
 }
@@ -360,18 +366,20 @@ pub const BLUEFLAME_BYTES: u64 = 256;
 
 impl WqeDelivery {
     /// Every delivery, in the order the config documents them.
-    pub const ALL: [WqeDelivery; 3] = [
+    pub const ALL: [WqeDelivery; 4] = [
         WqeDelivery::Auto,
         WqeDelivery::BlueFlame,
+        WqeDelivery::InlineOnly,
         WqeDelivery::Doorbell,
     ];
 
-    /// Whether a single post of a WQE of `wqe_bytes` (inline data included) goes by BlueFlame.
-    pub fn blueflame(self, inline: bool, wqe_bytes: u64) -> bool {
-        let fits = wqe_bytes <= BLUEFLAME_BYTES;
+    /// Whether a post of `wqes` WQEs, the first of `wqe_bytes` (inline data included), goes by
+    /// BlueFlame (`nreq == 1`, fits, inline or `prefer_bf`).
+    pub fn blueflame(self, wqes: u32, inline: bool, wqe_bytes: u64) -> bool {
+        let single = wqes == 1 && wqe_bytes <= BLUEFLAME_BYTES;
         match self {
-            WqeDelivery::Auto => inline && fits,
-            WqeDelivery::BlueFlame => fits,
+            WqeDelivery::Auto | WqeDelivery::BlueFlame => single,
+            WqeDelivery::InlineOnly => single && inline,
             WqeDelivery::Doorbell => false,
         }
     }
@@ -381,6 +389,7 @@ impl WqeDelivery {
         match self {
             WqeDelivery::Auto => "auto",
             WqeDelivery::BlueFlame => "blueflame",
+            WqeDelivery::InlineOnly => "inline-only",
             WqeDelivery::Doorbell => "doorbell",
         }
     }
@@ -516,15 +525,22 @@ pub struct NetworkSpec {
 mod tests {
     use super::*;
 
-    /// libmlx5's post_send_db: BlueFlame for a single WQE that fits the 256-byte buffer and is
-    /// inline (or when BlueFlame is preferred); an 8-byte doorbell otherwise.
+    /// libmlx5's post_send_db (row G5): BlueFlame for a post of one WQE that fits the 256-byte
+    /// buffer, inline or not, since `prefer_bf` is 1 by default; a doorbell for a post of
+    /// several WQEs or a WQE too large; inline only with `MLX5_POST_SEND_PREFER_BF=0`; never
+    /// with `MLX5_SHUT_UP_BF=1`.
     #[test]
-    fn blueflame_only_for_a_single_inline_wqe_unless_preferred() {
-        assert!(WqeDelivery::Auto.blueflame(true, 64));
-        assert!(!WqeDelivery::Auto.blueflame(false, 64));
-        assert!(WqeDelivery::BlueFlame.blueflame(false, 64));
-        assert!(!WqeDelivery::BlueFlame.blueflame(true, 320));
-        assert!(!WqeDelivery::Doorbell.blueflame(true, 64));
+    fn blueflame_for_every_single_wqe_that_fits_unless_told_otherwise() {
+        for d in [WqeDelivery::Auto, WqeDelivery::BlueFlame] {
+            assert!(d.blueflame(1, true, 64));
+            assert!(d.blueflame(1, false, 64));
+            assert!(!d.blueflame(2, false, 64));
+            assert!(!d.blueflame(1, true, 320));
+        }
+        assert!(WqeDelivery::InlineOnly.blueflame(1, true, 64));
+        assert!(!WqeDelivery::InlineOnly.blueflame(1, false, 64));
+        assert!(!WqeDelivery::InlineOnly.blueflame(2, true, 64));
+        assert!(!WqeDelivery::Doorbell.blueflame(1, true, 64));
     }
 
     /// ctrl 16 + raddr 16 + inline header 4 + data, padded to 16, in 64-byte basic blocks.

@@ -381,8 +381,9 @@ fn the_flush_follows_the_compute_capability() {
     assert!(!flushed(&none), "flush = \"none\" turns it off");
 }
 
-/// The flush as NCCL's ncclIbIflush issues it: a doorbell (not inline) and the WQE fetch, the
-/// read request through the NIC's own pipelines (no wire), a 1-byte read of GPU memory, the byte
+/// The flush as NCCL's ncclIbIflush issues it: one WQE (not inline; by BlueFlame, as libmlx5
+/// posts any single WQE that fits, row G5), the read request through the NIC's own pipelines
+/// (no wire), a 1-byte read of GPU memory, the byte
 /// written into host DRAM, then a CQE, all after the payload's last write; it moves no payload
 /// bytes through host memory.
 #[test]
@@ -396,15 +397,15 @@ fn the_flush_is_a_loopback_rdma_read_into_host_memory() {
             .filter(|h| h.what == what && rec.component_name(h.channel).starts_with("node-b/"))
             .collect()
     };
-    let doorbell = flush_hops(Movement::Mmio);
+    let post = flush_hops(Movement::Mmio);
     assert_eq!(
-        doorbell.first().map(|h| h.payload),
-        Some(8),
-        "an 8-byte doorbell"
+        post.first().map(|h| h.payload),
+        Some(64),
+        "one 64-byte WQE by BlueFlame (libmlx5's default for a single WQE, row G5)"
     );
     assert!(
-        !flush_hops(Movement::WqeFetch).is_empty(),
-        "the NIC fetches the WQE"
+        flush_hops(Movement::WqeFetch).is_empty(),
+        "the NIC has the WQE: nothing to fetch"
     );
     let request = flush_hops(Movement::Packet(PacketKind::ReadRequest));
     assert!(
@@ -444,15 +445,17 @@ fn the_flush_is_a_loopback_rdma_read_into_host_memory() {
     );
 }
 
-/// Posting as libmlx5 does: a small host payload rides inline in a BlueFlame MMIO write (no WQE
-/// fetch); a GPU payload is never inline, so the post is an 8-byte doorbell and the NIC fetches
-/// the WQE by DMA read.
+/// Posting as libmlx5 does (row G5): a post of one WQE that fits the BlueFlame buffer goes by
+/// BlueFlame, inline or not (`prefer_bf` is 1 by default), so the NIC fetches nothing: a small
+/// host payload rides inline in a 64-byte WQE, a GPU payload (never inline) has its 64-byte
+/// WQE written all the same. With `MLX5_POST_SEND_PREFER_BF=0` (`inline-only`) the GPU
+/// payload's post is an 8-byte doorbell and the NIC fetches the WQE by DMA read; with
+/// `MLX5_SHUT_UP_BF=1` (`doorbell`) every post is.
 #[test]
-fn blueflame_for_inline_posts_a_doorbell_and_a_wqe_fetch_otherwise() {
+fn blueflame_for_every_single_wqe_post_a_doorbell_and_a_wqe_fetch_only_when_told() {
     use gdrsim::plan::Movement;
-    let cfg = default_cfg();
-    let posts = |path| {
-        let (_, rec) = support::run_fabric(&cfg, "PIX", path, 8, false, 1, 1);
+    let posts = |cfg: &gdrsim::config::Config, path| {
+        let (_, rec) = support::run_fabric(cfg, "PIX", path, 8, false, 1, 1);
         let sender =
             |h: &&gdrsim::record::Hop| rec.component_name(h.channel).starts_with("node-a/");
         let mmio: Vec<u64> = rec
@@ -469,16 +472,26 @@ fn blueflame_for_inline_posts_a_doorbell_and_a_wqe_fetch_otherwise() {
             .any(|h| h.what == Movement::WqeFetch);
         (mmio[0], fetched)
     };
+    let by_default = default_cfg();
     assert_eq!(
-        posts(PathKind::Host),
+        posts(&by_default, PathKind::Host),
         (64, false),
         "an inline WQE by BlueFlame"
     );
     assert_eq!(
-        posts(PathKind::GpuDirect),
+        posts(&by_default, PathKind::GpuDirect),
+        (64, false),
+        "a WQE that is not inline, by BlueFlame all the same"
+    );
+    let inline_only = cfg_with(&[("wqe_delivery = \"auto\"", "wqe_delivery = \"inline-only\"")]);
+    assert_eq!(posts(&inline_only, PathKind::Host), (64, false));
+    assert_eq!(
+        posts(&inline_only, PathKind::GpuDirect),
         (8, true),
         "a doorbell, then the WQE fetch"
     );
+    let doorbell = cfg_with(&[("wqe_delivery = \"auto\"", "wqe_delivery = \"doorbell\"")]);
+    assert_eq!(posts(&doorbell, PathKind::Host), (8, true));
 }
 
 /// InfiniBand switches are cut-through: a 4 KiB packet leaves a switch once its header is in, so

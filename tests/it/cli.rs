@@ -1733,7 +1733,8 @@ fn bw_row(args: &[&str]) -> (String, u64, f64, f64, f64) {
 /// Issue #11, perftest `-q` and `-b`. `-q N` runs N QPs from perftest's one single-threaded
 /// process: #iterations is `-n` times N (print_report_bw's num_of_calculated_iters). At 4 KiB
 /// one QP of ib_read_bw is bound by its 16 reads in flight (max_rd_atomic: 16 x 4 KiB per
-/// round trip), so two QPs carry more; but the one thread posts every message, so no QP count
+/// round trip, about 3.3 us with BlueFlame posts: 159 Gb/s), so two QPs carry more (172: the
+/// 4 KiB read's own ceiling); but the one thread posts every message, so no QP count
 /// beats one post per `post_ns` (100 ns on the default config: 10 Mpps). `-b` sums both sides'
 /// reports (print_full_bw_report): the model's links are full duplex, so an 8 MiB GPUDirect
 /// Write both ways carries twice one way, within 2%, and never more than twice the 400 Gb/s
@@ -1758,7 +1759,7 @@ fn perftest_queue_pairs_share_one_process_and_both_directions_add_up() {
     let (_, n8, _, avg8, rate8) = read("8");
     assert!(out1.contains(" Number of qps   : 1\t") && out2.contains(" Number of qps   : 2\t"));
     assert_eq!((n1, n2, n8), (1000, 2000, 8000));
-    assert!(avg2 > avg1 * 1.2, "two QPs {avg2} Gb/s against one {avg1}");
+    assert!(avg2 > avg1 * 1.05, "two QPs {avg2} Gb/s against one {avg1}");
     assert!(avg8 >= avg2 * 0.98, "eight QPs {avg8} against two {avg2}");
     assert!(rate8 <= 10.0, "one thread posts at most 10 Mpps: {rate8}");
     let write = |b: bool| {
