@@ -9,6 +9,8 @@
 //! bandwidth). Independent flows never come here: [`super::simulate_point`] keeps their
 //! definitions.
 
+use rayon::prelude::*;
+
 use super::Point;
 use super::paths;
 use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows, longest_limit};
@@ -102,33 +104,48 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
     let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
     let shape = Shape::of(cfg, sc, w, p.size);
     let window = cfg.sim.stream_window.max(1);
-    let mut events = 0;
 
-    // The noise-free workload: completion time, stages, chain, links, each flow's figures.
-    let opts = super::sim_options(cfg, p.seed).noise_free().recording();
-    let mut f = fabric(topo, &plans, w, &shape, opts);
-    let model = f.run(window, 1);
-    events += model.stats.events;
-    let recorder = std::mem::take(&mut f.recorder);
-    let completion = completion_of(&model.flows);
-    let chain = critical_chain(cfg, sc, w, &shape, &plans, &recorder, &model.flows);
-    let stages = stage_rows(&chain);
-
-    // Jittered repeats of the whole workload.
+    // The noise-free workload (completion time, stages, chain, links, each flow's figures) and
+    // the jittered repeats of the whole workload are independent runs: they run side by side
+    // on the study's worker threads, and come back in order (the results do not depend on
+    // how many threads there are).
     let total_msgs = run_messages(cfg, w, p.size);
     let n = repeats(cfg, w, p.size);
-    let mut samples = Vec::with_capacity(n as usize);
-    let mut own: Vec<Vec<Ps>> = vec![Vec::new(); sc.flows.len()];
-    let mut past_horizon = model.stats.past_horizon;
-    for i in 0..n {
+    let noise_free = || {
+        let opts = super::sim_options(cfg, p.seed).noise_free().recording();
+        let mut f = fabric(topo, &plans, w, &shape, opts);
+        let model = f.run(window, 1);
+        let recorder = std::mem::take(&mut f.recorder);
+        (model, recorder)
+    };
+    let repeat = |i: u32| {
         let opts = super::sim_options(cfg, super::mix(p.seed, &[1, i as u64]));
         let mut f = fabric(topo, &plans, w, &shape, opts);
         let out = f.run(window, 1);
-        events += out.stats.events;
-        past_horizon |= out.stats.past_horizon;
-        samples.push(completion_of(&out.flows));
-        for (fl, o) in out.flows.iter().zip(own.iter_mut()) {
-            o.extend(fl.messages.iter().map(|(s, e)| e - s));
+        let own: Vec<Vec<Ps>> = out
+            .flows
+            .iter()
+            .map(|fl| fl.messages.iter().map(|(s, e)| e - s).collect())
+            .collect();
+        let sample = completion_of(&out.flows);
+        (out.stats.events, out.stats.past_horizon, sample, own)
+    };
+    let ((model, recorder), runs) = rayon::join(noise_free, || {
+        (0..n).into_par_iter().map(repeat).collect::<Vec<_>>()
+    });
+    let mut events = model.stats.events;
+    let completion = completion_of(&model.flows);
+    let chain = critical_chain(cfg, sc, w, &shape, &plans, &recorder, &model.flows);
+    let stages = stage_rows(&chain);
+    let mut samples = Vec::with_capacity(n as usize);
+    let mut own: Vec<Vec<Ps>> = vec![Vec::new(); sc.flows.len()];
+    let mut past_horizon = model.stats.past_horizon;
+    for (run_events, past, sample, mine) in runs {
+        events += run_events;
+        past_horizon |= past;
+        samples.push(sample);
+        for (o, m) in own.iter_mut().zip(mine) {
+            o.extend(m);
         }
     }
     let lat = stats::latency_stats(&samples);
