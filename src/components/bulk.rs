@@ -981,8 +981,19 @@ impl Fabric<'_> {
     /// A transfer's last byte passed its reference point at `now`: its steps get their records
     /// and milestones, and the next transfer of its queue may go.
     fn bulk_done(&mut self, id: usize, now: Ps, q: &mut Queue<Event>) {
-        let job = self.bulk.jobs[id].clone();
-        self.bulk.jobs[id].state = State::Done;
+        // The transfer is over: its lists move out here (nothing reads a done transfer's stages,
+        // uses or demand again), so the memory of a long stream is its transfers in flight.
+        let job = {
+            let j = &mut self.bulk.jobs[id];
+            j.state = State::Done;
+            Job {
+                stages: std::mem::take(&mut j.stages),
+                demand: std::mem::take(&mut j.demand),
+                uses: std::mem::take(&mut j.uses),
+                bound_by: std::mem::take(&mut j.bound_by),
+                ..*j
+            }
+        };
         let (flow, msg, _) = job.inst;
         if job.payload {
             self.bulk.host_mem_bytes += job.bytes * job.dram_crossings;
