@@ -136,15 +136,17 @@ struct ReadWeight {
 pub struct Bulks {
     fluid: Fluid,
     windows: Vec<u32>,
-    channel_res: Vec<Option<Res>>,
-    window_res: Vec<Res>,
-    limit_of: Vec<Limit>,
+    /// Channels of the topology: resource `c` is server channel `c`, resource `channels + e`
+    /// read window `e` (see [`Bulks::limit_of`]).
+    channels: usize,
     pub jobs: Vec<Job>,
     active: Vec<usize>,
     queues: Vec<(QueueKey, VecDeque<usize>)>,
     queue_index: std::collections::HashMap<QueueKey, usize>,
-    /// Active transfers on each channel (units serialised there pause them).
-    users: Vec<Vec<usize>>,
+    /// Active transfers on each channel (units serialised there pause them): per channel,
+    /// 1 + its list's index in `user_lists`, 0 while no transfer has used it.
+    user_slot: Vec<u32>,
+    user_lists: Vec<Vec<usize>>,
     /// Active transfers reading under each read window (by engine): with `users`, who shares
     /// a resource with whom, so that a start or an end re-solves only the transfers it can
     /// change (a server channel's resource has the channel's users).
@@ -174,51 +176,60 @@ pub struct Bulks {
 impl Bulks {
     /// A resource per server channel (its rate) and per read window (its bytes in flight).
     pub fn new(topo: &Topology, windows: &[u32]) -> Bulks {
-        let mut fluid = Fluid::default();
-        let mut limit_of = Vec::new();
-        let channel_res = topo
-            .channels
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                c.is_server().then(|| {
-                    limit_of.push(Limit::Channel(i as ChannelId));
-                    fluid.add(c.rate.bps() as u128 * WEIGHT_ONE / 8)
-                })
-            })
-            .collect();
-        // Capacity set on first use: the window's requests x their size, in bytes in flight x
-        // picoseconds per second (a transfer's weight is its round trip in ps).
-        let window_res = (0..windows.len())
-            .map(|i| {
-                limit_of.push(Limit::Window(i));
-                fluid.add_window(0)
-            })
-            .collect();
+        let channels = topo.channels.len();
         Bulks {
-            fluid,
+            fluid: Fluid::with_resources(channels + windows.len()),
             windows: windows.to_vec(),
-            channel_res,
-            window_res,
-            limit_of,
+            channels,
             jobs: Vec::new(),
             active: Vec::new(),
             queues: Vec::new(),
             queue_index: std::collections::HashMap::new(),
-            users: vec![Vec::new(); topo.channels.len()],
+            user_slot: vec![0; channels],
+            user_lists: Vec::new(),
             window_users: vec![Vec::new(); windows.len()],
             reached: Vec::new(),
             pending: Vec::new(),
             share_due: false,
-            channel_reached: vec![0; topo.channels.len()],
+            channel_reached: vec![0; channels],
             window_reached: vec![0; windows.len()],
             solves: 0,
-            unit_until: vec![0; topo.channels.len()],
+            unit_until: vec![0; channels],
             version: 0,
             host_mem_bytes: 0,
-            wire_bytes: vec![0; topo.channels.len()],
+            wire_bytes: vec![0; channels],
             limits: Vec::new(),
         }
+    }
+
+    /// The limit fluid resource `r` stands for.
+    fn limit_of(&self, r: Res) -> Limit {
+        match (r as usize).checked_sub(self.channels) {
+            None => Limit::Channel(r as ChannelId),
+            Some(engine) => Limit::Window(engine),
+        }
+    }
+
+    /// The fluid resource of read window (engine) `engine`.
+    fn window_res(&self, engine: usize) -> Res {
+        (self.channels + engine) as Res
+    }
+
+    /// The active transfers on channel `c`.
+    fn users(&self, c: ChannelId) -> &[usize] {
+        match self.user_slot[c as usize] {
+            0 => &[],
+            s => &self.user_lists[s as usize - 1],
+        }
+    }
+
+    /// The list of the active transfers on channel `c`, made when first needed.
+    fn users_mut(&mut self, c: ChannelId) -> &mut Vec<usize> {
+        if self.user_slot[c as usize] == 0 {
+            self.user_lists.push(Vec::new());
+            self.user_slot[c as usize] = self.user_lists.len() as u32;
+        }
+        &mut self.user_lists[self.user_slot[c as usize] as usize - 1]
     }
 
     /// The index of `key`'s queue (numbered in order of first use; the map only finds them).
@@ -350,9 +361,7 @@ impl Fabric<'_> {
         self.loaded_shares(&refs)
             .into_iter()
             .map(|s| {
-                let limit = s
-                    .bound
-                    .map_or(Limit::None, |r| self.bulk.limit_of[r as usize]);
+                let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
                 (s.rate, limit)
             })
             .collect()
@@ -518,9 +527,16 @@ impl Fabric<'_> {
         }
         let mut demand = Demand::default();
         for u in &uses {
-            let Some(r) = self.bulk.channel_res[u.channel as usize] else {
+            // A server channel is a fluid resource (its rate), made when first used.
+            let spec = &self.channels[u.channel as usize];
+            if !spec.is_server() {
                 continue;
-            };
+            }
+            let r = u.channel as Res;
+            if self.bulk.fluid.capacity[r as usize] == 0 {
+                let rate = spec.rate.bps() as u128 * WEIGHT_ONE / 8;
+                self.bulk.fluid.set(r, rate, false);
+            }
             match demand.uses.iter_mut().find(|d| d.0 == r) {
                 Some(d) => d.1 += u.weight,
                 None => demand.uses.push((r, u.weight)),
@@ -530,9 +546,9 @@ impl Fabric<'_> {
         if let Some((engine, read, rtt)) = window {
             // Bytes in flight: the window's requests of MRRS; a transfer's weight is its round
             // trip (Little's law).
-            let r = self.bulk.window_res[engine];
-            self.bulk.fluid.capacity[r as usize] =
-                self.bulk.windows[engine] as u128 * read.mrrs as u128 * SCALE;
+            let r = self.bulk.window_res(engine);
+            let in_flight = self.bulk.windows[engine] as u128 * read.mrrs as u128 * SCALE;
+            self.bulk.fluid.set(r, in_flight, true);
             read_weight = Some(ReadWeight {
                 engine,
                 at: demand.uses.len(),
@@ -612,8 +628,8 @@ impl Fabric<'_> {
         job.resume_at = job.resume_at.max(held);
         for k in 0..self.bulk.jobs[id].uses.len() {
             let c = self.bulk.jobs[id].uses[k].channel;
-            if !self.bulk.users[c as usize].contains(&id) {
-                self.bulk.users[c as usize].push(id);
+            if !self.bulk.users(c).contains(&id) {
+                self.bulk.users_mut(c).push(id);
             }
         }
         if let Some(rw) = self.bulk.jobs[id].read {
@@ -701,9 +717,7 @@ impl Fabric<'_> {
         let shares = self.loaded_shares(&jobs);
         for (k, s) in shares.into_iter().enumerate() {
             let id = group[k];
-            let limit = s
-                .bound
-                .map_or(Limit::None, |r| self.bulk.limit_of[r as usize]);
+            let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
             let job = &mut self.bulk.jobs[id];
             job.rate = s.rate.max(1);
             job.bound = limit;
@@ -744,7 +758,11 @@ impl Fabric<'_> {
                 let c = u.channel as usize;
                 if b.channel_reached[c] != mark {
                     b.channel_reached[c] = mark;
-                    reach(&b.users[c], &mut b.reached, &mut stack);
+                    let users = match b.user_slot[c] {
+                        0 => &[][..],
+                        s => &b.user_lists[s as usize - 1][..],
+                    };
+                    reach(users, &mut b.reached, &mut stack);
                 }
             }
             if let Some(rw) = job.read
@@ -945,8 +963,8 @@ impl Fabric<'_> {
         for &id in &done {
             for k in 0..self.bulk.jobs[id].uses.len() {
                 let c = self.bulk.jobs[id].uses[k].channel;
-                self.bulk.users[c as usize].retain(|&j| j != id);
-                neighbours.extend(&self.bulk.users[c as usize]);
+                self.bulk.users_mut(c).retain(|&j| j != id);
+                neighbours.extend(self.bulk.users(c));
             }
             if let Some(rw) = self.bulk.jobs[id].read {
                 self.bulk.window_users[rw.engine].retain(|&j| j != id);
@@ -967,11 +985,11 @@ impl Fabric<'_> {
     pub(super) fn bulk_pause(&mut self, c: ChannelId, now: Ps, until: Ps, q: &mut Queue<Event>) {
         let held = &mut self.bulk.unit_until[c as usize];
         *held = (*held).max(until);
-        if self.bulk.users[c as usize].is_empty() {
+        if self.bulk.users(c).is_empty() {
             return;
         }
         self.bulk_progress(now);
-        for &id in &self.bulk.users[c as usize] {
+        for &id in self.bulk.user_lists[self.bulk.user_slot[c as usize] as usize - 1].iter() {
             let job = &mut self.bulk.jobs[id];
             job.resume_at = job.resume_at.max(until);
         }

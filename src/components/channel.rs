@@ -204,6 +204,8 @@ pub struct Servers<'t> {
     /// Per channel: 1 + its index in `made`, 0 while it has no server.
     slot: Vec<u32>,
     made: Vec<Server>,
+    /// The channel of each server in `made`.
+    made_for: Vec<u32>,
 }
 
 impl<'t> Servers<'t> {
@@ -216,6 +218,7 @@ impl<'t> Servers<'t> {
             seed,
             slot: vec![0; channels.len()],
             made: Vec::new(),
+            made_for: Vec::new(),
         }
     }
 
@@ -231,8 +234,18 @@ impl<'t> Servers<'t> {
                 0
             };
             self.made.push(Server::new(median, self.seed, identity));
+            self.made_for.push(c as u32);
             self.slot[c] = self.made.len() as u32;
         }
+    }
+
+    /// The channels that have a server, ascending: every channel a point's units or
+    /// transfers can have used (the routes' channels are made up front), found without a
+    /// walk over every channel of the topology.
+    pub fn made_channels(&self) -> Vec<u32> {
+        let mut ids = self.made_for.clone();
+        ids.sort_unstable();
+        ids
     }
 
     /// Every server made so far.

@@ -128,7 +128,8 @@ impl Fabric<'_> {
                 }
             })
             .collect();
-        let links = (0..self.channels.len() as ChannelId)
+        // Only channels with a server can have carried anything.
+        let links = (self.servers.made_channels().into_iter())
             .filter(|&c| self.channels[c as usize].is_server())
             .map(|c| (c, self.channel_wire_bytes(c), self.servers[c as usize].busy))
             .filter(|l| l.1 > 0)
