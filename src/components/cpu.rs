@@ -163,6 +163,24 @@ impl Fabric<'_> {
                 self.record_control(inst, started, now);
                 self.fire(inst, Milestone::Done, now, now, q);
             }
+            (StepKind::CpuCopy { store: Some(_), .. }, _) => {
+                // Into the GPU: issued; done when the last stores land (steps::arrive).
+                let StepKind::CpuCopy {
+                    dram,
+                    bytes,
+                    store: Some((route, last)),
+                    ..
+                } = *kind
+                else {
+                    unreachable!()
+                };
+                self.host_dram_touch((task.flow, task.msg), dram, bytes);
+                self.busy(task, now - started);
+                self.step_state(inst).started = started;
+                let route = self.route_of(task.flow, route);
+                let t = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Write, last, now);
+                self.launch(t, now, q);
+            }
             (StepKind::Register { .. } | StepKind::CpuCopy { .. }, _) => {
                 if let StepKind::CpuCopy { dram, bytes, .. } = *kind {
                     self.host_dram_touch((task.flow, task.msg), dram, bytes);

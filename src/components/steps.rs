@@ -164,6 +164,14 @@ impl Fabric<'_> {
                 self.record_control(inst, from, now);
                 self.fire(inst, Milestone::Done, now, now, q);
             }
+            (StepKind::CpuCopy { .. }, _) => {
+                // A GDRCopy into the GPU: its last stores are in GPU memory.
+                if plan.stage(t.step).is_some() {
+                    let from = self.step_state(inst).started;
+                    self.record_control(inst, from, now);
+                }
+                self.fire(inst, Milestone::Done, now, now, q);
+            }
             (StepKind::WqeFetch { .. }, 0) => {
                 if self.last_completion(inst, &t, now, q) {
                     self.send_engine(inst, 1, now, q);

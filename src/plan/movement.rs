@@ -32,6 +32,8 @@ pub enum Movement {
     H2dRead,
     /// ... and its writes into GPU memory.
     H2dWrite,
+    /// GDRCopy into the GPU: the CPU's write-combined stores through BAR1 into GPU memory.
+    WcStores,
 }
 
 impl Movement {
@@ -55,6 +57,7 @@ impl Movement {
             Movement::D2h => "memcpy D2H",
             Movement::H2dRead => "memcpy H2D read",
             Movement::H2dWrite => "memcpy H2D write",
+            Movement::WcStores => "GDRCopy stores",
         }
     }
 
@@ -94,6 +97,7 @@ impl Plan {
             (StepKind::DmaWrite { .. }, _) => Movement::PayloadWrite,
             (StepKind::Packet { what, .. }, _) => Movement::Packet(*what),
             (StepKind::Cqe { kind, .. }, _) => Movement::Cqe(*kind),
+            (StepKind::CpuCopy { .. }, _) => Movement::WcStores,
             (StepKind::Memcpy { copy, .. } | StepKind::KernelCopy { copy, .. }, phase) => {
                 match (copy, phase) {
                     (Copy::D2h { .. }, _) => Movement::D2h,

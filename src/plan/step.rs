@@ -116,6 +116,9 @@ pub enum StepKind {
     /// The thread copies between GPU memory and a host buffer through the GPU's BAR1 mapping
     /// (GDRCopy): busy for `cost`; the host side of the copy moves `bytes` through the DRAM
     /// channel `dram` (counted in its payload bytes; at a CPU's copy rate it never binds it).
+    /// A copy into the GPU (`store`) is done when its last write-combined stores have crossed
+    /// PCIe into GPU memory, not when the thread has issued them (its loads out of the GPU wait
+    /// for their data, so a copy out of it is done when the thread is).
     CpuCopy {
         /// The copying thread (index into [`super::Plan::threads`]).
         thread: u16,
@@ -125,6 +128,9 @@ pub enum StepKind {
         dram: ChannelId,
         /// Bytes the copy moves through `dram`.
         bytes: u64,
+        /// Into the GPU: the route of the stores (CPU, PCIe, GPU memory) and the bytes still
+        /// on their way when the thread returns (the last write-combining buffer).
+        store: Option<(RouteId, u64)>,
     },
     /// A cudaMemcpy: launched by the thread, moved by the GPU's copy engine, then signalled.
     /// Synchronous (`blocking`): the thread spins until it returns. Asynchronous

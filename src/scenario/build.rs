@@ -164,6 +164,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
             cost: sh.spec.gpus[st.gpu].gdrcopy.cost(true, size),
             dram: sh.dram[st.bounce_socket],
             bytes: size,
+            store: None,
         };
         prev = Some(add(
             &mut p,
@@ -579,6 +580,11 @@ fn copy_from_gpu(
 }
 
 /// The receiver's cudaMemcpy H2D from its bounce buffer into the GPU, after `after`: the copy
+/// A CPU's write-combining buffer: stores to a write-combined mapping (GDRCopy's BAR1) leave
+/// the core in bursts of at most this many bytes (one cache line), so the last burst is what
+/// is still on its way when the copying thread returns.
+const WC_BUFFER_BYTES: u64 = 64;
+
 /// engine reads the bounce buffer under its own window and commits into GPU memory.
 fn copy_to_gpu(
     p: &mut Plan,
@@ -604,12 +610,17 @@ fn copy_to_gpu_as(
 ) -> Result<StepId, RouteError> {
     let rh = &topo.hosts[r.host];
     if st.by_cpu {
-        // GDRCopy: the thread writes the host buffer into the GPU through BAR1.
+        // GDRCopy: the thread writes the host buffer into the GPU through BAR1; the copy is in
+        // GPU memory when the last write-combined stores (one 64-byte buffer) have crossed.
+        let g = Place::Device(rh.node_index(NodeKind::Gpu(st.gpu)));
+        let mut c = rh.route(Place::Cpu(r.cpu_socket), g, Flow::Write)?.channels;
+        c.push(rh.gpu_memory[st.gpu]);
         let kind = StepKind::CpuCopy {
             thread,
             cost: rh.spec.gpus[st.gpu].gdrcopy.cost(false, size),
             dram: rh.dram[st.bounce_socket],
             bytes: size,
+            store: Some((p.route(c), size.clamp(1, WC_BUFFER_BYTES))),
         };
         let cpu = p.actor(format!(
             "{}/{}.cpu",

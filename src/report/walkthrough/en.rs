@@ -500,7 +500,7 @@ impl Phrases for English {
                 host,
                 bytes,
             } => format!(
-                "GDRCopy (gdr_copy_to_mapping): the CPU writes Host[{}] into GPU[{}] through its BAR1 mapping, {bytes} bytes (write-combined stores)",
+                "GDRCopy (gdr_copy_to_mapping): the CPU writes Host[{}] into GPU[{}] through its BAR1 mapping, {bytes} bytes (write-combined stores; done when the last of them has crossed PCIe into GPU memory)",
                 hex(*host),
                 hex(*gpu)
             ),

@@ -468,7 +468,7 @@ impl Phrases for Chinese {
                 host,
                 bytes,
             } => format!(
-                "GDRCopy（gdr_copy_to_mapping）：CPU将Host[{}]经BAR1映射写入GPU[{}]，{bytes} 字节（写合并）",
+                "GDRCopy（gdr_copy_to_mapping）：CPU将Host[{}]经BAR1映射写入GPU[{}]，{bytes} 字节（写合并；最后一批写入经PCIe到达GPU内存时完成）",
                 hex(*host),
                 hex(*gpu)
             ),
