@@ -174,7 +174,8 @@ pub struct Bulks {
 }
 
 impl Bulks {
-    /// A resource per server channel (its rate) and per read window (its bytes in flight).
+    /// A resource per server channel (its rate) and per read window (its bytes in flight),
+    /// numbered up front and given its capacity when a transfer first uses it.
     pub fn new(topo: &Topology, windows: &[u32]) -> Bulks {
         let channels = topo.channels.len();
         Bulks {
