@@ -402,7 +402,9 @@ mod tests {
 
     /// A copy row runs on the config it names, with its overrides: the dgx-a100 GPU0 at Gen4
     /// x16 copies near the Gen4 read ceiling (C5: 26.37 GB/s), at Gen3 near half of it; a
-    /// cudaMemcpy row pays the per-call costs, so it is slower than the streamed copies.
+    /// cudaMemcpy row pays the per-call costs (launch and sync), where nvbandwidth's streamed
+    /// copies pay the copy engine's own cost per copy, so it is slower: by the sync, 0.4 us in
+    /// about 160 us for 4 MiB on an A100 (its launch is the copy engine's cost, row L6).
     #[test]
     fn copy_rows_follow_their_config_and_overrides() {
         let gen4 = figure(&entry("")).unwrap();
@@ -417,7 +419,7 @@ mod tests {
         calls.test = "h2d".into();
         let blocking = figure(&calls).unwrap();
         assert!(
-            blocking < gen4 * 0.99,
+            blocking < gen4 * 0.999 && blocking > gen4 * 0.99,
             "cudaMemcpy {blocking}, streamed {gen4}"
         );
     }

@@ -238,11 +238,32 @@ pub const GPU_HEAP_BASE: u64 = 0x2A_0000_0000;
 pub const GPU_BAR_OFFSET: u64 = 0x8000_0000;
 /// The seed program's pinned host buffer.
 pub const HOST_BUFFER_BASE: u64 = 0x1000_0000;
-/// cudaMemcpy call-to-DMA and DMA-to-return overheads: rows D1 (6-7 µs), D2 (8-9 µs) and S2
-/// (UCX cuda_copy: 4.0 µs send overhead + 1.8 µs latency).
+/// cudaMemcpy call-to-DMA and DMA-to-return overheads of Kepler-era GPUs (compute capability
+/// below 7.0): rows D1 (6-7 µs), D2 (8-9 µs) and S2 (UCX cuda_copy: 4.0 µs send overhead + 1.8 µs
+/// latency). Newer GPUs default to [`MEMCPY_LAUNCH_VOLTA`] ([`memcpy_costs`]).
 pub const MEMCPY_LAUNCH: Ps = ns(4_500);
 /// From the copy's last byte landing to cudaMemcpy returning (see [`MEMCPY_LAUNCH`]).
 pub const MEMCPY_SYNC: Ps = ns(2_000);
+/// cudaMemcpy's call-to-DMA overhead from Volta (compute capability 7.0) on: the copy engine's
+/// own cost per copy ([`CE_COPY`], row L6), the host's call taken as no more. With
+/// [`MEMCPY_SYNC_VOLTA`] a call costs 2.0 µs besides its DMA: row D17 (a small cudaMemcpy on
+/// H100 takes about 2 µs) and row D9 (RTX 4090: pinned D2H at 1 MiB runs at 25.42 GB/s against
+/// 26.55 at 16 MiB, about 1.75 µs per call).
+pub const MEMCPY_LAUNCH_VOLTA: Ps = CE_COPY;
+/// From the last byte landing to cudaMemcpy returning, from Volta on: the rest of row D17's
+/// 2 µs (estimate of the split).
+pub const MEMCPY_SYNC_VOLTA: Ps = ns(400);
+
+/// cudaMemcpy's launch and sync overheads by default for a GPU of compute capability `cc`:
+/// Kepler-era figures below 7.0, the measured figures of current GPUs from 7.0 on (the
+/// Kepler-era ones are about 3.5 times what rows D9 and D17 imply for them).
+pub fn memcpy_costs(cc: (u32, u32)) -> (Ps, Ps) {
+    if cc < (7, 0) {
+        (MEMCPY_LAUNCH, MEMCPY_SYNC)
+    } else {
+        (MEMCPY_LAUNCH_VOLTA, MEMCPY_SYNC_VOLTA)
+    }
+}
 /// The copy engine's own cost per copy on the GPU's timeline (fetching the copy's methods,
 /// acquiring and releasing its semaphores), which a stream of copies timed by events pays
 /// between one copy and the next; part of [`MEMCPY_LAUNCH`] seen from the host. Estimate from
@@ -403,6 +424,42 @@ mod tests {
 
     /// Every declared parameter has a unit and a source, and no key is declared twice in a
     /// section.
+    /// cudaMemcpy's overheads by default follow the GPU's generation: a GPU of compute
+    /// capability below 7.0 pays the Kepler-era 4.5 + 2 µs (rows D1/D2/S2), a newer one
+    /// 1.6 + 0.4 µs (rows L6, D17); a config that sets them keeps its values.
+    #[test]
+    fn memcpy_overheads_follow_the_compute_capability_unless_set() {
+        let without: String = DEFAULT_TOML
+            .lines()
+            .filter(|l| !l.starts_with("memcpy_launch_ns") && !l.starts_with("memcpy_sync_ns"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let gpu = |text: &str, cc: &str| {
+            let text = text.replace(
+                "compute_capability = \"9.0\"",
+                &format!("compute_capability = \"{cc}\""),
+            );
+            let cfg = parse(&text, "cc.toml").expect("loads");
+            cfg.hosts[0].machine.gpus[0].copy_engine
+        };
+        let kepler = gpu(&without, "3.5");
+        assert_eq!(
+            (kepler.launch, kepler.sync),
+            (super::MEMCPY_LAUNCH, super::MEMCPY_SYNC)
+        );
+        assert_eq!((kepler.launch, kepler.sync), (4_500_000, 2_000_000));
+        for cc in ["7.0", "8.0", "9.0"] {
+            let newer = gpu(&without, cc);
+            assert_eq!((newer.launch, newer.sync), (1_600_000, 400_000), "{cc}");
+        }
+        let set = without.replace(
+            "gdrcopy_read_latency_ns",
+            "memcpy_launch_ns = 3000\nmemcpy_sync_ns = 1000\ngdrcopy_read_latency_ns",
+        );
+        let kept = gpu(&set, "9.0");
+        assert_eq!((kept.launch, kept.sync), (3_000_000, 1_000_000));
+    }
+
     #[test]
     fn every_parameter_names_its_source() {
         for params in SECTIONS.map(|s| s.params) {

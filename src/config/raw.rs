@@ -312,8 +312,10 @@ section! {
         memory_jitter_ns: dur = d::GPU_MEMORY_JITTER => memory.jitter_median; "estimate",
         heap_base: addr = d::GPU_HEAP_BASE => heap_base; "seed program",
         bar_offset: addr = d::GPU_BAR_OFFSET => bar_offset; "seed program",
-        memcpy_launch_ns: dur = d::MEMCPY_LAUNCH => copy_engine.launch; "rows D1/D2/S2",
-        memcpy_sync_ns: dur = d::MEMCPY_SYNC => copy_engine.sync; "rows D1/D2/S2",
+        memcpy_launch_ns: dur = d::MEMCPY_LAUNCH => copy_engine.launch;
+            "rows D1/D2/S2 below compute capability 7.0, L6/D17/D9 from 7.0",
+        memcpy_sync_ns: dur = d::MEMCPY_SYNC => copy_engine.sync;
+            "rows D1/D2/S2 below compute capability 7.0, D17 (estimate of the split) from 7.0",
         ce_copy_ns: dur = d::CE_COPY => copy_engine.copy; "row L6",
         reduce_gbps: rate = d::GPU_REDUCE_RATE => reduce.rate; "estimate",
         reduce_launch_ns: dur = d::GPU_REDUCE_LAUNCH => reduce.launch; "estimate",

@@ -443,7 +443,8 @@ fn nvlinks(
 }
 
 /// One GPU: its declared parameters, then the compute capability (by default from the model's
-/// name) and the check that its BAR addresses stay below 2^64.
+/// name), the cudaMemcpy overheads its generation has by default, and the check that its BAR
+/// addresses stay below 2^64.
 fn gpu(cx: &Cx, key: &str, g: &RawGpu) -> R<GpuSpec> {
     let kk = |f: &str| format!("{key}.{f}");
     let mut gpu = GpuSpec {
@@ -461,6 +462,14 @@ fn gpu(cx: &Cx, key: &str, g: &RawGpu) -> R<GpuSpec> {
         })?,
         None => d::compute_capability(&gpu.model),
     };
+    // cudaMemcpy's overheads by default follow the GPU's generation.
+    let (launch, sync) = d::memcpy_costs(gpu.compute_capability);
+    if g.memcpy_launch_ns.is_none() {
+        gpu.copy_engine.launch = launch;
+    }
+    if g.memcpy_sync_ns.is_none() {
+        gpu.copy_engine.sync = sync;
+    }
     let (base, offset) = (gpu.heap_base, gpu.bar_offset);
     if base
         .checked_add(offset)
