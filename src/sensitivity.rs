@@ -950,11 +950,12 @@ mod tests {
                 }
             }
         }
-        // ce_mrrs_bytes and ce_nvlink_read_window of gpus[0..4], up and down: 2 x 2 x (2 + 2 +
-        // 3 + 2) scenario runs reused; the 6 of ce_mrrs_bytes's own scenario recomputed, and
-        // changed (no flow crosses NVLink: the NVLink window changes nothing). reduce_gbps and
+        // ce_mrrs_bytes, memcpy_sync_ns and ce_nvlink_read_window of gpus[0..4], up and down:
+        // 3 x 2 x (2 + 2 + 3 + 2) scenario runs reused; the 6 of ce_mrrs_bytes's own scenarios
+        // and the 6 of memcpy_sync_ns's recomputed, and changed (a staged copy pays both; no
+        // flow crosses NVLink: the NVLink window changes nothing). reduce_gbps and
         // reduce_launch_ns of gpus[0..4], up and down, reused by all 3 scenarios (none
         // reduces): 2 x 2 x 4 x 3.
-        assert_eq!((reused, kept_changed), (36 + 48, 6));
+        assert_eq!((reused, kept_changed), (54 + 48, 6 + 6));
     }
 }

@@ -315,7 +315,7 @@ section! {
         memcpy_launch_ns: dur = d::MEMCPY_LAUNCH => copy_engine.launch;
             "rows D1/D2/S2 below compute capability 7.0, L6/D17/D9 from 7.0",
         memcpy_sync_ns: dur = d::MEMCPY_SYNC => copy_engine.sync;
-            "rows D1/D2/S2 below compute capability 7.0, D17 (estimate of the split) from 7.0",
+            "estimate from compute capability 7.0 (the rest of row D17's 2 us); rows D1/D2/S2 below",
         ce_copy_ns: dur = d::CE_COPY => copy_engine.copy; "row L6",
         reduce_gbps: rate = d::GPU_REDUCE_RATE => reduce.rate; "estimate",
         reduce_launch_ns: dur = d::GPU_REDUCE_LAUNCH => reduce.launch; "estimate",
