@@ -218,10 +218,7 @@ impl Bulks {
 
     /// The active transfers on channel `c`.
     fn users(&self, c: ChannelId) -> &[usize] {
-        match self.user_slot[c as usize] {
-            0 => &[],
-            s => &self.user_lists[s as usize - 1],
-        }
+        users_in(&self.user_slot, &self.user_lists, c)
     }
 
     /// The list of the active transfers on channel `c`, made when first needed.
@@ -249,6 +246,35 @@ impl Bulks {
 /// (two flows under one window on one path move what one flow with that window moves).
 fn same_window(job: &Job, engine: usize) -> bool {
     job.read.is_some_and(|r| r.engine == engine)
+}
+
+/// The active transfers on channel `c` (`Bulks::user_slot` into `Bulks::user_lists`): a
+/// function of the two fields, so that a caller may hold them while it changes the transfers.
+fn users_in<'a>(slot: &[u32], lists: &'a [Vec<usize>], c: ChannelId) -> &'a [usize] {
+    match slot[c as usize] {
+        0 => &[],
+        s => &lists[s as usize - 1],
+    }
+}
+
+/// Whether some read's requests or completions share a channel with a transfer that is not
+/// under the same read window (else no read waits for another job's units: every round trip
+/// stays idle and the loaded rounds would change nothing). `one_window` holds, per channel the
+/// jobs use (ascending), the one window all its users read under, if any.
+fn reads_meet_other_windows(jobs: &[&Job], one_window: &[(ChannelId, Option<usize>)]) -> bool {
+    let mixed = |c: ChannelId| {
+        one_window
+            .binary_search_by_key(&c, |o| o.0)
+            .is_ok_and(|i| one_window[i].1.is_none())
+    };
+    jobs.iter().any(|j| {
+        j.read.is_some()
+            && j.uses
+                .iter()
+                .filter(|u| u.step == j.inst.2 && u.phase == 0)
+                .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
+                .any(|u| mixed(u.channel))
+    })
 }
 
 /// Rounds of the loaded round-trip fixed point ([`Fabric::loaded_shares`]).
@@ -759,10 +785,7 @@ impl Fabric<'_> {
                 let c = u.channel as usize;
                 if b.channel_reached[c] != mark {
                     b.channel_reached[c] = mark;
-                    let users = match b.user_slot[c] {
-                        0 => &[][..],
-                        s => &b.user_lists[s as usize - 1][..],
-                    };
+                    let users = users_in(&b.user_slot, &b.user_lists, u.channel);
                     reach(users, &mut b.reached, &mut stack);
                 }
             }
@@ -791,11 +814,9 @@ impl Fabric<'_> {
     fn loaded_shares(&self, jobs: &[&Job]) -> Vec<Share> {
         let idle: Vec<&Demand> = jobs.iter().map(|j| &j.demand).collect();
         let mut shares = self.bulk.fluid.solve(&idle);
-        if jobs.len() < 2 || !self.reads_meet_other_windows(jobs) {
+        if jobs.len() < 2 {
             return shares;
         }
-        let mut demands: Vec<Demand> = jobs.iter().map(|j| j.demand.clone()).collect();
-        let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
         // Every transfer's use of every channel: (channel, transfer, use), by channel, then
         // transfer, then use; the same in every round (only the loads change).
         let mut on: Vec<(ChannelId, usize, usize)> = jobs
@@ -817,6 +838,11 @@ impl Fabric<'_> {
             let same = engine.is_some_and(|e| run.iter().all(|l| same_window(jobs[l.1], e)));
             one_window.push((run[0].0, engine.filter(|_| same)));
         }
+        if !reads_meet_other_windows(jobs, &one_window) {
+            return shares;
+        }
+        let mut demands: Vec<Demand> = jobs.iter().map(|j| j.demand.clone()).collect();
+        let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
         let mut loads: Vec<(ChannelId, usize, Load)> = Vec::with_capacity(on.len());
         let mut met: Vec<(usize, Load)> = Vec::new();
         let mut others: Vec<Load> = Vec::new();
@@ -892,41 +918,6 @@ impl Fabric<'_> {
         shares
     }
 
-    /// Whether some read's requests or completions share a channel with a transfer that is not
-    /// under the same read window (else no read waits for another job's units: every round
-    /// trip stays idle and the loaded rounds would change nothing).
-    fn reads_meet_other_windows(&self, jobs: &[&Job]) -> bool {
-        const MIXED: usize = usize::MAX - 1;
-        // Per channel the jobs use (sorted, so a solve costs its jobs' uses, not every
-        // channel of the fabric): the one window all its users read under, or MIXED.
-        let mut uses: Vec<(ChannelId, usize)> = jobs
-            .iter()
-            .flat_map(|j| {
-                let e = j.read.map_or(MIXED, |r| r.engine);
-                j.uses.iter().map(move |u| (u.channel, e))
-            })
-            .collect();
-        uses.sort_unstable();
-        let mut on: Vec<(ChannelId, usize)> = Vec::new();
-        for run in uses.chunk_by(|a, b| a.0 == b.0) {
-            let e = run[0].1;
-            let same = run.iter().all(|u| u.1 == e);
-            on.push((run[0].0, if same { e } else { MIXED }));
-        }
-        let mixed = |c: ChannelId| {
-            on.binary_search_by_key(&c, |o| o.0)
-                .is_ok_and(|i| on[i].1 == MIXED)
-        };
-        jobs.iter().any(|j| {
-            j.read.is_some()
-                && j.uses
-                    .iter()
-                    .filter(|u| u.step == j.inst.2 && u.phase == 0)
-                    .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
-                    .any(|u| mixed(u.channel))
-        })
-    }
-
     /// Schedules the earliest end among the active transfers (one event for all of them).
     fn bulk_schedule(&mut self, now: Ps, q: &mut Queue<Event>) {
         self.bulk.version += 1;
@@ -990,7 +981,7 @@ impl Fabric<'_> {
             return;
         }
         self.bulk_progress(now);
-        for &id in self.bulk.user_lists[self.bulk.user_slot[c as usize] as usize - 1].iter() {
+        for &id in users_in(&self.bulk.user_slot, &self.bulk.user_lists, c) {
             let job = &mut self.bulk.jobs[id];
             job.resume_at = job.resume_at.max(until);
         }

@@ -163,17 +163,16 @@ impl Fabric<'_> {
                 self.record_control(inst, started, now);
                 self.fire(inst, Milestone::Done, now, now, q);
             }
-            (StepKind::CpuCopy { store: Some(_), .. }, _) => {
-                // Into the GPU: issued; done when the last stores land (steps::arrive).
-                let StepKind::CpuCopy {
+            (
+                &StepKind::CpuCopy {
                     dram,
                     bytes,
                     store: Some((route, last)),
                     ..
-                } = *kind
-                else {
-                    unreachable!()
-                };
+                },
+                _,
+            ) => {
+                // Into the GPU: issued; done when the last stores land (steps::arrive).
                 self.host_dram_touch((task.flow, task.msg), dram, bytes);
                 self.busy(task, now - started);
                 self.step_state(inst).started = started;
