@@ -288,21 +288,23 @@ fn end(h: usize, g: usize) -> String {
     format!("{{ host = \"n{h}\", nic = \"nic{g}\", gpu = \"gpu{g}\" }}")
 }
 
+/// A flow of the `flows = [...]` form from GPU (and NIC) `g` of host `from` to the same of
+/// host `to`, with `keys` (TOML, each followed by ", ") before its ends.
+fn flow(keys: &str, from: usize, to: usize, g: usize) -> String {
+    format!(
+        "{{ {keys}sender = {}, receiver = {} }}",
+        end(from, g),
+        end(to, g)
+    )
+}
+
 /// One whole point (model, iterations, streaming) of 256 concurrent 1 MiB flows: every GPU of
 /// each of 32 hosts to the same GPU of the next host (issue #22: < 2 s on 2 cores; 62 s before
 /// the per-host lookups and the incremental sharing).
 #[divan::bench(sample_count = 2, sample_size = 1)]
 fn point_of_256_flows_over_32_hosts(b: Bencher) {
     let flows: Vec<String> = (0..32)
-        .flat_map(|h| {
-            (0..8).map(move |g| {
-                format!(
-                    "{{ sender = {}, receiver = {} }}",
-                    end(h, g),
-                    end((h + 1) % 32, g)
-                )
-            })
-        })
+        .flat_map(|h| (0..8).map(move |g| flow("", h, (h + 1) % 32, g)))
         .collect();
     let cfg = cluster_config(32, &flows, 16, 16);
     bench_point(b, &cfg, 1 << 20);
@@ -318,11 +320,8 @@ fn workload_of_2048_flows_over_32_hosts(b: Bencher) {
         .flat_map(|h| {
             (0..8).flat_map(move |g| {
                 (1..=8).map(move |d| {
-                    format!(
-                        "{{ name = \"f{h}.{g}.{d}\", sender = {}, receiver = {}, messages = 1 }}",
-                        end(h, g),
-                        end((h + d) % 32, g)
-                    )
+                    let keys = format!("name = \"f{h}.{g}.{d}\", messages = 1, ");
+                    flow(&keys, h, (h + d) % 32, g)
                 })
             })
         })
@@ -337,12 +336,11 @@ fn workload_of_2048_flows_over_32_hosts(b: Bencher) {
 fn ring_workload_of_128_ranks(b: Bencher) {
     let flows: Vec<String> = (0..128)
         .map(|i| {
-            format!(
-                "{{ name = \"r{i}\", sender = {}, receiver = {}, messages = 8, reduce = true, after = [{{ flow = \"r{}\", lag = 1 }}] }}",
-                end(i, 0),
-                end((i + 1) % 128, 0),
+            let keys = format!(
+                "name = \"r{i}\", messages = 8, reduce = true, after = [{{ flow = \"r{}\", lag = 1 }}], ",
                 (i + 127) % 128
-            )
+            );
+            flow(&keys, i, (i + 1) % 128, 0)
         })
         .collect();
     let cfg = cluster_config(128, &flows, 8, 3);

@@ -42,7 +42,9 @@ struct LinkSpec {
 char token = 0;   // the payload pointer every put sends (contents are never read)
 char* sink = nullptr;
 
-void sender(sg4::Mailbox* mb, double size, long messages, int window)
+// Keeps `window` asynchronous communications posted until `messages` have been: `post` starts
+// one (a put on the sender, a get on the receiver), as gdrsim's streaming run keeps its window.
+template <typename Post> void keep_posted(long messages, int window, Post post)
 {
   std::vector<sg4::CommPtr> pending;
   pending.reserve(window);
@@ -51,23 +53,19 @@ void sender(sg4::Mailbox* mb, double size, long messages, int window)
       ssize_t done = sg4::Comm::wait_any(pending);
       pending.erase(pending.begin() + done);
     }
-    pending.push_back(mb->put_async(&token, size));
+    pending.push_back(post());
   }
   sg4::Comm::wait_all(pending);
 }
 
+void sender(sg4::Mailbox* mb, double size, long messages, int window)
+{
+  keep_posted(messages, window, [&] { return mb->put_async(&token, size); });
+}
+
 void receiver(sg4::Mailbox* mb, long messages, int window)
 {
-  std::vector<sg4::CommPtr> pending;
-  pending.reserve(window);
-  for (long i = 0; i < messages; i++) {
-    if (static_cast<int>(pending.size()) >= window) {
-      ssize_t done = sg4::Comm::wait_any(pending);
-      pending.erase(pending.begin() + done);
-    }
-    pending.push_back(mb->get_async<char>(&sink));
-  }
-  sg4::Comm::wait_all(pending);
+  keep_posted(messages, window, [&] { return mb->get_async<char>(&sink); });
 }
 
 std::vector<LinkSpec> read_route(const std::string& path)
