@@ -584,6 +584,9 @@ impl Fabric<'_> {
             });
             demand.uses.push((r, rtt.max(1) as u128));
         }
+        // Every byte, the first packet's too, moves in the sharing, so that the transfers on a
+        // link never carry more than its rate: the transfer joins it when its first packet
+        // would start to arrive at its idle rate, and on idle links ends when it did.
         let first_bytes = match step.kind {
             StepKind::DmaRead { nic, .. } => self.nic_spec(nic).mtu.min(bytes),
             StepKind::Memcpy { copy, .. } | StepKind::KernelCopy { copy, .. } => match copy {
@@ -592,7 +595,8 @@ impl Fabric<'_> {
             },
             _ => 0,
         };
-        let latency = stages[reference].first_out;
+        let arrival = (first_bytes as u128 * SCALE / idle_rate(&self.bulk.fluid, &demand)) as Ps;
+        let latency = stages[reference].first_out.saturating_sub(arrival);
         let job = Job {
             inst: (flow, msg, first),
             stages,
@@ -605,7 +609,7 @@ impl Fabric<'_> {
             latency,
             queue: 0,
             state: State::Queued,
-            remaining: (bytes - first_bytes) as u128 * SCALE,
+            remaining: bytes as u128 * SCALE,
             rate: 0,
             at: t0,
             resume_at: 0,
@@ -631,17 +635,6 @@ impl Fabric<'_> {
         let job = &mut self.bulk.jobs[id];
         job.state = State::Active;
         job.at = now;
-        if now > job.t0 + job.latency {
-            // Its first data waited behind the transfer before it: none of it is through yet.
-            job.remaining = job.bytes as u128 * SCALE;
-        }
-        // Its first unit crossed during the latency phase: its bytes are on every channel.
-        let head = job.bytes as u128 * SCALE - job.remaining;
-        if head > 0 {
-            for u in &self.bulk.jobs[id].uses {
-                self.bulk.wire_bytes[u.channel as usize] += head * u.weight / WEIGHT_ONE;
-            }
-        }
         self.bulk_progress(now);
         self.bulk.active.push(id);
         // A unit in service on one of its channels holds it back as it does the others.
@@ -697,6 +690,10 @@ impl Fabric<'_> {
                 continue;
             }
             let moved = (job.rate as u128 * (now - from) as u128).min(job.remaining);
+            // Whole payload bytes through so far, before and after: the records of a transfer
+            // sum to its bytes however many stretches it moves in.
+            let through = |remaining: u128| (job.bytes as u128 * SCALE - remaining) / SCALE;
+            let payload = (through(job.remaining - moved) - through(job.remaining)) as u64;
             job.remaining -= moved;
             let spent = u128::from(now - from);
             match job.bound_by.iter_mut().find(|b| b.0 == job.bound) {
@@ -707,7 +704,6 @@ impl Fabric<'_> {
                 let wire = moved * u.weight / WEIGHT_ONE;
                 self.bulk.wire_bytes[u.channel as usize] += wire;
                 if record {
-                    let payload = (moved / SCALE) as u64;
                     let plan = self.flows[job.inst.0 as usize].plan;
                     self.recorder.hops.push(Hop {
                         flow: job.inst.0,
@@ -973,19 +969,54 @@ impl Fabric<'_> {
         }
     }
 
-    /// A unit holds channel `c` from `now` until `until`: the transfers on it wait.
-    pub(super) fn bulk_pause(&mut self, c: ChannelId, now: Ps, until: Ps, q: &mut Queue<Event>) {
+    /// A unit of `service` reaches channel `c` at `now`, where bulk transfers may be moving:
+    /// how long it holds the channel. TLP by TLP it would wait in the link's queue behind at
+    /// most one of their units, and they would wait its service and catch up in the room they
+    /// leave. Where that room carries the unit within the wait a queue would give it (their
+    /// largest unit there, on top of its own service), it goes at the rate they leave and they
+    /// keep theirs: a doorbell or CQE on a PCIe link under a stream bound by the wire, or in
+    /// the read requests' direction. Otherwise (a link they saturate, or nearly) they wait
+    /// while it is serialised. Either way the link never carries more than its rate, and a
+    /// transfer that starts meanwhile waits for the unit.
+    pub(super) fn unit_beside_bulk(
+        &mut self,
+        c: ChannelId,
+        now: Ps,
+        service: Ps,
+        q: &mut Queue<Event>,
+    ) -> Ps {
+        let spec = &self.channels[c as usize];
+        let cap = self.bulk.fluid.capacity[c as usize];
+        let users = self.bulk.users(c);
+        let (mut load, mut queued) = (0u128, 0);
+        for &id in users {
+            let job = &self.bulk.jobs[id];
+            for u in job.uses.iter().filter(|u| u.channel == c) {
+                load += job.rate as u128 * u.weight;
+                queued = queued.max(spec.rate.tx_time(u.unit_wire));
+            }
+        }
+        let (idle, free) = (users.is_empty(), cap.saturating_sub(load));
+        let beside = match free {
+            0 => None,
+            _ => Some((service as u128 * cap).div_ceil(free) as Ps),
+        };
+        let hold = match beside {
+            Some(hold) if !idle && hold <= service + queued => hold,
+            _ => service,
+        };
         let held = &mut self.bulk.unit_until[c as usize];
-        *held = (*held).max(until);
-        if self.bulk.users(c).is_empty() {
-            return;
+        *held = (*held).max(now + hold);
+        if hold > service || idle {
+            return hold;
         }
         self.bulk_progress(now);
         for &id in users_in(&self.bulk.user_slot, &self.bulk.user_lists, c) {
             let job = &mut self.bulk.jobs[id];
-            job.resume_at = job.resume_at.max(until);
+            job.resume_at = job.resume_at.max(now + service);
         }
         self.bulk_schedule(now, q);
+        service
     }
 
     /// A transfer's last byte passed its reference point at `now`: its steps get their records
@@ -1106,6 +1137,18 @@ impl Fabric<'_> {
     pub fn channel_wire_bytes(&self, c: ChannelId) -> u128 {
         self.servers[c as usize].wire_bytes + self.bulk.wire_bytes[c as usize] / SCALE
     }
+}
+
+/// A transfer's rate alone on idle links: its tightest resource, a link's rate over the wire
+/// bytes it puts there per payload byte or a read window's bytes over its round trip (bytes
+/// per second; 1 where it uses none).
+fn idle_rate(fluid: &Fluid, demand: &Demand) -> u128 {
+    (demand.uses.iter())
+        .filter(|u| u.1 > 0)
+        .map(|&(r, weight)| fluid.capacity[r as usize] / weight)
+        .min()
+        .unwrap_or(u128::MAX)
+        .max(1)
 }
 
 /// When an active transfer's last byte passes its reference point at its current rate.

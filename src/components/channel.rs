@@ -159,11 +159,16 @@ impl Server {
         }
     }
 
-    /// Serves a unit of `wire` bytes from `now` for `service`: returns when it leaves the
-    /// serialiser.
-    pub fn serve(&mut self, now: Ps, service: Ps, wire: u64) -> Ps {
+    /// Serves a unit of `wire` bytes from `now` for `hold`, of which it takes `service` of the
+    /// channel's time (less than `hold` when it goes at the rate bulk transfers leave it):
+    /// returns when it leaves the serialiser.
+    pub fn serve(&mut self, now: Ps, hold: Ps, service: Ps, wire: u64) -> Ps {
         debug_assert!(self.busy_until <= now, "a server serves one unit at a time");
-        self.busy_until = now + service;
+        debug_assert!(
+            service <= hold,
+            "a unit takes no more of the channel than it holds"
+        );
+        self.busy_until = now + hold;
         self.wire_bytes += wire as u128;
         self.busy += service;
         self.busy_until
@@ -410,7 +415,7 @@ mod tests {
     fn a_server_is_busy_for_each_units_service() {
         let mut s = Server::new(0, 0, 0);
         assert!(s.idle(0));
-        assert_eq!(s.serve(100, 256_000, 256), 256_100);
+        assert_eq!(s.serve(100, 256_000, 256_000, 256), 256_100);
         assert!(!s.idle(200));
         assert!(s.idle(256_100));
         assert_eq!((s.wire_bytes, s.busy), (256, 256_000));

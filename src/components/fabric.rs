@@ -545,8 +545,11 @@ impl<'t> Fabric<'t> {
         let spec = &self.channels[c as usize];
         let t = self.trains[id as usize];
         let (u, wire) = channel::service(spec, t.unit, t.payload);
+        // Bulk transfers crossing this link leave the unit room, or wait while it serialises.
+        let hold = self.unit_beside_bulk(c, now, u, q);
+        let spec = &self.channels[c as usize];
         let srv = &mut self.servers[c as usize];
-        let mut out = srv.serve(now, u, wire);
+        let mut out = srv.serve(now, hold, u, wire);
         if channel::cut_through(spec) && t.hop > 0 {
             // ... but never leaves before it has arrived and its header has gone out.
             out = out.max(t.head + spec.rate.tx_time(channel::CUT_THROUGH_BYTES));
@@ -556,8 +559,6 @@ impl<'t> Fabric<'t> {
             self.flows[t.flow as usize].msgs[t.msg as usize].host_mem_bytes += t.payload;
         }
         self.record_hop(&t, c, (now, out), wire);
-        // Bulk transfers crossing this link wait while it serialises the unit.
-        self.bulk_pause(c, now, out, q);
         let mut head = out + spec.latency + t.extra;
         if let Some(rid) = t.read.filter(|_| t.extra > 0) {
             // A jittered completion leaves the memory no earlier than its requester's last.

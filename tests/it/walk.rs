@@ -270,7 +270,12 @@ fn the_walk_agrees_with_the_results_of_the_same_points() {
         assert_eq!(gd.host_mem_bytes, 0);
         // Not fewer everywhere: in SYS the peer-to-peer payload still crosses both root
         // complexes' links and the socket link.
-        assert!(st.pcie_link_bytes >= gd.pcie_link_bytes);
+        assert!(
+            st.pcie_link_bytes >= gd.pcie_link_bytes,
+            "{first:?} {op:?} {size}: {} < {}",
+            st.pcie_link_bytes,
+            gd.pcie_link_bytes
+        );
     }
     // PIX: the staged payload crosses 8 PCIe link directions (GPU->switch->RC twice, RC->switch
     // ->NIC, NIC->switch->RC, RC->switch->GPU), GPUDirect 4 (GPU->switch->NIC, NIC->switch->GPU).
