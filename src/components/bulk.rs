@@ -4,13 +4,15 @@
 //! streaming steps: the NIC's read, transmit pipeline, wire, receive pipeline and write form one
 //! transfer (the data streams through them at one rate); a cudaMemcpy is another. A transfer
 //! first takes its *latency*: the time its first packet (or TLP) needs to reach its reference
-//! point on idle channels (the receiving NIC for a NIC transfer, the destination for a copy).
-//! Then the rest of its bytes move at the max-min fair rate the solver ([`super::fluid`]) gives
-//! it among every transfer active at the time, on every link, memory and read window it uses:
-//! link weights charge TLP and packet headers, a read window is shared by the bytes its reads
-//! keep in flight. Rates change only when a transfer starts or ends; one queued event marks the
+//! point on idle channels (the receiving NIC for a NIC transfer, the destination for a copy),
+//! less the time that packet takes at the transfer's idle rate. Then all its bytes, the first
+//! packet's too, move at the max-min fair rate the solver ([`super::fluid`]) gives it among
+//! every transfer active at the time, on every link, memory and read window it uses: link
+//! weights charge TLP and packet headers, a read window is shared by the bytes its reads keep
+//! in flight. Rates change only when a transfer starts or ends; one queued event marks the
 //! next end. Transfers of one queue (a flow's send queue, a copy engine) go one after another,
-//! the next one's latency overlapping the one before.
+//! the next one's latency overlapping the one before. A unit (a doorbell, a CQE) that crosses
+//! a link they use goes beside them or makes them wait ([`Fabric::unit_beside_bulk`]).
 //!
 //! Each transfer's steps get records as if the data streamed through them: the step that bound
 //! the transfer (the one holding the link, memory or window that saturated) appears busy for the
@@ -97,11 +99,13 @@ pub struct Job {
     demand: Demand,
     /// The channels it uses (the window is only in `demand`).
     uses: Vec<Use>,
-    /// Payload bytes, those that arrive within the latency, and host DRAM crossings.
+    /// Payload bytes, and host DRAM crossings.
     bytes: u64,
     dram_crossings: u64,
     payload: bool,
     t0: Ps,
+    /// From `t0` to joining the sharing on idle links (its first packet's arrival less that
+    /// packet's time at its idle rate).
     latency: Ps,
     queue: usize,
     state: State,
@@ -143,7 +147,8 @@ pub struct Bulks {
     active: Vec<usize>,
     queues: Vec<(QueueKey, VecDeque<usize>)>,
     queue_index: std::collections::HashMap<QueueKey, usize>,
-    /// Active transfers on each channel (units serialised there pause them): per channel,
+    /// Active transfers on each channel (a unit serialised there goes beside them or makes
+    /// them wait): per channel,
     /// 1 + its list's index in `user_lists`, 0 while no transfer has used it.
     user_slot: Vec<u32>,
     user_lists: Vec<Vec<usize>>,
@@ -412,6 +417,8 @@ impl Fabric<'_> {
         };
         let reference;
         let key;
+        // The first packet (or TLP): what its latency carries to the reference point.
+        let first_bytes;
         match step.kind {
             StepKind::DmaRead { nic, read, .. } => {
                 let (req, cpl) = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
@@ -421,6 +428,7 @@ impl Fabric<'_> {
                 window = Some((read.engine, read, self.read_rtt(flow, read)));
                 let mtu = self.nic_spec(nic).mtu;
                 let packet = mtu.min(bytes);
+                first_bytes = packet;
                 // The first packet's bytes at the NIC: its requests out, its completions back.
                 let first_data = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
                     + idle_transit(
@@ -501,12 +509,12 @@ impl Fabric<'_> {
                 key = QueueKey::Flow(flow);
             }
             StepKind::Memcpy { copy, gpu, .. } | StepKind::KernelCopy { copy, gpu } => {
-                let lat = match copy {
+                let (lat, tlp) = match copy {
                     Copy::D2h { route, mps } => {
                         let r = self.route_of(flow, route);
                         self.charge(&mut uses, first, r, Unit::Write, mps, mps);
                         count_dram(self, r);
-                        idle_transit(&self.specs(r), Unit::Write, mps, 1).0
+                        (idle_transit(&self.specs(r), Unit::Write, mps, 1).0, mps)
                     }
                     Copy::H2d { read, commit } => {
                         let (req, cpl) =
@@ -528,12 +536,14 @@ impl Fabric<'_> {
                         }
                         count_dram(self, cpl);
                         window = Some((read.engine, read, self.read_rtt(flow, read)));
-                        idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
+                        let lat = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
                             + idle_transit(&self.specs(cpl), Unit::Completion, read.mps, 1).0
                             + idle_transit(&self.specs(commit), Unit::Completion, read.mps, 1).0
-                            + self.read_jitter(flow, read)
+                            + self.read_jitter(flow, read);
+                        (lat, read.mps)
                     }
                 };
+                first_bytes = tlp.min(bytes);
                 stages.push(Stage {
                     step: first,
                     first_in: 0,
@@ -587,14 +597,6 @@ impl Fabric<'_> {
         // Every byte, the first packet's too, moves in the sharing, so that the transfers on a
         // link never carry more than its rate: the transfer joins it when its first packet
         // would start to arrive at its idle rate, and on idle links ends when it did.
-        let first_bytes = match step.kind {
-            StepKind::DmaRead { nic, .. } => self.nic_spec(nic).mtu.min(bytes),
-            StepKind::Memcpy { copy, .. } | StepKind::KernelCopy { copy, .. } => match copy {
-                Copy::D2h { mps, .. } => mps.min(bytes),
-                Copy::H2d { read, .. } => read.mps.min(bytes),
-            },
-            _ => 0,
-        };
         let arrival = (first_bytes as u128 * SCALE / idle_rate(&self.bulk.fluid, &demand)) as Ps;
         let latency = stages[reference].first_out.saturating_sub(arrival);
         let job = Job {
@@ -690,11 +692,17 @@ impl Fabric<'_> {
                 continue;
             }
             let moved = (job.rate as u128 * (now - from) as u128).min(job.remaining);
-            // Whole payload bytes through so far, before and after: the records of a transfer
-            // sum to its bytes however many stretches it moves in.
-            let through = |remaining: u128| (job.bytes as u128 * SCALE - remaining) / SCALE;
-            let payload = (through(job.remaining - moved) - through(job.remaining)) as u64;
             job.remaining -= moved;
+            // For the records: the whole payload bytes through after this stretch less those
+            // through before it, so a transfer's records sum to its bytes however many
+            // stretches it moves in.
+            let payload = match record {
+                true => {
+                    let through = |left: u128| (job.bytes as u128 * SCALE - left) / SCALE;
+                    (through(job.remaining) - through(job.remaining + moved)) as u64
+                }
+                false => 0,
+            };
             let spent = u128::from(now - from);
             match job.bound_by.iter_mut().find(|b| b.0 == job.bound) {
                 Some(b) => (b.1, b.2) = (b.1 + moved, b.2 + spent),
@@ -996,15 +1004,12 @@ impl Fabric<'_> {
                 queued = queued.max(spec.rate.tx_time(u.unit_wire));
             }
         }
+        // Beside them: its service at the rate they leave free, if that is within a queue's wait.
         let (idle, free) = (users.is_empty(), cap.saturating_sub(load));
-        let beside = match free {
-            0 => None,
-            _ => Some((service as u128 * cap).div_ceil(free) as Ps),
-        };
-        let hold = match beside {
-            Some(hold) if !idle && hold <= service + queued => hold,
-            _ => service,
-        };
+        let hold = (!idle && free > 0)
+            .then(|| (service as u128 * cap).div_ceil(free) as Ps)
+            .filter(|&hold| hold <= service + queued)
+            .unwrap_or(service);
         let held = &mut self.bulk.unit_until[c as usize];
         *held = (*held).max(now + hold);
         if hold > service || idle {
@@ -1141,7 +1146,7 @@ impl Fabric<'_> {
 
 /// A transfer's rate alone on idle links: its tightest resource, a link's rate over the wire
 /// bytes it puts there per payload byte or a read window's bytes over its round trip (bytes
-/// per second; 1 where it uses none).
+/// per second, at least 1; unbounded where it uses none).
 fn idle_rate(fluid: &Fluid, demand: &Demand) -> u128 {
     (demand.uses.iter())
         .filter(|u| u.1 > 0)

@@ -542,12 +542,13 @@ impl<'t> Fabric<'t> {
 
     /// Server `c` serves unit `id` from `now`; the unit moves on to its next channel.
     fn serve(&mut self, c: ChannelId, id: TrainId, now: Ps, q: &mut Queue<Event>) {
-        let spec = &self.channels[c as usize];
+        // From the topology's channels (not a borrow of the fabric): it outlives the calls below.
+        let channels = self.channels;
+        let spec = &channels[c as usize];
         let t = self.trains[id as usize];
         let (u, wire) = channel::service(spec, t.unit, t.payload);
         // Bulk transfers crossing this link leave the unit room, or wait while it serialises.
         let hold = self.unit_beside_bulk(c, now, u, q);
-        let spec = &self.channels[c as usize];
         let srv = &mut self.servers[c as usize];
         let mut out = srv.serve(now, hold, u, wire);
         if channel::cut_through(spec) && t.hop > 0 {

@@ -579,12 +579,12 @@ fn copy_from_gpu(
     })
 }
 
-/// The receiver's cudaMemcpy H2D from its bounce buffer into the GPU, after `after`: the copy
 /// A CPU's write-combining buffer: stores to a write-combined mapping (GDRCopy's BAR1) leave
 /// the core in bursts of at most this many bytes (one cache line), so the last burst is what
 /// is still on its way when the copying thread returns.
 const WC_BUFFER_BYTES: u64 = 64;
 
+/// The receiver's cudaMemcpy H2D from its bounce buffer into the GPU, after `after`: the copy
 /// engine reads the bounce buffer under its own window and commits into GPU memory.
 fn copy_to_gpu(
     p: &mut Plan,
