@@ -374,19 +374,14 @@ impl Fabric<'_> {
         }
     }
 
-    /// The steady state of every flow's payload transfer at once (the first of its plan's DMA
-    /// reads that carries payload, moving without end): each flow's payload rate and what
+    /// The steady state of every flow's payload transfer at once (its plan's payload DMA read,
+    /// its first chunk's in a chunked plan, moving without end): each flow's payload rate and what
     /// bound it. This is the ceiling the charts draw.
     pub fn steady_state(&mut self) -> Vec<(u64, Limit)> {
         let mut jobs = Vec::new();
         for flow in 0..self.flows.len() as u32 {
-            let plan = self.plan_of(flow);
-            let first = plan
-                .steps
-                .iter()
-                .position(|s| s.payload && matches!(s.kind, StepKind::DmaRead { .. }));
-            if let Some(step) = first {
-                jobs.push(self.build_job((flow, 0, step as StepId), 0).0);
+            if let Some(step) = self.plan_of(flow).handles.read {
+                jobs.push(self.build_job((flow, 0, step), 0).0);
             }
         }
         let refs: Vec<&Job> = jobs.iter().collect();

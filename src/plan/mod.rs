@@ -132,12 +132,67 @@ pub struct Plan {
     pub threads: Vec<Thread>,
     /// The step whose start means the data is visible to its consumer (the one-way latency ends).
     pub deliver: StepId,
+    /// The steps other code refers to by their role, named by the builder that made them.
+    pub handles: Handles,
     /// For each step, the steps waiting on one of its milestones (derived by [`Plan::link`]).
     pub waiters: Vec<Vec<(StepId, Milestone)>>,
     /// For each step, the first step its data streams into (derived by [`Plan::link`]).
     pub outputs: Vec<Option<StepId>>,
     /// A Send's receive queue, where it can run dry (see [`RecvQueue`]).
     pub recv_queue: Option<RecvQueue>,
+}
+
+/// The steps of a message's RDMA that other code refers to by role: the receive queue, the
+/// chart ceiling's steady state and the chunked plan that repeats a chunk's RDMA. The builder
+/// that adds a step names it here, so nothing finds a step again by its kind or by its place
+/// in another step's dependencies. A role the plan does not have is None (an inline payload is
+/// not read, a Read is not acknowledged, a copy between GPUs has no NIC). A chunked plan's are
+/// its first chunk's but for its own finish, and name a receive only where the message's one
+/// chunk takes it from a queue that can run dry (see [`RecvQueue`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Handles {
+    /// The thread's post of the work request (the writer's or sender's; a Read's requester's).
+    pub post: Option<StepId>,
+    /// The NIC's fetch of that work request.
+    pub fetch: Option<StepId>,
+    /// The NIC's DMA read of the payload (None when the payload rides inline in the WQE).
+    pub read: Option<StepId>,
+    /// The payload's crossing of the network.
+    pub wire: Option<StepId>,
+    /// The receiving NIC's DMA write of the payload.
+    pub write: Option<StepId>,
+    /// The receiving NIC's fetch of a Send's receive WQE.
+    pub recv_fetch: Option<StepId>,
+    /// The completion the receiving thread polls (none for a plain Write).
+    pub cqe: Option<StepId>,
+    /// The consumer's poll: of the receive CQE, or of the last byte for a plain Write.
+    pub poll: Option<StepId>,
+    /// The receiver's RC acknowledgement (a Read's response is its acknowledgement).
+    pub ack: Option<StepId>,
+    /// The sending thread's poll of its own completion.
+    pub send_poll: Option<StepId>,
+    /// The step that waits for all of the message's work.
+    pub finish: Option<StepId>,
+}
+
+impl Handles {
+    /// The same roles in a plan that holds these steps from `off` on.
+    pub fn offset(self, off: StepId) -> Handles {
+        let at = |s: Option<StepId>| s.map(|s| s + off);
+        Handles {
+            post: at(self.post),
+            fetch: at(self.fetch),
+            read: at(self.read),
+            wire: at(self.wire),
+            write: at(self.write),
+            recv_fetch: at(self.recv_fetch),
+            cqe: at(self.cqe),
+            poll: at(self.poll),
+            ack: at(self.ack),
+            send_poll: at(self.send_poll),
+            finish: at(self.finish),
+        }
+    }
 }
 
 /// The receive queue of a Send or a Write with Immediate (both consume a receive WQE), which
@@ -166,39 +221,16 @@ pub struct RecvQueue {
 }
 
 impl RecvQueue {
-    /// The queue of a plan with one receive (not a chunked one: its chunks' receives are posted
-    /// per bounce buffer), or None.
-    pub fn of(plan: &Plan, depth: u32, timer: crate::units::Ps) -> Option<RecvQueue> {
-        let one = |pred: &dyn Fn(&Step) -> bool| {
-            let mut it = plan.steps.iter().enumerate().filter(|(_, s)| pred(s));
-            match (it.next(), it.next()) {
-                (Some((i, _)), None) => Some(i as StepId),
-                _ => None,
-            }
-        };
-        let fetches = plan
-            .steps
-            .iter()
-            .filter(|s| matches!(s.kind, StepKind::RecvWqeFetch { .. }))
-            .count();
+    /// The queue of a plan whose builder named its one receive (its poll, payload write and
+    /// ACK), or None.
+    pub fn of(h: &Handles, depth: u32, timer: crate::units::Ps) -> Option<RecvQueue> {
         Some(RecvQueue {
             depth,
             timer,
-            fetch: match fetches {
-                0 => None,
-                _ => Some(one(&|s| matches!(s.kind, StepKind::RecvWqeFetch { .. }))?),
-            },
-            poll: one(&|s| s.stage == Some(Stage::Poll))?,
-            write: one(&|s| s.payload && matches!(s.kind, StepKind::DmaWrite { .. }))?,
-            nak: one(&|s| {
-                matches!(
-                    s.kind,
-                    StepKind::Packet {
-                        what: PacketKind::Ack,
-                        ..
-                    }
-                )
-            })?,
+            fetch: h.recv_fetch,
+            poll: h.poll?,
+            write: h.write?,
+            nak: h.ack?,
         })
     }
 }
@@ -213,6 +245,7 @@ impl Plan {
             actors: Vec::new(),
             threads: Vec::new(),
             deliver: 0,
+            handles: Handles::default(),
             waiters: Vec::new(),
             outputs: Vec::new(),
             recv_queue: None,
@@ -287,14 +320,6 @@ impl Plan {
         self.steps
             .iter()
             .position(|s| s.input == Some(step))
-            .map(|i| i as StepId)
-    }
-
-    /// The first step of kind `pred`.
-    pub fn find(&self, pred: impl Fn(&StepKind) -> bool) -> Option<StepId> {
-        self.steps
-            .iter()
-            .position(|s| pred(&s.kind))
             .map(|i| i as StepId)
     }
 }

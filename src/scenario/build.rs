@@ -8,8 +8,8 @@
 
 use super::paths::{SidePlan, Sides, Staging};
 use crate::plan::{
-    Buffer, Copy, CqeKind, Dep, DriverCopy, Gather, GpuRef, Milestone, NicRef, PacketKind, Plan,
-    ReadSpec, RouteId, Step, StepId, StepKind,
+    Buffer, Copy, CqeKind, Dep, DriverCopy, Gather, GpuRef, Handles, Milestone, NicRef, PacketKind,
+    Plan, ReadSpec, RouteId, Step, StepId, StepKind,
 };
 use crate::record::Stage;
 use crate::topology::spec::inline_wqe_bytes;
@@ -262,7 +262,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     };
     let ends = ((s_ref, s_nic_a), (r_ref, r_nic_a, r.nic_buffer), network);
     let written = (payload_write, mps_write);
-    let (rxs, write) = stream(
+    let (wires, rxs, write) = stream(
         &mut p,
         ends,
         (tx, wire, rx),
@@ -270,6 +270,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
         (tx_deps, tx_input),
         size,
     );
+    let (mut recv_fetch, mut rcqe) = (None, None);
     let poll = if imm {
         let kind = StepKind::Cqe {
             nic: r_ref,
@@ -281,9 +282,12 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
             on: Milestone::LastIn,
         }];
         if how == Receive::Send {
-            last_write.push(done(recv_wqe_fetch(&mut p, topo, &r, r_nic_a)?));
+            let fetch = recv_wqe_fetch(&mut p, topo, &r, r_nic_a)?;
+            recv_fetch = Some(fetch);
+            last_write.push(done(fetch));
         }
-        let rcqe = add(&mut p, kind, Some(Stage::Cqe), r_nic_a, last_write, None);
+        let cqe = add(&mut p, kind, Some(Stage::Cqe), r_nic_a, last_write, None);
+        rcqe = Some(cqe);
         let kind = StepKind::Poll {
             thread: tr,
             extra: rh.spec.cpu.post_recv,
@@ -293,7 +297,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
             kind,
             Some(Stage::Poll),
             r_cpu,
-            vec![done(rcqe)],
+            vec![done(cqe)],
             None,
         )
     } else {
@@ -333,7 +337,20 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     // time, off the one-way latency).
     finish.extend(deregister(&mut p, &s, (ts, s_cpu), spoll).map(done));
     deregister(&mut p, &r, (tr, r_cpu), deliver);
-    add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
+    let finish = add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
+    p.handles = Handles {
+        post: Some(post),
+        fetch: Some(wqe),
+        read: tx_input,
+        wire: Some(wires),
+        write: Some(write),
+        recv_fetch,
+        cqe: rcqe,
+        poll: Some(poll),
+        ack: Some(acks),
+        send_poll: Some(spoll),
+        finish: Some(finish),
+    };
     p.link();
     Ok((p, inline))
 }
@@ -389,7 +406,7 @@ fn deliver(
 
 /// The payload's streaming steps from the sending NIC to the receiving NIC's DMA writes:
 /// transmit pipeline, wire, receive pipeline, writes into the receive buffer. Returns the
-/// receive and write steps.
+/// wire, receive and write steps.
 #[allow(clippy::type_complexity)]
 fn stream(
     p: &mut Plan,
@@ -402,7 +419,7 @@ fn stream(
     (route, mps): (RouteId, u64),
     (tx_deps, tx_input): (Vec<Dep>, Option<StepId>),
     size: u64,
-) -> (StepId, StepId) {
+) -> (StepId, StepId, StepId) {
     let kind = StepKind::NicTx {
         nic: s_ref,
         route: tx,
@@ -422,7 +439,7 @@ fn stream(
         scatter: Gather { buffer, len: size },
     };
     let write = add(p, kind, Some(Stage::DmaWrite), r_actor, vec![], Some(rxs));
-    (rxs, carries(p, write, size, true))
+    (wires, rxs, carries(p, write, size, true))
 }
 
 /// A side's control routes: the thread's MMIO writes to its NIC, the NIC's CQE writes into the
@@ -969,7 +986,7 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     );
     let written = buffer_write(&mut p, topo, &r)?;
     let ends = ((s_ref, s_nic_a), (r_ref, r_nic_a, r.nic_buffer), network);
-    let (_, write) = stream(&mut p, ends, routes, written, (vec![], Some(dma)), size);
+    let (wires, _, write) = stream(&mut p, ends, routes, written, (vec![], Some(dma)), size);
     let kind = StepKind::Cqe {
         nic: r_ref,
         kind: CqeKind::Read,
@@ -1004,7 +1021,7 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     // Both sides deregister once the read is delivered (the responder on notice of it).
     deregister(&mut p, &r, (tr, r_cpu), deliver);
     deregister(&mut p, &s, (ts, s_cpu), deliver);
-    add(
+    let finish = add(
         &mut p,
         StepKind::Finish,
         None,
@@ -1012,6 +1029,17 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
         vec![done(deliver)],
         None,
     );
+    p.handles = Handles {
+        post: Some(post),
+        fetch: Some(wqe),
+        read: Some(dma),
+        wire: Some(wires),
+        write: Some(write),
+        cqe: Some(rcqe),
+        poll: Some(poll),
+        finish: Some(finish),
+        ..Handles::default()
+    };
     p.link();
     Ok(p)
 }
@@ -1082,31 +1110,15 @@ pub fn pipelined(
     };
     let s_ce = p.actor(format!("{}/{}.ce", sh.name, sh.spec.gpus[s_gpu].name));
     let r_ce = r_st.map(|st| p.actor(format!("{}/{}.ce", rh.name, rh.spec.gpus[st.gpu].name)));
+    let roles = first.handles;
+    let role = |step: Option<StepId>| step.expect("write() names every role of a write");
     let r_cpu = first.steps[first.deliver as usize].actor;
-    let s_cpu = first
-        .steps
-        .iter()
-        .find(|st| matches!(st.kind, StepKind::Post { thread, .. } if thread == ts))
-        .expect("the sender posts")
-        .actor;
+    let s_cpu = first.steps[role(roles.post) as usize].actor;
     let d2h_kind = match s_copy {
         Ok(st) => Some(copy_from_gpu(&mut p, topo, &s, st, ts, false)?),
         Err(_) => None,
     };
-    let ack = first
-        .steps
-        .iter()
-        .find(|st| {
-            matches!(
-                st.kind,
-                StepKind::Packet {
-                    what: PacketKind::Ack,
-                    ..
-                }
-            )
-        })
-        .expect("a write is acknowledged")
-        .clone();
+    let ack = first.steps[role(roles.ack) as usize].clone();
 
     let (mut spolls, mut credits, mut joins) = (Vec::new(), Vec::new(), Vec::new());
     let mut last_deps = Vec::new();
@@ -1159,11 +1171,10 @@ pub fn pipelined(
         };
         // The chunk's RDMA, its steps renumbered; its own delivery and finish become joins.
         let off = p.steps.len() as StepId;
-        let finish = cp
-            .steps
-            .iter()
-            .position(|st| st.kind == StepKind::Finish)
-            .expect("a plan finishes") as StepId;
+        let at = cp.handles.offset(off);
+        if k == 0 {
+            p.handles = at;
+        }
         for st in &cp.steps {
             let mut st = st.clone();
             for d in &mut st.deps {
@@ -1174,15 +1185,15 @@ pub fn pipelined(
                 st.kind = StepKind::Wait { ps: 0 };
                 st.stage = None;
             }
-            if matches!(st.kind, StepKind::Post { thread, .. } if thread == ts) {
-                st.deps.push(done(d2h));
-            }
             p.step(st);
         }
-        let deliver = &cp.steps[cp.deliver as usize];
-        let (rpoll, write_step) = (deliver.deps[0].step + off, deliver.deps[1].step + off);
-        spolls.push(cp.steps[finish as usize].deps[1].step + off);
-        joins.push(finish + off);
+        // The chunk's post waits for its copy; its delivery is its poll (both ends are host
+        // bounce buffers: no flush, no copy), joined with its last byte's write.
+        let post = role(at.post);
+        p.steps[post as usize].deps.push(done(d2h));
+        let (rpoll, write_step) = (role(at.poll), role(at.write));
+        spolls.push(role(at.send_poll));
+        joins.push(role(at.finish));
         // The copy into the receiver's GPU, then the credit back to the sender; a GPUDirect
         // receiver has the chunk once its poll (and flush) is done.
         match (r_st, r_ce) {
@@ -1207,7 +1218,20 @@ pub fn pipelined(
     p.deliver = deliver;
     let mut finish = vec![done(deliver)];
     finish.extend(joins.iter().chain(&credits).map(|&j| done(j)));
-    add(&mut p, StepKind::Finish, None, r_cpu, finish, None);
+    p.handles.finish = Some(add(&mut p, StepKind::Finish, None, r_cpu, finish, None));
+    if n > 1 || !credits.is_empty() {
+        // The message has no one receive: each chunk takes its own, and a receiver that hands
+        // its bounce buffers back by credit keeps one posted per buffer, the credit pacing the
+        // sender, so its queue never runs dry.
+        p.handles = Handles {
+            recv_fetch: None,
+            cqe: None,
+            poll: None,
+            write: None,
+            ack: None,
+            ..p.handles
+        };
+    }
     p.link();
     Ok(p)
 }
@@ -1257,14 +1281,131 @@ pub fn memcpy(
     };
     let deliver = add(&mut p, StepKind::Deliver, None, cpu, vec![done(copy)], None);
     p.deliver = deliver;
-    add(
+    p.handles.finish = Some(add(
         &mut p,
         StepKind::Finish,
         None,
         cpu,
         vec![done(deliver)],
         None,
-    );
+    ));
     p.link();
     Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{DEFAULT_TOML, Op, PathKind, parse};
+    use crate::plan::{CqeKind, Handles, PacketKind, Plan, Step, StepId, StepKind};
+    use crate::record::Stage;
+
+    /// The step a role names, which must exist where `want` says so.
+    fn named<'p>(
+        plan: &'p Plan,
+        role: &str,
+        step: Option<StepId>,
+        want: bool,
+    ) -> Option<&'p StepKind> {
+        assert_eq!(
+            step.is_some(),
+            want,
+            "{role}: {step:?} in {:?}",
+            plan.handles
+        );
+        step.map(|s| &plan.steps[s as usize].kind)
+    }
+
+    /// Every builder names each role of its plan, and the step a role names is what the role
+    /// says: a write names its post, fetch, payload read and write, wire, poll, ACK and send
+    /// completion; a Send its receive WQE fetch; a Read no ACK; an inline payload no read; a
+    /// chunked plan its first chunk's, and a receive only where its one chunk has no credit.
+    #[test]
+    fn builders_name_the_steps_of_each_role() {
+        let cfg = parse(DEFAULT_TOML, "default").unwrap();
+        let topo = crate::scenario::topology(&cfg);
+        let flow = &cfg.scenarios[0].flows[0];
+        let paths = [
+            PathKind::Host,
+            PathKind::Staged,
+            PathKind::GpuDirect,
+            PathKind::StagedPipelined,
+        ];
+        let ops = [Op::Write, Op::WriteImm, Op::Send, Op::Read];
+        for (path, op, size) in paths
+            .into_iter()
+            .flat_map(|p| ops.map(|o| (p, o)))
+            .flat_map(|(p, o)| [8, 1 << 20].map(|z| (p, o, z)))
+        {
+            let case = format!("{path:?} {op:?} {size} B");
+            if op == Op::Read && matches!(path, PathKind::Staged | PathKind::StagedPipelined) {
+                continue; // refused by the config check: a Read's source cannot be staged
+            }
+            let b = super::super::paths::plan(&cfg, flow, &topo, path, op, size).unwrap();
+            let (p, h) = (&b.plan, b.plan.handles);
+            // The default's receiver is a GPU: chunked, it hands each bounce buffer back by
+            // credit, so no one receive.
+            let one_receive = path != PathKind::StagedPipelined;
+            assert!(
+                matches!(named(p, "post", h.post, true), Some(StepKind::Post { .. })),
+                "{case}"
+            );
+            assert!(matches!(
+                named(p, "fetch", h.fetch, true),
+                Some(StepKind::WqeFetch { .. })
+            ));
+            if let Some(read) = h.read {
+                let s = &p.steps[read as usize];
+                assert!(
+                    matches!(s.kind, StepKind::DmaRead { .. }) && s.payload,
+                    "{case}"
+                );
+            } else {
+                // An inline payload (a chunk's too) is not read.
+                let read = |s: &&Step| s.payload && matches!(s.kind, StepKind::DmaRead { .. });
+                assert!(p.steps.iter().find(read).is_none(), "{case}: no read");
+            }
+            assert!(matches!(
+                named(p, "wire", h.wire, true),
+                Some(StepKind::Wire { .. })
+            ));
+            let write = named(p, "write", h.write, one_receive);
+            assert!(write.is_none_or(|k| matches!(k, StepKind::DmaWrite { .. })));
+            let fetch = named(p, "recv_fetch", h.recv_fetch, op == Op::Send && one_receive);
+            assert!(fetch.is_none_or(|k| matches!(k, StepKind::RecvWqeFetch { .. })));
+            let imm = op != Op::Write && one_receive;
+            let cqe = named(p, "cqe", h.cqe, imm);
+            let want = if op == Op::Read {
+                CqeKind::Read
+            } else {
+                CqeKind::Recv
+            };
+            assert!(cqe.is_none_or(|k| matches!(k, StepKind::Cqe { kind, .. } if kind == &want)));
+            if let Some(poll) = named(p, "poll", h.poll, one_receive).and(h.poll) {
+                assert_eq!(p.steps[poll as usize].stage, Some(Stage::Poll), "{case}");
+            }
+            let ack = named(p, "ack", h.ack, op != Op::Read && one_receive);
+            assert!(ack.is_none_or(|k| matches!(
+                k,
+                StepKind::Packet {
+                    what: PacketKind::Ack,
+                    ..
+                }
+            )));
+            let spoll = named(p, "send_poll", h.send_poll, op != Op::Read);
+            assert!(spoll.is_none_or(|k| matches!(k, StepKind::Poll { .. })));
+            assert_eq!(
+                named(p, "finish", h.finish, true),
+                Some(&StepKind::Finish),
+                "{case}"
+            );
+            // The receive queue is the one the handles name.
+            let queued = matches!(op, Op::Send | Op::WriteImm) && one_receive;
+            assert_eq!(b.plan.recv_queue.is_some(), queued, "{case}");
+            if let Some(rq) = b.plan.recv_queue {
+                assert_eq!((Some(rq.poll), Some(rq.write)), (h.poll, h.write));
+                assert_eq!((Some(rq.nak), rq.fetch), (h.ack, h.recv_fetch));
+            }
+            assert_ne!(h, Handles::default());
+        }
+    }
 }

@@ -219,17 +219,22 @@ pub fn plan(
         Op::Send => Receive::Send,
         Op::WriteImm | Op::Read => Receive::Imm,
     };
-    let (mut plan, inline) = match op {
-        _ if matches!(sender, SideMode::Pipelined | SideMode::Relay) => {
+    // A Read's source takes no part with its CPU: nothing stages or relays it (the config
+    // check refuses those paths with a Read), so its plan is the one Read.
+    let (mut plan, inline) = match (op, sender) {
+        (Op::Read, _) => (super::build::read(topo, &sides)?, false),
+        (Op::Write | Op::WriteImm | Op::Send, SideMode::Pipelined | SideMode::Relay) => {
             let shape = (cfg.sim.chunk_bytes, cfg.sim.pipeline_depth);
             (super::build::pipelined(topo, &sides, how, shape)?, false)
         }
-        Op::Read => (super::build::read(topo, &sides)?, false),
-        Op::Write | Op::WriteImm | Op::Send => super::build::write(topo, &sides, how)?,
+        (
+            Op::Write | Op::WriteImm | Op::Send,
+            SideMode::Host | SideMode::Staged | SideMode::Direct | SideMode::Gdrcopy,
+        ) => super::build::write(topo, &sides, how)?,
     };
     if matches!(op, Op::Send | Op::WriteImm) {
         let timer = crate::config::rnr_timer_ps(cfg.sim.min_rnr_timer);
-        plan.recv_queue = crate::plan::RecvQueue::of(&plan, cfg.sim.recv_depth, timer);
+        plan.recv_queue = crate::plan::RecvQueue::of(&plan.handles, cfg.sim.recv_depth, timer);
     }
     Ok(Built {
         plan,

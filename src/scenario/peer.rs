@@ -170,14 +170,14 @@ pub fn copy(
     };
     let deliver = add(&mut p, StepKind::Deliver, None, cpu, vec![done(last)], None);
     p.deliver = deliver;
-    add(
+    p.handles.finish = Some(add(
         &mut p,
         StepKind::Finish,
         None,
         cpu,
         vec![done(deliver)],
         None,
-    );
+    ));
     p.link();
     Ok(p)
 }
@@ -205,19 +205,29 @@ pub fn flow_plan(
     );
     let (s, d) = (&h.spec.gpus[src].name, &h.spec.gpus[dst].name);
     let peer = peer_access(h, src, dst);
-    let (how, mode, reason) = match path {
-        PathKind::Staged => (PeerCopy::Staged, SideMode::Staged, String::new()),
-        _ if !peer => (
+    // `staged` turns peer access off; every other path copies peer to peer where it can.
+    let peer_path = match path {
+        PathKind::Staged => false,
+        PathKind::Host
+        | PathKind::GpuDirect
+        | PathKind::Auto
+        | PathKind::Gdrcopy
+        | PathKind::StagedPipelined
+        | PathKind::Pxn => true,
+    };
+    let (how, mode, reason) = match (peer_path, peer, op) {
+        (false, _, _) => (PeerCopy::Staged, SideMode::Staged, String::new()),
+        (true, false, _) => (
             PeerCopy::Staged,
             SideMode::Staged,
             format!("no peer access between {s} and {d} -> staged through host memory"),
         ),
-        _ if op == Op::Read => (
+        (true, true, Op::Read) => (
             PeerCopy::Read,
             SideMode::Direct,
             format!("{d}'s copy engine reads {s}'s memory"),
         ),
-        _ => (
+        (true, true, Op::Write | Op::WriteImm | Op::Send) => (
             PeerCopy::Write,
             SideMode::Direct,
             format!("{s}'s copy engine writes into {d}'s memory"),

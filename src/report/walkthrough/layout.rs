@@ -58,7 +58,9 @@ pub(super) fn style(p: &PathWalk) -> PathStyle {
         },
         (_, Some(PathKind::Gdrcopy)) => PathStyle::Gdrcopy,
         (_, Some(PathKind::StagedPipelined)) => PathStyle::Pipelined,
-        _ => PathStyle::Traditional,
+        (_, Some(PathKind::Host | PathKind::Staged | PathKind::Auto | PathKind::Pxn) | None) => {
+            PathStyle::Traditional
+        }
     }
 }
 

@@ -82,7 +82,7 @@ pub fn path_style(path: PathKind, i: usize) -> PathStyle {
         PathKind::GpuDirect => (Dash::Solid, Marker::Circle),
         PathKind::Staged => (Dash::Dashed, Marker::Square),
         PathKind::Host => (Dash::Dotted, Marker::Triangle),
-        _ => [
+        PathKind::Auto | PathKind::Gdrcopy | PathKind::StagedPipelined | PathKind::Pxn => [
             (Dash::LongDashed, Marker::Diamond),
             (Dash::Dashed, Marker::Cross),
         ][i % 2],
