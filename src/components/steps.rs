@@ -126,6 +126,12 @@ impl Fabric<'_> {
                 }
                 self.fire(inst, Milestone::Done, end, now, q);
             }
+            StepKind::Ordered { data, gap } => {
+                // TLP by TLP the servers kept the order: nothing to add.
+                let bulk = self.is_bulk(plan.steps[*data as usize].bytes);
+                let end = if bulk { at + gap } else { at };
+                self.fire(inst, Milestone::Done, end, now, q);
+            }
             StepKind::Deliver => {
                 self.flows[flow as usize].msgs[msg as usize].delivered = Some(at);
                 self.fire(inst, Milestone::Done, at, now, q);

@@ -268,6 +268,16 @@ pub enum StepKind {
         /// The delay, in picoseconds.
         ps: Ps,
     },
+    /// A posted write's place behind the data before it on a shared route (a receive CQE
+    /// behind the payload in host memory): done `gap` after `data` lands where that data moved
+    /// as a bulk transfer, whose tail the fluid sharing lets a unit pass; done as it lands where
+    /// it moved TLP by TLP, whose servers keep the order themselves.
+    Ordered {
+        /// The data step (a DMA write) the write is ordered behind.
+        data: StepId,
+        /// How long after the data's last byte the write lands on an idle route, in picoseconds.
+        gap: Ps,
+    },
     /// The data is visible to its consumer: the one-way latency ends here.
     Deliver,
     /// The message is over on both sides: its window slot (and bounce buffers) are free.

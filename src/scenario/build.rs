@@ -13,7 +13,7 @@ use crate::plan::{
 };
 use crate::record::Stage;
 use crate::topology::spec::inline_wqe_bytes;
-use crate::topology::{ChannelId, Flow, NodeKind, Place, RouteError, Topology};
+use crate::topology::{ChannelId, ChannelSpec, Flow, NodeKind, Place, RouteError, Topology, Unit};
 
 /// Adds one step of control work to `p`.
 pub(super) fn add(
@@ -58,6 +58,69 @@ fn after_queued(step: Option<StepId>) -> Vec<Dep> {
     })
     .into_iter()
     .collect()
+}
+
+/// What a thread's poll of `cqe`, the completion announcing `write`, waits for: the CQE, and
+/// where the two share their route's end (host memory), the CQE's place behind the data.
+/// PCIe keeps posted writes in order along a shared route, so such a CQE is never visible
+/// before the data it announces: TLP by TLP it queues behind the data's last write at every
+/// server they share, but a bulk transfer's tail moves in the fluid sharing, which a unit may
+/// pass, so the plan says how far behind it lands (see [`ordering_gap`]). Where the data goes
+/// elsewhere (GPU memory) the CQE may well land first; that is what the GPUDirect flush is for.
+fn poll_deps(p: &mut Plan, topo: &Topology, cqe: StepId, write: StepId) -> Vec<Dep> {
+    let (StepKind::Cqe { nic, route, .. }, StepKind::DmaWrite { route: w, mps, .. }) =
+        (&p.steps[cqe as usize].kind, &p.steps[write as usize].kind)
+    else {
+        unreachable!("a poll's CQE announces a DMA write")
+    };
+    let (cqe_route, data_route) = (&p.routes[*route as usize], &p.routes[*w as usize]);
+    // Only data read by DMA can move as a bulk transfer (an inline payload goes TLP by TLP).
+    let mut root = write;
+    while let Some(from) = p.steps[root as usize].input {
+        root = from;
+    }
+    let read = matches!(p.steps[root as usize].kind, StepKind::DmaRead { .. });
+    let mut deps = vec![done(cqe)];
+    if read && cqe_route.last().is_some() && cqe_route.last() == data_route.last() {
+        let shared: Vec<&ChannelSpec> = cqe_route
+            .iter()
+            .filter(|c| data_route.contains(c))
+            .map(|&c| &topo.channels[c as usize])
+            .collect();
+        let cqe_bytes = topo.hosts[nic.host].spec.nics[nic.nic].cqe_bytes;
+        let size = p.steps[write as usize].bytes;
+        let gap = ordering_gap(&shared, cqe_bytes, size, (*mps).max(1));
+        let actor = p.steps[cqe as usize].actor;
+        let kind = StepKind::Ordered { data: write, gap };
+        deps.push(done(add(p, kind, None, actor, vec![done(write)], None)));
+    }
+    deps
+}
+
+/// How long after the data's last byte a posted write of `bytes` queued right behind it lands,
+/// over the idle `shared` channels in route order, for data of `size` bytes written in TLPs of
+/// at most `mps`. The data's last two TLPs (a full one and the tail) and the write enter the
+/// first shared channel back to back, as a stream bound by its link leaves them; at every
+/// store-and-forward server each leaves one service after the later of its arrival and the
+/// unit ahead's departure, then crosses the channel's latency. TLP by TLP this is what the
+/// servers do on an idle route; contention only delays the write further.
+fn ordering_gap(shared: &[&ChannelSpec], bytes: u64, size: u64, mps: u64) -> crate::units::Ps {
+    let tail = (size.max(1) - 1) % mps + 1;
+    let units: &[u64] = if size > mps {
+        &[mps, tail, bytes]
+    } else {
+        &[tail, bytes]
+    };
+    let mut arrive = [0; 3];
+    for c in shared {
+        let mut free = 0;
+        for (at, &payload) in arrive.iter_mut().zip(units) {
+            free = (*at).max(free) + c.rate.tx_time(c.wire_bytes(Unit::Write, payload, 1));
+            *at = free + c.latency;
+        }
+    }
+    let n = units.len();
+    arrive[n - 1] - arrive[n - 2]
 }
 
 /// How the receiver of a write-like transfer takes the data.
@@ -292,14 +355,8 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
             thread: tr,
             extra: rh.spec.cpu.post_recv,
         };
-        add(
-            &mut p,
-            kind,
-            Some(Stage::Poll),
-            r_cpu,
-            vec![done(cqe)],
-            None,
-        )
+        let deps = poll_deps(&mut p, topo, cqe, write);
+        add(&mut p, kind, Some(Stage::Poll), r_cpu, deps, None)
     } else {
         last_byte_poll(&mut p, topo, &r, tr, r_cpu, write)
     };
@@ -825,7 +882,8 @@ fn flush(
     }];
     let cqe = add(p, kind, f, nic_actor, last_write, None);
     let poll = StepKind::Poll { thread, extra: 0 };
-    Ok(add(p, poll, f, cpu, vec![done(cqe)], None))
+    let deps = poll_deps(p, topo, cqe, write);
+    Ok(add(p, poll, f, cpu, deps, None))
 }
 
 /// The plan of one RDMA Read that moves `sides.size` bytes from the flow's sender (the
@@ -1001,14 +1059,8 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
         thread: tr,
         extra: 0,
     };
-    let poll = add(
-        &mut p,
-        kind,
-        Some(Stage::Poll),
-        r_cpu,
-        vec![done(rcqe)],
-        None,
-    );
+    let deps = poll_deps(&mut p, topo, rcqe, write);
+    let poll = add(&mut p, kind, Some(Stage::Poll), r_cpu, deps, None);
     let receiver = ((tr, r_cpu, r_nic_a, r_ce), (mmio, engine, cqe));
     let deliver = deliver(
         &mut p,
@@ -1298,6 +1350,26 @@ mod tests {
     use crate::config::{DEFAULT_TOML, Op, PathKind, parse};
     use crate::plan::{CqeKind, Handles, PacketKind, Plan, Step, StepId, StepKind};
     use crate::record::Stage;
+
+    /// The ordering gap on one channel is the write's own service: it leaves one service
+    /// after the data's tail. Behind a full TLP and a 1-byte tail on two links and a memory
+    /// (the default's receive route, less its zero-service root complex and switch) the
+    /// recursion gives what `gdrsim trace` of 65,537 B TLP by TLP shows: the 1-byte tail
+    /// waits for the full TLP at the memory, and the CQE lands 1.344 ns after it.
+    #[test]
+    fn ordering_gap_follows_the_tail_through_each_server() {
+        use super::{ChannelSpec, Unit, ordering_gap};
+        let cfg = parse(DEFAULT_TOML, "default").unwrap();
+        let topo = crate::scenario::topology(&cfg);
+        let spec =
+            |name: &str| -> &ChannelSpec { topo.channels.iter().find(|c| c.name == name).unwrap() };
+        let link = spec("node-b/pcie:sw0>rc0");
+        let service = |c: &ChannelSpec, b: u64| c.rate.tx_time(c.wire_bytes(Unit::Write, b, 1));
+        assert_eq!(ordering_gap(&[link], 64, 65537, 256), service(link, 64));
+        assert_eq!(ordering_gap(&[link], 64, 256, 256), service(link, 64));
+        let route = [spec("node-b/pcie:nic0>sw0"), link, spec("node-b/cpu0.dram")];
+        assert_eq!(ordering_gap(&route, 64, 65537, 256), 1344);
+    }
 
     /// The step a role names, which must exist where `want` says so.
     fn named<'p>(
