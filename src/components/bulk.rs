@@ -351,8 +351,8 @@ impl Fabric<'_> {
             + idle_transit(
                 &cpl,
                 Unit::Completion,
-                read.mps,
-                read.mrrs.div_ceil(read.mps),
+                read.completion(),
+                read.mrrs.div_ceil(read.completion()),
             )
             .1
     }
@@ -418,7 +418,8 @@ impl Fabric<'_> {
             StepKind::DmaRead { nic, read, .. } => {
                 let (req, cpl) = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
                 self.charge(&mut uses, first, req, Unit::ReadRequest, 0, read.mrrs);
-                self.charge(&mut uses, first, cpl, Unit::Completion, read.mps, read.mps);
+                let c = read.completion();
+                self.charge(&mut uses, first, cpl, Unit::Completion, c, c);
                 count_dram(self, cpl);
                 window = Some((read.engine, read, self.read_rtt(flow, read)));
                 let mtu = self.nic_spec(nic).mtu;
@@ -426,13 +427,7 @@ impl Fabric<'_> {
                 first_bytes = packet;
                 // The first packet's bytes at the NIC: its requests out, its completions back.
                 let first_data = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
-                    + idle_transit(
-                        &self.specs(cpl),
-                        Unit::Completion,
-                        read.mps,
-                        packet.div_ceil(read.mps),
-                    )
-                    .1;
+                    + idle_transit(&self.specs(cpl), Unit::Completion, c, packet.div_ceil(c)).1;
                 let mut at = first_data + self.read_jitter(flow, read);
                 stages.push(Stage {
                     step: first,
@@ -516,26 +511,20 @@ impl Fabric<'_> {
                             (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
                         let commit = self.route_of(flow, commit);
                         self.charge(&mut uses, first, req, Unit::ReadRequest, 0, read.mrrs);
-                        self.charge(&mut uses, first, cpl, Unit::Completion, read.mps, read.mps);
+                        let c = read.completion();
+                        self.charge(&mut uses, first, cpl, Unit::Completion, c, c);
                         let from = uses.len();
-                        self.charge(
-                            &mut uses,
-                            first,
-                            commit,
-                            Unit::Completion,
-                            read.mps,
-                            read.mps,
-                        );
+                        self.charge(&mut uses, first, commit, Unit::Completion, c, c);
                         for u in &mut uses[from..] {
                             u.phase = 1;
                         }
                         count_dram(self, cpl);
                         window = Some((read.engine, read, self.read_rtt(flow, read)));
                         let lat = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
-                            + idle_transit(&self.specs(cpl), Unit::Completion, read.mps, 1).0
-                            + idle_transit(&self.specs(commit), Unit::Completion, read.mps, 1).0
+                            + idle_transit(&self.specs(cpl), Unit::Completion, c, 1).0
+                            + idle_transit(&self.specs(commit), Unit::Completion, c, 1).0
                             + self.read_jitter(flow, read);
-                        (lat, read.mps)
+                        (lat, c)
                     }
                 };
                 first_bytes = tlp.min(bytes);

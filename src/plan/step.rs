@@ -42,6 +42,15 @@ pub struct ReadSpec {
     pub mps: u64,
 }
 
+impl ReadSpec {
+    /// Largest completion one of its requests is answered with: MPS, or the whole request
+    /// where MRRS is below MPS (a 512-byte request under MPS 4096 comes back in one
+    /// 512-byte completion, with its own header).
+    pub fn completion(&self) -> u64 {
+        self.mps.min(self.mrrs)
+    }
+}
+
 /// What a DMA descriptor names: the buffer and the length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Gather {
