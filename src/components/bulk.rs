@@ -107,6 +107,9 @@ pub struct Job {
     /// From `t0` to joining the sharing on idle links (its first packet's arrival less that
     /// packet's time at its idle rate).
     latency: Ps,
+    /// How much sooner it joins where it starts on an idle read window: its first round's
+    /// bytes come back at the links' rate, not the window's ([`Fabric::first_round`]).
+    early: Ps,
     queue: usize,
     state: State,
     /// Payload still to pass the reference point, in 1e-12 bytes, as of `at`.
@@ -156,6 +159,8 @@ pub struct Bulks {
     /// a resource with whom, so that a start or an end re-solves only the transfers it can
     /// change (a server channel's resource has the channel's users).
     window_users: Vec<Vec<usize>>,
+    /// Transfers started and not done under each read window, active or not yet.
+    window_jobs: Vec<u32>,
     /// Per transfer: the solve that last reached it (a visited mark without clearing).
     reached: Vec<u64>,
     /// Transfers whose groups a solve due now will share out ([`Event::Share`]).
@@ -194,6 +199,7 @@ impl Bulks {
             user_slot: vec![0; channels],
             user_lists: Vec::new(),
             window_users: vec![Vec::new(); windows.len()],
+            window_jobs: vec![0; windows.len()],
             reached: Vec::new(),
             pending: Vec::new(),
             share_due: false,
@@ -363,6 +369,15 @@ impl Fabric<'_> {
         let (mut job, key) = self.build_job(inst, t0);
         job.queue = self.bulk.queue(key);
         job.serial = self.next_serial();
+        // Its first round goes at the links' rate only on a window no other transfer holds
+        // or waits for (a stream keeps its window full: it moves at the window's rate).
+        if let Some(rw) = &job.read {
+            let others = &mut self.bulk.window_jobs[rw.engine];
+            if *others == 0 {
+                job.latency -= job.early;
+            }
+            *others += 1;
+        }
         let (queue, latency) = (job.queue, job.latency);
         let id = self.bulk.jobs.len();
         self.bulk.jobs.push(job);
@@ -583,6 +598,14 @@ impl Fabric<'_> {
         // would start to arrive at its idle rate, and on idle links ends when it did.
         let arrival = (first_bytes as u128 * SCALE / idle_rate(&self.bulk.fluid, &demand)) as Ps;
         let latency = stages[reference].first_out.saturating_sub(arrival);
+        let early = match (&read_weight, window) {
+            (Some(rw), Some((_, read, _))) => {
+                let in_flight = self.bulk.windows[rw.engine] as u64 * read.mrrs;
+                let round = bytes.min(in_flight).saturating_sub(first_bytes);
+                self.first_round(&demand, rw.at, round).min(latency)
+            }
+            _ => 0,
+        };
         let job = Job {
             inst: (flow, msg, first),
             stages,
@@ -593,6 +616,7 @@ impl Fabric<'_> {
             payload,
             t0,
             latency,
+            early,
             queue: 0,
             state: State::Queued,
             remaining: bytes as u128 * SCALE,
@@ -1013,6 +1037,9 @@ impl Fabric<'_> {
     fn bulk_done(&mut self, id: usize, now: Ps, q: &mut Queue<Event>) {
         // The transfer is over: its lists move out here (nothing reads a done transfer's stages,
         // uses or demand again), so the memory of a long stream is its transfers in flight.
+        if let Some(rw) = &self.bulk.jobs[id].read {
+            self.bulk.window_jobs[rw.engine] -= 1;
+        }
         let job = {
             let j = &mut self.bulk.jobs[id];
             j.state = State::Done;
@@ -1125,6 +1152,26 @@ impl Fabric<'_> {
     /// Wire bytes put on channel `c` by units and transfers.
     pub fn channel_wire_bytes(&self, c: ChannelId) -> u128 {
         self.servers[c as usize].wire_bytes + self.bulk.wire_bytes[c as usize] / SCALE
+    }
+}
+
+impl Fabric<'_> {
+    /// How much sooner than at its window's rate the `round` bytes of a read's first round
+    /// after its first packet arrive. A read window caps a read's sustained rate (its bytes in
+    /// flight per round trip), not its first round: the window's first requests go out at once
+    /// and their data comes back at the rate of the links. Where the window (`demand.uses[at]`)
+    /// binds, those bytes take their time at the links' rate, not the window's.
+    fn first_round(&self, demand: &Demand, at: usize, round: u64) -> Ps {
+        let capacity = &self.bulk.fluid.capacity;
+        let rate = |&(r, weight): &(Res, u128)| (capacity[r as usize] / weight.max(1)).max(1);
+        let at_window = rate(&demand.uses[at]);
+        let at_links = (demand.uses.iter().enumerate())
+            .filter(|&(i, u)| i != at && u.1 > 0)
+            .map(|(_, u)| rate(u))
+            .min()
+            .unwrap_or(u128::MAX);
+        let round = round as u128 * SCALE;
+        (round / at_window).saturating_sub(round / at_links) as Ps
     }
 }
 
