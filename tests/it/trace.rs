@@ -380,7 +380,7 @@ fn the_cli_writes_a_trace_and_exits_2_on_bad_input() {
             "--path",
             "staged",
             "--size",
-            "64KiB",
+            "16KiB",
             "--messages",
             "2000",
             "--out",
