@@ -326,6 +326,51 @@ fn jitter_only_adds_delay_in_the_staging_study() {
     }
 }
 
+/// Issue #27 item 5, the contract as README states it: with several independent flows,
+/// results.csv's `lat_model_us` is the first flow's noise-free latency (flows.csv's row 0) and
+/// `lat_min_us` is over every flow's messages, so it may be below it (here the faster PIX
+/// flow's messages); with one flow, jitter only adds delay (see the tests above).
+#[test]
+fn with_several_flows_lat_model_is_the_first_flows() {
+    let mut text = default_toml();
+    let first = text.find("[[scenarios]]").unwrap();
+    text.truncate(first);
+    text.push_str(
+        "[[scenarios]]\nname = \"SYS and PIX\"\nflows = [\n  { sender = { host = \"node-a\", \
+         nic = \"nic0\", gpu = \"gpu3\" }, receiver = { host = \"node-b\", nic = \"nic0\", gpu \
+         = \"gpu3\" } },\n  { sender = { host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }, \
+         receiver = { host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" } },\n]\n",
+    );
+    let text = with_sizes(&text, "sizes = [\"4KiB\"]");
+    let text: String = (text.lines())
+        .map(|l| match l.starts_with("paths =") {
+            true => "paths = [\"gpudirect\"]\n".to_string(),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let config = write_config("two-flows.toml", &text);
+    let out = run_config(&config, "two-flows", &[]);
+    let (header, rows) = csv_rows(&out.join("results.csv"));
+    let (fheader, flows) = csv_rows(&out.join("flows.csv"));
+    let col = |h: &[String], name: &str| h.iter().position(|x| x == name).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(flows.len(), 2, "{flows:?}");
+    let model = ps(&rows[0][col(&header, "lat_model_us")]);
+    let min = ps(&rows[0][col(&header, "lat_min_us")]);
+    let per_flow: Vec<i128> = (flows.iter())
+        .map(|f| ps(&f[col(&fheader, "lat_model_us")]))
+        .collect();
+    assert_eq!(model, per_flow[0], "lat_model_us is flow 0's");
+    assert!(
+        per_flow[1] < per_flow[0],
+        "PIX is faster than SYS: {per_flow:?}"
+    );
+    assert!(
+        min < model,
+        "lat_min_us {min} ps over both flows, lat_model_us {model}"
+    );
+}
+
 #[test]
 fn the_resolved_config_reproduces_the_run() {
     let a = default_run();
