@@ -10,6 +10,28 @@ use gdrsim::units::{PS_PER_US, ps_to_us};
 const GIB: u64 = 1 << 30;
 const MIB: u64 = 1 << 20;
 
+/// `cfg` moved TLP by TLP at every size: the reference bulk transfers are tested against.
+fn tlp_by_tlp(cfg: &Config) -> Config {
+    Config {
+        sim: SimConfig {
+            granularity: gdrsim::config::Granularity::Tlp,
+            ..cfg.sim.clone()
+        },
+        ..cfg.clone()
+    }
+}
+
+/// `cfg` without jitter: every iteration is the noise-free one.
+fn noise_free(cfg: Config) -> Config {
+    Config {
+        sim: SimConfig {
+            jitter: false,
+            ..cfg.sim.clone()
+        },
+        ..cfg
+    }
+}
+
 /// The slower of the wire (full-MTU packets) and the sender NIC's PCIe read rate, GB/s.
 fn ceiling(cfg: &Config) -> f64 {
     let m = &cfg.hosts[0].machine;
@@ -302,15 +324,7 @@ fn bulk_and_tlp_by_tlp_runs_agree() {
 /// message's first packet crossed during its latency outside the sharing: -1.5 to -2.3%.
 #[test]
 fn multi_packet_streams_agree_between_bulk_and_tlp_by_tlp() {
-    let tlp = default_cfg();
-    let tlp = Config {
-        sim: SimConfig {
-            granularity: gdrsim::config::Granularity::Tlp,
-            jitter: false,
-            ..tlp.sim.clone()
-        },
-        ..tlp
-    };
+    let tlp = tlp_by_tlp(&noise_free(default_cfg()));
     let bulk = Config {
         sim: SimConfig {
             granularity: gdrsim::config::Granularity::Auto,
@@ -342,21 +356,8 @@ fn multi_packet_streams_agree_between_bulk_and_tlp_by_tlp() {
 /// data. A Read's CQE lands in host memory behind its response the same way.
 #[test]
 fn latency_does_not_fall_past_the_bulk_threshold() {
-    let auto = default_cfg();
-    let auto = Config {
-        sim: SimConfig {
-            jitter: false,
-            ..auto.sim.clone()
-        },
-        ..auto
-    };
-    let tlp = Config {
-        sim: SimConfig {
-            granularity: gdrsim::config::Granularity::Tlp,
-            ..auto.sim.clone()
-        },
-        ..auto.clone()
-    };
+    let auto = noise_free(default_cfg());
+    let tlp = tlp_by_tlp(&auto);
     let threshold = auto.sim.coalesce_above;
     let topo = gdrsim::scenario::topology(&auto);
     let lat = |cfg: &Config, op: Op, size: u64| {
@@ -396,13 +397,7 @@ fn read_completions_are_no_larger_than_their_request() {
         ("jitter = true", "jitter = false"),
     ];
     let auto = cfg_with(&edits);
-    let tlp = Config {
-        sim: SimConfig {
-            granularity: gdrsim::config::Granularity::Tlp,
-            ..auto.sim.clone()
-        },
-        ..auto.clone()
-    };
+    let tlp = tlp_by_tlp(&auto);
     let threshold = auto.sim.coalesce_above;
     for path in [PathKind::Host, PathKind::GpuDirect, PathKind::Staged] {
         let at = summary(&auto, "PIX", path, threshold);
@@ -446,13 +441,7 @@ fn a_read_windows_first_round_comes_back_at_the_links_rate() {
             w => text.replacen("[[machines.nics]]", w, 1),
         };
         let auto = gdrsim::config::parse(&text, "topologies.toml").unwrap();
-        let tlp = Config {
-            sim: SimConfig {
-                granularity: gdrsim::config::Granularity::Tlp,
-                ..auto.sim.clone()
-            },
-            ..auto.clone()
-        };
+        let tlp = tlp_by_tlp(&auto);
         for size in [256 << 10, MIB] {
             let b = summary(&auto, "NODE", PathKind::GpuDirect, size);
             let t = summary(&tlp, "NODE", PathKind::GpuDirect, size);
@@ -513,13 +502,7 @@ fn registration_cache_moves_the_cost_to_setup() {
 fn contended_streaming_agrees_between_bulk_and_tlp_by_tlp() {
     for mps in ["256", "4096"] {
         let auto = cfg_with(&[("mps_bytes = 256 ", &format!("mps_bytes = {mps} "))]);
-        let tlp = Config {
-            sim: SimConfig {
-                granularity: gdrsim::config::Granularity::Tlp,
-                ..auto.sim.clone()
-            },
-            ..auto.clone()
-        };
+        let tlp = tlp_by_tlp(&auto);
         let a = summary(&auto, "PIX", PathKind::Staged, 4 * MIB).bw_gbps;
         let t = summary(&tlp, "PIX", PathKind::Staged, 4 * MIB).bw_gbps;
         assert!(
@@ -722,13 +705,7 @@ fn dgx_a100_staged_4_mib_agrees_between_bulk_and_tlp_by_tlp() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/dgx-a100.toml");
     let text = std::fs::read_to_string(path).expect("configs/dgx-a100.toml");
     let auto = gdrsim::config::parse(&text, path).expect("valid preset");
-    let tlp = Config {
-        sim: SimConfig {
-            granularity: gdrsim::config::Granularity::Tlp,
-            ..auto.sim.clone()
-        },
-        ..auto.clone()
-    };
+    let tlp = tlp_by_tlp(&auto);
     for sc in &auto.scenarios {
         let a = summary(&auto, &sc.name, PathKind::Staged, 4 * MIB).bw_gbps;
         let t = summary(&tlp, &sc.name, PathKind::Staged, 4 * MIB).bw_gbps;
