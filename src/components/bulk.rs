@@ -363,6 +363,24 @@ impl Fabric<'_> {
             .1
     }
 
+    /// How much sooner than at its window's rate the `round` bytes of a read's first round
+    /// after its first packet arrive. A read window caps a read's sustained rate (its bytes in
+    /// flight per round trip), not its first round: the window's first requests go out at once
+    /// and their data comes back at the rate of the links. Where the window (`demand.uses[at]`)
+    /// binds, those bytes take their time at the links' rate, not the window's.
+    fn first_round(&self, demand: &Demand, at: usize, round: u64) -> Ps {
+        let capacity = &self.bulk.fluid.capacity;
+        let rate = |&(r, weight): &(Res, u128)| (capacity[r as usize] / weight.max(1)).max(1);
+        let at_window = rate(&demand.uses[at]);
+        let at_links = (demand.uses.iter().enumerate())
+            .filter(|&(i, u)| i != at && u.1 > 0)
+            .map(|(_, u)| rate(u))
+            .min()
+            .unwrap_or(u128::MAX);
+        let round = round as u128 * SCALE;
+        (round / at_window).saturating_sub(round / at_links) as Ps
+    }
+
     /// Starts a bulk transfer for the chain that begins with step instance `inst` (a DMA read
     /// or a copy) at `t0`: behind the transfers of its queue, else after its latency.
     pub(super) fn bulk_start(&mut self, inst: Instance, t0: Ps, q: &mut Queue<Event>) {
@@ -1152,26 +1170,6 @@ impl Fabric<'_> {
     /// Wire bytes put on channel `c` by units and transfers.
     pub fn channel_wire_bytes(&self, c: ChannelId) -> u128 {
         self.servers[c as usize].wire_bytes + self.bulk.wire_bytes[c as usize] / SCALE
-    }
-}
-
-impl Fabric<'_> {
-    /// How much sooner than at its window's rate the `round` bytes of a read's first round
-    /// after its first packet arrive. A read window caps a read's sustained rate (its bytes in
-    /// flight per round trip), not its first round: the window's first requests go out at once
-    /// and their data comes back at the rate of the links. Where the window (`demand.uses[at]`)
-    /// binds, those bytes take their time at the links' rate, not the window's.
-    fn first_round(&self, demand: &Demand, at: usize, round: u64) -> Ps {
-        let capacity = &self.bulk.fluid.capacity;
-        let rate = |&(r, weight): &(Res, u128)| (capacity[r as usize] / weight.max(1)).max(1);
-        let at_window = rate(&demand.uses[at]);
-        let at_links = (demand.uses.iter().enumerate())
-            .filter(|&(i, u)| i != at && u.1 > 0)
-            .map(|(_, u)| rate(u))
-            .min()
-            .unwrap_or(u128::MAX);
-        let round = round as u128 * SCALE;
-        (round / at_window).saturating_sub(round / at_links) as Ps
     }
 }
 
