@@ -2,14 +2,20 @@
 //! resolved config, seed and shard count) and cover each of its points exactly once, then hands
 //! the rows, in point order, to the same writer as a single run. The merged folder is
 //! byte-identical to `gdrsim run` of the same config and seed on one machine.
+//!
+//! A shard's files are taken only as its run wrote them: each file the merge reads must match
+//! the hash the shard folder's manifest.json recorded, and each row must be the point the deal
+//! gives its place, so rows copied from another shard or reordered are refused, not merged
+//! into the wrong points.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
 use super::shard::{self, ROWS, SHARD_MANIFEST, Shard, ShardManifest};
-use crate::config::{self, Config, ConfigError};
-use crate::scenario;
+use crate::config::{self, Config, ConfigError, choice::Choice};
+use crate::report::output_dir::MANIFEST;
+use crate::scenario::{self, Point};
 use crate::stats::Summary;
 
 /// One shard folder, read and checked on its own.
@@ -109,12 +115,119 @@ fn read_part(dir: &Path) -> Result<Part, ConfigError> {
             format!("{} rows (a truncated shard?)", rows.len()),
         ));
     }
+    check_written(
+        dir,
+        &[
+            ("config.toml", config_text.as_bytes()),
+            (SHARD_MANIFEST, text.as_bytes()),
+            (ROWS, lines.as_bytes()),
+        ],
+    )?;
     Ok(Part {
         dir: dir.to_path_buf(),
         manifest,
         config_text,
         rows,
     })
+}
+
+/// An entry of an output folder's manifest.json: a file as the run wrote it.
+#[derive(serde::Deserialize)]
+struct Written {
+    name: String,
+    bytes: u64,
+    fnv1a64: String,
+}
+
+/// What the merge reads of a shard folder's manifest.json.
+#[derive(serde::Deserialize)]
+struct FolderManifest {
+    files: Vec<Written>,
+}
+
+/// Checks that each of `files` (name, contents) of the shard folder `dir` is the file its run
+/// wrote, by the size and hash in the folder's manifest.json: a rows.jsonl copied from another
+/// shard, or edited, would otherwise merge into the wrong points.
+fn check_written(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), ConfigError> {
+    let mf = dir.join(MANIFEST);
+    let text = std::fs::read_to_string(&mf).map_err(|e| {
+        bad(
+            &mf,
+            "",
+            "the shard folder's manifest, as gdrsim run --shard writes it",
+            format!("an I/O error: {e}"),
+        )
+    })?;
+    let manifest: FolderManifest = serde_json::from_str(&text).map_err(|e| {
+        bad(
+            &mf,
+            "files",
+            "an output folder's manifest",
+            format!("invalid JSON: {e}"),
+        )
+    })?;
+    for (name, bytes) in files {
+        let hash = format!("{:016x}", crate::seed::fnv1a(bytes));
+        let Some(w) = manifest.files.iter().find(|w| w.name == *name) else {
+            return Err(bad(
+                &mf,
+                "files",
+                format!("an entry for {name}, as the shard's run wrote it"),
+                "none",
+            ));
+        };
+        if w.fnv1a64 != hash || w.bytes != bytes.len() as u64 {
+            return Err(bad(
+                &dir.join(name),
+                "",
+                format!(
+                    "the file the shard's run wrote ({} bytes, FNV-1a {}, as manifest.json \
+                     records it)",
+                    w.bytes, w.fnv1a64
+                ),
+                format!(
+                    "{} bytes, FNV-1a {hash}: a file changed, or copied from another shard, \
+                     since",
+                    bytes.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that each row of a shard is the point the deal gives its place (scenario, path, op
+/// and size), so no row lands on another point's place.
+fn check_rows(p: &Part, cfg: &Config, plan: &[Point]) -> Result<(), ConfigError> {
+    for (line, (&id, row)) in p.manifest.points.iter().zip(&p.rows).enumerate() {
+        let point = &plan[id];
+        let scenario = &cfg.scenarios[point.scenario].name;
+        let same = row.scenario == *scenario
+            && row.path == point.path
+            && row.op == point.op
+            && row.size_bytes == point.size;
+        if !same {
+            return Err(bad(
+                &p.dir.join(ROWS),
+                &format!("line {}", line + 1),
+                format!(
+                    "the row of point {id} (scenario {scenario}, path {}, op {}, {} bytes)",
+                    point.path.word(),
+                    point.op.word(),
+                    point.size
+                ),
+                format!(
+                    "a row of scenario {}, path {}, op {}, {} bytes (rows of another shard, or \
+                     reordered?)",
+                    row.scenario,
+                    row.path.word(),
+                    row.op.word(),
+                    row.size_bytes
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Reads and checks the shards; returns the study's config, its rows in point order and the
@@ -229,6 +342,7 @@ pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), Conf
                 format!("{} other points", p.manifest.points.len()),
             ));
         }
+        check_rows(&p, &cfg, &plan)?;
         for (id, row) in p.manifest.points.into_iter().zip(p.rows) {
             rows[id] = Some(row);
         }

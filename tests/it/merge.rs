@@ -1,0 +1,97 @@
+//! `gdrsim merge` on hostile shard folders (issue #27): every one is bad input, refused with
+//! exit 2 and one error line naming the file and what was expected, and nothing is written.
+//!
+//! The shards are of a small study (two sizes: 18 points), so each run takes milliseconds.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::support::{gdrsim, ok, s, scratch, text};
+
+/// configs/default.toml with two sizes: 18 points.
+fn small_config(dir: &Path) -> PathBuf {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = fs::read_to_string(format!("{root}/configs/default.toml")).unwrap();
+    let from = "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }";
+    assert!(text.contains(from), "the default config's sweep changed");
+    let c = dir.join("c.toml");
+    fs::write(&c, text.replacen(from, "sizes = [\"8B\", \"4KiB\"]", 1)).unwrap();
+    c
+}
+
+/// The `n` shard folders of the small study, in a fresh scratch folder `name`; returns the
+/// scratch folder and the shards.
+fn shards(name: &str, n: u32) -> (PathBuf, Vec<PathBuf>) {
+    let base = scratch("merge", name);
+    let c = small_config(&base);
+    let dirs: Vec<PathBuf> = (0..n).map(|k| base.join(format!("s{k}"))).collect();
+    for (k, d) in dirs.iter().enumerate() {
+        let shard = format!("{k}/{n}");
+        let args = ["run", s(&c), "--shard", &shard, "--quiet", "--out", s(d)];
+        ok(&gdrsim(&args), &format!("shard {shard}"));
+    }
+    (base, dirs)
+}
+
+/// `gdrsim merge OUT DIRS...` must refuse: exit 2, one error line containing each of
+/// `needles`, `out` not written.
+fn refused(out: &Path, dirs: &[&Path], needles: &[&str]) {
+    let mut args = vec!["merge", s(out), "--quiet"];
+    args.extend(dirs.iter().map(|d| s(d)));
+    let o = gdrsim(&args);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: no {n:?} in {err}");
+    }
+    assert!(!out.exists(), "{args:?} wrote {}", out.display());
+}
+
+/// Item 4: a shard whose rows.jsonl was copied from another shard of as many points, or
+/// whose rows were reordered, is refused (it merged with exit 0, points duplicated and
+/// missing): the rows must be the file the shard's manifest.json records, and each row the
+/// point the deal gives its place, even where the manifest was made to agree.
+#[test]
+fn foreign_or_reordered_rows_are_refused() {
+    let (base, d) = shards("foreign-rows", 3);
+    let out = base.join("merged");
+    let all = [d[0].as_path(), &d[1], &d[2]];
+    let rows = |k: usize| d[k].join("rows.jsonl");
+    let own = fs::read_to_string(rows(0)).unwrap();
+    let other = fs::read_to_string(rows(1)).unwrap();
+    assert_eq!(own.lines().count(), other.lines().count(), "equal shards");
+    fs::write(rows(0), &other).unwrap();
+    refused(
+        &out,
+        &all,
+        &["s0/rows.jsonl", "manifest.json", "another shard"],
+    );
+
+    let mut lines: Vec<&str> = own.lines().collect();
+    lines.swap(0, 1);
+    let reordered = lines.join("\n") + "\n";
+    fs::write(rows(0), &reordered).unwrap();
+    refused(&out, &all, &["s0/rows.jsonl", "FNV-1a"]);
+
+    // The manifest made to agree with the reordered rows: the rows themselves are checked.
+    let mf = d[0].join("manifest.json");
+    let manifest = fs::read_to_string(&mf).unwrap();
+    let hash = |t: &str| format!("{:016x}", gdrsim::seed::fnv1a(t.as_bytes()));
+    fs::write(&mf, manifest.replace(&hash(&own), &hash(&reordered))).unwrap();
+    refused(
+        &out,
+        &all,
+        &[
+            "s0/rows.jsonl: key `line 1`",
+            "the row of point 0",
+            "reordered",
+        ],
+    );
+
+    fs::write(&mf, manifest).unwrap();
+    fs::write(rows(0), own).unwrap();
+    let mut args = vec!["merge", s(&out), "--quiet"];
+    args.extend(all.iter().map(|d| s(d)));
+    ok(&gdrsim(&args), "the shards as written");
+}
