@@ -8,11 +8,12 @@
 //! gives its place, so rows copied from another shard or reordered are refused, not merged
 //! into the wrong points.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::shard::{self, ROWS, SHARD_MANIFEST, Shard, ShardManifest};
+use super::shard::{self, MAX_SHARDS, ROWS, SHARD_MANIFEST, Shard, ShardManifest};
 use crate::config::{self, Config, ConfigError, choice::Choice};
 use crate::report::output_dir::MANIFEST;
 use crate::scenario::{self, Point};
@@ -60,6 +61,7 @@ fn read_part(dir: &Path) -> Result<Part, ConfigError> {
             format!("one written by gdrsim {}", manifest.gdrsim),
         ));
     }
+    check_cut(&mf, &manifest)?;
     let cf = dir.join("config.toml");
     let config_text = std::fs::read_to_string(&cf).map_err(|e| {
         bad(
@@ -129,6 +131,77 @@ fn read_part(dir: &Path) -> Result<Part, ConfigError> {
         config_text,
         rows,
     })
+}
+
+/// Checks the shard and shard count of `shard.json` (`mf`) as `--shard K/N` bounds them, so
+/// that no count read from a file sizes the merge's tables.
+fn check_cut(mf: &Path, m: &ShardManifest) -> Result<(), ConfigError> {
+    if !(1..=MAX_SHARDS).contains(&m.shards) {
+        return Err(bad(
+            mf,
+            "shards",
+            format!("a shard count from 1 to {MAX_SHARDS}, as --shard K/N takes it"),
+            m.shards.to_string(),
+        ));
+    }
+    if m.shard >= m.shards {
+        return Err(bad(
+            mf,
+            "shard",
+            format!("a shard below {}", m.shards),
+            m.shard.to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// The most missing shards an error lists (the rest are counted).
+const MISSING_LISTED: usize = 10;
+
+/// Checks that `parts` hold each of the study's `count` shards once; the table of shards seen
+/// holds one entry per folder given, whatever `count` says.
+fn check_cover(parts: &[Part], count: u32) -> Result<(), ConfigError> {
+    let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
+    for p in parts {
+        let k = p.manifest.shard;
+        if let Some(other) = seen.insert(k, &p.dir) {
+            return Err(cli(
+                "each shard once",
+                format!(
+                    "shard {k}/{count} twice: {} and {}",
+                    other.display(),
+                    p.dir.display()
+                ),
+            ));
+        }
+    }
+    let absent = count as usize - seen.len();
+    if absent == 0 {
+        return Ok(());
+    }
+    let mut listed: Vec<String> = (0..count)
+        .filter(|k| !seen.contains_key(k))
+        .take(MISSING_LISTED)
+        .map(|k| format!("{k}/{count}"))
+        .collect();
+    let first = listed[0].clone();
+    if absent > MISSING_LISTED {
+        listed.push(format!("and {} more", absent - MISSING_LISTED));
+    }
+    Err(cli(
+        "every shard of the study",
+        format!(
+            "shard {} missing (run it with: {} --shard {first} --out DIR, or sbatch \
+             --array=K on the study's array script)",
+            listed.join(", "),
+            parts[0].manifest.command
+        ),
+    ))
+}
+
+/// An error of the command line's shard folders.
+fn cli(expected: &str, found: String) -> ConfigError {
+    ConfigError::new("command line", "SHARD_DIR", expected, found)
 }
 
 /// An entry of an output folder's manifest.json: a file as the run wrote it.
@@ -233,9 +306,6 @@ fn check_rows(p: &Part, cfg: &Config, plan: &[Point]) -> Result<(), ConfigError>
 /// Reads and checks the shards; returns the study's config, its rows in point order and the
 /// command that reproduces it.
 pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), ConfigError> {
-    let cli = |expected: &str, found: String| {
-        ConfigError::new("command line", "SHARD_DIR", expected, found)
-    };
     if dirs.is_empty() {
         return Err(cli("at least one shard folder", "none".into()));
     }
@@ -273,47 +343,7 @@ pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), Conf
             ));
         }
     }
-    let mut seen: Vec<Option<PathBuf>> = vec![None; m0.shards as usize];
-    for p in &parts {
-        let k = p.manifest.shard as usize;
-        if k >= seen.len() {
-            return Err(bad(
-                &p.dir.join(SHARD_MANIFEST),
-                "shard",
-                format!("a shard below {}", m0.shards),
-                k.to_string(),
-            ));
-        }
-        if let Some(other) = &seen[k] {
-            return Err(cli(
-                "each shard once",
-                format!(
-                    "shard {k}/{} twice: {} and {}",
-                    m0.shards,
-                    other.display(),
-                    p.dir.display()
-                ),
-            ));
-        }
-        seen[k] = Some(p.dir.clone());
-    }
-    let missing: Vec<String> = seen
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.is_none())
-        .map(|(k, _)| format!("{k}/{}", m0.shards))
-        .collect();
-    if let Some(k) = missing.first() {
-        return Err(cli(
-            "every shard of the study",
-            format!(
-                "shard {} missing (run it with: {} --shard {k} --out DIR, or sbatch \
-                 --array=K on the study's array script)",
-                missing.join(", "),
-                m0.command
-            ),
-        ));
-    }
+    check_cover(&parts, m0.shards)?;
     let file = first.dir.join("config.toml").display().to_string();
     let cfg = config::parse(&first.config_text, &file)?;
     let command = m0.command.clone();

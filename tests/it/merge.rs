@@ -95,3 +95,51 @@ fn foreign_or_reordered_rows_are_refused() {
     args.extend(all.iter().map(|d| s(d)));
     ok(&gdrsim(&args), "the shards as written");
 }
+
+/// Writes `text` as `file` of shard folder `dir` and makes its manifest.json agree (a forged
+/// shard that the hash check alone would pass).
+fn forge(dir: &Path, file: &str, text: &str) {
+    fs::write(dir.join(file), text).unwrap();
+    let mf = dir.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_str(&fs::read_to_string(&mf).unwrap()).unwrap();
+    let entry = m["files"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|f| f["name"] == file)
+        .unwrap();
+    entry["bytes"] = text.len().into();
+    entry["fnv1a64"] = format!("{:016x}", gdrsim::seed::fnv1a(text.as_bytes())).into();
+    fs::write(&mf, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+}
+
+/// Item 7: a shard.json claiming 4,000,000,000 shards is refused by its count, before any
+/// table is sized by it (merge allocated 96 GB for it and aborted); a count within the bound
+/// but far above the folders given lists the first missing shards and counts the rest.
+#[test]
+fn a_huge_shard_count_is_refused_without_allocating_for_it() {
+    let (base, d) = shards("huge-count", 2);
+    let out = base.join("merged");
+    let manifest = fs::read_to_string(d[0].join("shard.json")).unwrap();
+    let with = |n: &str| manifest.replace("\"shards\": 2,", &format!("\"shards\": {n},"));
+    assert_ne!(with("3"), manifest, "the edit applies");
+    forge(&d[0], "shard.json", &with("4000000000"));
+    refused(
+        &out,
+        &[&d[0]],
+        &[
+            "s0/shard.json: key `shards`",
+            "from 1 to 10000",
+            "found 4000000000",
+        ],
+    );
+    forge(&d[0], "shard.json", &with("10000"));
+    refused(
+        &out,
+        &[&d[0]],
+        &[
+            "shard 1/10000, 2/10000",
+            "9/10000, 10/10000, and 9989 more missing",
+        ],
+    );
+}
