@@ -303,6 +303,45 @@ fn check_rows(p: &Part, cfg: &Config, plan: &[Point]) -> Result<(), ConfigError>
     Ok(())
 }
 
+/// Checks the command line's folders before anything is read: no shard folder given twice
+/// (under any spelling), and an output folder that is neither a shard folder nor holds one,
+/// since merge replaces the output folder whole. Paths are compared canonicalized; a shard
+/// folder that cannot be resolved is left to [`assemble`] to refuse.
+pub fn check_folders(out: &Path, dirs: &[PathBuf]) -> Result<(), ConfigError> {
+    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+    for d in dirs {
+        let Ok(real) = d.canonicalize() else {
+            continue;
+        };
+        if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
+            return Err(cli(
+                "each shard folder once",
+                format!(
+                    "{} and {}: the same folder twice",
+                    first.display(),
+                    d.display()
+                ),
+            ));
+        }
+        seen.push((real, d));
+    }
+    let Ok(out_real) = out.canonicalize() else {
+        // Not there yet: it holds nothing to lose.
+        return Ok(());
+    };
+    if let Some((real, d)) = seen.iter().find(|(r, _)| r.starts_with(&out_real)) {
+        let what = if *real == out_real { "is" } else { "holds" };
+        return Err(ConfigError::new(
+            "command line",
+            "OUT",
+            "an output folder that is not a shard folder given and holds none (merge replaces \
+             it whole)",
+            format!("{} {what} shard folder {}", out.display(), d.display()),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads and checks the shards; returns the study's config, its rows in point order and the
 /// command that reproduces it.
 pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), ConfigError> {

@@ -143,3 +143,63 @@ fn a_huge_shard_count_is_refused_without_allocating_for_it() {
         ],
     );
 }
+
+/// Every file of folder `d` by name, with its bytes.
+fn files(d: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Item 14: `merge s0 s0 s1` (the output one of the shards) replaced shard folder s0 with the
+/// merged study; an output folder holding the shards would have lost them all. Both are
+/// refused, as is one shard folder given twice under two spellings, and the shards are kept
+/// as they were.
+#[test]
+fn an_output_that_is_or_holds_a_shard_is_refused() {
+    let (base, d) = shards("out-is-input", 2);
+    let s0 = files(&d[0]);
+    let o = gdrsim(&["merge", s(&d[0]), "--quiet", s(&d[0]), s(&d[1])]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("key `OUT`") && err.contains("s0 is shard folder"),
+        "{err}"
+    );
+    assert_eq!(files(&d[0]), s0, "shard folder s0 was changed");
+
+    let out = base.join("merged");
+    let again = base.join(".").join("s0");
+    refused(
+        &out,
+        &[&d[0], &again, &d[1]],
+        &["the same folder twice", "key `SHARD_DIR`"],
+    );
+
+    // A study folder (a manifest of its own) with the shards inside it.
+    let study = base.join("study");
+    fs::create_dir(&study).unwrap();
+    fs::write(study.join("manifest.json"), "{}").unwrap();
+    let inner: Vec<PathBuf> = d
+        .iter()
+        .map(|x| study.join(x.file_name().unwrap()))
+        .collect();
+    for (from, to) in d.iter().zip(&inner) {
+        fs::rename(from, to).unwrap();
+    }
+    let o = gdrsim(&["merge", s(&study), "--quiet", s(&inner[0]), s(&inner[1])]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("study holds shard folder"), "{err}");
+    assert_eq!(files(&inner[0]), s0, "shard folder s0 was lost");
+}
