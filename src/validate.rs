@@ -18,6 +18,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Deserialize;
 
+use crate::config::limits::MAX_MESSAGE;
 use crate::config::{self, ConfigError, params};
 use crate::nvbandwidth::{self, Testcase, measure};
 use crate::perftest::{self, Row};
@@ -267,6 +268,30 @@ fn model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
     })
 }
 
+/// Checks what a row says of itself, before any row runs: an expected miss has its
+/// explanation, and the size is one the model simulates (a size near 2^64 would overflow the
+/// emulation's arithmetic).
+fn check_entry(e: &Entry, file: &str) -> Result<(), ConfigError> {
+    let bad = |key: &str, expected: &str, found: String| {
+        ConfigError::new(file, format!("row {} {key}", e.id), expected, found)
+    };
+    if !e.passes && e.explanation.is_none() {
+        return Err(bad(
+            "explanation",
+            "why the model misses a row marked passes = false",
+            "none".into(),
+        ));
+    }
+    if e.size > MAX_MESSAGE {
+        return Err(bad(
+            "size",
+            "a size up to 16 GiB (the model's largest message), in bytes",
+            e.size.to_string(),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the set (the embedded one, or `set`).
 pub fn run(set: Option<&Path>) -> Result<Vec<Outcome>> {
     let (text, file) = match set {
@@ -294,18 +319,13 @@ pub fn run(set: Option<&Path>) -> Result<Vec<Outcome>> {
             e.message().to_string(),
         )
     })?;
+    // Every row is checked before any runs: a bad row late in the set is refused at once.
+    for entry in &set.row {
+        check_entry(entry, &file)?;
+    }
     set.row
         .into_iter()
         .map(|entry| {
-            if !entry.passes && entry.explanation.is_none() {
-                return Err(ConfigError::new(
-                    &file,
-                    format!("row {} explanation", entry.id),
-                    "why the model misses a row marked passes = false",
-                    "none",
-                )
-                .into());
-            }
             let cfg = config_of(&entry, &file)?;
             let model = model(&cfg, &entry, &file)?;
             let error = model / entry.published - 1.0;
