@@ -643,3 +643,42 @@ fn sizes_beyond_the_model_are_refused_when_read() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// Issue #27 item 15: `calibrate --iters 0` (or 1) ran every emulation with 2 iterations in
+/// silence; outside perftest's -n range (2 to 100000) it is refused, saying the range.
+#[test]
+fn calibrate_iters_outside_perftests_range_are_refused() {
+    let dir = scratch("measured", "iters");
+    let log = perftest_log(&dir, "w.log", &["ib_write_bw", "-s", "4096", "-n", "100"]);
+    let csv = dir.join("m.csv");
+    ok(
+        &gdrsim(&["measured", s(&log), "--out", s(&csv)]),
+        "measured",
+    );
+    let out = dir.join("calibrated.toml");
+    for iters in ["0", "1", "100001"] {
+        let o = gdrsim(&[
+            "calibrate",
+            "configs/default.toml",
+            "--measured",
+            s(&csv),
+            "--fit",
+            "machines[0].nics[0].wire_rate_gbps",
+            "--iters",
+            iters,
+            "--out",
+            s(&out),
+        ]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--iters {iters}: {err}");
+        assert!(
+            err.contains(&format!(
+                "key `--iters`: expected from 2 to 100000 iterations (the range of perftest's \
+                 -n), found {iters}"
+            )),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
