@@ -282,6 +282,7 @@ fn finish_study(
 /// `gdrsim merge OUT SHARD_DIR...`: the whole study from its shards, byte-identical to a run
 /// of it on one machine.
 pub fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<PathBuf> {
+    scale::merge::check_folders(out, shards)?;
     let (cfg, rows, command) = scale::merge::assemble(shards)?;
     let dir = report::output_dir::OutputDir::claim(out)?;
     finish_study(dir, out, &cfg, &rows, &command, quiet, Extras::default())

@@ -691,6 +691,19 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
         )
         .into());
     }
+    // Refused, not raised to 2 in silence: the user asked for a run perftest cannot do.
+    if !(2..=perftest::MAX_ITERS).contains(&o.iters) {
+        return Err(ConfigError::new(
+            "command line",
+            "--iters",
+            format!(
+                "from 2 to {} iterations (the range of perftest's -n)",
+                perftest::MAX_ITERS
+            ),
+            o.iters.to_string(),
+        )
+        .into());
+    }
     o.nvbandwidth_args(Testcase::HostToDevice)
         .check()
         .map_err(|e| {

@@ -38,7 +38,7 @@ const CQ_MOD: usize = 100;
 /// perftest's LAT_MEASURE_TAIL: the largest samples dropped.
 const TAIL: usize = 2;
 /// The most messages a test may ask for.
-const MAX_ITERS: u32 = 100_000;
+pub const MAX_ITERS: u32 = 100_000;
 /// perftest's MAX_QP_NUM.
 const MAX_QPS: u32 = 16_384;
 /// The most messages one size may simulate, over every QP and both directions (memory grows

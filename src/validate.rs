@@ -18,6 +18,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Deserialize;
 
+use crate::config::limits::MAX_MESSAGE;
 use crate::config::{self, ConfigError, params};
 use crate::nvbandwidth::{self, Testcase, measure};
 use crate::perftest::{self, Row};
@@ -267,6 +268,47 @@ fn model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
     })
 }
 
+/// Checks what a row says of itself, before any row runs: an expected miss has its
+/// explanation, the tolerance and published figure are numbers a comparison can use, and the
+/// size is one the model simulates (a size near 2^64 would overflow the emulation's
+/// arithmetic).
+fn check_entry(e: &Entry, file: &str) -> Result<(), ConfigError> {
+    let bad = |key: &str, expected: &str, found: String| {
+        ConfigError::new(file, format!("row {} {key}", e.id), expected, found)
+    };
+    if !e.passes && e.explanation.is_none() {
+        return Err(bad(
+            "explanation",
+            "why the model misses a row marked passes = false",
+            "none".into(),
+        ));
+    }
+    // A NaN tolerance fails every row and an infinite one passes every row: neither judges.
+    if !(e.tolerance.is_finite() && e.tolerance >= 0.0) {
+        return Err(bad(
+            "tolerance",
+            "a relative error of at least 0, a finite number (0.05 for 5%)",
+            e.tolerance.to_string(),
+        ));
+    }
+    // The error divides by it.
+    if !(e.published.is_finite() && e.published != 0.0) {
+        return Err(bad(
+            "published",
+            "the published figure, a finite nonzero number",
+            e.published.to_string(),
+        ));
+    }
+    if e.size > MAX_MESSAGE {
+        return Err(bad(
+            "size",
+            "a size up to 16 GiB (the model's largest message), in bytes",
+            e.size.to_string(),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the set (the embedded one, or `set`).
 pub fn run(set: Option<&Path>) -> Result<Vec<Outcome>> {
     let (text, file) = match set {
@@ -294,18 +336,13 @@ pub fn run(set: Option<&Path>) -> Result<Vec<Outcome>> {
             e.message().to_string(),
         )
     })?;
+    // Every row is checked before any runs: a bad row late in the set is refused at once.
+    for entry in &set.row {
+        check_entry(entry, &file)?;
+    }
     set.row
         .into_iter()
         .map(|entry| {
-            if !entry.passes && entry.explanation.is_none() {
-                return Err(ConfigError::new(
-                    &file,
-                    format!("row {} explanation", entry.id),
-                    "why the model misses a row marked passes = false",
-                    "none",
-                )
-                .into());
-            }
             let cfg = config_of(&entry, &file)?;
             let model = model(&cfg, &entry, &file)?;
             let error = model / entry.published - 1.0;
@@ -422,6 +459,48 @@ mod tests {
             blocking < gen4 * 0.999 && blocking > gen4 * 0.99,
             "cudaMemcpy {blocking}, streamed {gen4}"
         );
+    }
+
+    /// Issue #27 item 15: a tolerance that is NaN (no row passes) or infinite (every row
+    /// passes), or negative, is refused before any row runs, as is a published figure the
+    /// error cannot divide by; through a set file, `tolerance = nan` as TOML writes it.
+    #[test]
+    fn tolerances_and_figures_that_cannot_judge_are_refused() {
+        for t in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.1] {
+            let mut e = entry("");
+            e.tolerance = t;
+            let m = super::check_entry(&e, "set").unwrap_err().to_string();
+            assert!(
+                m.contains("key `row D8 tolerance`: expected a relative error"),
+                "{m}"
+            );
+        }
+        for p in [f64::NAN, f64::INFINITY, 0.0] {
+            let mut e = entry("");
+            e.published = p;
+            let m = super::check_entry(&e, "set").unwrap_err().to_string();
+            assert!(m.contains("key `row D8 published`"), "{m}");
+        }
+        assert!(super::check_entry(&entry(""), "set").is_ok());
+        let dir = std::env::temp_dir().join(format!("gdrsim-tolerance-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let set = dir.join("set.toml");
+        let row = super::SET.split("[[row]]").nth(1).unwrap();
+        let nan: Vec<&str> = row
+            .lines()
+            .map(|l| {
+                if l.starts_with("tolerance = ") {
+                    "tolerance = nan"
+                } else {
+                    l
+                }
+            })
+            .collect();
+        assert!(nan.contains(&"tolerance = nan"), "{row}");
+        std::fs::write(&set, format!("[[row]]{}\n", nan.join("\n"))).unwrap();
+        let m = super::run(Some(&set)).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(m.contains("tolerance") && m.contains("found NaN"), "{m}");
     }
 
     /// Bad rows are named: an unknown config, a key the config lacks, a tool, a size that is

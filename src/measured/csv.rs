@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use super::Measurement;
 use crate::config::ConfigError;
+use crate::config::limits::MAX_MESSAGE;
 
 /// The CSV's columns, in order.
 pub const COLUMNS: [&str; 15] = [
@@ -98,6 +99,17 @@ pub fn located_from_bytes(
         let m: Measurement = record
             .deserialize(Some(&header))
             .map_err(|e| row_error(name, &e).at_line(name, line))?;
+        if let Some(size) = m.size_bytes.filter(|&s| s > MAX_MESSAGE) {
+            // Beyond the model's largest message: a size near 2^64 would overflow the
+            // emulation's arithmetic in `calibrate`.
+            return Err(cell(
+                name,
+                line,
+                "size_bytes",
+                "a message size up to 16 GiB (the model's largest), or empty",
+                size.to_string(),
+            ));
+        }
         if !m.value.is_finite() {
             return Err(cell(
                 name,

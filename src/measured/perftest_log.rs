@@ -12,6 +12,7 @@
 
 use super::{Measurement, Memory, bad, quoted};
 use crate::config::ConfigError;
+use crate::config::limits::MAX_MESSAGE;
 
 /// perftest's RESULT_LINE (87 dashes; RESULT_LINE_PER_PORT is longer).
 pub fn is_result_line(l: &str) -> bool {
@@ -354,6 +355,20 @@ pub fn parse(name: &str, text: &str, memory: Memory) -> Result<Vec<Measurement>,
     Ok(out)
 }
 
+/// A row's `#bytes`, refused beyond the largest message the model simulates: a size near
+/// 2^64 would overflow the emulation's arithmetic when `calibrate` reruns the row.
+fn message_size(size: u64, name: &str, n: usize) -> Result<u64, ConfigError> {
+    if size > MAX_MESSAGE {
+        return Err(bad(
+            name,
+            n,
+            "#bytes (a message size up to 16 GiB, the model's largest)",
+            size.to_string(),
+        ));
+    }
+    Ok(size)
+}
+
 /// The measurements of one result row.
 fn row(
     name: &str,
@@ -392,7 +407,7 @@ fn row(
     let mut figs = Vec::new();
     for (c, cell) in cols.iter().zip(&cells) {
         match c {
-            Col::Size => size = Some(int(cell, "#bytes")?),
+            Col::Size => size = Some(message_size(int(cell, "#bytes")?, name, n)?),
             Col::Iters => iters = Some(int(cell, "#iterations")?),
             Col::Sl => detail.push(format!("sl={}", int(cell, "#sl")?)),
             Col::Fig(metric, stat, unit) => {

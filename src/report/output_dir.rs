@@ -176,8 +176,17 @@ fn usable_output(dir: &Path) -> Result<(), ConfigError> {
 }
 
 /// Bad input before any work: an output file (`--out`, `--csv`: named by `key`) goes into an
-/// existing folder; a mistyped path is not silently created.
+/// existing folder; a mistyped path is not silently created; and it is not a folder itself,
+/// which the write would fail on only after the work.
 pub fn usable_file(file: &Path, key: &str) -> Result<(), ConfigError> {
+    if file.is_dir() {
+        return Err(ConfigError::new(
+            "command line",
+            key,
+            "a file to write, not a folder",
+            format!("{}: an existing folder", file.display()),
+        ));
+    }
     let parent = file.parent().filter(|p| !p.as_os_str().is_empty());
     match parent.filter(|p| !p.is_dir()) {
         Some(p) => Err(ConfigError::new(

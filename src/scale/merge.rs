@@ -2,14 +2,21 @@
 //! resolved config, seed and shard count) and cover each of its points exactly once, then hands
 //! the rows, in point order, to the same writer as a single run. The merged folder is
 //! byte-identical to `gdrsim run` of the same config and seed on one machine.
+//!
+//! A shard's files are taken only as its run wrote them: each file the merge reads must match
+//! the hash the shard folder's manifest.json recorded, and each row must be the point the deal
+//! gives its place, so rows copied from another shard or reordered are refused, not merged
+//! into the wrong points.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::shard::{self, ROWS, SHARD_MANIFEST, Shard, ShardManifest};
-use crate::config::{self, Config, ConfigError};
-use crate::scenario;
+use super::shard::{self, MAX_SHARDS, ROWS, SHARD_MANIFEST, Shard, ShardManifest};
+use crate::config::{self, Config, ConfigError, choice::Choice};
+use crate::report::output_dir::MANIFEST;
+use crate::scenario::{self, Point};
 use crate::stats::Summary;
 
 /// One shard folder, read and checked on its own.
@@ -54,6 +61,7 @@ fn read_part(dir: &Path) -> Result<Part, ConfigError> {
             format!("one written by gdrsim {}", manifest.gdrsim),
         ));
     }
+    check_cut(&mf, &manifest)?;
     let cf = dir.join("config.toml");
     let config_text = std::fs::read_to_string(&cf).map_err(|e| {
         bad(
@@ -109,6 +117,14 @@ fn read_part(dir: &Path) -> Result<Part, ConfigError> {
             format!("{} rows (a truncated shard?)", rows.len()),
         ));
     }
+    check_written(
+        dir,
+        &[
+            ("config.toml", config_text.as_bytes()),
+            (SHARD_MANIFEST, text.as_bytes()),
+            (ROWS, lines.as_bytes()),
+        ],
+    )?;
     Ok(Part {
         dir: dir.to_path_buf(),
         manifest,
@@ -117,12 +133,218 @@ fn read_part(dir: &Path) -> Result<Part, ConfigError> {
     })
 }
 
+/// Checks the shard and shard count of `shard.json` (`mf`) as `--shard K/N` bounds them, so
+/// that no count read from a file sizes the merge's tables.
+fn check_cut(mf: &Path, m: &ShardManifest) -> Result<(), ConfigError> {
+    if !(1..=MAX_SHARDS).contains(&m.shards) {
+        return Err(bad(
+            mf,
+            "shards",
+            format!("a shard count from 1 to {MAX_SHARDS}, as --shard K/N takes it"),
+            m.shards.to_string(),
+        ));
+    }
+    if m.shard >= m.shards {
+        return Err(bad(
+            mf,
+            "shard",
+            format!("a shard below {}", m.shards),
+            m.shard.to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// The most missing shards an error lists (the rest are counted).
+const MISSING_LISTED: usize = 10;
+
+/// Checks that `parts` hold each of the study's `count` shards once; the table of shards seen
+/// holds one entry per folder given, whatever `count` says.
+fn check_cover(parts: &[Part], count: u32) -> Result<(), ConfigError> {
+    let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
+    for p in parts {
+        let k = p.manifest.shard;
+        if let Some(other) = seen.insert(k, &p.dir) {
+            return Err(cli(
+                "each shard once",
+                format!(
+                    "shard {k}/{count} twice: {} and {}",
+                    other.display(),
+                    p.dir.display()
+                ),
+            ));
+        }
+    }
+    let absent = count as usize - seen.len();
+    if absent == 0 {
+        return Ok(());
+    }
+    let mut listed: Vec<String> = (0..count)
+        .filter(|k| !seen.contains_key(k))
+        .take(MISSING_LISTED)
+        .map(|k| format!("{k}/{count}"))
+        .collect();
+    let first = listed[0].clone();
+    if absent > MISSING_LISTED {
+        listed.push(format!("and {} more", absent - MISSING_LISTED));
+    }
+    Err(cli(
+        "every shard of the study",
+        format!(
+            "shard {} missing (run it with: {} --shard {first} --out DIR, or sbatch \
+             --array=K on the study's array script)",
+            listed.join(", "),
+            parts[0].manifest.command
+        ),
+    ))
+}
+
+/// An error of the command line's shard folders.
+fn cli(expected: &str, found: String) -> ConfigError {
+    ConfigError::new("command line", "SHARD_DIR", expected, found)
+}
+
+/// An entry of an output folder's manifest.json: a file as the run wrote it.
+#[derive(serde::Deserialize)]
+struct Written {
+    name: String,
+    bytes: u64,
+    fnv1a64: String,
+}
+
+/// What the merge reads of a shard folder's manifest.json.
+#[derive(serde::Deserialize)]
+struct FolderManifest {
+    files: Vec<Written>,
+}
+
+/// Checks that each of `files` (name, contents) of the shard folder `dir` is the file its run
+/// wrote, by the size and hash in the folder's manifest.json: a rows.jsonl copied from another
+/// shard, or edited, would otherwise merge into the wrong points.
+fn check_written(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), ConfigError> {
+    let mf = dir.join(MANIFEST);
+    let text = std::fs::read_to_string(&mf).map_err(|e| {
+        bad(
+            &mf,
+            "",
+            "the shard folder's manifest, as gdrsim run --shard writes it",
+            format!("an I/O error: {e}"),
+        )
+    })?;
+    let manifest: FolderManifest = serde_json::from_str(&text).map_err(|e| {
+        bad(
+            &mf,
+            "files",
+            "an output folder's manifest",
+            format!("invalid JSON: {e}"),
+        )
+    })?;
+    for (name, bytes) in files {
+        let hash = format!("{:016x}", crate::seed::fnv1a(bytes));
+        let Some(w) = manifest.files.iter().find(|w| w.name == *name) else {
+            return Err(bad(
+                &mf,
+                "files",
+                format!("an entry for {name}, as the shard's run wrote it"),
+                "none",
+            ));
+        };
+        if w.fnv1a64 != hash || w.bytes != bytes.len() as u64 {
+            return Err(bad(
+                &dir.join(name),
+                "",
+                format!(
+                    "the file the shard's run wrote ({} bytes, FNV-1a {}, as manifest.json \
+                     records it)",
+                    w.bytes, w.fnv1a64
+                ),
+                format!(
+                    "{} bytes, FNV-1a {hash}: a file changed, or copied from another shard, \
+                     since",
+                    bytes.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that each row of a shard is the point the deal gives its place (scenario, path, op
+/// and size), so no row lands on another point's place.
+fn check_rows(p: &Part, cfg: &Config, plan: &[Point]) -> Result<(), ConfigError> {
+    for (line, (&id, row)) in p.manifest.points.iter().zip(&p.rows).enumerate() {
+        let point = &plan[id];
+        let scenario = &cfg.scenarios[point.scenario].name;
+        let same = row.scenario == *scenario
+            && row.path == point.path
+            && row.op == point.op
+            && row.size_bytes == point.size;
+        if !same {
+            return Err(bad(
+                &p.dir.join(ROWS),
+                &format!("line {}", line + 1),
+                format!(
+                    "the row of point {id} (scenario {scenario}, path {}, op {}, {} bytes)",
+                    point.path.word(),
+                    point.op.word(),
+                    point.size
+                ),
+                format!(
+                    "a row of scenario {}, path {}, op {}, {} bytes (rows of another shard, or \
+                     reordered?)",
+                    row.scenario,
+                    row.path.word(),
+                    row.op.word(),
+                    row.size_bytes
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the command line's folders before anything is read: no shard folder given twice
+/// (under any spelling), and an output folder that is neither a shard folder nor holds one,
+/// since merge replaces the output folder whole. Paths are compared canonicalized; a shard
+/// folder that cannot be resolved is left to [`assemble`] to refuse.
+pub fn check_folders(out: &Path, dirs: &[PathBuf]) -> Result<(), ConfigError> {
+    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+    for d in dirs {
+        let Ok(real) = d.canonicalize() else {
+            continue;
+        };
+        if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
+            return Err(cli(
+                "each shard folder once",
+                format!(
+                    "{} and {}: the same folder twice",
+                    first.display(),
+                    d.display()
+                ),
+            ));
+        }
+        seen.push((real, d));
+    }
+    let Ok(out_real) = out.canonicalize() else {
+        // Not there yet: it holds nothing to lose.
+        return Ok(());
+    };
+    if let Some((real, d)) = seen.iter().find(|(r, _)| r.starts_with(&out_real)) {
+        let what = if *real == out_real { "is" } else { "holds" };
+        return Err(ConfigError::new(
+            "command line",
+            "OUT",
+            "an output folder that is not a shard folder given and holds none (merge replaces \
+             it whole)",
+            format!("{} {what} shard folder {}", out.display(), d.display()),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads and checks the shards; returns the study's config, its rows in point order and the
 /// command that reproduces it.
 pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), ConfigError> {
-    let cli = |expected: &str, found: String| {
-        ConfigError::new("command line", "SHARD_DIR", expected, found)
-    };
     if dirs.is_empty() {
         return Err(cli("at least one shard folder", "none".into()));
     }
@@ -160,47 +382,7 @@ pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), Conf
             ));
         }
     }
-    let mut seen: Vec<Option<PathBuf>> = vec![None; m0.shards as usize];
-    for p in &parts {
-        let k = p.manifest.shard as usize;
-        if k >= seen.len() {
-            return Err(bad(
-                &p.dir.join(SHARD_MANIFEST),
-                "shard",
-                format!("a shard below {}", m0.shards),
-                k.to_string(),
-            ));
-        }
-        if let Some(other) = &seen[k] {
-            return Err(cli(
-                "each shard once",
-                format!(
-                    "shard {k}/{} twice: {} and {}",
-                    m0.shards,
-                    other.display(),
-                    p.dir.display()
-                ),
-            ));
-        }
-        seen[k] = Some(p.dir.clone());
-    }
-    let missing: Vec<String> = seen
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.is_none())
-        .map(|(k, _)| format!("{k}/{}", m0.shards))
-        .collect();
-    if let Some(k) = missing.first() {
-        return Err(cli(
-            "every shard of the study",
-            format!(
-                "shard {} missing (run it with: {} --shard {k} --out DIR, or sbatch \
-                 --array=K on the study's array script)",
-                missing.join(", "),
-                m0.command
-            ),
-        ));
-    }
+    check_cover(&parts, m0.shards)?;
     let file = first.dir.join("config.toml").display().to_string();
     let cfg = config::parse(&first.config_text, &file)?;
     let command = m0.command.clone();
@@ -229,6 +411,7 @@ pub fn assemble(dirs: &[PathBuf]) -> Result<(Config, Vec<Summary>, String), Conf
                 format!("{} other points", p.manifest.points.len()),
             ));
         }
+        check_rows(&p, &cfg, &plan)?;
         for (id, row) in p.manifest.points.into_iter().zip(p.rows) {
             rows[id] = Some(row);
         }

@@ -1486,7 +1486,8 @@ fn bad_input_messages_name_what_was_written() {
 
 /// Issue #12: `run --shard K/N` then `merge` gives the folder a single run writes, byte for
 /// byte, whatever the shard count and threads; merge refuses, as bad input naming the shard, a
-/// missing or repeated shard, a shard of another study and a truncated one.
+/// missing or repeated shard (one folder twice, or a copy of it), a shard of another study and
+/// a truncated one.
 #[test]
 fn shards_merge_to_the_single_run() {
     let base = scratch("shards");
@@ -1552,6 +1553,17 @@ fn shards_merge_to_the_single_run() {
     refused(&["merge", s(&bad), s(&d(0)), s(&d(2))], "shard 1/3 missing");
     refused(
         &["merge", s(&bad), s(&d(0)), s(&d(1)), s(&d(1)), s(&d(2))],
+        "the same folder twice",
+    );
+    // A copy of a shard folder is the same shard twice.
+    let copy = base.join("n3-s1-copy");
+    fs::create_dir_all(&copy).unwrap();
+    for e in fs::read_dir(d(1)).unwrap() {
+        let e = e.unwrap();
+        fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+    }
+    refused(
+        &["merge", s(&bad), s(&d(0)), s(&d(1)), s(&copy), s(&d(2))],
         "shard 1/3 twice",
     );
     let other = base.join("other-seed");

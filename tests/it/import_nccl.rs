@@ -546,3 +546,50 @@ fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A dump whose GPU hangs below `bridges` nested PCIe bridges of one `<cpu>` (one per line,
+/// from line 3), with a NIC on a root port of its own.
+fn nested_bridges(bridges: usize) -> String {
+    let mut x = String::from(
+        "<system version=\"1\">\n<cpu numaid=\"0\" affinity=\"ff\" arch=\"x86_64\" \
+         vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\">\n",
+    );
+    let link = "link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"";
+    for i in 1..=bridges {
+        x.push_str(&format!(
+            "<pci busid=\"{:04x}:{:02x}:00.0\" class=\"0x060400\" {link}>\n",
+            i >> 8,
+            i & 0xff
+        ));
+    }
+    x.push_str(&format!(
+        "<pci busid=\"ffff:ff:00.0\" class=\"0x030000\" {link}><gpu dev=\"0\" sm=\"90\"/></pci>\n"
+    ));
+    x.push_str(&"</pci>\n".repeat(bridges));
+    x.push_str(&format!(
+        "<pci busid=\"ffff:fe:00.0\" class=\"0x020000\" {link}><nic><net name=\"mlx5_0\" \
+         dev=\"0\" speed=\"400000\" port=\"1\" gdr=\"1\"/></nic></pci>\n</cpu>\n</system>\n"
+    ));
+    x
+}
+
+/// Issue #27 item 6: 10,000 nested PCIe bridges overflowed the stack (exit 134). A dump deeper
+/// than 64 levels of `<pci>` is refused at the first element beyond the bound (line 67 here:
+/// bridges from line 3); 64 levels (63 bridges and the GPU) still import.
+#[test]
+fn pci_nesting_beyond_64_levels_is_refused_by_line() {
+    let dir = scratch("import-nccl", "deep");
+    let (deep, out) = (dir.join("deep.xml"), dir.join("deep.toml"));
+    fs::write(&deep, nested_bridges(10_000)).unwrap();
+    let o = gdrsim(&["import", "nccl-topo", s(&deep), "--out", s(&out)]);
+    let message = ":67:1: expected at most 64 levels of <pci> below a <cpu> (a real machine has \
+                   fewer than 10), found <pci busid=\"0000:41:00.0\"> at level 65";
+    refused(&o, "10,000 nested bridges", &deep, message, &out);
+    let at_bound = dir.join("d64.xml");
+    fs::write(&at_bound, nested_bridges(63)).unwrap();
+    let (_, notes, _) = import(&dir, s(&at_bound), &[]);
+    assert!(
+        notes.contains("63 switch(es), 1 GPU(s), 1 NIC(s)"),
+        "{notes}"
+    );
+}

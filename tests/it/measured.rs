@@ -1,7 +1,7 @@
 //! Issue #11, measurements in: `gdrsim measured` reads perftest and nvbandwidth logs into the
 //! measured-data CSV; `gdrsim calibrate` fits config parameters to it.
 
-use crate::support::{gdrsim, ok, s, scratch, text};
+use crate::support::{gdrsim, gdrsim_within, ok, s, scratch, text};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -541,5 +541,144 @@ fn calibrate_warns_of_parameters_the_rows_cannot_set_apart() {
         "{report}"
     );
     assert!(report.contains("note: no standard errors"), "{report}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Issue #27 item 8: a size near 2^64 in a perftest log, in a measured-data CSV or in a
+/// `validate --set` row is refused when read, naming the line or row and the size (it
+/// overflowed the emulation: a panic with overflow checks, a run that went on and on in the
+/// release build). 16 GiB, the model's largest message, is the bound.
+#[test]
+fn sizes_beyond_the_model_are_refused_when_read() {
+    let dir = scratch("measured", "huge-size");
+    let good = perftest_log(
+        &dir,
+        "good.log",
+        &["ib_write_bw", "-s", "4096", "-n", "100"],
+    );
+    let log = fs::read_to_string(&good).unwrap();
+    let huge = "18446744073709551615";
+    let row = log
+        .lines()
+        .position(|l| l.trim_start().starts_with("4096 "))
+        .unwrap();
+    let edited: Vec<String> = log
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == row {
+                l.replacen("4096", huge, 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let bad_log = dir.join("huge.log");
+    fs::write(&bad_log, edited.join("\n") + "\n").unwrap();
+    let csv = dir.join("m.csv");
+    let o = gdrsim_within(30, &["measured", s(&bad_log), "--out", s(&csv)]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "huge.log:{}: expected #bytes (a message size up to 16 GiB",
+            row + 1
+        )) && err.contains(huge),
+        "{err}"
+    );
+    assert!(!csv.exists());
+
+    // The same row in a measured-data CSV (as written before the check, or by hand).
+    ok(
+        &gdrsim(&["measured", s(&good), "--out", s(&csv)]),
+        "measured",
+    );
+    let rows = fs::read_to_string(&csv)
+        .unwrap()
+        .replace(",4096,", &format!(",{huge},"));
+    fs::write(&csv, rows).unwrap();
+    let out = dir.join("calibrated.toml");
+    let o = gdrsim_within(
+        30,
+        &[
+            "calibrate",
+            "configs/default.toml",
+            "--measured",
+            s(&csv),
+            "--fit",
+            "machines[0].nics[0].wire_rate_gbps",
+            "--out",
+            s(&out),
+        ],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("m.csv:2: key `size_bytes`") && err.contains(huge),
+        "{err}"
+    );
+    assert!(!out.exists());
+
+    // A validation set's row.
+    let set =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/validation.toml"))
+            .unwrap();
+    let first = set.split("[[row]]").nth(1).unwrap();
+    assert!(first.contains("\nsize = 8388608\n"), "{first}");
+    let bad_set = dir.join("set.toml");
+    fs::write(
+        &bad_set,
+        format!(
+            "[[row]]{}",
+            first.replace("\nsize = 8388608\n", &format!("\nsize = {huge}\n"))
+        ),
+    )
+    .unwrap();
+    let o = gdrsim_within(30, &["validate", "--set", s(&bad_set)]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("key `row A21 size`: expected a size up to 16 GiB") && err.contains(huge),
+        "{err}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Issue #27 item 15: `calibrate --iters 0` (or 1) ran every emulation with 2 iterations in
+/// silence; outside perftest's -n range (2 to 100000) it is refused, saying the range.
+#[test]
+fn calibrate_iters_outside_perftests_range_are_refused() {
+    let dir = scratch("measured", "iters");
+    let log = perftest_log(&dir, "w.log", &["ib_write_bw", "-s", "4096", "-n", "100"]);
+    let csv = dir.join("m.csv");
+    ok(
+        &gdrsim(&["measured", s(&log), "--out", s(&csv)]),
+        "measured",
+    );
+    let out = dir.join("calibrated.toml");
+    for iters in ["0", "1", "100001"] {
+        let o = gdrsim(&[
+            "calibrate",
+            "configs/default.toml",
+            "--measured",
+            s(&csv),
+            "--fit",
+            "machines[0].nics[0].wire_rate_gbps",
+            "--iters",
+            iters,
+            "--out",
+            s(&out),
+        ]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--iters {iters}: {err}");
+        assert!(
+            err.contains(&format!(
+                "key `--iters`: expected from 2 to 100000 iterations (the range of perftest's \
+                 -n), found {iters}"
+            )),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
     let _ = fs::remove_dir_all(&dir);
 }

@@ -179,6 +179,30 @@ pub fn gdrsim(args: &[&str]) -> std::process::Output {
         .expect("the gdrsim binary runs")
 }
 
+/// [`gdrsim`] that must finish within `secs` seconds (killed and failed otherwise): for
+/// reproducers whose bug makes the command run on instead of failing. For commands of little
+/// output (a full pipe would stall the command until the limit).
+pub fn gdrsim_within(secs: u64, args: &[&str]) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gdrsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the gdrsim binary runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().expect("waiting on gdrsim").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("gdrsim {args:?} ran past {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("gdrsim's output")
+}
+
 /// Bytes of a command's output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -403,3 +403,33 @@ fn the_cli_writes_a_trace_and_exits_2_on_bad_input() {
     assert!(!std::path::Path::new("x.json").exists());
     assert!(!std::path::Path::new("no-such-folder").exists());
 }
+
+/// Issue #27 item 15: `--out` at an existing folder exited 1 after tracing ("renaming ... Is a
+/// directory"); it is bad input, refused before any work with the reason, and so are
+/// `sensitivity --csv` and `--chart` at a folder. The folder is left as it was.
+#[test]
+fn an_output_file_at_an_existing_folder_is_refused() {
+    let dir = std::env::temp_dir().join(format!("gdrsim-trace-folder-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let runs: [&[&str]; 2] = [
+        &["trace", "--path", "staged", "--size", "1", "--out", d],
+        &["sensitivity", "--csv", d],
+    ];
+    for args in runs {
+        let o = gdrsim(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("expected a file to write, not a folder")
+                && err.contains(&format!("{d}: an existing folder")),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "the folder is as it was"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

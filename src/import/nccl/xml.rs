@@ -14,12 +14,19 @@
 //! What NCCL ignores is ignored with a note (elements it does not know, `<pcilink>`);
 //! `<pci>` elements that are neither bridges, GPUs nor NICs (NVMe drives) are skipped with a
 //! note, as are bridges with no GPU or NIC below them. What cannot be read is refused as
-//! `FILE:LINE:COLUMN: expected ..., found ...`, naming the element and attribute.
+//! `FILE:LINE:COLUMN: expected ..., found ...`, naming the element and attribute, and so is
+//! a `<pci>` nested deeper than [`MAX_PCI_DEPTH`] levels.
 
 use roxmltree::{Document, Node};
 
 use super::values::{self, Class, Pos, Read};
 use crate::config::ConfigError;
+
+/// The deepest `<pci>` nesting read. A real machine has fewer than 10 levels (root port,
+/// one or two switches of up to two levels each, the device); the bound is generous, and it
+/// keeps a hostile dump of thousands of nested bridges from overflowing the stack of the
+/// readers, which recurse down the tree.
+pub const MAX_PCI_DEPTH: usize = 64;
 
 /// A PCIe link as the dump gives it: the generation and width, each `None` where the dump
 /// has none, and the attribute text.
@@ -249,7 +256,7 @@ impl<'input> Reader<'_, 'input> {
         let mut children = Vec::new();
         for c in n.children().filter(Node::is_element) {
             match c.tag_name().name() {
-                "pci" => children.extend(self.pci(c)?),
+                "pci" => children.extend(self.pci(c, 1)?),
                 "nic" => children.extend(self.nic(c, None)?.map(Device::Nic)),
                 other => self.ignore(c, other),
             }
@@ -271,7 +278,18 @@ impl<'input> Reader<'_, 'input> {
         );
     }
 
-    fn pci(&mut self, n: Node<'_, 'input>) -> Result<Option<Device>, ConfigError> {
+    /// A `<pci>` `depth` levels below its `<cpu>` (1 for a root port's device) and its subtree.
+    fn pci(&mut self, n: Node<'_, 'input>, depth: usize) -> Result<Option<Device>, ConfigError> {
+        if depth > MAX_PCI_DEPTH {
+            return Err(self.at(n).err(
+                self.file,
+                format!(
+                    "at most {MAX_PCI_DEPTH} levels of <pci> below a <cpu> (a real machine has \
+                     fewer than 10)"
+                ),
+                format!("{} at level {depth}", tag(n)),
+            ));
+        }
         let busid = n.attribute("busid").unwrap_or_default();
         let Some(number) = values::busid(busid) else {
             return Err(self.bad(n, "busid", "a PCI bus ID such as 0000:17:00.0"));
@@ -393,7 +411,7 @@ impl<'input> Reader<'_, 'input> {
         let mut children = Vec::new();
         for c in elements {
             match c.tag_name().name() {
-                "pci" => children.extend(self.pci(c)?),
+                "pci" => children.extend(self.pci(c, depth + 1)?),
                 "pcilink" => {
                     self.notes.add(
                         "<pcilink> (Broadcom switch-to-switch links), not modelled",
