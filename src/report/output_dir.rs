@@ -51,12 +51,10 @@ impl OutputDir {
         };
         fs::create_dir_all(&parent)
             .with_context(|| format!("creating folder {}", parent.display()))?;
-        if dir.is_dir() && !is_gdrsim_output(dir)? {
-            return Err(refuse(
-                dir,
-                "holds files that are not a gdrsim run's output (it would be replaced)".into(),
-            )
-            .into());
+        if dir.is_dir()
+            && let Some(why) = not_replaceable(dir)?
+        {
+            return Err(refuse(dir, format!("{why}; it would be replaced")).into());
         }
         let lock = parent.join(format!(".{name}.gdrsim.lock"));
         take_lock(&lock, dir)?;
@@ -151,8 +149,10 @@ fn usable_output(dir: &Path) -> Result<(), ConfigError> {
     if dir.exists() && !dir.is_dir() {
         return Err(bad("exists and is not a folder".into()));
     }
-    // The nearest existing ancestor must be a writable folder.
-    let mut at = dir.to_path_buf();
+    // The run writes a sibling folder and renames it into place: the nearest existing
+    // ancestor of the folder's parent must be a writable folder. The probe goes there, never
+    // into the folder itself, which may be another run's output not yet locked.
+    let mut at = probe_parent(dir);
     while !at.exists() {
         match at.parent() {
             Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
@@ -172,6 +172,14 @@ fn usable_output(dir: &Path) -> Result<(), ConfigError> {
             Ok(())
         }
         Err(e) => Err(bad(format!("cannot write in {}: {e}", at.display()))),
+    }
+}
+
+/// The folder a run into `dir` creates its temporary sibling in: `dir`'s parent.
+fn probe_parent(dir: &Path) -> PathBuf {
+    match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 
@@ -208,15 +216,62 @@ fn refuse(dir: &Path, why: String) -> ConfigError {
     )
 }
 
-/// An empty folder, or one a gdrsim run wrote (its manifest, or an earlier version's
-/// results.csv and config.toml).
-fn is_gdrsim_output(dir: &Path) -> Result<bool> {
-    let mut entries = fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
-    if entries.next().is_none() {
-        return Ok(true);
+/// Why `dir` may not be replaced by a run's output, or None where it may: it is empty, or a
+/// gdrsim run wrote it and nothing was added since, so replacing it loses none of the user's
+/// files. A folder with no manifest (another program's, or one from before manifests), a
+/// manifest gdrsim did not write, or a file its manifest does not list (a file the user put
+/// there) is kept. Files the manifest lists but the folder lacks lose nothing and are allowed.
+fn not_replaceable(dir: &Path) -> Result<Option<String>> {
+    let mut files = Vec::new();
+    list_files(dir, Path::new(""), &mut files)?;
+    if files.is_empty() {
+        return Ok(None);
     }
-    Ok(dir.join(MANIFEST).is_file()
-        || (dir.join("results.csv").is_file() && dir.join("config.toml").is_file()))
+    let manifest = dir.join(MANIFEST);
+    if !manifest.is_file() {
+        return Ok(Some(format!(
+            "holds files but no {MANIFEST} of a gdrsim run (e.g. {})",
+            files[0]
+        )));
+    }
+    let text = fs::read_to_string(&manifest).unwrap_or_default();
+    let listed: Option<Vec<String>> = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .filter(|m| m["gdrsim"].is_string())
+        .and_then(|m| {
+            let names = m["files"].as_array()?.iter();
+            names
+                .map(|f| f["name"].as_str().map(String::from))
+                .collect()
+        });
+    let Some(listed) = listed else {
+        return Ok(Some(format!(
+            "its {MANIFEST} is not one a gdrsim run wrote"
+        )));
+    };
+    Ok(files
+        .iter()
+        .find(|f| **f != MANIFEST && !listed.contains(f))
+        .map(|f| format!("holds {f}, which its {MANIFEST} does not list")))
+}
+
+/// The files under `dir` (recursively; a link counts as a file), as paths relative to it with
+/// `/` between folders, sorted.
+fn list_files(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
+    let here = dir.join(rel);
+    let entries = fs::read_dir(&here).with_context(|| format!("reading {}", here.display()))?;
+    let mut names: Vec<_> = entries.flatten().collect();
+    names.sort_by_key(|e| e.file_name());
+    for e in names {
+        let path = rel.join(e.file_name());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            list_files(dir, &path, out)?;
+        } else {
+            let parts: Vec<_> = path.iter().map(|p| p.to_string_lossy()).collect();
+            out.push(parts.join("/"));
+        }
+    }
+    Ok(())
 }
 
 /// Creates the lock file, or clears one whose process is gone; refuses a live one.
@@ -318,6 +373,9 @@ mod tests {
         fs::write(dir.join("results.csv"), "old").unwrap();
         fs::write(dir.join("config.toml"), "old").unwrap();
         fs::write(dir.join("links.svg"), "a chart no longer asked for").unwrap();
+        let listed = r#"{"gdrsim": "0.1.0", "files": [{"name": "results.csv"},
+            {"name": "config.toml"}, {"name": "links.svg"}]}"#;
+        fs::write(dir.join(MANIFEST), listed).unwrap();
         let out = OutputDir::claim(&dir).unwrap();
         // A second claim while the first holds the folder is refused.
         let again = OutputDir::claim(&dir).err().expect("refused").to_string();
@@ -367,7 +425,76 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("thesis.tex"), "precious").unwrap();
         let e = OutputDir::claim(&dir).err().expect("refused").to_string();
-        assert!(e.contains("not a gdrsim run's output"), "{e}");
+        assert!(e.contains("no manifest.json of a gdrsim run"), "{e}");
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// Issue #27 item 11: a folder is replaced only where its manifest, one gdrsim wrote,
+    /// lists every file it holds. A manifest.json alone, or results.csv and config.toml
+    /// alone, used to pass, and the run deleted the user's other files with the folder.
+    #[test]
+    fn only_a_folder_whose_manifest_lists_its_files_is_replaced() {
+        let base = scratch("replace");
+        let dir = base.join("out");
+        let manifest = r#"{"gdrsim": "0.1.0", "files": [{"name": "results.csv"}]}"#;
+        // (the folder's files and their contents, why a claim of it is refused)
+        type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+        let cases: [Case; 6] = [
+            (&[], None),
+            (&[("results.csv", "r"), ("manifest.json", manifest)], None),
+            // A listed file the user deleted loses nothing.
+            (&[("manifest.json", manifest)], None),
+            (
+                &[
+                    ("results.csv", "r"),
+                    ("manifest.json", manifest),
+                    ("notes/thesis.tex", "x"),
+                ],
+                Some("holds notes/thesis.tex, which its manifest.json does not list"),
+            ),
+            (
+                &[("thesis.tex", "x"), ("manifest.json", "{}")],
+                Some("not one a gdrsim run wrote"),
+            ),
+            (
+                &[("results.csv", "r"), ("config.toml", "c")],
+                Some("no manifest.json of a gdrsim run (e.g. config.toml)"),
+            ),
+        ];
+        for (files, refused) in cases {
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).unwrap();
+            for (name, body) in files {
+                let f = dir.join(name);
+                fs::create_dir_all(f.parent().unwrap()).unwrap();
+                fs::write(f, body).unwrap();
+            }
+            match (OutputDir::claim(&dir), refused) {
+                (Ok(out), None) => drop(out),
+                (Err(e), Some(why)) => {
+                    let e = e.to_string();
+                    assert!(e.contains(why) && e.contains("it would be replaced"), "{e}");
+                    for (name, body) in files {
+                        assert_eq!(fs::read_to_string(dir.join(name)).unwrap(), *body);
+                    }
+                }
+                (r, why) => panic!("{files:?}: {:?}, expected {why:?}", r.err()),
+            }
+        }
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// Issue #27 item 14: the writability probe goes into the folder's parent, where the run
+    /// writes, never into an existing output folder before its lock is taken.
+    #[test]
+    fn the_probe_goes_beside_the_folder_not_into_it() {
+        assert_eq!(probe_parent(Path::new("a/b/out")), PathBuf::from("a/b"));
+        assert_eq!(probe_parent(Path::new("out")), PathBuf::from("."));
+        let base = scratch("probe");
+        let dir = base.join("out");
+        fs::create_dir_all(&dir).unwrap();
+        usable_output(&dir).unwrap();
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
         fs::remove_dir_all(&base).unwrap();
     }
 }

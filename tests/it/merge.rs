@@ -203,3 +203,42 @@ fn an_output_that_is_or_holds_a_shard_is_refused() {
     assert!(err.contains("study holds shard folder"), "{err}");
     assert_eq!(files(&inner[0]), s0, "shard folder s0 was lost");
 }
+
+/// Item 11: `run --out` and `merge` replace a folder only where its manifest, one gdrsim
+/// wrote, lists every file it holds. A file the user added to an earlier run's output (or a
+/// folder of their own that merely holds a manifest.json) is kept: exit 2, nothing touched.
+/// Before, the whole folder was replaced and the user's file deleted.
+#[test]
+fn a_folder_with_files_its_manifest_does_not_list_is_not_replaced() {
+    let (base, d) = shards("user-files", 2);
+    let out = base.join("merged");
+    let dirs = [d[0].as_path(), &d[1]];
+    let mut args = vec!["merge", s(&out), "--quiet"];
+    args.extend(dirs.iter().map(|p| s(p)));
+    ok(&gdrsim(&args), "the first merge");
+    let thesis = out.join("thesis.tex");
+    fs::write(&thesis, "precious").unwrap();
+    for again in [
+        args.clone(),
+        vec!["run", s(&base.join("c.toml")), "--quiet", "--out", s(&out)],
+    ] {
+        let o = gdrsim(&again);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{again:?}: {err}");
+        assert!(
+            err.contains("holds thesis.tex, which its manifest.json does not list"),
+            "{again:?}: {err}"
+        );
+        assert_eq!(fs::read_to_string(&thesis).unwrap(), "precious");
+        assert!(out.join("manifest.json").is_file());
+    }
+    // A folder of the user's own with a manifest.json of its own is not taken for an output.
+    let own = base.join("own");
+    fs::create_dir_all(&own).unwrap();
+    fs::write(own.join("manifest.json"), "{\"files\": []}").unwrap();
+    fs::write(own.join("data.csv"), "mine").unwrap();
+    let o = gdrsim(&["run", s(&base.join("c.toml")), "--quiet", "--out", s(&own)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert_eq!(fs::read_to_string(own.join("data.csv")).unwrap(), "mine");
+    let _ = fs::remove_dir_all(&base);
+}
