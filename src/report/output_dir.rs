@@ -58,6 +58,7 @@ impl OutputDir {
         }
         let lock = parent.join(format!(".{name}.gdrsim.lock"));
         take_lock(&lock, dir)?;
+        restore_interrupted(&parent, &name, dir);
         clear_stale(&parent, &name);
         let tmp = parent.join(format!(
             ".{name}.gdrsim-tmp-{}-{}",
@@ -109,14 +110,10 @@ impl OutputDir {
         let mut f = fs::File::create(self.tmp.join(MANIFEST))?;
         f.write_all(text.as_bytes())?;
         f.sync_all().ok();
-        // Swap: the old folder aside, the new one in, the old one removed.
-        let old = self.tmp.with_file_name(format!(
-            "{}-old",
-            self.tmp
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("out")
-        ));
+        // Swap: the old folder aside, the new one in, the old one removed. A kill between
+        // the two renames leaves no folder and the old one aside, which the next claim puts
+        // back (restore_interrupted).
+        let old = aside(&self.tmp);
         let had_old = self.dir.exists();
         if had_old {
             fs::rename(&self.dir, &old)
@@ -317,6 +314,44 @@ fn take_lock(lock: &Path, dir: &Path) -> Result<()> {
     .into())
 }
 
+/// Where a commit from temporary folder `tmp` moves the previous folder while it swaps.
+fn aside(tmp: &Path) -> PathBuf {
+    let name = tmp.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    tmp.with_file_name(format!("{name}-old"))
+}
+
+/// Puts back the previous folder `dir` where a run was killed between its commit's two
+/// renames: the folder is missing and its old contents wait aside (`aside`) under a process
+/// that is gone. Without this the next run cleared them with the other stale folders, and a
+/// second interrupted run lost both the old and the new results.
+fn restore_interrupted(parent: &Path, name: &str, dir: &Path) {
+    if dir.exists() {
+        return;
+    }
+    let prefix = format!(".{name}.gdrsim-tmp-");
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    let mut aside: Vec<PathBuf> = (entries.flatten())
+        .filter(|e| {
+            let file = e.file_name();
+            let rest = file.to_str().and_then(|f| f.strip_prefix(&prefix));
+            rest.is_some_and(|r| r.ends_with("-old") && dead_writer(r))
+        })
+        .map(|e| e.path())
+        .collect();
+    aside.sort();
+    if let Some(old) = aside.first() {
+        let _ = fs::rename(old, dir);
+    }
+}
+
+/// Whether the writer of a temporary folder (named `PID-N...` after its prefix) is gone.
+fn dead_writer(rest: &str) -> bool {
+    let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+    pid.is_some_and(|p| !alive(p))
+}
+
 /// Removes temporary folders of `name` left by runs whose process is gone.
 fn clear_stale(parent: &Path, name: &str) {
     let prefix = format!(".{name}.gdrsim-tmp-");
@@ -328,8 +363,7 @@ fn clear_stale(parent: &Path, name: &str) {
         let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
             continue;
         };
-        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
-        if pid.is_some_and(|p| !alive(p)) {
+        if dead_writer(rest) {
             let _ = fs::remove_dir_all(e.path());
         }
     }
@@ -481,6 +515,37 @@ mod tests {
                 (r, why) => panic!("{files:?}: {:?}, expected {why:?}", r.err()),
             }
         }
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// Issue #27 item 13: a run killed between its commit's two renames (the old folder
+    /// moved aside, the new one not yet in place) leaves no folder; the next run into it puts
+    /// the old one back before it clears stale folders, so a second interruption loses nothing
+    /// (it used to delete both). The window is forced by leaving exactly what the kill leaves:
+    /// the complete new temporary folder and the old folder aside, under a dead process.
+    #[test]
+    fn a_run_killed_between_the_renames_gets_its_old_folder_back() {
+        let base = scratch("killed-swap");
+        let dir = base.join("out");
+        let tmp = base.join(".out.gdrsim-tmp-4000000000-0");
+        let old = aside(&tmp);
+        for (d, body) in [(&tmp, "new"), (&old, "old")] {
+            fs::create_dir_all(d).unwrap();
+            fs::write(d.join("results.csv"), body).unwrap();
+            let m = r#"{"gdrsim": "0.1.0", "files": [{"name": "results.csv"}]}"#;
+            fs::write(d.join(MANIFEST), m).unwrap();
+        }
+        // A second run into it, itself interrupted before its commit.
+        let out = OutputDir::claim(&dir).unwrap();
+        assert_eq!(fs::read_to_string(dir.join("results.csv")).unwrap(), "old");
+        drop(out);
+        assert_eq!(fs::read_to_string(dir.join("results.csv")).unwrap(), "old");
+        let left: Vec<_> = fs::read_dir(&base)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("out")]);
         fs::remove_dir_all(&base).unwrap();
     }
 
