@@ -1,9 +1,11 @@
 //! A run's output folder as one unit. The run writes into a fresh hidden sibling
 //! (`.NAME.gdrsim-tmp-PID-N`), adds a manifest of what it wrote, then swaps it into place, so a
 //! reader, a crash or a `kill -9` finds the old folder or the new one whole, never a mix and
-//! never a file of an earlier run that this one did not ask for. A lock file beside the folder
-//! (`.NAME.gdrsim.lock`, holding the writer's pid) refuses a second concurrent run into it; a
-//! lock or temporary folder left by a process that no longer exists is cleared.
+//! never a file of an earlier run that this one did not ask for. An OS lock (flock) on a file
+//! beside the folder (`.NAME.gdrsim.lock`, naming the writer's pid, host and boot for the
+//! message) refuses a second concurrent run into it, on this machine or another sharing the file
+//! system (NFS and Lustre honour it); the OS drops the lock of a process that dies, so under it
+//! any temporary folder of the name is a dead run's and is cleared.
 
 use std::fs;
 use std::io::Write as _;
@@ -21,6 +23,8 @@ pub struct OutputDir {
     dir: PathBuf,
     tmp: PathBuf,
     lock: PathBuf,
+    /// The open lock file: the OS lock lasts as long as it is open.
+    _held: fs::File,
     done: bool,
 }
 
@@ -57,7 +61,7 @@ impl OutputDir {
             return Err(refuse(dir, format!("{why}; it would be replaced")).into());
         }
         let lock = parent.join(format!(".{name}.gdrsim.lock"));
-        take_lock(&lock, dir)?;
+        let held = take_lock(&lock, dir)?;
         restore_interrupted(&parent, &name, dir);
         clear_stale(&parent, &name);
         let tmp = parent.join(format!(
@@ -69,6 +73,7 @@ impl OutputDir {
             dir: dir.to_path_buf(),
             tmp,
             lock,
+            _held: held,
             done: false,
         };
         fs::create_dir(&out.tmp)
@@ -271,47 +276,72 @@ fn list_files(dir: &Path, rel: &Path, out: &mut Vec<String>) -> Result<()> {
     Ok(())
 }
 
-/// Creates the lock file, or clears one whose process is gone; refuses a live one.
-fn take_lock(lock: &Path, dir: &Path) -> Result<()> {
-    for _ in 0..2 {
-        match fs::OpenOptions::new()
+/// Takes the OS lock on `lock` (created if missing) and writes who holds it; refuses where
+/// another process holds it. A lock file left by a run that died is not locked, whatever pid
+/// it names, so it neither blocks a later run nor is taken for a live one when its pid is
+/// reused. The file is checked to still be the one at `lock` after locking: a run that ends
+/// removes it while it holds it, and a lock on a removed file would guard nothing.
+fn take_lock(lock: &Path, dir: &Path) -> Result<fs::File> {
+    use std::os::unix::fs::MetadataExt as _;
+    for _ in 0..3 {
+        let mut f = fs::OpenOptions::new()
+            .read(true)
             .write(true)
-            .create_new(true)
+            .create(true)
+            .truncate(false)
             .open(lock)
-        {
-            Ok(mut f) => {
-                write!(f, "{}", std::process::id())?;
-                return Ok(());
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            .with_context(|| format!("creating {}", lock.display()))?;
+        match f.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
                 let holder = fs::read_to_string(lock).unwrap_or_default();
-                match holder.trim().parse::<u32>() {
-                    Ok(pid) if alive(pid) => {
-                        return Err(refuse(
-                            dir,
-                            format!(
-                                "another gdrsim run (pid {pid}) is writing it; wait for it to \
-                                 finish or choose another --out"
-                            ),
-                        )
-                        .into());
-                    }
-                    // Its writer is gone (killed): the lock is stale.
-                    _ => {
-                        let _ = fs::remove_file(lock);
-                    }
-                }
+                let holder = holder.trim();
+                let who = if holder.is_empty() {
+                    "another gdrsim run"
+                } else {
+                    holder
+                };
+                return Err(refuse(
+                    dir,
+                    format!(
+                        "{who} is writing it (lock {}); wait for it to finish or choose \
+                         another --out",
+                        lock.display()
+                    ),
+                )
+                .into());
             }
-            Err(e) => {
-                return Err(anyhow::Error::new(e).context(format!("creating {}", lock.display())));
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(anyhow::Error::new(e).context(format!("locking {}", lock.display())));
             }
         }
+        let same = match (f.metadata(), fs::metadata(lock)) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+            _ => false,
+        };
+        if !same {
+            continue;
+        }
+        f.set_len(0)?;
+        write!(f, "{}", holder_line())?;
+        return Ok(f);
     }
     Err(refuse(
         dir,
         format!("its lock {} could not be taken", lock.display()),
     )
     .into())
+}
+
+/// Who holds a lock, for the message a second run gets: `gdrsim run (pid P on HOST, boot B)`.
+fn holder_line() -> String {
+    let read = |p: &str| fs::read_to_string(p).map(|s| s.trim().to_string()).ok();
+    let host = read("/proc/sys/kernel/hostname").unwrap_or_else(|| "this host".into());
+    let boot = read("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    format!(
+        "another gdrsim run (pid {} on {host}, boot {boot})",
+        std::process::id()
+    )
 }
 
 /// Where a commit from temporary folder `tmp` moves the previous folder while it swaps.
@@ -321,24 +351,16 @@ fn aside(tmp: &Path) -> PathBuf {
 }
 
 /// Puts back the previous folder `dir` where a run was killed between its commit's two
-/// renames: the folder is missing and its old contents wait aside (`aside`) under a process
-/// that is gone. Without this the next run cleared them with the other stale folders, and a
-/// second interrupted run lost both the old and the new results.
+/// renames: the folder is missing and its old contents wait aside (`aside`). Called under the
+/// lock, so the run that left them is gone. Without this the next run cleared them with the
+/// other stale folders, and a second interrupted run lost both the old and the new results.
 fn restore_interrupted(parent: &Path, name: &str, dir: &Path) {
     if dir.exists() {
         return;
     }
-    let prefix = format!(".{name}.gdrsim-tmp-");
-    let Ok(entries) = fs::read_dir(parent) else {
-        return;
-    };
-    let mut aside: Vec<PathBuf> = (entries.flatten())
-        .filter(|e| {
-            let file = e.file_name();
-            let rest = file.to_str().and_then(|f| f.strip_prefix(&prefix));
-            rest.is_some_and(|r| r.ends_with("-old") && dead_writer(r))
-        })
-        .map(|e| e.path())
+    let mut aside: Vec<PathBuf> = temporaries(parent, name)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with("-old"))
         .collect();
     aside.sort();
     if let Some(old) = aside.first() {
@@ -346,39 +368,28 @@ fn restore_interrupted(parent: &Path, name: &str, dir: &Path) {
     }
 }
 
-/// Whether the writer of a temporary folder (named `PID-N...` after its prefix) is gone.
-fn dead_writer(rest: &str) -> bool {
-    let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
-    pid.is_some_and(|p| !alive(p))
+/// Removes the temporary folders of `name`. Called under the lock: every one is a dead run's
+/// (a live run holds the lock from before it makes its temporary folder until it is done).
+fn clear_stale(parent: &Path, name: &str) {
+    for t in temporaries(parent, name) {
+        let _ = fs::remove_dir_all(t);
+    }
 }
 
-/// Removes temporary folders of `name` left by runs whose process is gone.
-fn clear_stale(parent: &Path, name: &str) {
+/// The temporary folders of runs into `parent/name` (`.NAME.gdrsim-tmp-...`).
+fn temporaries(parent: &Path, name: &str) -> Vec<PathBuf> {
     let prefix = format!(".{name}.gdrsim-tmp-");
     let Ok(entries) = fs::read_dir(parent) else {
-        return;
+        return Vec::new();
     };
-    for e in entries.flatten() {
-        let file = e.file_name();
-        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
-            continue;
-        };
-        if dead_writer(rest) {
-            let _ = fs::remove_dir_all(e.path());
-        }
-    }
-}
-
-/// Whether process `pid` exists (Linux: /proc; elsewhere a lock is never taken as stale).
-fn alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    if Path::new("/proc/self").exists() {
-        Path::new(&format!("/proc/{pid}")).exists()
-    } else {
-        true
-    }
+    (entries.flatten())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|f| f.starts_with(&prefix))
+        })
+        .map(|e| e.path())
+        .collect()
 }
 
 /// A number unique within this process.
@@ -546,6 +557,30 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(left, vec![std::ffi::OsString::from("out")]);
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// Issue #27 item 12: the lock is the OS's, not a pid in a file. A lock file whose process
+    /// died (here: one naming a live pid, as a reused pid would, but locked by nobody) does
+    /// not block the next run, where the pid check refused every run until that process ended;
+    /// a lock held through another open file (as a run on another host holds it over NFS) is
+    /// refused whatever pid its file names.
+    #[test]
+    fn the_lock_is_the_operating_systems_not_a_pid() {
+        let base = scratch("flock");
+        let dir = base.join("out");
+        let lock = base.join(".out.gdrsim.lock");
+        fs::write(&lock, "1").unwrap();
+        let out = OutputDir::claim(&dir).expect("a lock nobody holds does not block");
+        drop(out);
+        assert!(!lock.exists());
+        let other = fs::File::create(&lock).unwrap();
+        other.try_lock().unwrap();
+        fs::write(&lock, "a run on another host").unwrap();
+        let e = OutputDir::claim(&dir).err().expect("refused").to_string();
+        assert!(e.contains("a run on another host is writing it"), "{e}");
+        drop(other);
+        drop(OutputDir::claim(&dir).expect("free once the holder is gone"));
         fs::remove_dir_all(&base).unwrap();
     }
 
