@@ -86,6 +86,11 @@ impl Matrix {
 /// The affinity columns the driver prints after the device columns.
 const AFFINITY_HEADERS: [&str; 3] = ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"];
 
+/// Most device columns (GPUs and NICs) a matrix may have: a real host has a few dozen, and the
+/// PCIe tree that reproduces the classes costs about the cube of their number (288 columns:
+/// 0.3 s, 1,152: 27 s on this project's machine).
+pub const MAX_DEVICES: usize = 256;
+
 /// A cell of a line: its first character's column (from 1) and its text, trimmed.
 #[derive(Clone, Copy, Debug)]
 struct Tok<'a> {
@@ -372,6 +377,14 @@ fn header(p: &Parser, l: usize) -> Result<(Vec<Device>, Vec<&'static str>, bool)
         }
         if !affinity.is_empty() {
             return Err(p.err(l, t.col, "an affinity column (`CPU Affinity`, `NUMA Affinity` or `GPU NUMA ID`) after the first one", format!("`{}`", t.text)));
+        }
+        if devices.len() == MAX_DEVICES {
+            return Err(p.err(
+                l,
+                t.col,
+                format!("at most {MAX_DEVICES} device columns (a real host has a few dozen)"),
+                format!("`{}` as column {}", t.text, MAX_DEVICES + 1),
+            ));
         }
         let gpus = devices.iter().filter(|d| d.kind == DeviceKind::Gpu).count();
         let nics = devices.len() - gpus;
@@ -690,6 +703,44 @@ NIC Legend:
 
   NIC0: mlx5_4
 ";
+
+    /// Issue #27 item 10: a matrix of more than 256 device columns is refused at the header,
+    /// naming the first column past the bound (a 1,024-GPU matrix took 27 s: the tree search
+    /// grows with the cube of the devices); 256 columns still parse.
+    #[test]
+    fn more_than_256_device_columns_are_refused() {
+        let matrix = |gpus: usize| {
+            let names: Vec<String> = (0..gpus).map(|i| format!("GPU{i}")).collect();
+            let mut t = format!(
+                "\t{}\tNIC0\tCPU Affinity\tNUMA Affinity\n",
+                names.join("\t")
+            );
+            for (r, n) in names.iter().enumerate() {
+                let cells: Vec<&str> = (0..gpus)
+                    .map(|c| if c == r { " X " } else { "PIX" })
+                    .collect();
+                t.push_str(&format!("{n}\t{}\tPIX\t0-7\t0\n", cells.join("\t")));
+            }
+            let all: Vec<&str> = vec!["PIX"; gpus];
+            t.push_str(&format!(
+                "NIC0\t{}\t X \t\t\n\nNIC Legend:\n\n  NIC0: mlx5_0\n",
+                all.join("\t")
+            ));
+            t
+        };
+        let e = refused(&matrix(256));
+        assert!(
+            e.contains("expected at most 256 device columns") && e.contains("`NIC0` as column 257"),
+            "{e}"
+        );
+        assert_eq!(
+            parse(&matrix(255), "m.txt")
+                .expect("255 GPUs and a NIC")
+                .devices
+                .len(),
+            256
+        );
+    }
 
     /// The error message of a text that must be refused.
     fn refused(text: &str) -> String {

@@ -593,3 +593,41 @@ fn pci_nesting_beyond_64_levels_is_refused_by_line() {
         "{notes}"
     );
 }
+
+/// A dump of `bridges` sibling PCIe bridges under one CPU, each with a GPU below it, then a NIC.
+fn many_gpus(bridges: usize) -> String {
+    let mut x = String::from(
+        "<system version=\"1\">\n<cpu numaid=\"0\" affinity=\"ff\" arch=\"x86_64\" \
+         vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\">\n",
+    );
+    let link = "link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"";
+    for i in 0..bridges {
+        x.push_str(&format!(
+            "<pci busid=\"{:04x}:{:02x}:00.0\" class=\"0x060400\" {link}><pci busid=\"{:04x}:{:02x}:01.0\" \
+             class=\"0x030000\" {link}><gpu dev=\"{i}\" sm=\"90\"/></pci></pci>\n",
+            (i >> 8) + 1,
+            i & 0xff,
+            (i >> 8) + 1,
+            i & 0xff,
+        ));
+    }
+    x.push_str(&format!(
+        "<pci busid=\"ffff:fe:00.0\" class=\"0x020000\" {link}><nic><net name=\"mlx5_0\" \
+         dev=\"0\" speed=\"400000\" port=\"1\" gdr=\"1\"/></nic></pci>\n</cpu>\n</system>\n"
+    ));
+    x
+}
+
+/// Issue #27 item 10: imports have a size bound, so a huge dump is refused at once instead of
+/// running for minutes: at most 1,024 `<pci>` devices (here 600 bridges with a GPU each, the
+/// 1,025th device on line 515).
+#[test]
+fn a_dump_of_more_than_1024_pci_devices_is_refused() {
+    let dir = scratch("import-nccl", "many");
+    let (big, out) = (dir.join("big.xml"), dir.join("big.toml"));
+    fs::write(&big, many_gpus(600)).unwrap();
+    let o = gdrsim(&["import", "nccl-topo", s(&big), "--out", s(&out)]);
+    let message = ":515:1: expected at most 1024 <pci> devices (a real machine has a few \
+                   hundred at most), found <pci busid=\"0003:00:00.0\"> as device 1025";
+    refused(&o, "600 GPUs under bridges", &big, message, &out);
+}

@@ -27,6 +27,9 @@ use crate::config::ConfigError;
 /// keeps a hostile dump of thousands of nested bridges from overflowing the stack of the
 /// readers, which recurse down the tree.
 pub const MAX_PCI_DEPTH: usize = 64;
+/// Most `<pci>` devices a dump may hold: a real machine has a few dozen to a few hundred
+/// (bridges, GPUs, NICs, NVSwitches), and the import's work grows faster than their number.
+pub const MAX_PCI_DEVICES: usize = 1024;
 
 /// A PCIe link as the dump gives it: the generation and width, each `None` where the dump
 /// has none, and the attribute text.
@@ -288,6 +291,16 @@ impl<'input> Reader<'_, 'input> {
                      fewer than 10)"
                 ),
                 format!("{} at level {depth}", tag(n)),
+            ));
+        }
+        if self.busids.len() >= MAX_PCI_DEVICES {
+            return Err(self.at(n).err(
+                self.file,
+                format!(
+                    "at most {MAX_PCI_DEVICES} <pci> devices (a real machine has a few hundred \
+                     at most)"
+                ),
+                format!("{} as device {}", tag(n), self.busids.len() + 1),
             ));
         }
         let busid = n.attribute("busid").unwrap_or_default();
