@@ -87,7 +87,7 @@ impl Matrix {
 const AFFINITY_HEADERS: [&str; 3] = ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"];
 
 /// Most device columns (GPUs and NICs) a matrix may have: a real host has a few dozen, and the
-/// PCIe tree that reproduces the classes costs about the cube of their number (288 columns:
+/// import costs about the cube of their number (288 columns:
 /// 0.3 s, 1,152: 27 s on this project's machine).
 pub const MAX_DEVICES: usize = 256;
 
