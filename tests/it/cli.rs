@@ -1111,6 +1111,36 @@ fn bad_input_unusable_name_and_output_path() {
     );
 }
 
+/// Issue #27, item 15: the name was bounded in characters, so 100 CJK characters (300 bytes)
+/// passed `check` and `run` failed at the end with "File name too long" (exit 1). It is
+/// bounded in bytes; a name at the bound runs, into the longest folder name gdrsim derives
+/// from it (a shard's), twice, so that the earlier folder is also set aside and replaced.
+#[test]
+fn bad_input_name_too_long_in_bytes() {
+    let cjk = format!("name = \"{}\"", "名".repeat(100));
+    assert_edit_rejected(
+        "cjk-name",
+        "name = \"default\"",
+        &cjk,
+        &["`name`", "1 to 100 bytes", "(300 bytes)"],
+    );
+    let at_bound = format!("{}x", "名".repeat(33));
+    assert_eq!(at_bound.len(), 100);
+    let cfg = write_config(
+        "cjk-name-at-bound",
+        &with_sizes(
+            &default_with(&[("name = \"default\"", &format!("name = \"{at_bound}\""))]),
+            "sizes = [\"8B\"]",
+        ),
+    );
+    let out = scratch("cjk-name-at-bound").join(format!("{at_bound}-shard-9999-of-10000"));
+    for _ in 0..2 {
+        let args = ["run", s(&cfg), "--quiet", "--out", s(&out)];
+        assert_ok(&gdrsim(&args), "a 100-byte name");
+    }
+    assert!(out.join("results.csv").is_file());
+}
+
 /// Issue #13, item 9: a config read from /dev/zero stops at 16 MiB instead of exhausting
 /// memory; a host buffer base that would wrap past 2^64 is refused like a GPU heap base.
 #[test]
