@@ -23,3 +23,8 @@ pub const MIN_RATE_BPS: u64 = 1_000_000;
 pub const MAX_TLP_GRANULAR: u64 = 16 << 20;
 /// The largest message of a sweep.
 pub const MAX_MESSAGE: u64 = 16 << 30;
+/// The longest study `name`, in bytes of UTF-8 (a CJK character takes 3). The name becomes
+/// file names of up to 68 bytes more (`.NAME-shard-9999-of-10000.gdrsim-tmp-PID-N-old`, the
+/// temporary sibling of a shard's output folder set aside), and a file name has at most 255
+/// bytes on Linux, macOS and Windows file systems: 100 leaves room to spare.
+pub const MAX_NAME_BYTES: usize = 100;

@@ -28,6 +28,7 @@ pub use resolved::to_toml;
 pub use section::{Domain, ParamDoc};
 
 use crate::topology::spec::{HostSpec, NetworkSpec};
+use crate::units;
 
 /// The embedded default study (identical to configs/default.toml).
 pub const DEFAULT_TOML: &str = include_str!("../../configs/default.toml");
@@ -381,6 +382,87 @@ fn line_col(text: &str, at: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// What `sweep.sizes` accepts.
+const SWEEP_SIZES: &str = "a list of sizes (such as [\"1B\", \"4KiB\"]) or a range table \
+     { from = \"1B\", to = \"1GiB\", factor = 2 } (keys from, to and optional factor)";
+
+/// What the key at serde path `key` (`machines[0].nics[1].mtu_bytes`, `sweep.sizes[3]`)
+/// accepts: its declared domain where a section declares it (range included), else what its
+/// name says.
+fn expected_at(key: &str) -> String {
+    const SIZE: &str = "(a number, or a string such as \"4KiB\" or \"1MiB\")";
+    if key == "sweep.sizes" {
+        return SWEEP_SIZES.to_string();
+    }
+    if key.starts_with("sweep.sizes") {
+        return format!(
+            "a message size from 1 byte to {} bytes (16 GiB) {SIZE}",
+            limits::MAX_MESSAGE
+        );
+    }
+    // `machines[0].nics[1].mtu_bytes` -> section `machines[].nics[]`, key `mtu_bytes`.
+    let mut path = String::new();
+    let mut rest = key;
+    while let Some(i) = rest.find('[') {
+        path.push_str(&rest[..=i]);
+        rest = rest[i..].find(']').map_or("", |j| &rest[i + j..]);
+    }
+    path.push_str(rest);
+    let (path, element) = match path.strip_suffix("[]") {
+        Some(p) => (p, true),
+        None => (path.as_str(), false),
+    };
+    let (section, name) = path.rsplit_once('.').unwrap_or(("", path));
+    let Some(param) = SECTIONS
+        .iter()
+        .filter(|s| s.path == section)
+        .flat_map(|s| s.params)
+        .find(|p| p.key == name)
+    else {
+        return expected_for_key(key).to_string();
+    };
+    let words = |f: fn() -> Vec<&'static str>| f().join(", ");
+    match param.domain {
+        Domain::Duration { max } => {
+            let max = if max % units::PS_PER_S == 0 {
+                format!("{} s", max / units::PS_PER_S)
+            } else if max % (units::PS_PER_S / 1000) == 0 {
+                format!("{} ms", max / (units::PS_PER_S / 1000))
+            } else {
+                format!("{} ns", max / units::PS_PER_NS)
+            };
+            format!(
+                "a duration of at most {max} (a number of nanoseconds, or a string such as \
+                 \"120ns\" or \"1.5us\")"
+            )
+        }
+        Domain::Rate { min } => format!(
+            "a rate of at least {} Mb/s (a number of Gb/s, or a string such as \"200Gb/s\" or \
+             \"26GB/s\")",
+            min / 1_000_000
+        ),
+        Domain::Sizes if !element => format!("a list of positive sizes in bytes {SIZE}"),
+        Domain::Sizes
+        | Domain::Bytes {
+            lo: 1,
+            hi: u64::MAX,
+        } => {
+            format!("a positive size in bytes {SIZE}")
+        }
+        Domain::Bytes { lo, hi } => format!("a size in bytes from {lo} to {hi} {SIZE}"),
+        Domain::Pow2 { lo, hi } => {
+            format!("a size in bytes, a power of two from {lo} to {hi} {SIZE}")
+        }
+        Domain::Count { lo, hi } => format!("an integer from {lo} to {hi}"),
+        Domain::Flag => "true or false".to_string(),
+        Domain::Address => "an address (an integer from 0 to 2^64 - 1)".to_string(),
+        Domain::Text => "a string".to_string(),
+        Domain::Word(f) => format!("one of {}", words(f)),
+        Domain::Words(f) if element => format!("one of {}", words(f)),
+        Domain::Words(f) => format!("a list of words from {}", words(f)),
+    }
+}
+
 /// What a key's name says it holds, from its unit suffix.
 fn expected_for_key(key: &str) -> &'static str {
     let last = key.rsplit('.').next().unwrap_or(key);
@@ -475,15 +557,17 @@ fn serde_error(text: &str, file: &str, key: String, msg: &str) -> ConfigError {
             .map(|v| describe(&v))
             .unwrap_or_else(|| "a value of another type".into());
         let expected = if msg.ends_with("RawSizes") {
-            "a list of sizes (such as [\"1B\", \"4KiB\"]) or a range table \
-             { from = \"1B\", to = \"1GiB\", factor = 2 } (keys from, to and optional factor)"
+            SWEEP_SIZES.to_string()
         } else {
-            expected_for_key(&key)
+            expected_at(&key)
         };
         return ConfigError::new(file, key, expected, found);
     }
     if let Some((found, exp)) = msg.split_once(", expected ") {
         let exp = match exp {
+            // serde's buffer for an untagged enum (a quantity, the sweep's sizes) takes any
+            // TOML value but a 128-bit integer, and then says only "any value".
+            "any value" => expected_at(&key),
             "u8" | "u16" | "u32" | "u64" | "usize" => {
                 format!("a non-negative integer ({exp})")
             }

@@ -110,12 +110,13 @@ pub fn located_from_bytes(
                 size.to_string(),
             ));
         }
-        if !m.value.is_finite() {
+        if !m.value.is_finite() || m.value < 0.0 {
+            // A bandwidth, rate, latency or utilisation: never below 0.
             return Err(cell(
                 name,
                 line,
                 "value",
-                "a finite number",
+                "a finite number, 0 or more (a measured figure)",
                 m.value.to_string(),
             ));
         }

@@ -117,13 +117,19 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Measurement>, ConfigError> {
                         if *v == "N/A" {
                             continue;
                         }
-                        let x: f64 =
-                            v.parse()
-                                .ok()
-                                .filter(|x: &f64| x.is_finite())
-                                .ok_or_else(|| {
-                                    bad(name, n, "a number or N/A in the matrix", format!("{v:?}"))
-                                })?;
+                        let x: f64 = v
+                            .parse()
+                            .ok()
+                            .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                            .ok_or_else(|| {
+                                bad(
+                                    name,
+                                    n,
+                                    "a number of 0 or more (a bandwidth or a latency) or N/A \
+                                         in the matrix",
+                                    format!("{v:?}"),
+                                )
+                            })?;
                         out.push(cell(&test, m, n, "median", x, cells[0], c));
                     }
                     m.rows += 1;
@@ -176,8 +182,15 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Measurement>, ConfigError> {
             let x: f64 = num
                 .parse()
                 .ok()
-                .filter(|x: &f64| x.is_finite())
-                .ok_or_else(|| bad(name, n, "SUM <testcase> <number>", quoted(Some(t))))?;
+                .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| {
+                    bad(
+                        name,
+                        n,
+                        "SUM <testcase> <number of 0 or more>",
+                        quoted(Some(t)),
+                    )
+                })?;
             out.push(cell(&m.test, &m, n, "sum", x, "", ""));
         }
     }

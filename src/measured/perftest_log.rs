@@ -411,15 +411,21 @@ fn row(
             Col::Iters => iters = Some(int(cell, "#iterations")?),
             Col::Sl => detail.push(format!("sl={}", int(cell, "#sl")?)),
             Col::Fig(metric, stat, unit) => {
+                // Every figure perftest prints is a ratio of non-negative counts (bytes, cycles
+                // as unsigned cycles_t, /proc/stat ticks), so a negative one is a corrupt or
+                // edited log, never a measurement.
                 let v: f64 = cell
                     .parse()
                     .ok()
-                    .filter(|v: &f64| v.is_finite())
+                    .filter(|v: &f64| v.is_finite() && *v >= 0.0)
                     .ok_or_else(|| {
                         bad(
                             name,
                             n,
-                            format!("{metric} {stat} (a finite number)"),
+                            format!(
+                                "{metric} {stat} (a finite number, 0 or more: perftest prints no \
+                                 negative figure)"
+                            ),
                             format!("{cell:?}"),
                         )
                     })?;

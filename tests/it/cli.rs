@@ -744,6 +744,65 @@ fn bad_input_scenario_naming_a_missing_device() {
     );
 }
 
+/// Issue #27 item 15: an integer beyond 64 bits where a quantity or the sweep's sizes go said
+/// "expected any value" (serde's buffer for an untagged enum takes every TOML value but a
+/// 128-bit integer). Each such error now says what the key accepts, its range included.
+#[test]
+fn bad_input_128_bit_integer_says_what_is_expected() {
+    let big = "99999999999999999999";
+    let cases = [
+        (
+            "mtu_bytes = 4096",
+            "machines[0].nics[0].mtu_bytes",
+            "expected a size in bytes, a power of two from 256 to 4096",
+        ),
+        (
+            "switch_latency_ns = 130",
+            "network.switch_latency_ns",
+            "expected a duration of at most 10 s",
+        ),
+        (
+            "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+            "sweep.sizes",
+            "expected a list of sizes",
+        ),
+        (
+            "to = \"1GiB\"",
+            "sweep.sizes.to",
+            "expected a message size from 1 byte to 17179869184 bytes (16 GiB)",
+        ),
+        (
+            "breakdown_sizes = [\"8B\", \"64KiB\", \"16MiB\"]",
+            "output.breakdown_sizes[0]",
+            "expected a positive size in bytes",
+        ),
+    ];
+    for (i, (old, key, expected)) in cases.into_iter().enumerate() {
+        let (k, v) = old.split_once(" = ").unwrap();
+        // The key's value, or a list's first element.
+        let new = if v.starts_with('[') {
+            format!("{k} = [{big}]")
+        } else {
+            format!("{k} = {big}")
+        };
+        let cfg = write_config(&format!("int128-{i}"), &default_with(&[(old, &new)]));
+        assert_rejected(
+            &cfg,
+            &[
+                &format!("key `{key}`"),
+                expected,
+                &format!("found integer {big} (beyond 64 bits)"),
+            ],
+        );
+        let o = gdrsim(&["check", s(&cfg)]);
+        assert!(
+            !text(&o.stderr).contains("any value"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+}
+
 #[test]
 fn bad_input_wrong_type_for_a_quantity() {
     // A quantity is a number or a string with a unit; serde alone cannot say what was found.
@@ -1109,6 +1168,36 @@ fn bad_input_unusable_name_and_output_path() {
         started.elapsed().as_secs_f64() < 5.0,
         "refused before simulating"
     );
+}
+
+/// Issue #27, item 15: the name was bounded in characters, so 100 CJK characters (300 bytes)
+/// passed `check` and `run` failed at the end with "File name too long" (exit 1). It is
+/// bounded in bytes; a name at the bound runs, into the longest folder name gdrsim derives
+/// from it (a shard's), twice, so that the earlier folder is also set aside and replaced.
+#[test]
+fn bad_input_name_too_long_in_bytes() {
+    let cjk = format!("name = \"{}\"", "名".repeat(100));
+    assert_edit_rejected(
+        "cjk-name",
+        "name = \"default\"",
+        &cjk,
+        &["`name`", "1 to 100 bytes", "(300 bytes)"],
+    );
+    let at_bound = format!("{}x", "名".repeat(33));
+    assert_eq!(at_bound.len(), 100);
+    let cfg = write_config(
+        "cjk-name-at-bound",
+        &with_sizes(
+            &default_with(&[("name = \"default\"", &format!("name = \"{at_bound}\""))]),
+            "sizes = [\"8B\"]",
+        ),
+    );
+    let out = scratch("cjk-name-at-bound").join(format!("{at_bound}-shard-9999-of-10000"));
+    for _ in 0..2 {
+        let args = ["run", s(&cfg), "--quiet", "--out", s(&out)];
+        assert_ok(&gdrsim(&args), "a 100-byte name");
+    }
+    assert!(out.join("results.csv").is_file());
 }
 
 /// Issue #13, item 9: a config read from /dev/zero stops at 16 MiB instead of exhausting

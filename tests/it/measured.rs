@@ -159,6 +159,106 @@ fn a_bad_log_exits_2_naming_the_line_and_writes_nothing() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// Issue #27 item 15: a -1 bandwidth in a perftest row was written into the CSV as a
+/// measurement. perftest's figures are ratios of non-negative counts, so a negative one is a
+/// corrupt log: refused with FILE:LINE, nothing written; so is a negative nvbandwidth cell and
+/// a negative value in a measured-data CSV given to `calibrate`. 0 (perftest's peak under
+/// --noPeak) still reads.
+#[test]
+fn a_negative_figure_is_refused_naming_the_line() {
+    let dir = scratch("measured", "negative");
+    let good = perftest_log(
+        &dir,
+        "good.log",
+        &["ib_write_bw", "-s", "4096", "-n", "100"],
+    );
+    let log = fs::read_to_string(&good).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("4096 "))
+        .unwrap();
+    let cells: Vec<&str> = lines[at].split_whitespace().collect();
+    let out = dir.join("m.csv");
+    for (name, peak) in [("minus.log", "-1"), ("zero.log", "0.00")] {
+        let row = lines[at].replacen(cells[2], peak, 1);
+        let mut edited = lines.clone();
+        edited[at] = &row;
+        let p = dir.join(name);
+        fs::write(&p, edited.join("\n") + "\n").unwrap();
+        let o = gdrsim(&["measured", s(&p), "--out", s(&out)]);
+        let err = text(&o.stderr);
+        if peak == "-1" {
+            assert_eq!(o.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains(&format!(
+                    "minus.log:{}: expected bandwidth peak (a finite number, 0 or more",
+                    at + 1
+                )) && err.contains("found \"-1\""),
+                "{err}"
+            );
+            assert!(!out.exists(), "nothing written");
+        } else {
+            ok(&o, "a peak of 0");
+            let r = rows(&fs::read_to_string(&out).unwrap());
+            assert_eq!(r[0]["value"], "0.0");
+            fs::remove_file(&out).unwrap();
+        }
+    }
+    let nvb = dir.join("nvb.log");
+    fs::write(
+        &nvb,
+        "Running host_to_device_memcpy_ce.\n\
+         memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n\
+         \x20          0         1\n\
+         \x200     26.03     -1.00\n\
+         \n",
+    )
+    .unwrap();
+    let o = gdrsim(&["measured", s(&nvb)]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nvb.log:4: expected a number of 0 or more"),
+        "{err}"
+    );
+    // A measured-data CSV edited by hand.
+    ok(
+        &gdrsim(&["measured", s(&good), "--out", s(&out)]),
+        "measured",
+    );
+    let csv = fs::read_to_string(&out).unwrap();
+    let first = csv.lines().nth(1).unwrap();
+    let value = first.split(',').nth(11).unwrap();
+    fs::write(
+        &out,
+        csv.replacen(first, &first.replacen(value, "-1", 1), 1),
+    )
+    .unwrap();
+    let cal = dir.join("calibrated.toml");
+    let o = gdrsim_within(
+        30,
+        &[
+            "calibrate",
+            "configs/default.toml",
+            "--measured",
+            s(&out),
+            "--fit",
+            "machines[0].nics[0].wire_rate_gbps",
+            "--out",
+            s(&cal),
+        ],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("m.csv:2: key `value`: expected a finite number, 0 or more"),
+        "{err}"
+    );
+    assert!(!cal.exists());
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// An nvbandwidth log beside a perftest log: one CSV, each matrix cell a row.
 #[test]
 fn nvbandwidth_matrices_join_the_csv() {

@@ -11,6 +11,7 @@ mod sweep;
 
 pub(super) use quantity::{Cx, R};
 
+use super::limits::MAX_NAME_BYTES;
 use super::raw::*;
 use super::{Config, PathKind};
 use crate::topology::spec::*;
@@ -81,19 +82,24 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
         .collect::<R<Vec<_>>>()?;
     super::scenarios::check_cables(&cx, &scenarios, &hosts, &network)?;
     super::scenarios::check_intra(&cx, &scenarios, &paths, &ops)?;
-    // The name is the default output folder (output/<name>/): one path component.
+    // The name is the default output folder (output/<name>/): one path component, bounded in
+    // bytes, as file systems bound names, not in characters.
     let n = &raw.name;
     if n.is_empty()
-        || n.chars().count() > 100
+        || n.len() > MAX_NAME_BYTES
         || n.chars().any(|c| c.is_control() || c == '/' || c == '\\')
         || n == "."
         || n == ".."
     {
+        let shown: String = n.chars().take(40).collect();
+        let more = if shown.len() < n.len() { "..." } else { "" };
         return Err(cx.err(
             "name",
-            "a folder name of 1 to 100 characters without control characters, / or \\ (it \
-             names output/<name>/)",
-            format!("{:?}", n.chars().take(40).collect::<String>()),
+            format!(
+                "a folder name of 1 to {MAX_NAME_BYTES} bytes in UTF-8 (a CJK character takes 3) \
+                 without control characters, / or \\ (it names output/<name>/)"
+            ),
+            format!("{shown:?}{more} ({} bytes)", n.len()),
         ));
     }
     Ok(Config {
