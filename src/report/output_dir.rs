@@ -18,6 +18,10 @@ use crate::config::ConfigError;
 /// The manifest's file name inside an output folder.
 pub const MANIFEST: &str = "manifest.json";
 
+/// Longest output folder name, in bytes: its temporary sibling `.NAME.gdrsim-tmp-PID-N-old`
+/// adds at most 48 (a 10-digit pid, a 20-digit counter) and file systems allow 255.
+const MAX_NAME_BYTES: usize = 200;
+
 /// A folder being written: held by its lock until committed or dropped.
 pub struct OutputDir {
     dir: PathBuf,
@@ -49,6 +53,18 @@ impl OutputDir {
             .filter(|n| !n.is_empty() && *n != "." && *n != "..")
             .ok_or_else(|| refuse(dir, "a folder with a name of its own".into()))?
             .to_string();
+        if name.len() > MAX_NAME_BYTES {
+            return Err(refuse(
+                dir,
+                format!(
+                    "a name of {} bytes, where at most {MAX_NAME_BYTES} leave room for the \
+                     temporary sibling and lock gdrsim names after it within a file system's \
+                     255",
+                    name.len()
+                ),
+            )
+            .into());
+        }
         let parent = match dir.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -581,6 +597,33 @@ mod tests {
         assert!(e.contains("a run on another host is writing it"), "{e}");
         drop(other);
         drop(OutputDir::claim(&dir).expect("free once the holder is gone"));
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// Issue #27 item 15: an output folder whose name leaves no room for the temporary
+    /// sibling's suffix is refused as bad input, exit 2 (it failed with "File name too long",
+    /// exit 1); 200 bytes still work, commit included.
+    #[test]
+    fn an_output_name_too_long_for_its_temporary_sibling_is_refused() {
+        let base = scratch("long-name");
+        // 240 bytes: its temporary sibling's name is over 255 (exit 1, "File name too long").
+        let e = OutputDir::claim(&base.join("é".repeat(120)))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("a name of 240 bytes, where at most 200"), "{e}");
+        let dir = base.join("x".repeat(200));
+        let out = OutputDir::claim(&dir).unwrap();
+        let f = out.path().join("results.csv");
+        fs::write(&f, "r").unwrap();
+        let run = RunRecord {
+            config_name: "t",
+            seed: 1,
+            command: "test",
+        };
+        out.commit(&run, &[f]).unwrap();
+        drop(OutputDir::claim(&dir).unwrap());
+        assert_eq!(fs::read_to_string(dir.join("results.csv")).unwrap(), "r");
         fs::remove_dir_all(&base).unwrap();
     }
 
