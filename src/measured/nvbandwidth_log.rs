@@ -117,19 +117,15 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Measurement>, ConfigError> {
                         if *v == "N/A" {
                             continue;
                         }
-                        let x: f64 = v
-                            .parse()
-                            .ok()
-                            .filter(|x: &f64| x.is_finite() && *x >= 0.0)
-                            .ok_or_else(|| {
-                                bad(
-                                    name,
-                                    n,
-                                    "a number of 0 or more (a bandwidth or a latency) or N/A \
+                        let x = non_negative(v).ok_or_else(|| {
+                            bad(
+                                name,
+                                n,
+                                "a number of 0 or more (a bandwidth or a latency) or N/A \
                                          in the matrix",
-                                    format!("{v:?}"),
-                                )
-                            })?;
+                                format!("{v:?}"),
+                            )
+                        })?;
                         out.push(cell(&test, m, n, "median", x, cells[0], c));
                     }
                     m.rows += 1;
@@ -179,18 +175,14 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Measurement>, ConfigError> {
                 .chars()
                 .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e'))
                 .collect();
-            let x: f64 = num
-                .parse()
-                .ok()
-                .filter(|x: &f64| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| {
-                    bad(
-                        name,
-                        n,
-                        "SUM <testcase> <number of 0 or more>",
-                        quoted(Some(t)),
-                    )
-                })?;
+            let x = non_negative(&num).ok_or_else(|| {
+                bad(
+                    name,
+                    n,
+                    "SUM <testcase> <number of 0 or more>",
+                    quoted(Some(t)),
+                )
+            })?;
             out.push(cell(&m.test, &m, n, "sum", x, "", ""));
         }
     }
@@ -212,6 +204,12 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Measurement>, ConfigError> {
         ));
     }
     Ok(out)
+}
+
+/// A figure of the log: a finite number of 0 or more (nvbandwidth prints bandwidths and
+/// latencies, never a negative one), else None.
+fn non_negative(v: &str) -> Option<f64> {
+    v.parse().ok().filter(|x: &f64| x.is_finite() && *x >= 0.0)
 }
 
 #[cfg(test)]

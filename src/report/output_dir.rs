@@ -419,6 +419,14 @@ fn unique() -> u64 {
 mod tests {
     use super::*;
 
+    /// Nothing but the folder `out` is left in `base`: no lock, no temporary folder.
+    fn only_out_left(base: &Path) {
+        let left: Vec<_> = (fs::read_dir(base).unwrap().flatten())
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("out")]);
+    }
+
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("gdrsim-outdir-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
@@ -461,12 +469,7 @@ mod tests {
         assert_eq!(m["files"][0]["name"], "results.csv");
         assert_eq!(m["files"][0]["bytes"], 3);
         // Nothing else is left beside it: no lock, no temporary folder.
-        let left: Vec<_> = fs::read_dir(&base)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
-        assert_eq!(left, vec![std::ffi::OsString::from("out")]);
+        only_out_left(&base);
         fs::remove_dir_all(&base).unwrap();
     }
 
@@ -567,12 +570,7 @@ mod tests {
         assert_eq!(fs::read_to_string(dir.join("results.csv")).unwrap(), "old");
         drop(out);
         assert_eq!(fs::read_to_string(dir.join("results.csv")).unwrap(), "old");
-        let left: Vec<_> = fs::read_dir(&base)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
-        assert_eq!(left, vec![std::ffi::OsString::from("out")]);
+        only_out_left(&base);
         fs::remove_dir_all(&base).unwrap();
     }
 

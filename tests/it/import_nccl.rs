@@ -550,27 +550,32 @@ fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
 /// A dump whose GPU hangs below `bridges` nested PCIe bridges of one `<cpu>` (one per line,
 /// from line 3), with a NIC on a root port of its own.
 fn nested_bridges(bridges: usize) -> String {
-    let mut x = String::from(
-        "<system version=\"1\">\n<cpu numaid=\"0\" affinity=\"ff\" arch=\"x86_64\" \
-         vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\">\n",
-    );
-    let link = "link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"";
+    let mut x = String::new();
     for i in 1..=bridges {
         x.push_str(&format!(
-            "<pci busid=\"{:04x}:{:02x}:00.0\" class=\"0x060400\" {link}>\n",
+            "<pci busid=\"{:04x}:{:02x}:00.0\" class=\"0x060400\" {LINK}>\n",
             i >> 8,
             i & 0xff
         ));
     }
     x.push_str(&format!(
-        "<pci busid=\"ffff:ff:00.0\" class=\"0x030000\" {link}><gpu dev=\"0\" sm=\"90\"/></pci>\n"
+        "<pci busid=\"ffff:ff:00.0\" class=\"0x030000\" {LINK}><gpu dev=\"0\" sm=\"90\"/></pci>\n"
     ));
     x.push_str(&"</pci>\n".repeat(bridges));
-    x.push_str(&format!(
-        "<pci busid=\"ffff:fe:00.0\" class=\"0x020000\" {link}><nic><net name=\"mlx5_0\" \
-         dev=\"0\" speed=\"400000\" port=\"1\" gdr=\"1\"/></nic></pci>\n</cpu>\n</system>\n"
-    ));
-    x
+    one_cpu_and_a_nic(&x)
+}
+
+/// Gen4 x16, the link of every device of the generated dumps.
+const LINK: &str = "link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"";
+
+/// A dump of one CPU holding `devices` (`<pci>` elements) and then a NIC.
+fn one_cpu_and_a_nic(devices: &str) -> String {
+    format!(
+        "<system version=\"1\">\n<cpu numaid=\"0\" affinity=\"ff\" arch=\"x86_64\" \
+         vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\">\n{devices}<pci \
+         busid=\"ffff:fe:00.0\" class=\"0x020000\" {LINK}><nic><net name=\"mlx5_0\" dev=\"0\" \
+         speed=\"400000\" port=\"1\" gdr=\"1\"/></nic></pci>\n</cpu>\n</system>\n"
+    )
 }
 
 /// Issue #27 item 6: 10,000 nested PCIe bridges overflowed the stack (exit 134). A dump deeper
@@ -596,26 +601,15 @@ fn pci_nesting_beyond_64_levels_is_refused_by_line() {
 
 /// A dump of `bridges` sibling PCIe bridges under one CPU, each with a GPU below it, then a NIC.
 fn many_gpus(bridges: usize) -> String {
-    let mut x = String::from(
-        "<system version=\"1\">\n<cpu numaid=\"0\" affinity=\"ff\" arch=\"x86_64\" \
-         vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\">\n",
-    );
-    let link = "link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"";
+    let mut x = String::new();
     for i in 0..bridges {
+        let bus = format!("{:04x}:{:02x}", (i >> 8) + 1, i & 0xff);
         x.push_str(&format!(
-            "<pci busid=\"{:04x}:{:02x}:00.0\" class=\"0x060400\" {link}><pci busid=\"{:04x}:{:02x}:01.0\" \
-             class=\"0x030000\" {link}><gpu dev=\"{i}\" sm=\"90\"/></pci></pci>\n",
-            (i >> 8) + 1,
-            i & 0xff,
-            (i >> 8) + 1,
-            i & 0xff,
+            "<pci busid=\"{bus}:00.0\" class=\"0x060400\" {LINK}><pci busid=\"{bus}:01.0\" \
+             class=\"0x030000\" {LINK}><gpu dev=\"{i}\" sm=\"90\"/></pci></pci>\n"
         ));
     }
-    x.push_str(&format!(
-        "<pci busid=\"ffff:fe:00.0\" class=\"0x020000\" {link}><nic><net name=\"mlx5_0\" \
-         dev=\"0\" speed=\"400000\" port=\"1\" gdr=\"1\"/></nic></pci>\n</cpu>\n</system>\n"
-    ));
-    x
+    one_cpu_and_a_nic(&x)
 }
 
 /// Issue #27 item 10: imports have a size bound, so a huge dump is refused at once instead of

@@ -15,6 +15,25 @@ fn perftest_log(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     p
 }
 
+/// A 4 KiB `ib_write_bw` log of the emulator written to `dir`/good.log, its text and the
+/// index of its 4096-byte row, for tests that edit that row.
+fn bw_log_and_row(dir: &Path) -> (PathBuf, String, usize) {
+    let good = perftest_log(dir, "good.log", &["ib_write_bw", "-s", "4096", "-n", "100"]);
+    let log = fs::read_to_string(&good).unwrap();
+    let row = (log.lines())
+        .position(|l| l.trim_start().starts_with("4096 "))
+        .unwrap();
+    (good, log, row)
+}
+
+/// `calibrate` of the default config's wire rate to the measured-data CSV `csv`, writing
+/// `out`; killed and failed if it runs past 30 s (a wrapped size ran on and on).
+fn calibrate_wire_rate(csv: &Path, out: &Path) -> std::process::Output {
+    let fit = "machines[0].nics[0].wire_rate_gbps";
+    let args = ["calibrate", "configs/default.toml", "--measured", s(csv)];
+    gdrsim_within(30, &[&args[..], &["--fit", fit, "--out", s(out)]].concat())
+}
+
 /// configs/default.toml with each line that begins `from` changed to begin `to` (each must
 /// be there), written to `dir`/perturbed.toml.
 fn perturbed(dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
@@ -167,17 +186,8 @@ fn a_bad_log_exits_2_naming_the_line_and_writes_nothing() {
 #[test]
 fn a_negative_figure_is_refused_naming_the_line() {
     let dir = scratch("measured", "negative");
-    let good = perftest_log(
-        &dir,
-        "good.log",
-        &["ib_write_bw", "-s", "4096", "-n", "100"],
-    );
-    let log = fs::read_to_string(&good).unwrap();
+    let (good, log, at) = bw_log_and_row(&dir);
     let lines: Vec<&str> = log.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| l.trim_start().starts_with("4096 "))
-        .unwrap();
     let cells: Vec<&str> = lines[at].split_whitespace().collect();
     let out = dir.join("m.csv");
     for (name, peak) in [("minus.log", "-1"), ("zero.log", "0.00")] {
@@ -236,19 +246,7 @@ fn a_negative_figure_is_refused_naming_the_line() {
     )
     .unwrap();
     let cal = dir.join("calibrated.toml");
-    let o = gdrsim_within(
-        30,
-        &[
-            "calibrate",
-            "configs/default.toml",
-            "--measured",
-            s(&out),
-            "--fit",
-            "machines[0].nics[0].wire_rate_gbps",
-            "--out",
-            s(&cal),
-        ],
-    );
+    let o = calibrate_wire_rate(&out, &cal);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -651,17 +649,8 @@ fn calibrate_warns_of_parameters_the_rows_cannot_set_apart() {
 #[test]
 fn sizes_beyond_the_model_are_refused_when_read() {
     let dir = scratch("measured", "huge-size");
-    let good = perftest_log(
-        &dir,
-        "good.log",
-        &["ib_write_bw", "-s", "4096", "-n", "100"],
-    );
-    let log = fs::read_to_string(&good).unwrap();
+    let (good, log, row) = bw_log_and_row(&dir);
     let huge = "18446744073709551615";
-    let row = log
-        .lines()
-        .position(|l| l.trim_start().starts_with("4096 "))
-        .unwrap();
     let edited: Vec<String> = log
         .lines()
         .enumerate()
@@ -698,19 +687,7 @@ fn sizes_beyond_the_model_are_refused_when_read() {
         .replace(",4096,", &format!(",{huge},"));
     fs::write(&csv, rows).unwrap();
     let out = dir.join("calibrated.toml");
-    let o = gdrsim_within(
-        30,
-        &[
-            "calibrate",
-            "configs/default.toml",
-            "--measured",
-            s(&csv),
-            "--fit",
-            "machines[0].nics[0].wire_rate_gbps",
-            "--out",
-            s(&out),
-        ],
-    );
+    let o = calibrate_wire_rate(&csv, &out);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
