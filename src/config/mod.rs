@@ -28,7 +28,6 @@ pub use resolved::to_toml;
 pub use section::{Domain, ParamDoc};
 
 use crate::topology::spec::{HostSpec, NetworkSpec};
-use crate::units;
 
 /// The embedded default study (identical to configs/default.toml).
 pub const DEFAULT_TOML: &str = include_str!("../../configs/default.toml");
@@ -390,7 +389,7 @@ const SWEEP_SIZES: &str = "a list of sizes (such as [\"1B\", \"4KiB\"]) or a ran
 /// accepts: its declared domain where a section declares it (range included), else what its
 /// name says.
 fn expected_at(key: &str) -> String {
-    const SIZE: &str = "(a number, or a string such as \"4KiB\" or \"1MiB\")";
+    use convert::{DUR_FORMS, RATE_FORMS, SIZE_FORMS as SIZE, fmt_ps};
     if key == "sweep.sizes" {
         return SWEEP_SIZES.to_string();
     }
@@ -423,24 +422,8 @@ fn expected_at(key: &str) -> String {
     };
     let words = |f: fn() -> Vec<&'static str>| f().join(", ");
     match param.domain {
-        Domain::Duration { max } => {
-            let max = if max % units::PS_PER_S == 0 {
-                format!("{} s", max / units::PS_PER_S)
-            } else if max % (units::PS_PER_S / 1000) == 0 {
-                format!("{} ms", max / (units::PS_PER_S / 1000))
-            } else {
-                format!("{} ns", max / units::PS_PER_NS)
-            };
-            format!(
-                "a duration of at most {max} (a number of nanoseconds, or a string such as \
-                 \"120ns\" or \"1.5us\")"
-            )
-        }
-        Domain::Rate { min } => format!(
-            "a rate of at least {} Mb/s (a number of Gb/s, or a string such as \"200Gb/s\" or \
-             \"26GB/s\")",
-            min / 1_000_000
-        ),
+        Domain::Duration { max } => format!("a duration of at most {} {DUR_FORMS}", fmt_ps(max)),
+        Domain::Rate { min } => format!("a rate of at least {} Mb/s {RATE_FORMS}", min / 1_000_000),
         Domain::Sizes if !element => format!("a list of positive sizes in bytes {SIZE}"),
         Domain::Sizes
         | Domain::Bytes {

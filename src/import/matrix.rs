@@ -87,8 +87,8 @@ impl Matrix {
 const AFFINITY_HEADERS: [&str; 3] = ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"];
 
 /// Most device columns (GPUs and NICs) a matrix may have: a real host has a few dozen, and the
-/// import costs about the cube of their number (288 columns:
-/// 0.3 s, 1,152: 27 s on this project's machine).
+/// import costs about the cube of their number (288 columns: 0.3 s, 1,152: 27 s on this
+/// project's machine).
 pub const MAX_DEVICES: usize = 256;
 
 /// A cell of a line: its first character's column (from 1) and its text, trimmed.
@@ -705,8 +705,8 @@ NIC Legend:
 ";
 
     /// Issue #27 item 10: a matrix of more than 256 device columns is refused at the header,
-    /// naming the first column past the bound (a 1,024-GPU matrix took 27 s: the tree search
-    /// grows with the cube of the devices); 256 columns still parse.
+    /// naming the first column past the bound (a 1,024-GPU matrix took 27 s: the import grows
+    /// about with the cube of the columns); 256 columns still parse.
     #[test]
     fn more_than_256_device_columns_are_refused() {
         let matrix = |gpus: usize| {

@@ -99,6 +99,13 @@ pub(crate) fn bad(
     ConfigError::new(&format!("{file}:{line}"), "", expected, found)
 }
 
+/// A figure of a log: a finite number of 0 or more, else None. perftest's figures are ratios
+/// of non-negative counts (bytes, cycles as unsigned cycles_t, /proc/stat ticks) and
+/// nvbandwidth prints bandwidths and latencies, so a negative one is a corrupt or edited log.
+pub(crate) fn non_negative(v: &str) -> Option<f64> {
+    v.parse().ok().filter(|x: &f64| x.is_finite() && *x >= 0.0)
+}
+
 /// `found` for an error message: the line quoted (shortened), or the end of the file.
 pub(crate) fn quoted(line: Option<&str>) -> String {
     match line {

@@ -9,7 +9,7 @@
 //! the mean, which the text does not say). nvbandwidth does not print its buffer size, so the
 //! rows carry none.
 
-use super::{Measurement, bad, quoted};
+use super::{Measurement, bad, non_negative, quoted};
 use crate::config::ConfigError;
 
 /// The metric and unit of a matrix title line, if `t` is one.
@@ -204,12 +204,6 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Measurement>, ConfigError> {
         ));
     }
     Ok(out)
-}
-
-/// A figure of the log: a finite number of 0 or more (nvbandwidth prints bandwidths and
-/// latencies, never a negative one), else None.
-fn non_negative(v: &str) -> Option<f64> {
-    v.parse().ok().filter(|x: &f64| x.is_finite() && *x >= 0.0)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! `Use ROCm memory : ON` / `Use MUSA memory : ON` in the banner. A block with none of these
 //! was in host memory.
 
-use super::{Measurement, Memory, bad, quoted};
+use super::{Measurement, Memory, bad, non_negative, quoted};
 use crate::config::ConfigError;
 use crate::config::limits::MAX_MESSAGE;
 
@@ -411,24 +411,17 @@ fn row(
             Col::Iters => iters = Some(int(cell, "#iterations")?),
             Col::Sl => detail.push(format!("sl={}", int(cell, "#sl")?)),
             Col::Fig(metric, stat, unit) => {
-                // Every figure perftest prints is a ratio of non-negative counts (bytes, cycles
-                // as unsigned cycles_t, /proc/stat ticks), so a negative one is a corrupt or
-                // edited log, never a measurement.
-                let v: f64 = cell
-                    .parse()
-                    .ok()
-                    .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-                    .ok_or_else(|| {
-                        bad(
-                            name,
-                            n,
-                            format!(
-                                "{metric} {stat} (a finite number, 0 or more: perftest prints no \
+                let v = non_negative(cell).ok_or_else(|| {
+                    bad(
+                        name,
+                        n,
+                        format!(
+                            "{metric} {stat} (a finite number, 0 or more: perftest prints no \
                                  negative figure)"
-                            ),
-                            format!("{cell:?}"),
-                        )
-                    })?;
+                        ),
+                        format!("{cell:?}"),
+                    )
+                })?;
                 figs.push((*metric, *stat, *unit, v));
             }
         }

@@ -65,10 +65,7 @@ impl OutputDir {
             )
             .into());
         }
-        let parent = match dir.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let parent = parent_of(dir);
         fs::create_dir_all(&parent)
             .with_context(|| format!("creating folder {}", parent.display()))?;
         if dir.is_dir()
@@ -170,7 +167,7 @@ fn usable_output(dir: &Path) -> Result<(), ConfigError> {
     // The run writes a sibling folder and renames it into place: the nearest existing
     // ancestor of the folder's parent must be a writable folder. The probe goes there, never
     // into the folder itself, which may be another run's output not yet locked.
-    let mut at = probe_parent(dir);
+    let mut at = parent_of(dir);
     while !at.exists() {
         match at.parent() {
             Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
@@ -193,8 +190,8 @@ fn usable_output(dir: &Path) -> Result<(), ConfigError> {
     }
 }
 
-/// The folder a run into `dir` creates its temporary sibling in: `dir`'s parent.
-fn probe_parent(dir: &Path) -> PathBuf {
+/// The folder a run into `dir` creates its temporary sibling and lock in: `dir`'s parent.
+fn parent_of(dir: &Path) -> PathBuf {
     match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -629,8 +626,8 @@ mod tests {
     /// writes, never into an existing output folder before its lock is taken.
     #[test]
     fn the_probe_goes_beside_the_folder_not_into_it() {
-        assert_eq!(probe_parent(Path::new("a/b/out")), PathBuf::from("a/b"));
-        assert_eq!(probe_parent(Path::new("out")), PathBuf::from("."));
+        assert_eq!(parent_of(Path::new("a/b/out")), PathBuf::from("a/b"));
+        assert_eq!(parent_of(Path::new("out")), PathBuf::from("."));
         let base = scratch("probe");
         let dir = base.join("out");
         fs::create_dir_all(&dir).unwrap();

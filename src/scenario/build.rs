@@ -1452,7 +1452,8 @@ mod tests {
                 CqeKind::Recv
             };
             assert!(cqe.is_none_or(|k| matches!(k, StepKind::Cqe { kind, .. } if kind == &want)));
-            if let Some(poll) = named(p, "poll", h.poll, one_receive).and(h.poll) {
+            named(p, "poll", h.poll, one_receive);
+            if let Some(poll) = h.poll {
                 assert_eq!(p.steps[poll as usize].stage, Some(Stage::Poll), "{case}");
             }
             let ack = named(p, "ack", h.ack, op != Op::Read && one_receive);

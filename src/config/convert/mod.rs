@@ -9,7 +9,7 @@ mod quantity;
 mod sim;
 mod sweep;
 
-pub(super) use quantity::{Cx, R};
+pub(super) use quantity::{Cx, DUR_FORMS, R, RATE_FORMS, SIZE_FORMS, fmt_ps};
 
 use super::limits::MAX_NAME_BYTES;
 use super::raw::*;

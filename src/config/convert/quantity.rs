@@ -9,7 +9,17 @@ use crate::units::{self, Ps, Rate};
 
 pub(in crate::config) type R<T> = Result<T, ConfigError>;
 
-pub(super) fn fmt_ps(ps: Ps) -> String {
+/// How a duration, a size and a rate may be written, for the messages that say what a key
+/// expects (here and in [`crate::config`]'s serde errors).
+pub(in crate::config) const DUR_FORMS: &str =
+    "(a number of nanoseconds, or a string such as \"120ns\" or \"1.5us\")";
+pub(in crate::config) const SIZE_FORMS: &str =
+    "(a number, or a string such as \"4KiB\" or \"1MiB\")";
+pub(in crate::config) const RATE_FORMS: &str =
+    "(a number of Gb/s, or a string such as \"200Gb/s\" or \"26GB/s\")";
+
+/// A duration bound as a message gives it (every bound is whole seconds or milliseconds).
+pub(in crate::config) fn fmt_ps(ps: Ps) -> String {
     if ps >= units::PS_PER_S {
         format!("{} s", ps / units::PS_PER_S)
     } else {
@@ -69,8 +79,7 @@ impl Cx<'_> {
     }
 
     fn dur_raw(&self, q: &Option<Q>, key: &str, default: Ps) -> R<Ps> {
-        let expected =
-            "a duration (a number of nanoseconds, or a string such as \"120ns\" or \"1.5us\")";
+        let expected = format!("a duration {DUR_FORMS}");
         match q {
             None => Ok(default),
             Some(Q::Int(v)) if *v >= 0 => (*v as u64)
@@ -85,24 +94,23 @@ impl Cx<'_> {
                 }
             }
             Some(Q::Str(s)) => units::parse_duration(s)
-                .map_err(|_| self.err(key, expected, show(q.as_ref().unwrap()))),
-            Some(other) => Err(self.err(key, expected, show(other))),
+                .map_err(|_| self.err(key, &expected, show(q.as_ref().unwrap()))),
+            Some(other) => Err(self.err(key, &expected, show(other))),
         }
     }
 
     /// A size in bytes (> 0): a bare number is bytes; a string carries its unit.
     pub(in crate::config) fn bytes(&self, q: &Option<Q>, key: &str, default: u64) -> R<u64> {
-        let expected =
-            "a positive size in bytes (a number, or a string such as \"4KiB\" or \"1MiB\")";
+        let expected = format!("a positive size in bytes {SIZE_FORMS}");
         let v = match q {
             None => return Ok(default),
             Some(Q::Int(v)) if *v > 0 => *v as u64,
             Some(Q::Str(s)) => units::parse_bytes(s)
-                .map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
-            Some(other) => return Err(self.err(key, expected, show(other))),
+                .map_err(|_| self.err(key, &expected, show(q.as_ref().unwrap())))?,
+            Some(other) => return Err(self.err(key, &expected, show(other))),
         };
         if v == 0 {
-            return Err(self.err(key, expected, show(q.as_ref().unwrap())));
+            return Err(self.err(key, &expected, show(q.as_ref().unwrap())));
         }
         Ok(v)
     }
@@ -136,8 +144,7 @@ impl Cx<'_> {
 
     /// A rate: a bare number is Gb/s (bits); a string carries its unit ("26GB/s", "200Gb/s").
     pub(in crate::config) fn rate(&self, q: &Option<Q>, key: &str, default: Rate) -> R<Rate> {
-        let expected =
-            "a positive rate (a number of Gb/s, or a string such as \"200Gb/s\" or \"26GB/s\")";
+        let expected = format!("a positive rate {RATE_FORMS}");
         let r = match q {
             None => return Ok(default),
             Some(Q::Int(v)) if *v > 0 => Rate::from_bps(
@@ -153,8 +160,8 @@ impl Cx<'_> {
                 Rate::from_bps(bps as u64)
             }
             Some(Q::Str(s)) => units::parse_rate(s)
-                .map_err(|_| self.err(key, expected, show(q.as_ref().unwrap())))?,
-            Some(other) => return Err(self.err(key, expected, show(other))),
+                .map_err(|_| self.err(key, &expected, show(q.as_ref().unwrap())))?,
+            Some(other) => return Err(self.err(key, &expected, show(other))),
         };
         if r.bps() < MIN_RATE_BPS {
             // Slower rates would make a 16 GiB message outlast u64 picoseconds.
