@@ -140,9 +140,21 @@ pub struct StepState {
     pub last_in_at: Option<Ps>,
 }
 
-/// Per-message progress.
+/// Per-message progress. Its step states go back to the flow's pool once it is delivered and
+/// finished (see [`Fabric::retire`]), so a stream's memory does not grow with its messages;
+/// what the run reports of it stays here.
 #[derive(Clone, Debug, Default)]
 pub struct Msg {
+    /// Whether it has started (its step states exist or have been retired).
+    pub started: bool,
+    /// Open ends of its plan not yet ended ([`crate::plan::Plan::open_ends`]).
+    pub open_ends: u32,
+    /// Whether its receive poll is done, reposting a receive WQE ([`super::recv_queue`]).
+    pub polled: bool,
+    /// Payload bytes that reached the receiving NIC and were committed in the receiver's
+    /// memory, summed over its payload steps when it retired.
+    pub received: u64,
+    pub written: u64,
     pub start: Ps,
     pub delivered: Option<Ps>,
     /// When its window slot was freed (its plan's `Finish`: the sender's completion).
@@ -167,6 +179,8 @@ pub struct FlowRun<'t> {
     /// Fabric CPU index of each plan thread.
     pub threads: Vec<usize>,
     pub msgs: Vec<Msg>,
+    /// Step-state vectors of retired messages, for the next ones to start with.
+    pub pool: Vec<Vec<StepState>>,
     /// Messages in flight at most, messages in all, and the next to start.
     pub window: u32,
     pub total: u32,
@@ -213,6 +227,8 @@ pub struct Fabric<'t> {
     /// it after [`Fabric::run`].
     pub recorder: Recorder,
     serial: u64,
+    /// Messages whose open ends have all ended, retired before the next event.
+    pub(crate) retiring: Vec<(u32, u32)>,
 }
 
 impl<'t> Fabric<'t> {
@@ -283,6 +299,7 @@ impl<'t> Fabric<'t> {
                 actors,
                 threads,
                 msgs: Vec::new(),
+                pool: Vec::new(),
                 window: 1,
                 total: 1,
                 next: 0,
@@ -330,6 +347,7 @@ impl<'t> Fabric<'t> {
             bulk,
             recorder: Recorder::new(opts.record, names),
             serial: 0,
+            retiring: Vec::new(),
         }
     }
 
@@ -727,6 +745,10 @@ impl<'t> Fabric<'t> {
 impl Handler for Fabric<'_> {
     type Event = Event;
     fn handle(&mut self, now: Ps, event: Event, q: &mut Queue<Event>) {
+        // Retired between events: the one that ended them may still have touched their steps.
+        while let Some((flow, msg)) = self.retiring.pop() {
+            self.retire(flow, msg);
+        }
         match event {
             Event::Hop(id) => self.advance(id, now, q),
             Event::ServerFree(c) => self.server_free(c, now, q),

@@ -46,11 +46,7 @@ impl Fabric<'_> {
             return true;
         };
         let f = &self.flows[flow as usize];
-        msg < rq.depth
-            || f.msgs[(msg - rq.depth) as usize]
-                .steps
-                .get(rq.poll as usize)
-                .is_some_and(|s| s.done_at.is_some())
+        msg < rq.depth || f.msgs[(msg - rq.depth) as usize].polled
     }
 
     /// Message `msg` starts: whether its receive WQE fetch may start with it (the WQE is posted).
@@ -84,7 +80,8 @@ impl Fabric<'_> {
         }
         let next = msg + rq.depth;
         let f = &mut self.flows[flow as usize];
-        if next >= f.total || f.msgs[next as usize].steps.is_empty() {
+        f.msgs[msg as usize].polled = true;
+        if next >= f.total || !f.msgs[next as usize].started {
             // Not started yet: it finds its WQE posted when it starts.
             return;
         }

@@ -20,17 +20,19 @@ impl Fabric<'_> {
 
     /// Message `msg` of `flow` starts: every step that waits for nothing starts now.
     pub fn start_message(&mut self, flow: u32, msg: u32, now: Ps, q: &mut Queue<Event>) {
-        let plan = self.flows[flow as usize].plan;
-        let m = &mut self.flows[flow as usize].msgs[msg as usize];
+        let f = &mut self.flows[flow as usize];
+        let plan = f.plan;
+        let mut steps = f.pool.pop().unwrap_or_default();
+        steps.clear();
+        steps.extend(plan.steps.iter().map(|s| StepState {
+            waiting: s.deps.len() as u32,
+            ..StepState::default()
+        }));
+        let m = &mut f.msgs[msg as usize];
         m.start = now;
-        m.steps = plan
-            .steps
-            .iter()
-            .map(|s| StepState {
-                waiting: s.deps.len() as u32,
-                ..StepState::default()
-            })
-            .collect();
+        m.started = true;
+        m.open_ends = plan.open_end_count();
+        m.steps = steps;
         for (i, s) in plan.steps.iter().enumerate() {
             if s.deps.is_empty()
                 && s.input.is_none()
@@ -55,7 +57,14 @@ impl Fabric<'_> {
         let plan = self.flows[flow as usize].plan;
         match milestone {
             Milestone::Done => {
-                self.step_state(inst).done_at = Some(when);
+                let first = self.step_state(inst).done_at.replace(when).is_none();
+                if first && plan.open_ends.get(step as usize) == Some(&true) {
+                    let m = &mut self.flows[flow as usize].msgs[msg as usize];
+                    m.open_ends -= 1;
+                    if m.open_ends == 0 && !self.recorder.enabled {
+                        self.retiring.push((flow, msg));
+                    }
+                }
                 self.on_step_done(inst, when, now, q);
             }
             Milestone::LastIn => self.step_state(inst).last_in_at = Some(when),
@@ -145,6 +154,8 @@ impl Fabric<'_> {
                 f.msgs[msg as usize].finished = Some(now);
                 f.finished += 1;
                 self.start_ready(flow, now, q);
+                // Nothing waits for it: its end counts only towards the message's retirement.
+                self.fire(inst, Milestone::Done, now, now, q);
             }
             StepKind::Wire { .. } | StepKind::NicRx { .. } | StepKind::DmaWrite { .. } => {
                 unreachable!("streaming steps start with their data")
@@ -289,6 +300,16 @@ impl Fabric<'_> {
         }
     }
 
+    /// Message `msg` of `flow` has ended every open end of its plan: nothing of it is left to
+    /// run, so what the run reports of it is kept in the message and its step states go back
+    /// to the flow's pool (see [`Fabric::retiring`]).
+    pub(super) fn retire(&mut self, flow: u32, msg: u32) {
+        let f = &mut self.flows[flow as usize];
+        let m = &mut f.msgs[msg as usize];
+        (m.received, m.written) = message_bytes(f.plan, &m.steps);
+        f.pool.push(std::mem::take(&mut m.steps));
+    }
+
     // ---- records -----------------------------------------------------------------------------
 
     /// Notes that a train of step instance `inst` passed it (entered at `inp`, left at `out`).
@@ -314,4 +335,19 @@ impl Fabric<'_> {
     pub fn record_control(&mut self, inst: Instance, start: Ps, end: Ps) {
         self.record(inst, (start, start), (end, end));
     }
+}
+
+/// Payload bytes of one message (its step states under `plan`) that reached the receiving NIC
+/// and that were committed in the receiver's memory, over every payload step of the kind (a
+/// pipelined message has one per chunk).
+pub(super) fn message_bytes(plan: &crate::plan::Plan, steps: &[StepState]) -> (u64, u64) {
+    let (mut received, mut written) = (0, 0);
+    for (s, st) in plan.steps.iter().zip(steps).filter(|(s, _)| s.payload) {
+        match s.kind {
+            StepKind::NicRx { .. } => received += st.bytes_in,
+            StepKind::DmaWrite { .. } => written += st.bytes_out,
+            _ => {}
+        }
+    }
+    (received, written)
 }

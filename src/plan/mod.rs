@@ -138,6 +138,11 @@ pub struct Plan {
     pub waiters: Vec<Vec<(StepId, Milestone)>>,
     /// For each step, the first step its data streams into (derived by [`Plan::link`]).
     pub outputs: Vec<Option<StepId>>,
+    /// For each step, whether it is an open end: no step waits for its end and its data
+    /// streams into none (a delivery, a finish, a deregistration after the message). Every
+    /// other step ends before one of them starts, so a message whose open ends have all ended
+    /// has nothing left to run (derived by [`Plan::link`]).
+    pub open_ends: Vec<bool>,
     /// A Send's receive queue, where it can run dry (see [`RecvQueue`]).
     pub recv_queue: Option<RecvQueue>,
 }
@@ -248,6 +253,7 @@ impl Plan {
             handles: Handles::default(),
             waiters: Vec::new(),
             outputs: Vec::new(),
+            open_ends: Vec::new(),
             recv_queue: None,
         }
     }
@@ -300,6 +306,17 @@ impl Plan {
             }
         }
         self.outputs = outputs;
+        self.open_ends = (0..self.steps.len())
+            .map(|i| {
+                let awaited = self.waiters[i].iter().any(|w| w.1 == Milestone::Done);
+                !awaited && self.outputs[i].is_none()
+            })
+            .collect();
+    }
+
+    /// How many open ends the plan has (see [`Plan::open_ends`]).
+    pub fn open_end_count(&self) -> u32 {
+        self.open_ends.iter().filter(|&&e| e).count() as u32
     }
 
     /// The stage a step reports as, if any.
