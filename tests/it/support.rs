@@ -240,9 +240,28 @@ pub fn refused(
     assert!(o.stdout.is_empty(), "{what}: nothing printed");
 }
 
-/// A fresh scratch folder for test `name` of module `module`.
+/// A fresh scratch folder for test `name` of module `module`, named by this test process so
+/// that two runs at once do not share one. What earlier runs of the same test left (their
+/// process has ended) is removed first: the folders stay with the test until it runs again,
+/// for a look after a failure, and do not pile up in the temporary folder run after run.
 pub fn scratch(module: &str, name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("gdrsim-it-{module}-{}-{name}", std::process::id()));
+    let tmp = std::env::temp_dir();
+    let (prefix, suffix) = (format!("gdrsim-it-{module}-"), format!("-{name}"));
+    for e in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+        let file = e.file_name();
+        let Some(pid) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix)?.strip_suffix(&suffix))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists();
+        if pid != std::process::id() && !alive {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    let d = tmp.join(format!("{prefix}{}{suffix}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
