@@ -82,6 +82,7 @@ pub fn sim_options(cfg: &Config, seed: u64) -> SimOptions {
         jitter: cfg.sim.jitter,
         seed,
         record: false,
+        traffic: false,
     }
 }
 
