@@ -4,6 +4,7 @@
 pub mod build;
 pub mod cost;
 pub mod horizon;
+pub mod memory;
 pub mod paths;
 pub mod peer;
 pub mod relay;
