@@ -238,6 +238,9 @@ pub struct Hop {
 pub struct Recorder {
     /// Whether anything is kept: off, every push is dropped (iterations and streaming runs).
     pub enabled: bool,
+    /// Whether hops and descriptors are kept too (walks and traces; see
+    /// [`crate::components::SimOptions::traffic`]).
+    pub traffic: bool,
     /// Spans of every message's steps, in the order they were pushed.
     pub spans: Vec<Span>,
     /// DMA descriptors the NICs built.
@@ -293,10 +296,12 @@ impl Names {
 }
 
 impl Recorder {
-    /// A recorder, keeping records only when `enabled`, that names components `component_names`.
-    pub fn new(enabled: bool, component_names: Names) -> Self {
+    /// A recorder, keeping records only when `enabled` (hops and descriptors only with
+    /// `traffic` too), that names components `component_names`.
+    pub fn new(enabled: bool, traffic: bool, component_names: Names) -> Self {
         Recorder {
             enabled,
+            traffic: enabled && traffic,
             spans: Vec::new(),
             descriptors: Vec::new(),
             hops: Vec::new(),
@@ -317,9 +322,9 @@ impl Recorder {
         }
     }
 
-    /// Keeps `d` (when enabled).
+    /// Keeps `d` (when keeping the traffic).
     pub fn descriptor(&mut self, d: Descriptor) {
-        if self.enabled {
+        if self.traffic {
             self.descriptors.push(d);
         }
     }

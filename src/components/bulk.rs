@@ -709,7 +709,7 @@ impl Fabric<'_> {
 
     /// Moves every active transfer's bytes up to `now` at its current rate.
     fn bulk_progress(&mut self, now: Ps) {
-        let record = self.recorder.enabled;
+        let record = self.recorder.traffic;
         for &id in &self.bulk.active {
             let job = &mut self.bulk.jobs[id];
             let from = job.at.max(job.resume_at);
@@ -980,17 +980,24 @@ impl Fabric<'_> {
             return;
         }
         self.bulk.active.retain(|id| !done.contains(id));
-        // Those that shared a resource with an ended transfer get new rates.
+        // Those that shared a resource with an ended transfer get new rates. A resource's users
+        // are taken once: at a later ended transfer they are the same less those ended before
+        // (n transfers ending together on shared links listed n x n of them).
         let mut neighbours: Vec<usize> = Vec::new();
+        let mut taken = std::collections::BTreeSet::new();
         for &id in &done {
             for k in 0..self.bulk.jobs[id].uses.len() {
                 let c = self.bulk.jobs[id].uses[k].channel;
                 self.bulk.users_mut(c).retain(|&j| j != id);
-                neighbours.extend(self.bulk.users(c));
+                if taken.insert((c, false)) {
+                    neighbours.extend(self.bulk.users(c));
+                }
             }
             if let Some(rw) = self.bulk.jobs[id].read {
                 self.bulk.window_users[rw.engine].retain(|&j| j != id);
-                neighbours.extend(&self.bulk.window_users[rw.engine]);
+                if taken.insert((rw.engine as ChannelId, true)) {
+                    neighbours.extend(&self.bulk.window_users[rw.engine]);
+                }
             }
         }
         for &id in &done {

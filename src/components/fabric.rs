@@ -345,7 +345,7 @@ impl<'t> Fabric<'t> {
             cpu_names,
             flows,
             bulk,
-            recorder: Recorder::new(opts.record, names),
+            recorder: Recorder::new(opts.record, opts.traffic, names),
             serial: 0,
             retiring: Vec::new(),
         }
@@ -536,9 +536,9 @@ impl<'t> Fabric<'t> {
     }
 
     /// Records unit `t` crossing channel `c` over `(start, end)` with `wire` bytes (when
-    /// recording: walk and trace).
+    /// keeping the traffic: walk and trace).
     fn record_hop(&mut self, t: &Train, c: ChannelId, (start, end): (Ps, Ps), wire: u64) {
-        if !self.recorder.enabled {
+        if !self.recorder.traffic {
             return;
         }
         let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);

@@ -12,6 +12,7 @@ mod copy;
 mod cpu;
 pub(crate) mod fabric;
 pub(crate) mod fluid;
+pub mod footprint;
 mod nic;
 mod options;
 mod queueing;

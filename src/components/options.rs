@@ -12,8 +12,13 @@ pub struct SimOptions {
     /// The point's seed (see [`crate::scenario::point_seed`]): every server and CPU thread derives
     /// its random stream from it and its own name.
     pub seed: u64,
-    /// Keep spans and descriptors (the noise-free message); off for iterations and streaming.
+    /// Keep spans (the noise-free message's stages); off for iterations and streaming.
     pub record: bool,
+    /// With `record`, also keep the traffic: every unit's hop across every channel and the
+    /// NICs' descriptors, which walks and traces draw. A point's stages need only the spans,
+    /// and a bulk transfer's hops grow with the square of the transfers it shares links with
+    /// (a stretch per transfer at each rate change): 1024 flows of 1 MiB held 1 GB of them.
+    pub traffic: bool,
 }
 
 impl SimOptions {
@@ -25,10 +30,20 @@ impl SimOptions {
         }
     }
 
-    /// Keeping spans and descriptors.
+    /// Keeping spans, hops and descriptors (walks, traces, tests of the traffic).
     pub fn recording(self) -> Self {
         SimOptions {
             record: true,
+            traffic: true,
+            ..self
+        }
+    }
+
+    /// Keeping spans only (a point's noise-free run: its stages and critical path).
+    pub fn recording_spans(self) -> Self {
+        SimOptions {
+            record: true,
+            traffic: false,
             ..self
         }
     }

@@ -229,6 +229,7 @@ mod tests {
                                 jitter: false,
                                 seed: 1,
                                 record,
+                                traffic: false,
                             };
                             // Step-state vectors a run of `n` messages made (kept or pooled).
                             let made = |n: u32| {

@@ -70,11 +70,9 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
 /// machine: the default study's 2.6e6 in about 1.3 s of CPU, 120 scenarios of it, 1.1e8, in
 /// about 75 s).
 pub const EVENTS_PER_CORE_SECOND: u64 = 1_500_000;
-/// Memory a run holds per point until it writes its outputs (its summary row with stages,
-/// flows and links), measured: 11,160 points of 120 scenarios took 57 MB above a 279-point run.
-pub const BYTES_PER_POINT: u64 = 5_500;
-/// What every run holds whatever its size (binary, config, topology, chart buffers).
-pub const BASE_BYTES: u64 = 24 << 20;
+/// What every run holds whatever its size: the binary, the config and topology, the chart
+/// being drawn (measured: 16 to 20 MiB for the shipped configs' smallest studies).
+pub const BASE_BYTES: u64 = 16 << 20;
 
 /// A study's estimated cost.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,7 +81,8 @@ pub struct StudyCost {
     pub points: usize,
     /// Simulation events over every point, estimated.
     pub events: u64,
-    /// Peak memory of a run, bytes.
+    /// Peak memory of a run, bytes: [`BASE_BYTES`], every point's result row, and the points
+    /// that run at once at their largest (see [`super::memory`]).
     pub memory: u64,
     /// The costliest points: (index in the plan, events), most expensive first.
     pub top: Vec<(usize, u64)>,
@@ -96,18 +95,23 @@ impl StudyCost {
     }
 }
 
-/// The cost of every point of `cfg` together.
-pub fn study(cfg: &Config) -> StudyCost {
+/// The cost of every point of `cfg` together, run on `threads` worker threads.
+pub fn study(cfg: &Config, threads: usize) -> StudyCost {
     let n = super::plan(cfg).len();
-    study_of(cfg, &(0..n).collect::<Vec<_>>())
+    study_of(cfg, &(0..n).collect::<Vec<_>>(), threads)
 }
 
-/// The cost of the points `ids` (indices into the plan) of `cfg`.
-pub fn study_of(cfg: &Config, ids: &[usize]) -> StudyCost {
+/// The cost of the points `ids` (indices into the plan) of `cfg`, run on `threads` worker
+/// threads (at most that many points are in flight at once).
+pub fn study_of(cfg: &Config, ids: &[usize], threads: usize) -> StudyCost {
     let plan = super::plan(cfg);
     let topo = super::topology(cfg);
     let points: Vec<&Point> = ids.iter().map(|&i| &plan[i]).collect();
     let costs: Vec<u64> = points.iter().map(|p| estimate(cfg, &topo, p)).collect();
+    let memory: Vec<super::memory::PointMemory> = points
+        .iter()
+        .map(|p| super::memory::point(cfg, &topo, p, threads))
+        .collect();
     let mut top: Vec<(usize, u64)> = costs
         .iter()
         .copied()
@@ -119,9 +123,22 @@ pub fn study_of(cfg: &Config, ids: &[usize]) -> StudyCost {
     StudyCost {
         points: points.len(),
         events: costs.iter().fold(0u64, |a, &c| a.saturating_add(c)),
-        memory: BASE_BYTES.saturating_add((points.len() as u64).saturating_mul(BYTES_PER_POINT)),
+        memory: peak_memory(&memory, threads),
         top,
     }
+}
+
+/// The peak of a run of points on `threads` threads: [`BASE_BYTES`], every point's kept row,
+/// and the largest working sets, as many as run at once.
+pub fn peak_memory(points: &[super::memory::PointMemory], threads: usize) -> u64 {
+    let kept = points.iter().fold(0u64, |a, m| a.saturating_add(m.kept));
+    let mut working: Vec<u64> = points.iter().map(|m| m.working).collect();
+    working.sort_unstable_by(|a, b| b.cmp(a));
+    let at_once = working
+        .iter()
+        .take(threads.max(1))
+        .fold(0u64, |a, &w| a.saturating_add(w));
+    BASE_BYTES.saturating_add(kept).saturating_add(at_once)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 pub mod build;
 pub mod cost;
 pub mod horizon;
+pub mod memory;
 pub mod paths;
 pub mod peer;
 pub mod relay;
@@ -82,6 +83,7 @@ pub fn sim_options(cfg: &Config, seed: u64) -> SimOptions {
         jitter: cfg.sim.jitter,
         seed,
         record: false,
+        traffic: false,
     }
 }
 

@@ -15,7 +15,8 @@ use crate::units::{PS_PER_S, Ps};
 pub struct PointResult {
     /// The point's results.csv row, with its stage, flow and link rows.
     pub summary: Summary,
-    /// What the noise-free message recorded: its spans, descriptors and hops.
+    /// What the noise-free message recorded: its spans (no hops or descriptors: a walk or a
+    /// trace records those, `inspect::rerun`).
     pub recorder: Recorder,
     /// An event of one of its runs fell beyond the engine's horizon: its figures are invalid.
     pub past_horizon: bool,
@@ -73,7 +74,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
     let opts = |jitter: bool, record: bool, seed: u64| {
         let o = super::sim_options(cfg, seed);
         let o = if jitter { o } else { o.noise_free() };
-        if record { o.recording() } else { o }
+        if record { o.recording_spans() } else { o }
     };
     let mut events = 0;
 

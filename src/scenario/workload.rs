@@ -112,7 +112,9 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
     let total_msgs = run_messages(cfg, w, p.size);
     let n = repeats(cfg, w, p.size);
     let noise_free = || {
-        let opts = super::sim_options(cfg, p.seed).noise_free().recording();
+        let opts = super::sim_options(cfg, p.seed)
+            .noise_free()
+            .recording_spans();
         let mut f = fabric(topo, &plans, w, &shape, opts);
         let model = f.run(window, 1);
         let recorder = std::mem::take(&mut f.recorder);

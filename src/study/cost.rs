@@ -8,8 +8,8 @@ use crate::units::fmt_bytes;
 /// What a study is estimated to cost, for `check`: "estimated: 2.1e8 events, about 1.0 s on 2
 /// cores, 26 MB peak; costliest point: PIX gpudirect write_imm 1 GiB (3% of the events)".
 pub fn cost_line(cfg: &Config) -> String {
-    let c = scenario::cost::study(cfg);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = threads(0);
+    let c = scenario::cost::study(cfg, cores);
     let top = c
         .top
         .first()
@@ -42,6 +42,15 @@ fn describe_point(cfg: &Config, i: usize) -> String {
     )
 }
 
+/// The worker threads a run of `jobs` (0: all cores, as rayon counts them) has.
+pub fn threads(jobs: usize) -> usize {
+    if jobs == 0 {
+        rayon::current_num_threads()
+    } else {
+        jobs
+    }
+}
+
 /// "0.4 s", "3 min", "2.5 h".
 fn fmt_seconds(s: f64) -> String {
     if s < 60.0 {
@@ -61,7 +70,7 @@ pub fn check_cost(
     file: &str,
     max_events: u64,
 ) -> Result<(), ConfigError> {
-    let c = scenario::cost::study_of(cfg, ids);
+    let c = scenario::cost::study_of(cfg, ids, 1);
     if c.events <= max_events {
         return Ok(());
     }

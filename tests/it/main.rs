@@ -15,6 +15,7 @@ mod import;
 mod import_nccl;
 mod intra;
 mod measured;
+mod memory;
 mod merge;
 mod nvbandwidth;
 mod nvlink;

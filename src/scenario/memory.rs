@@ -1,0 +1,91 @@
+//! A point's memory before it is simulated, for `check` and the cost gate: what
+//! [`super::simulate_point`] holds at its peak (its runs' fabrics, each keeping every message it
+//! carried: [`crate::components::footprint`]) and the result row the study keeps until it
+//! writes its outputs.
+
+use std::collections::BTreeSet;
+use std::mem::size_of;
+
+use super::Point;
+use super::paths;
+use super::simulate::{iterations, stream_shape};
+use crate::components::footprint;
+use crate::config::Config;
+use crate::stats::{FlowRow, LinkRow, StageRow, Summary};
+use crate::topology::Topology;
+
+/// A string of a result row (a component, a channel, a flow's end): its text and the
+/// allocator's header.
+const NAME: u64 = 48;
+
+/// A point's memory, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PointMemory {
+    /// Held while it runs and given back when it is done.
+    pub working: u64,
+    /// Its result row, held until the study's outputs are written.
+    pub kept: u64,
+}
+
+/// The memory of point `p` of `cfg` on `topo` run on `threads` threads (a workload's noise-free
+/// run and its jittered repeats run side by side).
+pub fn point(cfg: &Config, topo: &Topology, p: &Point, threads: usize) -> PointMemory {
+    let sc = &cfg.scenarios[p.scenario];
+    let Ok(built) = sc
+        .flows
+        .iter()
+        .map(|f| paths::plan(cfg, f, topo, p.path, p.op, p.size))
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return PointMemory::default();
+    };
+    let opts = super::sim_options(cfg, p.seed);
+    let run = |messages: &dyn Fn(usize) -> u64, record: bool| {
+        let o = if record { opts.recording_spans() } else { opts };
+        let flows = built
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (&b.plan, messages(i)));
+        footprint::run_bytes(flows, &o)
+    };
+    let plans = built.iter().map(|b| &b.plan);
+    let fixed = plans
+        .clone()
+        .fold(0u64, |a, p| a.saturating_add(footprint::plan_bytes(p)))
+        .saturating_add(footprint::in_motion_bytes(plans, &opts));
+    let working = fixed.saturating_add(match &sc.workload {
+        // The noise-free message, the iterations and the streaming run, all held to the end.
+        None => {
+            let (_, streamed) = stream_shape(cfg, p.size);
+            let n = u64::from(iterations(cfg, p.size)) + u64::from(streamed);
+            run(&|_| 1, true).saturating_add(run(&|_| n, false))
+        }
+        // The recorded noise-free workload on one of the threads, its repeats on the others,
+        // each repeat keeping its messages' latencies.
+        Some(w) => {
+            let messages = |i: usize| u64::from(super::workload::messages(cfg, w, i, p.size));
+            let repeats = u64::from(super::workload::repeats(cfg, w, p.size));
+            let at_once = repeats.min(threads.max(2) as u64 - 1);
+            let latencies = repeats
+                .saturating_mul(super::workload::run_messages(cfg, w, p.size))
+                .saturating_mul(8);
+            run(&messages, true)
+                .saturating_add(at_once.saturating_mul(run(&messages, false)))
+                .saturating_add(latencies)
+        }
+    });
+    // The row: its stages (flow 0's reported steps), a row per flow and per channel its flows
+    // cross.
+    let stages = built[0].plan.steps.iter().filter(|s| s.stage.is_some());
+    let channels: BTreeSet<_> = built
+        .iter()
+        .flat_map(|b| b.plan.routes.iter().flatten())
+        .collect();
+    let row = |n: usize, bytes: usize, names: u64| n as u64 * (bytes as u64 + names * NAME);
+    let kept = size_of::<Summary>() as u64
+        + 2 * NAME
+        + row(stages.count(), size_of::<StageRow>(), 1)
+        + row(built.len(), size_of::<FlowRow>(), 2)
+        + row(channels.len(), size_of::<LinkRow>(), 1);
+    PointMemory { working, kept }
+}
