@@ -1,7 +1,8 @@
 //! What a fabric run keeps in memory until it ends, for the cost gate's estimate
-//! ([`crate::scenario::cost`]): every message's state with one record per step of its plan
-//! (kept so that the outcome and the records can be read after the run), and the fixed part of
-//! every bulk transfer (a done transfer gives back its lists, not its slot). Units in flight
+//! ([`crate::scenario::cost`]): every message's state (kept so that the outcome can be read
+//! after the run; a recording run keeps a record per step of its plan too, which a run that
+//! does not record gives back as each message ends), and the fixed part of every bulk
+//! transfer (a done transfer gives back its lists, not its slot). Units in flight
 //! (trains, reads, pending events) are reused and bounded by the windows, so they are left
 //! out. The sizes come from the types themselves where they can, so the estimate follows the
 //! code; the constants are what the types do not say, measured.
@@ -36,23 +37,32 @@ fn bytes_of<T>() -> u64 {
 }
 
 /// Bytes one message of `plan` keeps until its run ends, run with `opts`: its state, a
-/// record per step, a bulk transfer per chain of streaming steps above the coalescing
-/// threshold (a staged message has three, a chunked one three per chunk), and with recording
-/// on, a span per reported step.
+/// bulk transfer per chain of streaming steps above the coalescing threshold (a staged message
+/// has three, a chunked one three per chunk), and with recording on, a record per step and a
+/// span per reported step. A run that does not record gives a message's step records back
+/// when it ends ([`steps_in_flight`]).
 pub fn message_bytes(plan: &Plan, opts: &SimOptions) -> u64 {
-    let steps = plan.steps.len() as u64;
     let bulks = bulk_chains(plan, opts);
-    let spans = if opts.record {
-        plan.steps.iter().filter(|s| s.stage.is_some()).count() as u64 * bytes_of::<Span>()
-    } else {
-        0
+    let (steps, spans) = match opts.record {
+        true => (
+            step_array(plan),
+            plan.steps.iter().filter(|s| s.stage.is_some()).count() as u64 * bytes_of::<Span>(),
+        ),
+        false => (0, 0),
     };
-    bytes_of::<Msg>()
-        + steps * bytes_of::<StepState>()
-        + ALLOC_HEADER
-        + bulks * (bytes_of::<Job>() + BULK_MARK)
-        + OUTCOME
-        + spans
+    bytes_of::<Msg>() + steps + bulks * (bytes_of::<Job>() + BULK_MARK) + OUTCOME + spans
+}
+
+/// One message's step records, with the allocator's header.
+fn step_array(plan: &Plan) -> u64 {
+    plan.steps.len() as u64 * bytes_of::<StepState>() + ALLOC_HEADER
+}
+
+/// Bytes of step records a flow of `plan` holds at once in a run that does not record and
+/// keeps at most `window` messages in flight: those in flight and those ending, at most twice
+/// the window (`components::run`'s pool test), whatever the messages it carries.
+pub fn steps_in_flight(plan: &Plan, window: u64) -> u64 {
+    2 * window.max(1) * step_array(plan)
 }
 
 /// The chains of streaming steps of one message of `plan` that move as bulk transfers under
@@ -66,11 +76,20 @@ fn bulk_chains(plan: &Plan, opts: &SimOptions) -> u64 {
 }
 
 /// Bytes a run keeps at its end: each flow's state and every message it carried, its plan
-/// and the number given with it.
-pub fn run_bytes<'p>(flows: impl IntoIterator<Item = (&'p Plan, u64)>, opts: &SimOptions) -> u64 {
+/// and the number given with it, under a window of `window` messages in flight.
+pub fn run_bytes<'p>(
+    flows: impl IntoIterator<Item = (&'p Plan, u64)>,
+    opts: &SimOptions,
+    window: u64,
+) -> u64 {
     flows.into_iter().fold(0u64, |sum, (plan, messages)| {
         let each = message_bytes(plan, opts);
-        sum.saturating_add(FLOW_SETUP.saturating_add(messages.saturating_mul(each)))
+        let pooled = match opts.record {
+            true => 0,
+            false => steps_in_flight(plan, window.min(messages)),
+        };
+        let flow = FLOW_SETUP.saturating_add(pooled);
+        sum.saturating_add(flow.saturating_add(messages.saturating_mul(each)))
     })
 }
 

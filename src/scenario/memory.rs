@@ -40,13 +40,16 @@ pub fn point(cfg: &Config, topo: &Topology, p: &Point, threads: usize) -> PointM
         return PointMemory::default();
     };
     let opts = super::sim_options(cfg, p.seed);
+    // The streaming run's window bounds every run's messages in flight (the iterations go
+    // one at a time).
+    let window = u64::from(stream_shape(cfg, p.size).0);
     let run = |messages: &dyn Fn(usize) -> u64, record: bool| {
         let o = if record { opts.recording_spans() } else { opts };
         let flows = built
             .iter()
             .enumerate()
             .map(|(i, b)| (&b.plan, messages(i)));
-        footprint::run_bytes(flows, &o)
+        footprint::run_bytes(flows, &o, window)
     };
     let plans = built.iter().map(|b| &b.plan);
     let fixed = plans
