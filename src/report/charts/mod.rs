@@ -35,6 +35,8 @@ mod breakdown;
 pub mod data;
 mod latency;
 mod links;
+#[cfg(test)]
+mod long_names;
 mod scenarios;
 mod speedup;
 mod style;

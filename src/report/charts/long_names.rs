@@ -1,0 +1,134 @@
+//! Chart tests with realistic scenario names ("H100 GPU0 -> NIC0 PIX", 20-30 characters),
+//! several scenarios and several paths: what a reviewer's study looks like, where short test
+//! names ("PIX") hid layouts that leave no room for the data. The charts are rendered as SVG and
+//! their marks counted from it.
+
+use super::data::Model;
+use super::style::Theme;
+use super::*;
+use crate::report::RunInfo;
+use crate::stats::Summary;
+
+/// Five scenarios with the names a real study gives them.
+pub(crate) const LONG: [(&str, &str, f64, f64); 5] = [
+    ("H100 GPU0 -> NIC0 PIX", "PIX", 48.0, 49.3),
+    ("H100 GPU1 -> NIC0 PXB", "PXB", 40.0, 49.3),
+    ("H100 GPU2 -> NIC0 PHB", "PHB", 30.0, 49.3),
+    ("H100 GPU3 -> NIC0 NODE", "NODE", 20.0, 49.3),
+    ("H100 GPU4 -> NIC0 SYS (cross-socket)", "SYS", 7.0, 49.3),
+];
+
+/// Five paths, as a study comparing every way of moving the data runs them.
+pub(crate) const PATHS: [&str; 5] = ["host", "staged", "gpudirect", "staged_pipelined", "gdrcopy"];
+
+/// The long-named study at `paths`, swept 8 B to 1 GiB.
+pub(crate) fn study(paths: &[&str]) -> (RunInfo, Vec<Summary>) {
+    (
+        testdata::info(&LONG),
+        testdata::rows(&LONG, paths, &testdata::sweep()),
+    )
+}
+
+/// Renders `kind` of the study as SVG at 1600x1000.
+pub(crate) fn svg(kind: Kind, info: &RunInfo, rows: &[Summary]) -> String {
+    register_fonts().unwrap();
+    let model = Model::new(info, rows);
+    let ctx = Ctx {
+        model: &model,
+        info,
+        th: Theme::new(1600, 1000),
+    };
+    render_svg(kind, &ctx).unwrap()
+}
+
+/// A number attribute of an SVG element's text.
+fn attr(tag: &str, name: &str) -> Option<f64> {
+    tag.split(&format!(" {name}=\""))
+        .nth(1)?
+        .split('"')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A string attribute of an SVG element's text.
+fn attr_str<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    tag.split(&format!(" {name}=\"")).nth(1)?.split('"').next()
+}
+
+/// The breakdown's stage segments: a filled rectangle followed by the same rectangle outlined
+/// in white (legend swatches are outlined in their own colour), as (x, y, width, height).
+pub(crate) fn segments(svg: &str) -> Vec<(f64, f64, f64, f64)> {
+    let rects: Vec<&str> = svg.lines().filter(|l| l.starts_with("<rect")).collect();
+    let geometry = |l: &str| {
+        Some((
+            attr(l, "x")?,
+            attr(l, "y")?,
+            attr(l, "width")?,
+            attr(l, "height")?,
+        ))
+    };
+    rects
+        .windows(2)
+        .filter(|w| {
+            attr_str(w[0], "stroke") == Some("none")
+                && attr_str(w[1], "stroke") == Some("#FFFFFF")
+                && attr_str(w[1], "fill") == Some("none")
+                && geometry(w[0]) == geometry(w[1])
+        })
+        .filter_map(|w| geometry(w[0]))
+        .collect()
+}
+
+/// The bars the segments make: segments of one row (same y and height) that touch, joined;
+/// as (x, y, length) in pixels, in drawing order.
+pub(crate) fn bars(svg: &str) -> Vec<(f64, f64, f64)> {
+    let mut out: Vec<(f64, f64, f64, f64)> = Vec::new();
+    for (x, y, w, h) in segments(svg) {
+        match out
+            .iter_mut()
+            .find(|b| b.1 == y && b.3 == h && (b.0 + b.2 - x).abs() <= 1.0)
+        {
+            Some(b) => b.2 = x + w - b.0,
+            None => out.push((x, y, w, h)),
+        }
+    }
+    out.into_iter().map(|(x, y, l, _)| (x, y, l)).collect()
+}
+
+/// Issue #28 item 1: with 20-30 character scenario names, five scenarios and five paths (75
+/// bars over three sizes), the breakdown drew its labels and no bars: the panels were set side
+/// by side, each with its own column of long labels, which left the bars a few pixels. Every
+/// bar must be drawn, and each panel's longest bar must take a good part of its panel.
+#[test]
+fn breakdown_draws_every_bar_with_long_names() {
+    let (info, rows) = study(&PATHS);
+    let svg = svg(Kind::Breakdown, &info, &rows);
+    let bars = bars(&svg);
+    let sizes = super::breakdown::breakdown_sizes(&info.output.breakdown_sizes, &testdata::sweep());
+    assert_eq!(
+        bars.len(),
+        LONG.len() * PATHS.len() * sizes.len(),
+        "{bars:?}"
+    );
+    // Panels side by side: split the bars by where they start.
+    let mut starts: Vec<f64> = bars.iter().map(|b| b.0).collect();
+    starts.sort_by(f64::total_cmp);
+    starts.dedup_by(|a, b| (*a - *b).abs() < 2.0);
+    assert_eq!(
+        starts.len(),
+        sizes.len(),
+        "one bar origin per panel: {starts:?}"
+    );
+    for x0 in starts {
+        let longest = bars
+            .iter()
+            .filter(|b| (b.0 - x0).abs() < 2.0)
+            .map(|b| b.2)
+            .fold(0.0, f64::max);
+        assert!(
+            longest >= 150.0,
+            "the panel at x = {x0} has bars of at most {longest} px"
+        );
+    }
+}
