@@ -41,6 +41,13 @@ pub(crate) fn svg(kind: Kind, info: &RunInfo, rows: &[Summary]) -> String {
     render_svg(kind, &ctx).unwrap()
 }
 
+/// `text` as the SVG writes it.
+pub(crate) fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 /// A number attribute of an SVG element's text.
 fn attr(tag: &str, name: &str) -> Option<f64> {
     tag.split(&format!(" {name}=\""))
@@ -130,5 +137,30 @@ fn breakdown_draws_every_bar_with_long_names() {
             longest >= 150.0,
             "the panel at x = {x0} has bars of at most {longest} px"
         );
+    }
+}
+
+/// Issue #28 item 3: names that already say their class ("H100 GPU0 -> NIC0 PIX") were given
+/// it again in the legends ("H100 GPU0 -> NIC0 PIX (PIX)"); a name that does not say it keeps
+/// it ("H100 GPU4 -> NIC0 SYS (cross-socket)" says SYS).
+#[test]
+fn legends_do_not_repeat_the_class_a_name_says() {
+    let (info, rows) = study(&["staged", "gpudirect"]);
+    for kind in [
+        Kind::Latency,
+        Kind::Bandwidth,
+        Kind::Speedup,
+        Kind::Scenarios,
+        Kind::Links,
+    ] {
+        let svg = svg(kind, &info, &rows);
+        for (name, class, _, _) in LONG {
+            let name = esc(name);
+            assert!(svg.contains(&name), "{kind:?}: {name}");
+            assert!(
+                !svg.contains(&format!("{name} ({class})")),
+                "{kind:?}: {name} ({class})"
+            );
+        }
     }
 }
