@@ -147,7 +147,7 @@ fn panel<DB: DrawingBackend>(
         .filter(|s| facet.is_none_or(|p| s.path == p))
     {
         let c = style::scenario_color(s.scenario);
-        let ps = style::path_style(m.paths[s.path], s.path);
+        let ps = style::path_style(m.paths[s.path]);
         let pts: Vec<(f64, f64)> = s
             .rows
             .iter()

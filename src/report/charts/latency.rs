@@ -118,7 +118,7 @@ fn panel<DB: DrawingBackend>(
     }
     for s in &series {
         let c = style::scenario_color(s.scenario);
-        let ps = style::path_style(m.paths[s.path], s.path);
+        let ps = style::path_style(m.paths[s.path]);
         let pts: Vec<(f64, f64)> = s
             .rows
             .iter()

@@ -172,8 +172,8 @@ pub fn series_legend(m: &crate::report::charts::data::Model, with_paths: bool) -
     if with_paths {
         items.push(Legend::Gap);
         items.push(Legend::Head("Path (line, marker)".into()));
-        for (i, p) in m.paths.iter().enumerate() {
-            let st = path_style(*p, i);
+        for p in &m.paths {
+            let st = path_style(*p);
             items.push(Legend::Line(INK, st.dash, Some(st.marker), p.to_string()));
         }
     }
@@ -262,6 +262,18 @@ pub fn draw_marker<DB: DrawingBackend, CT: CoordTranslate>(
         }
         Marker::Cross => {
             area.draw(&(e + Cross::new((0, 0), r, color.stroke_width(th.stroke(2.5)))))
+        }
+        Marker::TriangleDown => {
+            let r = r + 1;
+            area.draw(&(e + Polygon::new(vec![(0, r), (r, -r * 3 / 4), (-r, -r * 3 / 4)], fill)))
+        }
+        Marker::Plus => {
+            let st = color.stroke_width(th.stroke(2.5));
+            let r = r + 1;
+            area.draw(
+                &(e + PathElement::new(vec![(-r, 0), (r, 0)], st)
+                    + PathElement::new(vec![(0, -r), (0, r)], st)),
+            )
         }
         Marker::Measured => {
             let r = th.px(9.0);
