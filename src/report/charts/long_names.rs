@@ -164,3 +164,39 @@ fn legends_do_not_repeat_the_class_a_name_says() {
         }
     }
 }
+
+/// Issue #28 item 3: faceted by path (25 lines), the size charts set five panels in one row,
+/// each too narrow for more than one size label ("1 MiB") beside its repeated axis title.
+/// In a grid of three columns each panel labels 1 KiB, 1 MiB and 1 GiB, the x title is under
+/// each column once and the y title beside each row once.
+#[test]
+fn faceted_size_charts_label_every_panel_and_title_each_axis_once() {
+    let (info, rows) = study(&PATHS);
+    for (kind, y_title) in [
+        (Kind::Latency, "one-way latency, p50 (log scale)"),
+        (Kind::Bandwidth, "bandwidth (GB/s)"),
+    ] {
+        let svg = svg(kind, &info, &rows);
+        let texts = |t: &str| svg.matches(&format!("\n{t}\n</text>")).count();
+        for path in PATHS {
+            assert_eq!(
+                texts(path),
+                2,
+                "{kind:?}: {path} in the legend and as a caption"
+            );
+        }
+        for label in ["1 KiB", "1 MiB", "1 GiB"] {
+            assert_eq!(
+                texts(label),
+                PATHS.len(),
+                "{kind:?}: {label} on every panel"
+            );
+        }
+        assert_eq!(
+            texts("message size (log scale)"),
+            3,
+            "{kind:?}: one x title per column"
+        );
+        assert_eq!(texts(y_title), 2, "{kind:?}: one y title per row");
+    }
+}
