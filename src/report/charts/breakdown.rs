@@ -49,12 +49,6 @@ pub fn stage_color(stage: Stage) -> RGBColor {
     }
 }
 
-/// Dark text on light fills, white on dark ones.
-fn text_on(c: &RGBColor) -> RGBColor {
-    let l = 0.299 * c.0 as f64 + 0.587 * c.1 as f64 + 0.114 * c.2 as f64;
-    if l > 140.0 { style::INK } else { WHITE }
-}
-
 /// The sizes to show: each requested size snapped to the nearest swept one, deduplicated,
 /// ascending, with the requests that led to it. With no request: smallest, middle, largest.
 pub fn breakdown_sizes(requested: &[u64], swept: &[u64]) -> Vec<(u64, Vec<u64>)> {
@@ -404,7 +398,7 @@ fn draw_bar<DB: DrawingBackend>(
         if let Some(t) = text {
             let style = seg_font
                 .clone()
-                .color(&text_on(&c))
+                .color(&style::text_on(&c))
                 .pos(Pos::new(HPos::Center, VPos::Center));
             root.draw_text(&t, &style, ((a.0 + b.0) / 2, a.1)).plot()?;
         }

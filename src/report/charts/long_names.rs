@@ -200,3 +200,105 @@ fn faceted_size_charts_label_every_panel_and_title_each_axis_once() {
         assert_eq!(texts(y_title), 2, "{kind:?}: one y title per row");
     }
 }
+
+/// The `y` of every SVG text element, with its text.
+fn texts_at(svg: &str) -> Vec<(f64, String)> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let tag = &t[..t.find('>')?];
+            let body = t[t.find('>')? + 1..t.find("</text>")?].trim().to_string();
+            Some((attr(tag, "y")?, body))
+        })
+        .collect()
+}
+
+/// Issue #28 item 3: with many crossovers, the speedup chart wrote each one's sentence into the
+/// plot (over the lines and each other) and listed them in a legend that ran off the image. The
+/// plot now carries numbered tags; the legend lists the numbered sentences that fit and says
+/// how many more report.md has, every text inside the image; a crossover to the pipelined
+/// baseline is not named twice ("staged_pipelined wins ... vs staged_pipelined").
+#[test]
+fn speedup_crossovers_are_numbered_and_the_legend_stays_in_the_image() {
+    let names: Vec<String> = (0..12)
+        .map(|i| format!("H100 GPU{i} -> NIC{} rail{i} far", i / 2))
+        .collect();
+    let scenarios: Vec<(&str, &str, f64, f64)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), "SYS", 4.0 + i as f64, 49.3))
+        .collect();
+    let info = testdata::info(&scenarios);
+    let mut rows = testdata::rows(&scenarios, &["staged", "gpudirect"], &testdata::sweep());
+    // The pipeline as staged (the synthetic model has none of its own), so it wins where
+    // staged does.
+    let pipelined: Vec<Summary> = rows
+        .iter()
+        .filter(|r| r.path == crate::config::PathKind::Staged)
+        .map(|r| {
+            let mut r = r.clone();
+            r.path = crate::config::PathKind::StagedPipelined;
+            r.effective_path =
+                crate::effective::EffectivePath::of(crate::config::PathKind::StagedPipelined)
+                    .unwrap();
+            r
+        })
+        .collect();
+    rows.extend(pipelined);
+    let model = Model::new(&info, &rows);
+    let total: usize = model
+        .speedups()
+        .iter()
+        .map(|s| {
+            s.crossovers(data::Metric::Latency).len() + s.crossovers(data::Metric::Bandwidth).len()
+        })
+        .sum();
+    assert!(total >= 12, "crossovers: {total}");
+    let svg = svg(Kind::Speedup, &info, &rows);
+    let texts = texts_at(&svg);
+    for (y, t) in &texts {
+        assert!(*y >= 0.0 && *y < 1000.0, "{t:?} at y = {y}");
+    }
+    // Numbered sentences in the legend and the count of the rest.
+    let listed = texts
+        .iter()
+        .filter(|(_, t)| {
+            t.split_once(". ")
+                .is_some_and(|(n, rest)| n.parse::<usize>().is_ok() && rest.contains(':'))
+        })
+        .count();
+    let more: usize = texts
+        .iter()
+        .find_map(|(_, t)| t.strip_prefix("… and ")?.split(' ').next()?.parse().ok())
+        .expect("the overflow note");
+    assert!(
+        listed > 0 && more > 0 && listed + more == total,
+        "{listed} + {more} != {total}"
+    );
+    // A tag per crossover in the plot, no sentence there.
+    for i in 1..=total {
+        assert!(texts.iter().any(|(_, t)| *t == i.to_string()), "tag {i}");
+    }
+    let sentences: Vec<&String> = texts
+        .iter()
+        .map(|t| &t.1)
+        .filter(|t| t.contains(" wins at "))
+        .collect();
+    assert_eq!(
+        sentences.len(),
+        listed,
+        "sentences only in the legend: {sentences:?}"
+    );
+    assert!(
+        sentences
+            .iter()
+            .any(|t| t.contains("staged_pipelined wins")),
+        "{sentences:?}"
+    );
+    for t in sentences {
+        assert!(
+            !(t.contains("staged_pipelined wins") && t.contains("vs staged_pipelined")),
+            "{t}"
+        );
+    }
+}

@@ -44,6 +44,12 @@ pub const MUTED: RGBColor = RGBColor(95, 95, 95);
 pub const GRID_BOLD: RGBColor = RGBColor(200, 200, 200);
 pub const GRID_LIGHT: RGBColor = RGBColor(232, 232, 232);
 
+/// Dark text on light fills, white on dark ones.
+pub fn text_on(c: &RGBColor) -> RGBColor {
+    let l = 0.299 * c.0 as f64 + 0.587 * c.1 as f64 + 0.114 * c.2 as f64;
+    if l > 140.0 { INK } else { WHITE }
+}
+
 /// The stroke pattern of a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dash {
