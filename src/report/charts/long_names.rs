@@ -302,3 +302,78 @@ fn speedup_crossovers_are_numbered_and_the_legend_stays_in_the_image() {
         );
     }
 }
+
+/// Every text of an SVG as the box it covers, (left, right, top, bottom) in pixels, with its
+/// text: measured in its font as the chart measured it. Rotated text (y titles) is left out.
+pub(crate) fn text_boxes(svg: &str) -> Vec<(f64, f64, f64, f64, String)> {
+    register_fonts().unwrap();
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let tag = &t[..t.find('>')?];
+            if tag.contains("transform") {
+                return None;
+            }
+            let body = t[t.find('>')? + 1..t.find("</text>")?].trim();
+            let text = body
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
+            let (x, y, size) = (attr(tag, "x")?, attr(tag, "y")?, attr(tag, "font-size")?);
+            let weight = if tag.contains("font-weight=\"bold\"") {
+                FontStyle::Bold
+            } else {
+                FontStyle::Normal
+            };
+            let font = FontDesc::new(FontFamily::SansSerif, size, weight);
+            let (w, h) = style::text_size(&font, &text);
+            let (w, h) = (w as f64, h as f64);
+            let left = match attr_str(tag, "text-anchor") {
+                Some("end") => x - w,
+                Some("middle") => x - w / 2.0,
+                _ => x,
+            };
+            let top = match attr_str(tag, "dy") {
+                Some("0.76em") => y,
+                Some("0.5ex") => y - h / 2.0,
+                _ => y - h,
+            };
+            Some((left, left + w, top, top + h, text))
+        })
+        .collect()
+}
+
+/// The pairs of texts of an SVG whose boxes overlap by more than a pixel each way, and the
+/// texts that reach outside a `w` x `h` image.
+pub(crate) fn text_clashes(svg: &str, (w, h): (f64, f64)) -> Vec<String> {
+    let boxes = text_boxes(svg);
+    let mut out = Vec::new();
+    for (i, a) in boxes.iter().enumerate() {
+        if a.0 < -1.0 || a.1 > w + 1.0 || a.2 < -1.0 || a.3 > h + 1.0 {
+            out.push(format!("{:?} outside the image", a.4));
+        }
+        for b in &boxes[i + 1..] {
+            let dx = a.1.min(b.1) - a.0.max(b.0);
+            let dy = a.3.min(b.3) - a.2.max(b.2);
+            if dx > 1.0 && dy > 1.0 {
+                out.push(format!("{:?} over {:?}", a.4, b.4));
+            }
+        }
+    }
+    out
+}
+
+/// Issue #28 item 3: the links chart set its channel labels left of each panel's axis, which
+/// with long channel names ran into the panel before it (and off the image in the first),
+/// while each bar's value ran into the next panel's labels. No text may overlap another or
+/// leave the image.
+#[test]
+fn links_chart_texts_neither_clash_nor_leave_the_image() {
+    let (info, rows) = study(&PATHS);
+    let clashes = text_clashes(&svg(Kind::Links, &info, &rows), (1600.0, 1000.0));
+    assert!(
+        clashes.is_empty(),
+        "{} clashes: {clashes:#?}",
+        clashes.len()
+    );
+}
