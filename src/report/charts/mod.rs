@@ -36,7 +36,7 @@ pub mod data;
 mod latency;
 mod links;
 #[cfg(test)]
-mod long_names;
+pub(crate) mod long_names;
 mod scenarios;
 mod speedup;
 mod style;
