@@ -52,13 +52,21 @@ pub fn class_meaning(class: Affinity) -> &'static str {
     }
 }
 
-/// A scenario with its class, "SYS-far (SYS)"; the name alone where the class is unknown or is
-/// the name.
+/// A scenario with its class, "SYS-far (SYS)"; the name alone where the class is unknown or
+/// the name already says it as a word of its own ("H100 GPU0 -> NIC0 PIX", "GPU0 (PIX)"), so
+/// a legend never reads "GPU0 (PIX) (PIX)".
 pub fn scenario_label(name: &str, class: Option<Affinity>) -> String {
     match class {
-        Some(c) if c.name() != name => format!("{name} ({c})"),
+        Some(c) if !says_class(name, c) => format!("{name} ({c})"),
         _ => name.to_string(),
     }
+}
+
+/// Whether `name` holds the class's name as a word (letters and digits between other
+/// characters), as written: "SYS-far" does, "sysfs" and "NV18" (for NV1) do not.
+fn says_class(name: &str, c: Affinity) -> bool {
+    name.split(|ch: char| !ch.is_alphanumeric())
+        .any(|w| w == c.name())
 }
 
 #[cfg(test)]
@@ -82,5 +90,24 @@ mod tests {
         assert_eq!(scenario_label("SYS", Some(Affinity::Sys)), "SYS");
         assert_eq!(scenario_label("far", Some(Affinity::Sys)), "far (SYS)");
         assert_eq!(scenario_label("far", None), "far");
+        // Issue #28 item 3: a name that already says its class is not given it twice.
+        for named in [
+            "GPU0 (PIX)",
+            "H100 GPU0 -> NIC0 PIX",
+            "PIX-near",
+            "rail0/PIX",
+        ] {
+            assert_eq!(scenario_label(named, Some(Affinity::Pix)), named);
+        }
+        assert_eq!(scenario_label("pix", Some(Affinity::Pix)), "pix (PIX)");
+        assert_eq!(scenario_label("PIXEL", Some(Affinity::Pix)), "PIXEL (PIX)");
+        assert_eq!(
+            scenario_label("GPU0-GPU1 NV18", Some(Affinity::Nv(1))),
+            "GPU0-GPU1 NV18 (NV1)"
+        );
+        assert_eq!(
+            scenario_label("GPU0-GPU1 NV4", Some(Affinity::Nv(4))),
+            "GPU0-GPU1 NV4"
+        );
     }
 }

@@ -85,36 +85,39 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
     let facets = m.facets();
-    let areas = plot.split_evenly((1, facets.len()));
-    for (facet, area) in facets.iter().zip(&areas) {
+    for (facet, cell) in facets.iter().zip(super::facet_grid(&plot, facets.len())) {
         // The ceilings are those of the GPUDirect routes: drawn where GPUDirect lines are.
         let mine: Vec<&Ceiling> = match facet {
             Some(p) if m.paths[*p] != PathKind::GpuDirect => Vec::new(),
             _ => ceilings.iter().collect(),
         };
-        panel(area, root, ctx, *facet, &mine, top)?;
+        panel(&cell, root, ctx, *facet, &mine, top)?;
     }
     Ok(())
 }
 
 /// One panel: the series of path `facet` (all when None), the given ceilings, a shared top.
 fn panel<DB: DrawingBackend>(
-    plot: &style::Area<DB>,
+    cell: &super::Facet<DB>,
     root: &style::Area<DB>,
     ctx: &Ctx,
     facet: Option<usize>,
     ceilings: &[&Ceiling],
     top: f64,
 ) -> Result<()> {
-    let (m, th) = (ctx.model, &ctx.th);
+    let (m, th, plot) = (ctx.model, &ctx.th, &cell.area);
     let (pw, ph) = plot.dim_in_pixel();
     let x = style::size_axis(&m.sizes, (pw as i32 / th.px(100.0)).max(2) as usize);
     let y = style::linear_axis(top, (ph as i32 / th.px(70.0)).clamp(2, 12) as usize, 0.1);
     let spec = ChartSpec {
         x: x.clone(),
         y,
-        x_desc: "message size (log scale)",
-        y_desc: "bandwidth (GB/s)",
+        x_desc: if cell.x_title {
+            "message size (log scale)"
+        } else {
+            ""
+        },
+        y_desc: if cell.y_title { "bandwidth (GB/s)" } else { "" },
         x_fmt: &|v| style::size_label(*v),
         y_fmt: &|v| sig3(*v),
         caption: facet.map(|p| m.paths[p].name()),
@@ -147,7 +150,7 @@ fn panel<DB: DrawingBackend>(
         .filter(|s| facet.is_none_or(|p| s.path == p))
     {
         let c = style::scenario_color(s.scenario);
-        let ps = style::path_style(m.paths[s.path], s.path);
+        let ps = style::path_style(m.paths[s.path]);
         let pts: Vec<(f64, f64)> = s
             .rows
             .iter()

@@ -49,12 +49,6 @@ pub fn stage_color(stage: Stage) -> RGBColor {
     }
 }
 
-/// Dark text on light fills, white on dark ones.
-fn text_on(c: &RGBColor) -> RGBColor {
-    let l = 0.299 * c.0 as f64 + 0.587 * c.1 as f64 + 0.114 * c.2 as f64;
-    if l > 140.0 { style::INK } else { WHITE }
-}
-
 /// The sizes to show: each requested size snapped to the nearest swept one, deduplicated,
 /// ascending, with the requests that led to it. With no request: smallest, middle, largest.
 pub fn breakdown_sizes(requested: &[u64], swept: &[u64]) -> Vec<(u64, Vec<u64>)> {
@@ -79,13 +73,47 @@ pub fn breakdown_sizes(requested: &[u64], swept: &[u64]) -> Vec<(u64, Vec<u64>)>
     out
 }
 
-/// The bars of one panel: (label, scenario index, row).
-fn bars<'a>(ctx: &'a Ctx, size: u64) -> Vec<(String, &'a Series<'a>, &'a Summary)> {
+/// A bar row: its label and series. Side by side, every panel has the same rows (a series with
+/// no result at a panel's size leaves its row empty there), so one label column serves all.
+struct BarRow<'a> {
+    label: String,
+    series: &'a Series<'a>,
+}
+
+/// The rows of the series that have a result at any of `sizes`, in the model's order.
+fn bar_rows<'a>(ctx: &'a Ctx, sizes: &[u64]) -> Vec<BarRow<'a>> {
     let m = ctx.model;
     m.series
         .iter()
-        .filter_map(|s| s.at(size).map(|r| (m.label(s), s, r)))
+        .filter(|s| sizes.iter().any(|z| s.at(*z).is_some()))
+        .map(|s| BarRow {
+            label: m.label(s),
+            series: s,
+        })
         .collect()
+}
+
+/// Panels stacked top to bottom while they hold this many bars in all; more, and they are set
+/// side by side (each panel then has the whole height for its bars).
+const STACK_AT_MOST: usize = 30;
+
+/// The bar labels' font size (base, at 1600x1000) for `k` bar slots in a panel `ph` pixels
+/// tall: it shrinks with the bar pitch so a crowded panel never overlaps its labels.
+fn label_base(th: &style::Theme, ph: u32, k: usize) -> f64 {
+    let pitch = (ph as f64 * 0.62) / k as f64;
+    (pitch * 0.62 / th.s).clamp(8.0, style::fs::TICK)
+}
+
+/// The widest label (text and swatch) of `rows` in the font for `base`, plus its padding.
+fn label_space(th: &style::Theme, base: f64, rows: &[BarRow]) -> i32 {
+    let font = th.font(base);
+    let swatch = th.fs(base) as i32 * 3 / 4;
+    let w = rows
+        .iter()
+        .map(|r| text_size(&font, &r.label).0)
+        .max()
+        .unwrap_or(0);
+    w + swatch + th.px(26.0)
 }
 
 pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()> {
@@ -139,34 +167,82 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         subtitle,
         &legend,
     )?;
-    let nbars: usize = sizes.iter().map(|(s, _)| bars(ctx, *s).len()).sum();
+    let at: Vec<u64> = sizes.iter().map(|(s, _)| *s).collect();
+    let nbars: usize = at.iter().map(|z| bar_rows(ctx, &[*z]).len()).sum();
     if sizes.is_empty() || nbars == 0 {
         return style::message(&plot, th, "No results with a stage breakdown to plot.");
     }
     let n = sizes.len();
-    let panels = if nbars <= 30 {
-        plot.split_evenly((n, 1))
-    } else {
-        plot.split_evenly((1, n))
-    };
-    for (panel, (size, reqs)) in panels.iter().zip(&sizes) {
-        let caption = if reqs.iter().all(|r| r == size) {
-            format!("{} message", fmt_bytes(*size))
-        } else {
-            let asked: Vec<String> = reqs
-                .iter()
-                .filter(|r| *r != size)
-                .map(|r| fmt_bytes(*r))
-                .collect();
-            format!(
-                "{} message (nearest swept size to {})",
-                fmt_bytes(*size),
-                asked.join(", ")
-            )
+    if nbars <= STACK_AT_MOST {
+        // Top to bottom, full width: each panel its bars and its own labels.
+        for (panel, (size, reqs)) in plot.split_evenly((n, 1)).iter().zip(&sizes) {
+            let rows = bar_rows(ctx, &[*size]);
+            let (pw, ph) = panel.dim_in_pixel();
+            let base = label_base(th, ph, rows.len().max(5));
+            let space = label_space(th, base, &rows).min(pw as i32 / 2);
+            let caption = caption(th, *size, reqs, pw as i32);
+            let geo = Geometry {
+                base,
+                y_space: space,
+                labels: true,
+            };
+            draw_panel(root, panel, ctx, *size, &caption, &rows, &geo)?;
+        }
+        return Ok(());
+    }
+    // Side by side: the labels once, in a column at the left that every panel's rows line up
+    // with, so long scenario names cost their width once rather than once per panel.
+    let rows = bar_rows(ctx, &at);
+    let (pw, ph) = plot.dim_in_pixel();
+    let base = label_base(th, ph, rows.len().max(5));
+    let space = label_space(th, base, &rows).min(pw as i32 * 45 / 100);
+    let pad = th.px(14.0);
+    let (_, panels) = plot.split_horizontally(space - pad);
+    for (i, (panel, (size, reqs))) in panels.split_evenly((1, n)).iter().zip(&sizes).enumerate() {
+        let (w, _) = panel.dim_in_pixel();
+        let caption = caption(th, *size, reqs, w as i32);
+        let geo = Geometry {
+            base,
+            y_space: pad,
+            labels: i == 0,
         };
-        draw_panel(root, panel, ctx, *size, &caption)?;
+        draw_panel(root, panel, ctx, *size, &caption, &rows, &geo)?;
     }
     Ok(())
+}
+
+/// "16 MiB message (nearest swept size to 10 MiB)", shortened until it fits `width` pixels.
+fn caption(th: &style::Theme, size: u64, reqs: &[u64], width: i32) -> String {
+    let asked: Vec<String> = reqs
+        .iter()
+        .filter(|r| **r != size)
+        .map(|r| fmt_bytes(*r))
+        .collect();
+    let mut options = Vec::new();
+    if !asked.is_empty() {
+        options.push(format!(
+            "{} message (nearest swept size to {})",
+            fmt_bytes(size),
+            asked.join(", ")
+        ));
+        options.push(format!("{} (asked {})", fmt_bytes(size), asked.join(", ")));
+    }
+    options.push(format!("{} message", fmt_bytes(size)));
+    options.push(fmt_bytes(size));
+    let font = th.bold(style::fs::PANEL);
+    let last = options.len() - 1;
+    options
+        .iter()
+        .position(|t| text_size(&font, t).0 <= width)
+        .map_or(options[last].clone(), |i| options[i].clone())
+}
+
+/// How a panel draws its rows: the labels' font size (base), the room left of its axis, and
+/// whether it draws the labels (there) at all.
+struct Geometry {
+    base: f64,
+    y_space: i32,
+    labels: bool,
 }
 
 fn draw_panel<DB: DrawingBackend>(
@@ -175,36 +251,43 @@ fn draw_panel<DB: DrawingBackend>(
     ctx: &Ctx,
     size: u64,
     caption: &str,
+    rows: &[BarRow],
+    geo: &Geometry,
 ) -> Result<()> {
     let th = &ctx.th;
-    let bars = bars(ctx, size);
     // Room for at least five bars, so one or two bars stay bar-shaped; bars sit at the top.
-    let k = bars.len().max(5);
-    let (pw, ph) = panel.dim_in_pixel();
-    // Bar labels shrink with the bar pitch so a crowded panel never overlaps its labels.
-    let pitch = (ph as f64 * 0.62) / k as f64;
-    let label_base = (pitch * 0.62 / th.s).clamp(8.0, style::fs::TICK);
-    let font = th.font(label_base);
-    let swatch = th.fs(label_base) as i32 * 3 / 4;
-    let label_w = bars
+    let k = rows.len().max(5);
+    let (pw, _) = panel.dim_in_pixel();
+    let font = th.font(geo.base);
+    let swatch = th.fs(geo.base) as i32 * 3 / 4;
+    let totals: Vec<Option<(&Summary, u64)>> = rows
         .iter()
-        .map(|(l, _, _)| text_size(&font, l).0)
-        .max()
-        .unwrap_or(0);
-    let y_space = label_w + swatch + th.px(26.0);
-
-    let totals: Vec<u64> = bars
-        .iter()
-        .map(|(_, _, r)| {
-            let sum: u64 = r.stages.iter().map(|s| s.critical_ps).sum();
-            if sum > 0 { sum } else { r.lat_model_ps }
+        .map(|b| {
+            b.series.at(size).map(|r| {
+                let sum: u64 = r.stages.iter().map(|s| s.critical_ps).sum();
+                (r, if sum > 0 { sum } else { r.lat_model_ps })
+            })
         })
         .collect();
-    let max_us = totals.iter().map(|t| ps_to_us(*t)).fold(0.0, f64::max);
+    let max_us = totals
+        .iter()
+        .flatten()
+        .map(|(_, t)| ps_to_us(*t))
+        .fold(0.0, f64::max);
+    // Headroom for the value printed after the longest bar, so it stays inside the panel.
+    let data_w = (pw as i32 - geo.y_space - th.px(32.0)).max(1) as f64;
+    let value_w = totals
+        .iter()
+        .flatten()
+        .map(|(_, t)| text_size(&font, &fmt_us(ps_to_us(*t))).0)
+        .max()
+        .unwrap_or(0) as f64
+        + th.px(12.0) as f64;
+    let headroom = (value_w / (data_w - value_w).max(data_w / 3.0)).max(0.16);
     let x = style::linear_axis(
         max_us,
-        ((pw as i32 - y_space) / th.px(120.0)).clamp(2, 10) as usize,
-        0.16,
+        ((pw as i32 - geo.y_space) / th.px(120.0)).clamp(3, 10) as usize,
+        headroom,
     );
     let y = style::Axis {
         range: -0.6..(k as f64 - 0.4),
@@ -219,77 +302,107 @@ fn draw_panel<DB: DrawingBackend>(
         x_fmt: &|v| if *v == 0.0 { "0".into() } else { fmt_us(*v) },
         y_fmt: &|_| String::new(),
         caption: Some(caption),
-        y_label_space: Some(y_space),
+        y_label_space: Some(geo.y_space),
     };
     let chart = style::build_chart(panel, th, &spec)?;
-    let pa = chart.plotting_area();
     let half = 0.34;
-    let seg_font = th.font((label_base - 1.0).max(8.0));
+    let seg_font = th.font((geo.base - 1.0).max(8.0));
     // Stage names inside segments only where the bar is taller than the text.
     let bar_px = (chart.backend_coord(&(0.0, -half)).1 - chart.backend_coord(&(0.0, half)).1).abs();
     let seg_labels = bar_px >= text_size(&seg_font, "Ag").1 + 2;
-    for (i, ((label, series, row), total)) in bars.iter().zip(&totals).enumerate() {
+    for (i, (bar, total)) in rows.iter().zip(&totals).enumerate() {
         let yc = (k - 1 - i) as f64;
-        let total_us = ps_to_us(*total);
-        let mut cum = 0.0;
-        let stages: Vec<_> = row.stages.iter().filter(|s| s.critical_ps > 0).collect();
-        if stages.is_empty() && total_us > 0.0 {
-            let c = style::GRID_BOLD;
-            pa.draw(&Rectangle::new(
-                [(0.0, yc - half), (total_us, yc + half)],
-                c.filled(),
-            ))
-            .plot()?;
-        }
-        for st in stages {
-            let v = ps_to_us(st.critical_ps);
-            let c = stage_color(st.stage);
-            let rect = [(cum, yc - half), (cum + v, yc + half)];
-            pa.draw(&Rectangle::new(rect, c.filled())).plot()?;
-            pa.draw(&Rectangle::new(rect, WHITE.stroke_width(1)))
+        if let Some((row, total)) = total {
+            let total_us = ps_to_us(*total);
+            draw_bar(root, &chart, th, row, yc, total_us, &seg_font, seg_labels)?;
+            let (ex, ey) = chart.backend_coord(&(total_us, yc));
+            let tstyle = font
+                .color(&style::INK)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            root.draw_text(&fmt_us(total_us), &tstyle, (ex + th.px(8.0), ey))
                 .plot()?;
-            let (a, b) = (
-                chart.backend_coord(&(cum, yc)),
-                chart.backend_coord(&(cum + v, yc)),
-            );
-            let pct = if total_us > 0.0 {
-                100.0 * v / total_us
-            } else {
-                0.0
-            };
-            let long = format!("{} {:.0}%", st.stage.name(), pct);
-            let room = b.0 - a.0 - th.px(8.0);
-            let text = [long, st.stage.name().to_string()]
-                .into_iter()
-                .find(|t| seg_labels && text_size(&seg_font, t).0 <= room);
-            if let Some(t) = text {
-                let style = seg_font
-                    .color(&text_on(&c))
-                    .pos(Pos::new(HPos::Center, VPos::Center));
-                root.draw_text(&t, &style, ((a.0 + b.0) / 2, a.1)).plot()?;
-            }
-            cum += v;
         }
-        let (ex, ey) = chart.backend_coord(&(total_us, yc));
-        let tstyle = font
-            .color(&style::INK)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        root.draw_text(&fmt_us(total_us), &tstyle, (ex + th.px(8.0), ey))
-            .plot()?;
+        if !geo.labels {
+            continue;
+        }
         // The bar's label with its scenario's colour swatch, right-aligned against the axis.
-        let (ax, _) = chart.backend_coord(&(0.0, yc));
+        let (ax, ey) = chart.backend_coord(&(0.0, yc));
         let lstyle = font
             .color(&style::INK)
             .pos(Pos::new(HPos::Right, VPos::Center));
         let tx = ax - th.px(10.0);
-        root.draw_text(label, &lstyle, (tx, ey)).plot()?;
-        let sx = tx - text_size(&font, label).0 - th.px(6.0);
-        let c = style::scenario_color(series.scenario);
+        // Cut (with an ellipsis) only where a label would run off the image.
+        let label = style::fit(
+            &font,
+            &bar.label,
+            (tx - swatch - th.px(16.0)).max(th.px(40.0)),
+        );
+        root.draw_text(&label, &lstyle, (tx, ey)).plot()?;
+        let sx = tx - text_size(&font, &label).0 - th.px(6.0);
+        let c = style::scenario_color(bar.series.scenario);
         root.draw(&Rectangle::new(
             [(sx - swatch, ey - swatch / 2), (sx, ey + swatch / 2)],
             c.filled(),
         ))
         .plot()?;
+    }
+    Ok(())
+}
+
+/// One stacked bar at row `yc`: its stages' exclusive shares in pipeline order, each segment
+/// named (with its share when it fits) where the bar is tall and the segment wide enough.
+#[allow(clippy::too_many_arguments)]
+fn draw_bar<DB: DrawingBackend>(
+    root: &style::Area<DB>,
+    chart: &ChartContext<'_, DB, style::Coord>,
+    th: &style::Theme,
+    row: &Summary,
+    yc: f64,
+    total_us: f64,
+    seg_font: &FontDesc,
+    seg_labels: bool,
+) -> Result<()> {
+    let pa = chart.plotting_area();
+    let half = 0.34;
+    let mut cum = 0.0;
+    let stages: Vec<_> = row.stages.iter().filter(|s| s.critical_ps > 0).collect();
+    if stages.is_empty() && total_us > 0.0 {
+        let c = style::GRID_BOLD;
+        pa.draw(&Rectangle::new(
+            [(0.0, yc - half), (total_us, yc + half)],
+            c.filled(),
+        ))
+        .plot()?;
+    }
+    for st in stages {
+        let v = ps_to_us(st.critical_ps);
+        let c = stage_color(st.stage);
+        let rect = [(cum, yc - half), (cum + v, yc + half)];
+        pa.draw(&Rectangle::new(rect, c.filled())).plot()?;
+        pa.draw(&Rectangle::new(rect, WHITE.stroke_width(1)))
+            .plot()?;
+        let (a, b) = (
+            chart.backend_coord(&(cum, yc)),
+            chart.backend_coord(&(cum + v, yc)),
+        );
+        let pct = if total_us > 0.0 {
+            100.0 * v / total_us
+        } else {
+            0.0
+        };
+        let long = format!("{} {:.0}%", st.stage.name(), pct);
+        let room = b.0 - a.0 - th.px(8.0);
+        let text = [long, st.stage.name().to_string()]
+            .into_iter()
+            .find(|t| seg_labels && text_size(seg_font, t).0 <= room);
+        if let Some(t) = text {
+            let style = seg_font
+                .clone()
+                .color(&style::text_on(&c))
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            root.draw_text(&t, &style, ((a.0 + b.0) / 2, a.1)).plot()?;
+        }
+        cum += v;
     }
     Ok(())
 }

@@ -48,29 +48,36 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         return style::message(&plot, th, "No latency results to plot.");
     }
     let facets = m.facets();
-    let areas = plot.split_evenly((1, facets.len()));
-    for (facet, area) in facets.iter().zip(&areas) {
-        panel(area, ctx, *facet, (lo, hi))?;
+    for (facet, cell) in facets.iter().zip(super::facet_grid(&plot, facets.len())) {
+        panel(&cell, ctx, *facet, (lo, hi))?;
     }
     Ok(())
 }
 
 /// One panel: the series of path `facet` (all when None) on a shared latency range.
 fn panel<DB: DrawingBackend>(
-    area: &style::Area<DB>,
+    cell: &super::Facet<DB>,
     ctx: &Ctx,
     facet: Option<usize>,
     (lo, hi): (f64, f64),
 ) -> Result<()> {
-    let (m, th) = (ctx.model, &ctx.th);
+    let (m, th, area) = (ctx.model, &ctx.th, &cell.area);
     let (pw, ph) = area.dim_in_pixel();
     let x = style::size_axis(&m.sizes, (pw as i32 / th.px(100.0)).max(2) as usize);
     let y = style::log_time_axis(lo, hi, (ph as i32 / th.px(48.0)).max(2) as usize);
     let spec = ChartSpec {
         x,
         y,
-        x_desc: "message size (log scale)",
-        y_desc: "one-way latency, p50 (log scale)",
+        x_desc: if cell.x_title {
+            "message size (log scale)"
+        } else {
+            ""
+        },
+        y_desc: if cell.y_title {
+            "one-way latency, p50 (log scale)"
+        } else {
+            ""
+        },
         x_fmt: &|v| style::size_label(*v),
         y_fmt: &|v| style::log_time_label(*v),
         caption: facet.map(|p| m.paths[p].name()),
@@ -118,7 +125,7 @@ fn panel<DB: DrawingBackend>(
     }
     for s in &series {
         let c = style::scenario_color(s.scenario);
-        let ps = style::path_style(m.paths[s.path], s.path);
+        let ps = style::path_style(m.paths[s.path]);
         let pts: Vec<(f64, f64)> = s
             .rows
             .iter()

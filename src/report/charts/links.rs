@@ -7,6 +7,11 @@
 //! where it queued; the links that sit at 90-100% are the answer to "what would I have to widen".
 //! The bars come from `links.csv` (the same rows), so the chart and the CSV never disagree. With
 //! many scenarios each keeps fewer bars, so the chart stays readable at 8 or more.
+//!
+//! Each bar's channel is named on a line of its own just above the bar, with its busy share and
+//! rate at the right end of that line, both within the panel: a channel name is long
+//! ("dgx-2/pcie:mlx5_0>plx0 (+1 alike)"), and set left of the axis, beside three to five
+//! panels, the names ran into the panel before and the rates into the panel after.
 
 use anyhow::Result;
 use plotters::prelude::*;
@@ -161,18 +166,8 @@ fn draw_panel<DB: DrawingBackend>(
 ) -> Result<()> {
     let th = &ctx.th;
     let (pw, ph) = area.dim_in_pixel();
-    let pitch = (ph as f64 * 0.75) / nslots as f64;
-    let font = th.font((pitch * 0.5 / th.s).clamp(7.0, style::fs::TICK));
-    let gfont = th.bold((pitch * 0.5 / th.s).clamp(7.0, style::fs::TICK));
-    let label_w = bars
-        .iter()
-        .map(|b| text_size(&font, &b.label).0)
-        .chain(groups.iter().map(|g| text_size(&gfont, &g.name).0))
-        .max()
-        .unwrap_or(0);
-    let y_space = (label_w + th.px(16.0)).min(pw as i32 / 2);
     let spec = ChartSpec {
-        x: style::linear_axis(100.0, 5, 0.45),
+        x: style::linear_axis(100.0, ((pw as i32) / th.px(90.0)).clamp(2, 5) as usize, 0.0),
         y: style::Axis {
             range: -0.6..(nslots as f64 - 0.4),
             bold: vec![],
@@ -183,40 +178,71 @@ fn draw_panel<DB: DrawingBackend>(
         x_fmt: &|v: &f64| format!("{v:.0}%"),
         y_fmt: &|_| String::new(),
         caption: Some(path),
-        y_label_space: Some(y_space),
+        y_label_space: Some(th.px(10.0)),
     };
     let chart = style::build_chart(area, th, &spec)?;
     let pa = chart.plotting_area();
     let yc = |slot: usize| (nslots - 1 - slot) as f64;
+    let (x0, _) = chart.backend_coord(&(0.0, 0.0));
+    let (x1, _) = chart.backend_coord(&(100.0, 0.0));
+    // Text clear of the axis line.
+    let x0 = x0 + th.px(5.0);
+    let width = x1 - x0;
+    // Text a little under half the slot, smaller where the widest line would not fit.
+    let pitch = (ph as f64 * 0.75) / nslots as f64;
+    let value = |b: &Bar| {
+        format!(
+            "{:.0}%, {} GB/s",
+            (b.link.busy * 100.0).clamp(0.0, 100.0),
+            sig3(b.link.rate_gbps)
+        )
+    };
+    let widest = |base: f64| {
+        let f = th.font(base);
+        bars.iter()
+            .map(|b| text_size(&f, &b.label).0 + text_size(&f, &value(b)).0)
+            .max()
+            .unwrap_or(0)
+            + th.px(12.0)
+    };
+    let mut base = (pitch * 0.42 / th.s).clamp(7.0, style::fs::TICK);
+    while base > 7.0 && widest(base) > width {
+        base -= 0.5;
+    }
+    let (font, gfont) = (th.font(base), th.bold(base));
+    let left = Pos::new(HPos::Left, VPos::Center);
     for b in bars {
         let y = yc(b.slot);
         let v = (b.link.busy * 100.0).clamp(0.0, 100.0);
         let c = style::scenario_color(b.scenario);
         pa.draw(&Rectangle::new(
-            [(0.0, y - 0.38), (v, y + 0.38)],
+            [(0.0, y - 0.42), (v, y + 0.02)],
             c.filled(),
         ))
         .plot()?;
-        let (ex, ey) = chart.backend_coord(&(v, y));
-        let text = format!("{v:.0}%, {} GB/s", sig3(b.link.rate_gbps));
-        let st = font
-            .color(&style::INK)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        root.draw_text(&text, &st, (ex + th.px(6.0), ey)).plot()?;
-        let (ax, _) = chart.backend_coord(&(0.0, y));
-        let lst = font
-            .color(&style::INK)
-            .pos(Pos::new(HPos::Right, VPos::Center));
-        root.draw_text(&b.label, &lst, (ax - th.px(8.0), ey))
+        // The line of text just above the bar, however tall the slot.
+        let (_, top) = chart.backend_coord(&(0.0, y + 0.02));
+        let ty = top - (th.fs(base) * 0.75) as i32;
+        let text = value(b);
+        let tw = text_size(&font, &text).0;
+        root.draw_text(
+            &text,
+            &font
+                .color(&style::INK)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+            (x1, ty),
+        )
+        .plot()?;
+        let label = style::fit(&font, &b.label, width - tw - th.px(12.0));
+        root.draw_text(&label, &font.color(&style::INK).pos(left), (x0, ty))
             .plot()?;
     }
-    // Scenario names on their header slot, in bold, right-aligned against the axis.
+    // Scenario names on their header slot, in bold, from the axis.
     for g in groups {
-        let (ax, y0) = chart.backend_coord(&(0.0, yc(g.header)));
-        let st = gfont
-            .color(&style::INK)
-            .pos(Pos::new(HPos::Right, VPos::Center));
-        root.draw_text(&g.name, &st, (ax - th.px(8.0), y0)).plot()?;
+        let (_, y0) = chart.backend_coord(&(0.0, yc(g.header)));
+        let name = style::fit(&gfont, &g.name, width);
+        root.draw_text(&name, &gfont.color(&style::INK).pos(left), (x0, y0))
+            .plot()?;
     }
     Ok(())
 }

@@ -35,6 +35,8 @@ mod breakdown;
 pub mod data;
 mod latency;
 mod links;
+#[cfg(test)]
+pub(crate) mod long_names;
 mod scenarios;
 mod speedup;
 mod style;
@@ -238,6 +240,32 @@ pub(crate) fn draw<DB: DrawingBackend>(root: &Area<DB>, kind: Kind, ctx: &Ctx) -
         Kind::Scenarios => scenarios::draw(root, ctx),
         Kind::Links => links::draw(root, ctx),
     }
+}
+
+/// A panel of a chart faceted by path, where the grid put it: its area, and whether it
+/// carries the axis titles (the x title under the bottom panel of each column, the y title
+/// beside the first column), so a grid of panels names each axis once, not once per panel.
+pub(crate) struct Facet<DB: DrawingBackend> {
+    pub area: Area<DB>,
+    pub x_title: bool,
+    pub y_title: bool,
+}
+
+/// The panels of `n` facets in a grid of at most three columns (two columns of two for four):
+/// in one row, five or more panels were each too narrow for more than one size label.
+pub(crate) fn facet_grid<DB: DrawingBackend>(plot: &Area<DB>, n: usize) -> Vec<Facet<DB>> {
+    let rows = n.div_ceil(3).max(1);
+    let cols = n.div_ceil(rows).max(1);
+    plot.split_evenly((rows, cols))
+        .into_iter()
+        .take(n)
+        .enumerate()
+        .map(|(i, area)| Facet {
+            area,
+            x_title: i + cols >= n,
+            y_title: i % cols == 0,
+        })
+        .collect()
 }
 
 /// Title block and legend panel around a data area: returns the data area.

@@ -3,22 +3,41 @@
 //! Two panels share the size axis: latency (staged p50 / GPUDirect p50) above, bandwidth
 //! (GPUDirect / staged) below, so "above 1x" always means GPUDirect is better. The ratio axis is
 //! logarithmic so 2x and 0.5x are the same distance from the 1x line. Every change of winner is
-//! marked with a vertical line at the (log-log interpolated) crossover and a sentence naming the
-//! first swept size where the new winner wins; the same sentences are listed in the legend.
+//! marked with a vertical line at the (log-log interpolated) crossover and a numbered tag at its
+//! top; the legend lists the numbered sentences (the first swept size where the new winner
+//! wins), as many as fit, so neither the plot nor the legend fills with prose when many
+//! scenarios cross over. Markers at the swept sizes are drawn while the lines are few.
 
 use crate::report::vocab::scenario_label;
 use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::data::{BASELINES, Metric, Speedup};
+use super::data::{BASELINES, Crossover, Metric, Speedup};
 use super::style::{self, ChartSpec, Dash, Legend, PlotResult};
 use super::{Ctx, Kind};
+
+/// Lines per panel up to which every swept size gets a marker; above it the markers of ten
+/// or more lines bury the lines themselves.
+const MARKED_LINES: usize = 6;
 
 pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()> {
     let (m, th) = (ctx.model, &ctx.th);
     let sp = m.speedups();
     let name = |s: &Speedup| m.speedup_name(s);
+    // "staged_pipelined wins ... on SYS", not "... on SYS vs staged_pipelined": the winner
+    // already names the comparison.
+    let headline = |s: &Speedup, c: &Crossover| {
+        if c.winner == s.baseline {
+            let plain = Speedup {
+                baseline: BASELINES[0],
+                ..s.clone()
+            };
+            c.headline(&m.speedup_name(&plain))
+        } else {
+            c.headline(&name(s))
+        }
+    };
     // Dashed lines compare with the pipeline, solid ones with one cudaMemcpy per message.
     let dash = |s: &Speedup| {
         if s.baseline == BASELINES[0] {
@@ -75,13 +94,17 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         ));
         legend.push(Legend::Note("Above 1×: GPUDirect better. Latency: staged p50 / GPUDirect p50. Bandwidth: GPUDirect / staged.".into()));
     }
+    // Numbered in reading order: the latency panel's, then the bandwidth panel's, left to
+    // right.
     let mut crossings = Vec::new();
     for metric in [Metric::Latency, Metric::Bandwidth] {
+        let from = crossings.len();
         for s in &sp {
             for c in s.crossovers(metric) {
                 crossings.push((metric, s, c));
             }
         }
+        crossings[from..].sort_by(|a, b| a.2.at.total_cmp(&b.2.at));
     }
     if !sp.is_empty() {
         legend.push(Legend::Gap);
@@ -91,11 +114,15 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
                 "None: the same path wins at every swept size.".into(),
             ));
         }
-        for (metric, s, c) in &crossings {
+        legend.push(Legend::Overflow(
+            "… and {n} more: report.md lists every crossover.".into(),
+        ));
+        for (i, (metric, s, c)) in crossings.iter().enumerate() {
             legend.push(Legend::Note(format!(
-                "{}: {}.",
+                "{}. {}: {}.",
+                i + 1,
                 capital(metric.name()),
-                c.headline(&name(s))
+                headline(s, c)
             )));
         }
     }
@@ -218,36 +245,48 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
                 th.stroke(style::op_width(s.op)),
                 th,
             )?;
-            for p in pts {
-                style::draw_marker(pa, p, style::Marker::Circle, &color, th)?;
+            if sp.len() <= MARKED_LINES {
+                for p in pts {
+                    style::draw_marker(pa, p, style::Marker::Circle, &color, th)?;
+                }
             }
         }
 
-        let (left, top) = chart.backend_coord(&(x0, y.range.end));
-        let pad = th.px(10.0);
-
-        // Crossover sentences at the top of their line, one row each, on the side with room.
-        let (right, _) = chart.backend_coord(&(x1, 0.0));
-        let lh = (th.fs(style::fs::NOTE) * 1.55) as i32;
-        for (i, (_, s, c)) in ours.iter().enumerate() {
+        // Each crossover's number at the top of its line, in its scenario's colour; tags that
+        // would touch drop a row.
+        let (_, top) = chart.backend_coord(&(x0, y.range.end));
+        let tag_font = th.bold(style::fs::NOTE);
+        let row_h = (th.fs(style::fs::NOTE) * 1.7) as i32;
+        let mut placed: Vec<(i32, i32, i32)> = Vec::new();
+        let mut tags: Vec<(usize, i32, &Speedup)> = crossings
+            .iter()
+            .enumerate()
+            .filter(|(_, (mt, _, _))| *mt == metric)
+            .map(|(i, (_, s, c))| (i, chart.backend_coord(&(c.at.max(1.0).log2(), 0.0)).0, *s))
+            .collect();
+        tags.sort_by_key(|t| (t.1, t.0));
+        for (i, px, s) in tags {
+            let text = (i + 1).to_string();
+            let w = style::text_size(&tag_font, &text).0 + th.px(10.0);
+            let row = (0..)
+                .find(|r| {
+                    placed
+                        .iter()
+                        .all(|&(x, pw, pr)| pr != *r || (px - x).abs() > (w + pw) / 2)
+                })
+                .unwrap_or(0);
+            placed.push((px, w, row));
             let color = style::scenario_color(s.scenario);
-            let (px, _) = chart.backend_coord(&(c.at.max(1.0).log2(), 0.0));
-            let row = top + pad + lh * i as i32;
-            let text = c.headline(&name(s));
-            let (at, h) = if px > left + (right - left) * 6 / 10 {
-                ((px - th.px(6.0), row), HPos::Right)
-            } else {
-                ((px + th.px(6.0), row), HPos::Left)
-            };
-            style::boxed_label(
-                root,
-                th,
-                &text,
-                at,
-                Pos::new(h, VPos::Top),
-                &color,
-                style::fs::NOTE,
-            )?;
+            let (cy, half_h) = (top + th.px(8.0) + row * row_h + row_h / 2, row_h * 4 / 10);
+            root.draw(&Rectangle::new(
+                [(px - w / 2, cy - half_h), (px + w / 2, cy + half_h)],
+                color.filled(),
+            ))
+            .plot()?;
+            let ink = tag_font
+                .color(&style::text_on(&color))
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            root.draw_text(&text, &ink, (px, cy)).plot()?;
         }
     }
     Ok(())

@@ -51,7 +51,8 @@ pub(super) fn widen(lo: f64, hi: f64, pad_if_flat: f64) -> (f64, f64) {
 }
 
 /// The message-size axis in log2(bytes): labels at powers of two spaced so at most `max_labels`
-/// fit (8 B, 64 B, 512 B, 4 KiB...), grid at every power of two.
+/// fit (8 B, 64 B, 512 B, 4 KiB...), grid at every power of two. A narrow panel still gets
+/// the room of four labels: 1 KiB, 1 MiB, 1 GiB across a full sweep, not "1 MiB" alone.
 pub fn size_axis(sizes: &[u64], max_labels: usize) -> Axis {
     let lg = |b: u64| (b.max(1) as f64).log2();
     let lo = sizes.iter().copied().map(lg).fold(f64::INFINITY, f64::min);
@@ -67,7 +68,7 @@ pub fn size_axis(sizes: &[u64], max_labels: usize) -> Axis {
     let span = (k1 - k0).max(1) as usize;
     let step = [1usize, 2, 3, 4, 5, 6, 10, 20]
         .into_iter()
-        .find(|st| span / st < max_labels.max(2))
+        .find(|st| span / st < max_labels.max(4))
         .unwrap_or(20) as i64;
     let bold = (k0..=k1)
         .filter(|k| k.rem_euclid(step) == 0)

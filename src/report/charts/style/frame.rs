@@ -31,9 +31,15 @@ pub fn build_chart<'a, DB: DrawingBackend + 'a>(
         .map(|v| text_size(&tick, &(spec.y_fmt)(v)).0)
         .max()
         .unwrap_or(0);
+    // Room for the y title only where there is one (a faceted chart titles one column).
+    let y_title = if spec.y_desc.is_empty() {
+        0
+    } else {
+        (th.fs(fs::AXIS_DESC) * 1.6) as i32
+    };
     let y_area = match spec.y_label_space {
         Some(w) => w,
-        None => y_label_w + th.px(18.0) + (th.fs(fs::AXIS_DESC) * 1.6) as i32,
+        None => y_label_w + th.px(18.0) + y_title,
     };
     let mut b = ChartBuilder::on(area);
     b.margin_top(th.px(14.0))

@@ -23,6 +23,10 @@ pub enum Legend {
     Stroke(f64, String),
     /// Vertical space.
     Gap,
+    /// Nothing, where every entry after it fits the panel; where they do not, as many of them
+    /// as fit and then this note, its `{n}` replaced by how many were left out (say where the
+    /// reader finds them), so a long list never runs off the image.
+    Overflow(String),
 }
 
 /// The width a legend panel needs for its entries (clamped to 14%..34% of the image width so the
@@ -41,12 +45,67 @@ pub fn legend_width(th: &Theme, items: &[Legend]) -> u32 {
             | Legend::Point(_, _, t)
             | Legend::Boxed(_, _, t)
             | Legend::Stroke(_, t) => sample + text_size(&font, t).0,
-            Legend::Note(_) | Legend::Gap => 0,
+            Legend::Note(_) | Legend::Gap | Legend::Overflow(_) => 0,
         };
         w = w.max(need);
     }
     let w = (w + 2 * th.px(20.0)) as u32;
     w.clamp(th.w * 14 / 100, th.w * 34 / 100)
+}
+
+/// The vertical room entry `it` takes in a legend panel `w` pixels wide.
+fn item_height(th: &Theme, it: &Legend, w: u32) -> i32 {
+    let line_h = (th.fs(fs::LEGEND) * 1.6) as i32;
+    match it {
+        Legend::Head(_) => th.px(4.0) + line_h,
+        Legend::Color(..)
+        | Legend::Line(..)
+        | Legend::Point(..)
+        | Legend::Boxed(..)
+        | Legend::Stroke(..) => line_h,
+        Legend::Note(t) => note_lines(th, t, w).len() as i32 * note_line_h(th),
+        Legend::Gap => line_h / 2,
+        Legend::Overflow(_) => 0,
+    }
+}
+
+fn note_lines(th: &Theme, t: &str, w: u32) -> Vec<String> {
+    wrap(&th.font(fs::NOTE), t, w as i32 - th.px(12.0) - th.px(18.0))
+}
+
+fn note_line_h(th: &Theme) -> i32 {
+    (th.fs(fs::NOTE) * 1.4) as i32
+}
+
+/// The entries to draw in a panel `w` x `h`: all of them, or, where they overflow after a
+/// [`Legend::Overflow`], those that fit followed by its note.
+fn fitted(th: &Theme, items: &[Legend], (w, h): (u32, u32)) -> Vec<Legend> {
+    let height = |its: &[Legend]| -> i32 { its.iter().map(|it| item_height(th, it, w)).sum() };
+    let room = h as i32 - th.px(30.0);
+    let Some(at) = items
+        .iter()
+        .position(|it| matches!(it, Legend::Overflow(_)))
+    else {
+        return items.to_vec();
+    };
+    if height(items) <= room {
+        return items.to_vec();
+    }
+    let Legend::Overflow(text) = &items[at] else {
+        unreachable!()
+    };
+    let (head, tail) = (&items[..at], &items[at + 1..]);
+    let mut keep = tail.len();
+    loop {
+        let note = Legend::Note(text.replace("{n}", &(tail.len() - keep).to_string()));
+        let mut out = head.to_vec();
+        out.extend_from_slice(&tail[..keep]);
+        if keep == 0 || height(&out) + item_height(th, &note, w) <= room {
+            out.push(note);
+            return out;
+        }
+        keep -= 1;
+    }
 }
 
 /// Draws legend entries top-down in `area` (which lies outside every data area).
@@ -56,6 +115,7 @@ pub fn draw_legend<DB: DrawingBackend>(
     items: &[Legend],
 ) -> Result<()> {
     let (w, h) = area.dim_in_pixel();
+    let items = fitted(th, items, (w, h));
     let font = th.font(fs::LEGEND);
     let head = th.bold(fs::LEGEND_HEAD);
     let note = th.font(fs::NOTE);
@@ -66,16 +126,14 @@ pub fn draw_legend<DB: DrawingBackend>(
     let max_text = w as i32 - tx - th.px(12.0);
     let mut y = th.px(30.0);
     let left = Pos::new(HPos::Left, VPos::Center);
-    for it in items {
+    for it in &items {
         if y > h as i32 - line_h / 2 {
             break;
         }
         match it {
             Legend::Head(t) => {
-                y += th.px(4.0);
-                area.draw_text(t, &head.color(&INK).pos(left), (x0, y))
+                area.draw_text(t, &head.color(&INK).pos(left), (x0, y + th.px(4.0)))
                     .plot()?;
-                y += line_h;
             }
             Legend::Color(c, t) => {
                 let r = th.px(8.0);
@@ -91,7 +149,6 @@ pub fn draw_legend<DB: DrawingBackend>(
                     (tx, y),
                 )
                 .plot()?;
-                y += line_h;
             }
             Legend::Line(c, dash, marker, t) => {
                 let pts = vec![(x0, y), (x0 + sample, y)];
@@ -105,7 +162,6 @@ pub fn draw_legend<DB: DrawingBackend>(
                     (tx, y),
                 )
                 .plot()?;
-                y += line_h;
             }
             Legend::Point(c, m, t) => {
                 draw_marker(area, (x0 + sample / 2, y), *m, c, th)?;
@@ -115,7 +171,6 @@ pub fn draw_legend<DB: DrawingBackend>(
                     (tx, y),
                 )
                 .plot()?;
-                y += line_h;
             }
             Legend::Boxed(fill, border, t) => {
                 let r = th.px(8.0);
@@ -130,13 +185,13 @@ pub fn draw_legend<DB: DrawingBackend>(
                     (tx, y),
                 )
                 .plot()?;
-                y += line_h;
             }
             Legend::Note(t) => {
-                for line in wrap(&note, t, w as i32 - x0 - th.px(18.0)) {
-                    area.draw_text(&line, &note.color(&MUTED).pos(left), (x0, y))
+                let mut ly = y;
+                for line in note_lines(th, t, w) {
+                    area.draw_text(&line, &note.color(&MUTED).pos(left), (x0, ly))
                         .plot()?;
-                    y += (th.fs(fs::NOTE) * 1.4) as i32;
+                    ly += note_line_h(th);
                 }
             }
             Legend::Stroke(width, t) => {
@@ -154,10 +209,10 @@ pub fn draw_legend<DB: DrawingBackend>(
                     (tx, y),
                 )
                 .plot()?;
-                y += line_h;
             }
-            Legend::Gap => y += line_h / 2,
+            Legend::Gap | Legend::Overflow(_) => {}
         }
+        y += item_height(th, it, w);
     }
     Ok(())
 }
@@ -172,8 +227,8 @@ pub fn series_legend(m: &crate::report::charts::data::Model, with_paths: bool) -
     if with_paths {
         items.push(Legend::Gap);
         items.push(Legend::Head("Path (line, marker)".into()));
-        for (i, p) in m.paths.iter().enumerate() {
-            let st = path_style(*p, i);
+        for p in &m.paths {
+            let st = path_style(*p);
             items.push(Legend::Line(INK, st.dash, Some(st.marker), p.to_string()));
         }
     }
@@ -262,6 +317,18 @@ pub fn draw_marker<DB: DrawingBackend, CT: CoordTranslate>(
         }
         Marker::Cross => {
             area.draw(&(e + Cross::new((0, 0), r, color.stroke_width(th.stroke(2.5)))))
+        }
+        Marker::TriangleDown => {
+            let r = r + 1;
+            area.draw(&(e + Polygon::new(vec![(0, r), (r, -r * 3 / 4), (-r, -r * 3 / 4)], fill)))
+        }
+        Marker::Plus => {
+            let st = color.stroke_width(th.stroke(2.5));
+            let r = r + 1;
+            area.draw(
+                &(e + PathElement::new(vec![(-r, 0), (r, 0)], st)
+                    + PathElement::new(vec![(0, -r), (0, r)], st)),
+            )
         }
         Marker::Measured => {
             let r = th.px(9.0);

@@ -44,6 +44,12 @@ pub const MUTED: RGBColor = RGBColor(95, 95, 95);
 pub const GRID_BOLD: RGBColor = RGBColor(200, 200, 200);
 pub const GRID_LIGHT: RGBColor = RGBColor(232, 232, 232);
 
+/// Dark text on light fills, white on dark ones.
+pub fn text_on(c: &RGBColor) -> RGBColor {
+    let l = 0.299 * c.0 as f64 + 0.587 * c.1 as f64 + 0.114 * c.2 as f64;
+    if l > 140.0 { INK } else { WHITE }
+}
+
 /// The stroke pattern of a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dash {
@@ -61,6 +67,10 @@ pub enum Marker {
     Triangle,
     Diamond,
     Cross,
+    /// A triangle pointing down.
+    TriangleDown,
+    /// An upright cross (+), apart from the diagonal [`Marker::Cross`].
+    Plus,
     /// A measured figure (`run --measured`): a large hollow diamond outlined in black around
     /// a ring of the series colour, so it reads apart from every path's marker and leaves the
     /// model's marker visible inside it.
@@ -75,17 +85,18 @@ pub struct PathStyle {
     pub marker: Marker,
 }
 
-/// The style of `path` (index `i` in the run's path order). The three known paths get fixed
-/// styles (GPUDirect, the headline, is solid) so every run reads the same; others cycle.
-pub fn path_style(path: PathKind, i: usize) -> PathStyle {
+/// The style of `path`: fixed per path, so every run reads the same and no two paths share a
+/// marker (they cycled by position before, and a third such path repeated the diamond).
+/// GPUDirect, the headline, and PXN, its relayed form, are solid; the staging paths dashed.
+pub fn path_style(path: PathKind) -> PathStyle {
     let (dash, marker) = match path {
         PathKind::GpuDirect => (Dash::Solid, Marker::Circle),
         PathKind::Staged => (Dash::Dashed, Marker::Square),
         PathKind::Host => (Dash::Dotted, Marker::Triangle),
-        PathKind::Auto | PathKind::Gdrcopy | PathKind::StagedPipelined | PathKind::Pxn => [
-            (Dash::LongDashed, Marker::Diamond),
-            (Dash::Dashed, Marker::Cross),
-        ][i % 2],
+        PathKind::StagedPipelined => (Dash::LongDashed, Marker::Diamond),
+        PathKind::Gdrcopy => (Dash::Dashed, Marker::Cross),
+        PathKind::Auto => (Dash::LongDashed, Marker::Plus),
+        PathKind::Pxn => (Dash::Solid, Marker::TriangleDown),
     };
     PathStyle { dash, marker }
 }
@@ -94,4 +105,29 @@ pub fn path_style(path: PathKind, i: usize) -> PathStyle {
 /// pattern already carry scenario and path, so the op gets the one remaining channel.
 pub fn op_width(i: usize) -> f64 {
     [2.5, 1.3, 0.8][i.min(2)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue #28 item 3: every path its own marker, none the measured points' one, and no two
+    /// paths the same line.
+    #[test]
+    fn every_path_has_a_marker_and_line_of_its_own() {
+        let styles: Vec<PathStyle> = PathKind::ALL.into_iter().map(path_style).collect();
+        for (i, a) in styles.iter().enumerate() {
+            assert_ne!(a.marker, Marker::Measured);
+            for (j, b) in styles.iter().enumerate().skip(i + 1) {
+                assert_ne!(
+                    a.marker,
+                    b.marker,
+                    "{} and {}",
+                    PathKind::ALL[i],
+                    PathKind::ALL[j]
+                );
+                assert_ne!(a, b);
+            }
+        }
+    }
 }
