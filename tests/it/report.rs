@@ -137,7 +137,7 @@ fn a_p2p_read_cap_gives_a_crossover_with_pipelined_staging_that_report_and_chart
     );
     let svg = std::fs::read_to_string(out.join("speedup.svg")).unwrap();
     assert!(
-        svg.contains("staged_pipelined wins at ≥") && svg.contains("on PHB vs staged_pipelined"),
+        svg.contains("Latency: staged_pipelined wins at ≥") && svg.contains(" on PHB."),
         "the speedup chart does not mark the PHB crossover"
     );
     assert!(svg.contains("dashed: chunked and pipelined"), "subtitle");
