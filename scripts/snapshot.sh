@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:?usage: scripts/snapshot.sh DIR}
 rm -rf "$out"; mkdir -p "$out"
-bin=./target/release/gdrsim
+bin=${GDRSIM:-./target/release/gdrsim}   # GDRSIM=path snapshots another build
 runs=$(mktemp -d); trap 'rm -rf "$runs"' EXIT
 for c in configs/*.toml; do
   n=$(basename "$c" .toml)

@@ -56,6 +56,11 @@ pub enum Limit {
     None,
 }
 
+/// The most a unit's room may stretch its service on a link that no transfer is bound by
+/// (the link at most 1 - 1/64 busy): beyond it the link is as good as saturated, and the
+/// transfers wait while the unit is serialised.
+const ROOM_SERVICES: Ps = 64;
+
 /// One step of a transfer's chain and when its data passes it, relative to the transfer's
 /// start (first byte in, first byte out) and to its end at the reference point (last byte in,
 /// last byte out).
@@ -172,6 +177,9 @@ pub struct Bulks {
     solves: u64,
     /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
     unit_until: Vec<Ps>,
+    /// Units carried beside transfers in their room: (channel, the capacity their bytes take
+    /// there, until when). Few at a time: each lasts while its link catches up.
+    reserves: Vec<(ChannelId, u128, Ps)>,
     version: u64,
     /// Payload bytes the transfers moved through host DRAM.
     pub host_mem_bytes: u64,
@@ -207,6 +215,7 @@ impl Bulks {
             window_reached: vec![0; windows.len()],
             solves: 0,
             unit_until: vec![0; channels],
+            reserves: Vec::new(),
             version: 0,
             host_mem_bytes: 0,
             wire_bytes: vec![0; channels],
@@ -239,6 +248,11 @@ impl Bulks {
             self.user_slot[c as usize] = self.user_lists.len() as u32;
         }
         &mut self.user_lists[self.user_slot[c as usize] as usize - 1]
+    }
+
+    /// The capacity of channel `c` that units being carried in its room take now.
+    fn reserved_on(&self, c: ChannelId) -> u128 {
+        self.reserves.iter().filter(|r| r.0 == c).map(|r| r.1).sum()
     }
 
     /// The index of `key`'s queue (numbered in order of first use; the map only finds them).
@@ -1011,50 +1025,103 @@ impl Fabric<'_> {
     }
 
     /// A unit of `service` reaches channel `c` at `now`, where bulk transfers may be moving:
-    /// how long it holds the channel. TLP by TLP it would wait in the link's queue behind at
+    /// how long it holds the channel's serialiser, and how long its bytes take there among
+    /// the transfers' (its record). TLP by TLP it would wait in the link's queue behind at
     /// most one of their units, and they would wait its service and catch up in the room they
     /// leave. Where that room carries the unit within the wait a queue would give it (their
     /// largest unit there, on top of its own service), it goes at the rate they leave and they
     /// keep theirs: a doorbell or CQE on a PCIe link under a stream bound by the wire, or in
-    /// the read requests' direction. Otherwise (a link they saturate, or nearly) they wait
-    /// while it is serialised. Either way the link never carries more than its rate, and a
-    /// transfer that starts meanwhile waits for the unit.
+    /// the read requests' direction. Where no transfer is bound by the link but the room is
+    /// smaller, the unit still leaves after its service and that wait, and the transfers still
+    /// keep their rates: their units it delayed catch up in the room, which the unit's bytes
+    /// take until they are carried ([`Event::UnitGone`]), so that a transfer that speeds up
+    /// meanwhile cannot take it. Only on a link that binds them (saturated) do they wait
+    /// while it is serialised, at the rate such rooms leave. Either way the link never
+    /// carries more than its rate, and a transfer that starts meanwhile waits for the unit.
     pub(super) fn unit_beside_bulk(
         &mut self,
         c: ChannelId,
         now: Ps,
         service: Ps,
         q: &mut Queue<Event>,
-    ) -> Ps {
+    ) -> (Ps, Ps) {
         let spec = &self.channels[c as usize];
         let cap = self.bulk.fluid.capacity[c as usize];
         let users = self.bulk.users(c);
-        let (mut load, mut queued) = (0u128, 0);
+        let (mut load, mut queued, mut bound) = (0u128, 0, false);
         for &id in users {
             let job = &self.bulk.jobs[id];
+            bound |= job.bound == Limit::Channel(c);
             for u in job.uses.iter().filter(|u| u.channel == c) {
                 load += job.rate as u128 * u.weight;
                 queued = queued.max(spec.rate.tx_time(u.unit_wire));
             }
         }
-        // Beside them: its service at the rate they leave free, if that is within a queue's wait.
-        let (idle, free) = (users.is_empty(), cap.saturating_sub(load));
-        let hold = (!idle && free > 0)
-            .then(|| (service as u128 * cap).div_ceil(free) as Ps)
-            .filter(|&hold| hold <= service + queued)
-            .unwrap_or(service);
+        let idle = users.is_empty();
+        // The link's own rate: its capacity with the rooms of units still being carried.
+        let full = cap + self.bulk.reserved_on(c);
+        let free = cap.saturating_sub(load);
+        let room = (!idle && free > 0).then(|| (service as u128 * full).div_ceil(free) as Ps);
+        if idle || room.is_some_and(|room| room <= service + queued) {
+            // Beside them within a queue's wait (or alone): it leaves when its room has
+            // carried it.
+            let hold = room.unwrap_or(service);
+            let held = &mut self.bulk.unit_until[c as usize];
+            *held = (*held).max(now + hold);
+            return (hold, hold);
+        }
+        // A link they keep all but nearly saturated is one that binds them (a transfer bound
+        // elsewhere can fill it to the last rounding of its rate).
+        let roomy = |room: &Ps| !bound && *room <= ROOM_SERVICES * service;
+        if let Some(room) = room.filter(roomy) {
+            let hold = service + queued;
+            // Its share of the link's rate while its room carries it (no more than `free`).
+            let reserve = (service as u128 * full).div_ceil(room as u128).min(free);
+            self.bulk.fluid.capacity[c as usize] -= reserve;
+            self.bulk.reserves.push((c, reserve, now + room));
+            q.schedule(now + room, Event::UnitGone(c));
+            let held = &mut self.bulk.unit_until[c as usize];
+            *held = (*held).max(now + hold);
+            return (hold, room);
+        }
+        // They wait while it is serialised in the rate the rooms still open leave it.
+        let hold = match full == cap {
+            true => service,
+            false => (service as u128 * full).div_ceil(cap.max(1)) as Ps,
+        };
         let held = &mut self.bulk.unit_until[c as usize];
         *held = (*held).max(now + hold);
-        if hold > service || idle {
-            return hold;
-        }
         self.bulk_progress(now);
         for &id in users_in(&self.bulk.user_slot, &self.bulk.user_lists, c) {
             let job = &mut self.bulk.jobs[id];
-            job.resume_at = job.resume_at.max(now + service);
+            job.resume_at = job.resume_at.max(now + hold);
         }
         self.bulk_schedule(now, q);
-        service
+        (hold, hold)
+    }
+
+    /// The rooms of units carried on channel `c` until now go back to its transfers, which a
+    /// solve shares out where the link binds one of them.
+    pub(super) fn unit_gone(&mut self, c: ChannelId, now: Ps, q: &mut Queue<Event>) {
+        let mut back = 0;
+        self.bulk.reserves.retain(|&(ch, reserve, until)| {
+            let gone = ch == c && until <= now;
+            back += if gone { reserve } else { 0 };
+            !gone
+        });
+        if back == 0 {
+            return;
+        }
+        self.bulk_progress(now);
+        self.bulk.fluid.capacity[c as usize] += back;
+        let users = self.bulk.users(c);
+        if users
+            .iter()
+            .any(|&id| self.bulk.jobs[id].bound == Limit::Channel(c))
+        {
+            let seeds = users.to_vec();
+            self.bulk_solve_soon(&seeds, now, q);
+        }
     }
 
     /// A transfer's last byte passed its reference point at `now`: its steps get their records

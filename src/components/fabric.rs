@@ -566,7 +566,9 @@ impl<'t> Fabric<'t> {
         let t = self.trains[id as usize];
         let (u, wire) = channel::service(spec, t.unit, t.payload);
         // Bulk transfers crossing this link leave the unit room, or wait while it serialises.
-        let hold = self.unit_beside_bulk(c, now, u, q);
+        // It leaves when its own service (and its wait) is over; the channel's records keep
+        // it until the room the transfers leave it has carried its bytes.
+        let (hold, room) = self.unit_beside_bulk(c, now, u, q);
         let srv = &mut self.servers[c as usize];
         let mut out = srv.serve(now, hold, u, wire);
         if channel::cut_through(spec) && t.hop > 0 {
@@ -577,7 +579,7 @@ impl<'t> Fabric<'t> {
             srv.payload_bytes += t.payload;
             self.flows[t.flow as usize].msgs[t.msg as usize].host_mem_bytes += t.payload;
         }
-        self.record_hop(&t, c, (now, out), wire);
+        self.record_hop(&t, c, (now, out.max(now + room)), wire);
         let mut head = out + spec.latency + t.extra;
         if let Some(rid) = t.read.filter(|_| t.extra > 0) {
             // A jittered completion leaves the memory no earlier than its requester's last.
@@ -758,6 +760,7 @@ impl Handler for Fabric<'_> {
             Event::BulkReady(job) => self.bulk_ready(job as usize, now, q),
             Event::Fluid(version) => self.fluid_event(version, now, q),
             Event::Share => self.bulk_share(now, q),
+            Event::UnitGone(c) => self.unit_gone(c, now, q),
             Event::RnrRetry { flow, msg } => self.rnr_retry(flow, msg, now, q),
         }
     }

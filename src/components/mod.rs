@@ -67,4 +67,7 @@ pub enum Event {
     /// The bulk transfers that started or ended at this time get their new rates, once for
     /// all of them (after every other event already due now).
     Share,
+    /// A unit that crossed a channel beside bulk transfers has had its room there: the part
+    /// of the channel's rate it took while they caught up goes back to them.
+    UnitGone(u32),
 }
