@@ -21,7 +21,7 @@
 use std::collections::VecDeque;
 
 use super::Event;
-use super::channel::{self, idle_transit};
+use super::channel::{self, idle_transit, idle_transit_of};
 use super::fabric::{Fabric, StageTimes};
 use super::fluid::{self, Demand, Fluid, Res, Share, WEIGHT_ONE};
 use super::queueing::{self, Load};
@@ -322,7 +322,10 @@ impl Fabric<'_> {
     }
 
     /// Adds `route`'s server channels to `uses`: step `step` puts `unit`s of `per` bytes
-    /// there, one for every `payload` bytes it moves.
+    /// there, one for every `payload` bytes of the transfer's `bytes` (a data unit carries its
+    /// payload, `per == payload`; a read request carries none and asks for `payload`). A
+    /// transfer shorter than one data unit moves in one unit of its own size, which pays its
+    /// whole header on those bytes.
     #[allow(clippy::too_many_arguments)]
     fn charge(
         &self,
@@ -330,19 +333,24 @@ impl Fabric<'_> {
         step: StepId,
         route: super::fabric::RouteId,
         unit: Unit,
-        per: u64,
-        payload: u64,
+        (per, payload): (u64, u64),
+        bytes: u64,
     ) {
+        let (per, payload) = match per > bytes {
+            true => (bytes.max(1), bytes.max(1)),
+            false => (per, payload),
+        };
         for &c in &self.routes[route as usize] {
             let spec = &self.channels[c as usize];
             if spec.is_server() {
+                let one = spec.wire_bytes(unit, per, 1);
                 uses.push(Use {
                     channel: c,
-                    weight: fluid::weight(spec.wire_bytes(unit, per, 1), payload),
+                    weight: fluid::weight(one, payload),
                     step,
                     phase: 0,
                     unit,
-                    unit_wire: spec.wire_bytes(unit, per, 1),
+                    unit_wire: one,
                 });
             }
         }
@@ -464,9 +472,16 @@ impl Fabric<'_> {
         match step.kind {
             StepKind::DmaRead { nic, read, .. } => {
                 let (req, cpl) = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
-                self.charge(&mut uses, first, req, Unit::ReadRequest, 0, read.mrrs);
+                self.charge(
+                    &mut uses,
+                    first,
+                    req,
+                    Unit::ReadRequest,
+                    (0, read.mrrs),
+                    bytes,
+                );
                 let c = read.completion();
-                self.charge(&mut uses, first, cpl, Unit::Completion, c, c);
+                self.charge(&mut uses, first, cpl, Unit::Completion, (c, c), bytes);
                 count_dram(self, cpl);
                 window = Some((read.engine, read, self.read_rtt(flow, read)));
                 let mtu = self.nic_spec(nic).mtu;
@@ -474,7 +489,7 @@ impl Fabric<'_> {
                 first_bytes = packet;
                 // The first packet's bytes at the NIC: its requests out, its completions back.
                 let first_data = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
-                    + idle_transit(&self.specs(cpl), Unit::Completion, c, packet.div_ceil(c)).1;
+                    + idle_transit_of(&self.specs(cpl), Unit::Completion, packet, c).1;
                 let mut at = first_data + self.read_jitter(flow, read);
                 stages.push(Stage {
                     step: first,
@@ -495,7 +510,7 @@ impl Fabric<'_> {
                             at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
                         }
                         StepKind::Wire { .. } => {
-                            self.charge(&mut uses, next, r, Unit::Packet, mtu, mtu);
+                            self.charge(&mut uses, next, r, Unit::Packet, (mtu, mtu), bytes);
                             at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
                         }
                         StepKind::DmaWrite { mps, .. } => {
@@ -526,20 +541,21 @@ impl Fabric<'_> {
                         _ => unreachable!(),
                     };
                     let wmtt = self.nic_spec(wnic).mtt_lookup;
-                    self.charge(&mut uses, w, r, Unit::Write, mps, mps);
+                    self.charge(&mut uses, w, r, Unit::Write, (mps, mps), bytes);
                     count_dram(self, r);
                     let specs = self.specs(r);
-                    let tlps = packet.div_ceil(mps);
-                    let (one, last) = idle_transit(&specs, Unit::Write, mps, tlps);
+                    let (one, last) = idle_transit_of(&specs, Unit::Write, packet, mps);
                     // The last packet's TLPs leave one after another on the first link: what
                     // follows them from the NIC (the CQE) goes behind the last.
-                    let (tlp, _) = channel::service(specs[0], Unit::Write, mps);
+                    let tlp = |b: u64| channel::service(specs[0], Unit::Write, b).0;
+                    let out =
+                        (packet / mps) * tlp(mps) + (packet % mps > 0) as u64 * tlp(packet % mps);
                     let base = stages[reference].first_out;
                     stages.push(Stage {
                         step: w,
                         first_in: base + wmtt,
                         first_out: base + wmtt + one,
-                        last_in: (wmtt + tlps * tlp) as i64,
+                        last_in: (wmtt + out) as i64,
                         last_out: (wmtt + last) as i64,
                     });
                 }
@@ -549,27 +565,36 @@ impl Fabric<'_> {
                 let (lat, tlp) = match copy {
                     Copy::D2h { route, mps } => {
                         let r = self.route_of(flow, route);
-                        self.charge(&mut uses, first, r, Unit::Write, mps, mps);
+                        self.charge(&mut uses, first, r, Unit::Write, (mps, mps), bytes);
                         count_dram(self, r);
-                        (idle_transit(&self.specs(r), Unit::Write, mps, 1).0, mps)
+                        let tlp = mps.min(bytes);
+                        (idle_transit(&self.specs(r), Unit::Write, tlp, 1).0, mps)
                     }
                     Copy::H2d { read, commit } => {
                         let (req, cpl) =
                             (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
                         let commit = self.route_of(flow, commit);
-                        self.charge(&mut uses, first, req, Unit::ReadRequest, 0, read.mrrs);
+                        self.charge(
+                            &mut uses,
+                            first,
+                            req,
+                            Unit::ReadRequest,
+                            (0, read.mrrs),
+                            bytes,
+                        );
                         let c = read.completion();
-                        self.charge(&mut uses, first, cpl, Unit::Completion, c, c);
+                        self.charge(&mut uses, first, cpl, Unit::Completion, (c, c), bytes);
                         let from = uses.len();
-                        self.charge(&mut uses, first, commit, Unit::Completion, c, c);
+                        self.charge(&mut uses, first, commit, Unit::Completion, (c, c), bytes);
                         for u in &mut uses[from..] {
                             u.phase = 1;
                         }
                         count_dram(self, cpl);
                         window = Some((read.engine, read, self.read_rtt(flow, read)));
                         let lat = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
-                            + idle_transit(&self.specs(cpl), Unit::Completion, c, 1).0
-                            + idle_transit(&self.specs(commit), Unit::Completion, c, 1).0
+                            + idle_transit(&self.specs(cpl), Unit::Completion, c.min(bytes), 1).0
+                            + idle_transit(&self.specs(commit), Unit::Completion, c.min(bytes), 1)
+                                .0
                             + self.read_jitter(flow, read);
                         (lat, c)
                     }

@@ -332,6 +332,53 @@ pub fn idle_transit(route: &[&ChannelSpec], unit: Unit, payload: u64, n: u64) ->
     (head, head + n.saturating_sub(1) * spacing)
 }
 
+/// When `bytes` cut into units of at most `size` (the last one shorter where `size` does not
+/// divide them), entering `route` together at time 0, leave it on idle channels: (first unit
+/// out, last unit out). Equal units are [`idle_transit`]'s; otherwise each unit follows the
+/// one before through every server, as TLP by TLP (a packet's TLPs are few: an MTU over the
+/// MPS at most).
+pub fn idle_transit_of(route: &[&ChannelSpec], unit: Unit, bytes: u64, size: u64) -> (Ps, Ps) {
+    let size = size.max(1);
+    let (full, rest) = (bytes / size, bytes % size);
+    if rest == 0 {
+        return idle_transit(route, unit, size, full.max(1));
+    }
+    if full == 0 {
+        return idle_transit(route, unit, rest, 1);
+    }
+    // Per unit: when its head leaves the previous channel, and that server's (unit, header)
+    // times for it (a cut-through switch starts a unit before it has all arrived).
+    let n = (full + 1) as usize;
+    let payload = |k: usize| if k + 1 < n { size } else { rest };
+    let mut head: Vec<Ps> = vec![0; n];
+    let mut prev: Vec<Option<(Ps, Ps)>> = vec![None; n];
+    for spec in route {
+        if !spec.is_server() {
+            head.iter_mut().for_each(|h| *h += spec.latency);
+            continue;
+        }
+        let hdr = spec.rate.tx_time(CUT_THROUGH_BYTES);
+        let mut free: Ps = 0;
+        for k in 0..n {
+            let (u, _) = service(spec, unit, payload(k));
+            let at = match (cut_through(spec), prev[k]) {
+                (true, Some((pu, ph))) => head[k].saturating_sub(pu.saturating_sub(ph)),
+                _ => head[k],
+            };
+            let start = at.max(free);
+            let done = if cut_through(spec) {
+                (start + u).max(head[k] + hdr)
+            } else {
+                start + u
+            };
+            free = done;
+            head[k] = done + spec.latency;
+            prev[k] = Some((u, hdr));
+        }
+    }
+    (head[0], head[n - 1])
+}
+
 /// A uniformly drawn phase in `[0, period)` for CQ polling, from a thread's own stream.
 pub fn poll_phase(rng: &mut Xoshiro256PlusPlus, period: Ps) -> Ps {
     if period == 0 {
@@ -423,6 +470,24 @@ mod tests {
 
     /// 232 + 24 = 256 bytes at 8 Gb/s take 256 ns per link; store and forward over two links
     /// with 5 ns each, and 4 units leave 256 ns apart.
+    #[test]
+    fn a_short_last_unit_follows_the_full_ones_at_its_own_size() {
+        // 8 Gb/s (a byte per ns), 5 ns each; a write TLP carries 24 bytes of overhead.
+        let a = link(8, 5_000, ChannelKind::Wire);
+        let b = link(8, 5_000, ChannelKind::Wire);
+        // 513 bytes in units of 256: two of 280 ns on the link and one of 25 ns. On a: done at
+        // 280, 560, 585 ns; on b (each 5 ns later): 565, 845, 870 ns; out 5 ns later.
+        let (first, last) = idle_transit_of(&[&a, &b], Unit::Write, 513, 256);
+        assert_eq!((first, last), (570_000, 875_000));
+        // Equal units, or one short one, are idle_transit's.
+        for (bytes, size, n) in [(512, 256, 2), (100, 256, 1)] {
+            assert_eq!(
+                idle_transit_of(&[&a, &b], Unit::Write, bytes, size),
+                idle_transit(&[&a, &b], Unit::Write, bytes.min(size), n)
+            );
+        }
+    }
+
     #[test]
     fn idle_transit_is_store_and_forward_per_unit() {
         let a = link(8, 5_000, ChannelKind::Wire);
