@@ -67,7 +67,7 @@ pub fn run(
 }
 
 /// How `gdrsim run` runs a config.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions<'a> {
     /// The output folder (default: `output/<name>`, or `output/<name>-shard-K-of-N`).
     pub out: Option<&'a Path>,
@@ -79,8 +79,8 @@ pub struct RunOptions<'a> {
     pub quiet: bool,
     /// Only this shard's points, into a shard folder.
     pub shard: Option<Shard>,
-    /// Refuse, before any work, points estimated above this many events in all.
-    pub max_events: u64,
+    /// Refuse, before any work, points estimated above these events or this peak memory.
+    pub limits: study::Limits,
     /// Also vary every estimate by this fraction and mark the conclusions it flips as fragile
     /// in report.md (with sensitivity.csv beside it).
     pub sensitivity: Option<f64>,
@@ -92,22 +92,6 @@ pub struct RunOptions<'a> {
     pub measured_scenario: Option<&'a str>,
 }
 
-impl Default for RunOptions<'_> {
-    fn default() -> Self {
-        RunOptions {
-            out: None,
-            seed: None,
-            jobs: 0,
-            quiet: false,
-            shard: None,
-            max_events: study::DEFAULT_MAX_EVENTS,
-            sensitivity: None,
-            measured: None,
-            measured_scenario: None,
-        }
-    }
-}
-
 /// `gdrsim run` (a whole study, or one shard of it with `opts.shard`). Returns the folder.
 pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Result<PathBuf> {
     let RunOptions {
@@ -116,7 +100,7 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         jobs,
         quiet,
         shard,
-        max_events,
+        limits,
         sensitivity,
         measured,
         measured_scenario,
@@ -175,7 +159,11 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         None => (0..all.len()).collect(),
     };
     let file = study::source_name(config);
-    study::check_cost(&cfg, &ids, &file, max_events)?;
+    study::admit(
+        &file,
+        &study::study_work(&cfg, &ids, study::threads(jobs)),
+        &limits,
+    )?;
     // Claimed before any work: a concurrent run into the same folder is refused now, not
     // after both have simulated.
     let out = report::output_dir::OutputDir::claim(&dir)?;

@@ -46,10 +46,8 @@ enum Command {
         /// `gdrsim merge`; the points are dealt to shards by estimated cost.
         #[arg(long, value_name = "K/N")]
         shard: Option<String>,
-        /// Refuse, before any work, a run estimated above this many events (`check` prints
-        /// the estimate); the default is about two days of one core.
-        #[arg(long, default_value_t = study::DEFAULT_MAX_EVENTS)]
-        max_events: u64,
+        #[command(flatten)]
+        limits: LimitArgs,
         /// Also vary every estimate by DELTA (default 25%) up and down and mark in report.md
         /// the conclusions one change flips (sensitivity.csv and the tornado chart beside it);
         /// about 30 runs more.
@@ -384,6 +382,31 @@ enum Import {
     },
 }
 
+/// The cost gate's limits, on every command that simulates (`check` prints a study's
+/// estimate).
+#[derive(Args)]
+struct LimitArgs {
+    /// Refuse, before any work, what is estimated above this many events [default: 2.5e11,
+    /// about two days of one core].
+    #[arg(long, value_name = "E")]
+    max_events: Option<u64>,
+    /// Refuse, before any work, what is estimated to hold more memory than this at its peak
+    /// (8GiB, 512MB) [default: this machine's memory, or its cgroup's limit where lower].
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Result<study::Limits, ConfigError> {
+        let memory = self
+            .max_memory
+            .as_deref()
+            .map(study::Limits::parse_memory)
+            .transpose()?;
+        Ok(study::Limits::new(self.max_events, memory))
+    }
+}
+
 /// The options every `gdrsim import` takes.
 #[derive(Args)]
 struct ImportOptions {
@@ -412,7 +435,7 @@ fn main() -> ExitCode {
             quiet,
             strict,
             shard,
-            max_events,
+            limits,
             sensitivity,
             measured,
             measured_scenario,
@@ -435,9 +458,9 @@ fn main() -> ExitCode {
                 .as_deref()
                 .map(gdrsim::scale::shard::Shard::parse)
                 .transpose()
-                .and_then(|shard| Ok((shard, sensitivity?)))
+                .and_then(|shard| Ok((shard, sensitivity?, limits.limits()?)))
                 .map_err(Into::into)
-                .and_then(|(shard, sensitivity)| {
+                .and_then(|(shard, sensitivity, limits)| {
                     study::plausibility(config.as_deref(), strict, quiet)?;
                     let opts = app::RunOptions {
                         out: out.as_deref(),
@@ -445,7 +468,7 @@ fn main() -> ExitCode {
                         jobs: jobs as usize,
                         quiet,
                         shard,
-                        max_events,
+                        limits,
                         sensitivity,
                         measured: measured.as_deref(),
                         measured_scenario: measured_scenario.as_deref(),

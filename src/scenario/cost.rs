@@ -86,6 +86,9 @@ pub struct StudyCost {
     pub memory: u64,
     /// The costliest points: (index in the plan, events), most expensive first.
     pub top: Vec<(usize, u64)>,
+    /// The points that hold the most memory while they run: (index in the plan, bytes), the
+    /// largest first.
+    pub largest: Vec<(usize, u64)>,
 }
 
 impl StudyCost {
@@ -112,19 +115,18 @@ pub fn study_of(cfg: &Config, ids: &[usize], threads: usize) -> StudyCost {
         .iter()
         .map(|p| super::memory::point(cfg, &topo, p, threads))
         .collect();
-    let mut top: Vec<(usize, u64)> = costs
-        .iter()
-        .copied()
-        .enumerate()
-        .map(|(j, c)| (ids[j], c))
-        .collect();
-    top.sort_by_key(|&(i, c)| (std::cmp::Reverse(c), i));
-    top.truncate(3);
+    let first = |by: &mut dyn Iterator<Item = u64>| {
+        let mut v: Vec<(usize, u64)> = by.enumerate().map(|(j, c)| (ids[j], c)).collect();
+        v.sort_by_key(|&(i, c)| (std::cmp::Reverse(c), i));
+        v.truncate(3);
+        v
+    };
     StudyCost {
         points: points.len(),
         events: costs.iter().fold(0u64, |a, &c| a.saturating_add(c)),
         memory: peak_memory(&memory, threads),
-        top,
+        top: first(&mut costs.iter().copied()),
+        largest: first(&mut memory.iter().map(|m| m.working)),
     }
 }
 

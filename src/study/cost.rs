@@ -1,7 +1,9 @@
-//! What a study is estimated to cost before it runs: the line `check` prints and the limit
-//! `run` refuses a study over, both from [`crate::scenario::cost`]'s estimate.
+//! What a study is estimated to cost before it runs: the line `check` prints and what `run`
+//! puts before the cost gate ([`super::gate`]), both from [`crate::scenario::cost`]'s
+//! estimate.
 
-use crate::config::{Config, ConfigError};
+use super::gate::{Work, fmt_seconds};
+use crate::config::Config;
 use crate::scenario;
 use crate::units::fmt_bytes;
 
@@ -51,51 +53,32 @@ pub fn threads(jobs: usize) -> usize {
     }
 }
 
-/// "0.4 s", "3 min", "2.5 h".
-fn fmt_seconds(s: f64) -> String {
-    if s < 60.0 {
-        format!("{s:.1} s")
-    } else if s < 3600.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
+/// What running the points `ids` of `cfg` on `threads` threads is, for the cost gate: its events and peak memory, its costliest and largest points named.
+pub fn study_work(cfg: &Config, ids: &[usize], threads: usize) -> Work {
+    let c = scenario::cost::study_of(cfg, ids, threads);
+    let named = |v: &[(usize, u64)], figure: &dyn Fn(u64) -> String| -> Vec<String> {
+        v.iter()
+            .map(|&(i, x)| format!("{} ({})", describe_point(cfg, i), figure(x)))
+            .collect()
+    };
+    let threads = threads.min(c.points).max(1);
+    let shards = "cut it into shards with --shard K/N";
+    // A point's messages are held until it ends: only fewer of them make one point smaller.
+    let fewer = "give its largest points fewer messages ([sim] iterations, stream_messages) or \
+                 flows";
+    Work {
+        what: "a study".into(),
+        events: c.events,
+        over: format!("{} point{}", c.points, if c.points == 1 { "" } else { "s" }),
+        memory: c.memory,
+        threads,
+        costliest: named(&c.top, &|e| format!("{:.1e}", e as f64)),
+        largest: named(&c.largest, &|b| fmt_bytes(b)),
+        cut_events: shards.into(),
+        cut_memory: if threads > 1 {
+            format!("run fewer points at once with --jobs, {shards}, or {fewer}")
+        } else {
+            format!("{shards}, or {fewer}")
+        },
     }
 }
-
-/// Refuses, before any work, a run whose estimated events exceed `max_events`, naming what
-/// makes it expensive and how to raise the limit.
-pub fn check_cost(
-    cfg: &Config,
-    ids: &[usize],
-    file: &str,
-    max_events: u64,
-) -> Result<(), ConfigError> {
-    let c = scenario::cost::study_of(cfg, ids, 1);
-    if c.events <= max_events {
-        return Ok(());
-    }
-    let top: Vec<String> = c
-        .top
-        .iter()
-        .map(|&(i, e)| format!("{} ({:.1e})", describe_point(cfg, i), e as f64))
-        .collect();
-    Err(ConfigError::new(
-        file,
-        "",
-        format!(
-            "a study of at most {max_events:.1e} estimated events (raise the limit with \
-             --max-events, or cut it into shards with --shard K/N)",
-            max_events = max_events as f64
-        ),
-        format!(
-            "{:.1e} events over {} points, about {} on one core; the costliest: {}",
-            c.events as f64,
-            c.points,
-            fmt_seconds(c.seconds(1)),
-            top.join(", ")
-        ),
-    ))
-}
-
-/// The default `--max-events`: about two days of one core.
-pub const DEFAULT_MAX_EVENTS: u64 = 250_000_000_000;

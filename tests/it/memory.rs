@@ -175,3 +175,109 @@ fn check_estimates_the_peak_memory_of_a_run_within_3x() {
         worst.0
     );
 }
+
+/// The default config's head with one scenario of `n` flows from GPU 0 to GPU 0, `iterations`
+/// jittered iterations of 4 KiB GPUDirect messages per flow, at the sizes `sizes`.
+fn iterations_study(n: usize, iterations: u32, sizes: &str) -> String {
+    default_head(&[
+        ("iterations = 60 ", &format!("iterations = {iterations} ")),
+        (
+            "iteration_budget_bytes = \"512MiB\"",
+            "iteration_budget_bytes = \"8GiB\"",
+        ),
+        (
+            "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+            sizes,
+        ),
+        (
+            "paths = [\"host\", \"staged\", \"gpudirect\"]",
+            "paths = [\"gpudirect\"]",
+        ),
+    ]) + &flows(n)
+}
+
+/// Issue #27 item 9: 64 flows x 100,000 iterations is legal, and its run held more than 8 GiB
+/// before it died. `run` refuses, before any work and as bad input, a study estimated to hold
+/// more than `--max-memory` (by default this machine's memory) at its peak, naming its largest
+/// point and what makes it fit.
+#[test]
+fn a_study_above_the_memory_limit_is_refused_before_any_work() {
+    let dir = scratch("memory", "refused");
+    let c = dir.join("c.toml");
+    std::fs::write(&c, iterations_study(64, 100_000, "sizes = [\"4KiB\"]")).unwrap();
+    let out = dir.join("out");
+    let o = gdrsim_within(
+        30,
+        &["run", s(&c), "--max-memory", "8GiB", "--out", s(&out)],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    for needle in [
+        "expected a study of at most 8 GiB of memory at its peak (raise the limit with \
+         --max-memory",
+        "[sim] iterations",
+        "over 1 point on 1 thread; the largest: many gpudirect write_imm 4 KiB (",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!out.exists(), "a refused run wrote {}", out.display());
+    // Without the flag the limit is this machine's: 512 flows x 100,000 messages hold about
+    // 90 GB (where the machine has more, nothing to see).
+    let text_ = iterations_study(512, 100_000, "sizes = [\"4KiB\"]");
+    let cfg = gdrsim::config::parse(&text_, "c.toml").unwrap();
+    let estimate = gdrsim::scenario::cost::study(&cfg, 1).memory;
+    if let Some(machine) = gdrsim::study::Limits::default().max_memory
+        && machine < estimate
+    {
+        std::fs::write(&c, text_).unwrap();
+        let o = gdrsim_within(60, &["run", s(&c), "--jobs", "1", "--out", s(&out)]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("of memory at its peak (this machine's memory; raise the limit"),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
+}
+
+/// The points a run holds at once are as many as its worker threads: a limit between one
+/// point's peak and two points' refuses `--jobs 2` (naming --jobs) and runs `--jobs 1`.
+#[test]
+fn the_memory_limit_counts_the_points_that_run_at_once() {
+    let dir = scratch("memory", "jobs");
+    let text_ = iterations_study(1, 20_000, "sizes = [\"2KiB\", \"4KiB\"]");
+    let c = dir.join("c.toml");
+    std::fs::write(&c, &text_).unwrap();
+    let cfg = gdrsim::config::parse(&text_, "c.toml").unwrap();
+    let one = gdrsim::scenario::cost::study(&cfg, 1).memory;
+    let two = gdrsim::scenario::cost::study(&cfg, 2).memory;
+    assert!(two > one + (20 << 20), "{one} {two}");
+    let limit = ((one + two) / 2).to_string();
+    let run = |jobs: &str, out: &str| {
+        let out = dir.join(out);
+        let args = [
+            "run",
+            s(&c),
+            "--quiet",
+            "--jobs",
+            jobs,
+            "--max-memory",
+            &limit,
+        ];
+        let o = gdrsim(&[&args[..], &["--out", s(&out)]].concat());
+        (o, out)
+    };
+    let (o, out) = run("2", "two");
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("run fewer points at once with --jobs") && err.contains("on 2 threads"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let (o, out) = run("1", "one");
+    ok(&o, "--jobs 1");
+    assert!(out.join("results.csv").exists());
+}
