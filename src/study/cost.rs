@@ -17,9 +17,9 @@ pub fn cost_line(cfg: &Config) -> String {
         .first()
         .map(|&(i, e)| {
             format!(
-                "; costliest point: {} ({:.0}% of the events)",
+                "; costliest point: {} ({} of the events)",
                 describe_point(cfg, i),
-                100.0 * e as f64 / c.events.max(1) as f64
+                crate::units::fmt_percent(100.0 * e as f64 / c.events.max(1) as f64)
             )
         })
         .unwrap_or_default();

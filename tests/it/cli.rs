@@ -1688,6 +1688,36 @@ fn shards_merge_to_the_single_run() {
     );
 }
 
+/// Issue #28 item 11: the costliest of thousands of points is a small share of the events,
+/// and `check` printed it as "(0% of the events)"; it keeps two significant digits.
+#[test]
+fn check_gives_a_small_costliest_share_its_digits() {
+    let mut toml = default_toml();
+    for i in 0..40 {
+        toml.push_str(&format!(
+            "\n[[scenarios]]\nname = \"copy {i}\"\nsender = {{ host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }}\nreceiver = {{ host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" }}\n"
+        ));
+    }
+    let cfg = write_config("many-points", &toml);
+    let o = gdrsim(&["check", s(&cfg)]);
+    assert_ok(&o, "check");
+    let out = text(&o.stdout);
+    let share = out
+        .split("costliest point: ")
+        .nth(1)
+        .and_then(|t| t.split(" (").nth(1))
+        .and_then(|t| t.split("% of the events)").next())
+        .unwrap_or_else(|| panic!("no costliest point: {out}"));
+    let v: f64 = share
+        .parse()
+        .unwrap_or_else(|_| panic!("{share:?} in {out}"));
+    assert!(v > 0.0 && v < 1.0, "{out}");
+    assert!(
+        share.starts_with("0.") && share.len() >= 4,
+        "two digits: {out}"
+    );
+}
+
 /// Issue #12: `check` prints a study's estimated cost; `run` refuses, before any work and as
 /// bad input, a study estimated above `--max-events`, naming its costliest points.
 #[test]
