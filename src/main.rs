@@ -123,6 +123,8 @@ enum Command {
         /// Print nothing but the report (no progress).
         #[arg(long)]
         quiet: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Run one of perftest's tests on the simulated machine and print perftest's report
     /// (ib_write_lat, ib_write_bw, ib_read_lat, ib_read_bw, ib_send_lat, ib_send_bw).
@@ -528,15 +530,20 @@ fn main() -> ExitCode {
             csv,
             chart,
             quiet,
-        }) => app::sensitivity(
-            config.as_deref(),
-            &delta,
-            &threshold,
-            csv.as_deref(),
-            chart.as_deref(),
-            quiet,
-        )
-        .and_then(|text| report::emit(&text)),
+            limits,
+        }) => limits
+            .limits()
+            .map_err(Into::into)
+            .and_then(|limits| {
+                app::sensitivity(
+                    config.as_deref(),
+                    (&delta, &threshold),
+                    (csv.as_deref(), chart.as_deref()),
+                    quiet,
+                    &limits,
+                )
+            })
+            .and_then(|text| report::emit(&text)),
         Some(Command::Perftest {
             test,
             config,

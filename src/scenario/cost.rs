@@ -115,19 +115,23 @@ pub fn study_of(cfg: &Config, ids: &[usize], threads: usize) -> StudyCost {
         .iter()
         .map(|p| super::memory::point(cfg, &topo, p, threads))
         .collect();
-    let first = |by: &mut dyn Iterator<Item = u64>| {
-        let mut v: Vec<(usize, u64)> = by.enumerate().map(|(j, c)| (ids[j], c)).collect();
-        v.sort_by_key(|&(i, c)| (std::cmp::Reverse(c), i));
-        v.truncate(3);
-        v
-    };
+    let working: Vec<u64> = memory.iter().map(|m| m.working).collect();
+    let of_plan = |v: Vec<(usize, u64)>| v.into_iter().map(|(j, c)| (ids[j], c)).collect();
     StudyCost {
         points: points.len(),
         events: costs.iter().fold(0u64, |a, &c| a.saturating_add(c)),
         memory: peak_memory(&memory, threads),
-        top: first(&mut costs.iter().copied()),
-        largest: first(&mut memory.iter().map(|m| m.working)),
+        top: of_plan(first_three(&costs)),
+        largest: of_plan(first_three(&working)),
     }
+}
+
+/// The three largest of `values`: (index, value), the largest first, ties by index.
+pub fn first_three(values: &[u64]) -> Vec<(usize, u64)> {
+    let mut v: Vec<(usize, u64)> = values.iter().copied().enumerate().collect();
+    v.sort_by_key(|&(i, c)| (std::cmp::Reverse(c), i));
+    v.truncate(3);
+    v
 }
 
 /// The peak of a run of points on `threads` threads: [`BASE_BYTES`], every point's kept row,

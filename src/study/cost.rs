@@ -34,7 +34,11 @@ pub fn cost_line(cfg: &Config) -> String {
 
 /// "PIX gpudirect write_imm 1 GiB": point `i` of the plan.
 fn describe_point(cfg: &Config, i: usize) -> String {
-    let p = &scenario::plan(cfg)[i];
+    point_name(cfg, &scenario::plan(cfg)[i])
+}
+
+/// "PIX gpudirect write_imm 1 GiB": point `p` of `cfg`.
+pub fn point_name(cfg: &Config, p: &scenario::Point) -> String {
     format!(
         "{} {} {} {}",
         cfg.scenarios[p.scenario].name,

@@ -84,6 +84,37 @@ pub struct Work {
     pub cut_memory: String,
 }
 
+impl Work {
+    /// This work, then `next` in the same process (`run --sensitivity`): their events add up,
+    /// and so does the memory each holds beyond the `base` both count, since this one's rows
+    /// stay while the next one runs. The costlier one's parts are named first.
+    pub fn then(self, next: Work, base: u64) -> Work {
+        let (first, second) = if next.events > self.events {
+            (&next, &self)
+        } else {
+            (&self, &next)
+        };
+        let (big, small) = if next.memory > self.memory {
+            (&next, &self)
+        } else {
+            (&self, &next)
+        };
+        let costliest = first.costliest.iter().chain(&second.costliest);
+        let largest = big.largest.iter().chain(&small.largest);
+        Work {
+            what: format!("{} and {}", self.what, next.what),
+            events: self.events.saturating_add(next.events),
+            over: format!("{}, then {}", self.over, next.over),
+            memory: (self.memory.saturating_add(next.memory)).saturating_sub(base),
+            threads: self.threads.max(next.threads),
+            costliest: costliest.take(3).cloned().collect(),
+            largest: largest.take(3).cloned().collect(),
+            cut_events: self.cut_events.clone(),
+            cut_memory: self.cut_memory.clone(),
+        }
+    }
+}
+
 /// Lets `work` through, or refuses it, before any work, as bad input of `file` (the config
 /// it came from) where its events or its memory are above `limits`.
 pub fn admit(file: &str, work: &Work, limits: &Limits) -> Result<(), ConfigError> {
