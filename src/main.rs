@@ -161,6 +161,8 @@ enum Command {
         /// Report Gb/sec instead of MiB/sec.
         #[arg(long = "report_gbits")]
         report_gbits: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Measure every GPU pair of a host as CUDA's p2pBandwidthLatencyTest does (unidirectional
     /// and bidirectional bandwidth, latency, P2P on and off) and print its report.
@@ -182,6 +184,8 @@ enum Command {
         /// Write the heatmap of the P2P=Enabled matrices to this SVG file.
         #[arg(long, value_name = "FILE.svg")]
         chart: Option<PathBuf>,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Run one of nvbandwidth's copy-engine testcases on the simulated machine and print
     /// nvbandwidth's report (host_to_device_memcpy_ce, device_to_host_memcpy_ce and their
@@ -225,6 +229,8 @@ enum Command {
         /// The host whose GPUs are measured (default: the config's first).
         #[arg(long)]
         host: Option<String>,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Run the validation set (published measurements against the model) and print the table;
     /// fails when a row that passed stops passing.
@@ -556,6 +562,7 @@ fn main() -> ExitCode {
             bidirectional,
             use_cuda,
             report_gbits,
+            limits,
         }) => gdrsim::perftest::Test::parse(&test)
             .and_then(|t| {
                 let sizes = match (all, size) {
@@ -575,8 +582,9 @@ fn main() -> ExitCode {
                     report_gbits,
                 })
             })
+            .and_then(|a| Ok((a, limits.limits()?)))
             .map_err(Into::into)
-            .and_then(|a| gdrsim::perftest::command(config.as_deref(), &a))
+            .and_then(|(a, l)| gdrsim::perftest::command(config.as_deref(), &a, &l))
             .and_then(|text| report::emit(&text)),
         Some(Command::Nvbandwidth {
             testcase,
@@ -587,6 +595,7 @@ fn main() -> ExitCode {
             loop_count,
             use_mean,
             host,
+            limits,
         }) => match (list, testcase) {
             (true, _) | (false, None) => report::emit(&gdrsim::nvbandwidth::list()),
             (false, Some(t)) => gdrsim::nvbandwidth::Testcase::parse(&t)
@@ -598,8 +607,9 @@ fn main() -> ExitCode {
                     use_mean,
                     host,
                 })
+                .and_then(|a| Ok((a, limits.limits()?)))
                 .map_err(Into::into)
-                .and_then(|a| gdrsim::nvbandwidth::command(config.as_deref(), &a))
+                .and_then(|(a, l)| gdrsim::nvbandwidth::command(config.as_deref(), &a, &l))
                 .and_then(|text| report::emit(&text)),
         },
         Some(Command::P2pMatrix {
@@ -609,6 +619,7 @@ fn main() -> ExitCode {
             p2p_read,
             csv,
             chart,
+            limits,
         }) => {
             let a = gdrsim::p2p_matrix::Args {
                 host,
@@ -617,7 +628,11 @@ fn main() -> ExitCode {
                 csv,
                 chart,
             };
-            gdrsim::p2p_matrix::command(config.as_deref(), &a).and_then(|text| report::emit(&text))
+            limits
+                .limits()
+                .map_err(Into::into)
+                .and_then(|l| gdrsim::p2p_matrix::command(config.as_deref(), &a, &l))
+                .and_then(|text| report::emit(&text))
         }
         Some(Command::Validate { set }) => gdrsim::validate::run(set.as_deref()).and_then(|rows| {
             let (text, broken) = gdrsim::validate::render(&rows);

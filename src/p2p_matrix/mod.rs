@@ -23,6 +23,7 @@
 //! allows (NVLink, or PCIe forwarding peer-to-peer both ways); pairs without it fall back to
 //! staging, as the CUDA driver does, so their P2P=Enabled cells equal the Disabled ones.
 
+mod cost;
 pub mod heatmap;
 pub mod layout;
 pub mod measure;
@@ -32,6 +33,7 @@ use anyhow::Result;
 use crate::config::{Config, ConfigError};
 use crate::scenario::{self, peer::PeerCopy};
 use crate::study;
+pub use cost::work;
 use measure::Stream;
 
 /// The sample's default `numElems` (ints per bandwidth copy).
@@ -193,8 +195,18 @@ pub fn first_pair(cfg: &Config, both_ways: bool, size: u64) -> Result<f64> {
     }
 }
 
-/// Measures every matrix on the config's host.
-pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
+/// How a cell's copy moves: peer writes (or, with `read`, peer reads) where P2P is on and the
+/// pair has peer access, else staged through host memory, as the sample falls back.
+fn copy_kind(peer: bool, read: bool) -> PeerCopy {
+    match (peer, read) {
+        (false, _) => PeerCopy::Staged,
+        (true, false) => PeerCopy::Write,
+        (true, true) => PeerCopy::Read,
+    }
+}
+
+/// The host `a` measures and its GPUs, refused where `--numElems` or the host cannot be run.
+fn checked(cfg: &Config, a: &Args) -> Result<(usize, usize)> {
     let host = host_index(cfg, a.host.as_deref())?;
     if !(1..=1_000_000_000).contains(&a.elems) {
         return Err(ConfigError::new(
@@ -215,6 +227,12 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
         )
         .into());
     }
+    Ok((host, gpus))
+}
+
+/// Measures every matrix on the config's host.
+pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
+    let (host, gpus) = checked(cfg, a)?;
     let timeline = crate::nvbandwidth::measure::gpu_timeline(cfg);
     let gpu_topo = scenario::topology(&timeline);
     let cpu_topo = scenario::topology(cfg);
@@ -226,11 +244,7 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
                 .collect()
         })
         .collect();
-    let how = |i: usize, j: usize, p2p: bool, read: bool| match (p2p && access[i][j], read) {
-        (false, _) => PeerCopy::Staged,
-        (true, false) => PeerCopy::Write,
-        (true, true) => PeerCopy::Read,
-    };
+    let how = |i: usize, j: usize, p2p: bool, read: bool| copy_kind(p2p && access[i][j], read);
     let size = a.elems * 4;
     let seed = |k: u64, i: usize, j: usize| cell_seed(cfg, k, i, j);
     let cell = |f: &dyn Fn(usize, usize) -> Result<f64>| -> Result<Vec<Vec<f64>>> {
@@ -361,8 +375,13 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
     })
 }
 
-/// `gdrsim p2p-matrix`: measures, writes the CSV and chart where asked, returns the text.
-pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
+/// `gdrsim p2p-matrix`: measures, writes the CSV and chart where asked, returns the text;
+/// refused before any work where it costs more than `limits`.
+pub fn command(
+    config: Option<&std::path::Path>,
+    a: &Args,
+    limits: &study::Limits,
+) -> Result<String> {
     let cfg = study::load_config(config)?;
     for (p, ext, key) in [(&a.csv, "csv", "--csv"), (&a.chart, "svg", "--chart")] {
         if let Some(p) = p
@@ -377,6 +396,7 @@ pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
             .into());
         }
     }
+    study::admit(&study::source_name(config), &work(&cfg, a)?, limits)?;
     let r = measure(&cfg, a)?;
     if let Some(p) = &a.csv {
         crate::report::atomic::write(p, layout::csv(&r).as_bytes())?;

@@ -28,13 +28,7 @@ const EVENTS_PER_TLP: u64 = 12;
 /// chunk by chunk (at most [`super::build::MAX_CHUNKS`] chunks).
 pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
     let size = p.size.max(1);
-    let units = |bytes: u64| -> u64 {
-        if cfg.sim.granularity.tlp() || bytes <= cfg.sim.coalesce_above {
-            bytes.div_ceil(BYTES_PER_TLP) * EVENTS_PER_TLP
-        } else {
-            PER_BULK
-        }
-    };
+    let units = |bytes: u64| data_events(cfg, bytes);
     let (_, streamed) = stream_shape(cfg, size);
     let sc = &cfg.scenarios[p.scenario];
     // Independent flows: the iterations and the streamed messages. A workload: each flow's
@@ -64,6 +58,28 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
         messages(i).saturating_mul(per_message)
     });
     per_flow.fold(0u64, u64::saturating_add).max(1)
+}
+
+/// Events of one movement of `bytes` of data: TLP by TLP up to `coalesce_above_bytes` (or
+/// always, with `granularity = "tlp"`), one bulk transfer above.
+fn data_events(cfg: &Config, bytes: u64) -> u64 {
+    if cfg.sim.granularity.tlp() || bytes <= cfg.sim.coalesce_above {
+        bytes.div_ceil(BYTES_PER_TLP) * EVENTS_PER_TLP
+    } else {
+        PER_BULK
+    }
+}
+
+/// Estimated events of one message of `plan`, whichever builder made it (a tool's copy, a
+/// perftest message): its fixed events, and its data once per chain of streaming payload steps
+/// (a staged message moves it three times, a chunked one three times per chunk). For a path's
+/// plan this is what [`estimate`] counts per message, less a chunked message's fixed events
+/// per chunk.
+pub fn message_events(cfg: &Config, plan: &crate::plan::Plan) -> u64 {
+    let data = plan.steps.iter().filter(|s| s.payload && s.input.is_none());
+    data.fold(PER_MESSAGE, |a, s| {
+        a.saturating_add(data_events(cfg, s.bytes))
+    })
 }
 
 /// Estimated events one core works through per second (measured on the project's 2-core

@@ -86,3 +86,35 @@ pub fn study_work(cfg: &Config, ids: &[usize], threads: usize) -> Work {
         },
     }
 }
+
+/// What a command that draws no chart holds whatever it simulates (measured: `nvbandwidth 0
+/// -b 64`, 8.2 MiB).
+const TOOL_BASE_BYTES: u64 = 8 << 20;
+
+/// What a tool that makes `runs` fabric runs one after another is, for the cost gate: each run
+/// named with its estimated events and memory (its fabric is dropped before the next: the peak
+/// is the largest), over `over` ("400000 messages over 2 queue pairs"), `cut` saying what
+/// makes it smaller.
+pub fn runs_work(what: &str, over: String, runs: &[(String, u64, u64)], cut: &str) -> Work {
+    let events: Vec<u64> = runs.iter().map(|r| r.1).collect();
+    let memory: Vec<u64> = runs.iter().map(|r| r.2).collect();
+    let named = |v: Vec<(usize, u64)>, figure: &dyn Fn(u64) -> String| -> Vec<String> {
+        v.into_iter()
+            .map(|(i, x)| format!("{} ({})", runs[i].0, figure(x)))
+            .collect()
+    };
+    let largest = memory.iter().copied().max().unwrap_or(0);
+    Work {
+        what: what.into(),
+        events: events.iter().fold(0u64, |a, &e| a.saturating_add(e)),
+        over,
+        memory: TOOL_BASE_BYTES.saturating_add(largest),
+        threads: 1,
+        costliest: named(scenario::cost::first_three(&events), &|e| {
+            format!("{:.1e}", e as f64)
+        }),
+        largest: named(scenario::cost::first_three(&memory), &fmt_bytes),
+        cut_events: cut.into(),
+        cut_memory: cut.into(),
+    }
+}

@@ -12,7 +12,7 @@ mod machine;
 mod simulate;
 
 pub use ceiling::ceiling;
-pub use cost::{cost_line, point_name, study_work, threads};
+pub use cost::{cost_line, point_name, runs_work, study_work, threads};
 pub use gate::{DEFAULT_MAX_EVENTS, Limits, Work, admit};
 pub use info::run_info;
 pub use load::{load_config, plausibility, source_name};

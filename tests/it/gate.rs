@@ -53,3 +53,94 @@ fn sensitivity_is_gated_with_its_variants() {
     );
     assert!(!out.exists());
 }
+
+/// The peak memory the gate estimated for `gdrsim ARGS`, read from its refusal under a limit
+/// of one byte.
+fn estimated_peak(args: &[&str]) -> u64 {
+    let o = gdrsim_within(30, &[args, &["--max-memory", "1"]].concat());
+    gated(&o, "of memory at its peak");
+    let err = text(&o.stderr);
+    let at = err.find("found about ").expect("the estimate") + "found about ".len();
+    let figure: Vec<&str> = err[at..].split(' ').take(2).collect();
+    bytes_of(&figure.join(" "))
+}
+
+/// Issue #27 item 9: perftest's legal `-b -q 1000 -n 200 -t 15000` held gigabytes for hours,
+/// and nvbandwidth or p2p-matrix with TLP-by-TLP copies of the largest buffers ran for
+/// thousands of hours: each goes through the gate, refused before any work and naming what
+/// to change, and the memory it is refused for is within 3x of what a run holds.
+#[test]
+fn the_benchmark_emulations_are_gated() {
+    let repro = [
+        "perftest",
+        "ib_send_bw",
+        "-b",
+        "-q",
+        "1000",
+        "-n",
+        "200",
+        "-t",
+        "15000",
+    ];
+    gated(
+        &gdrsim_within(30, &[&repro[..], &["--max-memory", "512MiB"]].concat()),
+        "expected an ib_send_bw run of at most 512 MiB of memory at its peak (raise the limit \
+         with --max-memory, or fewer iterations (-n), queue pairs (-q) or sizes), found about",
+    );
+    gated(
+        &gdrsim_within(30, &[&repro[..], &["--max-events", "1000000"]].concat()),
+        "400000 messages over 2000 queue pairs at 1 size",
+    );
+    // TLP by TLP, 4 GPUs x 1,000 samples x 10,004 copies of 16 MiB: 3e13 events, over the
+    // default limit.
+    let dir = scratch("gate", "tools");
+    let tlp = dir.join("tlp.toml");
+    let text_ = gdrsim::config::DEFAULT_TOML
+        .replacen("granularity = \"auto\"", "granularity = \"tlp\"", 1)
+        .replacen("to = \"1GiB\"", "to = \"16MiB\"", 1);
+    std::fs::write(&tlp, text_).unwrap();
+    let o = gdrsim_within(
+        30,
+        &[
+            "nvbandwidth",
+            "0",
+            s(&tlp),
+            "-b",
+            "16",
+            "-i",
+            "1000",
+            "--loopCount",
+            "10000",
+        ],
+    );
+    gated(
+        &o,
+        "expected a host_to_device_memcpy_ce testcase of at most 2.5e11 estimated events \
+         (raise the limit with --max-events, or fewer samples (-i), copies (--loopCount) or a \
+         smaller buffer (-b)), found 3.1e13 events",
+    );
+    let csv = dir.join("m.csv");
+    let o = gdrsim_within(
+        30,
+        &["p2p-matrix", "--max-events", "1000", "--csv", s(&csv)],
+    );
+    gated(
+        &o,
+        "expected a p2p-matrix run of at most 1.0e3 estimated events",
+    );
+    assert!(!csv.exists());
+    // The estimates are models of the runs.
+    for args in [
+        &["perftest", "ib_send_bw", "-b", "-q", "10", "-n", "2000"][..],
+        &["perftest", "ib_read_lat", "-n", "20000"],
+        &["nvbandwidth", "3", "-b", "64", "--loopCount", "2000"],
+        &["p2p-matrix", "--numElems", "1000000"],
+    ] {
+        let estimate = estimated_peak(args);
+        let (code, peak) = gdrsim_peak(args);
+        assert_eq!(code, 0, "{args:?}");
+        let ratio = estimate as f64 / peak as f64;
+        eprintln!("{args:?}: estimated {estimate} B, peak {peak} B ({ratio:.2}x)");
+        assert!((1.0 / 3.0..=3.0).contains(&ratio), "{args:?}: {ratio:.2}");
+    }
+}

@@ -38,20 +38,6 @@ fn flows(n: usize) -> String {
     )
 }
 
-/// "67.3 MiB" (as `check` prints sizes) in bytes.
-fn bytes_of(s: &str) -> u64 {
-    let (n, unit) = s.split_once(' ').expect("a number and a unit");
-    let scale = match unit {
-        "B" => 1u64,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        "TiB" => 1 << 40,
-        u => panic!("unit {u}"),
-    };
-    (n.parse::<f64>().expect("a number") * scale as f64) as u64
-}
-
 /// The peak memory `gdrsim check CONFIG` estimates for a run of it.
 fn estimated_peak(config: &std::path::Path) -> u64 {
     let out = ok(&gdrsim(&["check", s(config)]), "check");
@@ -63,36 +49,6 @@ fn estimated_peak(config: &std::path::Path) -> u64 {
     let before = &line[..at];
     let from = before.rfind(", ").expect("the figure before the peak") + 2;
     bytes_of(&before[from..])
-}
-
-/// The peak resident memory of `gdrsim run` on `config` (its VmHWM, read from
-/// /proc/PID/status every millisecond while it runs: the image's own high-water mark), and its
-/// exit status. Not wait4's ru_maxrss: Linux carries the spawning process's high-water mark
-/// into the child across exec, so under a test harness holding hundreds of MiB every child
-/// measured that (780 points read 0.05x in the full suite).
-#[cfg(target_os = "linux")]
-fn measured_peak(config: &std::path::Path, out: &std::path::Path) -> (i32, u64) {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gdrsim"))
-        .args(["run", s(config), "--quiet", "--out", s(out)])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the gdrsim binary runs");
-    let status_file = format!("/proc/{}/status", child.id());
-    let mut peak = 0u64;
-    loop {
-        let hwm = std::fs::read_to_string(&status_file).ok().and_then(|t| {
-            let line = t.lines().find(|l| l.starts_with("VmHWM:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        });
-        peak = peak.max(hwm.unwrap_or(0) * 1024);
-        if let Some(status) = child.try_wait().expect("the child's status") {
-            return (status.code().unwrap_or(-1), peak);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }
 
 /// Issue #27 item 9: `check`'s memory estimate is a model of the run: within 3x of the peak
@@ -156,7 +112,8 @@ fn check_estimates_the_peak_memory_of_a_run_within_3x() {
         let c = dir.join(format!("{i}.toml"));
         std::fs::write(&c, text).unwrap();
         let estimate = estimated_peak(&c);
-        let (code, peak) = measured_peak(&c, &dir.join(format!("out{i}")));
+        let out = dir.join(format!("out{i}"));
+        let (code, peak) = gdrsim_peak(&["run", s(&c), "--quiet", "--out", s(&out)]);
         assert_eq!(code, 0, "{what}: run failed");
         let ratio = estimate as f64 / peak as f64;
         eprintln!(
