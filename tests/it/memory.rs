@@ -154,14 +154,21 @@ fn iterations_study(n: usize, iterations: u32, sizes: &str) -> String {
 }
 
 /// Issue #27 item 9: 64 flows x 100,000 iterations is legal, and its run held more than 8 GiB
-/// before it died. `run` refuses, before any work and as bad input, a study estimated to hold
-/// more than `--max-memory` (by default this machine's memory) at its peak, naming its largest
-/// point and what makes it fit.
+/// before it died. A run no longer keeps a message's step states once it has ended (they go
+/// back to its flow's pool), so that study now holds about 1.4 GiB; 512 flows x 100,000
+/// iterations, about 10.7 GiB, is refused the same way. `run` refuses, before any work and as
+/// bad input, a study estimated to hold more than `--max-memory` (by default this machine's
+/// memory) at its peak, naming its largest point and what makes it fit. Without the gate the
+/// study runs (an hour of events): the run would pass 30 s or write its folder.
 #[test]
 fn a_study_above_the_memory_limit_is_refused_before_any_work() {
     let dir = scratch("memory", "refused");
     let c = dir.join("c.toml");
-    std::fs::write(&c, iterations_study(64, 100_000, "sizes = [\"4KiB\"]")).unwrap();
+    let text_ = iterations_study(512, 100_000, "sizes = [\"4KiB\"]");
+    let cfg = gdrsim::config::parse(&text_, "c.toml").unwrap();
+    let estimate = gdrsim::scenario::cost::study(&cfg, 1).memory;
+    assert!(estimate > 9 << 30, "the study's estimate: {estimate} B");
+    std::fs::write(&c, text_).unwrap();
     let out = dir.join("out");
     let o = gdrsim_within(
         30,
@@ -179,11 +186,12 @@ fn a_study_above_the_memory_limit_is_refused_before_any_work() {
     }
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(!out.exists(), "a refused run wrote {}", out.display());
-    // Without the flag the limit is this machine's: 512 flows x 100,000 messages hold about
-    // 90 GB (where the machine has more, nothing to see).
-    let text_ = iterations_study(512, 100_000, "sizes = [\"4KiB\"]");
+    // Without the flag the limit is this machine's: 2048 flows x 100,000 messages hold about
+    // 43 GiB (where the machine has more, nothing to see).
+    let text_ = iterations_study(2048, 100_000, "sizes = [\"4KiB\"]");
     let cfg = gdrsim::config::parse(&text_, "c.toml").unwrap();
     let estimate = gdrsim::scenario::cost::study(&cfg, 1).memory;
+    assert!(estimate > 40 << 30, "the study's estimate: {estimate} B");
     if let Some(machine) = gdrsim::study::Limits::default().max_memory
         && machine < estimate
     {
@@ -200,7 +208,10 @@ fn a_study_above_the_memory_limit_is_refused_before_any_work() {
 }
 
 /// The points a run holds at once are as many as its worker threads: a limit between one
-/// point's peak and two points' refuses `--jobs 2` (naming --jobs) and runs `--jobs 1`.
+/// point's peak and two points' refuses `--jobs 2` (naming --jobs) and runs `--jobs 1`. A point
+/// of 20,000 messages holds about 4.3 MiB of them (each message's outcome, not its step states,
+/// which go back to its flow's pool): the limit is some 2 MiB from either estimate. Without the
+/// gate `--jobs 2` runs and exits 0.
 #[test]
 fn the_memory_limit_counts_the_points_that_run_at_once() {
     let dir = scratch("memory", "jobs");
@@ -210,7 +221,7 @@ fn the_memory_limit_counts_the_points_that_run_at_once() {
     let cfg = gdrsim::config::parse(&text_, "c.toml").unwrap();
     let one = gdrsim::scenario::cost::study(&cfg, 1).memory;
     let two = gdrsim::scenario::cost::study(&cfg, 2).memory;
-    assert!(two > one + (20 << 20), "{one} {two}");
+    assert!(two > one + (4 << 20), "{one} {two}");
     let limit = ((one + two) / 2).to_string();
     let run = |jobs: &str, out: &str| {
         let out = dir.join(out);
