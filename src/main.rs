@@ -291,6 +291,8 @@ enum Command {
         /// nvbandwidth rows: the measured run's copies per sample (its `--loopCount`).
         #[arg(long, default_value_t = 16)]
         nvb_loops: u32,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Validate a config and run nothing.
     Check {
@@ -662,7 +664,8 @@ fn main() -> ExitCode {
             nvb_buffer_size,
             nvb_samples,
             nvb_loops,
-        }) => {
+            limits,
+        }) => limits.limits().map_err(Into::into).and_then(|limits| {
             let o = gdrsim::calibrate::Options {
                 keys: fit,
                 scenario,
@@ -672,11 +675,12 @@ fn main() -> ExitCode {
                 nvb_buffer_mib: nvb_buffer_size,
                 nvb_samples,
                 nvb_loops,
+                limits,
                 ..Default::default()
             };
             gdrsim::calibrate::command(&config, &measured, &o, &out)
                 .and_then(|text| report::emit(&text))
-        }
+        }),
         Some(Command::Params { config, estimates }) => study::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {

@@ -564,12 +564,12 @@ fn streams(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Vec<
         .collect()
 }
 
-/// What the test is about to simulate, for the cost gate: each size's run (every QP's
-/// messages, both ways with `-b`), one after another.
-pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
+/// The runs the test makes, one per size (every QP's messages, both ways with `-b`), each
+/// named with its estimated events and memory.
+pub fn runs(cfg: &Config, a: &Args) -> Result<Vec<(String, u64, u64)>> {
     let s = setup(cfg, a)?;
     let topo = scenario::topology(&s.cfg);
-    let runs = streams(&s.cfg, s.si, a, s.iters, s.tx_depth)
+    streams(&s.cfg, s.si, a, s.iters, s.tx_depth)
         .into_iter()
         .map(|st| {
             let built = ways(&s.cfg, &topo, s.si, st)?;
@@ -578,13 +578,17 @@ pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
                 .iter()
                 .flat_map(|b| std::iter::repeat_n((&b.plan, u64::from(st.total)), qps))
                 .collect();
-            let events = flows.iter().fold(0u64, |e, (p, n)| {
-                e.saturating_add(n.saturating_mul(scenario::cost::message_events(&s.cfg, p)))
-            });
-            let memory = scenario::memory::run(&s.cfg, &flows, u64::from(st.window));
+            let window = u64::from(st.window);
+            let (events, memory) = scenario::cost::fabric_run(&s.cfg, &flows, window);
             Ok((format!("{} B", st.size), events, memory))
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
+
+/// What the test is about to simulate, for the cost gate: its [`runs`], one after another.
+pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
+    let runs = runs(cfg, a)?;
+    let s = setup(cfg, a)?;
     let ways = if a.duplex { 2 } else { 1 };
     let qps = u64::from(a.qps) * ways;
     let over = format!(
@@ -601,6 +605,7 @@ pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
         over,
         &runs,
         cut,
+        1,
     ))
 }
 

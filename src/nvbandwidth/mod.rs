@@ -464,9 +464,10 @@ pub fn peer_matrices(cfg: &Config, a: &Args) -> Result<Vec<Vec<Vec<Option<f64>>>
     Ok(out)
 }
 
-/// What the testcase is about to simulate, for the cost gate: per GPU (or GPU pair) `-i`
-/// samples, each a run of its streams' `WARMUP_COUNT + --loopCount` copies, one after another.
-pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
+/// The runs the testcase makes: per GPU (or GPU pair) `-i` samples, each a run of its
+/// streams' `WARMUP_COUNT + --loopCount` copies, named with their estimated events (all
+/// samples') and memory (one sample's).
+pub fn runs(cfg: &Config, a: &Args) -> Result<Vec<(String, u64, u64)>> {
     a.check()?;
     let host = host_index(cfg, a.host.as_deref())?;
     let size = a.buffer_mib << 20;
@@ -476,18 +477,11 @@ pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
     let copies = u64::from(measure::WARMUP_COUNT) + u64::from(a.loops);
     let run = |label: String, plans: Vec<crate::plan::Plan>| {
         let flows: Vec<(&crate::plan::Plan, u64)> = plans.iter().map(|p| (p, copies)).collect();
-        let events = flows.iter().fold(0u64, |e, (p, n)| {
-            e.saturating_add(n.saturating_mul(scenario::cost::message_events(&cfg, p)))
-        });
-        let samples = u64::from(a.samples);
-        (
-            label,
-            events.saturating_mul(samples),
-            // One copy in flight per stream (measure's `run(1, ..)`).
-            scenario::memory::run(&cfg, &flows, 1),
-        )
+        // One copy in flight per stream (measure's `run(1, ..)`).
+        let (events, memory) = scenario::cost::fabric_run(&cfg, &flows, 1);
+        (label, events.saturating_mul(u64::from(a.samples)), memory)
     };
-    let runs = match (a.testcase.host_copies(), a.testcase.peer_copy()) {
+    Ok(match (a.testcase.host_copies(), a.testcase.peer_copy()) {
         (Some((h2d, bidir)), _) => (0..gpus)
             .map(|gpu| {
                 let streams = host_streams(gpu, (h2d, bidir), size);
@@ -511,7 +505,13 @@ pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
                 .collect::<Result<Vec<_>>>()?
         }
         (None, None) => Vec::new(),
-    };
+    })
+}
+
+/// What the testcase is about to simulate, for the cost gate: its [`runs`], one after another.
+pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
+    let runs = runs(cfg, a)?;
+    let copies = u64::from(measure::WARMUP_COUNT) + u64::from(a.loops);
     let over = format!(
         "{} sample{} of {copies} copies of {} MiB",
         runs.len() as u64 * u64::from(a.samples),
@@ -528,6 +528,7 @@ pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
         over,
         &runs,
         cut,
+        1,
     ))
 }
 

@@ -113,16 +113,12 @@ pub fn work(cfg: &Config, a: &Args) -> Result<Work> {
             let plans = super::measure::plans(&topo, host, &streams)?;
             let flows: Vec<(&crate::plan::Plan, u64)> =
                 plans.iter().map(|p| (p, u64::from(copies))).collect();
-            let events = flows.iter().fold(0u64, |e, (p, n)| {
-                let each = scenario::cost::message_events(&timeline, p);
-                e.saturating_add(n.saturating_mul(each))
-            });
-            let memory = scenario::memory::run(&timeline, &flows, 1);
+            let (events, memory) = scenario::cost::fabric_run(&timeline, &flows, 1);
             let label = format!("{name} GPU {i} to GPU {j}");
             runs.push((label, events.saturating_mul(repeat), memory));
         }
     }
     let over = format!("{} cells of {} GPUs", runs.len(), gpus);
     let cut = "fewer ints per copy (--numElems)";
-    Ok(study::runs_work("a p2p-matrix run", over, &runs, cut))
+    Ok(study::runs_work("a p2p-matrix run", over, &runs, cut, 1))
 }

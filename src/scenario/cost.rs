@@ -82,6 +82,15 @@ pub fn message_events(cfg: &Config, plan: &crate::plan::Plan) -> u64 {
     })
 }
 
+/// Estimated events and memory of one fabric run a tool makes: each flow's plan with the
+/// messages it carries, at most `window` of a flow's in flight.
+pub fn fabric_run(cfg: &Config, flows: &[(&crate::plan::Plan, u64)], window: u64) -> (u64, u64) {
+    let events = flows.iter().fold(0u64, |e, (p, n)| {
+        e.saturating_add(n.saturating_mul(message_events(cfg, p)))
+    });
+    (events, super::memory::run(cfg, flows, window))
+}
+
 /// Estimated events one core works through per second (measured on the project's 2-core
 /// machine: the default study's 2.6e6 in about 1.3 s of CPU, 120 scenarios of it, 1.1e8, in
 /// about 75 s).

@@ -91,11 +91,17 @@ pub fn study_work(cfg: &Config, ids: &[usize], threads: usize) -> Work {
 /// -b 64`, 8.2 MiB).
 const TOOL_BASE_BYTES: u64 = 8 << 20;
 
-/// What a tool that makes `runs` fabric runs one after another is, for the cost gate: each run
-/// named with its estimated events and memory (its fabric is dropped before the next: the peak
-/// is the largest), over `over` ("400000 messages over 2 queue pairs"), `cut` saying what
-/// makes it smaller.
-pub fn runs_work(what: &str, over: String, runs: &[(String, u64, u64)], cut: &str) -> Work {
+/// What a tool that makes `runs` fabric runs, `threads` at a time, is for the cost gate: each
+/// run named with its estimated events and memory (a run's fabric is dropped when it ends: the
+/// peak is the largest runs, as many as run at once), over `over` ("400000 messages over 2
+/// queue pairs"), `cut` saying what makes it smaller.
+pub fn runs_work(
+    what: &str,
+    over: String,
+    runs: &[(String, u64, u64)],
+    cut: &str,
+    threads: usize,
+) -> Work {
     let events: Vec<u64> = runs.iter().map(|r| r.1).collect();
     let memory: Vec<u64> = runs.iter().map(|r| r.2).collect();
     let named = |v: Vec<(usize, u64)>, figure: &dyn Fn(u64) -> String| -> Vec<String> {
@@ -103,13 +109,19 @@ pub fn runs_work(what: &str, over: String, runs: &[(String, u64, u64)], cut: &st
             .map(|(i, x)| format!("{} ({})", runs[i].0, figure(x)))
             .collect()
     };
-    let largest = memory.iter().copied().max().unwrap_or(0);
+    let mut sorted = memory.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let threads = threads.min(runs.len()).max(1);
+    let at_once = sorted
+        .iter()
+        .take(threads)
+        .fold(0u64, |a, &m| a.saturating_add(m));
     Work {
         what: what.into(),
         events: events.iter().fold(0u64, |a, &e| a.saturating_add(e)),
         over,
-        memory: TOOL_BASE_BYTES.saturating_add(largest),
-        threads: 1,
+        memory: TOOL_BASE_BYTES.saturating_add(at_once),
+        threads,
         costliest: named(scenario::cost::first_three(&events), &|e| {
             format!("{:.1e}", e as f64)
         }),

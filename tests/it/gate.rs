@@ -144,3 +144,50 @@ fn the_benchmark_emulations_are_gated() {
         assert!((1.0 / 3.0..=3.0).contains(&ratio), "{args:?}: {ratio:.2}");
     }
 }
+
+/// `calibrate` ran its emulations at every Nelder-Mead evaluation, whatever they cost: it now
+/// estimates every emulated run at the most evaluations the fit makes, refuses before any
+/// work above either limit, and writes no calibrated config.
+#[test]
+fn calibrate_is_gated() {
+    let dir = scratch("gate", "calibrate");
+    let log = dir.join("bw.log");
+    let args = ["perftest", "ib_write_bw", "-s", "4096", "-n", "100"];
+    std::fs::write(&log, ok(&gdrsim(&args), "perftest")).unwrap();
+    let csv = dir.join("m.csv");
+    ok(
+        &gdrsim(&["measured", s(&log), "--out", s(&csv)]),
+        "measured",
+    );
+    let out = dir.join("calibrated.toml");
+    let calibrate = |limit: &[&str]| {
+        let fit = "machines[0].nics[0].wire_rate_gbps";
+        let args = [
+            "calibrate",
+            "configs/default.toml",
+            "--measured",
+            s(&csv),
+            "--fit",
+            fit,
+            "--out",
+            s(&out),
+        ];
+        gdrsim_within(30, &[&args[..], limit].concat())
+    };
+    gated(
+        &calibrate(&["--max-events", "100000"]),
+        "expected a calibration of at most 1.0e5 estimated events (raise the limit with \
+         --max-events, or fewer measured rows (--stats), --fit keys or iterations (--iters)), \
+         found 1.4e7 events over 1 emulated run of up to 608 evaluations",
+    );
+    assert!(!out.exists());
+    gated(
+        &calibrate(&["--max-memory", "1MiB"]),
+        "expected a calibration of at most 1 MiB of memory at its peak (raise the limit with \
+         --max-memory",
+    );
+    assert!(!out.exists());
+    // Under the defaults it fits and writes its config.
+    ok(&calibrate(&[]), "calibrate");
+    assert!(out.exists());
+}
