@@ -1266,6 +1266,38 @@ fn bad_input_times_whose_product_passes_the_horizon() {
     );
 }
 
+/// Issue #28 item 11: the horizon error blamed `sim.iterations` without saying which point
+/// crossed it. It names the scenario, the path and the size: here only the pipeline, whose
+/// chunks each pay the hosts' fixed costs, crosses, at 4 GiB (512 iterations within the
+/// budget), and GPUDirect, moving the message whole, does not.
+#[test]
+fn the_horizon_error_names_the_point_that_crosses_it() {
+    assert_edit_rejected_all(
+        "horizon-point",
+        &[
+            ("iterations = 60 ", "iterations = 100000 "),
+            (
+                "iteration_budget_bytes = \"512MiB\"",
+                "iteration_budget_bytes = \"2TiB\"",
+            ),
+            (
+                "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+                "sizes = [\"4KiB\", \"4GiB\"]",
+            ),
+            (
+                "paths = [\"host\", \"staged\", \"gpudirect\"]",
+                "paths = [\"gpudirect\", \"staged_pipelined\"]",
+            ),
+        ],
+        &[
+            "key `sim.iterations`",
+            "horizon of 53.4 days",
+            "scenario `PIX`, path staged_pipelined, 4 GiB messages",
+            "512 messages x 1 flow x",
+        ],
+    );
+}
+
 /// Issue #13, item 2: `granularity = "tlp"` with a 16 GiB message exhausted memory; TLP by TLP
 /// is bounded to 16 MiB messages, refused above before any work.
 #[test]
