@@ -187,9 +187,9 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
-    /// Run one of nvbandwidth's copy-engine testcases on the simulated machine and print
-    /// nvbandwidth's report (host_to_device_memcpy_ce, device_to_host_memcpy_ce and their
-    /// bidirectional forms; `--list` lists them).
+    /// Run one of nvbandwidth's eight copy-engine testcases on the simulated machine and print
+    /// nvbandwidth's report: host to device, device to host, and device to device (read and
+    /// write), each one way and bidirectional (`--list` lists them by index and name).
     Nvbandwidth {
         /// The testcase, by nvbandwidth's name or index (required unless --list).
         #[arg(required_unless_present = "list")]
