@@ -14,7 +14,9 @@ use gdrsim::study;
 #[command(
     name = "gdrsim",
     version,
-    about = "Discrete-event model of GPUDirect RDMA vs host-staged transfers"
+    about = "Discrete-event model of GPUDirect RDMA vs host-staged transfers",
+    after_help = "With no command, gdrsim is gdrsim run: `gdrsim --quiet --out DIR` runs the \
+                  embedded default study."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -433,8 +435,24 @@ struct ImportOptions {
     preset: Option<String>,
 }
 
+/// The command line with `run` put in where it starts with an option that is not gdrsim's own
+/// (`--help`, `--version`): bare `gdrsim` is `gdrsim run`, so `gdrsim --quiet --out DIR` is
+/// `gdrsim run --quiet --out DIR`. A first word that is not an option stays a command, so a
+/// mistyped one is still reported as such.
+fn run_by_default(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let own = ["-h", "--help", "-V", "--version"];
+    if let Some(first) = args.get(1).and_then(|a| a.to_str())
+        && first.starts_with('-')
+        && !own.contains(&first)
+    {
+        args.insert(1, "run".into());
+    }
+    args
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(run_by_default(std::env::args_os()));
     let result = match cli.command {
         None => app::run(None, None, None, 0, false, "cargo run --release").map(|_| ()),
         Some(Command::Run {

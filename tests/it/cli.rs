@@ -1720,6 +1720,39 @@ fn shards_merge_to_the_single_run() {
     );
 }
 
+/// Issue #28 item 11: bare `gdrsim` is `gdrsim run`, but `gdrsim --quiet` (run's options
+/// without the word `run`) was refused. Run's options come first as they would after `run`; a
+/// mistyped command is still named as one, and `--help` and `--version` are gdrsim's own.
+#[test]
+fn run_options_without_the_word_run_run_the_study() {
+    let dir = scratch("bare-options");
+    let o = gdrsim(&[
+        "--quiet",
+        "--seed",
+        "7",
+        "--out",
+        s(&dir),
+        "configs/ring.toml",
+    ]);
+    assert_ok(&o, "gdrsim --quiet --seed 7 --out DIR configs/ring.toml");
+    assert!(o.stdout.is_empty(), "--quiet: {}", text(&o.stdout));
+    assert!(dir.join("results.csv").exists());
+    let report = fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("gdrsim run configs/ring.toml --seed 7"),
+        "{report}"
+    );
+    let o = gdrsim(&["chekc"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("unrecognized subcommand 'chekc'"));
+    let o = gdrsim(&["--version"]);
+    assert_ok(&o, "--version");
+    assert!(text(&o.stdout).starts_with("gdrsim "));
+    let o = gdrsim(&["--help"]);
+    assert_ok(&o, "--help");
+    assert!(text(&o.stdout).contains("With no command, gdrsim is gdrsim run"));
+}
+
 /// Issue #28 item 11: the costliest of thousands of points is a small share of the events,
 /// and `check` printed it as "(0% of the events)"; it keeps two significant digits.
 #[test]
