@@ -240,6 +240,8 @@ enum Command {
         /// Another validation set (default: the embedded data/validation.toml).
         #[arg(long)]
         set: Option<PathBuf>,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Read perftest and nvbandwidth text logs into one measured-data CSV (one row per
     /// measured figure; the columns are in README.md).
@@ -654,18 +656,22 @@ fn main() -> ExitCode {
                 .and_then(|l| gdrsim::p2p_matrix::command(config.as_deref(), &a, &l))
                 .and_then(|text| report::emit(&text))
         }
-        Some(Command::Validate { set }) => gdrsim::validate::run(set.as_deref()).and_then(|rows| {
-            let (text, broken) = gdrsim::validate::render(&rows);
-            report::emit(&text)?;
-            if broken.is_empty() {
-                Ok(())
-            } else {
-                Err(anyhow::anyhow!(
-                    "rows that passed no longer pass: {}",
-                    broken.join(", ")
-                ))
-            }
-        }),
+        Some(Command::Validate { set, limits }) => limits
+            .limits()
+            .map_err(Into::into)
+            .and_then(|limits| gdrsim::validate::run(set.as_deref(), &limits))
+            .and_then(|rows| {
+                let (text, broken) = gdrsim::validate::render(&rows);
+                report::emit(&text)?;
+                if broken.is_empty() {
+                    Ok(())
+                } else {
+                    Err(anyhow::anyhow!(
+                        "rows that passed no longer pass: {}",
+                        broken.join(", ")
+                    ))
+                }
+            }),
         Some(Command::Measured { logs, out, memory }) => gdrsim::measured::Memory::parse(&memory)
             .map_err(Into::into)
             .and_then(|m| gdrsim::measured::command(&logs, m, out.as_deref()))

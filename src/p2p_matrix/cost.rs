@@ -122,3 +122,18 @@ pub fn work(cfg: &Config, a: &Args) -> Result<Work> {
     let cut = "fewer ints per copy (--numElems)";
     Ok(study::runs_work("a p2p-matrix run", over, &runs, cut, 1))
 }
+
+/// The run [`super::first_pair`] makes (a validation row's cell), for the cost gate: its
+/// estimated events and memory.
+pub fn first_pair_run(cfg: &Config, both_ways: bool, size: u64) -> Result<(u64, u64)> {
+    let (timeline, topo, there, back) = super::first_pair_streams(cfg, size)?;
+    let streams = if both_ways {
+        vec![there, back]
+    } else {
+        vec![there]
+    };
+    let plans = super::measure::plans(&topo, 0, &streams)?;
+    let flows: Vec<(&crate::plan::Plan, u64)> =
+        plans.iter().map(|p| (p, u64::from(BW_REPEAT))).collect();
+    Ok(scenario::cost::fabric_run(&timeline, &flows, 1))
+}

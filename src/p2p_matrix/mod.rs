@@ -33,7 +33,7 @@ use anyhow::Result;
 use crate::config::{Config, ConfigError};
 use crate::scenario::{self, peer::PeerCopy};
 use crate::study;
-pub use cost::work;
+pub use cost::{first_pair_run, work};
 use measure::Stream;
 
 /// The sample's default `numElems` (ints per bandwidth copy).
@@ -160,6 +160,28 @@ const BIDIR_ENABLED: u64 = 5;
 /// ways at once, with copies of `size` bytes: the cell a validation row compares (peer writes
 /// where the pair has peer access, else staged, as the sample falls back).
 pub fn first_pair(cfg: &Config, both_ways: bool, size: u64) -> Result<f64> {
+    let (timeline, topo, there, back) = first_pair_streams(cfg, size)?;
+    // The seeds `measure` gives those cells, so the figure is the one p2p-matrix prints.
+    let seed = cell_seed(
+        cfg,
+        if both_ways { BIDIR_ENABLED } else { UNI_WRITES },
+        0,
+        1,
+    );
+    if both_ways {
+        bidirectional(&timeline, &topo, 0, there, back, seed)
+    } else {
+        unidirectional(&timeline, &topo, 0, there, seed)
+    }
+}
+
+/// What [`first_pair`] measures: the copy-engine timeline of `cfg`, its topology, and the
+/// copies of `size` bytes from GPU 0 to GPU 1 of the first host and back, as its
+/// P2P=Enabled cells copy them.
+fn first_pair_streams(
+    cfg: &Config,
+    size: u64,
+) -> Result<(Config, crate::topology::Topology, Stream, Stream)> {
     let timeline = crate::nvbandwidth::measure::gpu_timeline(cfg);
     let topo = scenario::topology(&timeline);
     if topo.hosts.first().map_or(0, |h| h.spec.gpus.len()) < 2 {
@@ -169,30 +191,14 @@ pub fn first_pair(cfg: &Config, both_ways: bool, size: u64) -> Result<f64> {
         true => PeerCopy::Write,
         false => PeerCopy::Staged,
     };
-    let there = Stream {
-        src: 0,
-        dst: 1,
-        how: how(0, 1),
+    let stream = |src, dst| Stream {
+        src,
+        dst,
+        how: how(src, dst),
         size,
     };
-    // The seeds `measure` gives those cells, so the figure is the one p2p-matrix prints.
-    let seed = cell_seed(
-        cfg,
-        if both_ways { BIDIR_ENABLED } else { UNI_WRITES },
-        0,
-        1,
-    );
-    if both_ways {
-        let back = Stream {
-            src: 1,
-            dst: 0,
-            how: how(1, 0),
-            size,
-        };
-        bidirectional(&timeline, &topo, 0, there, back, seed)
-    } else {
-        unidirectional(&timeline, &topo, 0, there, seed)
-    }
+    let (there, back) = (stream(0, 1), stream(1, 0));
+    Ok((timeline, topo, there, back))
 }
 
 /// How a cell's copy moves: peer writes (or, with `read`, peer reads) where P2P is on and the

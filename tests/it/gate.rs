@@ -191,3 +191,32 @@ fn calibrate_is_gated() {
     ok(&calibrate(&[]), "calibrate");
     assert!(out.exists());
 }
+
+/// `validate` ran every row of a set, whatever it asked for: a row of 4e9 copies of 16 GiB
+/// holds terabytes. The set is estimated row by row before any row runs and refused above
+/// either limit.
+#[test]
+fn validate_is_gated() {
+    gated(
+        &gdrsim_within(30, &["validate", "--max-events", "1000"]),
+        "data/validation.toml (embedded): expected a validation set of at most 1.0e3 \
+         estimated events (raise the limit with --max-events, or fewer rows, or rows of fewer \
+         iterations or smaller sizes), found",
+    );
+    let dir = scratch("gate", "validate");
+    let set = dir.join("set.toml");
+    std::fs::write(
+        &set,
+        "[[row]]\nid = \"X1\"\nwhat = \"host-to-device copies of 16 GiB\"\n\
+         note = \"the cost gate\"\ntool = \"cudaMemcpy\"\ntest = \"h2d\"\n\
+         size = 17179869184\niters = 4000000000\nfigure = \"gbytes_per_s\"\n\
+         published = 50.0\ntolerance = 0.1\npasses = true\n",
+    )
+    .unwrap();
+    gated(
+        &gdrsim_within(30, &["validate", "--set", s(&set), "--max-memory", "64GiB"]),
+        "expected a validation set of at most 64 GiB of memory at its peak (raise the limit \
+         with --max-memory, or fewer rows, or rows of fewer iterations or smaller sizes), found \
+         about 1.8 TiB over 1 row on 1 thread; the largest: row X1 h2d (1.8 TiB)",
+    );
+}
