@@ -67,7 +67,7 @@ pub fn run(
 }
 
 /// How `gdrsim run` runs a config.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions<'a> {
     /// The output folder (default: `output/<name>`, or `output/<name>-shard-K-of-N`).
     pub out: Option<&'a Path>,
@@ -79,8 +79,8 @@ pub struct RunOptions<'a> {
     pub quiet: bool,
     /// Only this shard's points, into a shard folder.
     pub shard: Option<Shard>,
-    /// Refuse, before any work, points estimated above this many events in all.
-    pub max_events: u64,
+    /// Refuse, before any work, points estimated above these events or this peak memory.
+    pub limits: study::Limits,
     /// Also vary every estimate by this fraction and mark the conclusions it flips as fragile
     /// in report.md (with sensitivity.csv beside it).
     pub sensitivity: Option<f64>,
@@ -92,22 +92,6 @@ pub struct RunOptions<'a> {
     pub measured_scenario: Option<&'a str>,
 }
 
-impl Default for RunOptions<'_> {
-    fn default() -> Self {
-        RunOptions {
-            out: None,
-            seed: None,
-            jobs: 0,
-            quiet: false,
-            shard: None,
-            max_events: study::DEFAULT_MAX_EVENTS,
-            sensitivity: None,
-            measured: None,
-            measured_scenario: None,
-        }
-    }
-}
-
 /// `gdrsim run` (a whole study, or one shard of it with `opts.shard`). Returns the folder.
 pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Result<PathBuf> {
     let RunOptions {
@@ -116,7 +100,7 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         jobs,
         quiet,
         shard,
-        max_events,
+        limits,
         sensitivity,
         measured,
         measured_scenario,
@@ -175,7 +159,18 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
         None => (0..all.len()).collect(),
     };
     let file = study::source_name(config);
-    study::check_cost(&cfg, &ids, &file, max_events)?;
+    // The sensitivity variants are made and costed with the study, before any work.
+    let variants = sensitivity
+        .map(|d| crate::sensitivity::variants(&cfg, d).map(|v| (d, v)))
+        .transpose()?;
+    let mut work = study::study_work(&cfg, &ids, study::threads(jobs));
+    if let Some((_, v)) = &variants {
+        work = work.then(v.work(study::threads(0)), scenario::cost::BASE_BYTES);
+        let apart = "leave out --sensitivity (`gdrsim sensitivity` runs it alone)";
+        work.cut_events = format!("{apart}, or vary a smaller study");
+        work.cut_memory.clone_from(&work.cut_events);
+    }
+    study::admit(&file, &work, &limits)?;
     // Claimed before any work: a concurrent run into the same folder is refused now, not
     // after both have simulated.
     let out = report::output_dir::OutputDir::claim(&dir)?;
@@ -188,8 +183,8 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
     let rows = study::simulate(&cfg, &points, jobs, &progress)?;
     progress.finish();
     let Some(shard) = shard else {
-        let assessed = sensitivity
-            .map(|d| crate::sensitivity::study(&cfg, d, quiet).map(|r| (d, r)))
+        let assessed = variants
+            .map(|(d, v)| v.simulate(quiet).map(|r| (d, r)))
             .transpose()?;
         let overlay = overlay.map(|o| crate::measured::overlay::attach(o, &rows));
         let extras = Extras {
@@ -289,15 +284,14 @@ pub fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<PathBuf> {
 }
 
 /// `gdrsim sensitivity`: the report as text, every variant into `csv` and the tornado chart
-/// into `chart` (SVG or PNG by its extension) if given. Bad output paths are refused before
-/// any work.
+/// into `chart` (SVG or PNG by its extension) if given. Bad output paths, and variants that
+/// cost more than `limits`, are refused before any work.
 pub fn sensitivity(
     config: Option<&Path>,
-    delta: &str,
-    threshold: &str,
-    csv: Option<&Path>,
-    chart: Option<&Path>,
+    (delta, threshold): (&str, &str),
+    (csv, chart): (Option<&Path>, Option<&Path>),
     quiet: bool,
+    limits: &study::Limits,
 ) -> Result<String> {
     let delta = crate::sensitivity::parse_delta(delta)?;
     let threshold = crate::sensitivity::parse_delta(threshold)?;
@@ -318,7 +312,8 @@ pub fn sensitivity(
         }
     }
     let cfg = study::load_config(config)?;
-    let r = crate::sensitivity::study(&cfg, delta, quiet)?;
+    let file = study::source_name(config);
+    let r = crate::sensitivity::study(&cfg, delta, quiet, &file, limits)?;
     if let Some(p) = csv {
         atomic::write(p, &crate::sensitivity::csv(&r)?)?;
     }

@@ -74,6 +74,8 @@ pub struct Options {
     pub nvb_samples: u32,
     /// nvbandwidth rows: copies per sample (`--loopCount`, default 16).
     pub nvb_loops: u32,
+    /// What the fit may cost (`--max-events`, `--max-memory`).
+    pub limits: study::Limits,
 }
 
 impl Options {
@@ -100,6 +102,7 @@ impl Default for Options {
             nvb_buffer_mib: nvbandwidth::layout::DEFAULT_BUFFER_MIB,
             nvb_samples: nvbandwidth::Args::new(Testcase::HostToDevice).samples,
             nvb_loops: nvbandwidth::Args::new(Testcase::HostToDevice).loops,
+            limits: study::Limits::default(),
         }
     }
 }
@@ -118,6 +121,37 @@ enum RunKey {
         duplex: bool,
     },
     Nvbandwidth(Testcase),
+}
+
+/// What a run emulates: a perftest test (its program name and arguments), or an nvbandwidth
+/// testcase.
+enum Emulation {
+    Perftest(&'static str, perftest::Args),
+    Nvbandwidth(nvbandwidth::Args),
+}
+
+impl RunKey {
+    /// "ib_write_bw (GPU, 4 QPs, both ways)", "host_to_device_memcpy_ce": the run, for the cost
+    /// gate's refusal.
+    fn name(&self) -> String {
+        match self {
+            RunKey::Perftest {
+                test,
+                gpu,
+                qps,
+                duplex,
+                ..
+            } => {
+                let on = if *gpu { "GPU" } else { "host" };
+                let both = if *duplex { ", both ways" } else { "" };
+                format!(
+                    "{test} ({on}, {qps} QP{}{both})",
+                    if *qps == 1 { "" } else { "s" }
+                )
+            }
+            RunKey::Nvbandwidth(tc) => tc.key().to_string(),
+        }
+    }
 }
 
 /// The perftest options of a measured row's banner details (`bidirectional`, `qps=N`, as
@@ -443,6 +477,67 @@ struct Problem<'a> {
 }
 
 impl Problem<'_> {
+    /// The emulation of run `k`: a perftest test's arguments, or an nvbandwidth testcase's.
+    fn emulation(&self, k: &RunKey) -> Result<Emulation> {
+        Ok(match *k {
+            RunKey::Perftest {
+                test,
+                gpu,
+                size,
+                iters,
+                qps,
+                duplex,
+            } => Emulation::Perftest(
+                test,
+                perftest::Args {
+                    test: Test::parse(test)?,
+                    scenario: self.si.clone(),
+                    sizes: vec![size],
+                    iters: Some(iters),
+                    tx_depth: None,
+                    qps,
+                    duplex,
+                    use_cuda: gpu,
+                    report_gbits: false,
+                },
+            ),
+            RunKey::Nvbandwidth(tc) => Emulation::Nvbandwidth(self.opts.nvbandwidth_args(tc)),
+        })
+    }
+
+    /// What the fit is about to simulate, for the cost gate: every evaluation runs every
+    /// emulation (side by side on the worker threads); Nelder-Mead, restarted once, evaluates
+    /// its n + 1 starting points and at most two points an iteration, `max_iters` iterations
+    /// each time, then the residuals at the optimum and the Jacobian's 2n.
+    fn work(&self, cfg: &Config, n: usize) -> Result<study::Work> {
+        let n = n as u64;
+        let evaluations = 2 + 2 * (n + 1 + 2 * self.opts.max_iters) + 2 * n;
+        let mut runs = Vec::new();
+        for k in &self.sel.runs {
+            let each = match self.emulation(k)? {
+                Emulation::Perftest(_, a) => perftest::runs(cfg, &a)?,
+                Emulation::Nvbandwidth(a) => nvbandwidth::runs(cfg, &a)?,
+            };
+            for (at, events, memory) in each {
+                let label = format!("{} {at}", k.name());
+                runs.push((label, events.saturating_mul(evaluations), memory));
+            }
+        }
+        let count = self.sel.runs.len();
+        let over = format!(
+            "{count} emulated run{} of up to {evaluations} evaluations",
+            if count == 1 { "" } else { "s" }
+        );
+        let cut = "fewer measured rows (--stats), --fit keys or iterations (--iters)";
+        Ok(study::runs_work(
+            "a calibration",
+            over,
+            &runs,
+            cut,
+            study::threads(0),
+        ))
+    }
+
     /// The config with parameter k at factor f_k; the values set.
     fn config(&self, ln_f: &[f64]) -> Result<(Config, Vec<Value>)> {
         let mut d = self.doc.clone();
@@ -475,35 +570,14 @@ impl Problem<'_> {
             .sel
             .runs
             .par_iter()
-            .map(|k| match *k {
-                RunKey::Perftest {
-                    test,
-                    gpu,
-                    size,
-                    iters,
-                    qps,
-                    duplex,
-                } => {
-                    let a = perftest::Args {
-                        test: Test::parse(test)?,
-                        scenario: self.si.clone(),
-                        sizes: vec![size],
-                        iters: Some(iters),
-                        tx_depth: None,
-                        qps,
-                        duplex,
-                        use_cuda: gpu,
-                        report_gbits: false,
-                    };
-                    perftest::figures(&cfg, &a)?
-                        .into_iter()
-                        .next()
-                        .map(Figures::Perftest)
-                        .ok_or_else(|| anyhow::anyhow!("no figures for {test}"))
-                }
-                RunKey::Nvbandwidth(tc) => {
-                    nvbandwidth::figures(&cfg, &self.opts.nvbandwidth_args(tc))
-                        .map(Figures::Nvbandwidth)
+            .map(|k| match self.emulation(k)? {
+                Emulation::Perftest(test, a) => perftest::figures(&cfg, &a)?
+                    .into_iter()
+                    .next()
+                    .map(Figures::Perftest)
+                    .ok_or_else(|| anyhow::anyhow!("no figures for {test}")),
+                Emulation::Nvbandwidth(a) => {
+                    nvbandwidth::figures(&cfg, &a).map(Figures::Nvbandwidth)
                 }
             })
             .collect::<Result<_>>()?;
@@ -762,6 +836,7 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
         ln_range: o.range.ln(),
         evaluations: Default::default(),
     };
+    study::admit(file, &problem.work(cfg, n)?, &o.limits)?;
     let r0 = problem.residuals(&vec![0.0; n])?;
     let mut u = vec![0.0; n];
     for _ in 0..2 {

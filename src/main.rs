@@ -14,7 +14,9 @@ use gdrsim::study;
 #[command(
     name = "gdrsim",
     version,
-    about = "Discrete-event model of GPUDirect RDMA vs host-staged transfers"
+    about = "Discrete-event model of GPUDirect RDMA vs host-staged transfers",
+    after_help = "With no command, gdrsim is gdrsim run: `gdrsim --quiet --out DIR` runs the \
+                  embedded default study."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -46,10 +48,8 @@ enum Command {
         /// `gdrsim merge`; the points are dealt to shards by estimated cost.
         #[arg(long, value_name = "K/N")]
         shard: Option<String>,
-        /// Refuse, before any work, a run estimated above this many events (`check` prints
-        /// the estimate); the default is about two days of one core.
-        #[arg(long, default_value_t = study::DEFAULT_MAX_EVENTS)]
-        max_events: u64,
+        #[command(flatten)]
+        limits: LimitArgs,
         /// Also vary every estimate by DELTA (default 25%) up and down and mark in report.md
         /// the conclusions one change flips (sensitivity.csv and the tornado chart beside it);
         /// about 30 runs more.
@@ -125,6 +125,8 @@ enum Command {
         /// Print nothing but the report (no progress).
         #[arg(long)]
         quiet: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Run one of perftest's tests on the simulated machine and print perftest's report
     /// (ib_write_lat, ib_write_bw, ib_read_lat, ib_read_bw, ib_send_lat, ib_send_bw).
@@ -161,6 +163,8 @@ enum Command {
         /// Report Gb/sec instead of MiB/sec.
         #[arg(long = "report_gbits")]
         report_gbits: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Measure every GPU pair of a host as CUDA's p2pBandwidthLatencyTest does (unidirectional
     /// and bidirectional bandwidth, latency, P2P on and off) and print its report.
@@ -182,10 +186,12 @@ enum Command {
         /// Write the heatmap of the P2P=Enabled matrices to this SVG file.
         #[arg(long, value_name = "FILE.svg")]
         chart: Option<PathBuf>,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
-    /// Run one of nvbandwidth's copy-engine testcases on the simulated machine and print
-    /// nvbandwidth's report (host_to_device_memcpy_ce, device_to_host_memcpy_ce and their
-    /// bidirectional forms; `--list` lists them).
+    /// Run one of nvbandwidth's eight copy-engine testcases on the simulated machine and print
+    /// nvbandwidth's report: host to device, device to host, and device to device (read and
+    /// write), each one way and bidirectional (`--list` lists them by index and name).
     Nvbandwidth {
         /// The testcase, by nvbandwidth's name or index (required unless --list).
         #[arg(required_unless_present = "list")]
@@ -225,6 +231,8 @@ enum Command {
         /// The host whose GPUs are measured (default: the config's first).
         #[arg(long)]
         host: Option<String>,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Run the validation set (published measurements against the model) and print the table;
     /// fails when a row that passed stops passing.
@@ -232,6 +240,8 @@ enum Command {
         /// Another validation set (default: the embedded data/validation.toml).
         #[arg(long)]
         set: Option<PathBuf>,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Read perftest and nvbandwidth text logs into one measured-data CSV (one row per
     /// measured figure; the columns are in README.md).
@@ -285,6 +295,8 @@ enum Command {
         /// nvbandwidth rows: the measured run's copies per sample (its `--loopCount`).
         #[arg(long, default_value_t = 16)]
         nvb_loops: u32,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Validate a config and run nothing.
     Check {
@@ -384,6 +396,31 @@ enum Import {
     },
 }
 
+/// The cost gate's limits, on every command that simulates (`check` prints a study's
+/// estimate).
+#[derive(Args)]
+struct LimitArgs {
+    /// Refuse, before any work, what is estimated above this many events [default: 2.5e11,
+    /// about two days of one core].
+    #[arg(long, value_name = "E")]
+    max_events: Option<u64>,
+    /// Refuse, before any work, what is estimated to hold more memory than this at its peak
+    /// (8GiB, 512MB) [default: this machine's memory, or its cgroup's limit where lower].
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Result<study::Limits, ConfigError> {
+        let memory = self
+            .max_memory
+            .as_deref()
+            .map(study::Limits::parse_memory)
+            .transpose()?;
+        Ok(study::Limits::new(self.max_events, memory))
+    }
+}
+
 /// The options every `gdrsim import` takes.
 #[derive(Args)]
 struct ImportOptions {
@@ -400,8 +437,24 @@ struct ImportOptions {
     preset: Option<String>,
 }
 
+/// The command line with `run` put in where it starts with an option that is not gdrsim's own
+/// (`--help`, `--version`): bare `gdrsim` is `gdrsim run`, so `gdrsim --quiet --out DIR` is
+/// `gdrsim run --quiet --out DIR`. A first word that is not an option stays a command, so a
+/// mistyped one is still reported as such.
+fn run_by_default(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let own = ["-h", "--help", "-V", "--version"];
+    if let Some(first) = args.get(1).and_then(|a| a.to_str())
+        && first.starts_with('-')
+        && !own.contains(&first)
+    {
+        args.insert(1, "run".into());
+    }
+    args
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(run_by_default(std::env::args_os()));
     let result = match cli.command {
         None => app::run(None, None, None, 0, false, "cargo run --release").map(|_| ()),
         Some(Command::Run {
@@ -412,7 +465,7 @@ fn main() -> ExitCode {
             quiet,
             strict,
             shard,
-            max_events,
+            limits,
             sensitivity,
             measured,
             measured_scenario,
@@ -435,9 +488,9 @@ fn main() -> ExitCode {
                 .as_deref()
                 .map(gdrsim::scale::shard::Shard::parse)
                 .transpose()
-                .and_then(|shard| Ok((shard, sensitivity?)))
+                .and_then(|shard| Ok((shard, sensitivity?, limits.limits()?)))
                 .map_err(Into::into)
-                .and_then(|(shard, sensitivity)| {
+                .and_then(|(shard, sensitivity, limits)| {
                     study::plausibility(config.as_deref(), strict, quiet)?;
                     let opts = app::RunOptions {
                         out: out.as_deref(),
@@ -445,7 +498,7 @@ fn main() -> ExitCode {
                         jobs: jobs as usize,
                         quiet,
                         shard,
-                        max_events,
+                        limits,
                         sensitivity,
                         measured: measured.as_deref(),
                         measured_scenario: measured_scenario.as_deref(),
@@ -505,15 +558,20 @@ fn main() -> ExitCode {
             csv,
             chart,
             quiet,
-        }) => app::sensitivity(
-            config.as_deref(),
-            &delta,
-            &threshold,
-            csv.as_deref(),
-            chart.as_deref(),
-            quiet,
-        )
-        .and_then(|text| report::emit(&text)),
+            limits,
+        }) => limits
+            .limits()
+            .map_err(Into::into)
+            .and_then(|limits| {
+                app::sensitivity(
+                    config.as_deref(),
+                    (&delta, &threshold),
+                    (csv.as_deref(), chart.as_deref()),
+                    quiet,
+                    &limits,
+                )
+            })
+            .and_then(|text| report::emit(&text)),
         Some(Command::Perftest {
             test,
             config,
@@ -526,6 +584,7 @@ fn main() -> ExitCode {
             bidirectional,
             use_cuda,
             report_gbits,
+            limits,
         }) => gdrsim::perftest::Test::parse(&test)
             .and_then(|t| {
                 let sizes = match (all, size) {
@@ -545,8 +604,9 @@ fn main() -> ExitCode {
                     report_gbits,
                 })
             })
+            .and_then(|a| Ok((a, limits.limits()?)))
             .map_err(Into::into)
-            .and_then(|a| gdrsim::perftest::command(config.as_deref(), &a))
+            .and_then(|(a, l)| gdrsim::perftest::command(config.as_deref(), &a, &l))
             .and_then(|text| report::emit(&text)),
         Some(Command::Nvbandwidth {
             testcase,
@@ -557,6 +617,7 @@ fn main() -> ExitCode {
             loop_count,
             use_mean,
             host,
+            limits,
         }) => match (list, testcase) {
             (true, _) | (false, None) => report::emit(&gdrsim::nvbandwidth::list()),
             (false, Some(t)) => gdrsim::nvbandwidth::Testcase::parse(&t)
@@ -568,8 +629,9 @@ fn main() -> ExitCode {
                     use_mean,
                     host,
                 })
+                .and_then(|a| Ok((a, limits.limits()?)))
                 .map_err(Into::into)
-                .and_then(|a| gdrsim::nvbandwidth::command(config.as_deref(), &a))
+                .and_then(|(a, l)| gdrsim::nvbandwidth::command(config.as_deref(), &a, &l))
                 .and_then(|text| report::emit(&text)),
         },
         Some(Command::P2pMatrix {
@@ -579,6 +641,7 @@ fn main() -> ExitCode {
             p2p_read,
             csv,
             chart,
+            limits,
         }) => {
             let a = gdrsim::p2p_matrix::Args {
                 host,
@@ -587,20 +650,28 @@ fn main() -> ExitCode {
                 csv,
                 chart,
             };
-            gdrsim::p2p_matrix::command(config.as_deref(), &a).and_then(|text| report::emit(&text))
+            limits
+                .limits()
+                .map_err(Into::into)
+                .and_then(|l| gdrsim::p2p_matrix::command(config.as_deref(), &a, &l))
+                .and_then(|text| report::emit(&text))
         }
-        Some(Command::Validate { set }) => gdrsim::validate::run(set.as_deref()).and_then(|rows| {
-            let (text, broken) = gdrsim::validate::render(&rows);
-            report::emit(&text)?;
-            if broken.is_empty() {
-                Ok(())
-            } else {
-                Err(anyhow::anyhow!(
-                    "rows that passed no longer pass: {}",
-                    broken.join(", ")
-                ))
-            }
-        }),
+        Some(Command::Validate { set, limits }) => limits
+            .limits()
+            .map_err(Into::into)
+            .and_then(|limits| gdrsim::validate::run(set.as_deref(), &limits))
+            .and_then(|rows| {
+                let (text, broken) = gdrsim::validate::render(&rows);
+                report::emit(&text)?;
+                if broken.is_empty() {
+                    Ok(())
+                } else {
+                    Err(anyhow::anyhow!(
+                        "rows that passed no longer pass: {}",
+                        broken.join(", ")
+                    ))
+                }
+            }),
         Some(Command::Measured { logs, out, memory }) => gdrsim::measured::Memory::parse(&memory)
             .map_err(Into::into)
             .and_then(|m| gdrsim::measured::command(&logs, m, out.as_deref()))
@@ -617,7 +688,8 @@ fn main() -> ExitCode {
             nvb_buffer_size,
             nvb_samples,
             nvb_loops,
-        }) => {
+            limits,
+        }) => limits.limits().map_err(Into::into).and_then(|limits| {
             let o = gdrsim::calibrate::Options {
                 keys: fit,
                 scenario,
@@ -627,11 +699,12 @@ fn main() -> ExitCode {
                 nvb_buffer_mib: nvb_buffer_size,
                 nvb_samples,
                 nvb_loops,
+                limits,
                 ..Default::default()
             };
             gdrsim::calibrate::command(&config, &measured, &o, &out)
                 .and_then(|text| report::emit(&text))
-        }
+        }),
         Some(Command::Params { config, estimates }) => study::load_config(config.as_deref())
             .map_err(Into::into)
             .map(|cfg| {

@@ -29,6 +29,7 @@ use crate::components::Fabric;
 use crate::config::{Config, ConfigError, FlowSpec, Op, PathKind};
 use crate::scenario::{self, paths};
 use crate::study;
+use crate::topology::Topology;
 use crate::units::{PS_PER_S, Ps};
 
 const LINE: &str =
@@ -198,19 +199,7 @@ struct Stream {
 /// so they share its links and NICs.
 fn sides(cfg: &Config, si: usize, s: Stream) -> Result<Vec<Vec<(Ps, Ps)>>> {
     let topo = scenario::topology(cfg);
-    let flow = cfg.scenarios[si].first();
-    let back = FlowSpec {
-        sender: flow.receiver.clone(),
-        receiver: flow.sender.clone(),
-    };
-    let ways: &[&FlowSpec] = if s.duplex { &[flow, &back] } else { &[flow] };
-    let built = ways
-        .iter()
-        .map(|w| {
-            paths::plan(cfg, w, &topo, s.path, s.op, s.size)
-                .with_context(|| format!("building the {} path", s.path.name()))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let built = ways(cfg, &topo, si, s)?;
     let plans: Vec<&crate::plan::Plan> = built
         .iter()
         .flat_map(|b| std::iter::repeat_n(&b.plan, s.qps as usize))
@@ -218,7 +207,7 @@ fn sides(cfg: &Config, si: usize, s: Stream) -> Result<Vec<Vec<(Ps, Ps)>>> {
     // perftest is one single-threaded process per side: its thread posts for every QP and
     // polls every CQ. A way's plan has its sender's thread, then its receiver's; the way back
     // swaps the processes.
-    let processes: Vec<Vec<usize>> = (0..ways.len())
+    let processes: Vec<Vec<usize>> = (0..built.len())
         .flat_map(|w| std::iter::repeat_n(vec![w, 1 - w], s.qps as usize))
         .collect();
     let seed = scenario::point_seed(cfg.seed, si, s.path, s.op, s.size);
@@ -245,6 +234,22 @@ fn sides(cfg: &Config, si: usize, s: Stream) -> Result<Vec<Vec<(Ps, Ps)>>> {
             posts.into_iter().zip(done).collect()
         })
         .collect())
+}
+
+/// The paths of stream `s` on scenario `si`: the way there, and with `duplex` the way back.
+fn ways(cfg: &Config, topo: &Topology, si: usize, s: Stream) -> Result<Vec<paths::Built>> {
+    let flow = cfg.scenarios[si].first();
+    let back = FlowSpec {
+        sender: flow.receiver.clone(),
+        receiver: flow.sender.clone(),
+    };
+    let ways: &[&FlowSpec] = if s.duplex { &[flow, &back] } else { &[flow] };
+    ways.iter()
+        .map(|w| {
+            paths::plan(cfg, w, topo, s.path, s.op, s.size)
+                .with_context(|| format!("building the {} path", s.path.name()))
+        })
+        .collect()
 }
 
 /// BW peak, BW average (bytes/s) and MsgRate (Mpps), as print_report_bw computes them.
@@ -514,8 +519,10 @@ fn outstanding_reads(cfg: &Config, e: &crate::config::Endpoint) -> u32 {
     cfg.hosts[e.host].machine.nics[e.nic].max_rd_atomic
 }
 
-/// The figures of every size of the test on scenario `si` of `cfg` (its inline already set).
-fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Result<Vec<Row>> {
+/// The run of each size of the test on scenario `si` of `cfg`: a latency test's round trips
+/// one message at a time, a bandwidth test's messages `tx_depth` in flight per QP (RDMA Reads
+/// no more than the NICs keep outstanding).
+fn streams(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Vec<Stream> {
     let path = if a.use_cuda {
         PathKind::GpuDirect
     } else {
@@ -523,26 +530,93 @@ fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Resu
     };
     let op = a.test.op();
     let flow = cfg.scenarios[si].first();
-    let mut rows = Vec::new();
-    for &size in &a.sizes {
-        let stream = Stream {
-            path,
-            op,
-            size,
-            window: tx_depth,
-            total: iters,
-            qps: a.qps,
-            duplex: a.duplex,
-        };
-        if a.latency() {
-            // A round trip: the message there and the one back; Read's is one message.
-            let rtt_messages = if op == Op::Read { iters } else { 2 * iters };
-            let one_way = Stream {
-                window: 1,
-                total: rtt_messages,
-                ..stream
+    a.sizes
+        .iter()
+        .map(|&size| {
+            let stream = Stream {
+                path,
+                op,
+                size,
+                window: tx_depth,
+                total: iters,
+                qps: a.qps,
+                duplex: a.duplex,
             };
-            let msgs = sides(cfg, si, one_way)?.swap_remove(0);
+            if a.latency() {
+                // A round trip: the message there and the one back; Read's is one message.
+                let total = if op == Op::Read { iters } else { 2 * iters };
+                return Stream {
+                    window: 1,
+                    total,
+                    ..stream
+                };
+            }
+            let mut window = tx_depth;
+            if op == Op::Read {
+                // Each initiator's reads in flight are capped by its NIC's max_rd_atomic.
+                window = window.min(outstanding_reads(cfg, &flow.receiver));
+                if a.duplex {
+                    window = window.min(outstanding_reads(cfg, &flow.sender));
+                }
+            }
+            Stream { window, ..stream }
+        })
+        .collect()
+}
+
+/// The runs the test makes, one per size (every QP's messages, both ways with `-b`), each
+/// named with its estimated events and memory.
+pub fn runs(cfg: &Config, a: &Args) -> Result<Vec<(String, u64, u64)>> {
+    let s = setup(cfg, a)?;
+    let topo = scenario::topology(&s.cfg);
+    streams(&s.cfg, s.si, a, s.iters, s.tx_depth)
+        .into_iter()
+        .map(|st| {
+            let built = ways(&s.cfg, &topo, s.si, st)?;
+            let qps = st.qps as usize;
+            let flows: Vec<(&crate::plan::Plan, u64)> = built
+                .iter()
+                .flat_map(|b| std::iter::repeat_n((&b.plan, u64::from(st.total)), qps))
+                .collect();
+            let window = u64::from(st.window);
+            let (events, memory) = scenario::cost::fabric_run(&s.cfg, &flows, window);
+            Ok((format!("{} B", st.size), events, memory))
+        })
+        .collect()
+}
+
+/// What the test is about to simulate, for the cost gate: its [`runs`], one after another.
+pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
+    let runs = runs(cfg, a)?;
+    let s = setup(cfg, a)?;
+    let ways = if a.duplex { 2 } else { 1 };
+    let qps = u64::from(a.qps) * ways;
+    let over = format!(
+        "{} messages over {qps} queue pair{} at {} size{}",
+        u64::from(s.iters) * qps,
+        if qps == 1 { "" } else { "s" },
+        a.sizes.len(),
+        if a.sizes.len() == 1 { "" } else { "s" },
+    );
+    let name = Test::ALL.iter().find(|t| t.1 == a.test).map_or("", |t| t.0);
+    let cut = "fewer iterations (-n), queue pairs (-q) or sizes";
+    Ok(study::runs_work(
+        &format!("an {name} run"),
+        over,
+        &runs,
+        cut,
+        1,
+    ))
+}
+
+/// The figures of every size of the test on scenario `si` of `cfg` (its inline already set).
+fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Result<Vec<Row>> {
+    let op = a.test.op();
+    let mut rows = Vec::new();
+    for stream in streams(cfg, si, a, iters, tx_depth) {
+        let size = stream.size;
+        if a.latency() {
+            let msgs = sides(cfg, si, stream)?.swap_remove(0);
             let one: Vec<f64> = msgs.iter().map(|(s, e)| (e - s) as f64 / 1e6).collect();
             let delta: Vec<f64> = if op == Op::Read {
                 one.into_iter().take(iters as usize - 1).collect()
@@ -557,15 +631,7 @@ fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Resu
                 f: lat_figures(delta),
             });
         } else {
-            let mut window = tx_depth;
-            if op == Op::Read {
-                // Each initiator's reads in flight are capped by its NIC's max_rd_atomic.
-                window = window.min(outstanding_reads(cfg, &flow.receiver));
-                if a.duplex {
-                    window = window.min(outstanding_reads(cfg, &flow.sender));
-                }
-            }
-            let each = sides(cfg, si, Stream { window, ..stream })?;
+            let each = sides(cfg, si, stream)?;
             // print_full_bw_report adds the remote side's report to the local one.
             let (peak, avg, rate) = each.iter().fold((0.0, 0.0, 0.0), |(p, a, r), m| {
                 let (mp, ma, mr) = bw_figures(m, size);
@@ -594,9 +660,15 @@ impl Args {
     }
 }
 
-/// `gdrsim perftest`: loads the config and runs the test.
-pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
+/// `gdrsim perftest`: loads the config and runs the test, refused before any work where it
+/// costs more than `limits`.
+pub fn command(
+    config: Option<&std::path::Path>,
+    a: &Args,
+    limits: &study::Limits,
+) -> Result<String> {
     let cfg = study::load_config(config)?;
+    study::admit(&study::source_name(config), &work(&cfg, a)?, limits)?;
     run(&cfg, a)
 }
 

@@ -20,7 +20,7 @@ use crate::report::charts::data::{BASELINES, Metric, Model, TIE};
 use crate::report::charts::tornado::{Bar, End, Panel, Tornado};
 use crate::scenario;
 use crate::stats::Summary;
-use crate::study;
+use crate::study::{self, Limits, Work};
 use crate::units::fmt_bytes;
 
 /// The headline results of one run: per comparison (scenario, op, baseline) and size, the
@@ -428,9 +428,10 @@ pub struct Report {
     pub hardware: String,
 }
 
-/// Runs the study of the config at `config`: see [`study`](fn@study).
-pub fn run(config: Option<&Path>, delta: f64, quiet: bool) -> Result<Report> {
-    study(&study::load_config(config)?, delta, quiet)
+/// Runs the study of the config at `config` within `limits`: see [`study`](fn@study).
+pub fn run(config: Option<&Path>, delta: f64, quiet: bool, limits: &Limits) -> Result<Report> {
+    let file = study::source_name(config);
+    study(&study::load_config(config)?, delta, quiet, &file, limits)
 }
 
 /// "187.5 ns", "256 B", "128", "75 Gb/s": a variant's value as a reader writes it.
@@ -449,11 +450,29 @@ fn shown(domain: Domain, v: &Value) -> String {
     }
 }
 
-/// The base run and, for every estimate, a variant up and one down. All the points to
+/// The base run and, for every estimate, a variant up and one down, refused by the cost gate
+/// (as bad input of `file`) where simulating them is above `limits`. All the points to
 /// simulate, the base run's and the variants', run together on every core; a variant's point
 /// whose scenario reads nothing the variant changed ([`reads_same`]) is taken from the base
 /// run instead of simulated again.
-pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
+pub fn study(cfg: &Config, delta: f64, quiet: bool, file: &str, limits: &Limits) -> Result<Report> {
+    let v = variants(cfg, delta)?;
+    study::admit(file, &v.work(study::threads(0)), limits)?;
+    v.simulate(quiet)
+}
+
+/// A sensitivity study ready to simulate: the base run's points and every variant's.
+pub struct Variants {
+    cfg: Config,
+    delta: f64,
+    estimates: usize,
+    base_points: Vec<scenario::Point>,
+    variants: Vec<Variant>,
+}
+
+/// The base run and, for every estimate of `cfg`, a variant scaled up by `delta` and one
+/// down (those that parse), each point marked for reuse where the variant cannot reach it.
+pub fn variants(cfg: &Config, delta: f64) -> Result<Variants> {
     let cfg = cfg.clone();
     let base_points = compared_points(&cfg);
     let doc: Table = config::to_toml(&cfg).parse()?;
@@ -501,89 +520,162 @@ pub fn study(cfg: &Config, delta: f64, quiet: bool) -> Result<Report> {
             });
         }
     }
-    // Run 0 is the base, run k the k-th variant: every point that is not reused, in one pool.
-    let configs: Vec<&Config> = std::iter::once(&cfg)
-        .chain(variants.iter().map(|v| &v.cfg))
-        .collect();
-    let mut jobs: Vec<(usize, &scenario::Point)> = base_points.iter().map(|p| (0, p)).collect();
-    for (k, v) in variants.iter().enumerate() {
-        for (p, r) in v.points.iter().zip(&v.reuse) {
-            if r.is_none() {
-                jobs.push((k + 1, p));
-            }
+    Ok(Variants {
+        estimates: estimates.len(),
+        cfg,
+        delta,
+        base_points,
+        variants,
+    })
+}
+
+impl Variants {
+    /// Run 0 is the base, run k the k-th variant: their configs, and every point that is not
+    /// reused with its run, simulated in one pool.
+    fn jobs(&self) -> (Vec<&Config>, Vec<(usize, &scenario::Point)>) {
+        let configs = std::iter::once(&self.cfg)
+            .chain(self.variants.iter().map(|v| &v.cfg))
+            .collect();
+        let base = self.base_points.iter().map(|p| (0, p));
+        let others = self.variants.iter().enumerate().flat_map(|(k, v)| {
+            let todo = v.points.iter().zip(&v.reuse).filter(|(_, r)| r.is_none());
+            todo.map(move |(p, _)| (k + 1, p))
+        });
+        (configs, base.chain(others).collect())
+    }
+
+    /// What simulating them on `threads` threads is, for the cost gate: every point's events
+    /// and memory, with the rows of all of them kept to the end.
+    pub fn work(&self, threads: usize) -> Work {
+        let (configs, jobs) = self.jobs();
+        let topos: Vec<crate::topology::Topology> =
+            configs.iter().map(|c| scenario::topology(c)).collect();
+        let events: Vec<u64> = jobs
+            .iter()
+            .map(|&(k, p)| scenario::cost::estimate(configs[k], &topos[k], p))
+            .collect();
+        let memory: Vec<scenario::memory::PointMemory> = jobs
+            .iter()
+            .map(|&(k, p)| scenario::memory::point(configs[k], &topos[k], p, threads))
+            .collect();
+        let working: Vec<u64> = memory.iter().map(|m| m.working).collect();
+        let named = |v: Vec<(usize, u64)>, figure: &dyn Fn(u64) -> String| -> Vec<String> {
+            v.into_iter()
+                .map(|(j, x)| {
+                    let (k, p) = jobs[j];
+                    let run = match k {
+                        0 => "base".to_string(),
+                        k => {
+                            let v = &self.variants[k - 1];
+                            format!("{} {}", v.key, v.direction)
+                        }
+                    };
+                    format!(
+                        "{run}: {} ({})",
+                        study::point_name(configs[k], p),
+                        figure(x)
+                    )
+                })
+                .collect()
+        };
+        let per_event = |e: u64| format!("{:.1e}", e as f64);
+        Work {
+            what: "a sensitivity study".into(),
+            events: events.iter().fold(0u64, |a, &e| a.saturating_add(e)),
+            over: format!("{} points of {} runs", jobs.len(), configs.len()),
+            memory: scenario::cost::peak_memory(&memory, threads),
+            threads: threads.min(jobs.len()).max(1),
+            costliest: named(scenario::cost::first_three(&events), &per_event),
+            largest: named(scenario::cost::first_three(&working), &fmt_bytes),
+            cut_events: "vary a smaller study (fewer scenarios or sizes)".into(),
+            cut_memory: "vary a smaller study (fewer scenarios, sizes, messages or flows)".into(),
         }
     }
-    let progress = Progress::counting(jobs.len() as u64, quiet, "sensitivity", "points");
-    let topos: Vec<crate::topology::Topology> =
-        configs.par_iter().map(|c| scenario::topology(c)).collect();
-    let results: Vec<(Summary, bool)> = jobs
-        .par_iter()
-        .map(|&(k, p)| {
-            let r = scenario::simulate_point(configs[k], &topos[k], p);
-            progress.inc();
-            (r.summary, r.past_horizon)
-        })
-        .collect();
-    progress.finish();
-    if let Some(((s, _), (k, _))) = results.iter().zip(&jobs).find(|((_, past), _)| *past) {
-        let file = if *k == 0 {
-            "config"
-        } else {
-            "a sensitivity variant"
-        };
-        return Err(study::past_horizon(file, s).into());
-    }
-    let simulated = results.len();
-    let mut results = results.into_iter().map(|r| r.0);
-    let base_rows: Vec<Summary> = results.by_ref().take(base_points.len()).collect();
-    let base = headlines(&cfg, &base_rows);
-    let mut effects = Vec::new();
-    let mut reused = 0;
-    for v in &variants {
-        let rows: Vec<Summary> = v
-            .reuse
-            .iter()
-            .map(|r| match r {
-                Some(i) => {
-                    reused += 1;
-                    base_rows[*i].clone()
-                }
-                None => results.next().expect("one result per job"),
+
+    /// Simulates the base run and the variants and compares each variant's headlines with
+    /// the base run's.
+    pub fn simulate(&self, quiet: bool) -> Result<Report> {
+        let (configs, jobs) = self.jobs();
+        let Variants {
+            cfg,
+            delta,
+            estimates,
+            base_points,
+            variants,
+        } = self;
+        let delta = *delta;
+        let progress = Progress::counting(jobs.len() as u64, quiet, "sensitivity", "points");
+        let topos: Vec<crate::topology::Topology> =
+            configs.par_iter().map(|c| scenario::topology(c)).collect();
+        let results: Vec<(Summary, bool)> = jobs
+            .par_iter()
+            .map(|&(k, p)| {
+                let r = scenario::simulate_point(configs[k], &topos[k], p);
+                progress.inc();
+                (r.summary, r.past_horizon)
             })
             .collect();
-        let h = headlines(&v.cfg, &rows);
-        let (max_change, max_at, flips) = compare(&base, &h);
-        let (bw_change, bw_at, moved) = compare_more(&base, &h);
-        effects.push(Effect {
-            key: v.key.clone(),
-            direction: v.direction.clone(),
-            value: v.value.clone(),
-            shown: v.shown.clone(),
-            up: v.up,
-            max_change,
-            max_at,
-            bw_change,
-            bw_at,
-            moved,
-            flips,
-            headlines: h,
+        progress.finish();
+        if let Some(((s, _), (k, _))) = results.iter().zip(&jobs).find(|((_, past), _)| *past) {
+            let file = if *k == 0 {
+                "config"
+            } else {
+                "a sensitivity variant"
+            };
+            return Err(study::past_horizon(file, s).into());
+        }
+        let simulated = results.len();
+        let mut results = results.into_iter().map(|r| r.0);
+        let base_rows: Vec<Summary> = results.by_ref().take(base_points.len()).collect();
+        let base = headlines(cfg, &base_rows);
+        let mut effects = Vec::new();
+        let mut reused = 0;
+        for v in variants {
+            let rows: Vec<Summary> = v
+                .reuse
+                .iter()
+                .map(|r| match r {
+                    Some(i) => {
+                        reused += 1;
+                        base_rows[*i].clone()
+                    }
+                    None => results.next().expect("one result per job"),
+                })
+                .collect();
+            let h = headlines(&v.cfg, &rows);
+            let (max_change, max_at, flips) = compare(&base, &h);
+            let (bw_change, bw_at, moved) = compare_more(&base, &h);
+            effects.push(Effect {
+                key: v.key.clone(),
+                direction: v.direction.clone(),
+                value: v.value.clone(),
+                shown: v.shown.clone(),
+                up: v.up,
+                max_change,
+                max_at,
+                bw_change,
+                bw_at,
+                moved,
+                flips,
+                headlines: h,
+            });
+        }
+        effects.sort_by(|a, b| {
+            (b.flips.len(), b.max_change.abs())
+                .partial_cmp(&(a.flips.len(), a.max_change.abs()))
+                .unwrap_or(std::cmp::Ordering::Equal)
         });
+        Ok(Report {
+            estimates: *estimates,
+            runs: 1 + variants.len(),
+            simulated,
+            reused,
+            delta,
+            base,
+            effects,
+            hardware: study::run_info(cfg, "").hardware,
+        })
     }
-    effects.sort_by(|a, b| {
-        (b.flips.len(), b.max_change.abs())
-            .partial_cmp(&(a.flips.len(), a.max_change.abs()))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    Ok(Report {
-        estimates: estimates.len(),
-        runs: 1 + variants.len(),
-        simulated,
-        reused,
-        delta,
-        base,
-        effects,
-        hardware: study::run_info(&cfg, "").hardware,
-    })
 }
 
 /// The report as text: the variants by effect (flips first, then the largest change of a

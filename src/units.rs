@@ -127,6 +127,17 @@ pub fn fmt_duration(ps: Ps) -> String {
     format!("{v:.digits$} {unit}")
 }
 
+/// A share in percent as a reader wants it: whole percents from 1% up ("24%"), two
+/// significant digits below ("0.17%", "0.0031%"), so a small share never reads "0%"; exactly
+/// zero is "0%".
+pub fn fmt_percent(p: f64) -> String {
+    if !p.is_finite() || p == 0.0 || p.abs() >= 1.0 {
+        return format!("{p:.0}%");
+    }
+    let digits = (1 - p.abs().log10().floor() as i32).max(0) as usize;
+    format!("{p:.digits$}%")
+}
+
 /// Human-readable byte size: 1 KiB, 4 MiB, 1 GiB (one decimal when not a whole multiple);
 /// plain bytes below 1 KiB.
 pub fn fmt_bytes(b: u64) -> String {
@@ -299,6 +310,18 @@ pub fn parse_rate(s: &str) -> Result<Rate, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue #28 item 11: `check` printed "(0% of the events)" for the costliest of
+    /// thousands of points.
+    #[test]
+    fn a_small_share_keeps_its_digits() {
+        assert_eq!(fmt_percent(24.31), "24%");
+        assert_eq!(fmt_percent(1.0), "1%");
+        assert_eq!(fmt_percent(0.171), "0.17%");
+        assert_eq!(fmt_percent(0.0031), "0.0031%");
+        assert_eq!(fmt_percent(0.5), "0.50%");
+        assert_eq!(fmt_percent(0.0), "0%");
+    }
 
     #[test]
     fn sizes_parse_with_binary_and_decimal_prefixes() {

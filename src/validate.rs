@@ -23,6 +23,7 @@ use crate::config::{self, ConfigError, params};
 use crate::nvbandwidth::{self, Testcase, measure};
 use crate::perftest::{self, Row};
 use crate::scenario;
+use crate::study;
 
 /// The configs a row may name (`config`), embedded so that `validate` runs anywhere.
 pub const CONFIGS: &[(&str, &str)] = &[
@@ -166,13 +167,7 @@ fn copy_model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
     }
     if e.tool == "nvbandwidth" {
         let tc = Testcase::parse(&e.test).map_err(|x| bad("test", &x.expected, x.found))?;
-        if e.size == 0 || !e.size.is_multiple_of(1 << 20) {
-            return Err(bad("size", "a whole number of MiB", e.size.to_string()).into());
-        }
-        let a = nvbandwidth::Args {
-            buffer_mib: e.size >> 20,
-            ..nvbandwidth::Args::new(tc)
-        };
+        let a = nvbandwidth_args(e, file)?;
         if tc.is_peer() {
             let cells = nvbandwidth::peer_figures(cfg, &a)?;
             return cells
@@ -204,20 +199,93 @@ fn copy_model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
         };
         return crate::p2p_matrix::first_pair(cfg, both, e.size);
     }
+    let (stream, copies) = memcpy_stream(e, file)?;
+    let topo = scenario::topology(cfg);
+    let t = measure::sample(cfg, &topo, 0, &[stream], copies, cfg.seed)?;
+    Ok(e.size as f64 * f64::from(copies) / (t as f64 * 1e-12) * 1e-9)
+}
+
+/// The nvbandwidth run of an nvbandwidth row: its testcase with a buffer of the row's size.
+fn nvbandwidth_args(e: &Entry, file: &str) -> Result<nvbandwidth::Args> {
+    let bad = |key: &str, expected: &str, found: String| {
+        ConfigError::new(file, format!("row {} {key}", e.id), expected, found)
+    };
+    let tc = Testcase::parse(&e.test).map_err(|x| bad("test", &x.expected, x.found))?;
+    if e.size == 0 || !e.size.is_multiple_of(1 << 20) {
+        return Err(bad("size", "a whole number of MiB", e.size.to_string()).into());
+    }
+    Ok(nvbandwidth::Args {
+        buffer_mib: e.size >> 20,
+        ..nvbandwidth::Args::new(tc)
+    })
+}
+
+/// The copy of a cudaMemcpy row (GPU 0, its direction, its size) and how many follow one
+/// another (`iters`, default 10).
+fn memcpy_stream(e: &Entry, file: &str) -> Result<(measure::Stream, u32)> {
     let h2d = match e.test.as_str() {
         "h2d" => true,
         "d2h" => false,
-        t => return Err(bad("test", "h2d or d2h", format!("{t:?}")).into()),
+        t => {
+            let found = format!("{t:?}");
+            let err = ConfigError::new(file, format!("row {} test", e.id), "h2d or d2h", found);
+            return Err(err.into());
+        }
     };
-    let copies = e.iters.unwrap_or(10).max(1);
-    let topo = scenario::topology(cfg);
     let stream = measure::Stream {
         gpu: 0,
         h2d,
         size: e.size,
     };
-    let t = measure::sample(cfg, &topo, 0, &[stream], copies, cfg.seed)?;
-    Ok(e.size as f64 * f64::from(copies) / (t as f64 * 1e-12) * 1e-9)
+    Ok((stream, e.iters.unwrap_or(10).max(1)))
+}
+
+/// The perftest run of a perftest row: its test at its size, one QP one way.
+fn perftest_args(e: &Entry, file: &str) -> Result<perftest::Args> {
+    let test = perftest::Test::parse(&e.test)
+        .map_err(|x| ConfigError::new(file, format!("row {} test", e.id), x.expected, x.found))?;
+    Ok(perftest::Args {
+        test,
+        scenario: None,
+        sizes: vec![e.size],
+        iters: e.iters,
+        tx_depth: None,
+        qps: 1,
+        duplex: false,
+        use_cuda: e.use_cuda,
+        report_gbits: true,
+    })
+}
+
+/// The fabric runs row `e` makes on `cfg`, each named with its estimated events and memory,
+/// for the cost gate. A row whose tool is not known makes none here (running it says why).
+fn row_runs(cfg: &config::Config, e: &Entry, file: &str) -> Result<Vec<(String, u64, u64)>> {
+    let name = |what: &str| format!("row {} {what}", e.id);
+    Ok(match e.tool.as_str() {
+        "perftest" => perftest::runs(cfg, &perftest_args(e, file)?)?
+            .into_iter()
+            .map(|(at, events, memory)| (name(&format!("{} {at}", e.test)), events, memory))
+            .collect(),
+        "nvbandwidth" => nvbandwidth::runs(cfg, &nvbandwidth_args(e, file)?)?
+            .into_iter()
+            .map(|(at, events, memory)| (name(&at), events, memory))
+            .collect(),
+        "p2pBandwidthLatencyTest" => {
+            let both = e.test == "bidirectional";
+            let (events, memory) = crate::p2p_matrix::first_pair_run(cfg, both, e.size)?;
+            vec![(name(&e.test), events, memory)]
+        }
+        "cudaMemcpy" => {
+            let (stream, copies) = memcpy_stream(e, file)?;
+            let topo = scenario::topology(cfg);
+            let plans = measure::plans(&topo, 0, &[stream])?;
+            let total = u64::from(measure::WARMUP_COUNT) + u64::from(copies);
+            let flows: Vec<(&crate::plan::Plan, u64)> = plans.iter().map(|p| (p, total)).collect();
+            let (events, memory) = scenario::cost::fabric_run(cfg, &flows, 1);
+            vec![(name(&e.test), events, memory)]
+        }
+        _ => Vec::new(),
+    })
 }
 
 /// The model's figure for one entry.
@@ -237,20 +305,7 @@ fn model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
             .into());
         }
     }
-    let test = perftest::Test::parse(&e.test)
-        .map_err(|x| ConfigError::new(file, format!("row {} test", e.id), x.expected, x.found))?;
-    let args = perftest::Args {
-        test,
-        scenario: None,
-        sizes: vec![e.size],
-        iters: e.iters,
-        tx_depth: None,
-        qps: 1,
-        duplex: false,
-        use_cuda: e.use_cuda,
-        report_gbits: true,
-    };
-    let rows = perftest::figures(cfg, &args)?;
+    let rows = perftest::figures(cfg, &perftest_args(e, file)?)?;
     let bad = || {
         ConfigError::new(
             file,
@@ -309,8 +364,9 @@ fn check_entry(e: &Entry, file: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Runs the set (the embedded one, or `set`).
-pub fn run(set: Option<&Path>) -> Result<Vec<Outcome>> {
+/// Runs the set (the embedded one, or `set`), once every row is estimated and the whole is
+/// within `limits` (the rows run one after another).
+pub fn run(set: Option<&Path>, limits: &study::Limits) -> Result<Vec<Outcome>> {
     let (text, file) = match set {
         Some(p) => (
             std::fs::read_to_string(p).map_err(|e| {
@@ -340,6 +396,15 @@ pub fn run(set: Option<&Path>) -> Result<Vec<Outcome>> {
     for entry in &set.row {
         check_entry(entry, &file)?;
     }
+    let mut runs = Vec::new();
+    for entry in &set.row {
+        runs.extend(row_runs(&config_of(entry, &file)?, entry, &file)?);
+    }
+    let rows = set.row.len();
+    let over = format!("{rows} row{}", if rows == 1 { "" } else { "s" });
+    let cut = "fewer rows, or rows of fewer iterations or smaller sizes";
+    let work = study::runs_work("a validation set", over, &runs, cut, 1);
+    study::admit(&file, &work, limits)?;
     set.row
         .into_iter()
         .map(|entry| {
@@ -498,7 +563,9 @@ mod tests {
             .collect();
         assert!(nan.contains(&"tolerance = nan"), "{row}");
         std::fs::write(&set, format!("[[row]]{}\n", nan.join("\n"))).unwrap();
-        let m = super::run(Some(&set)).unwrap_err().to_string();
+        let m = super::run(Some(&set), &Default::default())
+            .unwrap_err()
+            .to_string();
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(m.contains("tolerance") && m.contains("found NaN"), "{m}");
     }
@@ -533,7 +600,9 @@ mod tests {
             .collect::<Vec<_>>()
             .join("\n");
         std::fs::write(&set, format!("[[row]]{no_why}")).unwrap();
-        let m = super::run(Some(&set)).unwrap_err().to_string();
+        let m = super::run(Some(&set), &Default::default())
+            .unwrap_err()
+            .to_string();
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(m.contains("explanation"), "{m}");
     }

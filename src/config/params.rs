@@ -157,26 +157,52 @@ pub fn list(cfg: &Config) -> Vec<ParamValue> {
         .collect()
 }
 
-/// The list as aligned text, with a count of the estimates at the end.
+/// `value` (as the resolved config writes it) in the column's `unit`: a rate the config keeps
+/// in bit/s because it is no whole number of Gb/s ("4632000000b/s") is shown in Gb/s
+/// ("4.632"), a duration kept in picoseconds ("1500ps") in ns ("1.5"), exactly; anything
+/// else as it is.
+fn in_unit(value: &str, unit: &str) -> String {
+    let exact = |n: &str, places: usize| -> Option<String> {
+        let n: u128 = n.parse().ok()?;
+        let scale = 10u128.pow(places as u32);
+        let frac = format!("{:0places$}", n % scale);
+        let frac = frac.trim_end_matches('0');
+        Some(if frac.is_empty() {
+            format!("{}", n / scale)
+        } else {
+            format!("{}.{frac}", n / scale)
+        })
+    };
+    let converted = match unit {
+        "Gb/s" => value.strip_suffix("b/s").and_then(|n| exact(n, 9)),
+        "ns" => value.strip_suffix("ps").and_then(|n| exact(n, 3)),
+        _ => None,
+    };
+    converted.unwrap_or_else(|| value.to_string())
+}
+
+/// The list as aligned text, with a count of the estimates at the end. Values and defaults
+/// are shown in the unit column's unit.
 pub fn render(params: &[ParamValue]) -> String {
+    let shown: Vec<String> = params.iter().map(|p| in_unit(&p.value, p.unit)).collect();
     let w = |f: fn(&ParamValue) -> usize| params.iter().map(f).max().unwrap_or(0);
     let (wk, wv, wu) = (
         w(|p| p.key.len()),
-        w(|p| p.value.len()),
+        shown.iter().map(|v| v.len()).max().unwrap_or(0),
         w(|p| p.unit.len()),
     );
     let mut s = format!(
         "{:<wk$}  {:<wv$}  {:<wu$}  source\n",
         "parameter", "value", "unit"
     );
-    for p in params {
+    for (p, value) in params.iter().zip(&shown) {
         let source = match &p.default {
-            Some(d) => format!("the config (default {d}: {})", p.source),
+            Some(d) => format!("the config (default {}: {})", in_unit(d, p.unit), p.source),
             None => p.source.to_string(),
         };
         s.push_str(&format!(
             "{:<wk$}  {:<wv$}  {:<wu$}  {source}\n",
-            p.key, p.value, p.unit
+            p.key, value, p.unit
         ));
     }
     let est = params.iter().filter(|p| p.is_estimate()).count();
@@ -220,5 +246,45 @@ mod tests {
             .count();
         assert_eq!(gpu_keys, crate::config::raw::RawGpu::PARAMS.len());
         assert!(render(&l).lines().last().unwrap().contains("estimates"));
+    }
+
+    /// Issue #28 item 11: `params` printed `4632000000b/s` in a Gb/s column. Every value and
+    /// default of the default config reads as a number in its column's unit.
+    #[test]
+    fn values_are_shown_in_their_column_unit() {
+        let cfg = parse(DEFAULT_TOML, "default").unwrap();
+        let text = render(&list(&cfg));
+        let row = |key: &str| {
+            text.lines()
+                .find(|l| l.starts_with(&format!("{key} ")))
+                .unwrap_or_else(|| panic!("{key}"))
+                .split_whitespace()
+                .take(3)
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            row("machines[0].gpus[0].gdrcopy_read_gbps")[1..],
+            ["4.632", "Gb/s"]
+        );
+        assert_eq!(
+            row("machines[0].cpu.pageable_h2d_gbps")[1..],
+            ["708.8", "Gb/s"]
+        );
+        for l in text
+            .lines()
+            .filter(|l| l.contains(" Gb/s ") || l.contains(" ns "))
+        {
+            let value = l.split_whitespace().nth(1).unwrap();
+            assert!(value.parse::<f64>().is_ok(), "{l}");
+            assert!(
+                !l.contains("b/s:") && !l.contains("ps:"),
+                "default in another unit: {l}"
+            );
+        }
+        assert_eq!(in_unit("1500ps", "ns"), "1.5");
+        assert_eq!(in_unit("7ps", "ns"), "0.007");
+        assert_eq!(in_unit("200", "Gb/s"), "200");
+        assert_eq!(in_unit("auto", "word"), "auto");
     }
 }

@@ -1,5 +1,7 @@
 //! Hop bookkeeping: which channels a message's trains crossed, and how many bytes.
 
+use std::collections::{BTreeSet, HashMap};
+
 use super::*;
 
 /// The hops of one message, by the stage of the step they belong to and what they are.
@@ -150,18 +152,74 @@ pub(super) fn payload_bytes_over(
         .hops
         .iter()
         .filter(|h| h.msg == msg && kind(&topo.channels[h.channel as usize].kind))
-        .map(|h| {
-            if h.what.carries_data() && run.steps.steps[h.step as usize].payload {
-                h.payload
-            } else if run.inline
-                && h.what == Movement::Mmio
-                && topo.channels[h.channel as usize].host == Some(run.plan.sender.host)
-            {
-                run.plan.size
-            } else {
-                0
+        .map(|h| hop_payload(topo, run, h))
+        .sum()
+}
+
+/// The message payload hop `h` carried: its data where its step moves the payload, the inline
+/// payload in the sender's MMIO write of the WQE, else none.
+fn hop_payload(topo: &Topology, run: &Recorded, h: &Hop) -> u64 {
+    if h.what.carries_data() && run.steps.steps[h.step as usize].payload {
+        h.payload
+    } else if run.inline
+        && h.what == Movement::Mmio
+        && topo.channels[h.channel as usize].host == Some(run.plan.sender.host)
+    {
+        run.plan.size
+    } else {
+        0
+    }
+}
+
+/// Payload bytes of message `msg` summed over the root complexes they passed. A root complex
+/// has a channel of its own (its traversal), but a transfer moved in bulk records only the
+/// channels that serialise (links, memories, caps), not that one: so each movement of a step
+/// (a unit's train, or a bulk transfer's stretch) counts the distinct root complexes its
+/// channels belong to or lead into (the traversal, the P2P caps, the PCIe links to its
+/// children), times the payload it moved. A 1 MiB GPUDirect message across the sockets passes
+/// two per side whether it moves in TLPs or in bulk.
+pub(super) fn root_complex_bytes(topo: &Topology, run: &Recorded, msg: u32) -> u64 {
+    let mut rc_of: HashMap<u32, (usize, usize)> = HashMap::new();
+    for (h, host) in topo.hosts.iter().enumerate() {
+        for (i, n) in host.nodes.iter().enumerate() {
+            if let crate::topology::NodeKind::RootComplex(r) = n.kind {
+                let (read, write) = host.rc_caps[r];
+                for c in [n.traverse, read, write].into_iter().flatten() {
+                    rc_of.insert(c, (h, i));
+                }
             }
-        })
+            if let Some((p, up, down)) = n.parent
+                && matches!(
+                    host.nodes[p].kind,
+                    crate::topology::NodeKind::RootComplex(_)
+                )
+            {
+                rc_of.insert(up, (h, p));
+                rc_of.insert(down, (h, p));
+            }
+        }
+    }
+    // Per movement: its first channel, the payload through it, the root complexes it met.
+    type Passes = (u32, u64, BTreeSet<(usize, usize)>);
+    let mut moves: HashMap<(u16, u64, Movement), Passes> = HashMap::new();
+    for h in run.recorder.hops.iter().filter(|h| h.msg == msg) {
+        let payload = hop_payload(topo, run, h);
+        if payload == 0 {
+            continue;
+        }
+        let m = moves
+            .entry((h.step, h.train, h.what))
+            .or_insert_with(|| (h.channel, 0, BTreeSet::new()));
+        if h.channel == m.0 {
+            m.1 += payload;
+        }
+        if let Some(rc) = rc_of.get(&h.channel) {
+            m.2.insert(*rc);
+        }
+    }
+    moves
+        .values()
+        .map(|(_, bytes, rcs)| bytes * rcs.len() as u64)
         .sum()
 }
 

@@ -65,18 +65,9 @@ pub fn local_socket(topo: &Topology, host: usize, gpu: usize) -> usize {
     h.nodes[h.node_index(NodeKind::Gpu(gpu))].socket
 }
 
-/// One sample of `streams` on host `host`: every stream runs `WARMUP_COUNT + loops` copies, one
-/// after another, all streams at once. Returns the first (measured) stream's start-to-end event
-/// time in picoseconds.
-pub fn sample(
-    cfg: &Config,
-    topo: &Topology,
-    host: usize,
-    streams: &[Stream],
-    loops: u32,
-    seed: u64,
-) -> Result<Ps> {
-    let plans = streams
+/// The copy plan of each of `streams` on host `host` (the host buffer on the GPU's socket).
+pub fn plans(topo: &Topology, host: usize, streams: &[Stream]) -> Result<Vec<crate::plan::Plan>> {
+    streams
         .iter()
         .map(|s| {
             let socket = local_socket(topo, host, s.gpu);
@@ -88,7 +79,21 @@ pub fn sample(
                 )
             })
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
+
+/// One sample of `streams` on host `host`: every stream runs `WARMUP_COUNT + loops` copies, one
+/// after another, all streams at once. Returns the first (measured) stream's start-to-end event
+/// time in picoseconds.
+pub fn sample(
+    cfg: &Config,
+    topo: &Topology,
+    host: usize,
+    streams: &[Stream],
+    loops: u32,
+    seed: u64,
+) -> Result<Ps> {
+    let plans = plans(topo, host, streams)?;
     let refs: Vec<&crate::plan::Plan> = plans.iter().collect();
     let mut f = Fabric::new(topo, &refs, scenario::sim_options(cfg, seed));
     let total = WARMUP_COUNT

@@ -354,14 +354,7 @@ pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
     let gpus = cfg.hosts[host].machine.gpus.len();
     let mut row = Vec::with_capacity(gpus);
     for gpu in 0..gpus {
-        let mut streams = vec![measure::Stream { gpu, h2d, size }];
-        if bidir {
-            streams.push(measure::Stream {
-                gpu,
-                h2d: !h2d,
-                size: 2 * size,
-            });
-        }
+        let streams = host_streams(gpu, (h2d, bidir), size);
         let mut samples = Vec::with_capacity(a.samples as usize);
         for n in 0..a.samples {
             let seed = sample_seed(&cfg, a, &[host as u64, gpu as u64, n as u64]);
@@ -371,6 +364,43 @@ pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<f64>> {
         row.push(measure::statistic(&samples, a.use_mean) * 1e-9);
     }
     Ok(row)
+}
+
+/// The streams of one GPU's sample of a host testcase: its copy `h2d` or back, and with
+/// `bidir` the interfering copy the other way, twice the buffer.
+fn host_streams(gpu: usize, (h2d, bidir): (bool, bool), size: u64) -> Vec<measure::Stream> {
+    let mut streams = vec![measure::Stream { gpu, h2d, size }];
+    if bidir {
+        streams.push(measure::Stream {
+            gpu,
+            h2d: !h2d,
+            size: 2 * size,
+        });
+    }
+    streams
+}
+
+/// The copies of one GPU pair's sample of a device-to-device testcase (`both`: the
+/// bidirectional ones). One way: read, the row GPU `i` pulls the column `j`'s buffer; write, it
+/// pushes into the column's. Both ways: the column's buffer into the row's, and the row's into
+/// the column's, each copy by its destination's engine (read) or its source's (write).
+fn peer_copies(
+    (i, j): (usize, usize),
+    both: bool,
+    how: scenario::peer::PeerCopy,
+    size: u64,
+) -> Vec<crate::p2p_matrix::measure::Stream> {
+    let copy = |src, dst| crate::p2p_matrix::measure::Stream {
+        src,
+        dst,
+        how,
+        size,
+    };
+    match (both, how) {
+        (true, _) => vec![copy(j, i), copy(i, j)],
+        (false, scenario::peer::PeerCopy::Read) => vec![copy(j, i)],
+        (false, _) => vec![copy(i, j)],
+    }
 }
 
 /// The GB/s of every GPU pair of the host for a device-to-device testcase, `None` on the
@@ -411,20 +441,7 @@ pub fn peer_matrices(cfg: &Config, a: &Args) -> Result<Vec<Vec<Vec<Option<f64>>>
         .filter(|&(i, j)| i != j && scenario::peer::peer_access(h, i, j))
         .collect();
     for (i, j) in pairs {
-        // One way: read, the row GPU pulls the column's buffer; write, it pushes into the
-        // column's. Both ways: the column's buffer into the row's, and the row's into the
-        // column's, each copy by its destination's engine (read) or its source's (write).
-        let copy = |src, dst| crate::p2p_matrix::measure::Stream {
-            src,
-            dst,
-            how,
-            size,
-        };
-        let copies = match (both, how) {
-            (true, _) => vec![copy(j, i), copy(i, j)],
-            (false, scenario::peer::PeerCopy::Read) => vec![copy(j, i)],
-            (false, _) => vec![copy(i, j)],
-        };
+        let copies = peer_copies((i, j), both, how, size);
         let mut samples = vec![Vec::with_capacity(a.samples as usize); copies.len()];
         for n in 0..a.samples {
             let seed = sample_seed(&cfg, a, &[host as u64, i as u64, j as u64, n as u64]);
@@ -445,6 +462,74 @@ pub fn peer_matrices(cfg: &Config, a: &Args) -> Result<Vec<Vec<Vec<Option<f64>>>
         }
     }
     Ok(out)
+}
+
+/// The runs the testcase makes: per GPU (or GPU pair) `-i` samples, each a run of its
+/// streams' `WARMUP_COUNT + --loopCount` copies, named with their estimated events (all
+/// samples') and memory (one sample's).
+pub fn runs(cfg: &Config, a: &Args) -> Result<Vec<(String, u64, u64)>> {
+    a.check()?;
+    let host = host_index(cfg, a.host.as_deref())?;
+    let size = a.buffer_mib << 20;
+    let cfg = measure::gpu_timeline(cfg);
+    let topo = scenario::topology(&cfg);
+    let gpus = cfg.hosts[host].machine.gpus.len();
+    let copies = u64::from(measure::WARMUP_COUNT) + u64::from(a.loops);
+    let run = |label: String, plans: Vec<crate::plan::Plan>| {
+        let flows: Vec<(&crate::plan::Plan, u64)> = plans.iter().map(|p| (p, copies)).collect();
+        // One copy in flight per stream (measure's `run(1, ..)`).
+        let (events, memory) = scenario::cost::fabric_run(&cfg, &flows, 1);
+        (label, events.saturating_mul(u64::from(a.samples)), memory)
+    };
+    Ok(match (a.testcase.host_copies(), a.testcase.peer_copy()) {
+        (Some((h2d, bidir)), _) => (0..gpus)
+            .map(|gpu| {
+                let streams = host_streams(gpu, (h2d, bidir), size);
+                Ok(run(
+                    format!("GPU {gpu}"),
+                    measure::plans(&topo, host, &streams)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        (None, Some(how)) => {
+            let both = a.testcase.matrices().len() == 3;
+            let h = &topo.hosts[host];
+            let pairs = (0..gpus).flat_map(|i| (0..gpus).map(move |j| (i, j)));
+            pairs
+                .filter(|&(i, j)| i != j && scenario::peer::peer_access(h, i, j))
+                .map(|(i, j)| {
+                    let copies = peer_copies((i, j), both, how, size);
+                    let plans = crate::p2p_matrix::measure::plans(&topo, host, &copies)?;
+                    Ok(run(format!("GPUs {i} and {j}"), plans))
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        (None, None) => Vec::new(),
+    })
+}
+
+/// What the testcase is about to simulate, for the cost gate: its [`runs`], one after another.
+pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
+    let runs = runs(cfg, a)?;
+    let copies = u64::from(measure::WARMUP_COUNT) + u64::from(a.loops);
+    let over = format!(
+        "{} sample{} of {copies} copies of {} MiB",
+        runs.len() as u64 * u64::from(a.samples),
+        if runs.len() as u64 * u64::from(a.samples) == 1 {
+            ""
+        } else {
+            "s"
+        },
+        a.buffer_mib
+    );
+    let cut = "fewer samples (-i), copies (--loopCount) or a smaller buffer (-b)";
+    Ok(study::runs_work(
+        &format!("a {} testcase", a.testcase.key()),
+        over,
+        &runs,
+        cut,
+        1,
+    ))
 }
 
 /// Runs the testcase on the config's host and returns nvbandwidth's text.
@@ -476,10 +561,16 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
     Ok(out)
 }
 
-/// `gdrsim nvbandwidth`: checks the arguments, loads the config and runs the testcase.
-pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
+/// `gdrsim nvbandwidth`: checks the arguments, loads the config and runs the testcase,
+/// refused before any work where it costs more than `limits`.
+pub fn command(
+    config: Option<&std::path::Path>,
+    a: &Args,
+    limits: &study::Limits,
+) -> Result<String> {
     a.check()?;
     let cfg = study::load_config(config)?;
+    study::admit(&study::source_name(config), &work(&cfg, a)?, limits)?;
     run(&cfg, a)
 }
 

@@ -24,6 +24,17 @@ pub struct Stream {
     pub size: u64,
 }
 
+/// The copy plan of each of `streams` between GPUs of host `host`.
+pub fn plans(topo: &Topology, host: usize, streams: &[Stream]) -> Result<Vec<crate::plan::Plan>> {
+    streams
+        .iter()
+        .map(|s| {
+            scenario::peer::copy(topo, host, (s.src, s.dst), s.how, s.size)
+                .with_context(|| format!("building the copy from GPU {} to GPU {}", s.src, s.dst))
+        })
+        .collect()
+}
+
 /// The streams run at once in one fabric, each `count` copies back to back (the next starts
 /// when the one before has landed, as on a CUDA stream); what the run did, flow by flow.
 pub fn simulate(
@@ -34,13 +45,7 @@ pub fn simulate(
     count: u32,
     seed: u64,
 ) -> Result<Outcome> {
-    let plans = streams
-        .iter()
-        .map(|s| {
-            scenario::peer::copy(topo, host, (s.src, s.dst), s.how, s.size)
-                .with_context(|| format!("building the copy from GPU {} to GPU {}", s.src, s.dst))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let plans = plans(topo, host, streams)?;
     let refs: Vec<&crate::plan::Plan> = plans.iter().collect();
     let mut f = Fabric::new(topo, &refs, scenario::sim_options(cfg, seed));
     let out = f.run(1, count);

@@ -23,6 +23,7 @@
 //! allows (NVLink, or PCIe forwarding peer-to-peer both ways); pairs without it fall back to
 //! staging, as the CUDA driver does, so their P2P=Enabled cells equal the Disabled ones.
 
+mod cost;
 pub mod heatmap;
 pub mod layout;
 pub mod measure;
@@ -32,6 +33,7 @@ use anyhow::Result;
 use crate::config::{Config, ConfigError};
 use crate::scenario::{self, peer::PeerCopy};
 use crate::study;
+pub use cost::{first_pair_run, work};
 use measure::Stream;
 
 /// The sample's default `numElems` (ints per bandwidth copy).
@@ -158,6 +160,28 @@ const BIDIR_ENABLED: u64 = 5;
 /// ways at once, with copies of `size` bytes: the cell a validation row compares (peer writes
 /// where the pair has peer access, else staged, as the sample falls back).
 pub fn first_pair(cfg: &Config, both_ways: bool, size: u64) -> Result<f64> {
+    let (timeline, topo, there, back) = first_pair_streams(cfg, size)?;
+    // The seeds `measure` gives those cells, so the figure is the one p2p-matrix prints.
+    let seed = cell_seed(
+        cfg,
+        if both_ways { BIDIR_ENABLED } else { UNI_WRITES },
+        0,
+        1,
+    );
+    if both_ways {
+        bidirectional(&timeline, &topo, 0, there, back, seed)
+    } else {
+        unidirectional(&timeline, &topo, 0, there, seed)
+    }
+}
+
+/// What [`first_pair`] measures: the copy-engine timeline of `cfg`, its topology, and the
+/// copies of `size` bytes from GPU 0 to GPU 1 of the first host and back, as its
+/// P2P=Enabled cells copy them.
+fn first_pair_streams(
+    cfg: &Config,
+    size: u64,
+) -> Result<(Config, crate::topology::Topology, Stream, Stream)> {
     let timeline = crate::nvbandwidth::measure::gpu_timeline(cfg);
     let topo = scenario::topology(&timeline);
     if topo.hosts.first().map_or(0, |h| h.spec.gpus.len()) < 2 {
@@ -167,34 +191,28 @@ pub fn first_pair(cfg: &Config, both_ways: bool, size: u64) -> Result<f64> {
         true => PeerCopy::Write,
         false => PeerCopy::Staged,
     };
-    let there = Stream {
-        src: 0,
-        dst: 1,
-        how: how(0, 1),
+    let stream = |src, dst| Stream {
+        src,
+        dst,
+        how: how(src, dst),
         size,
     };
-    // The seeds `measure` gives those cells, so the figure is the one p2p-matrix prints.
-    let seed = cell_seed(
-        cfg,
-        if both_ways { BIDIR_ENABLED } else { UNI_WRITES },
-        0,
-        1,
-    );
-    if both_ways {
-        let back = Stream {
-            src: 1,
-            dst: 0,
-            how: how(1, 0),
-            size,
-        };
-        bidirectional(&timeline, &topo, 0, there, back, seed)
-    } else {
-        unidirectional(&timeline, &topo, 0, there, seed)
+    let (there, back) = (stream(0, 1), stream(1, 0));
+    Ok((timeline, topo, there, back))
+}
+
+/// How a cell's copy moves: peer writes (or, with `read`, peer reads) where P2P is on and the
+/// pair has peer access, else staged through host memory, as the sample falls back.
+fn copy_kind(peer: bool, read: bool) -> PeerCopy {
+    match (peer, read) {
+        (false, _) => PeerCopy::Staged,
+        (true, false) => PeerCopy::Write,
+        (true, true) => PeerCopy::Read,
     }
 }
 
-/// Measures every matrix on the config's host.
-pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
+/// The host `a` measures and its GPUs, refused where `--numElems` or the host cannot be run.
+fn checked(cfg: &Config, a: &Args) -> Result<(usize, usize)> {
     let host = host_index(cfg, a.host.as_deref())?;
     if !(1..=1_000_000_000).contains(&a.elems) {
         return Err(ConfigError::new(
@@ -215,6 +233,12 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
         )
         .into());
     }
+    Ok((host, gpus))
+}
+
+/// Measures every matrix on the config's host.
+pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
+    let (host, gpus) = checked(cfg, a)?;
     let timeline = crate::nvbandwidth::measure::gpu_timeline(cfg);
     let gpu_topo = scenario::topology(&timeline);
     let cpu_topo = scenario::topology(cfg);
@@ -226,11 +250,7 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
                 .collect()
         })
         .collect();
-    let how = |i: usize, j: usize, p2p: bool, read: bool| match (p2p && access[i][j], read) {
-        (false, _) => PeerCopy::Staged,
-        (true, false) => PeerCopy::Write,
-        (true, true) => PeerCopy::Read,
-    };
+    let how = |i: usize, j: usize, p2p: bool, read: bool| copy_kind(p2p && access[i][j], read);
     let size = a.elems * 4;
     let seed = |k: u64, i: usize, j: usize| cell_seed(cfg, k, i, j);
     let cell = |f: &dyn Fn(usize, usize) -> Result<f64>| -> Result<Vec<Vec<f64>>> {
@@ -361,8 +381,13 @@ pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
     })
 }
 
-/// `gdrsim p2p-matrix`: measures, writes the CSV and chart where asked, returns the text.
-pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
+/// `gdrsim p2p-matrix`: measures, writes the CSV and chart where asked, returns the text;
+/// refused before any work where it costs more than `limits`.
+pub fn command(
+    config: Option<&std::path::Path>,
+    a: &Args,
+    limits: &study::Limits,
+) -> Result<String> {
     let cfg = study::load_config(config)?;
     for (p, ext, key) in [(&a.csv, "csv", "--csv"), (&a.chart, "svg", "--chart")] {
         if let Some(p) = p
@@ -377,6 +402,7 @@ pub fn command(config: Option<&std::path::Path>, a: &Args) -> Result<String> {
             .into());
         }
     }
+    study::admit(&study::source_name(config), &work(&cfg, a)?, limits)?;
     let r = measure(&cfg, a)?;
     if let Some(p) = &a.csv {
         crate::report::atomic::write(p, layout::csv(&r).as_bytes())?;

@@ -28,13 +28,7 @@ const EVENTS_PER_TLP: u64 = 12;
 /// chunk by chunk (at most [`super::build::MAX_CHUNKS`] chunks).
 pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
     let size = p.size.max(1);
-    let units = |bytes: u64| -> u64 {
-        if cfg.sim.granularity.tlp() || bytes <= cfg.sim.coalesce_above {
-            bytes.div_ceil(BYTES_PER_TLP) * EVENTS_PER_TLP
-        } else {
-            PER_BULK
-        }
-    };
+    let units = |bytes: u64| data_events(cfg, bytes);
     let (_, streamed) = stream_shape(cfg, size);
     let sc = &cfg.scenarios[p.scenario];
     // Independent flows: the iterations and the streamed messages. A workload: each flow's
@@ -66,6 +60,37 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
     per_flow.fold(0u64, u64::saturating_add).max(1)
 }
 
+/// Events of one movement of `bytes` of data: TLP by TLP up to `coalesce_above_bytes` (or
+/// always, with `granularity = "tlp"`), one bulk transfer above.
+fn data_events(cfg: &Config, bytes: u64) -> u64 {
+    if cfg.sim.granularity.tlp() || bytes <= cfg.sim.coalesce_above {
+        bytes.div_ceil(BYTES_PER_TLP) * EVENTS_PER_TLP
+    } else {
+        PER_BULK
+    }
+}
+
+/// Estimated events of one message of `plan`, whichever builder made it (a tool's copy, a
+/// perftest message): its fixed events, and its data once per chain of streaming payload steps
+/// (a staged message moves it three times, a chunked one three times per chunk). For a path's
+/// plan this is what [`estimate`] counts per message, less a chunked message's fixed events
+/// per chunk.
+pub fn message_events(cfg: &Config, plan: &crate::plan::Plan) -> u64 {
+    let data = plan.steps.iter().filter(|s| s.payload && s.input.is_none());
+    data.fold(PER_MESSAGE, |a, s| {
+        a.saturating_add(data_events(cfg, s.bytes))
+    })
+}
+
+/// Estimated events and memory of one fabric run a tool makes: each flow's plan with the
+/// messages it carries, at most `window` of a flow's in flight.
+pub fn fabric_run(cfg: &Config, flows: &[(&crate::plan::Plan, u64)], window: u64) -> (u64, u64) {
+    let events = flows.iter().fold(0u64, |e, (p, n)| {
+        e.saturating_add(n.saturating_mul(message_events(cfg, p)))
+    });
+    (events, super::memory::run(cfg, flows, window))
+}
+
 /// Estimated events one core works through per second (measured on the project's 2-core
 /// machine: the default study's 2.6e6 in about 1.3 s of CPU, 120 scenarios of it, 1.1e8, in
 /// about 75 s).
@@ -86,6 +111,9 @@ pub struct StudyCost {
     pub memory: u64,
     /// The costliest points: (index in the plan, events), most expensive first.
     pub top: Vec<(usize, u64)>,
+    /// The points that hold the most memory while they run: (index in the plan, bytes), the
+    /// largest first.
+    pub largest: Vec<(usize, u64)>,
 }
 
 impl StudyCost {
@@ -112,20 +140,23 @@ pub fn study_of(cfg: &Config, ids: &[usize], threads: usize) -> StudyCost {
         .iter()
         .map(|p| super::memory::point(cfg, &topo, p, threads))
         .collect();
-    let mut top: Vec<(usize, u64)> = costs
-        .iter()
-        .copied()
-        .enumerate()
-        .map(|(j, c)| (ids[j], c))
-        .collect();
-    top.sort_by_key(|&(i, c)| (std::cmp::Reverse(c), i));
-    top.truncate(3);
+    let working: Vec<u64> = memory.iter().map(|m| m.working).collect();
+    let of_plan = |v: Vec<(usize, u64)>| v.into_iter().map(|(j, c)| (ids[j], c)).collect();
     StudyCost {
         points: points.len(),
         events: costs.iter().fold(0u64, |a, &c| a.saturating_add(c)),
         memory: peak_memory(&memory, threads),
-        top,
+        top: of_plan(first_three(&costs)),
+        largest: of_plan(first_three(&working)),
     }
+}
+
+/// The three largest of `values`: (index, value), the largest first, ties by index.
+pub fn first_three(values: &[u64]) -> Vec<(usize, u64)> {
+    let mut v: Vec<(usize, u64)> = values.iter().copied().enumerate().collect();
+    v.sort_by_key(|&(i, c)| (std::cmp::Reverse(c), i));
+    v.truncate(3);
+    v
 }
 
 /// The peak of a run of points on `threads` threads: [`BASE_BYTES`], every point's kept row,

@@ -7,44 +7,88 @@
 //!   plus the DRAM jitter of its accesses at 100 times the median (the lognormal of sigma 0.75
 //!   passes that with probability below 1e-9 per access; each draw is capped at 1 s anyway),
 //!   plus 8 times every fixed cost of both hosts (CPU, registration, copy calls, NIC pipelines),
-//!   per chunk for pipelined staging;
+//!   per chunk for the paths that move a message in chunks (staged_pipelined, pxn, auto);
 //! - a refused Send waits its RNR retries, at most one timer beyond its repost;
 //! - a run is at most its flows' messages one after another (the resources are work-conserving).
 //!
 //! Should a run still pass the horizon, the engine drops the event and the run is reported as
 //! an error ([`crate::engine::Queue::past_horizon`]), never as a figure.
 
-use crate::config::{Config, rnr_timer_ps};
+use crate::config::{Config, PathKind, rnr_timer_ps};
 use crate::engine::HORIZON;
 use crate::topology::Topology;
-use crate::units::{Ps, fmt_duration};
+use crate::units::{Ps, fmt_bytes, fmt_duration};
 
-/// `Err((key, expected, found))` when some point of `cfg` could run past the horizon.
+/// A message's time bound, picoseconds, with its parts (what, picoseconds).
+type Bound = (Vec<(String, u128)>, u128);
+
+/// `Err((key, expected, found))` when some point of `cfg` could run past the horizon: the
+/// first in plan order (scenario, path, size), named with what makes its run long.
 pub fn check(cfg: &Config, topo: &Topology) -> Result<(), (String, String, String)> {
-    for &size in &cfg.sizes {
-        check_size(cfg, topo, size)?;
+    // A message's bound depends on its size and on whether its path moves it in chunks, not on
+    // the scenario: computed once per size for each.
+    let bounds: Vec<[Bound; 2]> = cfg
+        .sizes
+        .iter()
+        .map(|&size| {
+            [
+                message_bound(cfg, topo, size, false),
+                message_bound(cfg, topo, size, true),
+            ]
+        })
+        .collect();
+    for (si, sc) in cfg.scenarios.iter().enumerate() {
+        for &path in &cfg.paths {
+            for (zi, &size) in cfg.sizes.iter().enumerate() {
+                let (parts, per_msg) = &bounds[zi][usize::from(chunked(path))];
+                check_point(cfg, (si, sc), path, size, parts, *per_msg)?;
+            }
+        }
     }
     Ok(())
 }
 
-/// The bound of the longest run of the points of message size `size`.
-fn check_size(cfg: &Config, topo: &Topology, size: u64) -> Result<(), (String, String, String)> {
-    let (parts, per_msg) = message_bound(cfg, topo, size);
+/// Whether `path` may move a message in chunks (the pipeline, PXN's relay, or `auto`, which
+/// may pick either), each chunk paying the fixed costs again.
+fn chunked(path: PathKind) -> bool {
+    matches!(
+        path,
+        PathKind::StagedPipelined | PathKind::Pxn | PathKind::Auto
+    )
+}
+
+/// The bound of the longest run of scenario `sc` on `path` at message size `size`, whose
+/// messages each take at most `per_msg` (its largest part among `parts`).
+fn check_point(
+    cfg: &Config,
+    (si, sc): (usize, &crate::config::ScenarioSpec),
+    path: PathKind,
+    size: u64,
+    parts: &[(String, u128)],
+    per_msg: u128,
+) -> Result<(), (String, String, String)> {
     let timer = rnr_timer_ps(cfg.sim.min_rnr_timer) as u128;
     // Messages of the longest run: independent flows' iterations or streamed messages, each
     // flow; a workload's messages, every flow's together.
-    let per_flow = u128::from(
-        super::simulate::iterations(cfg, size).max(super::simulate::stream_shape(cfg, size).1),
-    );
-    let (flows, messages) = cfg
-        .scenarios
-        .iter()
-        .map(|sc| match &sc.workload {
-            None => (sc.flows.len() as u128, per_flow),
-            Some(w) => (1, u128::from(super::workload::run_messages(cfg, w, size))),
-        })
-        .max_by_key(|&(f, m)| f * m)
-        .unwrap_or((1, per_flow));
+    let iterations = super::simulate::iterations(cfg, size);
+    let streamed = super::simulate::stream_shape(cfg, size).1;
+    let (key, flows, messages) = match &sc.workload {
+        None if streamed > iterations => (
+            "sim.stream_messages".to_string(),
+            sc.flows.len() as u128,
+            u128::from(streamed),
+        ),
+        None => (
+            "sim.iterations".to_string(),
+            sc.flows.len() as u128,
+            u128::from(iterations),
+        ),
+        Some(w) => (
+            format!("scenarios[{si}]"),
+            1,
+            u128::from(super::workload::run_messages(cfg, w, size)),
+        ),
+    };
     let run = flows * messages * (2 * per_msg + timer);
     if run <= HORIZON as u128 {
         return Ok(());
@@ -55,29 +99,30 @@ fn check_size(cfg: &Config, topo: &Topology, size: u64) -> Result<(), (String, S
         .cloned()
         .unwrap_or_default();
     Err((
-        "sim.iterations".into(),
+        key,
         format!(
             "runs within the simulator's horizon of {} (2^62 ps): messages x flows x a message's \
              time must stay below it",
             fmt_duration(HORIZON)
         ),
         format!(
-            "up to {messages} messages x {flows} flows x {} per {size}-byte message (bound); its \
-             largest part: {what} ({})",
+            "scenario `{}`, path {path}, {} messages: up to {messages} messages x {flows} \
+             flow{} x {} per message (bound); its largest part: {what} ({})",
+            sc.name,
+            fmt_bytes(size),
+            if flows == 1 { "" } else { "s" },
             fmt_duration(per_msg.min(Ps::MAX as u128) as Ps),
             fmt_duration(worst.min(Ps::MAX as u128) as Ps)
         ),
     ))
 }
 
-/// An upper bound of one message's time at `size`, and its parts (what, picoseconds).
-fn message_bound(cfg: &Config, topo: &Topology, size: u64) -> (Vec<(String, u128)>, u128) {
+/// An upper bound of one message's time at `size`, moved in chunks or whole, and its parts
+/// (what, picoseconds).
+fn message_bound(cfg: &Config, topo: &Topology, size: u64, chunked: bool) -> Bound {
     let mut parts: Vec<(String, u128)> = Vec::new();
     let bytes = 2 * size + (64 << 10);
-    let chunks = if cfg
-        .paths
-        .contains(&crate::config::PathKind::StagedPipelined)
-    {
+    let chunks = if chunked {
         size.div_ceil(cfg.sim.chunk_bytes).clamp(1, 1024) as u128
     } else {
         1
@@ -155,7 +200,7 @@ mod tests {
         let cfg = crate::config::parse(crate::config::DEFAULT_TOML, "default.toml").unwrap();
         let topo = crate::scenario::topology(&cfg);
         assert!(check(&cfg, &topo).is_ok());
-        let (_, per_msg) = message_bound(&cfg, &topo, 1 << 30);
+        let (_, per_msg) = message_bound(&cfg, &topo, 1 << 30, false);
         // A 1 GiB message takes about 25 ms; the bound (every channel carrying it four times,
         // every host's GDRCopy and pageable copies of all of it) is some 5,000 times that:
         // loose, yet a 60-iteration sweep of it stays hours inside the horizon.

@@ -11,12 +11,25 @@ use super::paths;
 use super::simulate::{iterations, stream_shape};
 use crate::components::footprint;
 use crate::config::Config;
+use crate::plan::Plan;
 use crate::stats::{FlowRow, LinkRow, StageRow, Summary};
 use crate::topology::Topology;
 
 /// A string of a result row (a component, a channel, a flow's end): its text and the
 /// allocator's header.
 const NAME: u64 = 48;
+
+/// The memory of one fabric run a tool makes (perftest, nvbandwidth, p2p-matrix, a trace):
+/// its flows' plans with the messages each carries, at most `window` of a flow's in flight
+/// (their step records pooled, as a run that does not record keeps them), and the plans.
+pub fn run(cfg: &Config, flows: &[(&Plan, u64)], window: u64) -> u64 {
+    let opts = super::sim_options(cfg, 0);
+    let plans = flows.iter().map(|f| f.0);
+    let fixed = plans.clone().map(footprint::plan_bytes).sum::<u64>();
+    footprint::run_bytes(flows.iter().copied(), &opts, window)
+        .saturating_add(footprint::in_motion_bytes(plans, &opts))
+        .saturating_add(fixed)
+}
 
 /// A point's memory, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

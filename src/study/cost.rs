@@ -1,7 +1,9 @@
-//! What a study is estimated to cost before it runs: the line `check` prints and the limit
-//! `run` refuses a study over, both from [`crate::scenario::cost`]'s estimate.
+//! What a study is estimated to cost before it runs: the line `check` prints and what `run`
+//! puts before the cost gate ([`super::gate`]), both from [`crate::scenario::cost`]'s
+//! estimate.
 
-use crate::config::{Config, ConfigError};
+use super::gate::{Work, fmt_seconds};
+use crate::config::Config;
 use crate::scenario;
 use crate::units::fmt_bytes;
 
@@ -15,9 +17,9 @@ pub fn cost_line(cfg: &Config) -> String {
         .first()
         .map(|&(i, e)| {
             format!(
-                "; costliest point: {} ({:.0}% of the events)",
+                "; costliest point: {} ({} of the events)",
                 describe_point(cfg, i),
-                100.0 * e as f64 / c.events.max(1) as f64
+                crate::units::fmt_percent(100.0 * e as f64 / c.events.max(1) as f64)
             )
         })
         .unwrap_or_default();
@@ -32,7 +34,11 @@ pub fn cost_line(cfg: &Config) -> String {
 
 /// "PIX gpudirect write_imm 1 GiB": point `i` of the plan.
 fn describe_point(cfg: &Config, i: usize) -> String {
-    let p = &scenario::plan(cfg)[i];
+    point_name(cfg, &scenario::plan(cfg)[i])
+}
+
+/// "PIX gpudirect write_imm 1 GiB": point `p` of `cfg`.
+pub fn point_name(cfg: &Config, p: &scenario::Point) -> String {
     format!(
         "{} {} {} {}",
         cfg.scenarios[p.scenario].name,
@@ -51,51 +57,76 @@ pub fn threads(jobs: usize) -> usize {
     }
 }
 
-/// "0.4 s", "3 min", "2.5 h".
-fn fmt_seconds(s: f64) -> String {
-    if s < 60.0 {
-        format!("{s:.1} s")
-    } else if s < 3600.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
+/// What running the points `ids` of `cfg` on `threads` threads is, for the cost gate: its events and peak memory, its costliest and largest points named.
+pub fn study_work(cfg: &Config, ids: &[usize], threads: usize) -> Work {
+    let c = scenario::cost::study_of(cfg, ids, threads);
+    let named = |v: &[(usize, u64)], figure: &dyn Fn(u64) -> String| -> Vec<String> {
+        v.iter()
+            .map(|&(i, x)| format!("{} ({})", describe_point(cfg, i), figure(x)))
+            .collect()
+    };
+    let threads = threads.min(c.points).max(1);
+    let shards = "cut it into shards with --shard K/N";
+    // A point's messages are held until it ends: only fewer of them make one point smaller.
+    let fewer = "give its largest points fewer messages ([sim] iterations, stream_messages) or \
+                 flows";
+    Work {
+        what: "a study".into(),
+        events: c.events,
+        over: format!("{} point{}", c.points, if c.points == 1 { "" } else { "s" }),
+        memory: c.memory,
+        threads,
+        costliest: named(&c.top, &|e| format!("{:.1e}", e as f64)),
+        largest: named(&c.largest, &|b| fmt_bytes(b)),
+        cut_events: shards.into(),
+        cut_memory: if threads > 1 {
+            format!("run fewer points at once with --jobs, {shards}, or {fewer}")
+        } else {
+            format!("{shards}, or {fewer}")
+        },
     }
 }
 
-/// Refuses, before any work, a run whose estimated events exceed `max_events`, naming what
-/// makes it expensive and how to raise the limit.
-pub fn check_cost(
-    cfg: &Config,
-    ids: &[usize],
-    file: &str,
-    max_events: u64,
-) -> Result<(), ConfigError> {
-    let c = scenario::cost::study_of(cfg, ids, 1);
-    if c.events <= max_events {
-        return Ok(());
-    }
-    let top: Vec<String> = c
-        .top
+/// What a command that draws no chart holds whatever it simulates (measured: `nvbandwidth 0
+/// -b 64`, 8.2 MiB).
+const TOOL_BASE_BYTES: u64 = 8 << 20;
+
+/// What a tool that makes `runs` fabric runs, `threads` at a time, is for the cost gate: each
+/// run named with its estimated events and memory (a run's fabric is dropped when it ends: the
+/// peak is the largest runs, as many as run at once), over `over` ("400000 messages over 2
+/// queue pairs"), `cut` saying what makes it smaller.
+pub fn runs_work(
+    what: &str,
+    over: String,
+    runs: &[(String, u64, u64)],
+    cut: &str,
+    threads: usize,
+) -> Work {
+    let events: Vec<u64> = runs.iter().map(|r| r.1).collect();
+    let memory: Vec<u64> = runs.iter().map(|r| r.2).collect();
+    let named = |v: Vec<(usize, u64)>, figure: &dyn Fn(u64) -> String| -> Vec<String> {
+        v.into_iter()
+            .map(|(i, x)| format!("{} ({})", runs[i].0, figure(x)))
+            .collect()
+    };
+    let mut sorted = memory.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let threads = threads.min(runs.len()).max(1);
+    let at_once = sorted
         .iter()
-        .map(|&(i, e)| format!("{} ({:.1e})", describe_point(cfg, i), e as f64))
-        .collect();
-    Err(ConfigError::new(
-        file,
-        "",
-        format!(
-            "a study of at most {max_events:.1e} estimated events (raise the limit with \
-             --max-events, or cut it into shards with --shard K/N)",
-            max_events = max_events as f64
-        ),
-        format!(
-            "{:.1e} events over {} points, about {} on one core; the costliest: {}",
-            c.events as f64,
-            c.points,
-            fmt_seconds(c.seconds(1)),
-            top.join(", ")
-        ),
-    ))
+        .take(threads)
+        .fold(0u64, |a, &m| a.saturating_add(m));
+    Work {
+        what: what.into(),
+        events: events.iter().fold(0u64, |a, &e| a.saturating_add(e)),
+        over,
+        memory: TOOL_BASE_BYTES.saturating_add(at_once),
+        threads,
+        costliest: named(scenario::cost::first_three(&events), &|e| {
+            format!("{:.1e}", e as f64)
+        }),
+        largest: named(scenario::cost::first_three(&memory), &fmt_bytes),
+        cut_events: cut.into(),
+        cut_memory: cut.into(),
+    }
 }
-
-/// The default `--max-events`: about two days of one core.
-pub const DEFAULT_MAX_EVENTS: u64 = 250_000_000_000;

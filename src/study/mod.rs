@@ -5,12 +5,15 @@
 
 mod ceiling;
 mod cost;
+pub mod gate;
 mod info;
 mod load;
+mod machine;
 mod simulate;
 
 pub use ceiling::ceiling;
-pub use cost::{DEFAULT_MAX_EVENTS, check_cost, cost_line};
+pub use cost::{cost_line, point_name, runs_work, study_work, threads};
+pub use gate::{DEFAULT_MAX_EVENTS, Limits, Work, admit};
 pub use info::run_info;
 pub use load::{load_config, plausibility, source_name};
 pub(crate) use simulate::past_horizon;

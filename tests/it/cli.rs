@@ -1266,6 +1266,38 @@ fn bad_input_times_whose_product_passes_the_horizon() {
     );
 }
 
+/// Issue #28 item 11: the horizon error blamed `sim.iterations` without saying which point
+/// crossed it. It names the scenario, the path and the size: here only the pipeline, whose
+/// chunks each pay the hosts' fixed costs, crosses, at 4 GiB (512 iterations within the
+/// budget), and GPUDirect, moving the message whole, does not.
+#[test]
+fn the_horizon_error_names_the_point_that_crosses_it() {
+    assert_edit_rejected_all(
+        "horizon-point",
+        &[
+            ("iterations = 60 ", "iterations = 100000 "),
+            (
+                "iteration_budget_bytes = \"512MiB\"",
+                "iteration_budget_bytes = \"2TiB\"",
+            ),
+            (
+                "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+                "sizes = [\"4KiB\", \"4GiB\"]",
+            ),
+            (
+                "paths = [\"host\", \"staged\", \"gpudirect\"]",
+                "paths = [\"gpudirect\", \"staged_pipelined\"]",
+            ),
+        ],
+        &[
+            "key `sim.iterations`",
+            "horizon of 53.4 days",
+            "scenario `PIX`, path staged_pipelined, 4 GiB messages",
+            "512 messages x 1 flow x",
+        ],
+    );
+}
+
 /// Issue #13, item 2: `granularity = "tlp"` with a 16 GiB message exhausted memory; TLP by TLP
 /// is bounded to 16 MiB messages, refused above before any work.
 #[test]
@@ -1685,6 +1717,69 @@ fn shards_merge_to_the_single_run() {
     refused(
         &["run", s(&cfg), "--shard", "3/3", "--out", s(&bad)],
         "--shard",
+    );
+}
+
+/// Issue #28 item 11: bare `gdrsim` is `gdrsim run`, but `gdrsim --quiet` (run's options
+/// without the word `run`) was refused. Run's options come first as they would after `run`; a
+/// mistyped command is still named as one, and `--help` and `--version` are gdrsim's own.
+#[test]
+fn run_options_without_the_word_run_run_the_study() {
+    let dir = scratch("bare-options");
+    let o = gdrsim(&[
+        "--quiet",
+        "--seed",
+        "7",
+        "--out",
+        s(&dir),
+        "configs/ring.toml",
+    ]);
+    assert_ok(&o, "gdrsim --quiet --seed 7 --out DIR configs/ring.toml");
+    assert!(o.stdout.is_empty(), "--quiet: {}", text(&o.stdout));
+    assert!(dir.join("results.csv").exists());
+    let report = fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("gdrsim run configs/ring.toml --seed 7"),
+        "{report}"
+    );
+    let o = gdrsim(&["chekc"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("unrecognized subcommand 'chekc'"));
+    let o = gdrsim(&["--version"]);
+    assert_ok(&o, "--version");
+    assert!(text(&o.stdout).starts_with("gdrsim "));
+    let o = gdrsim(&["--help"]);
+    assert_ok(&o, "--help");
+    assert!(text(&o.stdout).contains("With no command, gdrsim is gdrsim run"));
+}
+
+/// Issue #28 item 11: the costliest of thousands of points is a small share of the events,
+/// and `check` printed it as "(0% of the events)"; it keeps two significant digits.
+#[test]
+fn check_gives_a_small_costliest_share_its_digits() {
+    let mut toml = default_toml();
+    for i in 0..40 {
+        toml.push_str(&format!(
+            "\n[[scenarios]]\nname = \"copy {i}\"\nsender = {{ host = \"node-a\", nic = \"nic0\", gpu = \"gpu0\" }}\nreceiver = {{ host = \"node-b\", nic = \"nic0\", gpu = \"gpu0\" }}\n"
+        ));
+    }
+    let cfg = write_config("many-points", &toml);
+    let o = gdrsim(&["check", s(&cfg)]);
+    assert_ok(&o, "check");
+    let out = text(&o.stdout);
+    let share = out
+        .split("costliest point: ")
+        .nth(1)
+        .and_then(|t| t.split(" (").nth(1))
+        .and_then(|t| t.split("% of the events)").next())
+        .unwrap_or_else(|| panic!("no costliest point: {out}"));
+    let v: f64 = share
+        .parse()
+        .unwrap_or_else(|_| panic!("{share:?} in {out}"));
+    assert!(v > 0.0 && v < 1.0, "{out}");
+    assert!(
+        share.starts_with("0.") && share.len() >= 4,
+        "two digits: {out}"
     );
 }
 

@@ -10,6 +10,7 @@ mod cli;
 mod contention;
 mod flow_properties;
 mod fuzz_configs;
+mod gate;
 mod hostile_configs;
 mod import;
 mod import_nccl;

@@ -38,20 +38,6 @@ fn flows(n: usize) -> String {
     )
 }
 
-/// "67.3 MiB" (as `check` prints sizes) in bytes.
-fn bytes_of(s: &str) -> u64 {
-    let (n, unit) = s.split_once(' ').expect("a number and a unit");
-    let scale = match unit {
-        "B" => 1u64,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        "TiB" => 1 << 40,
-        u => panic!("unit {u}"),
-    };
-    (n.parse::<f64>().expect("a number") * scale as f64) as u64
-}
-
 /// The peak memory `gdrsim check CONFIG` estimates for a run of it.
 fn estimated_peak(config: &std::path::Path) -> u64 {
     let out = ok(&gdrsim(&["check", s(config)]), "check");
@@ -63,36 +49,6 @@ fn estimated_peak(config: &std::path::Path) -> u64 {
     let before = &line[..at];
     let from = before.rfind(", ").expect("the figure before the peak") + 2;
     bytes_of(&before[from..])
-}
-
-/// The peak resident memory of `gdrsim run` on `config` (its VmHWM, read from
-/// /proc/PID/status every millisecond while it runs: the image's own high-water mark), and its
-/// exit status. Not wait4's ru_maxrss: Linux carries the spawning process's high-water mark
-/// into the child across exec, so under a test harness holding hundreds of MiB every child
-/// measured that (780 points read 0.05x in the full suite).
-#[cfg(target_os = "linux")]
-fn measured_peak(config: &std::path::Path, out: &std::path::Path) -> (i32, u64) {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gdrsim"))
-        .args(["run", s(config), "--quiet", "--out", s(out)])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the gdrsim binary runs");
-    let status_file = format!("/proc/{}/status", child.id());
-    let mut peak = 0u64;
-    loop {
-        let hwm = std::fs::read_to_string(&status_file).ok().and_then(|t| {
-            let line = t.lines().find(|l| l.starts_with("VmHWM:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        });
-        peak = peak.max(hwm.unwrap_or(0) * 1024);
-        if let Some(status) = child.try_wait().expect("the child's status") {
-            return (status.code().unwrap_or(-1), peak);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }
 
 /// Issue #27 item 9: `check`'s memory estimate is a model of the run: within 3x of the peak
@@ -156,7 +112,8 @@ fn check_estimates_the_peak_memory_of_a_run_within_3x() {
         let c = dir.join(format!("{i}.toml"));
         std::fs::write(&c, text).unwrap();
         let estimate = estimated_peak(&c);
-        let (code, peak) = measured_peak(&c, &dir.join(format!("out{i}")));
+        let out = dir.join(format!("out{i}"));
+        let (code, peak) = gdrsim_peak(&["run", s(&c), "--quiet", "--out", s(&out)]);
         assert_eq!(code, 0, "{what}: run failed");
         let ratio = estimate as f64 / peak as f64;
         eprintln!(
@@ -174,4 +131,121 @@ fn check_estimates_the_peak_memory_of_a_run_within_3x() {
         worst.1,
         worst.0
     );
+}
+
+/// The default config's head with one scenario of `n` flows from GPU 0 to GPU 0, `iterations`
+/// jittered iterations of 4 KiB GPUDirect messages per flow, at the sizes `sizes`.
+fn iterations_study(n: usize, iterations: u32, sizes: &str) -> String {
+    default_head(&[
+        ("iterations = 60 ", &format!("iterations = {iterations} ")),
+        (
+            "iteration_budget_bytes = \"512MiB\"",
+            "iteration_budget_bytes = \"8GiB\"",
+        ),
+        (
+            "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+            sizes,
+        ),
+        (
+            "paths = [\"host\", \"staged\", \"gpudirect\"]",
+            "paths = [\"gpudirect\"]",
+        ),
+    ]) + &flows(n)
+}
+
+/// Issue #27 item 9: 64 flows x 100,000 iterations is legal, and its run held more than 8 GiB
+/// before it died. A run no longer keeps a message's step states once it has ended (they go
+/// back to its flow's pool), so that study now holds about 1.4 GiB; 512 flows x 100,000
+/// iterations, about 10.7 GiB, is refused the same way. `run` refuses, before any work and as
+/// bad input, a study estimated to hold more than `--max-memory` (by default this machine's
+/// memory) at its peak, naming its largest point and what makes it fit. Without the gate the
+/// study runs (an hour of events): the run would pass 30 s or write its folder.
+#[test]
+fn a_study_above_the_memory_limit_is_refused_before_any_work() {
+    let dir = scratch("memory", "refused");
+    let c = dir.join("c.toml");
+    let text_ = iterations_study(512, 100_000, "sizes = [\"4KiB\"]");
+    let cfg = gdrsim::config::parse(&text_, "c.toml").unwrap();
+    let estimate = gdrsim::scenario::cost::study(&cfg, 1).memory;
+    assert!(estimate > 9 << 30, "the study's estimate: {estimate} B");
+    std::fs::write(&c, text_).unwrap();
+    let out = dir.join("out");
+    let o = gdrsim_within(
+        30,
+        &["run", s(&c), "--max-memory", "8GiB", "--out", s(&out)],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    for needle in [
+        "expected a study of at most 8 GiB of memory at its peak (raise the limit with \
+         --max-memory",
+        "[sim] iterations",
+        "over 1 point on 1 thread; the largest: many gpudirect write_imm 4 KiB (",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!out.exists(), "a refused run wrote {}", out.display());
+    // Without the flag the limit is this machine's: 2048 flows x 100,000 messages hold about
+    // 43 GiB (where the machine has more, nothing to see).
+    let text_ = iterations_study(2048, 100_000, "sizes = [\"4KiB\"]");
+    let cfg = gdrsim::config::parse(&text_, "c.toml").unwrap();
+    let estimate = gdrsim::scenario::cost::study(&cfg, 1).memory;
+    assert!(estimate > 40 << 30, "the study's estimate: {estimate} B");
+    if let Some(machine) = gdrsim::study::Limits::default().max_memory
+        && machine < estimate
+    {
+        std::fs::write(&c, text_).unwrap();
+        let o = gdrsim_within(60, &["run", s(&c), "--jobs", "1", "--out", s(&out)]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("of memory at its peak (this machine's memory; raise the limit"),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
+}
+
+/// The points a run holds at once are as many as its worker threads: a limit between one
+/// point's peak and two points' refuses `--jobs 2` (naming --jobs) and runs `--jobs 1`. A point
+/// of 20,000 messages holds about 4.3 MiB of them (each message's outcome, not its step states,
+/// which go back to its flow's pool): the limit is some 2 MiB from either estimate. Without the
+/// gate `--jobs 2` runs and exits 0.
+#[test]
+fn the_memory_limit_counts_the_points_that_run_at_once() {
+    let dir = scratch("memory", "jobs");
+    let text_ = iterations_study(1, 20_000, "sizes = [\"2KiB\", \"4KiB\"]");
+    let c = dir.join("c.toml");
+    std::fs::write(&c, &text_).unwrap();
+    let cfg = gdrsim::config::parse(&text_, "c.toml").unwrap();
+    let one = gdrsim::scenario::cost::study(&cfg, 1).memory;
+    let two = gdrsim::scenario::cost::study(&cfg, 2).memory;
+    assert!(two > one + (4 << 20), "{one} {two}");
+    let limit = ((one + two) / 2).to_string();
+    let run = |jobs: &str, out: &str| {
+        let out = dir.join(out);
+        let args = [
+            "run",
+            s(&c),
+            "--quiet",
+            "--jobs",
+            jobs,
+            "--max-memory",
+            &limit,
+        ];
+        let o = gdrsim(&[&args[..], &["--out", s(&out)]].concat());
+        (o, out)
+    };
+    let (o, out) = run("2", "two");
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("run fewer points at once with --jobs") && err.contains("on 2 threads"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let (o, out) = run("1", "one");
+    ok(&o, "--jobs 1");
+    assert!(out.join("results.csv").exists());
 }

@@ -7,7 +7,7 @@
 //! - bidirectional: each direction at most its unidirectional figure, D2H below it;
 //! - the layout lines (version, devices, `Running`, title, matrix, SUM, closing note), the SUM
 //!   the sum of the printed cells, a one-GPU config a one-column matrix;
-//! - `-l` lists nvbandwidth's first six testcases with its indices; bad input exits 2 with
+//! - `-l` lists nvbandwidth's eight testcases with its indices, as `--help` says; bad input exits 2 with
 //!   one error naming the option, before any output; two runs give the same bytes.
 
 use std::path::PathBuf;
@@ -386,4 +386,41 @@ fn bad_input_exits_2_naming_the_option() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("-b") && err.contains("tlp"), "{err}");
+}
+
+/// Issue #28 item 11: `nvbandwidth --help` named four testcases (the host ones) where `-l`
+/// lists eight. The help says how many there are, in the count `-l` gives, and names each
+/// direction `-l` lists.
+#[test]
+fn help_says_what_list_lists() {
+    let list = stdout(&gdrsim(&["nvbandwidth", "-l"]));
+    let names: Vec<&str> = list
+        .lines()
+        .filter_map(|l| {
+            let (index, name) = l.split_once(", ")?;
+            index.parse::<usize>().ok()?;
+            name.strip_suffix(':')
+        })
+        .collect();
+    let help = stdout(&gdrsim(&["nvbandwidth", "--help"])).replace('\n', " ");
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    let count = words[names.len()];
+    assert!(
+        help.contains(&format!("nvbandwidth's {count} copy-engine testcases")),
+        "{} testcases listed, help: {help}",
+        names.len()
+    );
+    for (word, direction) in [
+        ("host to device", "host_to_device"),
+        ("device to host", "device_to_host"),
+        ("device to device", "device_to_device"),
+        ("bidirectional", "bidirectional"),
+        ("read", "_read_"),
+        ("write", "_write_"),
+    ] {
+        assert!(names.iter().any(|n| n.contains(direction)), "{direction}");
+        assert!(help.contains(word), "{word}: {help}");
+    }
 }

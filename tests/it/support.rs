@@ -328,3 +328,48 @@ pub fn check_refuses(dir: &std::path::Path, name: &str, body: &str, key: &str, n
     assert!(err.contains(&format!("key `{key}`")), "{name}: {err}");
     assert!(err.contains(needle), "{name}: {err}");
 }
+
+/// The exit code and the peak resident memory of `gdrsim ARGS`: the highest
+/// `VmHWM` of /proc/PID/status read while it runs (every millisecond; the high-water mark only
+/// grows, so only what it adds in its last millisecond is missed). Not wait4's ru_maxrss: a
+/// child spawned by vfork and exec carries its parent's high-water mark (this test process's,
+/// with the other tests' allocations) into its own: under the full suite every child measured
+/// the harness's hundreds of MiB (780 points read 0.05x).
+#[cfg(target_os = "linux")]
+pub fn gdrsim_peak(args: &[&str]) -> (i32, u64) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gdrsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the gdrsim binary runs");
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    loop {
+        let hwm = std::fs::read_to_string(&status).ok().and_then(|t| {
+            let line = t.lines().find(|l| l.starts_with("VmHWM:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
+        peak = peak.max(hwm.unwrap_or(0) * 1024);
+        if let Some(code) = child.try_wait().expect("waiting on gdrsim") {
+            return (code.code().unwrap_or(-1), peak);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// "67.3 MiB" (as gdrsim prints sizes) in bytes.
+pub fn bytes_of(s: &str) -> u64 {
+    let (n, unit) = s.split_once(' ').expect("a number and a unit");
+    let scale = match unit {
+        "B" => 1u64,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        u => panic!("unit {u}"),
+    };
+    (n.parse::<f64>().expect("a number") * scale as f64) as u64
+}

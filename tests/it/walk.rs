@@ -843,3 +843,37 @@ fn pxn_without_a_relay_walks_as_gpudirect_with_the_reason() {
     assert!(text.contains("=== [1] PXN path (pxn)"));
     assert!(text.contains("the proxy thread, polling its FIFO, finds the flag"));
 }
+
+/// Issue #28 item 11: above `coalesce_above` a message moves in bulk, which records the
+/// channels that serialise and not a root complex's own traversal, so the contrast counted
+/// "root-complex passes 0" for a SYS route that crosses two root complexes on each side. The
+/// count is the same whether the message moves in TLPs (4 KiB) or in bulk (1 MiB, 16 MiB).
+#[test]
+fn root_complex_passes_do_not_depend_on_how_the_message_moves() {
+    let cfg = load_config(None).unwrap();
+    let row = |scenario: usize, size: u64| -> Vec<String> {
+        let text = walkthrough::render(
+            &inspect::walk(&cfg, scenario, (PathKind::Staged, Op::WriteImm), size).unwrap(),
+            Lang::En,
+        );
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("root-complex passes (payload)"))
+            .unwrap_or_else(|| panic!("{text}"));
+        line.split_whitespace().skip(3).map(String::from).collect()
+    };
+    // The default's scenarios: PIX, PHB, SYS. Staged, GPUDirect, removed.
+    for (scenario, want) in [
+        (0, ["4", "0", "4"]),
+        (1, ["4", "2", "2"]),
+        (2, ["4", "4", "0"]),
+    ] {
+        for size in [4096, 1 << 20, 16 << 20] {
+            assert_eq!(
+                row(scenario, size),
+                want,
+                "scenario {scenario} at {size} bytes"
+            );
+        }
+    }
+}

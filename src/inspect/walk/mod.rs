@@ -148,7 +148,7 @@ pub(super) fn walk_path(
         scatter,
         copies,
         pcie_link_bytes: over(|k| matches!(k, ChannelKind::PcieLink { .. })),
-        root_complex_bytes: over(|k| matches!(k, ChannelKind::RootComplex)),
+        root_complex_bytes: root_complex_bytes(topo, &run, 0),
         host_mem_bytes: run.outcome.host_mem_bytes,
         cpu_busy_ps: run.outcome.cpu_busy,
         dst_gpu: receiver.staging.is_some() || receiver.nic_buffer.is_gpu(),
