@@ -293,12 +293,8 @@ mod tests {
     #[test]
     fn a_familys_values_carry_the_familys_sources() {
         let text = DEFAULT_TOML
-            .replacen(
-                "name = \"cpu0\"\n",
-                "name = \"cpu0\"\ncpu_family = \"icelake-sp\"\n",
-                1,
-            )
-            .replacen("rate_gbps = \"32GB/s\"", "", 1);
+            .replace("\"sapphire-rapids\"", "\"icelake-sp\"")
+            .replacen("rate_gbps = \"128GB/s\"", "", 1);
         let l = list(&parse(&text, "icx").unwrap());
         let get = |k: &str| {
             l.iter()

@@ -7,24 +7,26 @@ use gdrsim::config::PathKind;
 use gdrsim::topology::spec::P2p;
 use gdrsim::units::Rate;
 
-/// The default config with both sockets of its machine naming `family`, and `link` added to
-/// its socket link's keys.
+/// The default config with both sockets of its machine naming `family` (the default names
+/// sapphire-rapids), and `link` in place of its socket link's P2P keys.
 fn with_family(family: &str, link: &str) -> gdrsim::config::Config {
-    let named = |s: &str| format!("name = \"{s}\"\ncpu_family = \"{family}\"");
-    cfg_with(&[
-        (
-            "[[machines.sockets]]\nname = \"cpu0\"",
-            &format!("[[machines.sockets]]\n{}", named("cpu0")),
-        ),
-        (
-            "[[machines.sockets]]\nname = \"cpu1\"",
-            &format!("[[machines.sockets]]\n{}", named("cpu1")),
-        ),
-        (
-            "p2p_read = true\np2p_write = true\n\n[[machines.root_complexes]]\nname = \"rc0\"",
-            &format!("{link}\n\n[[machines.root_complexes]]\nname = \"rc0\""),
-        ),
-    ])
+    let text = gdrsim::config::DEFAULT_TOML.replace(
+        "cpu_family = \"sapphire-rapids\"",
+        &format!("cpu_family = \"{family}\""),
+    );
+    let (head, tail) = text
+        .split_once("[[machines.socket_links]]")
+        .expect("a socket link");
+    let (link_table, rest) = tail.split_once("[[machines.root_complexes]]").unwrap();
+    let kept: Vec<&str> = link_table
+        .lines()
+        .filter(|l| !l.starts_with("p2p_"))
+        .collect();
+    let text = format!(
+        "{head}[[machines.socket_links]]{}\n{link}\n\n[[machines.root_complexes]]{rest}",
+        kept.join("\n")
+    );
+    gdrsim::config::parse(&text, "family.toml").unwrap_or_else(|e| panic!("{e}"))
 }
 
 const BIG: u64 = 16 << 20;
@@ -38,14 +40,14 @@ fn sys_gpudirect_gbps(cfg: &gdrsim::config::Config) -> f64 {
 /// link overrides it.
 #[test]
 fn a_familys_socket_cap_bounds_sys_gpudirect_and_an_explicit_key_overrides_it() {
-    let none = sys_gpudirect_gbps(&default_cfg());
+    let none = sys_gpudirect_gbps(&with_family("none", "p2p_read = true\np2p_write = true"));
     let spr = with_family("sapphire-rapids", "p2p_read = true\np2p_write = true");
     let link = &spr.hosts[0].machine.socket_links[0];
     let gbs = |g: u64| Rate::from_bytes_per_s(g * 1_000_000_000);
     assert_eq!(link.p2p_read, P2p::Allowed(Some(gbs(22))));
     assert_eq!(link.p2p_write, P2p::Allowed(Some(gbs(22))));
-    // The family's link rate (4 UPI links) does not replace the config's explicit 32 GB/s.
-    assert_eq!(link.rate, gbs(32));
+    // The config's explicit link rate (the family's own, 4 UPI links) stays.
+    assert_eq!(link.rate, gbs(128));
     let capped = sys_gpudirect_gbps(&spr);
     assert!(
         none > 30.0,
@@ -103,11 +105,9 @@ fn ivybridge_refuses_p2p_across_sockets_unless_the_config_allows_it() {
 #[test]
 fn an_unknown_family_is_refused_naming_the_key() {
     let dir = scratch("cpu_family", "unknown");
-    let body = gdrsim::config::DEFAULT_TOML.replacen(
-        "[[machines.sockets]]\nname = \"cpu1\"",
-        "[[machines.sockets]]\nname = \"cpu1\"\ncpu_family = \"zen9\"",
-        1,
-    );
+    let second = "cpu_family = \"sapphire-rapids\"    # source: as above";
+    assert!(gdrsim::config::DEFAULT_TOML.contains(second));
+    let body = gdrsim::config::DEFAULT_TOML.replacen(second, "cpu_family = \"zen9\"", 1);
     check_refuses(
         &dir,
         "zen9",
