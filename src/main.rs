@@ -435,6 +435,10 @@ struct ImportOptions {
     /// Take them from this built-in preset's machine (`gdrsim presets` lists them).
     #[arg(long)]
     preset: Option<String>,
+    /// Every socket's CPU family (skylake-sp, icelake-sp, sapphire-rapids, epyc-rome, ...:
+    /// its P2P caps, socket link and DRAM rates), over what the source or --like says.
+    #[arg(long)]
+    cpu: Option<String>,
 }
 
 /// The command line with `run` put in where it starts with an option that is not gdrsim's own
@@ -751,6 +755,7 @@ fn main() -> ExitCode {
                 o.out.as_deref(),
                 o.like.as_deref(),
                 o.preset.as_deref(),
+                o.cpu.as_deref(),
             )
         }
         Some(Command::Walk {

@@ -69,6 +69,9 @@ pub struct Entry {
     /// The config modelled, one of [`CONFIGS`] (default: the embedded default machine).
     #[serde(default)]
     pub config: Option<String>,
+    /// perftest: the config's scenario to run on, by name (default: its first).
+    #[serde(default)]
+    pub scenario: Option<String>,
     /// Parameters set on that config before it is loaded (`gdrsim params` keys, or any key of
     /// the config file such as `machines[0].links[2].generation`).
     #[serde(default)]
@@ -246,7 +249,7 @@ fn perftest_args(e: &Entry, file: &str) -> Result<perftest::Args> {
         .map_err(|x| ConfigError::new(file, format!("row {} test", e.id), x.expected, x.found))?;
     Ok(perftest::Args {
         test,
-        scenario: None,
+        scenario: e.scenario.clone(),
         sizes: vec![e.size],
         iters: e.iters,
         tx_depth: None,

@@ -130,6 +130,9 @@ pub const PCIE_MPS: u64 = 256;
 pub const PCIE_ECRC: bool = false;
 
 // ---- sockets and root complexes ------------------------------------------------------------
+/// No CPU family: the built-in defaults below, no P2P caps (a family's defaults, with their
+/// sources: [`crate::topology::cpu_family`]). Setting.
+pub const CPU_FAMILY: crate::topology::CpuFamily = crate::topology::CpuFamily::None;
 /// DRAM access latency: ~100 ns (DESIGN.md; with the above gives rows C10/C11).
 pub const DRAM_LATENCY: Ps = ns(100);
 /// DRAM bandwidth per socket: 8 channels of DDR5-4800 (datasheet, 307 GB/s), rounded down.
@@ -362,7 +365,8 @@ mod tests {
 
     /// Removes every declared key of `params` from `t`.
     fn strip(t: &mut toml::Table, params: &[ParamDoc]) {
-        for p in params {
+        // A socket's CPU family chooses its defaults; it is kept.
+        for p in params.iter().filter(|p| p.key != "cpu_family") {
             t.remove(p.key);
         }
     }

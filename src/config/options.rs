@@ -326,6 +326,7 @@ choice!(
     ChartKind,
     ImageFormat,
     crate::topology::spec::WqeDelivery,
+    crate::topology::CpuFamily,
 );
 
 /// Ops list their words with what each is, as the sweep's messages have always said.

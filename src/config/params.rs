@@ -86,10 +86,14 @@ fn values(doc: &Table) -> Vec<(String, String, &'static super::ParamDoc)> {
     out
 }
 
-/// The resolved config with every declared parameter removed: what loads to the defaults.
+/// The resolved config with every declared parameter removed: what loads to the defaults
+/// (a socket's CPU family, which chooses them, is kept).
 fn bare(doc: &Table) -> Table {
     let mut out = doc.clone();
     for (key, _, _) in values(doc) {
+        if key.ends_with(".cpu_family") {
+            continue;
+        }
         if let Some((at, last)) = key.rsplit_once('.')
             && let Some(t) = table_at_mut(&mut out, at)
         {
@@ -145,12 +149,16 @@ pub fn list(cfg: &Config) -> Vec<ParamValue> {
                 .find(|(k, _)| *k == key)
                 .map(|(_, v)| v.clone())
                 .filter(|d| *d != value);
+            let source = match default {
+                None => family_source(&doc, &key).unwrap_or(p.source),
+                Some(_) => p.source,
+            };
             ParamValue {
                 key,
                 value,
                 unit: p.unit,
                 domain: p.domain,
-                source: p.source,
+                source,
                 default,
             }
         })
@@ -179,6 +187,64 @@ fn in_unit(value: &str, unit: &str) -> String {
         _ => None,
     };
     converted.unwrap_or_else(|| value.to_string())
+}
+
+/// The source of a value that its socket's CPU family set (`machines[0].socket_links[0].
+/// rate_gbps` on a machine whose socket names one), from the family's table; None for a key
+/// no family sets or a socket without a family.
+fn family_source(doc: &Table, key: &str) -> Option<&'static str> {
+    use crate::config::choice::Choice;
+    use crate::topology::CpuFamily;
+    let (at, last) = key.rsplit_once('.')?;
+    let (machine, part) = at.split_once('.')?;
+    let m = table_at(doc, machine)?;
+    let t = table_at(m, part)?;
+    let of_socket = |name: &str| {
+        m.get("sockets")?
+            .as_array()?
+            .iter()
+            .filter_map(|s| s.as_table())
+            .find(|s| s.get("name").and_then(|n| n.as_str()) == Some(name))
+            .and_then(|s| s.get("cpu_family")?.as_str())
+            .and_then(CpuFamily::from_word)
+            .and_then(CpuFamily::defaults)
+    };
+    let name = |k: &str| t.get(k).and_then(|v| v.as_str());
+    let f = if part.starts_with("sockets[") {
+        of_socket(name("name")?)?
+    } else if part.starts_with("socket_links[") {
+        of_socket(name("a")?).or_else(|| of_socket(name("b")?))?
+    } else if part.starts_with("root_complexes[") {
+        of_socket(name("socket")?)?
+    } else {
+        return None;
+    };
+    Some(match (part.split('[').next()?, last) {
+        ("sockets", "dram_rate_gbps") => f.dram_rate.source,
+        ("socket_links", "rate_gbps") => f.socket_link_rate.source,
+        ("socket_links", "p2p_read" | "p2p_write") => f.socket_p2p.source,
+        ("socket_links", "p2p_read_rate_gbps" | "p2p_write_rate_gbps") => f.socket_p2p_rate.source,
+        ("root_complexes", "p2p_read_rate_gbps") => f.rc_p2p_read_rate.source,
+        ("root_complexes", "p2p_write_rate_gbps") => f.rc_p2p_write_rate.source,
+        _ => return None,
+    })
+}
+
+/// The table at a concrete path such as `machines[0]` or `sockets[1]` in `doc`.
+fn table_at<'a>(doc: &'a Table, path: &str) -> Option<&'a Table> {
+    let mut t = doc;
+    for seg in path.split('.') {
+        let (name, idx) = match seg.split_once('[') {
+            Some((n, i)) => (n, Some(i.trim_end_matches(']').parse::<usize>().ok()?)),
+            None => (seg, None),
+        };
+        let next = t.get(name)?;
+        t = match idx {
+            Some(i) => next.as_array()?.get(i)?.as_table()?,
+            None => next.as_table()?,
+        };
+    }
+    Some(t)
 }
 
 /// The list as aligned text, with a count of the estimates at the end. Values and defaults
@@ -286,5 +352,33 @@ mod tests {
         assert_eq!(in_unit("7ps", "ns"), "0.007");
         assert_eq!(in_unit("200", "Gb/s"), "200");
         assert_eq!(in_unit("auto", "word"), "auto");
+    }
+
+    /// A socket's CPU family sets the caps its keys leave out, and the list gives each the
+    /// family's source; a value the config sets keeps the key's own.
+    #[test]
+    fn a_familys_values_carry_the_familys_sources() {
+        let text = DEFAULT_TOML
+            .replace("\"sapphire-rapids\"", "\"icelake-sp\"")
+            .replacen("rate_gbps = \"128GB/s\"", "", 1);
+        let l = list(&parse(&text, "icx").unwrap());
+        let get = |k: &str| {
+            l.iter()
+                .find(|p| p.key == k)
+                .unwrap_or_else(|| panic!("{k}"))
+        };
+        let cap = get("machines[0].socket_links[0].p2p_write_rate_gbps");
+        assert_eq!(cap.value, "80");
+        assert!(cap.source.starts_with("row P11"), "{}", cap.source);
+        let rate = get("machines[0].socket_links[0].rate_gbps");
+        assert_eq!(rate.value, "537600000000b/s"); // 67.2 GB/s
+        assert!(rate.source.starts_with("datasheet"), "{}", rate.source);
+        let rc = get("machines[0].root_complexes[0].p2p_read_rate_gbps");
+        assert!(rc.source.contains("C5"), "{}", rc.source);
+        assert_eq!(get("machines[0].sockets[0].cpu_family").value, "icelake-sp");
+        // The config's own DRAM rate (300 GB/s, not the family's 204.8) keeps its key's source.
+        let dram = get("machines[0].sockets[0].dram_rate_gbps");
+        assert_eq!(dram.value, "2400");
+        assert!(dram.default.is_some());
     }
 }

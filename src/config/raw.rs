@@ -208,6 +208,8 @@ section! {
 section! {
     /// `[[machines.sockets]]`: one socket and its DRAM.
     pub struct RawSocket => SocketSpec {
+        cpu_family: pick<crate::topology::CpuFamily> = d::CPU_FAMILY => cpu_family;
+            "setting (its defaults: docs/references.md, CPU families)",
         dram_latency_ns: dur = d::DRAM_LATENCY => dram.latency; "DESIGN.md (rows C10/C11)",
         dram_rate_gbps: rate = d::DRAM_RATE => dram.rate; "datasheet (8 x DDR5-4800)",
         dram_jitter_ns: dur = d::DRAM_JITTER => dram.jitter_median; "row C10",
@@ -456,8 +458,43 @@ pub struct Section {
     pub params: &'static [ParamDoc],
 }
 
+/// The peer-to-peer keys of a socket link or root complex, converted by hand (each direction
+/// an allowed flag and an optional cap) and listed here for `gdrsim params`. Their defaults
+/// come from the socket's `cpu_family` (none: allowed and uncapped); `gdrsim params` prints
+/// the family's source for each value it sets.
+pub const P2P_PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        key: "p2p_read",
+        unit: "bool",
+        domain: super::Domain::Flag,
+        source: "setting (default: allowed, or as its socket's cpu_family says)",
+    },
+    ParamDoc {
+        key: "p2p_read_rate_gbps",
+        unit: "Gb/s",
+        domain: super::Domain::Rate {
+            min: super::limits::MIN_RATE_BPS,
+        },
+        source: "its socket's cpu_family (none: no cap)",
+    },
+    ParamDoc {
+        key: "p2p_write",
+        unit: "bool",
+        domain: super::Domain::Flag,
+        source: "setting (default: allowed, or as its socket's cpu_family says)",
+    },
+    ParamDoc {
+        key: "p2p_write_rate_gbps",
+        unit: "Gb/s",
+        domain: super::Domain::Rate {
+            min: super::limits::MIN_RATE_BPS,
+        },
+        source: "its socket's cpu_family (none: no cap)",
+    },
+];
+
 /// Every declared section: the parameters a config may set, with their domains and sources.
-pub const SECTIONS: [Section; 15] = [
+pub const SECTIONS: [Section; 17] = [
     Section {
         path: "sim",
         params: RawSim::PARAMS,
@@ -491,8 +528,16 @@ pub const SECTIONS: [Section; 15] = [
         params: RawSocketLink::PARAMS,
     },
     Section {
+        path: "machines[].socket_links[]",
+        params: P2P_PARAMS,
+    },
+    Section {
         path: "machines[].root_complexes[]",
         params: RawRootComplex::PARAMS,
+    },
+    Section {
+        path: "machines[].root_complexes[]",
+        params: P2P_PARAMS,
     },
     Section {
         path: "machines[].switches[]",

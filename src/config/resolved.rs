@@ -62,7 +62,14 @@ fn machine(m: &MachineSpec) -> Value {
             if let Some(n) = x.numa_node {
                 keys.push(("numa_node", int(u64::from(n))));
             }
-            section_table(keys, x, RawSocket::resolved)
+            let mut t = section_table(keys, x, RawSocket::resolved);
+            // A socket without a family is written as before families existed.
+            if x.cpu_family == crate::topology::CpuFamily::None
+                && let Value::Table(t) = &mut t
+            {
+                t.remove("cpu_family");
+            }
+            t
         })
         .collect();
     t.insert("sockets".into(), Value::Array(sockets));

@@ -32,6 +32,8 @@ pub struct Params {
     pub c2c_link: Option<toml::Table>,
     /// (generation, width) of the links down to a switch, a GPU and a NIC.
     pub links: [(u32, u32); 3],
+    /// Every socket's CPU family (`--cpu FAMILY`), over what the source or `like` says.
+    pub cpu_family: Option<crate::topology::CpuFamily>,
 }
 
 /// Generation and width of every link by default: PCIe Gen5 x16, as configs/default.toml.
@@ -125,6 +127,7 @@ impl Params {
             nic: first("nics", &["name"]),
             c2c_link: first_of("c2c_links", &["socket", "gpu", "rate_gbps"]),
             links: [down_to("switches"), down_to("gpus"), down_to("nics")],
+            cpu_family: None,
         })
     }
 
@@ -319,7 +322,12 @@ pub fn write(doc: Doc<'_>, machine: &Machine, scenarios: &[Scenario]) -> String 
         keys(out, &t);
     };
     for s in &machine.sockets {
-        keyed(&mut out, "sockets", s, &params.socket);
+        let mut s = s.clone();
+        if let Some(f) = params.cpu_family {
+            s.keys
+                .insert("cpu_family".into(), toml::Value::String(f.name().into()));
+        }
+        keyed(&mut out, "sockets", &s, &params.socket);
     }
     for (i, a) in machine.sockets.iter().enumerate() {
         for b in &machine.sockets[i + 1..] {

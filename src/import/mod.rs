@@ -20,8 +20,9 @@ pub mod tree_machine;
 
 use std::path::Path;
 
+use crate::config::choice::Choice;
 use crate::config::{self, Config, ConfigError};
-use crate::topology::{self, Affinity, NodeKind, Place};
+use crate::topology::{self, Affinity, CpuFamily, NodeKind, Place};
 use matrix::{Cell, DeviceKind, Matrix};
 
 /// An imported config and what the import has to say about it.
@@ -62,8 +63,11 @@ fn config_name(file: &Path) -> String {
 
 /// The parameters of `like` (a config's text and where it comes from), or the built-in
 /// defaults.
-fn params_of(like: Option<(&str, &str)>) -> Result<emit::Params, ConfigError> {
-    match like {
+fn params_of(
+    like: Option<(&str, &str)>,
+    cpu: Option<CpuFamily>,
+) -> Result<emit::Params, ConfigError> {
+    let params = match like {
         Some((t, src)) => {
             // A config whose first machine is a preset's: its keys as the preset spells them.
             let t = config::preset::expand(t, src)?.unwrap_or_else(|| t.to_string());
@@ -71,7 +75,11 @@ fn params_of(like: Option<(&str, &str)>) -> Result<emit::Params, ConfigError> {
                 .map_err(|e| ConfigError::new(src, "machines", "a config with a machine", e))
         }
         None => Ok(emit::Params::defaults()),
-    }
+    };
+    params.map(|p| emit::Params {
+        cpu_family: cpu,
+        ..p
+    })
 }
 
 /// Loads a config an import wrote; one it refuses makes the source (`shown`, `what` it is)
@@ -93,10 +101,11 @@ pub fn topo_m(
     text: &str,
     file: &Path,
     like: Option<(&str, &str)>,
+    cpu: Option<CpuFamily>,
 ) -> Result<Imported, ConfigError> {
     let shown = file.display().to_string();
     let m = matrix::parse(text, &shown)?;
-    let params = params_of(like)?;
+    let params = params_of(like, cpu)?;
     let tree = tree::build(&m);
     let name = config_name(file);
     let gpus: Vec<usize> = m.of(DeviceKind::Gpu).map(|(i, _)| i).collect();
@@ -297,7 +306,20 @@ pub fn command(
     out: Option<&Path>,
     like: Option<&Path>,
     preset: Option<&str>,
+    cpu: Option<&str>,
 ) -> anyhow::Result<()> {
+    let cpu = cpu
+        .map(|w| {
+            CpuFamily::from_word(w).ok_or_else(|| {
+                ConfigError::new(
+                    "command line",
+                    "--cpu",
+                    CpuFamily::expected(),
+                    format!("{w:?}"),
+                )
+            })
+        })
+        .transpose()?;
     let shown = file.display().to_string();
     let what = match kind {
         Kind::TopoM => "a readable `nvidia-smi topo -m` text file",
@@ -308,8 +330,8 @@ pub fn command(
     let like_text = like_text(like, preset)?;
     let like = like_text.as_ref().map(|(t, s)| (t.as_str(), s.as_str()));
     let imported = match kind {
-        Kind::TopoM => topo_m(&text, file, like)?,
-        Kind::NcclTopo => nccl::import(&text, file, like)?,
+        Kind::TopoM => topo_m(&text, file, like, cpu)?,
+        Kind::NcclTopo => nccl::import(&text, file, like, cpu)?,
     };
     for n in &imported.notes {
         eprintln!("note: {n}");
@@ -374,7 +396,7 @@ GPU1\tPIX\t X \tPIX\tSYS\t0-7\t0
 NIC0\tPIX\tPIX\t X \tPIX
 NIC1\tPIX\tSYS\tPIX\t X
 ";
-        let imp = topo_m(text, Path::new("odd.txt"), None).unwrap();
+        let imp = topo_m(text, Path::new("odd.txt"), None, None).unwrap();
         assert_eq!(
             imp.differences,
             vec![(
@@ -394,7 +416,7 @@ NIC1\tPIX\tSYS\tPIX\t X
             "{note}"
         );
         // A consistent matrix differs nowhere and says nothing about it.
-        let ok = topo_m(&text.replace("SYS", "PIX"), Path::new("ok.txt"), None).unwrap();
+        let ok = topo_m(&text.replace("SYS", "PIX"), Path::new("ok.txt"), None, None).unwrap();
         assert!(ok.differences.is_empty());
         assert!(!ok.notes.iter().any(|n| n.contains("differ")));
         assert!(

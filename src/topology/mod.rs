@@ -7,6 +7,7 @@
 //! memory, a NIC pipeline stage, a wire. A route is the list of channels a transfer crosses.
 
 mod affinity;
+pub mod cpu_family;
 mod machine;
 pub mod network;
 pub mod pcie;
@@ -15,6 +16,7 @@ pub mod spec;
 pub mod topo_matrix;
 
 pub use affinity::{Affinity, MAX_NVLINKS};
+pub use cpu_family::CpuFamily;
 pub use network::{Network, Port, PortPair};
 pub use route::{Flow, Place, Route, RouteError};
 

@@ -136,6 +136,9 @@ pub struct PcieSpec {
 pub struct SocketSpec {
     /// Its name in the machine ("cpu0").
     pub name: String,
+    /// Its processor family, which set the defaults of its DRAM, its root complexes' and its
+    /// socket links' P2P forwarding and its socket links' rate ([`super::CpuFamily`]).
+    pub cpu_family: super::CpuFamily,
     /// Its DRAM.
     pub dram: MemorySpec,
     /// The CPU list `nvidia-smi topo -m` prints for its devices, where the config gives one

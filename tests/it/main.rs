@@ -8,6 +8,7 @@ mod behaviour;
 mod c2c;
 mod cli;
 mod contention;
+mod cpu_family;
 mod flow_properties;
 mod fuzz_configs;
 mod gate;

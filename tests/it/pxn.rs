@@ -89,7 +89,9 @@ fn a_far_gpu_relays_through_the_nics_gpu_and_reaches_the_wire_rate() {
         bw_direct < 0.8 * wire,
         "a far GPUDirect read {bw_direct} under {wire}"
     );
-    assert!(direct["bottleneck"].contains("read window"), "{direct:?}");
+    // The socket link's P2P read cap of the preset's Sapphire Rapids (22 GB/s, row P11) binds
+    // before the NIC's read window over the long round trip.
+    assert!(direct["bottleneck"].contains("p2p-read"), "{direct:?}");
 
     // 8 B: the relay stage is the NVLink store, the flag into cpu1's DRAM and one poll.
     let topo = gdrsim::scenario::topology(&cfg);

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The areas of the reference table (A-G: measurement areas, L: lead rows, S: software).
-const AREAS: &str = "ABCDEFGLS";
+const AREAS: &str = "ABCDEFGLPS";
 
 /// The id starting at `s`, if one does (not followed by more letters or digits).
 fn id_at(s: &str) -> Option<&str> {

@@ -9,7 +9,27 @@ use gdrsim::stats::Summary;
 
 /// The default config with each `(from, to)` text replacement applied (each must match).
 pub fn cfg_with(edits: &[(&str, &str)]) -> Config {
-    let mut text = config::DEFAULT_TOML.to_string();
+    cfg_from(config::DEFAULT_TOML, edits)
+}
+
+/// `text` with its sockets' CPU family (sapphire-rapids) replaced by none: no P2P caps, for
+/// tests of mechanisms the family's caps would hide.
+pub fn without_family(text: &str) -> String {
+    assert!(text.contains("cpu_family = \"sapphire-rapids\""));
+    text.replace(
+        "cpu_family = \"sapphire-rapids\"",
+        "cpu_family = \"none\"           ",
+    )
+}
+
+/// The default config without its CPU family (see [`without_family`]), then `edits`.
+pub fn cfg_without_family(edits: &[(&str, &str)]) -> Config {
+    cfg_from(&without_family(config::DEFAULT_TOML), edits)
+}
+
+/// `text` with each `(from, to)` text replacement applied (each must match), loaded.
+pub fn cfg_from(text: &str, edits: &[(&str, &str)]) -> Config {
+    let mut text = text.to_string();
     for (from, to) in edits {
         assert!(
             text.contains(from),

@@ -4,8 +4,10 @@
 use super::super::defaults as d;
 use super::super::raw::*;
 use super::quantity::{Cx, R};
+use crate::topology::cpu_family::FamilyDefaults;
 use crate::topology::pcie;
 use crate::topology::spec::*;
+use crate::units::Rate;
 
 pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     let k = |rest: &str| format!("machines[{i}].{rest}");
@@ -81,6 +83,12 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
                 ..SocketSpec::default()
             };
             s.apply(cx, &|f| k(&format!("sockets[{j}].{f}")), &mut socket)?;
+            // The family's DRAM rate, unless the socket gives one.
+            if let Some(fam) = socket.cpu_family.defaults()
+                && s.dram_rate_gbps.is_none()
+            {
+                socket.dram.rate = fam.dram_rate.value;
+            }
             Ok(socket)
         })
         .collect::<R<Vec<_>>>()?;
@@ -96,16 +104,39 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             ))
         }
     };
+    // A CPU family's defaults by socket name.
+    let family = |name: &str| {
+        sockets
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| s.cpu_family.defaults())
+    };
     let mut socket_links = Vec::new();
     for (j, l) in m.socket_links.iter().enumerate() {
         let kk = |f: &str| k(&format!("socket_links[{j}].{f}"));
         socket_ref(&l.a, kk("a"))?;
         socket_ref(&l.b, kk("b"))?;
+        // The family of socket `a` (of `b` where `a` names none) sets what the link's keys
+        // leave out: its rate, whether P2P crosses it and at what rate.
+        let fam = family(&l.a).or_else(|| family(&l.b));
+        let p2p = |allowed: Option<bool>, cap: &Option<Q>, key: &str| -> R<P2p> {
+            let given = cx.p2p(allowed, cap, key)?;
+            Ok(match fam {
+                Some(f) if cap.is_none() && given != P2p::Refused => {
+                    if allowed.is_none() && !f.socket_p2p.value {
+                        P2p::Refused
+                    } else {
+                        P2p::Allowed(Some(f.socket_p2p_rate.value))
+                    }
+                }
+                _ => given,
+            })
+        };
         let mut link = SocketLinkSpec {
             a: l.a.clone(),
             b: l.b.clone(),
-            p2p_read: cx.p2p(l.p2p_read, &l.p2p_read_rate_gbps, &kk("p2p_read_rate_gbps"))?,
-            p2p_write: cx.p2p(
+            p2p_read: p2p(l.p2p_read, &l.p2p_read_rate_gbps, &kk("p2p_read_rate_gbps"))?,
+            p2p_write: p2p(
                 l.p2p_write,
                 &l.p2p_write_rate_gbps,
                 &kk("p2p_write_rate_gbps"),
@@ -113,6 +144,11 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             ..SocketLinkSpec::default()
         };
         l.apply(cx, &kk, &mut link)?;
+        if let Some(f) = fam
+            && l.rate_gbps.is_none()
+        {
+            link.rate = f.socket_link_rate.value;
+        }
         socket_links.push(link);
     }
     for (x, a) in socket_names.iter().enumerate() {
@@ -133,18 +169,33 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
     for (j, rc) in m.root_complexes.iter().enumerate() {
         let kk = |f: &str| k(&format!("root_complexes[{j}].{f}"));
         socket_ref(&rc.socket, kk("socket"))?;
+        // Its socket's family caps the P2P forwarding the keys leave uncapped.
+        let fam = family(&rc.socket);
+        let p2p = |allowed: Option<bool>,
+                   cap: &Option<Q>,
+                   key: &str,
+                   fam_cap: fn(&FamilyDefaults) -> Option<Rate>|
+         -> R<P2p> {
+            let given = cx.p2p(allowed, cap, key)?;
+            Ok(match (given, fam) {
+                (P2p::Allowed(None), Some(f)) => P2p::Allowed(fam_cap(&f)),
+                _ => given,
+            })
+        };
         let mut root = RootComplexSpec {
             name: rc.name.clone(),
             socket: rc.socket.clone(),
-            p2p_read: cx.p2p(
+            p2p_read: p2p(
                 rc.p2p_read,
                 &rc.p2p_read_rate_gbps,
                 &kk("p2p_read_rate_gbps"),
+                |f| f.rc_p2p_read_rate.value,
             )?,
-            p2p_write: cx.p2p(
+            p2p_write: p2p(
                 rc.p2p_write,
                 &rc.p2p_write_rate_gbps,
                 &kk("p2p_write_rate_gbps"),
+                |f| f.rc_p2p_write_rate.value,
             )?,
             ..RootComplexSpec::default()
         };

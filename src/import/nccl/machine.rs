@@ -298,12 +298,19 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
         } else {
             format!(", {}", cpu.kind)
         };
+        let mut keys = toml::Table::new();
+        if cpu.family != crate::topology::CpuFamily::None {
+            keys.insert(
+                "cpu_family".into(),
+                toml::Value::String(cpu.family.name().into()),
+            );
+        }
         w.machine.sockets.push(super::super::emit::Device {
             item: Item::new(
                 &socket,
                 format!("<cpu numaid=\"{}\">{kind}{affinity}", cpu.numaid),
             ),
-            keys: toml::Table::new(),
+            keys,
         });
         let rc = format!("rc{k}");
         w.machine.root_complexes.push((

@@ -32,7 +32,12 @@ use xml::Device;
 /// parameters of `like` (the text of another config, and its name) or the defaults. Bad input
 /// is a [`ConfigError`] naming the file, line and column; a written config whose classes
 /// differ from the dump's is an internal error.
-pub fn import(text: &str, file: &Path, like: Option<(&str, &str)>) -> anyhow::Result<Imported> {
+pub fn import(
+    text: &str,
+    file: &Path,
+    like: Option<(&str, &str)>,
+    cpu: Option<crate::topology::CpuFamily>,
+) -> anyhow::Result<Imported> {
     let shown = file.display().to_string();
     let mut dump = xml::read(text, &shown)?;
     for cpu in &mut dump.cpus {
@@ -42,7 +47,7 @@ pub fn import(text: &str, file: &Path, like: Option<(&str, &str)>) -> anyhow::Re
             }
         }
     }
-    let params = params_of(like)?;
+    let params = params_of(like, cpu)?;
     let mut built = machine::build(&dump, &params);
     for (what, none) in [
         ("GPU (a <pci> with a <gpu>)", built.gpus.is_empty()),

@@ -164,6 +164,8 @@ pub struct Cpu {
     pub affinity: Option<String>,
     /// `arch`, `vendor`, `familyid` and `modelid`, as "x86_64 GenuineIntel family 6 model 143".
     pub kind: String,
+    /// The CPU family those attributes name, as NCCL classes them (none where they do not).
+    pub family: crate::topology::CpuFamily,
     /// What hangs below it.
     pub children: Vec<Device>,
     /// Where it is.
@@ -264,10 +266,22 @@ impl<'input> Reader<'_, 'input> {
                 other => self.ignore(c, other),
             }
         }
+        let number = |k: &str| {
+            n.attribute(k)
+                .and_then(values::int)
+                .and_then(|v| u32::try_from(v).ok())
+        };
+        let family = crate::topology::CpuFamily::from_nccl(
+            n.attribute("arch").unwrap_or(""),
+            n.attribute("vendor").unwrap_or(""),
+            number("familyid"),
+            number("modelid"),
+        );
         Ok(Cpu {
             numaid,
             affinity: n.attribute("affinity").map(String::from),
             kind,
+            family,
             children,
             at: self.at(n),
         })

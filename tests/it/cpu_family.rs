@@ -1,0 +1,159 @@
+//! A socket's CPU family: its P2P caps change what GPUDirect reaches across the socket link, an
+//! explicit key of the config overrides the family's default, and an unknown family is refused
+//! naming the key.
+
+use crate::support::*;
+use gdrsim::config::PathKind;
+use gdrsim::topology::spec::P2p;
+use gdrsim::units::Rate;
+
+/// The default config with both sockets of its machine naming `family` (the default names
+/// sapphire-rapids), and `link` in place of its socket link's P2P keys.
+fn with_family(family: &str, link: &str) -> gdrsim::config::Config {
+    let text = gdrsim::config::DEFAULT_TOML.replace(
+        "cpu_family = \"sapphire-rapids\"",
+        &format!("cpu_family = \"{family}\""),
+    );
+    let (head, tail) = text
+        .split_once("[[machines.socket_links]]")
+        .expect("a socket link");
+    let (link_table, rest) = tail.split_once("[[machines.root_complexes]]").unwrap();
+    let kept: Vec<&str> = link_table
+        .lines()
+        .filter(|l| !l.starts_with("p2p_"))
+        .collect();
+    let text = format!(
+        "{head}[[machines.socket_links]]{}\n{link}\n\n[[machines.root_complexes]]{rest}",
+        kept.join("\n")
+    );
+    gdrsim::config::parse(&text, "family.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+const BIG: u64 = 16 << 20;
+
+fn sys_gpudirect_gbps(cfg: &gdrsim::config::Config) -> f64 {
+    summary(cfg, "SYS", PathKind::GpuDirect, BIG).bw_gbps
+}
+
+/// Sapphire Rapids caps P2P across its UPI at NCCL's 22 GB/s (row P11): the SYS GPUDirect
+/// point, at link rate without a family, falls to that cap; a `p2p_*_rate_gbps` on the socket
+/// link overrides it.
+#[test]
+fn a_familys_socket_cap_bounds_sys_gpudirect_and_an_explicit_key_overrides_it() {
+    let none = sys_gpudirect_gbps(&with_family("none", "p2p_read = true\np2p_write = true"));
+    let spr = with_family("sapphire-rapids", "p2p_read = true\np2p_write = true");
+    let link = &spr.hosts[0].machine.socket_links[0];
+    let gbs = |g: u64| Rate::from_bytes_per_s(g * 1_000_000_000);
+    assert_eq!(link.p2p_read, P2p::Allowed(Some(gbs(22))));
+    assert_eq!(link.p2p_write, P2p::Allowed(Some(gbs(22))));
+    // The config's explicit link rate (the family's own, 4 UPI links) stays.
+    assert_eq!(link.rate, gbs(128));
+    let capped = sys_gpudirect_gbps(&spr);
+    assert!(
+        none > 30.0,
+        "without a family SYS runs near link rate: {none}"
+    );
+    assert!(
+        capped <= 22.0 * 1.001 && capped > 18.0,
+        "SYS GPUDirect at the 22 GB/s cap: {capped} (no family {none})"
+    );
+    let over = with_family(
+        "sapphire-rapids",
+        "p2p_read = true\np2p_write = true\np2p_read_rate_gbps = \"30GB/s\"\n\
+         p2p_write_rate_gbps = \"30GB/s\"",
+    );
+    assert_eq!(
+        over.hosts[0].machine.socket_links[0].p2p_read,
+        P2p::Allowed(Some(gbs(30)))
+    );
+    let raised = sys_gpudirect_gbps(&over);
+    assert!(
+        raised > capped * 1.2 && raised <= 30.0 * 1.001,
+        "the explicit 30 GB/s cap: {raised} (family {capped})"
+    );
+}
+
+/// Ivy Bridge refuses P2P across QPI: without its keys the socket link refuses both
+/// directions and GPUDirect at SYS falls back to staging; `p2p_read = true` on the link
+/// allows reads again (at the family's cap), and root complexes keep forwarding.
+#[test]
+fn ivybridge_refuses_p2p_across_sockets_unless_the_config_allows_it() {
+    let ivb = with_family("ivybridge", "");
+    let m = &ivb.hosts[0].machine;
+    assert_eq!(m.socket_links[0].p2p_read, P2p::Refused);
+    assert_eq!(m.socket_links[0].p2p_write, P2p::Refused);
+    assert!(matches!(
+        m.root_complexes[0].p2p_read,
+        P2p::Allowed(Some(_))
+    ));
+    let sys = summary(&ivb, "SYS", PathKind::GpuDirect, 1 << 20);
+    assert_ne!(
+        Some(sys.effective_path),
+        gdrsim::effective::EffectivePath::of(PathKind::GpuDirect),
+        "SYS falls back"
+    );
+    let allowed = with_family("ivybridge", "p2p_read = true");
+    let m = &allowed.hosts[0].machine;
+    assert_eq!(
+        m.socket_links[0].p2p_read,
+        P2p::Allowed(Some(Rate::from_bytes_per_s(6_000_000_000)))
+    );
+    assert_eq!(m.socket_links[0].p2p_write, P2p::Refused);
+}
+
+/// An unknown family is bad input: exit 2, the key named, the accepted words listed.
+#[test]
+fn an_unknown_family_is_refused_naming_the_key() {
+    let dir = scratch("cpu_family", "unknown");
+    let second = "cpu_family = \"sapphire-rapids\"    # source: as above";
+    assert!(gdrsim::config::DEFAULT_TOML.contains(second));
+    let body = gdrsim::config::DEFAULT_TOML.replacen(second, "cpu_family = \"zen9\"", 1);
+    check_refuses(
+        &dir,
+        "zen9",
+        &body,
+        "machines[0].sockets[1].cpu_family",
+        "sapphire-rapids",
+    );
+}
+
+/// `gdrsim import topo-m --cpu FAMILY` names the family on every socket it writes, and the
+/// family's caps show in `gdrsim params` with their sources.
+#[test]
+fn import_names_the_family_and_params_lists_its_caps() {
+    let dir = scratch("cpu_family", "import");
+    let out = dir.join("a100.toml");
+    let o = gdrsim(&[
+        "import",
+        "topo-m",
+        "tests/data/topo-m/dgx-a100.txt",
+        "--cpu",
+        "epyc-rome",
+        "--out",
+        s(&out),
+    ]);
+    ok(&o, "import --cpu");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let sockets = text.matches("[[machines.sockets]]").count();
+    assert!(sockets >= 2);
+    assert_eq!(text.matches("cpu_family = \"epyc-rome\"").count(), sockets);
+    let params = ok(&gdrsim(&["params", s(&out)]), "params");
+    let line = params
+        .lines()
+        .find(|l| l.contains("socket_links[0].p2p_read_rate_gbps"))
+        .expect("the socket link's P2P read cap is listed");
+    assert!(line.contains("128") && line.contains("row P11"), "{line}");
+    let bad = gdrsim(&[
+        "import",
+        "topo-m",
+        "tests/data/topo-m/dgx-a100.txt",
+        "--cpu",
+        "zen9",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text_of(&bad.stderr).contains("--cpu"));
+}
+
+fn text_of(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
