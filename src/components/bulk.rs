@@ -59,7 +59,7 @@ pub enum Limit {
 /// The most a unit's room may stretch its service on a link that no transfer is bound by
 /// (the link at most 1 - 1/64 busy): beyond it the link is as good as saturated, and the
 /// transfers wait while the unit is serialised.
-const ROOM_SERVICES: Ps = 64;
+const ROOM_SERVICES: Ps = 1024;
 
 /// One step of a transfer's chain and when its data passes it, relative to the transfer's
 /// start (first byte in, first byte out) and to its end at the reference point (last byte in,
@@ -92,8 +92,12 @@ struct Use {
     /// Which of the step's movements it is (a copy's reads, then its writes into the GPU).
     phase: u8,
     unit: Unit,
-    /// Wire bytes of one of its units there (what a unit of another transfer waits behind).
+    /// Wire bytes of one of its units there (what a unit of another source waits behind).
     unit_wire: u64,
+    /// Where its units come from, as the channel's round robin tells sources apart: a unit of
+    /// the same source (the NIC's CQE behind its own payload writes) is in their order, not
+    /// behind one of them.
+    src: channel::Source,
 }
 
 /// One bulk transfer.
@@ -330,7 +334,7 @@ impl Fabric<'_> {
     fn charge(
         &self,
         uses: &mut Vec<Use>,
-        step: StepId,
+        (flow, step): (u32, StepId),
         route: super::fabric::RouteId,
         unit: Unit,
         (per, payload): (u64, u64),
@@ -340,6 +344,7 @@ impl Fabric<'_> {
             true => (bytes.max(1), bytes.max(1)),
             false => (per, payload),
         };
+        let src = self.source(route, flow);
         for &c in &self.routes[route as usize] {
             let spec = &self.channels[c as usize];
             if spec.is_server() {
@@ -351,6 +356,7 @@ impl Fabric<'_> {
                     phase: 0,
                     unit,
                     unit_wire: one,
+                    src,
                 });
             }
         }
@@ -474,14 +480,21 @@ impl Fabric<'_> {
                 let (req, cpl) = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
                 self.charge(
                     &mut uses,
-                    first,
+                    (flow, first),
                     req,
                     Unit::ReadRequest,
                     (0, read.mrrs),
                     bytes,
                 );
                 let c = read.completion();
-                self.charge(&mut uses, first, cpl, Unit::Completion, (c, c), bytes);
+                self.charge(
+                    &mut uses,
+                    (flow, first),
+                    cpl,
+                    Unit::Completion,
+                    (c, c),
+                    bytes,
+                );
                 count_dram(self, cpl);
                 window = Some((read.engine, read, self.read_rtt(flow, read)));
                 let mtu = self.nic_spec(nic).mtu;
@@ -510,7 +523,14 @@ impl Fabric<'_> {
                             at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
                         }
                         StepKind::Wire { .. } => {
-                            self.charge(&mut uses, next, r, Unit::Packet, (mtu, mtu), bytes);
+                            self.charge(
+                                &mut uses,
+                                (flow, next),
+                                r,
+                                Unit::Packet,
+                                (mtu, mtu),
+                                bytes,
+                            );
                             at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
                         }
                         StepKind::DmaWrite { mps, .. } => {
@@ -541,7 +561,7 @@ impl Fabric<'_> {
                         _ => unreachable!(),
                     };
                     let wmtt = self.nic_spec(wnic).mtt_lookup;
-                    self.charge(&mut uses, w, r, Unit::Write, (mps, mps), bytes);
+                    self.charge(&mut uses, (flow, w), r, Unit::Write, (mps, mps), bytes);
                     count_dram(self, r);
                     let specs = self.specs(r);
                     let (one, last) = idle_transit_of(&specs, Unit::Write, packet, mps);
@@ -565,7 +585,7 @@ impl Fabric<'_> {
                 let (lat, tlp) = match copy {
                     Copy::D2h { route, mps } => {
                         let r = self.route_of(flow, route);
-                        self.charge(&mut uses, first, r, Unit::Write, (mps, mps), bytes);
+                        self.charge(&mut uses, (flow, first), r, Unit::Write, (mps, mps), bytes);
                         count_dram(self, r);
                         let tlp = mps.min(bytes);
                         (idle_transit(&self.specs(r), Unit::Write, tlp, 1).0, mps)
@@ -576,16 +596,30 @@ impl Fabric<'_> {
                         let commit = self.route_of(flow, commit);
                         self.charge(
                             &mut uses,
-                            first,
+                            (flow, first),
                             req,
                             Unit::ReadRequest,
                             (0, read.mrrs),
                             bytes,
                         );
                         let c = read.completion();
-                        self.charge(&mut uses, first, cpl, Unit::Completion, (c, c), bytes);
+                        self.charge(
+                            &mut uses,
+                            (flow, first),
+                            cpl,
+                            Unit::Completion,
+                            (c, c),
+                            bytes,
+                        );
                         let from = uses.len();
-                        self.charge(&mut uses, first, commit, Unit::Completion, (c, c), bytes);
+                        self.charge(
+                            &mut uses,
+                            (flow, first),
+                            commit,
+                            Unit::Completion,
+                            (c, c),
+                            bytes,
+                        );
                         for u in &mut uses[from..] {
                             u.phase = 1;
                         }
@@ -1066,7 +1100,7 @@ impl Fabric<'_> {
     pub(super) fn unit_beside_bulk(
         &mut self,
         c: ChannelId,
-        now: Ps,
+        (src, now): (channel::Source, Ps),
         service: Ps,
         q: &mut Queue<Event>,
     ) -> (Ps, Ps) {
@@ -1079,32 +1113,46 @@ impl Fabric<'_> {
             bound |= job.bound == Limit::Channel(c);
             for u in job.uses.iter().filter(|u| u.channel == c) {
                 load += job.rate as u128 * u.weight;
-                queued = queued.max(spec.rate.tx_time(u.unit_wire));
+                if u.src != src {
+                    queued = queued.max(spec.rate.tx_time(u.unit_wire));
+                }
             }
         }
-        let idle = users.is_empty();
         // The link's own rate: its capacity with the rooms of units still being carried.
         let full = cap + self.bulk.reserved_on(c);
-        let free = cap.saturating_sub(load);
-        let room = (!idle && free > 0).then(|| (service as u128 * full).div_ceil(free) as Ps);
-        if idle || room.is_some_and(|room| room <= service + queued) {
-            // Beside them within a queue's wait (or alone): it leaves when its room has
-            // carried it.
-            let hold = room.unwrap_or(service);
+        if users.is_empty() {
+            // Alone, it takes what the rooms of units before it leave.
+            let hold = match full == cap {
+                true => service,
+                false => (service as u128 * full).div_ceil(cap.max(1)) as Ps,
+            };
             let held = &mut self.bulk.unit_until[c as usize];
             *held = (*held).max(now + hold);
             return (hold, hold);
         }
-        // A link they keep all but nearly saturated is one that binds them (a transfer bound
-        // elsewhere can fill it to the last rounding of its rate).
-        let roomy = |room: &Ps| !bound && *room <= ROOM_SERVICES * service;
+        let free = cap.saturating_sub(load);
+        let room = (free > 0).then(|| (service as u128 * full).div_ceil(free) as Ps);
+        // Beside them within a queue's wait, or in the room of a link that binds none of them
+        // (one they keep all but saturated binds them: a transfer bound elsewhere can fill it
+        // to the last rounding of its rate).
+        let beside = |room: &Ps| *room <= service + queued;
+        let roomy = |room: &Ps| beside(room) || (!bound && *room <= ROOM_SERVICES * service);
         if let Some(room) = room.filter(roomy) {
-            let hold = service + queued;
-            // Its share of the link's rate while its room carries it (no more than `free`).
-            let reserve = (service as u128 * full).div_ceil(room as u128).min(free);
-            self.bulk.fluid.capacity[c as usize] -= reserve;
-            self.bulk.reserves.push((c, reserve, now + room));
-            q.schedule(now + room, Event::UnitGone(c));
+            // Within a queue's wait it leaves when its room has carried it. Otherwise it finds
+            // one of their units in service as often as the link is busy with them, and waits
+            // on average half of it (a random arrival's residual).
+            let hold = match beside(&room) {
+                true => room,
+                false => service + (queued as u128 * load / full.max(1) / 2) as Ps,
+            };
+            if room > service {
+                // Its share of the link's rate while its room carries it (no more than
+                // `free`), so that a transfer that speeds up meanwhile cannot take it.
+                let reserve = (service as u128 * full).div_ceil(room as u128).min(free);
+                self.bulk.fluid.capacity[c as usize] -= reserve;
+                self.bulk.reserves.push((c, reserve, now + room));
+                q.schedule(now + room, Event::UnitGone(c));
+            }
             let held = &mut self.bulk.unit_until[c as usize];
             *held = (*held).max(now + hold);
             return (hold, room);

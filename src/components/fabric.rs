@@ -384,7 +384,7 @@ impl<'t> Fabric<'t> {
 
     /// The source id of units entering `route` for `flow`: the route's first channel (the
     /// requester's or completer's own link or memory) and the flow.
-    fn source(&self, route: RouteId, flow: u32) -> channel::Source {
+    pub(super) fn source(&self, route: RouteId, flow: u32) -> channel::Source {
         let first = self.routes[route as usize]
             .first()
             .copied()
@@ -568,7 +568,7 @@ impl<'t> Fabric<'t> {
         // Bulk transfers crossing this link leave the unit room, or wait while it serialises.
         // It leaves when its own service (and its wait) is over; the channel's records keep
         // it until the room the transfers leave it has carried its bytes.
-        let (hold, room) = self.unit_beside_bulk(c, now, u, q);
+        let (hold, room) = self.unit_beside_bulk(c, (t.src, now), u, q);
         let srv = &mut self.servers[c as usize];
         let mut out = srv.serve(now, hold, u, wire);
         if channel::cut_through(spec) && t.hop > 0 {
