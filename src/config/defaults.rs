@@ -31,7 +31,7 @@ pub const STREAM_BUDGET: u64 = 8 << 30;
 /// TLP by TLP up to [`COALESCE_ABOVE`], bulk transfers above. Setting.
 pub const GRANULARITY: Granularity = Granularity::Auto;
 /// Above this, messages move as bulk transfers of fluid rate. Setting.
-pub const COALESCE_ABOVE: u64 = 16 << 10;
+pub const COALESCE_ABOVE: u64 = 512;
 /// Registration paid once, in setup (a registration cache that never misses). Setting.
 pub const REGISTRATION: Registration = Registration::Cached;
 /// The random delays (DRAM access jitter, CQ poll phases) on. Setting.

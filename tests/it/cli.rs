@@ -1795,7 +1795,7 @@ fn costly_studies_are_estimated_and_refused_before_any_work() {
         "{out}"
     );
     let dir = scratch("too-costly");
-    let o = gdrsim(&["run", "--max-events", "3000000", "--out", s(&dir)]);
+    let o = gdrsim(&["run", "--max-events", "1000000", "--out", s(&dir)]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(

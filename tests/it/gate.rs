@@ -178,7 +178,7 @@ fn calibrate_is_gated() {
         &calibrate(&["--max-events", "100000"]),
         "expected a calibration of at most 1.0e5 estimated events (raise the limit with \
          --max-events, or fewer measured rows (--stats), --fit keys or iterations (--iters)), \
-         found 1.4e7 events over 1 emulated run of up to 608 evaluations",
+         found 3.2e6 events over 1 emulated run of up to 608 evaluations",
     );
     assert!(!out.exists());
     gated(

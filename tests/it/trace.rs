@@ -373,16 +373,16 @@ fn the_cli_writes_a_trace_and_exits_2_on_bad_input() {
             "--out",
             "x.json",
         ],
-        // A trace no viewer opens (about 3.8 GiB) is refused from a one-message estimate
+        // A trace no viewer opens (about 301 MiB) is refused from a one-message estimate
         // before it is built (issue #13, item 2).
         &[
             "trace",
             "--path",
             "staged",
             "--size",
-            "16KiB",
+            "512",
             "--messages",
-            "2000",
+            "10000",
             "--out",
             "x.json",
         ],

@@ -540,6 +540,7 @@ const PXN_CONFIG: &str = r#"
 name = "pxn-walk"
 [sim]
 iterations = 3
+coalesce_above_bytes = "16KiB"   # the 4 KiB chunk TLP by TLP: the walk names its completions
 stream_messages = 8
 [sweep]
 sizes = ["4KiB"]
