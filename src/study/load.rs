@@ -21,10 +21,20 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
         None => config::parse(config::DEFAULT_TOML, config::DEFAULT_NAME)?,
     };
     let file = source_name(path);
-    let topo = scenario::topology(&cfg);
-    scenario::check_plans(&cfg, &topo)
-        .and_then(|()| scenario::horizon::check(&cfg, &topo))
-        .map_err(|(key, expected, found)| ConfigError::new(&file, key, expected, found))?;
+    // Every variant of a sweep is checked, and an error names the variant.
+    for v in 0..cfg.variant_count() {
+        let c = cfg.variant(v);
+        let topo = scenario::topology(c);
+        scenario::check_plans(c, &topo)
+            .and_then(|()| scenario::horizon::check(c, &topo))
+            .map_err(|(key, expected, found)| {
+                let found = match cfg.variant_label(v) {
+                    "" => found,
+                    label => format!("{found} (sweep variant {label})"),
+                };
+                ConfigError::new(&file, key, expected, found)
+            })?;
+    }
     Ok(cfg)
 }
 
