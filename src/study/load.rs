@@ -43,7 +43,23 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
 pub fn plausibility(path: Option<&Path>, strict: bool, quiet: bool) -> Result<(), ConfigError> {
     let cfg = load_config(path)?;
     let file = source_name(path);
-    let warnings = config::plausible::warnings(&cfg);
+    let mut warnings = config::plausible::warnings(&cfg);
+    // A sweep's values are checked too: each variant's warnings the study without the sweep
+    // does not have, naming the variant.
+    let base = warnings.clone();
+    for v in 0..cfg.variant_count() {
+        if cfg.sweep.is_none() {
+            break;
+        }
+        for mut w in config::plausible::warnings(cfg.variant(v)) {
+            if !base.contains(&w) {
+                w.found = format!("{} (sweep variant {})", w.found, cfg.variant_label(v));
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+    }
     if strict && let Some(w) = warnings.first() {
         return Err(w.clone().into_error(&file));
     }

@@ -118,6 +118,26 @@ fn every_variant_runs_every_point_with_a_variant_column() {
     assert!(svg.contains(LABELS[3]), "bandwidth.svg");
 }
 
+/// `check` warns of an implausible value of any variant, naming it; `--strict` refuses it.
+#[test]
+fn implausible_variant_values_are_warned_of() {
+    let dir = scratch("sweep", "plausible");
+    let c = dir.join("c.toml");
+    let vary = "\"network.switch_latency_ns\" = [100, 50000]";
+    fs::write(&c, with_vary(vary)).unwrap();
+    let o = gdrsim(&["check", s(&c)]);
+    ok(&o, "check");
+    let err = text(&o.stderr);
+    assert!(err.contains("network.switch_latency_ns"), "{err}");
+    assert!(
+        err.contains("sweep variant switch_latency_ns=50000"),
+        "{err}"
+    );
+    assert!(!err.contains("switch_latency_ns=100)"), "{err}");
+    let o = gdrsim(&["check", "--strict", s(&c)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}
+
 #[test]
 fn check_counts_the_variants() {
     let o = gdrsim(&["check", CONFIG]);
