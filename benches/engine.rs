@@ -138,6 +138,7 @@ fn sweep_point_gpudirect(b: Bencher, size: u64) {
         op: Op::WriteImm,
         size,
         seed: 1,
+        variant: 0,
     };
     b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
 }
@@ -279,6 +280,7 @@ fn bench_point(b: Bencher, cfg: &Config, size: u64) {
         op: Op::WriteImm,
         size,
         seed: 1,
+        variant: 0,
     };
     b.bench(|| black_box(scenario::simulate_point(cfg, &topo, &p).events));
 }

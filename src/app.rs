@@ -127,6 +127,24 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
     let mut cfg = study::load_config(config)?;
     if let Some(s) = seed {
         cfg.seed = s;
+        // Every variant runs with the study's seed.
+        if let Some(sw) = &mut cfg.sweep {
+            for v in &mut sw.variants {
+                v.cfg.seed = s;
+            }
+        }
+    }
+    if cfg.sweep.is_some() {
+        let flag = if sensitivity.is_some() {
+            Some("--sensitivity")
+        } else if measured.is_some() {
+            Some("--measured")
+        } else {
+            None
+        };
+        if let Some(flag) = flag {
+            return Err(sweep_refuses(config, flag).into());
+        }
     }
     // Read and matched before any work: a bad measured-data CSV writes nothing.
     let overlay = measured
@@ -207,6 +225,19 @@ pub fn run_with(config: Option<&Path>, opts: &RunOptions, command: &str) -> Resu
     Ok(dir)
 }
 
+/// The error of an option that does not take a study with `[sweep] vary`.
+fn sweep_refuses(config: Option<&Path>, flag: &str) -> ConfigError {
+    ConfigError::new(
+        &study::source_name(config),
+        "sweep.vary",
+        format!(
+            "a study without a sweep for {flag} (run it on one variant: set the values in the \
+             config and leave out `vary`)"
+        ),
+        "a sweep of parameters",
+    )
+}
+
 fn record<'a>(cfg: &'a Config, command: &'a str) -> report::output_dir::RunRecord<'a> {
     report::output_dir::RunRecord {
         config_name: &cfg.name,
@@ -267,7 +298,7 @@ fn finish_study(
     if !quiet {
         report::emit(&format!(
             "{}wrote {}\n",
-            report::table::summary_table(rows),
+            report::table::summary_table(&report::display_rows(rows)),
             dir.display()
         ))?;
     }
@@ -312,6 +343,9 @@ pub fn sensitivity(
         }
     }
     let cfg = study::load_config(config)?;
+    if cfg.sweep.is_some() {
+        return Err(sweep_refuses(config, "`gdrsim sensitivity`").into());
+    }
     let file = study::source_name(config);
     let r = crate::sensitivity::study(&cfg, delta, quiet, &file, limits)?;
     if let Some(p) = csv {

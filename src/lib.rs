@@ -49,6 +49,7 @@
 //!     op: gdrsim::config::Op::WriteImm,
 //!     size: 8,
 //!     seed: 1,
+//!     variant: 0,
 //! };
 //! let row = gdrsim::scenario::simulate_point(&cfg, topo, &point).summary;
 //! assert_eq!(row.effective_path.name(), "gpudirect");

@@ -543,8 +543,13 @@ fn main() -> ExitCode {
                     let n = |k: usize, what: &str| {
                         format!("{k} {what}{}", if k == 1 { "" } else { "s" })
                     };
+                    // A sweep multiplies the points by its variants.
+                    let variants = match cfg.variant_count() {
+                        1 if cfg.sweep.is_none() => String::new(),
+                        k => format!(", {}", n(k, "variant")),
+                    };
                     format!(
-                        "{}: ok ({}, {}, {}: {})\n{}\n",
+                        "{}: ok ({}, {}, {}{variants}: {})\n{}\n",
                         config.display(),
                         n(cfg.scenarios.len(), "scenario"),
                         n(cfg.paths.len(), "path"),

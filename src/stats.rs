@@ -80,6 +80,10 @@ pub struct Summary {
     /// its completion time, in time order (chain.csv); their shares sum to `workload_ps`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chain: Vec<ChainRow>,
+    /// The sweep variant the row ran on (`[sweep] vary`, as its label: results.csv's
+    /// `variant` column); empty without a sweep.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub variant: String,
 }
 
 /// One link of a workload's critical chain: one stage of one message of one flow (or the

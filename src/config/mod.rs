@@ -18,6 +18,7 @@ mod resolved;
 mod scenarios;
 pub use scenarios::{INTRA_OPS, INTRA_PATHS, intra_path_words};
 pub mod section;
+pub mod sweep;
 
 use std::path::Path;
 
@@ -26,6 +27,7 @@ pub use options::*;
 pub use raw::{SECTIONS, Section};
 pub use resolved::to_toml;
 pub use section::{Domain, ParamDoc};
+pub use sweep::{Sweep, Variant};
 
 use crate::topology::spec::{HostSpec, NetworkSpec};
 
@@ -241,6 +243,8 @@ pub struct Config {
     pub hosts: Vec<HostSpec>,
     /// The scenarios, in config order.
     pub scenarios: Vec<ScenarioSpec>,
+    /// `[sweep] vary`: the study once per combination of parameter values; None without.
+    pub sweep: Option<Sweep>,
 }
 
 /// Reads and validates a config file; `-` reads standard input (named `<stdin>` in errors).
@@ -359,6 +363,23 @@ pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
         }
         None => deserialize(de, text, file),
     }
+    .and_then(|cfg| with_sweep(cfg, text, file))
+}
+
+/// `cfg` with its `[sweep] vary` (read from `text`, the file as written) expanded.
+fn with_sweep(mut cfg: Config, text: &str, file: &str) -> Result<Config, ConfigError> {
+    let vary = text
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut d| d.remove("sweep"))
+        .and_then(|s| match s {
+            toml::Value::Table(mut t) => t.remove("vary"),
+            _ => None,
+        });
+    if let Some(toml::Value::Table(vary)) = vary {
+        cfg.sweep = Some(sweep::expand(&cfg, &vary, file)?);
+    }
+    Ok(cfg)
 }
 
 /// The document `text` (parsed as `de`) as a validated config.

@@ -92,6 +92,9 @@ pub struct RawSweep {
     pub sizes: RawSizes,
     pub paths: Vec<PathKind>,
     pub ops: Option<Vec<Op>>,
+    /// Parameters to vary (expanded by [`super::sweep`], from the document).
+    #[allow(dead_code)]
+    pub vary: Option<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]

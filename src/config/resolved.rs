@@ -206,6 +206,14 @@ pub fn to_toml(c: &Config) -> String {
             ),
         ]),
     );
+    if let (Some(sw), Some(Value::Table(t))) = (&c.sweep, t.get_mut("sweep")) {
+        let vary: Table = sw
+            .vary
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::Array(v.clone())))
+            .collect();
+        t.insert("vary".into(), Value::Table(vary));
+    }
     t.insert(
         "output".into(),
         section_table(vec![], &c.output, RawOutput::resolved),

@@ -80,6 +80,31 @@ pub const STAGES_HEADER: [&str; 9] = [
     "critical_us",
 ];
 
+/// The column every CSV gets last where the study sweeps parameters (`[sweep] vary`): the
+/// row's variant, as its label (`read_window=64, registration=cached`). A study without a
+/// sweep has no such column, so its files keep their bytes.
+pub const VARIANT_COLUMN: &str = "variant";
+
+/// Whether the rows come from a sweep (and the CSVs get [`VARIANT_COLUMN`]).
+fn swept(rows: &[Summary]) -> bool {
+    rows.iter().any(|r| !r.variant.is_empty())
+}
+
+/// `header` with [`VARIANT_COLUMN`] appended where `sweep`.
+fn with_variant<'a>(header: &[&'a str], sweep: bool) -> Vec<&'a str> {
+    let mut h = header.to_vec();
+    if sweep {
+        h.push(VARIANT_COLUMN);
+    }
+    h
+}
+
+/// A row's `cells`, whose last is its variant, without that last cell where not `sweep`.
+fn row_cells<'a>(cells: &[&'a str], sweep: bool) -> Vec<&'a str> {
+    let n = cells.len() - usize::from(!sweep);
+    cells[..n].to_vec()
+}
+
 /// Six decimals; below 0.001, six significant digits in exponent form, so that a slow point's
 /// bandwidth does not print as 0.000000.
 fn f(v: f64) -> String {
@@ -125,22 +150,27 @@ pub const CHAIN_HEADER: [&str; 11] = [
 /// of a point sum exactly to its `workload_us`.
 pub fn chain_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(CHAIN_HEADER)?;
+    let sweep = swept(rows);
+    w.write_record(with_variant(&CHAIN_HEADER, sweep))?;
     for r in rows {
         for c in &r.chain {
-            w.write_record([
-                r.scenario.as_str(),
-                r.path.name(),
-                r.op.name(),
-                &r.size_bytes.to_string(),
-                &c.flow,
-                &c.msg.to_string(),
-                c.stage.name(),
-                &c.component,
-                &ps_to_us_exact(c.start_ps),
-                &ps_to_us_exact(c.end_ps),
-                &ps_to_us_exact(c.critical_ps),
-            ])?;
+            w.write_record(row_cells(
+                &[
+                    r.scenario.as_str(),
+                    r.path.name(),
+                    r.op.name(),
+                    &r.size_bytes.to_string(),
+                    &c.flow,
+                    &c.msg.to_string(),
+                    c.stage.name(),
+                    &c.component,
+                    &ps_to_us_exact(c.start_ps),
+                    &ps_to_us_exact(c.end_ps),
+                    &ps_to_us_exact(c.critical_ps),
+                    &r.variant,
+                ],
+                sweep,
+            ))?;
         }
     }
     Ok(w.into_inner()?)
@@ -164,6 +194,10 @@ pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow:
     }
     if measured.is_some() {
         header.extend(MEASURED_COLUMNS);
+    }
+    let sweep = swept(rows);
+    if sweep {
+        header.push(VARIANT_COLUMN);
     }
     w.write_record(&header)?;
     for r in rows {
@@ -207,6 +241,9 @@ pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow:
                 }
             }
         }
+        if sweep {
+            cells.push(r.variant.clone());
+        }
         w.write_record(&cells)?;
     }
     Ok(w.into_inner()?)
@@ -215,20 +252,25 @@ pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow:
 /// Renders stages.csv: one row per stage of each point's noise-free message.
 pub fn stages_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(STAGES_HEADER)?;
+    let sweep = swept(rows);
+    w.write_record(with_variant(&STAGES_HEADER, sweep))?;
     for r in rows {
         for s in &r.stages {
-            w.write_record([
-                r.scenario.as_str(),
-                r.path.name(),
-                r.op.name(),
-                &r.size_bytes.to_string(),
-                s.stage.name(),
-                &s.component,
-                &ps_to_us_exact(s.start_ps),
-                &ps_to_us_exact(s.end_ps),
-                &ps_to_us_exact(s.critical_ps),
-            ])?;
+            w.write_record(row_cells(
+                &[
+                    r.scenario.as_str(),
+                    r.path.name(),
+                    r.op.name(),
+                    &r.size_bytes.to_string(),
+                    s.stage.name(),
+                    &s.component,
+                    &ps_to_us_exact(s.start_ps),
+                    &ps_to_us_exact(s.end_ps),
+                    &ps_to_us_exact(s.critical_ps),
+                    &r.variant,
+                ],
+                sweep,
+            ))?;
         }
     }
     Ok(w.into_inner()?)
@@ -238,24 +280,29 @@ pub fn stages_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
 /// first message at once, its mean over the jittered iterations, its own streaming bandwidth).
 pub fn flows_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(FLOWS_HEADER)?;
+    let sweep = swept(rows);
+    w.write_record(with_variant(&FLOWS_HEADER, sweep))?;
     for r in rows {
         for fl in &r.flow_rows {
-            w.write_record([
-                r.scenario.as_str(),
-                r.path.name(),
-                r.op.name(),
-                &r.size_bytes.to_string(),
-                &fl.flow.to_string(),
-                &fl.sender,
-                &fl.receiver,
-                fl.class.name(),
-                fl.effective_path.name(),
-                &ps_to_us_exact(fl.lat_model_ps),
-                &f(fl.lat_mean_us),
-                &f(fl.bw_gbps),
-                fl.bottleneck.as_ref().unwrap_or(&r.bottleneck),
-            ])?;
+            w.write_record(row_cells(
+                &[
+                    r.scenario.as_str(),
+                    r.path.name(),
+                    r.op.name(),
+                    &r.size_bytes.to_string(),
+                    &fl.flow.to_string(),
+                    &fl.sender,
+                    &fl.receiver,
+                    fl.class.name(),
+                    fl.effective_path.name(),
+                    &ps_to_us_exact(fl.lat_model_ps),
+                    &f(fl.lat_mean_us),
+                    &f(fl.bw_gbps),
+                    fl.bottleneck.as_ref().unwrap_or(&r.bottleneck),
+                    &r.variant,
+                ],
+                sweep,
+            ))?;
         }
     }
     Ok(w.into_inner()?)
@@ -265,20 +312,25 @@ pub fn flows_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
 /// its wire bytes, the fraction of its capacity it was busy, and its achieved and full rate.
 pub fn links_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(LINKS_HEADER)?;
+    let sweep = swept(rows);
+    w.write_record(with_variant(&LINKS_HEADER, sweep))?;
     for r in rows {
         for l in &r.links {
-            w.write_record([
-                r.scenario.as_str(),
-                r.path.name(),
-                r.op.name(),
-                &r.size_bytes.to_string(),
-                &l.channel,
-                &l.bytes.to_string(),
-                &f(l.busy),
-                &f(l.rate_gbps),
-                &f(l.capacity_gbps),
-            ])?;
+            w.write_record(row_cells(
+                &[
+                    r.scenario.as_str(),
+                    r.path.name(),
+                    r.op.name(),
+                    &r.size_bytes.to_string(),
+                    &l.channel,
+                    &l.bytes.to_string(),
+                    &f(l.busy),
+                    &f(l.rate_gbps),
+                    &f(l.capacity_gbps),
+                    &r.variant,
+                ],
+                sweep,
+            ))?;
         }
     }
     Ok(w.into_inner()?)

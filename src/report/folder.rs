@@ -60,10 +60,12 @@ pub fn write_outputs_with(
         super::atomic::write(&p, &super::overlay::measured_csv(o)?)?;
         written.push(p);
     }
-    let charts = super::charts::write_charts(dir, info, rows)?;
+    // Charts and report.md show each sweep variant's scenarios as their own series.
+    let shown = super::display_rows(rows);
+    let charts = super::charts::write_charts(dir, info, &shown)?;
     written.extend(charts.iter().cloned());
     let mut linked = charts;
     linked.extend(tornado.iter().cloned());
-    written.push(super::markdown::write_markdown(dir, info, rows, &linked)?);
+    written.push(super::markdown::write_markdown(dir, info, &shown, &linked)?);
     Ok(written)
 }

@@ -51,6 +51,7 @@ pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) 
         md_inline(&title)
     );
     intro(&mut out, info, &m);
+    variants(&mut out, info);
     simulated(&mut out, &m);
     key_results(&mut out, &m);
     crossovers(&mut out, &m);
@@ -192,6 +193,33 @@ fn route_chain(route: &[String]) -> String {
         }
     }
     lines.join("\n")
+}
+
+/// `[sweep] vary`: the variants with their values, one table row each (nothing without a
+/// sweep).
+fn variants(out: &mut String, info: &RunInfo) {
+    let Some((_, first)) = info.variants.first() else {
+        return;
+    };
+    let _ = writeln!(out, "## Variants\n");
+    let _ = writeln!(
+        out,
+        "The study ran once per combination of these values (`[sweep] vary`, {} variant{}); \
+         each scenario below is named with its variant.\n",
+        info.variants.len(),
+        plural(info.variants.len())
+    );
+    let keys: Vec<String> = first
+        .iter()
+        .map(|(k, _)| format!("`{}`", k.replace('`', "")))
+        .collect();
+    let _ = writeln!(out, "| variant | {} |", keys.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---|".repeat(keys.len()));
+    for (label, values) in &info.variants {
+        let vals: Vec<String> = values.iter().map(|(_, v)| md_inline(v)).collect();
+        let _ = writeln!(out, "| {} | {} |", md_inline(label), vals.join(" | "));
+    }
+    let _ = writeln!(out);
 }
 
 fn simulated(out: &mut String, m: &Model) {

@@ -43,6 +43,38 @@ pub struct RunInfo {
     /// Measured figures matched to the results (`run --measured FILE`): drawn on the latency
     /// and bandwidth charts, compared in report.md; None without a measurement.
     pub measured: Option<overlay::Overlay>,
+    /// `[sweep] vary`: each variant's label with its (key, value) pairs, in variant order;
+    /// empty without a sweep. The scenarios and the rows the charts and report get are then
+    /// one per scenario and variant, named `SCENARIO [LABEL]` ([`display_rows`]).
+    pub variants: Vec<(String, Vec<(String, String)>)>,
+}
+
+/// The name charts, report.md and the summary table give a scenario of a sweep variant:
+/// `PIX [read_window=64, registration=cached]`.
+pub fn variant_name(scenario: &str, variant: &str) -> String {
+    format!("{scenario} [{variant}]")
+}
+
+/// `rows` as the charts and report show them: where a row belongs to a sweep variant, its
+/// scenario is named with the variant ([`variant_name`]), so each (scenario, variant) is its
+/// own series; rows without a variant are borrowed as they are.
+pub fn display_rows(
+    rows: &[crate::stats::Summary],
+) -> std::borrow::Cow<'_, [crate::stats::Summary]> {
+    if rows.iter().all(|r| r.variant.is_empty()) {
+        return std::borrow::Cow::Borrowed(rows);
+    }
+    std::borrow::Cow::Owned(
+        rows.iter()
+            .map(|r| {
+                let mut r = r.clone();
+                if !r.variant.is_empty() {
+                    r.scenario = variant_name(&r.scenario, &r.variant);
+                }
+                r
+            })
+            .collect(),
+    )
 }
 
 /// One scenario (a sender/receiver placement) as the report describes it.

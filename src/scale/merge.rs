@@ -276,6 +276,7 @@ fn check_rows(p: &Part, cfg: &Config, plan: &[Point]) -> Result<(), ConfigError>
         let point = &plan[id];
         let scenario = &cfg.scenarios[point.scenario].name;
         let same = row.scenario == *scenario
+            && row.variant == cfg.variant_label(point.variant)
             && row.path == point.path
             && row.op == point.op
             && row.size_bytes == point.size;

@@ -59,10 +59,10 @@ impl Shard {
 
 /// The shard of every point of `points` (in order) when the study is cut into `count`.
 pub fn assign(cfg: &Config, points: &[Point], count: u32) -> Vec<u32> {
-    let topo = crate::scenario::topology(cfg);
+    let topos = crate::scenario::topologies(cfg);
     let costs: Vec<u64> = points
         .iter()
-        .map(|p| cost::estimate(cfg, &topo, p))
+        .map(|p| cost::estimate(cfg.variant(p.variant), &topos[p.variant], p))
         .collect();
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(costs[i]), i));

@@ -133,12 +133,15 @@ pub fn study(cfg: &Config, threads: usize) -> StudyCost {
 /// threads (at most that many points are in flight at once).
 pub fn study_of(cfg: &Config, ids: &[usize], threads: usize) -> StudyCost {
     let plan = super::plan(cfg);
-    let topo = super::topology(cfg);
+    let topos = super::topologies(cfg);
     let points: Vec<&Point> = ids.iter().map(|&i| &plan[i]).collect();
-    let costs: Vec<u64> = points.iter().map(|p| estimate(cfg, &topo, p)).collect();
+    let costs: Vec<u64> = points
+        .iter()
+        .map(|p| estimate(cfg.variant(p.variant), &topos[p.variant], p))
+        .collect();
     let memory: Vec<super::memory::PointMemory> = points
         .iter()
-        .map(|p| super::memory::point(cfg, &topo, p, threads))
+        .map(|p| super::memory::point(cfg.variant(p.variant), &topos[p.variant], p, threads))
         .collect();
     let working: Vec<u64> = memory.iter().map(|m| m.working).collect();
     let of_plan = |v: Vec<(usize, u64)>| v.into_iter().map(|(j, c)| (ids[j], c)).collect();
@@ -226,6 +229,7 @@ mod tests {
             op: crate::config::Op::WriteImm,
             size,
             seed: 0,
+            variant: 0,
         };
         use crate::config::PathKind::{Auto, GpuDirect, StagedPipelined};
         let est = |path, size| estimate(&cfg, &topo, &point(path, size));

@@ -32,10 +32,34 @@ pub struct Point {
     pub size: u64,
     /// The point's seed ([`point_seed`] of the config seed and the four above).
     pub seed: u64,
+    /// The sweep variant it runs on (`[sweep] vary`; 0 without a sweep): see
+    /// [`Config::variant`].
+    pub variant: usize,
 }
 
-/// All points of a config, in output order: scenario, then path, then op, then size.
+/// All points of a config, in output order: variant (where the config sweeps parameters),
+/// then scenario, then path, then op, then size. Every variant's points have the seeds of the
+/// study without a sweep, so variants differ by their values, not by their random draws.
 pub fn plan(cfg: &Config) -> Vec<Point> {
+    (0..cfg.variant_count())
+        .flat_map(|v| {
+            plan_one(cfg.variant(v))
+                .into_iter()
+                .map(move |p| Point { variant: v, ..p })
+        })
+        .collect()
+}
+
+/// One topology per variant of the study (one without a sweep), indexed by
+/// [`Point::variant`].
+pub fn topologies(cfg: &Config) -> Vec<Topology> {
+    (0..cfg.variant_count())
+        .map(|v| topology(cfg.variant(v)))
+        .collect()
+}
+
+/// The points of a study without a sweep.
+fn plan_one(cfg: &Config) -> Vec<Point> {
     let mut points = Vec::new();
     for (si, _) in cfg.scenarios.iter().enumerate() {
         for &path in &cfg.paths {
@@ -47,6 +71,7 @@ pub fn plan(cfg: &Config) -> Vec<Point> {
                         op: *op,
                         size,
                         seed: point_seed(cfg.seed, si, path, *op, size),
+                        variant: 0,
                     });
                 }
             }

@@ -145,6 +145,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         })
         .collect::<Vec<_>>();
     let summary = Summary {
+        variant: String::new(),
         scenario: sc.name.clone(),
         class: flow_rows[0].class,
         path: p.path,

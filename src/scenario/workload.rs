@@ -174,6 +174,7 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         .collect();
     let flows = sc.flows.len() as u64;
     let summary = Summary {
+        variant: String::new(),
         scenario: sc.name.clone(),
         class: flow_rows[0].class,
         path: p.path,

@@ -39,8 +39,12 @@ fn describe_point(cfg: &Config, i: usize) -> String {
 
 /// "PIX gpudirect write_imm 1 GiB": point `p` of `cfg`.
 pub fn point_name(cfg: &Config, p: &scenario::Point) -> String {
+    let variant = match cfg.variant_label(p.variant) {
+        "" => String::new(),
+        label => format!(" [{label}]"),
+    };
     format!(
-        "{} {} {} {}",
+        "{}{variant} {} {} {}",
         cfg.scenarios[p.scenario].name,
         p.path.name(),
         p.op.name(),

@@ -10,6 +10,35 @@ use super::ceiling;
 
 /// Describes each scenario for the report: class, sender route, topo matrix, bottleneck ceiling.
 pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
+    let Some(sweep) = &cfg.sweep else {
+        return run_info_one(cfg, command);
+    };
+    // A sweep: every variant's scenarios, each named with its variant as the charts' and
+    // report's rows are (see report::display_rows).
+    let mut info = run_info_one(cfg.variant(0), command);
+    info.scenarios = sweep
+        .variants
+        .iter()
+        .flat_map(|v| {
+            run_info_one(&v.cfg, command)
+                .scenarios
+                .into_iter()
+                .map(|mut s| {
+                    s.name = crate::report::variant_name(&s.name, &v.label);
+                    s
+                })
+        })
+        .collect();
+    info.variants = sweep
+        .variants
+        .iter()
+        .map(|v| (v.label.clone(), v.values.clone()))
+        .collect();
+    info
+}
+
+/// [`run_info`] of a study without a sweep.
+fn run_info_one(cfg: &Config, command: &str) -> RunInfo {
     let topo = &scenario::topology(cfg);
     let scenarios = cfg
         .scenarios
@@ -60,5 +89,6 @@ pub fn run_info(cfg: &Config, command: &str) -> RunInfo {
         output: cfg.output.clone(),
         fragile: None,
         measured: None,
+        variants: Vec::new(),
     }
 }

@@ -21,10 +21,20 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
         None => config::parse(config::DEFAULT_TOML, config::DEFAULT_NAME)?,
     };
     let file = source_name(path);
-    let topo = scenario::topology(&cfg);
-    scenario::check_plans(&cfg, &topo)
-        .and_then(|()| scenario::horizon::check(&cfg, &topo))
-        .map_err(|(key, expected, found)| ConfigError::new(&file, key, expected, found))?;
+    // Every variant of a sweep is checked, and an error names the variant.
+    for v in 0..cfg.variant_count() {
+        let c = cfg.variant(v);
+        let topo = scenario::topology(c);
+        scenario::check_plans(c, &topo)
+            .and_then(|()| scenario::horizon::check(c, &topo))
+            .map_err(|(key, expected, found)| {
+                let found = match cfg.variant_label(v) {
+                    "" => found,
+                    label => format!("{found} (sweep variant {label})"),
+                };
+                ConfigError::new(&file, key, expected, found)
+            })?;
+    }
     Ok(cfg)
 }
 
@@ -33,7 +43,23 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
 pub fn plausibility(path: Option<&Path>, strict: bool, quiet: bool) -> Result<(), ConfigError> {
     let cfg = load_config(path)?;
     let file = source_name(path);
-    let warnings = config::plausible::warnings(&cfg);
+    let mut warnings = config::plausible::warnings(&cfg);
+    // A sweep's values are checked too: each variant's warnings the study without the sweep
+    // does not have, naming the variant.
+    let base = warnings.clone();
+    for v in 0..cfg.variant_count() {
+        if cfg.sweep.is_none() {
+            break;
+        }
+        for mut w in config::plausible::warnings(cfg.variant(v)) {
+            if !base.contains(&w) {
+                w.found = format!("{} (sweep variant {})", w.found, cfg.variant_label(v));
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+    }
     if strict && let Some(w) = warnings.first() {
         return Err(w.clone().into_error(&file));
     }

@@ -18,7 +18,8 @@ pub fn simulate(
     jobs: usize,
     progress: &Progress,
 ) -> Result<Vec<Summary>> {
-    let topo = scenario::topology(cfg);
+    // One topology per sweep variant (one without a sweep).
+    let topos = scenario::topologies(cfg);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -27,8 +28,11 @@ pub fn simulate(
         points
             .par_iter()
             .map(|p| {
-                let r = scenario::simulate_point(cfg, &topo, p);
+                let mut r = scenario::simulate_point(cfg.variant(p.variant), &topos[p.variant], p);
                 progress.inc();
+                if cfg.sweep.is_some() {
+                    r.summary.variant = cfg.variant_label(p.variant).to_string();
+                }
                 (r.summary, r.past_horizon)
             })
             .collect::<Vec<_>>()

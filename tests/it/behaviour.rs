@@ -942,6 +942,7 @@ fn every_op_streams_both_ways_at_twice_the_one_way_rate() {
             op,
             size: 64 << 20,
             seed: gdrsim::scenario::point_seed(cfg.seed, si, path, op, 64 << 20),
+            variant: 0,
         };
         gdrsim::scenario::simulate_point(&cfg, &topo, &p)
             .summary
@@ -1056,6 +1057,7 @@ fn a_send_without_a_posted_receive_draws_rnr_naks_and_waits_the_timer() {
             op,
             size,
             seed: gdrsim::scenario::point_seed(cfg.seed, 0, PathKind::GpuDirect, op, size),
+            variant: 0,
         };
         let (window, messages) = gdrsim::scenario::stream_shape(&cfg, size);
         (

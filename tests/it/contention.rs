@@ -126,6 +126,7 @@ fn run(cfg: &Config) -> Summary {
         op: gdrsim::config::Op::WriteImm,
         size: 4 * MIB,
         seed: 1,
+        variant: 0,
     };
     scenario::simulate_point(cfg, &topo, &p).summary
 }

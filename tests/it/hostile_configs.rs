@@ -137,6 +137,7 @@ fn legal_edge_values_load_and_simulate_within_physical_bounds() {
                     op: Op::WriteImm,
                     size,
                     seed: 3,
+                    variant: 0,
                 };
                 let r = scenario::simulate_point(&cfg, &topo, &p);
                 let s = &r.summary;

@@ -30,6 +30,7 @@ mod pxn;
 mod references;
 mod report;
 mod slurm;
+mod sweep;
 mod trace;
 mod walk;
 mod workload;

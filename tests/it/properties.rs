@@ -349,6 +349,7 @@ fn invariants_hold_op(
             op,
             size,
             seed,
+            variant: 0,
         };
         let r = scenario::simulate_point(&cfg, &scenario::topology(&cfg), &p);
         let s = &r.summary;

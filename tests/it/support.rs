@@ -62,6 +62,7 @@ pub fn point_of(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> Poin
         op,
         size,
         seed: scenario::point_seed(cfg.seed, si, path, op, size),
+        variant: 0,
     }
 }
 

@@ -141,6 +141,7 @@ fn point(cfg: &Config, si: usize, (path, op): (PathKind, Op), size: u64) -> Poin
         op,
         size,
         seed: scenario::point_seed(cfg.seed, si, path, op, size),
+        variant: 0,
     }
 }
 

@@ -202,6 +202,7 @@ fn agrees_with_its_point(
         op,
         size,
         seed: scenario::point_seed(cfg.seed, si, path, op, size),
+        variant: 0,
     };
     let r = scenario::simulate_point(cfg, topo, &point).summary;
     assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");

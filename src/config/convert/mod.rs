@@ -114,5 +114,6 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
         network,
         hosts,
         scenarios,
+        sweep: None,
     })
 }

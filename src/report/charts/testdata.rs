@@ -61,6 +61,7 @@ pub fn info(scenarios: &[(&str, &str, f64, f64)]) -> RunInfo {
         },
         fragile: None,
         measured: None,
+        variants: Vec::new(),
     }
 }
 
@@ -134,6 +135,7 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         40_000.0
     };
     Summary {
+        variant: String::new(),
         scenario: name.into(),
         class: Affinity::from_name(class).expect("a test class"),
         path: PathKind::from_word(path).expect("a test path"),
