@@ -49,6 +49,8 @@ enum Outcome {
     },
     /// Within the noise; `unsteady` when a bandwidth point was not at steady state.
     Tie { unsteady: bool },
+    /// Every path ran the same way (e.g. GPUDirect fell back to staging): nothing to choose.
+    Alike { ran: String },
 }
 
 /// Consecutive sizes of a band with the same outcome.
@@ -117,7 +119,8 @@ pub fn decision(out: &mut String, m: &Model) {
          **tie**: within the noise (latencies within the sum of both 95 % confidence half-widths or \
          {}%, bandwidths within {}%); \"not steady\": a bandwidth more than {}% below that of a \
          smaller size on the same path (its streaming run too short for steady state), kept out of \
-         the conclusions. `host` (no GPU) is not a contender.\n",
+         the conclusions. \"all ran as X\": every path ran the same way (a fallback). `host` (no GPU) \
+         is not a contender.\n",
         sig3(TIE * 100.0),
         sig3(BW_NOISE * 100.0),
         sig3(BW_NOISE * 100.0),
@@ -136,7 +139,7 @@ fn cell(m: &Model, cands: &[&Series], fig: Fig, lo: u64, hi: u64) -> String {
         };
         let margin = match &o {
             Outcome::Win { margin, .. } => *margin,
-            Outcome::Tie { .. } => 1.0,
+            _ => 1.0,
         };
         match runs.last_mut() {
             Some(r) if same(&r.outcome, &o) => {
@@ -199,6 +202,7 @@ fn cell(m: &Model, cands: &[&Series], fig: Fig, lo: u64, hi: u64) -> String {
                     let ties = if r.ties { " or tie" } else { "" };
                     format!("{who}{from} {range}{ties}{binds}")
                 }
+                Outcome::Alike { ran } => format!("all ran as {ran}{from}"),
                 Outcome::Tie { unsteady } => {
                     let what = if *unsteady { "tie (not steady)" } else { "tie" };
                     format!("{what}{from}")
@@ -214,6 +218,7 @@ fn same(a: &Outcome, b: &Outcome) -> bool {
     match (a, b) {
         (Outcome::Win { who: x, .. }, Outcome::Win { who: y, .. }) => x == y,
         (Outcome::Tie { unsteady: x }, Outcome::Tie { unsteady: y }) => x == y,
+        (Outcome::Alike { ran: x }, Outcome::Alike { ran: y }) => x == y,
         _ => false,
     }
 }
@@ -246,20 +251,28 @@ fn outcome(m: &Model, cands: &[&Series], fig: Fig, z: u64) -> Option<Outcome> {
     let (ws, w) = at[0];
     // Paths that ran the same way as the winner (auto choosing GPUDirect, a fallback) share
     // its win; the comparison is with the best path that ran differently.
-    let mut who: Vec<&str> = vec![display(m.paths[ws.path])];
+    let mut who: Vec<usize> = vec![ws.path];
     let mut other = None;
     for &(s, r) in &at[1..] {
         if r.effective_path == w.effective_path {
-            who.push(display(m.paths[s.path]));
+            who.push(s.path);
         } else {
             other = Some((s, r));
             break;
         }
     }
     let Some((os, o)) = other else {
-        return Some(Outcome::Tie { unsteady: false });
+        return Some(Outcome::Alike {
+            ran: w.effective_path.name().to_string(),
+        });
     };
-    let who = who.join("/");
+    // In the report's path order, so that the same group is always named alike.
+    who.sort_unstable();
+    let who = who
+        .iter()
+        .map(|&p| display(m.paths[p]))
+        .collect::<Vec<_>>()
+        .join("/");
     match fig {
         Fig::Latency => {
             let (a, b) = (w.lat.p50_us, o.lat.p50_us);
@@ -450,6 +463,25 @@ mod tests {
         let r = &table_rows(&md)[0];
         assert_eq!(r.len(), 3, "{md}");
         assert_eq!(r[2], "GPUDirect 1.11× or tie (gpudirect-bound)", "{md}");
+    }
+
+    #[test]
+    fn paths_that_all_ran_alike_are_not_called_a_tie() {
+        // GPUDirect without peer-to-peer falls back to staging: nothing to choose between.
+        let mut rows = rows_of("client", &SIZES, |p, _| {
+            (if p == "gpudirect" { 5.1 } else { 5.0 }, 0.01, 10.0)
+        });
+        for r in &mut rows {
+            if r.path == PathKind::GpuDirect {
+                r.effective_path = crate::effective::EffectivePath::from_name("staged").unwrap();
+            }
+        }
+        let info = testdata::info(&[("client", "PHB", 7.0, 49.3)]);
+        let md = table(&info, &rows);
+        let r = &table_rows(&md)[0];
+        for c in &r[1..] {
+            assert_eq!(c, "all ran as staged", "{md}");
+        }
     }
 
     #[test]
