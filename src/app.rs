@@ -375,7 +375,7 @@ pub fn slurm(config: Option<&Path>, seed: Option<u64>, opts: SlurmOptions) -> Re
         .clone()
         .unwrap_or_else(|| Path::new("output").join(format!("{}-slurm", cfg.name))))?;
     let bin = std::env::current_exe().context("finding the gdrsim binary")?;
-    let request = scale::slurm::Request {
+    let mut request = scale::slurm::Request {
         config: config_abs.as_deref(),
         name: &cfg.name,
         tasks: opts.tasks,
@@ -385,10 +385,19 @@ pub fn slurm(config: Option<&Path>, seed: Option<u64>, opts: SlurmOptions) -> Re
         dir: &dir,
         bin: &bin,
         seed,
+        sbatch_options: &opts.sbatch_options,
+        estimate: None,
     };
     scale::slurm::check(&request)?;
+    let estimate = scale::slurm::estimate(&cfg, opts.tasks, opts.cpus_per_task);
+    request.estimate = Some(&estimate);
     let (array, merge) = scale::slurm::write(&request)?;
-    let mut text = format!("wrote {}\nwrote {}\n", array.display(), merge.display());
+    let mut text = format!(
+        "wrote {}\nwrote {}\nestimated time per shard (gdrsim check's cost estimate): {}\n",
+        array.display(),
+        merge.display(),
+        estimate.line()
+    );
     if opts.submit {
         let (a, m) = scale::slurm::submit(&array, &merge)?;
         text.push_str(&format!(
@@ -422,4 +431,6 @@ pub struct SlurmOptions {
     pub out: Option<PathBuf>,
     /// Submit the array and the merge with sbatch (else print how to).
     pub submit: bool,
+    /// Further sbatch options for both scripts, one word each ("--account=proj").
+    pub sbatch_options: Vec<String>,
 }

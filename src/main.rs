@@ -103,6 +103,15 @@ enum Command {
         /// Submit the array and the merge with sbatch and print their job ids.
         #[arg(long)]
         submit: bool,
+        /// A further sbatch option for both scripts, one word with its value after '='
+        /// (e.g. --sbatch-option=--account=proj --sbatch-option=--qos=high
+        /// --sbatch-option=--constraint=h100); repeat it for several.
+        #[arg(
+            long = "sbatch-option",
+            value_name = "OPTION",
+            allow_hyphen_values = true
+        )]
+        sbatch_option: Vec<String>,
     },
     /// Vary every estimated parameter up and down and list which conclusions (which path
     /// wins, the crossovers, the bottleneck) it moves or flips.
@@ -521,6 +530,7 @@ fn main() -> ExitCode {
             out,
             seed,
             submit,
+            sbatch_option,
         }) => app::slurm(
             config.as_deref(),
             seed,
@@ -531,6 +541,7 @@ fn main() -> ExitCode {
                 cpus_per_task,
                 out,
                 submit,
+                sbatch_options: sbatch_option,
             },
         )
         .and_then(|text| report::emit(&text)),

@@ -50,8 +50,16 @@ pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) 
         "# GPU ↔ remote RDMA transfers: {}\n",
         md_inline(&title)
     );
-    intro(&mut out, info, &m);
+    if !info.hardware.trim().is_empty() {
+        let _ = writeln!(
+            out,
+            "Simulated hardware: **{}**.\n",
+            md_inline(info.hardware.trim())
+        );
+    }
     variants(&mut out, info);
+    super::decision::decision(&mut out, &m);
+    intro(&mut out, &m);
     simulated(&mut out, &m);
     key_results(&mut out, &m);
     crossovers(&mut out, &m);
@@ -65,14 +73,7 @@ pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) 
     out
 }
 
-fn intro(out: &mut String, info: &RunInfo, m: &Model) {
-    if !info.hardware.trim().is_empty() {
-        let _ = writeln!(
-            out,
-            "Simulated hardware: **{}**.\n",
-            md_inline(info.hardware.trim())
-        );
-    }
+fn intro(out: &mut String, m: &Model) {
     if m.sizes.is_empty() {
         let _ = writeln!(out, "This run produced no results.\n");
         return;

@@ -8,6 +8,7 @@ pub mod atomic;
 pub mod charts;
 mod contention;
 pub mod csv_out;
+pub mod decision;
 pub mod folder;
 pub mod markdown;
 pub mod output_dir;

@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 use super::shard::MAX_SHARDS;
 use crate::config::ConfigError;
 use crate::report::atomic;
+use crate::study::gate::fmt_seconds;
 
 /// What the scripts ask of Slurm.
 pub struct Request<'a> {
@@ -36,6 +37,101 @@ pub struct Request<'a> {
     pub bin: &'a Path,
     /// Replaces the config's seed in every task's run (`--seed`).
     pub seed: Option<u64>,
+    /// Further sbatch options, one word each ("--account=proj", "--qos=high"), written as
+    /// `#SBATCH` lines of both scripts.
+    pub sbatch_options: &'a [String],
+    /// The estimated time of the shards (see [`estimate`]); None: not estimated.
+    pub estimate: Option<&'a Estimate>,
+}
+
+/// The sbatch options a script sets itself, or that have their own flag of `gdrsim slurm`:
+/// (long, short, what to do instead).
+const RESERVED: [(&str, &str, &str); 10] = [
+    ("--array", "-a", "use --tasks"),
+    ("--output", "-o", "the scripts write their logs under --out"),
+    ("--error", "-e", "the scripts write their logs under --out"),
+    (
+        "--job-name",
+        "-J",
+        "the scripts name their jobs after the study",
+    ),
+    ("--cpus-per-task", "-c", "use --cpus-per-task"),
+    (
+        "--dependency",
+        "-d",
+        "the merge's dependency is set on submission",
+    ),
+    ("--kill-on-invalid-dep", "", "the merge script sets it"),
+    ("--partition", "-p", "use --partition"),
+    ("--time", "-t", "use --time"),
+    ("--wrap", "", "the scripts are the jobs"),
+];
+
+/// The estimated cost of a study's shards, from the same estimate `gdrsim check` prints.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// Per shard, in shard order: (points, events, wall-clock seconds on its CPUs).
+    pub shards: Vec<(usize, u64, f64)>,
+    /// CPUs per task the seconds assume.
+    pub cpus: u32,
+}
+
+impl Estimate {
+    /// The index of the longest shard.
+    pub fn longest(&self) -> usize {
+        (0..self.shards.len())
+            .max_by(|&a, &b| {
+                self.shards[a]
+                    .2
+                    .total_cmp(&self.shards[b].2)
+                    .then(b.cmp(&a))
+            })
+            .unwrap_or(0)
+    }
+
+    /// "about 3 min (shard 2: 40 points, 2.7e8 events on 2 CPUs); the shortest about 1.2 min".
+    pub fn line(&self) -> String {
+        if self.shards.is_empty() {
+            return "no points".into();
+        }
+        let k = self.longest();
+        let (points, events, secs) = self.shards[k];
+        let shortest = self
+            .shards
+            .iter()
+            .map(|s| s.2)
+            .fold(f64::INFINITY, f64::min);
+        let rest = if self.shards.len() > 1 {
+            format!("; the shortest about {}", fmt_seconds(shortest))
+        } else {
+            String::new()
+        };
+        format!(
+            "about {} for the longest (shard {k}: {points} point{}, {:.1e} events on {} CPU{}){rest}",
+            fmt_seconds(secs),
+            if points == 1 { "" } else { "s" },
+            events as f64,
+            self.cpus,
+            if self.cpus == 1 { "" } else { "s" },
+        )
+    }
+}
+
+/// The estimated time of every shard of `cfg` cut into `tasks`, each run on `cpus` worker
+/// threads: the points [`super::shard::assign`] gives it, costed as `gdrsim check` costs a
+/// study ([`crate::scenario::cost`], at its events per core-second).
+pub fn estimate(cfg: &crate::config::Config, tasks: u32, cpus: u32) -> Estimate {
+    let points = crate::scenario::plan(cfg);
+    let of = super::shard::assign(cfg, &points, tasks);
+    let shards = (0..tasks)
+        .map(|k| {
+            let ids: Vec<usize> = (0..points.len()).filter(|&i| of[i] == k).collect();
+            let threads = (cpus as usize).min(ids.len()).max(1);
+            let c = crate::scenario::cost::study_of(cfg, &ids, threads);
+            (ids.len(), c.events, c.seconds(threads))
+        })
+        .collect();
+    Estimate { shards, cpus }
 }
 
 /// `s` as one word of a POSIX shell (single-quoted where it needs to be): the scripts' paths
@@ -74,11 +170,44 @@ pub fn check(r: &Request) -> Result<(), ConfigError> {
             r.cpus_per_task.to_string(),
         ));
     }
+    for o in r.sbatch_options {
+        sbatch_option(o)?;
+    }
     for (key, v) in [("--partition", r.partition), ("--time", r.time)] {
         if let Some(v) = v
             && (v.is_empty() || v.chars().any(|c| c.is_whitespace() || c.is_control()))
         {
             return Err(cli(key, "a Slurm value without spaces", format!("{v:?}")));
+        }
+    }
+    Ok(())
+}
+
+/// Checks one `--sbatch-option`: a single word that starts with a dash and is none of the
+/// options the scripts set themselves.
+fn sbatch_option(o: &str) -> Result<(), ConfigError> {
+    let bad = |expected: String| {
+        Err(ConfigError::new(
+            "command line",
+            "--sbatch-option",
+            &expected,
+            format!("{o:?}"),
+        ))
+    };
+    let word = "an sbatch option as one word with its value after '=', e.g. \
+                --sbatch-option=--account=proj (or --qos=high, --constraint=h100)";
+    if !o.starts_with('-')
+        || o.trim_start_matches('-').is_empty()
+        || o.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return bad(word.into());
+    }
+    let name = o.split('=').next().unwrap_or(o);
+    for (long, short, instead) in RESERVED {
+        let short_hit =
+            !short.is_empty() && (name == short || o.starts_with(short) && !o.starts_with("--"));
+        if name == long || short_hit {
+            return bad(format!("an sbatch option other than {long} ({instead})"));
         }
     }
     Ok(())
@@ -100,6 +229,18 @@ pub fn scripts(r: &Request) -> (String, String) {
     if let Some(t) = r.time {
         head.push_str(&format!("#SBATCH --time={t}\n"));
     }
+    for o in r.sbatch_options {
+        head.push_str(&format!("#SBATCH {o}\n"));
+    }
+    let estimate = r
+        .estimate
+        .map(|e| {
+            format!(
+                "# Estimated time per shard (gdrsim check's cost estimate): {}.\n",
+                e.line()
+            )
+        })
+        .unwrap_or_default();
     let config = r
         .config
         .map(|c| format!(" {}", path(c)))
@@ -112,6 +253,7 @@ pub fn scripts(r: &Request) -> (String, String) {
          # gdrsim study {name:?} as a Slurm job array of {n} tasks: task K runs shard K/{n}.\n\
          # Written by: gdrsim slurm. Submit with sbatch, then the merge with\n\
          #   sbatch --dependency=afterok:<array job id> {merge}\n\
+         {estimate}\
          #SBATCH --job-name=gdrsim-{name}\n\
          #SBATCH --array=0-{last}\n\
          #SBATCH --cpus-per-task={cpus}\n\
@@ -220,6 +362,73 @@ mod tests {
             dir,
             bin: Path::new("/opt/gdrsim"),
             seed: None,
+            sbatch_options: &[],
+            estimate: None,
+        }
+    }
+
+    #[test]
+    fn extra_sbatch_options_and_the_estimate_go_into_the_scripts() {
+        let dir = Path::new("/scratch/run");
+        let opts = ["--account=proj".to_string(), "--qos=high".to_string()];
+        let est = Estimate {
+            shards: vec![(3, 2_000_000, 90.0), (2, 1_000_000, 30.0)],
+            cpus: 2,
+        };
+        let mut r = request(dir);
+        r.sbatch_options = &opts;
+        r.estimate = Some(&est);
+        assert!(check(&r).is_ok());
+        let (array, merge) = scripts(&r);
+        for s in [&array, &merge] {
+            assert!(
+                s.contains("#SBATCH --account=proj\n#SBATCH --qos=high\n"),
+                "{s}"
+            );
+        }
+        assert!(
+            array.contains(
+                "# Estimated time per shard (gdrsim check's cost estimate): about 2 min for the \
+                 longest (shard 0: 3 points, 2.0e6 events on 2 CPUs); the shortest about 30.0 s.\n"
+            ),
+            "{array}"
+        );
+        // The comment sits above the #SBATCH lines, which sbatch reads up to the first command.
+        assert!(array.find("# Estimated").unwrap() < array.find("#SBATCH").unwrap());
+        assert_eq!(est.longest(), 0);
+    }
+
+    #[test]
+    fn bad_sbatch_options_are_refused_with_what_to_do() {
+        let dir = Path::new("/x");
+        for (bad, says) in [
+            ("account=proj", "one word"),
+            ("--account proj", "one word"),
+            ("-", "one word"),
+            ("--array=0-9", "use --tasks"),
+            ("--time=01:00:00", "use --time"),
+            ("-pgpu", "use --partition"),
+            ("--output=x.log", "logs under --out"),
+        ] {
+            let opts = [bad.to_string()];
+            let mut r = request(dir);
+            r.sbatch_options = &opts;
+            let e = check(&r).unwrap_err().to_string();
+            assert!(
+                e.contains("--sbatch-option") && e.contains(says),
+                "{bad}: {e}"
+            );
+        }
+        for good in [
+            "--account=proj",
+            "--qos=high",
+            "--constraint=h100&ib",
+            "-Aproj",
+        ] {
+            let opts = [good.to_string()];
+            let mut r = request(dir);
+            r.sbatch_options = &opts;
+            assert!(check(&r).is_ok(), "{good}");
         }
     }
 

@@ -429,6 +429,51 @@ fn the_one_pair_shorthand_and_a_one_flow_list_give_identical_bytes() {
     }
 }
 
+/// Issue #28 item 4: the first table of report.md is the decision table, one line per scenario
+/// of results.csv, in config order, each naming a winner or a tie in every band. (The embedded
+/// default run is configs/default.toml: `include_str!`.)
+#[test]
+fn default_report_opens_with_the_decision_table_one_line_per_scenario() {
+    let dir = default_run();
+    let (header, rows) = csv_rows(&dir.join("results.csv"));
+    let col = header.iter().position(|h| h == "scenario").unwrap();
+    let mut scenarios: Vec<String> = Vec::new();
+    for r in &rows {
+        if !scenarios.contains(&r[col]) {
+            scenarios.push(r[col].clone());
+        }
+    }
+    let md = String::from_utf8(read(&dir.join("report.md"))).unwrap();
+    let table: Vec<&str> = md
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(
+        table[0].starts_with("| Scenario | Latency, small ≤ 4 KiB |"),
+        "the first table is not the decision table:\n{}",
+        table.join("\n")
+    );
+    let first_table = md.find("\n|").unwrap();
+    assert!(md.find("## Decision").unwrap() < first_table);
+    assert!(first_table < md.find("## What was simulated").unwrap());
+    assert_eq!(table.len(), 2 + scenarios.len(), "{}", table.join("\n"));
+    let columns = table[0].matches(" | ").count();
+    for (line, name) in table[2..].iter().zip(&scenarios) {
+        assert!(line.starts_with(&format!("| {name} |")), "{line}");
+        assert_eq!(line.matches(" | ").count(), columns, "{line}");
+        for cell in line.trim_matches('|').split(" | ").skip(1) {
+            let cell = cell.trim();
+            assert!(
+                cell.starts_with("GPUDirect")
+                    || cell.starts_with("staged")
+                    || cell.starts_with("tie"),
+                "{line}"
+            );
+        }
+    }
+}
+
 // ---- threads and seeds --------------------------------------------------------------------------
 
 #[test]

@@ -182,3 +182,70 @@ fn studies_run_as_slurm_arrays_and_merge_to_the_local_run() {
 fn gdrsim_default() -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/default.toml")).unwrap()
 }
+
+/// Issue #28 item 12 (no Slurm needed): `gdrsim slurm` prints each shard's estimated time and
+/// writes it, with every `--sbatch-option`, into the scripts; a bad option is refused with
+/// exit 2, one error line naming the flag and what to do, and nothing written.
+#[test]
+fn slurm_scripts_carry_the_shard_estimate_and_extra_sbatch_options() {
+    let dir = scratch("options");
+    let cfg = dir.join("small.toml");
+    let text = gdrsim_default().replace(
+        "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+        "sizes = [\"8B\", \"64KiB\"]",
+    );
+    assert_ne!(
+        text,
+        gdrsim_default(),
+        "the sizes anchor moved: update this test"
+    );
+    fs::write(&cfg, text).unwrap();
+    let out = dir.join("run");
+    let printed = gdrsim(&[
+        "slurm",
+        cfg.to_str().unwrap(),
+        "--tasks",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+        "--sbatch-option=--account=proj",
+        "--sbatch-option",
+        "--qos=high",
+    ]);
+    assert!(
+        printed.contains("estimated time per shard (gdrsim check's cost estimate): about "),
+        "{printed}"
+    );
+    let array = fs::read_to_string(out.join("gdrsim-array.sbatch")).unwrap();
+    let merge = fs::read_to_string(out.join("gdrsim-merge.sbatch")).unwrap();
+    assert!(array.contains("# Estimated time per shard"), "{array}");
+    assert!(array.contains("for the longest (shard "), "{array}");
+    for s in [&array, &merge] {
+        assert!(
+            s.contains("#SBATCH --account=proj\n#SBATCH --qos=high\n"),
+            "{s}"
+        );
+    }
+
+    for (bad, says) in [
+        ("--sbatch-option=--array=0-9", "use --tasks"),
+        ("--sbatch-option=--account proj", "one word"),
+        ("--sbatch-option=account=proj", "one word"),
+    ] {
+        let out = dir.join("bad");
+        let o = Command::new(BIN)
+            .args(["slurm", cfg.to_str().unwrap(), "--tasks", "2", "--out"])
+            .arg(&out)
+            .arg(bad)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{bad}: {err}");
+        assert!(
+            err.contains("--sbatch-option") && err.contains(says),
+            "{bad}: {err}"
+        );
+        assert!(!out.exists(), "{bad} wrote {}", out.display());
+    }
+}
