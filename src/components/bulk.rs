@@ -184,6 +184,8 @@ pub struct Bulks {
     /// Units carried beside transfers in their room: (channel, the capacity their bytes take
     /// there, until when). Few at a time: each lasts while its link catches up.
     reserves: Vec<(ChannelId, u128, Ps)>,
+    /// Per channel: when its next [`Event::UnitGone`] is due (0: none).
+    gone_at: Vec<Ps>,
     version: u64,
     /// Payload bytes the transfers moved through host DRAM.
     pub host_mem_bytes: u64,
@@ -220,6 +222,7 @@ impl Bulks {
             solves: 0,
             unit_until: vec![0; channels],
             reserves: Vec::new(),
+            gone_at: vec![0; channels],
             version: 0,
             host_mem_bytes: 0,
             wire_bytes: vec![0; channels],
@@ -1151,7 +1154,12 @@ impl Fabric<'_> {
                 let reserve = (service as u128 * full).div_ceil(room as u128).min(free);
                 self.bulk.fluid.capacity[c as usize] -= reserve;
                 self.bulk.reserves.push((c, reserve, now + room));
-                q.schedule(now + room, Event::UnitGone(c));
+                // One wake-up per channel, at the earliest of its rooms' ends.
+                let at = &mut self.bulk.gone_at[c as usize];
+                if *at == 0 || now + room < *at {
+                    *at = now + room;
+                    q.schedule(now + room, Event::UnitGone(c));
+                }
             }
             let held = &mut self.bulk.unit_until[c as usize];
             *held = (*held).max(now + hold);
@@ -1176,16 +1184,23 @@ impl Fabric<'_> {
     /// The rooms of units carried on channel `c` until now go back to its transfers, which a
     /// solve shares out where the link binds one of them.
     pub(super) fn unit_gone(&mut self, c: ChannelId, now: Ps, q: &mut Queue<Event>) {
-        let mut back = 0;
+        self.bulk.gone_at[c as usize] = 0;
+        let (mut back, mut next) = (0, Ps::MAX);
         self.bulk.reserves.retain(|&(ch, reserve, until)| {
             let gone = ch == c && until <= now;
             back += if gone { reserve } else { 0 };
+            if ch == c && !gone {
+                next = next.min(until);
+            }
             !gone
         });
+        if next != Ps::MAX {
+            self.bulk.gone_at[c as usize] = next;
+            q.schedule(next, Event::UnitGone(c));
+        }
         if back == 0 {
             return;
         }
-        self.bulk_progress(now);
         self.bulk.fluid.capacity[c as usize] += back;
         let users = self.bulk.users(c);
         if users
@@ -1193,6 +1208,7 @@ impl Fabric<'_> {
             .any(|&id| self.bulk.jobs[id].bound == Limit::Channel(c))
         {
             let seeds = users.to_vec();
+            self.bulk_progress(now);
             self.bulk_solve_soon(&seeds, now, q);
         }
     }
