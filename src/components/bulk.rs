@@ -365,6 +365,25 @@ impl Fabric<'_> {
         }
     }
 
+    /// Adds a DMA read's channels to `uses`: its requests out and its completions back. Returns
+    /// the two routes and the completion size.
+    fn charge_read(
+        &self,
+        uses: &mut Vec<Use>,
+        who: (u32, StepId),
+        read: ReadSpec,
+        bytes: u64,
+    ) -> (super::fabric::RouteId, super::fabric::RouteId, u64) {
+        let (req, cpl) = (
+            self.route_of(who.0, read.req),
+            self.route_of(who.0, read.cpl),
+        );
+        self.charge(uses, who, req, Unit::ReadRequest, (0, read.mrrs), bytes);
+        let c = read.completion();
+        self.charge(uses, who, cpl, Unit::Completion, (c, c), bytes);
+        (req, cpl, c)
+    }
+
     /// The completer memory of a read.
     fn completer_of(&self, flow: u32, read: ReadSpec) -> ChannelId {
         self.routes[self.route_of(flow, read.cpl) as usize][0]
@@ -480,24 +499,7 @@ impl Fabric<'_> {
         let first_bytes;
         match step.kind {
             StepKind::DmaRead { nic, read, .. } => {
-                let (req, cpl) = (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
-                self.charge(
-                    &mut uses,
-                    (flow, first),
-                    req,
-                    Unit::ReadRequest,
-                    (0, read.mrrs),
-                    bytes,
-                );
-                let c = read.completion();
-                self.charge(
-                    &mut uses,
-                    (flow, first),
-                    cpl,
-                    Unit::Completion,
-                    (c, c),
-                    bytes,
-                );
+                let (req, cpl, c) = self.charge_read(&mut uses, (flow, first), read, bytes);
                 count_dram(self, cpl);
                 window = Some((read.engine, read, self.read_rtt(flow, read)));
                 let mtu = self.nic_spec(nic).mtu;
@@ -594,26 +596,8 @@ impl Fabric<'_> {
                         (idle_transit(&self.specs(r), Unit::Write, tlp, 1).0, mps)
                     }
                     Copy::H2d { read, commit } => {
-                        let (req, cpl) =
-                            (self.route_of(flow, read.req), self.route_of(flow, read.cpl));
+                        let (req, cpl, c) = self.charge_read(&mut uses, (flow, first), read, bytes);
                         let commit = self.route_of(flow, commit);
-                        self.charge(
-                            &mut uses,
-                            (flow, first),
-                            req,
-                            Unit::ReadRequest,
-                            (0, read.mrrs),
-                            bytes,
-                        );
-                        let c = read.completion();
-                        self.charge(
-                            &mut uses,
-                            (flow, first),
-                            cpl,
-                            Unit::Completion,
-                            (c, c),
-                            bytes,
-                        );
                         let from = uses.len();
                         self.charge(
                             &mut uses,
