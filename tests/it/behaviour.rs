@@ -316,12 +316,11 @@ fn bulk_and_tlp_by_tlp_runs_agree() {
     }
 }
 
-/// Streams of 8 and 16 KiB messages (two and four packets) move at the same rate as bulk
-/// transfers from 512 B and TLP by TLP: within 1%, and within 2% for the host path at 16 KiB,
-/// where the receiving NIC's PCIe link runs at 96% under the wire-bound stream and a CQE there
-/// cannot wait beside it within a TLP's time (a queue's wait), so the stream pauses for it.
-/// Before, every CQE and doorbell on a link paused the transfers crossing it, and each
-/// message's first packet crossed during its latency outside the sharing: -1.5 to -2.3%.
+/// Issue #22: streams of 1 KiB to 64 KiB messages (one packet to sixteen) move at the same rate
+/// as bulk transfers from 512 B (the default threshold) and TLP by TLP, within 1%, on the host,
+/// staged and GPUDirect paths. A CQE or doorbell on a link that the wire-bound stream keeps
+/// 96% busy used to pause every transfer for its service (host 16 KiB -1.4%, 2 KiB -2.8%); it
+/// now goes in the room the stream leaves, behind none of its own source's units.
 #[test]
 fn multi_packet_streams_agree_between_bulk_and_tlp_by_tlp() {
     let tlp = tlp_by_tlp(&noise_free(default_cfg()));
@@ -333,18 +332,15 @@ fn multi_packet_streams_agree_between_bulk_and_tlp_by_tlp() {
         },
         ..tlp.clone()
     };
-    for (path, size, within) in [
-        (PathKind::Host, 8 << 10, 0.01),
-        (PathKind::GpuDirect, 8 << 10, 0.01),
-        (PathKind::GpuDirect, 16 << 10, 0.01),
-        (PathKind::Host, 16 << 10, 0.02),
-    ] {
-        let b = summary(&bulk, "PIX", path, size).bw_gbps;
-        let t = summary(&tlp, "PIX", path, size).bw_gbps;
-        assert!(
-            rel_diff(b, t) < within,
-            "{path:?} {size}: bulk {b:.3} vs TLP {t:.3} GB/s"
-        );
+    for path in [PathKind::Host, PathKind::Staged, PathKind::GpuDirect] {
+        for size in [1 << 10, 4 << 10, 16 << 10, 64 << 10] {
+            let b = summary(&bulk, "PIX", path, size).bw_gbps;
+            let t = summary(&tlp, "PIX", path, size).bw_gbps;
+            assert!(
+                rel_diff(b, t) < 0.01,
+                "{path:?} {size}: bulk {b:.3} vs TLP {t:.3} GB/s"
+            );
+        }
     }
 }
 
