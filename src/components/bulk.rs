@@ -57,7 +57,7 @@ pub enum Limit {
 }
 
 /// The most a unit's room may stretch its service on a link that no transfer is bound by
-/// (the link at most 1 - 1/64 busy): beyond it the link is as good as saturated, and the
+/// (the link at most 1 - 1/1024 busy): beyond it the link is as good as saturated, and the
 /// transfers wait while the unit is serialised.
 const ROOM_SERVICES: Ps = 1024;
 
@@ -184,6 +184,8 @@ pub struct Bulks {
     /// Units carried beside transfers in their room: (channel, the capacity their bytes take
     /// there, until when). Few at a time: each lasts while its link catches up.
     reserves: Vec<(ChannelId, u128, Ps)>,
+    /// Per channel: the capacity those units take there now (the sum of its `reserves`).
+    reserved: Vec<u128>,
     /// Per channel: when its next [`Event::UnitGone`] is due (0: none).
     gone_at: Vec<Ps>,
     version: u64,
@@ -222,6 +224,7 @@ impl Bulks {
             solves: 0,
             unit_until: vec![0; channels],
             reserves: Vec::new(),
+            reserved: vec![0; channels],
             gone_at: vec![0; channels],
             version: 0,
             host_mem_bytes: 0,
@@ -255,11 +258,6 @@ impl Bulks {
             self.user_slot[c as usize] = self.user_lists.len() as u32;
         }
         &mut self.user_lists[self.user_slot[c as usize] as usize - 1]
-    }
-
-    /// The capacity of channel `c` that units being carried in its room take now.
-    fn reserved_on(&self, c: ChannelId) -> u128 {
-        self.reserves.iter().filter(|r| r.0 == c).map(|r| r.1).sum()
     }
 
     /// The index of `key`'s queue (numbered in order of first use; the map only finds them).
@@ -1106,13 +1104,14 @@ impl Fabric<'_> {
             }
         }
         // The link's own rate: its capacity with the rooms of units still being carried.
-        let full = cap + self.bulk.reserved_on(c);
+        let full = cap + self.bulk.reserved[c as usize];
+        // Serialised in what the rooms of units before it leave (all of the link without them).
+        let serialised = match full == cap {
+            true => service,
+            false => (service as u128 * full).div_ceil(cap.max(1)) as Ps,
+        };
         if users.is_empty() {
-            // Alone, it takes what the rooms of units before it leave.
-            let hold = match full == cap {
-                true => service,
-                false => (service as u128 * full).div_ceil(cap.max(1)) as Ps,
-            };
+            let hold = serialised;
             let held = &mut self.bulk.unit_until[c as usize];
             *held = (*held).max(now + hold);
             return (hold, hold);
@@ -1137,6 +1136,7 @@ impl Fabric<'_> {
                 // `free`), so that a transfer that speeds up meanwhile cannot take it.
                 let reserve = (service as u128 * full).div_ceil(room as u128).min(free);
                 self.bulk.fluid.capacity[c as usize] -= reserve;
+                self.bulk.reserved[c as usize] += reserve;
                 self.bulk.reserves.push((c, reserve, now + room));
                 // One wake-up per channel, at the earliest of its rooms' ends.
                 let at = &mut self.bulk.gone_at[c as usize];
@@ -1149,11 +1149,8 @@ impl Fabric<'_> {
             *held = (*held).max(now + hold);
             return (hold, room);
         }
-        // They wait while it is serialised in the rate the rooms still open leave it.
-        let hold = match full == cap {
-            true => service,
-            false => (service as u128 * full).div_ceil(cap.max(1)) as Ps,
-        };
+        // They wait while it is serialised.
+        let hold = serialised;
         let held = &mut self.bulk.unit_until[c as usize];
         *held = (*held).max(now + hold);
         self.bulk_progress(now);
@@ -1186,6 +1183,7 @@ impl Fabric<'_> {
             return;
         }
         self.bulk.fluid.capacity[c as usize] += back;
+        self.bulk.reserved[c as usize] -= back;
         let users = self.bulk.users(c);
         if users
             .iter()
