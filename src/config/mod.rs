@@ -467,9 +467,14 @@ fn expected_at(key: &str) -> String {
     }
 }
 
+/// The last part of a dotted key (`read_window` of `machines[0].nics[0].read_window`).
+pub(crate) fn last_part(key: &str) -> &str {
+    key.rsplit('.').next().unwrap_or(key)
+}
+
 /// What a key's name says it holds, from its unit suffix.
 fn expected_for_key(key: &str) -> &'static str {
-    let last = key.rsplit('.').next().unwrap_or(key);
+    let last = last_part(key);
     if last.ends_with("_ns") {
         "a duration (a number of nanoseconds, or a string such as \"120ns\" or \"1.5us\")"
     } else if last.ends_with("_gbps") {

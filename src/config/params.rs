@@ -63,7 +63,8 @@ fn instances<'a>(doc: &'a Table, path: &str) -> Vec<(String, &'a Table)> {
     cur
 }
 
-fn show(v: &Value) -> String {
+/// A value as a list or label shows it: strings without quotes.
+pub(super) fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Array(a) => format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(", ")),

@@ -47,14 +47,7 @@ pub struct Variant {
     pub cfg: Config,
 }
 
-/// A value as a label shows it: strings without quotes.
-pub fn show(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Array(a) => format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(", ")),
-        other => other.to_string(),
-    }
-}
+use super::params::show;
 
 /// Whether the concrete key `key` (`machines[0].nics[3].read_window`) is one `pattern`
 /// names, where `[*]` in the pattern stands for any index.
@@ -128,10 +121,10 @@ pub fn expand(base: &Config, vary: &Table, file: &str) -> Result<Sweep, ConfigEr
             .collect();
         if concrete.is_empty() {
             // Name the parameters the last part of the key matches, if any.
-            let last = pattern.rsplit('.').next().unwrap_or(pattern);
+            let last = super::last_part(pattern);
             let near: Vec<&str> = known
                 .iter()
-                .filter(|k| k.rsplit('.').next() == Some(last))
+                .filter(|k| super::last_part(k) == last)
                 .take(3)
                 .map(String::as_str)
                 .collect();
@@ -230,7 +223,7 @@ pub fn expand(base: &Config, vary: &Table, file: &str) -> Result<Sweep, ConfigEr
         }
     }
     // Labels: each key by its last part, whole where two keys share the last part.
-    let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let last = |k: &str| super::last_part(k).to_string();
     let names: Vec<String> = keys
         .iter()
         .map(|(k, _, _)| {

@@ -67,7 +67,7 @@ struct Run {
 pub fn decision(out: &mut String, m: &Model) {
     let bands: Vec<&(&str, u64, u64)> = BANDS
         .iter()
-        .filter(|(_, lo, hi)| m.sizes.iter().any(|&z| *lo < z && z <= *hi))
+        .filter(|&&(_, lo, hi)| m.sizes.iter().any(|&z| in_band(z, lo, hi)))
         .collect();
     let mut lines = Vec::new();
     for (si, sc) in m.scenarios.iter().enumerate() {
@@ -133,7 +133,7 @@ fn cell(m: &Model, cands: &[&Series], fig: Fig, lo: u64, hi: u64) -> String {
         return format!("only {}", display(m.paths[cands[0].path]));
     }
     let mut runs: Vec<Run> = Vec::new();
-    for &z in m.sizes.iter().filter(|&&z| lo < z && z <= hi) {
+    for &z in m.sizes.iter().filter(|&&z| in_band(z, lo, hi)) {
         let Some(o) = outcome(m, cands, fig, z) else {
             continue;
         };
@@ -319,6 +319,11 @@ pub fn steady(s: &Series, z: u64) -> bool {
         .map(|x| x.bw_gbps)
         .fold(0.0, f64::max);
     r.bw_gbps * (1.0 + BW_NOISE) >= best_below
+}
+
+/// Whether size `z` falls in the band `(lo, hi]`.
+fn in_band(z: u64, lo: u64, hi: u64) -> bool {
+    lo < z && z <= hi
 }
 
 #[cfg(test)]
