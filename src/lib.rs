@@ -16,15 +16,18 @@
 //!
 //! # The layers
 //!
-//! From the bottom up: `engine`, `units`, `seed`, `progress`; the machines and their devices
-//! (`config`, `topology`, `plan`, `record`, `components`); `effective`, the words a result uses
-//! for how the data moved; `stats` and `report`, result rows and every file and text written
-//! from them (no engine, no scenario); `scenario`, a point to a plan simulated into a row;
-//! `study`, a config loaded and checked, its points simulated in parallel, its scenarios
-//! described and its cost estimated; the tools (`perftest`, `nvbandwidth`, `p2p_matrix`,
-//! `measured`, `calibrate`, `sensitivity`, `validate`, `scale`, `inspect`, `import`), which
-//! load and simulate only through `study`; and `app`, the `run`, `merge`, `sensitivity` and
-//! `slurm` commands, which only the binary's command line (and its tests) calls.
+//! From the bottom up: the model crate, `gdrsim_model` (`crates/model`: `units`, `seed`,
+//! `engine`, `topology`, `plan`, `record`, `components`, re-exported here under the same
+//! paths), which the compiler keeps from importing anything above it; then, in this crate,
+//! `progress`; the machines as a config describes them (`config`); `effective`, the words a
+//! result uses for how the data moved; `stats` and `report`, result rows and every file and
+//! text written from them (no engine, no scenario); `scenario`, a point to a plan simulated
+//! into a row; `study`, a config loaded and checked, its points simulated in parallel, its
+//! scenarios described and its cost estimated; the tools (`perftest`, `nvbandwidth`,
+//! `p2p_matrix`, `measured`, `calibrate`, `sensitivity`, `validate`, `scale`, `inspect`,
+//! `import`), which load and simulate only through `study`; and `app`, the `run`, `merge`,
+//! `sensitivity` and `slurm` commands, which only the binary's command line (and its tests)
+//! calls.
 //!
 //! # The two paths
 //!
@@ -59,28 +62,23 @@
 // Every public item says what it holds or does (clippy runs with -D warnings).
 #![warn(missing_docs)]
 
+pub use gdrsim_model::{components, engine, plan, record, seed, topology, units};
+
 pub mod app;
 pub mod calibrate;
-pub mod components;
 pub mod config;
 pub mod effective;
-pub mod engine;
 pub mod import;
 pub mod inspect;
 pub mod measured;
 pub mod nvbandwidth;
 pub mod p2p_matrix;
 pub mod perftest;
-pub mod plan;
 pub mod progress;
-pub mod record;
 pub mod report;
 pub mod scale;
 pub mod scenario;
-pub mod seed;
 pub mod sensitivity;
 pub mod stats;
 pub mod study;
-pub mod topology;
-pub mod units;
 pub mod validate;

@@ -320,13 +320,10 @@ choice!(
     Registration,
     FlushMode,
     Granularity,
-    crate::topology::Affinity,
     BufferPlace,
     BounceKind,
     ChartKind,
     ImageFormat,
-    crate::topology::spec::WqeDelivery,
-    crate::topology::CpuFamily,
 );
 
 /// Ops list their words with what each is, as the sweep's messages have always said.

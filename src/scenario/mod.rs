@@ -5,6 +5,8 @@ pub mod build;
 pub mod cost;
 pub mod horizon;
 pub mod memory;
+#[cfg(test)]
+mod model_checks;
 pub mod paths;
 pub mod peer;
 pub mod relay;

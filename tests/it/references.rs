@@ -110,7 +110,7 @@ fn every_cited_row_is_in_the_projects_references() {
         rows.len()
     );
     let mut paths = vec![root.join("README.md")];
-    for d in ["src", "configs", "benches", "scripts"] {
+    for d in ["src", "crates", "configs", "benches", "scripts"] {
         files(&root.join(d), &mut paths);
     }
     let mut missing: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -6,7 +6,7 @@
 //! thread, last byte in, done), the plan says which steps were waiting for it, and data that
 //! streams from one step into the next (DMA read into the NIC's transmit pipeline, the wire into
 //! the receiving NIC) follows the plan's `input` links. Records are kept per step instance and
-//! the critical path is walked over these dependencies (see [`crate::stats`]).
+//! the critical path is walked over these dependencies (see gdrsim's `stats`).
 //!
 //! Routes are resolved once, when the plan is built, into lists of channel ids: the fabric, the
 //! chart ceilings, `walk` and `trace` all read the same plain data.

@@ -229,7 +229,7 @@ impl Decimal {
 /// Parses a byte size: "4096", "4096B", "4KiB", "1.5MiB", "2GB". Must be a whole number of bytes.
 ///
 /// ```
-/// use gdrsim::units::parse_bytes;
+/// use gdrsim_model::units::parse_bytes;
 /// assert_eq!(parse_bytes("4KiB"), Ok(4096));
 /// assert_eq!(parse_bytes("1.5MiB"), Ok(3 << 19));
 /// assert!(parse_bytes("4KB/s").is_err()); // a rate is not a size

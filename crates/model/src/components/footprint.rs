@@ -1,5 +1,5 @@
 //! What a fabric run keeps in memory until it ends, for the cost gate's estimate
-//! ([`crate::scenario::cost`]): every message's state (kept so that the outcome can be read
+//! (gdrsim's `scenario::cost`): every message's state (kept so that the outcome can be read
 //! after the run; a recording run keeps a record per step of its plan too, which a run that
 //! does not record gives back as each message ends), and the fixed part of every bulk
 //! transfer (a done transfer gives back its lists, not its slot). Units in flight

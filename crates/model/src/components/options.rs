@@ -9,7 +9,7 @@ pub struct SimOptions {
     pub coalesce_above: u64,
     /// Draw the random delays (memory access jitter, CPU poll phases); off: the noise-free model.
     pub jitter: bool,
-    /// The point's seed (see [`crate::scenario::point_seed`]): every server and CPU thread derives
+    /// The point's seed (see gdrsim's `scenario::point_seed`): every server and CPU thread derives
     /// its random stream from it and its own name.
     pub seed: u64,
     /// Keep spans (the noise-free message's stages); off for iterations and streaming.
