@@ -63,22 +63,18 @@
 #![warn(missing_docs)]
 
 pub use gdrsim_model::{components, engine, plan, record, seed, topology, units};
+pub use gdrsim_scenario::{config, effective, progress, scenario, stats};
 
 pub mod app;
 pub mod calibrate;
-pub mod config;
-pub mod effective;
 pub mod import;
 pub mod inspect;
 pub mod measured;
 pub mod nvbandwidth;
 pub mod p2p_matrix;
 pub mod perftest;
-pub mod progress;
 pub mod report;
 pub mod scale;
-pub mod scenario;
 pub mod sensitivity;
-pub mod stats;
 pub mod study;
 pub mod validate;

@@ -68,7 +68,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     let plot = super::frame(
         root,
         ctx,
-        &ctx.title(Kind::Bandwidth.title()),
+        &ctx.title(super::title(Kind::Bandwidth)),
         subtitle,
         &legend,
     )?;

@@ -163,7 +163,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     let plot = super::frame(
         root,
         ctx,
-        &ctx.title(Kind::Breakdown.title()),
+        &ctx.title(super::title(Kind::Breakdown)),
         subtitle,
         &legend,
     )?;

@@ -31,7 +31,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     let plot = super::frame(
         root,
         ctx,
-        &ctx.title(Kind::Latency.title()),
+        &ctx.title(super::title(Kind::Latency)),
         &subtitle,
         &legend,
     )?;

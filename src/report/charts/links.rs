@@ -132,8 +132,8 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
          alike share a bar); the rate is what each achieved. Every row is in links.csv."
     )));
     let what = match size {
-        Some(z) => format!("{} at {}", Kind::Links.title(), fmt_bytes(z)),
-        None => Kind::Links.title().to_string(),
+        Some(z) => format!("{} at {}", super::title(Kind::Links), fmt_bytes(z)),
+        None => super::title(Kind::Links).to_string(),
     };
     let subtitle = if chosen.len() < m.scenarios.len() {
         "Streaming run of the scenarios with several flows, one panel per path."

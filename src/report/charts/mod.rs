@@ -50,20 +50,18 @@ use data::Model;
 use style::{Area, PlotResult, Theme};
 
 /// One chart kind: the config's word for it and its file name come from
-/// [`crate::config::ChartKind`]; its title is the report's.
+/// [`crate::config::ChartKind`]; its title is the report's ([`title`]).
 pub use crate::config::ChartKind as Kind;
 
-impl Kind {
-    /// The chart's title without the hardware, e.g. "One-way latency vs message size".
-    pub fn title(self) -> &'static str {
-        match self {
-            Kind::Latency => "One-way latency vs message size",
-            Kind::Bandwidth => "Streaming bandwidth vs message size",
-            Kind::Speedup => "GPUDirect RDMA vs host-staged: speedup vs message size",
-            Kind::Breakdown => "Where the time goes: critical-path stages",
-            Kind::Scenarios => "Scenarios compared",
-            Kind::Links => "Link utilisation: the busiest channels",
-        }
+/// A chart's title without the hardware, e.g. "One-way latency vs message size".
+pub fn title(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Latency => "One-way latency vs message size",
+        Kind::Bandwidth => "Streaming bandwidth vs message size",
+        Kind::Speedup => "GPUDirect RDMA vs host-staged: speedup vs message size",
+        Kind::Breakdown => "Where the time goes: critical-path stages",
+        Kind::Scenarios => "Scenarios compared",
+        Kind::Links => "Link utilisation: the busiest channels",
     }
 }
 

@@ -91,8 +91,8 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
         "Bars grouped by path; scenarios side by side within each group.".into(),
     ));
     let what = match size {
-        Some(z) => format!("{} at {}", Kind::Scenarios.title(), fmt_bytes(z)),
-        None => Kind::Scenarios.title().to_string(),
+        Some(z) => format!("{} at {}", super::title(Kind::Scenarios), fmt_bytes(z)),
+        None => super::title(Kind::Scenarios).to_string(),
     };
     let subtitle = match size {
         Some(z) if z != ctx.info.output.compare_size => format!(

@@ -142,7 +142,7 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
     let plot = super::frame(
         root,
         ctx,
-        &ctx.title(Kind::Speedup.title()),
+        &ctx.title(super::title(Kind::Speedup)),
         subtitle,
         &legend,
     )?;

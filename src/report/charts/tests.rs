@@ -117,7 +117,7 @@ fn check_all(name: &str, info: &RunInfo, rows: &[Summary]) -> Vec<PathBuf> {
         let svg = std::fs::read_to_string(&svg_path).unwrap();
         check_well_formed(&svg).unwrap_or_else(|e| panic!("{name} {}: {e}", kind.name()));
         assert!(
-            svg.contains(kind.title()),
+            svg.contains(super::title(kind)),
             "{name} {}: title missing",
             kind.name()
         );
@@ -158,7 +158,7 @@ fn realistic_run_gives_every_chart_in_both_formats() {
     for kind in Kind::ALL {
         let svg = std::fs::read_to_string(dir.join(format!("{}.svg", kind.name()))).unwrap();
         check_well_formed(&svg).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
-        assert!(svg.contains(kind.title()), "{}", kind.name());
+        assert!(svg.contains(super::title(kind)), "{}", kind.name());
         assert!(
             svg.contains(&info.hardware),
             "{}: hardware in the title",

@@ -48,38 +48,38 @@ pub const PRESETS: [Preset; 6] = [
         name: "dgx-h100",
         about: "DGX H100: 2 x Xeon 8480C, 8 H100 SXM5 (NV18, NVSwitch), 8 ConnectX-7 NDR, \
                 GPU_i PIX NIC_i under its own Gen5 switch",
-        toml: include_str!("../../configs/presets/dgx-h100.toml"),
+        toml: include_str!("../../../../configs/presets/dgx-h100.toml"),
     },
     Preset {
         name: "dgx-a100",
         about: "DGX A100: 2 x EPYC 7742 (NPS4), 8 A100 SXM4 (NV12, NVSwitch), 8 ConnectX-6 \
                 HDR, two GPUs PXB two NICs per Gen4 switch complex",
-        toml: include_str!("../../configs/presets/dgx-a100.toml"),
+        toml: include_str!("../../../../configs/presets/dgx-a100.toml"),
     },
     Preset {
         name: "hgx-b200",
         about: "HGX B200 board: 2 x Xeon 8570, 8 B200 (NVLink 5, NV18, NVSwitch), 8 \
                 ConnectX-7 400G, GPU_i PIX NIC_i under its own Gen5 switch",
-        toml: include_str!("../../configs/presets/hgx-b200.toml"),
+        toml: include_str!("../../../../configs/presets/hgx-b200.toml"),
     },
     Preset {
         name: "gh200",
         about: "Grace Hopper GH200 node: Grace (LPDDR5X) and its Hopper GPU joined by \
                 NVLink-C2C (450 GB/s each way), 1 ConnectX-7 NDR on a Gen5 x16 root port, \
                 GPU-NIC NODE",
-        toml: include_str!("../../configs/presets/gh200.toml"),
+        toml: include_str!("../../../../configs/presets/gh200.toml"),
     },
     Preset {
         name: "pcie-gen5-2s",
         about: "2-socket PCIe Gen5 server: 8 H100 PCIe + 4 ConnectX-7 NDR, two GPUs and a \
                 NIC per Gen5 switch, two switches per socket (PIX, NODE, SYS)",
-        toml: include_str!("../../configs/presets/pcie-gen5-2s.toml"),
+        toml: include_str!("../../../../configs/presets/pcie-gen5-2s.toml"),
     },
     Preset {
         name: "workstation",
         about: "Client-CPU workstation: RTX 6000 Ada + ConnectX-5 on CPU root ports, P2P \
                 writes only (row B7): GPUDirect falls back to staging",
-        toml: include_str!("../../configs/presets/workstation.toml"),
+        toml: include_str!("../../../../configs/presets/workstation.toml"),
     },
 ];
 
@@ -432,7 +432,7 @@ mod tests {
 
     #[test]
     fn every_file_in_configs_presets_is_built_in() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/presets");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/presets");
         let mut files: Vec<String> = std::fs::read_dir(dir)
             .expect("configs/presets/")
             .map(|e| e.unwrap().path())

@@ -32,7 +32,7 @@ pub use sweep::{Sweep, Variant};
 use crate::topology::spec::{HostSpec, NetworkSpec};
 
 /// The embedded default study (identical to configs/default.toml).
-pub const DEFAULT_TOML: &str = include_str!("../../configs/default.toml");
+pub const DEFAULT_TOML: &str = include_str!("../../../../configs/default.toml");
 /// The file name errors and reports give the embedded default study.
 pub const DEFAULT_NAME: &str = "configs/default.toml (embedded)";
 

@@ -9,9 +9,11 @@ mod routes {
     /// DGX H100 (configs/dgx-h100.toml): the whole topology, and the channel names of a route
     /// from device `a` to device `b` of host 0 without the host prefix.
     fn route_names(a: NodeKind, b: NodeKind) -> (Vec<String>, Affinity) {
-        let cfg =
-            crate::config::parse(include_str!("../../configs/dgx-h100.toml"), "dgx-h100.toml")
-                .expect("the shipped config loads");
+        let cfg = crate::config::parse(
+            include_str!("../../../../configs/dgx-h100.toml"),
+            "dgx-h100.toml",
+        )
+        .expect("the shipped config loads");
         let topo = super::super::topology(&cfg);
         let h = &topo.hosts[0];
         let (a, b) = (
@@ -35,8 +37,9 @@ mod routes {
     /// classed NODE; C2C's packets cap a route's MPS.
     #[test]
     fn a_grace_hopper_gpu_routes_over_c2c() {
-        let cfg = crate::config::parse(include_str!("../../configs/gh200.toml"), "gh200.toml")
-            .expect("the shipped config loads");
+        let cfg =
+            crate::config::parse(include_str!("../../../../configs/gh200.toml"), "gh200.toml")
+                .expect("the shipped config loads");
         let topo = super::super::topology(&cfg);
         let h = &topo.hosts[0];
         let names = |r: &Route| -> Vec<String> {
@@ -64,8 +67,8 @@ mod routes {
         assert_eq!(r.mps, cfg.hosts[0].machine.links[0].mps);
         assert!(h.over_c2c(gpu, nic) && h.over_c2c(nic, gpu));
         // A PCIe machine has no C2C path.
-        let cfg =
-            crate::config::parse(include_str!("../../configs/dgx-h100.toml"), "d").expect("loads");
+        let cfg = crate::config::parse(include_str!("../../../../configs/dgx-h100.toml"), "d")
+            .expect("loads");
         let topo = super::super::topology(&cfg);
         let h = &topo.hosts[0];
         let gpu = Place::Device(h.node_index(NodeKind::Gpu(0)));

@@ -341,7 +341,7 @@ mod tests {
     /// reproduced from its output folder simulates the same hardware and workload.
     #[test]
     fn every_config_round_trips_through_its_resolved_form() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/configs");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs");
         let mut seen = 0;
         for entry in std::fs::read_dir(dir).expect("configs/ is readable") {
             let path = entry.expect("a directory entry").path();
