@@ -63,6 +63,7 @@
 #![warn(missing_docs)]
 
 pub use gdrsim_model::{components, engine, plan, record, seed, topology, units};
+pub use gdrsim_report::report;
 pub use gdrsim_scenario::{config, effective, progress, scenario, stats};
 
 pub mod app;
@@ -73,7 +74,6 @@ pub mod measured;
 pub mod nvbandwidth;
 pub mod p2p_matrix;
 pub mod perftest;
-pub mod report;
 pub mod scale;
 pub mod sensitivity;
 pub mod study;

@@ -8,7 +8,7 @@
 //! is where the winner changes: a bar that reaches across it flips the conclusion, and is
 //! outlined and labelled so. Bars are sorted by their span, widest at the top; estimates that
 //! move the ratio less than the threshold (and flip nothing) are left out, as in the text
-//! report. The data comes from [`crate::sensitivity`], which knows nothing of drawing.
+//! report. The data comes from gdrsim's `sensitivity`, which knows nothing of drawing.
 
 use std::path::Path;
 

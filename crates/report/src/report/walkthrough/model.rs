@@ -1,4 +1,4 @@
-//! The walk as plain data: what [`crate::inspect`] extracts from the simulation and the
+//! The walk as plain data: what gdrsim's `inspect` extracts from the simulation and the
 //! layout renders. Times are integer picoseconds; addresses are the simulated machine's.
 
 pub use crate::config::{Op, PathKind};

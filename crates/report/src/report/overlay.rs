@@ -1,7 +1,7 @@
 //! Measured figures beside the model's (`gdrsim run --measured FILE`): which measured rows
 //! belong to which results point, the model's figure there and the error, as plain data for
 //! results.csv's extra columns, model_vs_measured.csv, report.md and the latency and bandwidth charts.
-//! The matching itself (measured-data CSV rows to points) is [`crate::measured::overlay`]'s.
+//! The matching itself (measured-data CSV rows to points) is gdrsim's `measured::overlay`'s.
 
 use crate::config::{Op, PathKind};
 use crate::stats::Summary;

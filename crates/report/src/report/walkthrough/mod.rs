@@ -3,7 +3,7 @@
 //!
 //! The seed (a mock C++ program, in Chinese) prints, for each path, the steps and the DMA
 //! descriptor the NIC builds, then contrasts the two descriptors' sources. This module renders the
-//! same walk from plain data ([`model`]) that [`crate::inspect`] extracts from one noise-free
+//! same walk from plain data ([`model`]) that gdrsim's `inspect` extracts from one noise-free
 //! simulation of each path, so every step carries its simulated start time, duration and
 //! component, and the contrast is counted rather than asserted.
 //!
