@@ -6,7 +6,6 @@ mod commands;
 use std::process::ExitCode;
 
 use clap::Parser;
-
 use gdrsim::config::ConfigError;
 
 #[derive(Parser)]
@@ -40,11 +39,10 @@ fn run_by_default(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(run_by_default(std::env::args_os()));
-    let result = match cli.command {
-        None => commands::run::default(),
-        Some(command) => command.execute(),
-    };
-    match result {
+    match cli
+        .command
+        .map_or_else(commands::run::default, commands::Command::execute)
+    {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
