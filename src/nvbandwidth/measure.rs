@@ -44,19 +44,7 @@ pub struct Stream {
     pub size: u64,
 }
 
-/// The config as nvbandwidth's timeline sees it: the copies were enqueued before the timed
-/// interval and a stream's next copy needs no host signalling, so of each copy's launch only
-/// the copy engine's own cost on the GPU (`ce_copy_ns`) remains, and no sync.
-pub fn gpu_timeline(cfg: &Config) -> Config {
-    let mut c = cfg.clone();
-    for h in &mut c.hosts {
-        for g in &mut h.machine.gpus {
-            g.copy_engine.launch = g.copy_engine.copy;
-            g.copy_engine.sync = 0;
-        }
-    }
-    c
-}
+pub use crate::gpu_copies::gpu_timeline;
 
 /// The socket of GPU `gpu` of host `host`: nvbandwidth allocates its host buffer after binding
 /// to the GPU's NUMA node, so the pinned pages are local to it.
@@ -129,14 +117,14 @@ pub fn peer_samples(
     cfg: &Config,
     topo: &Topology,
     host: usize,
-    copies: &[crate::p2p_matrix::measure::Stream],
+    copies: &[crate::gpu_copies::peer::Stream],
     loops: u32,
     seed: u64,
 ) -> Result<Vec<Ps>> {
     let total = WARMUP_COUNT
         .checked_add(loops)
         .context("too many copies per stream")?;
-    let out = crate::p2p_matrix::measure::simulate(cfg, topo, host, copies, total, seed)?;
+    let out = crate::gpu_copies::peer::simulate(cfg, topo, host, copies, total, seed)?;
     Ok(out
         .flows
         .iter()

@@ -389,8 +389,8 @@ fn peer_copies(
     both: bool,
     how: scenario::peer::PeerCopy,
     size: u64,
-) -> Vec<crate::p2p_matrix::measure::Stream> {
-    let copy = |src, dst| crate::p2p_matrix::measure::Stream {
+) -> Vec<crate::gpu_copies::peer::Stream> {
+    let copy = |src, dst| crate::gpu_copies::peer::Stream {
         src,
         dst,
         how,
@@ -499,7 +499,7 @@ pub fn runs(cfg: &Config, a: &Args) -> Result<Vec<(String, u64, u64)>> {
                 .filter(|&(i, j)| i != j && scenario::peer::peer_access(h, i, j))
                 .map(|(i, j)| {
                     let copies = peer_copies((i, j), both, how, size);
-                    let plans = crate::p2p_matrix::measure::plans(&topo, host, &copies)?;
+                    let plans = crate::gpu_copies::peer::plans(&topo, host, &copies)?;
                     Ok(run(format!("GPUs {i} and {j}"), plans))
                 })
                 .collect::<Result<Vec<_>>>()?

@@ -5,8 +5,9 @@
 
 use anyhow::Result;
 
-use super::{Args, BW_REPEAT, LAT_BYTES, LAT_REPEAT, checked, copy_kind, measure::Stream};
+use super::{Args, BW_REPEAT, LAT_BYTES, LAT_REPEAT, checked, copy_kind};
 use crate::config::Config;
+use crate::gpu_copies::peer::Stream;
 use crate::scenario::{self, peer::peer_access};
 use crate::study::{self, Work};
 
@@ -17,7 +18,7 @@ type Kind = (&'static str, bool, bool, bool, u64, u32, u64);
 /// The events and memory of every cell of every matrix `a` asks of `cfg`.
 pub fn work(cfg: &Config, a: &Args) -> Result<Work> {
     let (host, gpus) = checked(cfg, a)?;
-    let timeline = crate::nvbandwidth::measure::gpu_timeline(cfg);
+    let timeline = crate::gpu_copies::gpu_timeline(cfg);
     let topo = scenario::topology(&timeline);
     let h = &topo.hosts[host];
     let size = a.elems * 4;
@@ -110,7 +111,7 @@ pub fn work(cfg: &Config, a: &Args) -> Result<Work> {
             if both {
                 streams.push(stream(j, i, false));
             }
-            let plans = super::measure::plans(&topo, host, &streams)?;
+            let plans = crate::gpu_copies::peer::plans(&topo, host, &streams)?;
             let flows: Vec<(&crate::plan::Plan, u64)> =
                 plans.iter().map(|p| (p, u64::from(copies))).collect();
             let (events, memory) = scenario::cost::fabric_run(&timeline, &flows, 1);
@@ -132,7 +133,7 @@ pub fn first_pair_run(cfg: &Config, both_ways: bool, size: u64) -> Result<(u64, 
     } else {
         vec![there]
     };
-    let plans = super::measure::plans(&topo, 0, &streams)?;
+    let plans = crate::gpu_copies::peer::plans(&topo, 0, &streams)?;
     let flows: Vec<(&crate::plan::Plan, u64)> =
         plans.iter().map(|p| (p, u64::from(BW_REPEAT))).collect();
     Ok(scenario::cost::fabric_run(&timeline, &flows, 1))

@@ -26,15 +26,14 @@
 mod cost;
 pub mod heatmap;
 pub mod layout;
-pub mod measure;
 
 use anyhow::Result;
 
 use crate::config::{Config, ConfigError};
+use crate::gpu_copies::peer::{self as measure, Stream};
 use crate::scenario::{self, peer::PeerCopy};
 use crate::study;
 pub use cost::{first_pair_run, work};
-use measure::Stream;
 
 /// The sample's default `numElems` (ints per bandwidth copy).
 pub const DEFAULT_ELEMS: u64 = 40_000_000;
@@ -112,7 +111,7 @@ fn gbs(bytes: f64, t: crate::units::Ps) -> f64 {
 
 /// One cell of a unidirectional bandwidth matrix: [`BW_REPEAT`] copies of the stream on the
 /// GPU timeline (`timeline`, `topo`: the config with the copy engines' host costs at zero, as
-/// [`crate::nvbandwidth::measure::gpu_timeline`] makes it), in the sample's GB/s (a copy within
+/// [`crate::gpu_copies::gpu_timeline`] makes it), in the sample's GB/s (a copy within
 /// one GPU counts its bytes twice, read and write).
 pub fn unidirectional(
     timeline: &Config,
@@ -182,7 +181,7 @@ fn first_pair_streams(
     cfg: &Config,
     size: u64,
 ) -> Result<(Config, crate::topology::Topology, Stream, Stream)> {
-    let timeline = crate::nvbandwidth::measure::gpu_timeline(cfg);
+    let timeline = crate::gpu_copies::gpu_timeline(cfg);
     let topo = scenario::topology(&timeline);
     if topo.hosts.first().map_or(0, |h| h.spec.gpus.len()) < 2 {
         anyhow::bail!("the config's first host has fewer than two GPUs");
@@ -239,7 +238,7 @@ fn checked(cfg: &Config, a: &Args) -> Result<(usize, usize)> {
 /// Measures every matrix on the config's host.
 pub fn measure(cfg: &Config, a: &Args) -> Result<Report> {
     let (host, gpus) = checked(cfg, a)?;
-    let timeline = crate::nvbandwidth::measure::gpu_timeline(cfg);
+    let timeline = crate::gpu_copies::gpu_timeline(cfg);
     let gpu_topo = scenario::topology(&timeline);
     let cpu_topo = scenario::topology(cfg);
     let h = &gpu_topo.hosts[host];

@@ -16,6 +16,7 @@ mod hostile_configs;
 mod import;
 mod import_nccl;
 mod intra;
+mod layers;
 mod measured;
 mod memory;
 mod merge;
