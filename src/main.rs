@@ -316,14 +316,15 @@ enum Command {
     },
     /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix.
     Topo { config: Option<PathBuf> },
-    /// List the built-in machine presets (`[[machines]] preset = "NAME"` in a config), or print
-    /// one's TOML.
+    /// List the built-in machine presets (`[[machines]] preset = "NAME"` in a config) and GPU
+    /// and NIC models (`preset = "ID"` on a GPU or NIC entry), or print one.
     Presets {
-        /// The preset to print (default: list them all, one line each).
+        /// The preset to print (its TOML), or the model (its figures and their sources);
+        /// default: list them all, one line each.
         name: Option<String>,
     },
-    /// Write a config from what a real machine prints (`gdrsim import topo-m FILE`, `gdrsim
-    /// import nccl-topo FILE.xml`).
+    /// Write a config from what a real machine prints (`gdrsim import topo-m FILE --gpu MODEL
+    /// --nic MODEL`, `gdrsim import nccl-topo FILE.xml`).
     Import {
         #[command(subcommand)]
         what: Import,
@@ -393,6 +394,13 @@ enum Import {
         file: PathBuf,
         #[command(flatten)]
         options: ImportOptions,
+        /// The GPUs' model (h100-pcie, h200-sxm, l40s, ...: `gdrsim presets` lists them): a
+        /// matrix names none, so one of --gpu/--nic, --like or --preset is required.
+        #[arg(long, value_name = "MODEL")]
+        gpu: Option<String>,
+        /// The NICs' model (connectx-6, connectx-7, bluefield-3, ...).
+        #[arg(long, value_name = "MODEL")]
+        nic: Option<String>,
     },
     /// Read the topology XML NCCL dumps with NCCL_TOPO_DUMP_FILE and write a config of that
     /// machine (its PCIe link generations and widths, GPUs' compute capabilities, NICs' speeds,
@@ -756,11 +764,16 @@ fn main() -> ExitCode {
             None => report::emit(&gdrsim::config::preset::list()),
             Some(n) => gdrsim::config::preset::show(&n)
                 .map_err(Into::into)
-                .and_then(report::emit),
+                .and_then(|t| report::emit(&t)),
         },
         Some(Command::Import { what }) => {
             let (kind, file, o) = match what {
-                Import::TopoM { file, options } => (gdrsim::import::Kind::TopoM, file, options),
+                Import::TopoM {
+                    file,
+                    options,
+                    gpu,
+                    nic,
+                } => (gdrsim::import::Kind::TopoM { gpu, nic }, file, options),
                 Import::NcclTopo { file, options } => {
                     (gdrsim::import::Kind::NcclTopo, file, options)
                 }
