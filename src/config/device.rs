@@ -535,19 +535,44 @@ pub struct ModelRef(Model);
 /// Applies the `preset` of every GPU and NIC entry of the machine table `t` (as the user wrote
 /// it; `at` is its key path): the model's keys the entry does not write are added, the links
 /// down to the device and the NVLink bonds from it get the model's figures they leave out.
-/// Returns the devices that named a model, for [`fit_preset_links`].
-pub fn apply(t: &mut Table, at: &str, file: &str) -> Result<Named, ConfigError> {
+/// Returns the devices that named a model, for [`fit_preset_links`]. `base` is the machine
+/// preset the table overrides, if any: an error counts entries in the merged machine, the
+/// preset's first, as every override's does.
+pub fn apply(
+    t: &mut Table,
+    at: &str,
+    file: &str,
+    base: Option<&Table>,
+) -> Result<Named, ConfigError> {
     let mut named_devices = Vec::new();
     for list in ["gpus", "nics"] {
+        let base_names: Vec<&str> = base
+            .and_then(|b| b.get(list)?.as_array())
+            .map(|a| a.iter().filter_map(|e| e.get("name")?.as_str()).collect())
+            .unwrap_or_default();
         let Some(Value::Array(entries)) = t.get_mut(list) else {
             continue;
         };
+        let mut added = 0;
         for (j, e) in entries.iter_mut().enumerate() {
             let Value::Table(e) = e else { continue };
+            let name = e.get("name").and_then(Value::as_str);
+            // Its index in the merged machine: the preset's entry of that name, or after them.
+            let index = match (
+                base,
+                name.and_then(|n| base_names.iter().position(|b| *b == n)),
+            ) {
+                (None, _) => j,
+                (Some(_), Some(k)) => k,
+                (Some(_), None) => {
+                    added += 1;
+                    base_names.len() + added - 1
+                }
+            };
             let Some(p) = e.remove("preset") else {
                 continue;
             };
-            let model = named(list, &p, &format!("{at}.{list}[{j}].preset"), file)?;
+            let model = named(list, &p, &format!("{at}.{list}[{index}].preset"), file)?;
             let keys = match model {
                 Model::Gpu(g) => g.keys(),
                 Model::Nic(n) => n.keys(),
@@ -759,6 +784,21 @@ mod tests {
         assert_eq!(lanes("gpu0"), (4, 16));
         assert_eq!(lanes("gpu1"), (5, 16));
         assert_eq!(lanes("gpu2"), (5, 16));
+        // An unknown model in an override names the entry as the merged machine counts it.
+        let e = parse(&text.replace("\"h200-nvl\"", "\"h9\""), "p")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("machines[0].gpus[1].preset"), "{e}");
+        let e = parse(
+            &text.replace(
+                "name = \"gpu1\"\npreset = \"h200-nvl\"",
+                "name = \"gpu9\"\npreset = \"h9\"",
+            ),
+            "p",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("machines[0].gpus[8].preset"), "{e}");
     }
 
     #[test]

@@ -230,16 +230,19 @@ fn expand_doc(doc: &mut Table, file: &str) -> Result<bool, ConfigError> {
     if let Some(Value::Array(machines)) = doc.get_mut("machines") {
         for (i, m) in machines.iter_mut().enumerate() {
             let Value::Table(t) = m else { continue };
+            let preset = t
+                .remove("preset")
+                .map(|p| named(&p, &format!("machines[{i}].preset"), file))
+                .transpose()?;
+            let base = preset.map(Preset::machine).transpose()?;
             // GPU and NIC models first, on the user's entries: the model's keys then change
             // a machine preset's device, the user's own over them.
-            let models = super::device::apply(t, &format!("machines[{i}]"), file)?;
+            let models = super::device::apply(t, &format!("machines[{i}]"), file, base.as_ref())?;
             used |= !models.is_empty();
-            let Some(p) = t.remove("preset") else {
+            let Some(mut machine) = base else {
                 continue;
             };
             used = true;
-            let preset = named(&p, &format!("machines[{i}].preset"), file)?;
-            let mut machine = preset.machine()?;
             let user_links = link_ends(t);
             merge_machine(
                 &mut machine,
