@@ -16,7 +16,12 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let Args { what } = a;
     let (kind, file, o) = match what {
-        Import::TopoM { file, options } => (gdrsim::import::Kind::TopoM, file, options),
+        Import::TopoM {
+            file,
+            options,
+            gpu,
+            nic,
+        } => (gdrsim::import::Kind::TopoM { gpu, nic }, file, options),
         Import::NcclTopo { file, options } => (gdrsim::import::Kind::NcclTopo, file, options),
     };
     gdrsim::import::command(
@@ -39,6 +44,13 @@ pub enum Import {
         file: PathBuf,
         #[command(flatten)]
         options: ImportOptions,
+        /// The GPUs' model (h100-pcie, h200-sxm, l40s, ...: `gdrsim presets` lists them): a
+        /// matrix names none, so one of --gpu/--nic, --like or --preset is required.
+        #[arg(long, value_name = "MODEL")]
+        gpu: Option<String>,
+        /// The NICs' model (connectx-6, connectx-7, bluefield-3, ...).
+        #[arg(long, value_name = "MODEL")]
+        nic: Option<String>,
     },
     /// Read the topology XML NCCL dumps with NCCL_TOPO_DUMP_FILE and write a config of that
     /// machine (its PCIe link generations and widths, GPUs' compute capabilities, NICs' speeds,

@@ -59,11 +59,11 @@ pub enum Command {
     Check(check::Args),
     /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix.
     Topo(topo::Args),
-    /// List the built-in machine presets (`[[machines]] preset = "NAME"` in a config), or print
-    /// one's TOML.
+    /// List the built-in machine presets (`[[machines]] preset = "NAME"` in a config) and GPU
+    /// and NIC models (`preset = "ID"` on a GPU or NIC entry), or print one.
     Presets(presets::Args),
-    /// Write a config from what a real machine prints (`gdrsim import topo-m FILE`, `gdrsim
-    /// import nccl-topo FILE.xml`).
+    /// Write a config from what a real machine prints (`gdrsim import topo-m FILE --gpu MODEL
+    /// --nic MODEL`, `gdrsim import nccl-topo FILE.xml`).
     Import(import::Args),
     /// List every parameter of a config with its value, unit and the source of its default
     /// (a reference row, a datasheet, a specification, or an estimate).

@@ -6,7 +6,8 @@ use gdrsim::report;
 // No doc comment: the command's help is its variant's in `Command` (commands/mod.rs).
 #[derive(clap::Args)]
 pub struct Args {
-    /// The preset to print (default: list them all, one line each).
+    /// The preset to print (its TOML), or the model (its figures and their sources);
+    /// default: list them all, one line each.
     pub name: Option<String>,
 }
 
@@ -17,6 +18,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => report::emit(&gdrsim::config::preset::list()),
         Some(n) => gdrsim::config::preset::show(&n)
             .map_err(Into::into)
-            .and_then(report::emit),
+            .and_then(|t| report::emit(&t)),
     }
 }

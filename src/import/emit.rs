@@ -34,6 +34,8 @@ pub struct Params {
     pub links: [(u32, u32); 3],
     /// Every socket's CPU family (`--cpu FAMILY`), over what the source or `like` says.
     pub cpu_family: Option<crate::topology::CpuFamily>,
+    /// The GPU and NIC models (`--gpu`, `--nic`) every GPU and NIC takes, over `like`'s.
+    pub models: super::Models,
 }
 
 /// Generation and width of every link by default: PCIe Gen5 x16, as configs/default.toml.
@@ -128,11 +130,61 @@ impl Params {
             c2c_link: first_of("c2c_links", &["socket", "gpu", "rate_gbps"]),
             links: [down_to("switches"), down_to("gpus"), down_to("nics")],
             cpu_family: None,
+            models: super::Models::default(),
         })
+    }
+
+    /// The parameters with every GPU and NIC of `models`' model (`preset = "ID"` in its
+    /// entry, no other key of the parameters') and its PCIe link's generation and width.
+    pub fn with_models(mut self, models: super::Models) -> Params {
+        let preset = |id: &str| {
+            let mut t = toml::Table::new();
+            t.insert("preset".into(), toml::Value::String(id.into()));
+            t
+        };
+        if let Some(g) = models.gpu {
+            self.gpu = preset(g.id);
+            self.links[1] = g.pcie.value;
+        }
+        if let Some(n) = models.nic {
+            self.nic = preset(n.id);
+            self.links[2] = n.pcie.value;
+        }
+        self.models = models;
+        self
     }
 
     /// One line saying where the parameters come from.
     pub fn describe(&self) -> String {
+        let models = self.describe_models();
+        if models.is_empty() {
+            return self.describe_source();
+        }
+        match &self.source {
+            Some(_) => format!("{}; {models} in their place", self.describe_source()),
+            None => format!(
+                "{models}; every other key the built-in defaults (src/config/defaults.rs); links {}",
+                self.link_list()
+            ),
+        }
+    }
+
+    /// "GPUs h200-sxm (H200 SXM 141GB, PCIe Gen5 x16), NICs connectx-7 (...)", or nothing.
+    fn describe_models(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(g) = self.models.gpu {
+            let (pg, w) = g.pcie.value;
+            parts.push(format!("GPUs {} ({}, PCIe Gen{pg} x{w})", g.id, g.name));
+        }
+        if let Some(n) = self.models.nic {
+            let (pg, w) = n.pcie.value;
+            parts.push(format!("NICs {} ({}, PCIe Gen{pg} x{w})", n.id, n.name));
+        }
+        parts.join(", ")
+    }
+
+    /// Where the parameters come from, models aside.
+    fn describe_source(&self) -> String {
         match &self.source {
             Some(s) => format!(
                 "the first machine of {s} (its CPU, registration and PCIe tables, its first socket, socket link, root complex, switch, GPU and NIC for every one; links {})",

@@ -82,6 +82,73 @@ fn params_of(
     })
 }
 
+/// The GPU and NIC models an import gives its devices (`--gpu`, `--nic`); None: the
+/// parameters' (`--like`, `--preset`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Models {
+    /// The GPUs' model.
+    pub gpu: Option<&'static config::device::GpuModel>,
+    /// The NICs' model.
+    pub nic: Option<&'static config::device::NicModel>,
+}
+
+impl Models {
+    /// The models `--gpu` and `--nic` name. A source that names no model (an `nvidia-smi
+    /// topo -m` matrix) needs both, unless another machine's devices are taken (`from_like`:
+    /// `--like` or `--preset`); an unknown name is refused with the models listed.
+    pub fn named(
+        gpu: Option<&str>,
+        nic: Option<&str>,
+        from_like: bool,
+    ) -> Result<Models, ConfigError> {
+        use config::device;
+        let unknown = |flag: &str, kind: &str, ids: String, found: &str| {
+            ConfigError::new(
+                "command line",
+                flag,
+                format!("the name of a {kind} model ({ids})"),
+                format!("{found:?}"),
+            )
+        };
+        let models = Models {
+            gpu: gpu
+                .map(|g| {
+                    device::gpu(g).ok_or_else(|| unknown("--gpu", "GPU", device::gpu_ids(), g))
+                })
+                .transpose()?,
+            nic: nic
+                .map(|n| {
+                    device::nic(n).ok_or_else(|| unknown("--nic", "NIC", device::nic_ids(), n))
+                })
+                .transpose()?,
+        };
+        if !from_like {
+            let missing = match (models.gpu, models.nic) {
+                (None, _) => Some(("--gpu", "GPU")),
+                (_, None) => Some(("--nic", "NIC")),
+                _ => None,
+            };
+            if let Some((flag, kind)) = missing {
+                return Err(ConfigError::new(
+                    "command line",
+                    flag,
+                    format!(
+                        "the {kind} model of the imported machine (the matrix names none, and \
+                         gdrsim does not guess): `--gpu MODEL --nic MODEL` (GPU models: {}; NIC \
+                         models: {}), or --like CONFIG / --preset NAME to take another \
+                         machine's devices; for the former default, `--gpu h100-pcie --nic \
+                         connectx-7`",
+                        device::gpu_ids(),
+                        device::nic_ids()
+                    ),
+                    format!("no {flag} (no {kind} model)"),
+                ));
+            }
+        }
+        Ok(models)
+    }
+}
+
 /// Loads a config an import wrote; one it refuses makes the source (`shown`, `what` it is)
 /// one the importer cannot build a machine of.
 fn load(toml: &str, shown: &str, what: &str) -> Result<Config, ConfigError> {
@@ -102,10 +169,11 @@ pub fn topo_m(
     file: &Path,
     like: Option<(&str, &str)>,
     cpu: Option<CpuFamily>,
+    models: Models,
 ) -> Result<Imported, ConfigError> {
     let shown = file.display().to_string();
     let m = matrix::parse(text, &shown)?;
-    let params = params_of(like, cpu)?;
+    let params = params_of(like, cpu)?.with_models(models);
     let tree = tree::build(&m);
     let name = config_name(file);
     let gpus: Vec<usize> = m.of(DeviceKind::Gpu).map(|(i, _)| i).collect();
@@ -288,10 +356,16 @@ fn socket_gpus<'a>(m: &'a Matrix, s: &'a tree::Socket) -> impl Iterator<Item = u
 }
 
 /// What `gdrsim import` reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// `topo-m`: an `nvidia-smi topo -m` matrix ([`topo_m`]).
-    TopoM,
+    /// `topo-m`: an `nvidia-smi topo -m` matrix ([`topo_m`]), with the GPU and NIC models
+    /// `--gpu` and `--nic` name (the matrix names none).
+    TopoM {
+        /// `--gpu MODEL`.
+        gpu: Option<String>,
+        /// `--nic MODEL`.
+        nic: Option<String>,
+    },
     /// `nccl-topo`: an NCCL topology dump ([`nccl::import`]).
     NcclTopo,
 }
@@ -322,15 +396,18 @@ pub fn command(
         .transpose()?;
     let shown = file.display().to_string();
     let what = match kind {
-        Kind::TopoM => "a readable `nvidia-smi topo -m` text file",
+        Kind::TopoM { .. } => "a readable `nvidia-smi topo -m` text file",
         Kind::NcclTopo => "a readable NCCL topology XML file",
     };
     let text = std::fs::read_to_string(file)
         .map_err(|e| ConfigError::new(&shown, "", what, e.to_string()))?;
     let like_text = like_text(like, preset)?;
     let like = like_text.as_ref().map(|(t, s)| (t.as_str(), s.as_str()));
-    let imported = match kind {
-        Kind::TopoM => topo_m(&text, file, like, cpu)?,
+    let imported = match &kind {
+        Kind::TopoM { gpu, nic } => {
+            let models = Models::named(gpu.as_deref(), nic.as_deref(), like.is_some())?;
+            topo_m(&text, file, like, cpu, models)?
+        }
         Kind::NcclTopo => nccl::import(&text, file, like, cpu)?,
     };
     for n in &imported.notes {
@@ -396,7 +473,7 @@ GPU1\tPIX\t X \tPIX\tSYS\t0-7\t0
 NIC0\tPIX\tPIX\t X \tPIX
 NIC1\tPIX\tSYS\tPIX\t X
 ";
-        let imp = topo_m(text, Path::new("odd.txt"), None, None).unwrap();
+        let imp = topo_m(text, Path::new("odd.txt"), None, None, Models::default()).unwrap();
         assert_eq!(
             imp.differences,
             vec![(
@@ -416,7 +493,14 @@ NIC1\tPIX\tSYS\tPIX\t X
             "{note}"
         );
         // A consistent matrix differs nowhere and says nothing about it.
-        let ok = topo_m(&text.replace("SYS", "PIX"), Path::new("ok.txt"), None, None).unwrap();
+        let ok = topo_m(
+            &text.replace("SYS", "PIX"),
+            Path::new("ok.txt"),
+            None,
+            None,
+            Models::default(),
+        )
+        .unwrap();
         assert!(ok.differences.is_empty());
         assert!(!ok.notes.iter().any(|n| n.contains("differ")));
         assert!(

@@ -90,6 +90,10 @@ fn round_trip(name: &str) -> (Vec<String>, String) {
         "import",
         "topo-m",
         &sample(name),
+        "--gpu",
+        "h100-pcie",
+        "--nic",
+        "connectx-7",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -150,7 +154,10 @@ fn import_round_trips_every_consistent_sample() {
         let (differ, stderr) = round_trip(name);
         assert!(differ.is_empty(), "{name}: cells differ: {differ:?}");
         assert!(
-            stderr.contains("note: parameters: the built-in defaults"),
+            stderr.contains(
+                "note: parameters: GPUs h100-pcie (H100 PCIe, PCIe Gen5 x16), NICs connectx-7 \
+                 (ConnectX-7 NDR, PCIe Gen5 x16); every other key the built-in defaults"
+            ),
             "{stderr}"
         );
         let nv = fs::read_to_string(sample(name))
@@ -191,6 +198,10 @@ fn import_pairs_each_gpu_with_its_nearest_nic() {
         "import",
         "topo-m",
         &sample("pcie-8gpu.txt"),
+        "--gpu",
+        "h100-pcie",
+        "--nic",
+        "connectx-7",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -216,7 +227,15 @@ fn import_pairs_each_gpu_with_its_nearest_nic() {
     );
     assert!(text.contains("sender = { host = \"node-a\", nic = \"mlx5_0\", gpu = \"gpu0\" }"));
     // Without --out, the same config on stdout.
-    let o = gdrsim(&["import", "topo-m", &sample("pcie-8gpu.txt")]);
+    let o = gdrsim(&[
+        "import",
+        "topo-m",
+        &sample("pcie-8gpu.txt"),
+        "--gpu",
+        "h100-pcie",
+        "--nic",
+        "connectx-7",
+    ]);
     assert!(o.status.success());
     assert_eq!(String::from_utf8(o.stdout).unwrap(), text);
 }
@@ -280,6 +299,10 @@ fn gdrsim_topo_output_imports_back_to_the_same_cells() {
         "import",
         "topo-m",
         src.to_str().unwrap(),
+        "--gpu",
+        "h100-pcie",
+        "--nic",
+        "connectx-7",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -327,6 +350,10 @@ fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
             "import",
             "topo-m",
             src.to_str().unwrap(),
+            "--gpu",
+            "h100-pcie",
+            "--nic",
+            "connectx-7",
             "--out",
             out.to_str().unwrap(),
         ]);
@@ -335,4 +362,95 @@ fn bad_input_exits_2_naming_line_and_column_and_writes_nothing() {
     // A missing file is bad input too.
     let o = gdrsim(&["import", "topo-m", "tests/data/topo-m/no-such-file.txt"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// Issue #28 item 10: a matrix names no GPU or NIC model, so `import topo-m` takes them from
+/// `--gpu` and `--nic` (or another machine's with `--like`/`--preset`) and never guesses:
+/// without them it refuses (exit 2) naming the flags and the models, and writes nothing.
+#[test]
+fn models_come_from_gpu_and_nic_and_are_never_guessed() {
+    let out = tmp("models.toml");
+    let _ = fs::remove_file(&out);
+    let src = sample("pcie-8gpu.txt");
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "import",
+            "topo-m",
+            src.as_str(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        gdrsim(&a)
+    };
+    for (extra, flag) in [
+        (&[][..], "--gpu"),
+        (&["--gpu", "l40s"][..], "--nic"),
+        (&["--nic", "connectx-6"][..], "--gpu"),
+    ] {
+        let o = run(extra);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {e}");
+        assert!(e.contains(&format!("key `{flag}`")), "{e}");
+        assert!(e.contains("--gpu MODEL --nic MODEL"), "{e}");
+        assert!(
+            e.contains("h200-sxm") && e.contains("l4") && e.contains("bluefield-3"),
+            "{e}"
+        );
+        assert!(e.contains("--gpu h100-pcie --nic connectx-7"), "{e}");
+        assert!(!out.exists(), "{extra:?}: nothing is written");
+    }
+    let o = run(&["--gpu", "h300", "--nic", "connectx-7"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("key `--gpu`") && e.contains("\"h300\""), "{e}");
+    assert!(e.contains("a100-pcie") && !e.contains("connectx-8"), "{e}");
+    assert!(!out.exists());
+
+    // With them every GPU and NIC names its model, and the links down to them train at the
+    // model's generation and width.
+    let o = run(&["--gpu", "l40s", "--nic", "connectx-6"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("GPUs l40s (L40S, PCIe Gen4 x16), NICs connectx-6"),
+        "{e}"
+    );
+    let text = fs::read_to_string(&out).unwrap();
+    assert_eq!(text.matches("preset = \"l40s\"").count(), 8);
+    assert_eq!(text.matches("preset = \"connectx-6\"").count(), 5);
+    assert!(
+        text.contains("down = \"gpu0\"\ngeneration = 4\nwidth = 16"),
+        "{text}"
+    );
+    let check = gdrsim(&["check", out.to_str().unwrap()]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let params = gdrsim(&["params", out.to_str().unwrap()]);
+    assert!(params.status.success());
+    let params = String::from_utf8(params.stdout).unwrap();
+    let row = |key: &str| {
+        params
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("{key} in\n{params}"))
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(row("machines[0].gpus[7].model"), "L40S");
+    assert_eq!(row("machines[0].gpus[7].compute_capability"), "8.9");
+    assert_eq!(row("machines[0].gpus[0].memory_rate_gbps"), "6912"); // 864 GB/s
+    assert_eq!(row("machines[0].nics[0].wire_rate_gbps"), "200");
+    assert!(params.contains(".generation "), "{params}");
+    assert!(
+        params
+            .lines()
+            .any(|l| l.contains(".generation ") && l.split_whitespace().nth(1) == Some("4")),
+        "{params}"
+    );
 }

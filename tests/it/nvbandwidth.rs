@@ -258,6 +258,10 @@ fn device_to_device_testcases_copy_between_peers() {
         "import",
         "topo-m",
         "tests/data/topo-m/pcie-b14.txt",
+        "--gpu",
+        "h100-pcie",
+        "--nic",
+        "connectx-7",
         "--out",
         cfg.to_str().unwrap(),
     ]);

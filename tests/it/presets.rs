@@ -251,8 +251,8 @@ fn an_override_changes_exactly_its_key() {
             .collect();
         assert_eq!(differ, changed, "{name}");
     }
-    // A link by (up, down): its width only, seen in the route's ceiling, not in params (links
-    // are structure); and a new GPU under a switch of the preset's is added after its eight.
+    // A link by (up, down): its width only, seen in the route's ceiling; and a new GPU under a
+    // switch of the preset's is added after its eight.
     let c = write(
         &dir,
         "added.toml",
@@ -270,7 +270,8 @@ fn an_override_changes_exactly_its_key() {
         .filter(|l| l.starts_with("machines[0].gpus[8]."))
         .collect();
     assert!(!gpu8.is_empty(), "gpu8 is added as the ninth GPU");
-    assert_eq!(got.len(), base.len() + gpu8.len());
+    // ... and its link's generation and width (params lists every link's, issue #28).
+    assert_eq!(got.len(), base.len() + gpu8.len() + 2);
     let cfg = gdrsim::config::load(&c).unwrap();
     let m = &cfg.hosts[0].machine;
     assert_eq!(m.gpus.len(), 9);
@@ -452,4 +453,91 @@ fn import_takes_a_presets_parameters() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("key `--preset`"));
+}
+
+/// Issue #28 item 10: GPU and NIC models in a config. `preset = "l40s"` on a GPU entry and
+/// `preset = "connectx-6"` on a NIC entry of a machine preset change those devices (model,
+/// compute capability, memory and wire rates) and fit their links to the models' Gen4, a key
+/// written beside the model wins, the resolved config spells the figures out without the
+/// models, a run takes them (GPUDirect bound by the HDR port's 200 Gb/s), and `gdrsim
+/// presets ID` prints a model's figures with their sources.
+#[test]
+fn device_models_set_their_devices_in_a_config() {
+    let text = "name = \"models\"\n[sim]\niterations = 5\nstream_budget_bytes = \"64MiB\"\n\
+        [sweep]\nsizes = [\"4MiB\"]\npaths = [\"gpudirect\"]\n\
+        [[machines]]\nname = \"box\"\npreset = \"pcie-gen5-2s\"\n\
+        [[machines.gpus]]\nname = \"gpu0\"\npreset = \"l40s\"\nmemory_latency_ns = 400\n\
+        [[machines.nics]]\nname = \"nic0\"\npreset = \"connectx-6\"\n\
+        [[hosts]]\nname = \"a\"\nmachine = \"box\"\n[[hosts]]\nname = \"b\"\nmachine = \"box\"\n\
+        [[scenarios]]\nname = \"L40S-CX6\"\nsender = { host = \"a\", nic = \"nic0\", gpu = \"gpu0\" }\n\
+        receiver = { host = \"b\", nic = \"nic0\", gpu = \"gpu0\" }\n";
+    let dir = scratch("presets", "device-models");
+    let c = dir.join("c.toml");
+    fs::write(&c, text).unwrap();
+    let params = ok(&gdrsim(&["params", s(&c)]), "params");
+    let value = |key: &str| {
+        params
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("{key}"))
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(value("machines[0].gpus[0].model"), "L40S");
+    assert_eq!(value("machines[0].gpus[0].compute_capability"), "8.9");
+    assert_eq!(value("machines[0].gpus[0].memory_latency_ns"), "400");
+    assert_eq!(value("machines[0].gpus[1].model"), "H100");
+    assert_eq!(value("machines[0].nics[0].wire_rate_gbps"), "200");
+    // The links down to gpu0 and nic0 train at Gen4, the others stay the preset's Gen5.
+    let gens: Vec<(String, String)> = params
+        .lines()
+        .filter(|l| l.contains(".generation "))
+        .map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next().unwrap().to_string(), w.next().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(gens.iter().filter(|(_, g)| g == "4").count(), 2, "{gens:?}");
+    assert!(gens.len() > 2);
+
+    let out = dir.join("out");
+    ok(&gdrsim(&["run", s(&c), "--quiet", "--out", s(&out)]), "run");
+    let resolved = fs::read_to_string(out.join("config.toml")).unwrap();
+    assert!(
+        resolved.contains("model = \"L40S\"") && resolved.contains("model = \"ConnectX-6 HDR\"")
+    );
+    assert!(!resolved.contains("preset"), "{resolved}");
+    let results = fs::read_to_string(out.join("results.csv")).unwrap();
+    let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
+    let bw = header.iter().position(|h| *h == "bw_GBps").unwrap();
+    let row: Vec<&str> = results.lines().nth(1).unwrap().split(',').collect();
+    let gbs: f64 = row[bw].parse().unwrap();
+    assert!(
+        gbs > 15.0 && gbs < 25.0,
+        "GPUDirect over an HDR port: {gbs} GB/s"
+    );
+
+    let show = ok(&gdrsim(&["presets", "l40s"]), "presets l40s");
+    assert!(
+        show.contains("864 GB/s") && show.contains("row D23"),
+        "{show}"
+    );
+    let list = ok(&gdrsim(&["presets"]), "presets");
+    assert!(
+        list.contains("connectx-8") && list.contains("Gen6 x16"),
+        "{list}"
+    );
+    // An unknown model is exit 2 naming the key and listing the models.
+    let bad = dir.join("bad.toml");
+    fs::write(&bad, text.replace("\"connectx-6\"", "\"connectx-9\"")).unwrap();
+    let o = gdrsim(&["check", s(&bad)]);
+    let e = crate::support::text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("machines[0].nics[0].preset") && e.contains("\"connectx-9\""),
+        "{e}"
+    );
+    assert!(e.contains("connectx-7, connectx-8, bluefield-3"), "{e}");
 }

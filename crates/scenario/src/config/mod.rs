@@ -7,6 +7,7 @@
 pub mod choice;
 mod convert;
 pub mod defaults;
+pub mod device;
 mod error;
 pub mod limits;
 mod options;

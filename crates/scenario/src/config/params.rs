@@ -142,7 +142,7 @@ pub fn list(cfg: &Config) -> Vec<ParamValue> {
         values(&t).into_iter().map(|(k, v, _)| (k, v)).collect()
     })
     .unwrap_or_default();
-    values(&doc)
+    let mut listed: Vec<ParamValue> = values(&doc)
         .into_iter()
         .map(|(key, value, p)| {
             let default = defaults
@@ -163,7 +163,59 @@ pub fn list(cfg: &Config) -> Vec<ParamValue> {
                 default,
             }
         })
-        .collect()
+        .collect();
+    device_rows(&doc, &mut listed);
+    listed
+}
+
+/// Source of a GPU's compute capability.
+const CC_SOURCE: &str = "NVIDIA CUDA GPUs table (by the model name where the config gives none)";
+/// Source of a PCIe link's generation and width.
+const LANES_SOURCE: &str =
+    "the config (required: the slot and device; a device model's where the link leaves it out)";
+
+/// The keys a config must or may give that no section declares but a reader looks for in the
+/// list: each GPU's compute capability (after its model) and each PCIe link's generation and
+/// width (at the end, link by link). Issue #28 item 10.
+fn device_rows(doc: &Table, listed: &mut Vec<ParamValue>) {
+    use super::Domain;
+    for (at, gpu) in instances(doc, "machines[].gpus[]") {
+        let (Some(cc), Some(model)) = (
+            gpu.get("compute_capability").map(show),
+            gpu.get("model").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let (major, minor) = super::defaults::compute_capability(model);
+        let derived = format!("{major}.{minor}");
+        let row = ParamValue {
+            key: format!("{at}.compute_capability"),
+            default: (derived != cc).then_some(derived),
+            value: cc,
+            unit: "x.y",
+            domain: Domain::Text,
+            source: CC_SOURCE,
+        };
+        let after = listed
+            .iter()
+            .position(|p| p.key == format!("{at}.model"))
+            .map_or(listed.len(), |i| i + 1);
+        listed.insert(after, row);
+    }
+    for (at, link) in instances(doc, "machines[].links[]") {
+        for (key, unit, hi) in [("generation", "gen", 6), ("width", "lanes", 32)] {
+            if let Some(v) = link.get(key) {
+                listed.push(ParamValue {
+                    key: format!("{at}.{key}"),
+                    value: show(v),
+                    unit,
+                    domain: Domain::Count { lo: 1, hi },
+                    source: LANES_SOURCE,
+                    default: None,
+                });
+            }
+        }
+    }
 }
 
 /// `value` (as the resolved config writes it) in the column's `unit`: a rate the config keeps
@@ -306,12 +358,25 @@ mod tests {
             (it.value.as_str(), it.default.as_deref()),
             ("60", Some("100"))
         );
-        // Four GPUs, each with every GPU parameter.
+        // Four GPUs, each with every GPU parameter and its compute capability.
         let gpu_keys = l
             .iter()
             .filter(|p| p.key.starts_with("machines[0].gpus[3]."))
             .count();
-        assert_eq!(gpu_keys, crate::config::raw::RawGpu::PARAMS.len());
+        assert_eq!(gpu_keys, crate::config::raw::RawGpu::PARAMS.len() + 1);
+        let cc = l
+            .iter()
+            .position(|p| p.key == "machines[0].gpus[3].compute_capability")
+            .unwrap();
+        assert_eq!(l[cc - 1].key, "machines[0].gpus[3].model");
+        assert_eq!(
+            (l[cc].value.as_str(), l[cc].default.as_deref()),
+            ("9.0", None)
+        );
+        // Every PCIe link's generation and width, at the end.
+        let last = &l[l.len() - 2..];
+        assert!(last[0].key.ends_with(".generation") && last[1].key.ends_with(".width"));
+        assert_eq!((last[0].unit, last[1].unit), ("gen", "lanes"));
         assert!(render(&l).lines().last().unwrap().contains("estimates"));
     }
 

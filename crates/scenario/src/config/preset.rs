@@ -132,21 +132,36 @@ pub fn list() -> String {
     }
     s.push_str(
         "\nIn a config: [[machines]] preset = \"NAME\" (then override any key of it), or \
-         [[hosts]] preset = \"NAME\" instead of machine = ...; `gdrsim presets NAME` prints one.\n",
+         [[hosts]] preset = \"NAME\" instead of machine = ...; `gdrsim presets NAME` prints one.\n\n",
+    );
+    s.push_str(&super::device::list());
+    s.push_str(
+        "\nA model sets its device's keys that the entry does not write, and the generation and \
+         width of the link down to it where the link leaves them out; `gdrsim presets ID` \
+         prints its figures with their sources.\n",
     );
     s
 }
 
-/// `gdrsim presets NAME`: the preset's file as it is built in.
-pub fn show(name: &str) -> Result<&'static str, ConfigError> {
-    find(name).map(|p| p.toml).ok_or_else(|| {
-        ConfigError::new(
-            "command line",
-            "NAME",
-            format!("the name of a built-in preset ({})", names()),
-            format!("{name:?}"),
-        )
-    })
+/// `gdrsim presets NAME`: the preset's file as it is built in, or a device model's figures
+/// with their sources.
+pub fn show(name: &str) -> Result<String, ConfigError> {
+    find(name)
+        .map(|p| p.toml.to_string())
+        .or_else(|| super::device::show(name))
+        .ok_or_else(|| {
+            ConfigError::new(
+                "command line",
+                "NAME",
+                format!(
+                    "the name of a built-in preset ({}) or device model ({}, {})",
+                    names(),
+                    super::device::gpu_ids(),
+                    super::device::nic_ids()
+                ),
+                format!("{name:?}"),
+            )
+        })
 }
 
 /// The arrays of tables of a machine, each with the keys that say which entry is which.
@@ -215,18 +230,27 @@ fn expand_doc(doc: &mut Table, file: &str) -> Result<bool, ConfigError> {
     if let Some(Value::Array(machines)) = doc.get_mut("machines") {
         for (i, m) in machines.iter_mut().enumerate() {
             let Value::Table(t) = m else { continue };
-            let Some(p) = t.remove("preset") else {
+            let preset = t
+                .remove("preset")
+                .map(|p| named(&p, &format!("machines[{i}].preset"), file))
+                .transpose()?;
+            let base = preset.map(Preset::machine).transpose()?;
+            // GPU and NIC models first, on the user's entries: the model's keys then change
+            // a machine preset's device, the user's own over them.
+            let models = super::device::apply(t, &format!("machines[{i}]"), file, base.as_ref())?;
+            used |= !models.is_empty();
+            let Some(mut machine) = base else {
                 continue;
             };
             used = true;
-            let preset = named(&p, &format!("machines[{i}].preset"), file)?;
-            let mut machine = preset.machine()?;
+            let user_links = link_ends(t);
             merge_machine(
                 &mut machine,
                 std::mem::take(t),
                 &format!("machines[{i}]"),
                 file,
             )?;
+            super::device::fit_preset_links(&mut machine, &models, &user_links);
             *t = machine;
         }
     }
@@ -286,6 +310,20 @@ fn expand_doc(doc: &mut Table, file: &str) -> Result<bool, ConfigError> {
         }
     }
     Ok(used)
+}
+
+/// The (up, down) of every link a machine table writes.
+fn link_ends(t: &Table) -> Vec<(String, String)> {
+    let Some(Value::Array(links)) = t.get("links") else {
+        return Vec::new();
+    };
+    links
+        .iter()
+        .filter_map(|l| {
+            let end = |k: &str| l.get(k).and_then(Value::as_str).map(String::from);
+            Some((end("up")?, end("down")?))
+        })
+        .collect()
 }
 
 /// Writes every key of `over` into the machine `base` ([`ENTRIES`] merged entry by entry,
