@@ -61,6 +61,7 @@
 
 pub mod app;
 pub mod calibrate;
+pub mod compare;
 pub mod components;
 pub mod config;
 pub mod effective;

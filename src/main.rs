@@ -76,6 +76,22 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Compare two or more studies' folders (`gdrsim run` outputs) in one set of charts and one
+    /// table: compare.csv, compare.md, latency and bandwidth charts; the first is the baseline.
+    Compare {
+        /// Output folder.
+        out: PathBuf,
+        /// The study folders, the baseline first (the same sizes and ops in each).
+        #[arg(required = true, num_args = 2..)]
+        studies: Vec<PathBuf>,
+        /// A study's label in tables and charts (default: its config name), for the folders in
+        /// order; repeat it.
+        #[arg(long)]
+        label: Vec<String>,
+        /// Print nothing but errors.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Write sbatch scripts that run a study as a Slurm job array (one shard per task) and a
     /// merge job that depends on it; --submit submits both.
     Slurm {
@@ -521,6 +537,12 @@ fn main() -> ExitCode {
                 .map(|_| ())
         }
         Some(Command::Merge { out, shards, quiet }) => app::merge(&out, &shards, quiet).map(|_| ()),
+        Some(Command::Compare {
+            out,
+            studies,
+            label,
+            quiet,
+        }) => gdrsim::compare::command(&out, &studies, &label, quiet).map(|_| ()),
         Some(Command::Slurm {
             config,
             tasks,

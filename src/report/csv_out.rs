@@ -107,7 +107,7 @@ fn row_cells<'a>(cells: &[&'a str], sweep: bool) -> Vec<&'a str> {
 
 /// Six decimals; below 0.001, six significant digits in exponent form, so that a slow point's
 /// bandwidth does not print as 0.000000.
-fn f(v: f64) -> String {
+pub(crate) fn f(v: f64) -> String {
     if v != 0.0 && v.abs() < 1e-3 {
         format!("{v:.5e}")
     } else {
