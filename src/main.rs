@@ -82,7 +82,7 @@ enum Command {
         /// Output folder.
         out: PathBuf,
         /// The study folders, the baseline first (the same sizes and ops in each).
-        #[arg(required = true, num_args = 2..)]
+        #[arg(required = true, num_args = 2.., value_name = "DIR")]
         studies: Vec<PathBuf>,
         /// A study's label in tables and charts (default: its config name), for the folders in
         /// order; repeat it.

@@ -103,6 +103,25 @@ mod tests {
              effective_path:B,lat_p50_us:B,bw_GBps:B,lat_ratio:B/A,bw_ratio:B/A,lat_best,bw_best"
         );
         assert_eq!(lines.len(), 5);
+        // A third study: its own columns and ratios over the same baseline.
+        let studies = [
+            studies[0].clone(),
+            studies[1].clone(),
+            study("C", studies[0].rows.clone()),
+        ];
+        let h = header(&studies).join(",");
+        assert!(
+            h.contains(",bw_GBps:C,lat_ratio:B/A,bw_ratio:B/A,lat_ratio:C/A,bw_ratio:C/A,"),
+            "{h}"
+        );
+        let m = match_rows(&studies).unwrap();
+        let text = String::from_utf8(compare_csv(&studies, &m).unwrap()).unwrap();
+        assert!(
+            text.lines()
+                .skip(1)
+                .all(|l| l.contains(",2.000000,0.500000,1.000000,1.000000,")),
+            "{text}"
+        );
         for l in &lines[1..] {
             let c: Vec<&str> = l.split(',').collect();
             assert_eq!(c[4], "scenario");
