@@ -55,14 +55,20 @@ pub fn render(studies: &[Study], m: &Matching, charts: &[String], command: &str)
 fn studies_table(out: &mut String, studies: &[Study], m: &Matching) {
     let _ = writeln!(
         out,
-        "| | Study | Folder | Rows | Matched |\n|---|---|---|---|---|"
+        "| | Study | Hardware | Folder | Rows | Matched |\n|---|---|---|---|---|---|"
     );
     for (i, s) in studies.iter().enumerate() {
         let role = if i == 0 { "baseline" } else { "" };
+        // What the study's config.toml says it ran on; "–" where that does not load.
+        let hardware = (s.info.as_ref())
+            .map(|i| i.hardware.trim())
+            .filter(|h| !h.is_empty())
+            .unwrap_or("–");
         let _ = writeln!(
             out,
-            "| {role} | {} | `{}` | {} | {} |",
+            "| {role} | {} | {} | `{}` | {} | {} |",
             md_inline(&s.label),
+            md_inline(hardware),
             md_inline(&s.dir.display().to_string()),
             s.rows.len(),
             m.points.len()
@@ -408,6 +414,10 @@ mod tests {
             "gdrsim compare o a b",
         );
         assert!(md.starts_with("# Studies compared: A vs B\n"), "{md}");
+        assert!(
+            md.contains("| baseline | A | – | `out/A` | 20 | 20 |"),
+            "{md}"
+        );
         assert!(
             md.contains("matched on (scenario, path, op, size): 20 points"),
             "{md}"
