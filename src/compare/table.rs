@@ -34,7 +34,7 @@ pub fn header(studies: &[Study]) -> Vec<String> {
 /// there is no number.
 fn num(v: Option<f64>) -> String {
     v.filter(|v| v.is_finite())
-        .map(crate::report::csv_out::f)
+        .map(crate::report::csv_out::figure)
         .unwrap_or_default()
 }
 
