@@ -241,7 +241,7 @@ fn sweep_refuses(config: Option<&Path>, flag: &str) -> ConfigError {
 fn record<'a>(cfg: &'a Config, command: &'a str) -> report::output_dir::RunRecord<'a> {
     report::output_dir::RunRecord {
         config_name: &cfg.name,
-        seed: cfg.seed,
+        seed: Some(cfg.seed),
         command,
     }
 }

@@ -68,6 +68,7 @@ pub use gdrsim_scenario::{config, effective, progress, scenario, stats};
 
 pub mod app;
 pub mod calibrate;
+pub mod compare;
 pub mod gpu_copies;
 pub mod import;
 pub mod inspect;

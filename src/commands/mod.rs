@@ -6,6 +6,7 @@ use clap::Subcommand;
 pub mod args;
 pub mod calibrate;
 pub mod check;
+pub mod compare;
 pub mod import;
 pub mod measured;
 pub mod merge;
@@ -30,6 +31,9 @@ pub enum Command {
     /// Merge the shard folders of one study into the whole study (byte-identical to a run of
     /// it on one machine).
     Merge(merge::Args),
+    /// Compare two or more studies' folders (`gdrsim run` outputs) in one set of charts and one
+    /// table: compare.csv, compare.md, latency and bandwidth charts; the first is the baseline.
+    Compare(compare::Args),
     /// Write sbatch scripts that run a study as a Slurm job array (one shard per task) and a
     /// merge job that depends on it; --submit submits both.
     Slurm(slurm::Args),
@@ -81,6 +85,7 @@ impl Command {
         match self {
             Command::Run(a) => run::run(a),
             Command::Merge(a) => merge::run(a),
+            Command::Compare(a) => compare::run(a),
             Command::Slurm(a) => slurm::run(a),
             Command::Sensitivity(a) => sensitivity::run(a),
             Command::Perftest(a) => perftest::run(a),

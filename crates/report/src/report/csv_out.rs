@@ -105,6 +105,11 @@ fn row_cells<'a>(cells: &[&'a str], sweep: bool) -> Vec<&'a str> {
     cells[..n].to_vec()
 }
 
+/// A figure as results.csv writes it (see [`f`]), for files that quote it (compare.csv).
+pub fn figure(v: f64) -> String {
+    f(v)
+}
+
 /// Six decimals; below 0.001, six significant digits in exponent form, so that a slow point's
 /// bandwidth does not print as 0.000000.
 fn f(v: f64) -> String {

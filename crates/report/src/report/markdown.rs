@@ -155,7 +155,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// Markdown-safe inline text: escapes table pipes and leading characters that would start markup.
-pub(super) fn md_inline(s: &str) -> String {
+pub fn md_inline(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace('\n', " ")
@@ -288,7 +288,7 @@ fn simulated(out: &mut String, m: &Model) {
 
 /// The standard sizes present in the sweep; when fewer than two are, up to six sizes spread
 /// evenly over the sweep instead.
-fn table_sizes(sizes: &[u64]) -> Vec<u64> {
+pub fn table_sizes(sizes: &[u64]) -> Vec<u64> {
     let std: Vec<u64> = STANDARD_SIZES
         .into_iter()
         .filter(|s| sizes.contains(s))
@@ -468,7 +468,7 @@ fn steady(sp: &Speedup, metric: Metric) -> String {
 }
 
 /// "48.1 GB/s", or "278 MB/s" below 1 GB/s so small-message bandwidth keeps its digits.
-pub(super) fn fmt_gbps(v: f64) -> String {
+pub fn fmt_gbps(v: f64) -> String {
     if v > 0.0 && v < 1.0 {
         format!("{} MB/s", sig3(v * 1e3))
     } else {

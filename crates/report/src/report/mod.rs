@@ -7,6 +7,7 @@
 pub mod atomic;
 pub mod charts;
 mod contention;
+pub mod csv_in;
 pub mod csv_out;
 pub mod decision;
 pub mod folder;

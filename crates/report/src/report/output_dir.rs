@@ -36,8 +36,9 @@ pub struct OutputDir {
 pub struct RunRecord<'a> {
     /// The config's `name`.
     pub config_name: &'a str,
-    /// The config's seed, from which every random stream of the run is drawn.
-    pub seed: u64,
+    /// The config's seed, from which every random stream of the run is drawn; None for a
+    /// folder no simulation wrote (`gdrsim compare`'s), recorded as null.
+    pub seed: Option<u64>,
     /// The command line that reproduces the run.
     pub command: &'a str,
 }
@@ -451,7 +452,7 @@ mod tests {
         fs::write(out.path().join("config.toml"), "cfg").unwrap();
         let run = RunRecord {
             config_name: "t",
-            seed: 7,
+            seed: Some(7),
             command: "test",
         };
         out.commit(&run, &[f]).unwrap();
@@ -613,7 +614,7 @@ mod tests {
         fs::write(&f, "r").unwrap();
         let run = RunRecord {
             config_name: "t",
-            seed: 1,
+            seed: Some(1),
             command: "test",
         };
         out.commit(&run, &[f]).unwrap();

@@ -40,8 +40,10 @@ pub(crate) mod long_names;
 mod scenarios;
 mod speedup;
 mod style;
-#[cfg(test)]
-pub(crate) mod testdata;
+/// Hand-made result rows and run descriptions for tests (here and, through the `testdata`
+/// feature, the gdrsim crate's): compiled only for tests.
+#[cfg(any(test, feature = "testdata"))]
+pub mod testdata;
 #[cfg(test)]
 mod tests;
 pub mod tornado;

@@ -28,6 +28,8 @@ pub fn sweep() -> Vec<u64> {
     (3..=30).step_by(3).map(|k| 1u64 << k).collect()
 }
 
+/// A run description of `scenarios` (name, class, peer-to-peer rate and ceiling in GB/s), every
+/// chart on.
 pub fn info(scenarios: &[(&str, &str, f64, f64)]) -> RunInfo {
     RunInfo {
         config_name: "synthetic".into(),

@@ -1,0 +1,137 @@
+//! Which study wins a matched point, by the rules of report.md's decision table: latencies
+//! within the sum of both 95 % half-widths (or [`TIE`]) and bandwidths within [`BW_NOISE`]
+//! are ties, and a bandwidth point not at steady state decides nothing.
+
+use crate::report::charts::data::TIE;
+use crate::report::decision::BW_NOISE;
+use crate::stats::Summary;
+
+use super::matching::Point;
+use super::study::Study;
+
+/// The outcome of one figure at one point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Best {
+    /// The study (its index) with the lowest p50 or the highest bandwidth, beyond the noise.
+    Study(usize),
+    /// Within the noise.
+    Tie,
+    /// A bandwidth point of some study more than [`BW_NOISE`] below a smaller size's of its
+    /// series: its streaming run was too short for steady state.
+    NotSteady,
+}
+
+impl Best {
+    /// The study's label, "tie" or "tie (not steady)".
+    pub fn text(self, studies: &[Study]) -> String {
+        match self {
+            Best::Study(i) => studies[i].label.clone(),
+            Best::Tie => "tie".into(),
+            Best::NotSteady => "tie (not steady)".into(),
+        }
+    }
+}
+
+/// `other / base`, where both are positive and finite.
+pub fn ratio(other: f64, base: f64) -> Option<f64> {
+    let r = other / base;
+    (base > 0.0 && other >= 0.0 && r.is_finite()).then_some(r)
+}
+
+/// The study with the lowest p50 latency at `p`.
+pub fn latency(p: &Point) -> Best {
+    let mut by: Vec<(usize, &Summary)> = p.rows.iter().copied().enumerate().collect();
+    by.sort_by(|a, b| a.1.lat.p50_us.total_cmp(&b.1.lat.p50_us));
+    let ((wi, w), (_, o)) = (by[0], by[1]);
+    let (a, b) = (w.lat.p50_us, o.lat.p50_us);
+    let noise = w.lat.ci95_us.max(0.0) + o.lat.ci95_us.max(0.0);
+    match ratio(b, a) {
+        Some(m) if b - a > noise && m > 1.0 + TIE => Best::Study(wi),
+        _ => Best::Tie,
+    }
+}
+
+/// The study with the highest streaming bandwidth at `p`.
+pub fn bandwidth(p: &Point, studies: &[Study]) -> Best {
+    let unsteady = p.rows.iter().zip(studies).any(|(r, s)| !steady(&s.rows, r));
+    if unsteady {
+        return Best::NotSteady;
+    }
+    let mut by: Vec<(usize, &Summary)> = p.rows.iter().copied().enumerate().collect();
+    by.sort_by(|a, b| b.1.bw_gbps.total_cmp(&a.1.bw_gbps));
+    let ((wi, w), (_, o)) = (by[0], by[1]);
+    match ratio(w.bw_gbps, o.bw_gbps) {
+        Some(m) if m > 1.0 + BW_NOISE => Best::Study(wi),
+        _ => Best::Tie,
+    }
+}
+
+/// Whether `r`'s bandwidth is at steady state as far as its study's rows tell (as
+/// [`crate::report::decision::steady`]): not more than [`BW_NOISE`] below that of a smaller
+/// size of its series.
+fn steady(rows: &[Summary], r: &Summary) -> bool {
+    let best_below = rows
+        .iter()
+        .filter(|x| {
+            (&x.scenario, x.path, x.op) == (&r.scenario, r.path, r.op)
+                && x.size_bytes < r.size_bytes
+        })
+        .map(|x| x.bw_gbps)
+        .fold(0.0, f64::max);
+    r.bw_gbps * (1.0 + BW_NOISE) >= best_below
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::matching::match_rows;
+    use crate::report::charts::testdata;
+    use std::path::PathBuf;
+
+    fn study(label: &str, scale_lat: f64, scale_bw: f64) -> Study {
+        let mut rows = testdata::rows(
+            &testdata::SCENARIOS[..1],
+            &["gpudirect"],
+            &[8, 4096, 1 << 20],
+        );
+        for r in &mut rows {
+            r.lat.p50_us *= scale_lat;
+            r.lat.ci95_us = 0.0;
+            r.bw_gbps *= scale_bw;
+        }
+        Study {
+            dir: PathBuf::from(label),
+            name: label.into(),
+            label: label.into(),
+            rows,
+            info: None,
+        }
+    }
+
+    #[test]
+    fn the_faster_study_wins_beyond_the_noise_only() {
+        let studies = [study("a", 1.0, 1.0), study("b", 1.2, 1.02)];
+        let m = match_rows(&studies).unwrap();
+        for p in &m.points {
+            assert_eq!(latency(p), Best::Study(0));
+            assert_eq!(bandwidth(p, &studies), Best::Tie, "2% is within the noise");
+        }
+        let studies = [study("a", 1.001, 1.0), study("b", 1.0, 1.5)];
+        let m = match_rows(&studies).unwrap();
+        assert_eq!(latency(&m.points[0]), Best::Tie);
+        assert_eq!(bandwidth(&m.points[0], &studies), Best::Study(1));
+        assert_eq!(Best::Study(1).text(&studies), "b");
+    }
+
+    #[test]
+    fn a_bandwidth_below_a_smaller_sizes_is_not_steady() {
+        let mut b = study("b", 1.0, 1.0);
+        let top = b.rows[1].bw_gbps;
+        b.rows[2].bw_gbps = top * 0.5;
+        let studies = [study("a", 1.0, 1.0), b];
+        let m = match_rows(&studies).unwrap();
+        assert_eq!(bandwidth(&m.points[2], &studies), Best::NotSteady);
+        assert_eq!(ratio(1.0, 0.0), None);
+        assert_eq!(ratio(3.0, 2.0), Some(1.5));
+    }
+}
