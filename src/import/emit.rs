@@ -42,10 +42,10 @@ pub struct Params {
 pub const DEFAULT_LINK: (u32, u32) = (5, 16);
 
 /// What the built-in defaults are, in a few words.
-const DEFAULTS: &str = "the built-in defaults (src/config/defaults.rs: H100 PCIe GPUs, ConnectX-7 NDR NICs, a 105 ns switch latency)";
+const DEFAULTS: &str = "the built-in defaults (crates/scenario/src/config/defaults.rs: H100 PCIe GPUs, ConnectX-7 NDR NICs, a 105 ns switch latency)";
 
 impl Params {
-    /// The built-in defaults: every parameter unset (src/config/defaults.rs), links Gen5 x16.
+    /// The built-in defaults: every parameter unset (crates/scenario/src/config/defaults.rs), links Gen5 x16.
     pub fn defaults() -> Params {
         Params {
             links: [DEFAULT_LINK; 3],
@@ -163,7 +163,7 @@ impl Params {
         match &self.source {
             Some(_) => format!("{}; {models} in their place", self.describe_source()),
             None => format!(
-                "{models}; every other key the built-in defaults (src/config/defaults.rs); links {}",
+                "{models}; every other key the built-in defaults (crates/scenario/src/config/defaults.rs); links {}",
                 self.link_list()
             ),
         }

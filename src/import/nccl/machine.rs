@@ -399,7 +399,7 @@ pub fn build<'d>(dump: &'d Dump, params: &Params) -> Built<'d> {
                 "those of the first C2C link of {}",
                 params.source.as_deref().unwrap_or("the parameters")
             ),
-            None => "the built-in estimates (src/config/defaults.rs)".to_string(),
+            None => "the built-in estimates (crates/scenario/src/config/defaults.rs)".to_string(),
         };
         notes.push(format!(
             "NVLink-C2C (<c2c>): GPUs that hang from the socket of their <cpu>, at bw x count / 1000 GB/s each way as NCCL reads it (bw: NVML's link speed in MB/s): {}; latency, packet size and header {estimates}; their PCIe links left out (a GPU of the model has C2C or PCIe; NCCL keeps both): {}",
