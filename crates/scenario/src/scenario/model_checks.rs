@@ -155,3 +155,51 @@ mod streams {
         }
     }
 }
+
+/// Bulk sharing (`components::bulk`, solved by `components::fluid`) on a plan the model runs:
+/// two identical transfers over one route each get half of what one gets alone, bound by the
+/// same channel.
+mod bulk_shares {
+    use crate::components::{Fabric, Limit, SimOptions};
+    use crate::config::{DEFAULT_TOML, Op, PathKind, parse};
+
+    /// Derivation: a transfer alone moves at its route's narrowest rate r (the fluid solve's
+    /// bottleneck); two transfers of the same plan cross the same channels with the same
+    /// weights, so max-min fairness gives each r / 2 on the same bottleneck (to a byte per
+    /// second of rounding).
+    #[test]
+    fn two_transfers_on_one_route_get_half_each_on_the_same_bottleneck() {
+        let cfg = parse(DEFAULT_TOML, "default").unwrap();
+        let topo = super::super::topology(&cfg);
+        let flow = &cfg.scenarios[0].flows[0];
+        let opts = SimOptions {
+            tlp_granularity: false,
+            coalesce_above: 512,
+            jitter: false,
+            seed: 1,
+            record: false,
+            traffic: false,
+        };
+        for path in [PathKind::Host, PathKind::GpuDirect] {
+            let b =
+                super::super::paths::plan(&cfg, flow, &topo, path, Op::WriteImm, 1 << 20).unwrap();
+            let alone = Fabric::new(&topo, &[&b.plan], opts).steady_state();
+            let both = Fabric::new(&topo, &[&b.plan, &b.plan], opts).steady_state();
+            assert_eq!((alone.len(), both.len()), (1, 2), "{path:?}");
+            let (rate, limit) = alone[0];
+            assert!(matches!(limit, Limit::Channel(_)), "{path:?}: {limit:?}");
+            // 400 Gb/s NDR: a transfer alone moves between 40 and 50 GB/s of payload.
+            assert!(
+                (40e9..50e9).contains(&(rate as f64)),
+                "{path:?}: {rate} B/s"
+            );
+            for &(r, l) in &both {
+                assert!(
+                    r.abs_diff(rate / 2) <= 1,
+                    "{path:?}: {r} against {rate} / 2"
+                );
+                assert_eq!(l, limit, "{path:?}");
+            }
+        }
+    }
+}
