@@ -21,7 +21,8 @@ use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
 use crate::units::Ps;
 
 pub type TrainId = u32;
-/// Index into the fabric's route table (all flows' routes).
+/// Index into the fabric's route table (all flows' routes); a route of one plan is its
+/// [`crate::plan::PlanRoute`], which [`Fabric::route_of`] maps here.
 pub type RouteId = u32;
 
 /// The flow number in the source id of a device's own queue (a copy engine's), shared by every
@@ -378,7 +379,7 @@ impl<'t> Fabric<'t> {
     }
 
     /// The fabric route of plan route `r` of `flow`.
-    pub fn route_of(&self, flow: u32, r: crate::plan::RouteId) -> RouteId {
+    pub fn route_of(&self, flow: u32, r: crate::plan::PlanRoute) -> RouteId {
         self.flows[flow as usize].route_base + r as RouteId
     }
 

@@ -23,7 +23,7 @@ use crate::topology::ChannelId;
 /// Index of a step within its plan.
 pub type StepId = u16;
 /// Index of a route within its plan.
-pub type RouteId = u16;
+pub type PlanRoute = u16;
 
 /// Where a NIC or copy engine reads or writes a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,7 +121,7 @@ pub struct Dep {
 pub struct Plan {
     /// Message size in bytes.
     pub size: u64,
-    /// Channel lists, referred to by steps through [`RouteId`].
+    /// Channel lists, referred to by steps through [`PlanRoute`].
     pub routes: Vec<Vec<ChannelId>>,
     /// The steps, in an order where every dependency names an earlier step.
     pub steps: Vec<Step>,
@@ -259,9 +259,9 @@ impl Plan {
     }
 
     /// Adds a route (a channel list) and returns its id.
-    pub fn route(&mut self, channels: Vec<ChannelId>) -> RouteId {
+    pub fn route(&mut self, channels: Vec<ChannelId>) -> PlanRoute {
         self.routes.push(channels);
-        (self.routes.len() - 1) as RouteId
+        (self.routes.len() - 1) as PlanRoute
     }
 
     /// The index of the actor named `name`, added when new (names are unique).

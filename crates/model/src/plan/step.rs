@@ -1,6 +1,6 @@
 //! The step vocabulary: every kind of work a message's plan can ask a device to do.
 
-use super::{Buffer, Dep, GpuRef, NicRef, RouteId, StepId};
+use super::{Buffer, Dep, GpuRef, NicRef, PlanRoute, StepId};
 use crate::record::Stage;
 use crate::topology::ChannelId;
 use crate::units::Ps;
@@ -33,9 +33,9 @@ pub struct ReadSpec {
     /// The read engine (window) of the requester: index into the topology's read engines.
     pub engine: usize,
     /// The route of the read requests, requester to completer's memory.
-    pub req: RouteId,
+    pub req: PlanRoute,
     /// The route of the completions, completer's memory back to the requester.
-    pub cpl: RouteId,
+    pub cpl: PlanRoute,
     /// Largest read request.
     pub mrrs: u64,
     /// Largest completion payload (the effective MPS of the completion route).
@@ -66,7 +66,7 @@ pub enum Copy {
     /// Device to host: the copy engine posts writes along `route` (GPU memory, PCIe, DRAM).
     D2h {
         /// The route of the writes, GPU memory to host DRAM.
-        route: RouteId,
+        route: PlanRoute,
         /// Largest write payload (the route's effective MPS), in bytes.
         mps: u64,
     },
@@ -76,7 +76,7 @@ pub enum Copy {
         /// The copy engine's read of host memory.
         read: ReadSpec,
         /// The route of the writes into GPU memory.
-        commit: RouteId,
+        commit: PlanRoute,
     },
 }
 
@@ -139,7 +139,7 @@ pub enum StepKind {
         bytes: u64,
         /// Into the GPU: the route of the stores (CPU, PCIe, GPU memory) and the bytes still
         /// on their way when the thread returns (the last write-combining buffer).
-        store: Option<(RouteId, u64)>,
+        store: Option<(PlanRoute, u64)>,
     },
     /// A cudaMemcpy: launched by the thread, moved by the GPU's copy engine, then signalled.
     /// Synchronous (`blocking`): the thread spins until it returns. Asynchronous
@@ -176,7 +176,7 @@ pub enum StepKind {
         /// The posting thread (index into [`super::Plan::threads`]).
         thread: u16,
         /// The route of the MMIO write from the CPU to the NIC.
-        mmio: RouteId,
+        mmio: PlanRoute,
         /// Bytes of the MMIO write (the BlueFlame WQE with any inline payload, or the doorbell).
         bytes: u64,
         /// For an inline send, the DRAM channel the CPU reads the payload from.
@@ -191,7 +191,7 @@ pub enum StepKind {
         /// After a doorbell: the DMA read of the WQE and the bytes it reads (None: BlueFlame).
         fetch: Option<(ReadSpec, u64)>,
         /// The route through the NIC's send engine.
-        engine: RouteId,
+        engine: PlanRoute,
         /// Size of the WQE, in bytes.
         wqe_bytes: u64,
         /// The gather descriptor it builds (None for an RDMA Read's requester).
@@ -222,24 +222,24 @@ pub enum StepKind {
         /// The sending NIC.
         nic: NicRef,
         /// The route through its transmit pipeline.
-        route: RouteId,
+        route: PlanRoute,
     },
     /// Packets cross the network.
     Wire {
         /// The network route, NIC to NIC (wires, switches, cables).
-        route: RouteId,
+        route: PlanRoute,
     },
     /// The receiving NIC's receive pipeline.
     NicRx {
         /// The route through the receive pipeline.
-        route: RouteId,
+        route: PlanRoute,
     },
     /// The receiving NIC writes the payload by DMA (after its MTT lookup).
     DmaWrite {
         /// The writing NIC.
         nic: NicRef,
         /// The route of the posted writes, NIC to memory.
-        route: RouteId,
+        route: PlanRoute,
         /// Largest write payload (the route's effective MPS), in bytes.
         mps: u64,
         /// The scatter descriptor: where the payload lands.
@@ -252,7 +252,7 @@ pub enum StepKind {
         /// Which completion it is.
         kind: CqeKind,
         /// The route of its write into host memory.
-        route: RouteId,
+        route: PlanRoute,
     },
     /// The thread polls its CQ and finds the entry (`extra`: reposting a receive WQE).
     Poll {
@@ -265,7 +265,7 @@ pub enum StepKind {
     /// request, through the network or a NIC's own pipelines on a loopback QP).
     Packet {
         /// The route it takes.
-        route: RouteId,
+        route: PlanRoute,
         /// Its size on the wire, in bytes.
         bytes: u64,
         /// What it is.

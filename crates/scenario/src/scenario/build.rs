@@ -9,7 +9,7 @@
 use super::paths::{SidePlan, Sides, Staging};
 use crate::plan::{
     Buffer, Copy, CqeKind, Dep, DriverCopy, Gather, GpuRef, Handles, Milestone, NicRef, PacketKind,
-    Plan, ReadSpec, RouteId, Step, StepId, StepKind,
+    Plan, PlanRoute, ReadSpec, Step, StepId, StepKind,
 };
 use crate::record::Stage;
 use crate::topology::spec::inline_wqe_bytes;
@@ -438,7 +438,7 @@ fn deliver(
     p: &mut Plan,
     topo: &Topology,
     (r, flushes): (&SidePlan, bool),
-    ((thread, cpu, nic, ce), routes): ((u16, u32, u32, u32), (RouteId, RouteId, RouteId)),
+    ((thread, cpu, nic, ce), routes): ((u16, u32, u32, u32), (PlanRoute, PlanRoute, PlanRoute)),
     (poll, write): (StepId, StepId),
     size: u64,
 ) -> Result<StepId, RouteError> {
@@ -472,8 +472,8 @@ fn stream(
         (NicRef, u32, Buffer),
         u32,
     ),
-    (tx, wire, rx): (RouteId, RouteId, RouteId),
-    (route, mps): (RouteId, u64),
+    (tx, wire, rx): (PlanRoute, PlanRoute, PlanRoute),
+    (route, mps): (PlanRoute, u64),
     (tx_deps, tx_input): (Vec<Dep>, Option<StepId>),
     size: u64,
 ) -> (StepId, StepId, StepId) {
@@ -505,7 +505,7 @@ fn nic_routes(
     p: &mut Plan,
     topo: &Topology,
     side: &SidePlan,
-) -> Result<(RouteId, RouteId, RouteId), RouteError> {
+) -> Result<(PlanRoute, PlanRoute, PlanRoute), RouteError> {
     let host = &topo.hosts[side.host];
     let nic = Place::Device(host.node_index(NodeKind::Nic(side.nic)));
     let mmio = p.route(
@@ -574,7 +574,7 @@ fn buffer_write(
     p: &mut Plan,
     topo: &Topology,
     side: &SidePlan,
-) -> Result<(RouteId, u64), RouteError> {
+) -> Result<(PlanRoute, u64), RouteError> {
     let host = &topo.hosts[side.host];
     let nic = Place::Device(host.node_index(NodeKind::Nic(side.nic)));
     let (dst, mem) = buffer_at(topo, side);
@@ -791,7 +791,7 @@ fn flush(
     r: &SidePlan,
     gpu: usize,
     (thread, cpu, nic_actor): (u16, u32, u32),
-    (mmio, engine, cqe): (RouteId, RouteId, RouteId),
+    (mmio, engine, cqe): (PlanRoute, PlanRoute, PlanRoute),
     after: StepId,
 ) -> Result<StepId, RouteError> {
     let h = &topo.hosts[r.host];
