@@ -1,9 +1,9 @@
-//! Which study wins a matched point, by the rules of report.md's decision table: latencies
-//! within the sum of both 95 % half-widths (or [`TIE`]) and bandwidths within [`BW_NOISE`]
-//! are ties, and a bandwidth point not at steady state decides nothing.
+//! Which study wins a matched point, by the rules of report.md's decision table (the same
+//! functions: `report::decision`'s margins and steady state): latencies within the sum of both
+//! 95 % half-widths (or `TIE`) and bandwidths within [`BW_NOISE`](crate::report::decision::BW_NOISE) are ties, and a bandwidth
+//! point not at steady state decides nothing.
 
-use crate::report::charts::data::TIE;
-use crate::report::decision::BW_NOISE;
+use crate::report::decision::{bandwidth_margin, latency_margin, steady_against};
 use crate::stats::Summary;
 
 use super::matching::Point;
@@ -16,7 +16,7 @@ pub enum Best {
     Study(usize),
     /// Within the noise.
     Tie,
-    /// A bandwidth point of some study more than [`BW_NOISE`] below a smaller size's of its
+    /// A bandwidth point of some study more than [`BW_NOISE`](crate::report::decision::BW_NOISE) below a smaller size's of its
     /// series: its streaming run was too short for steady state.
     NotSteady,
 }
@@ -43,11 +43,9 @@ pub fn latency(p: &Point) -> Best {
     let mut by: Vec<(usize, &Summary)> = p.rows.iter().copied().enumerate().collect();
     by.sort_by(|a, b| a.1.lat.p50_us.total_cmp(&b.1.lat.p50_us));
     let ((wi, w), (_, o)) = (by[0], by[1]);
-    let (a, b) = (w.lat.p50_us, o.lat.p50_us);
-    let noise = w.lat.ci95_us.max(0.0) + o.lat.ci95_us.max(0.0);
-    match ratio(b, a) {
-        Some(m) if b - a > noise && m > 1.0 + TIE => Best::Study(wi),
-        _ => Best::Tie,
+    match latency_margin(w, o) {
+        Some(_) => Best::Study(wi),
+        None => Best::Tie,
     }
 }
 
@@ -60,25 +58,20 @@ pub fn bandwidth(p: &Point, studies: &[Study]) -> Best {
     let mut by: Vec<(usize, &Summary)> = p.rows.iter().copied().enumerate().collect();
     by.sort_by(|a, b| b.1.bw_gbps.total_cmp(&a.1.bw_gbps));
     let ((wi, w), (_, o)) = (by[0], by[1]);
-    match ratio(w.bw_gbps, o.bw_gbps) {
-        Some(m) if m > 1.0 + BW_NOISE => Best::Study(wi),
-        _ => Best::Tie,
+    match bandwidth_margin(w.bw_gbps, o.bw_gbps) {
+        Some(_) => Best::Study(wi),
+        None => Best::Tie,
     }
 }
 
-/// Whether `r`'s bandwidth is at steady state as far as its study's rows tell (as
-/// [`crate::report::decision::steady`]): not more than [`BW_NOISE`] below that of a smaller
-/// size of its series.
+/// Whether `r`'s bandwidth is at steady state as far as its study's rows tell: not more than
+/// [`BW_NOISE`](crate::report::decision::BW_NOISE) below that of a smaller size of its series.
 fn steady(rows: &[Summary], r: &Summary) -> bool {
-    let best_below = rows
+    let series = rows
         .iter()
-        .filter(|x| {
-            (&x.scenario, x.path, x.op) == (&r.scenario, r.path, r.op)
-                && x.size_bytes < r.size_bytes
-        })
-        .map(|x| x.bw_gbps)
-        .fold(0.0, f64::max);
-    r.bw_gbps * (1.0 + BW_NOISE) >= best_below
+        .filter(|x| (&x.scenario, x.path, x.op) == (&r.scenario, r.path, r.op));
+    let smaller = series.filter(|x| x.size_bytes < r.size_bytes);
+    steady_against(r.bw_gbps, smaller.map(|x| x.bw_gbps))
 }
 
 #[cfg(test)]

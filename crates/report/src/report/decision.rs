@@ -275,12 +275,9 @@ fn outcome(m: &Model, cands: &[&Series], fig: Fig, z: u64) -> Option<Outcome> {
         .join("/");
     match fig {
         Fig::Latency => {
-            let (a, b) = (w.lat.p50_us, o.lat.p50_us);
-            let margin = b / a;
-            let noise = w.lat.ci95_us.max(0.0) + o.lat.ci95_us.max(0.0);
-            if !(a > 0.0 && margin.is_finite()) || b - a <= noise || margin <= 1.0 + TIE {
+            let Some(margin) = latency_margin(w, o) else {
                 return Some(Outcome::Tie { unsteady: false });
-            }
+            };
             let binds = w
                 .stages
                 .iter()
@@ -293,11 +290,9 @@ fn outcome(m: &Model, cands: &[&Series], fig: Fig, z: u64) -> Option<Outcome> {
             if !steady(ws, z) || !steady(os, z) {
                 return Some(Outcome::Tie { unsteady: true });
             }
-            let (a, b) = (w.bw_gbps, o.bw_gbps);
-            let margin = a / b;
-            if !(b > 0.0 && margin.is_finite()) || margin <= 1.0 + BW_NOISE {
+            let Some(margin) = bandwidth_margin(w.bw_gbps, o.bw_gbps) else {
                 return Some(Outcome::Tie { unsteady: false });
-            }
+            };
             Some(Outcome::Win {
                 who,
                 margin,
@@ -312,13 +307,30 @@ fn outcome(m: &Model, cands: &[&Series], fig: Fig, z: u64) -> Option<Outcome> {
 /// bandwidth of a smaller size of the same path streamed too few messages to get there.
 pub fn steady(s: &Series, z: u64) -> bool {
     let Some(r) = s.at(z) else { return true };
-    let best_below = s
-        .rows
-        .iter()
-        .filter(|x| x.size_bytes < z)
-        .map(|x| x.bw_gbps)
-        .fold(0.0, f64::max);
-    r.bw_gbps * (1.0 + BW_NOISE) >= best_below
+    let smaller = s.rows.iter().filter(|x| x.size_bytes < z);
+    steady_against(r.bw_gbps, smaller.map(|x| x.bw_gbps))
+}
+
+/// Whether a streaming bandwidth `bw` is at steady state against the bandwidths of the smaller
+/// sizes of its series: not more than [`BW_NOISE`] below the best of them.
+pub fn steady_against(bw: f64, smaller: impl IntoIterator<Item = f64>) -> bool {
+    bw * (1.0 + BW_NOISE) >= smaller.into_iter().fold(0.0, f64::max)
+}
+
+/// By how much latency `w` beats `o` (o's p50 over w's) where it does beyond the noise: by more
+/// than both 95 % half-widths together and by more than [`TIE`]; None for a tie.
+pub fn latency_margin(w: &Summary, o: &Summary) -> Option<f64> {
+    let (a, b) = (w.lat.p50_us, o.lat.p50_us);
+    let margin = b / a;
+    let noise = w.lat.ci95_us.max(0.0) + o.lat.ci95_us.max(0.0);
+    (a > 0.0 && margin.is_finite() && b - a > noise && margin > 1.0 + TIE).then_some(margin)
+}
+
+/// By how much bandwidth `w` beats `o` (their ratio) where it does by more than [`BW_NOISE`];
+/// None for a tie.
+pub fn bandwidth_margin(w: f64, o: f64) -> Option<f64> {
+    let margin = w / o;
+    (o > 0.0 && margin.is_finite() && margin > 1.0 + BW_NOISE).then_some(margin)
 }
 
 /// Whether size `z` falls in the band `(lo, hi]`.
