@@ -50,8 +50,6 @@ pub struct GpuModel {
     pub id: &'static str,
     /// The GPU's `model` key (the name `nvidia-smi` prints, or near it).
     pub name: &'static str,
-    /// Compute capability (NVIDIA's CUDA GPUs table, developer.nvidia.com/cuda-gpus).
-    pub compute_capability: (u32, u32),
     /// HBM or GDDR bandwidth, GB/s (`memory_rate_gbps`).
     pub memory_gbs: Cited<u32>,
     /// A reduction kernel's rate in output bytes per second, GB/s (`reduce_gbps`).
@@ -94,7 +92,6 @@ pub const GPUS: [GpuModel; 9] = [
     GpuModel {
         id: "h100-pcie",
         name: "H100 PCIe",
-        compute_capability: (9, 0),
         memory_gbs: cited(2000, "row D19 (NVIDIA H100 datasheet: H100 PCIe 2.0 TB/s)"),
         reduce_gbs: cited(666, "estimate (a third of the memory rate, as the default)"),
         reduce_launch_ns: None,
@@ -109,7 +106,6 @@ pub const GPUS: [GpuModel; 9] = [
     GpuModel {
         id: "h100-sxm",
         name: "H100 SXM5 80GB",
-        compute_capability: (9, 0),
         memory_gbs: cited(3350, "row D19 (NVIDIA H100 datasheet: H100 SXM 3.35 TB/s)"),
         reduce_gbs: cited(1116, "estimate (a third of the memory rate)"),
         reduce_launch_ns: None,
@@ -124,7 +120,6 @@ pub const GPUS: [GpuModel; 9] = [
     GpuModel {
         id: "h200-sxm",
         name: "H200 SXM 141GB",
-        compute_capability: (9, 0),
         memory_gbs: cited(4800, "row D20 (NVIDIA H200 datasheet: 4.8 TB/s HBM3e)"),
         reduce_gbs: cited(
             1366,
@@ -148,7 +143,6 @@ pub const GPUS: [GpuModel; 9] = [
     GpuModel {
         id: "h200-nvl",
         name: "H200 NVL",
-        compute_capability: (9, 0),
         memory_gbs: cited(4800, "row D20 (NVIDIA H200 datasheet: H200 NVL 4.8 TB/s)"),
         reduce_gbs: cited(1366, "row M4 (measured on the H200 SXM: same memory)"),
         reduce_launch_ns: Some(cited(3700, "row M3 (measured on the H200 SXM)")),
@@ -166,7 +160,6 @@ pub const GPUS: [GpuModel; 9] = [
     GpuModel {
         id: "b200-sxm",
         name: "B200",
-        compute_capability: (10, 0),
         memory_gbs: cited(
             8000,
             "row D21 (NVIDIA DGX B200 datasheet: 64 TB/s for 8 GPUs)",
@@ -187,7 +180,6 @@ pub const GPUS: [GpuModel; 9] = [
     GpuModel {
         id: "a100-pcie",
         name: "A100 PCIe 80GB",
-        compute_capability: (8, 0),
         memory_gbs: cited(
             1935,
             "row D22 (NVIDIA A100 datasheet: A100 80GB PCIe 1,935 GB/s)",
@@ -205,7 +197,6 @@ pub const GPUS: [GpuModel; 9] = [
     GpuModel {
         id: "a100-sxm",
         name: "A100-SXM4-80GB",
-        compute_capability: (8, 0),
         memory_gbs: cited(
             2039,
             "row D22 (NVIDIA A100 datasheet: A100 80GB SXM 2,039 GB/s)",
@@ -223,7 +214,6 @@ pub const GPUS: [GpuModel; 9] = [
     GpuModel {
         id: "l40s",
         name: "L40S",
-        compute_capability: (8, 9),
         memory_gbs: cited(864, "row D23 (NVIDIA L40S datasheet: 864 GB/s GDDR6)"),
         reduce_gbs: cited(288, "estimate (a third of the memory rate)"),
         reduce_launch_ns: None,
@@ -239,7 +229,6 @@ pub const GPUS: [GpuModel; 9] = [
     GpuModel {
         id: "l4",
         name: "L4",
-        compute_capability: (8, 9),
         memory_gbs: cited(300, "row D24 (NVIDIA L4 datasheet: 300 GB/s GDDR6)"),
         reduce_gbs: cited(100, "estimate (a third of the memory rate)"),
         reduce_launch_ns: None,
@@ -317,11 +306,17 @@ fn gbs(v: u32) -> Value {
 }
 
 impl GpuModel {
+    /// Compute capability, by the name's family as every GPU's model key gets it
+    /// ([`super::defaults::compute_capability`]: NVIDIA's CUDA GPUs table).
+    pub fn compute_capability(&self) -> (u32, u32) {
+        super::defaults::compute_capability(self.name)
+    }
+
     /// The keys of a `[[machines.gpus]]` entry the model sets.
     pub fn keys(&self) -> Table {
         let mut t = Table::new();
         t.insert("model".into(), Value::String(self.name.into()));
-        let (major, minor) = self.compute_capability;
+        let (major, minor) = self.compute_capability();
         t.insert(
             "compute_capability".into(),
             Value::String(format!("{major}.{minor}")),
@@ -339,7 +334,7 @@ impl GpuModel {
 
     /// Each figure of the model with its source, as `gdrsim presets ID` prints them.
     pub fn describe(&self) -> String {
-        let (major, minor) = self.compute_capability;
+        let (major, minor) = self.compute_capability();
         let mut rows = vec![
             ("model".to_string(), self.name.to_string(), ""),
             (
@@ -450,7 +445,7 @@ pub fn list() -> String {
         .unwrap_or(0);
     let mut s = String::from("GPU models ([[machines.gpus]] preset = \"ID\"):\n");
     for g in &GPUS {
-        let (major, minor) = g.compute_capability;
+        let (major, minor) = g.compute_capability();
         let (pg, pw) = g.pcie.value;
         s.push_str(&format!(
             "{:<w$}  {}, compute capability {major}.{minor}, {} GB/s memory, PCIe Gen{pg} x{pw}{}\n",
@@ -673,6 +668,27 @@ mod tests {
         Rate::from_bytes_per_s(u64::from(v) * 1_000_000_000)
     }
 
+    /// Each model's name puts it in its family of NVIDIA's CUDA GPUs table
+    /// (developer.nvidia.com/cuda-gpus), from which its compute capability comes.
+    #[test]
+    fn every_model_name_gives_its_compute_capability() {
+        let expected = [
+            ("h100-pcie", (9, 0)),
+            ("h100-sxm", (9, 0)),
+            ("h200-sxm", (9, 0)),
+            ("h200-nvl", (9, 0)),
+            ("b200-sxm", (10, 0)),
+            ("a100-pcie", (8, 0)),
+            ("a100-sxm", (8, 0)),
+            ("l40s", (8, 9)),
+            ("l4", (8, 9)),
+        ];
+        assert_eq!(expected.len(), GPUS.len());
+        for (id, cc) in expected {
+            assert_eq!(gpu(id).unwrap().compute_capability(), cc, "{id}");
+        }
+    }
+
     #[test]
     fn every_model_loads_and_sets_its_figures() {
         for g in &GPUS {
@@ -687,7 +703,7 @@ mod tests {
                 let m = &cfg.hosts[0].machine;
                 let gpu = &m.gpus[0];
                 assert_eq!(gpu.model, g.name);
-                assert_eq!(gpu.compute_capability, g.compute_capability, "{}", g.id);
+                assert_eq!(gpu.compute_capability, g.compute_capability(), "{}", g.id);
                 assert_eq!(gpu.memory.rate, gbs(g.memory_gbs.value));
                 assert_eq!(gpu.reduce.rate, gbs(g.reduce_gbs.value));
                 assert_eq!(m.nics[0].model, n.name);
