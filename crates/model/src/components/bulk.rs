@@ -100,6 +100,62 @@ struct Use {
     src: channel::Source,
 }
 
+/// The active transfers on one channel, and what a unit crossing it reads of them, kept up
+/// to date as transfers join, leave and get new rates: a unit's cost there is then the same
+/// for two transfers or two thousand ([`Fabric::unit_beside_bulk`]).
+#[derive(Clone, Debug, Default)]
+struct ChannelUsers {
+    jobs: Vec<usize>,
+    /// The sum of their rates times the weights of their uses here.
+    load: u128,
+    /// How many of them this channel binds.
+    bound: u32,
+    /// Their uses here by (wire bytes of one unit, source), counted and in ascending order: a
+    /// unit waits behind the largest unit of a source not its own. A sorted list, not a map:
+    /// a channel's users come from few sizes and a start or end moves a few entries.
+    units: Vec<((u64, channel::Source), u32)>,
+}
+
+impl ChannelUsers {
+    /// Adds (`sign` true) or takes away the uses of `job` on channel `c`.
+    fn count(&mut self, job: &Job, c: ChannelId, sign: bool) {
+        for u in job.uses.iter().filter(|u| u.channel == c) {
+            let load = job.rate as u128 * u.weight;
+            let key = (u.unit_wire, u.src);
+            let at = self.units.binary_search_by(|e| e.0.cmp(&key));
+            match (sign, at) {
+                (true, Ok(i)) => self.units[i].1 += 1,
+                (true, Err(i)) => self.units.insert(i, (key, 1)),
+                (false, Ok(i)) if self.units[i].1 > 1 => self.units[i].1 -= 1,
+                (false, Ok(i)) => {
+                    self.units.remove(i);
+                }
+                (false, Err(_)) => debug_assert!(false, "a use taken away was counted"),
+            }
+            match sign {
+                true => self.load += load,
+                false => self.load -= load,
+            }
+        }
+        if job.bound == Limit::Channel(c) {
+            match sign {
+                true => self.bound += 1,
+                false => self.bound -= 1,
+            }
+        }
+    }
+
+    /// The largest unit (wire bytes) of a source other than `src` among them: what a unit of
+    /// `src` waits behind in the link's queue (none: no other source's).
+    fn largest_other(&self, src: channel::Source) -> Option<u64> {
+        self.units
+            .iter()
+            .rev()
+            .find(|((_, s), _)| *s != src)
+            .map(|&((wire, _), _)| wire)
+    }
+}
+
 /// One bulk transfer.
 #[derive(Clone, Debug)]
 pub struct Job {
@@ -163,7 +219,7 @@ pub struct Bulks {
     /// them wait): per channel,
     /// 1 + its list's index in `user_lists`, 0 while no transfer has used it.
     user_slot: Vec<u32>,
-    user_lists: Vec<Vec<usize>>,
+    user_lists: Vec<ChannelUsers>,
     /// Active transfers reading under each read window (by engine): with `users`, who shares
     /// a resource with whom, so that a start or an end re-solves only the transfers it can
     /// change (a server channel's resource has the channel's users).
@@ -252,12 +308,49 @@ impl Bulks {
     }
 
     /// The list of the active transfers on channel `c`, made when first needed.
-    fn users_mut(&mut self, c: ChannelId) -> &mut Vec<usize> {
+    fn users_mut(&mut self, c: ChannelId) -> &mut ChannelUsers {
         if self.user_slot[c as usize] == 0 {
-            self.user_lists.push(Vec::new());
+            self.user_lists.push(ChannelUsers::default());
             self.user_slot[c as usize] = self.user_lists.len() as u32;
         }
         &mut self.user_lists[self.user_slot[c as usize] as usize - 1]
+    }
+
+    /// Channel `c`'s active transfers with their aggregates (`None` before any used it).
+    fn channel_users(&self, c: ChannelId) -> Option<&ChannelUsers> {
+        match self.user_slot[c as usize] {
+            0 => None,
+            s => Some(&self.user_lists[s as usize - 1]),
+        }
+    }
+
+    /// Transfer `id` (active: on its channels' user lists) gets `rate` and `bound`; its
+    /// channels' aggregates follow.
+    fn set_rate(&mut self, id: usize, rate: u64, bound: Limit) {
+        let job = &self.jobs[id];
+        if job.rate == rate && job.bound == bound {
+            return;
+        }
+        for u in &job.uses {
+            let s = self.user_slot[u.channel as usize];
+            debug_assert!(s > 0, "an active transfer is on its channels' lists");
+            let users = &mut self.user_lists[s as usize - 1];
+            users.load = users.load - job.rate as u128 * u.weight + rate as u128 * u.weight;
+        }
+        for (limit, sign) in [(job.bound, false), (bound, true)] {
+            if let Limit::Channel(c) = limit
+                && job.uses.iter().any(|u| u.channel == c)
+            {
+                let users = &mut self.user_lists[self.user_slot[c as usize] as usize - 1];
+                match sign {
+                    true => users.bound += 1,
+                    false => users.bound -= 1,
+                }
+            }
+        }
+        let job = &mut self.jobs[id];
+        job.rate = rate;
+        job.bound = bound;
     }
 
     /// The index of `key`'s queue (numbered in order of first use; the map only finds them).
@@ -280,10 +373,10 @@ fn same_window(job: &Job, engine: usize) -> bool {
 
 /// The active transfers on channel `c` (`Bulks::user_slot` into `Bulks::user_lists`): a
 /// function of the two fields, so that a caller may hold them while it changes the transfers.
-fn users_in<'a>(slot: &[u32], lists: &'a [Vec<usize>], c: ChannelId) -> &'a [usize] {
+fn users_in<'a>(slot: &[u32], lists: &'a [ChannelUsers], c: ChannelId) -> &'a [usize] {
     match slot[c as usize] {
         0 => &[],
-        s => &lists[s as usize - 1],
+        s => &lists[s as usize - 1].jobs,
     }
 }
 
@@ -734,8 +827,14 @@ impl Fabric<'_> {
         job.resume_at = job.resume_at.max(held);
         for k in 0..self.bulk.jobs[id].uses.len() {
             let c = self.bulk.jobs[id].uses[k].channel;
-            if !self.bulk.users(c).contains(&id) {
-                self.bulk.users_mut(c).push(id);
+            // Once per channel however many of its uses are there (a job joins once).
+            if !self.bulk.jobs[id].uses[..k].iter().any(|u| u.channel == c) {
+                debug_assert!(!self.bulk.users(c).contains(&id));
+                let b = &mut self.bulk;
+                b.users_mut(c);
+                let users = &mut b.user_lists[b.user_slot[c as usize] as usize - 1];
+                users.jobs.push(id);
+                users.count(&b.jobs[id], c, true);
             }
         }
         if let Some(rw) = self.bulk.jobs[id].read {
@@ -833,9 +932,7 @@ impl Fabric<'_> {
         for (k, s) in shares.into_iter().enumerate() {
             let id = group[k];
             let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
-            let job = &mut self.bulk.jobs[id];
-            job.rate = s.rate.max(1);
-            job.bound = limit;
+            self.bulk.set_rate(id, s.rate.max(1), limit);
         }
         self.bulk_schedule(now, q);
     }
@@ -1046,7 +1143,12 @@ impl Fabric<'_> {
         for &id in &done {
             for k in 0..self.bulk.jobs[id].uses.len() {
                 let c = self.bulk.jobs[id].uses[k].channel;
-                self.bulk.users_mut(c).retain(|&j| j != id);
+                let b = &mut self.bulk;
+                let users = &mut b.user_lists[b.user_slot[c as usize] as usize - 1];
+                if let Some(at) = users.jobs.iter().position(|&j| j == id) {
+                    users.jobs.remove(at);
+                    users.count(&b.jobs[id], c, false);
+                }
                 if taken.insert((c, false)) {
                     neighbours.extend(self.bulk.users(c));
                 }
@@ -1091,18 +1193,16 @@ impl Fabric<'_> {
     ) -> (Ps, Ps) {
         let spec = &self.channels[c as usize];
         let cap = self.bulk.fluid.capacity[c as usize];
-        let users = self.bulk.users(c);
-        let (mut load, mut queued, mut bound) = (0u128, 0, false);
-        for &id in users {
-            let job = &self.bulk.jobs[id];
-            bound |= job.bound == Limit::Channel(c);
-            for u in job.uses.iter().filter(|u| u.channel == c) {
-                load += job.rate as u128 * u.weight;
-                if u.src != src {
-                    queued = queued.max(spec.rate.tx_time(u.unit_wire));
-                }
+        let none = self.bulk.channel_users(c).is_none_or(|u| u.jobs.is_empty());
+        let (load, queued, bound) = match self.bulk.channel_users(c) {
+            Some(users) if !none => {
+                let queued = users
+                    .largest_other(src)
+                    .map_or(0, |wire| spec.rate.tx_time(wire));
+                (users.load, queued, users.bound > 0)
             }
-        }
+            _ => (0, 0, false),
+        };
         // The link's own rate: its capacity with the rooms of units still being carried.
         let full = cap + self.bulk.reserved[c as usize];
         // Serialised in what the rooms of units before it leave (all of the link without them).
@@ -1110,7 +1210,7 @@ impl Fabric<'_> {
             true => service,
             false => (service as u128 * full).div_ceil(cap.max(1)) as Ps,
         };
-        if users.is_empty() {
+        if none {
             let hold = serialised;
             let held = &mut self.bulk.unit_until[c as usize];
             *held = (*held).max(now + hold);

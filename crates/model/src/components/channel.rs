@@ -43,7 +43,7 @@ pub type UnitId = u32;
 /// Who a unit comes from, for a server's round robin and ordering: the flow (or a device's own
 /// queue) and the channel where its route starts (the requester's or completer's own link or
 /// memory). Units of one source keep their order; sources take turns.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Source {
     /// The flow's index in the point, or a device queue's reserved number.
     pub flow: u32,
