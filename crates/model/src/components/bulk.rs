@@ -30,7 +30,7 @@ use super::steps::Instance;
 use crate::engine::Queue;
 use crate::plan::{Copy, Milestone, ReadSpec, StepId, StepKind};
 use crate::record::Hop;
-use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
+use crate::topology::{ChannelId, ChannelSpec, ReadEngineId, Topology, Unit};
 use crate::units::{PS_PER_S, Ps};
 
 /// The queue a transfer waits in behind the transfers before it: its flow's send queue, or a
@@ -40,7 +40,11 @@ enum QueueKey {
     /// A flow's send queue (its NIC transfers go one after another).
     Flow(u32),
     /// A GPU's copies: its copy engine (by read-engine index) in one direction, or its SMs.
-    Gpu { engine: usize, h2d: bool, sms: bool },
+    Gpu {
+        engine: ReadEngineId,
+        h2d: bool,
+        sms: bool,
+    },
 }
 
 /// What limited a transfer: a channel, a read window, or nothing.
@@ -48,10 +52,9 @@ enum QueueKey {
 pub enum Limit {
     /// A server channel (index into the topology's channels) whose rate bound the transfer.
     Channel(ChannelId),
-    /// A read engine's outstanding-read window bound the transfer (index into the fabric's read
-    /// engines: NIC payload reads, GPU copy engines, then NIC WQE fetches; see
-    /// [`crate::topology::Topology::engine_name`]).
-    Window(usize),
+    /// A read engine's outstanding-read window bound the transfer (a NIC's or a copy
+    /// engine's; see [`crate::topology::Topology::engine_name`]).
+    Window(ReadEngineId),
     /// Nothing bound it: it moved at the unbounded rate.
     None,
 }
@@ -198,7 +201,7 @@ pub struct Job {
 #[derive(Clone, Copy, Debug)]
 struct ReadWeight {
     /// Its window (read engine).
-    engine: usize,
+    engine: ReadEngineId,
     at: usize,
     idle_rtt: Ps,
     completions: u32,
@@ -293,13 +296,13 @@ impl Bulks {
     fn limit_of(&self, r: Res) -> Limit {
         match (r as usize).checked_sub(self.channels) {
             None => Limit::Channel(r as ChannelId),
-            Some(engine) => Limit::Window(engine),
+            Some(engine) => Limit::Window(ReadEngineId(engine as u32)),
         }
     }
 
     /// The fluid resource of read window (engine) `engine`.
-    fn window_res(&self, engine: usize) -> Res {
-        (self.channels + engine) as Res
+    fn window_res(&self, engine: ReadEngineId) -> Res {
+        (self.channels + engine.index()) as Res
     }
 
     /// The active transfers on channel `c`.
@@ -367,7 +370,7 @@ impl Bulks {
 /// Whether `job` reads under window `engine`: its units then take part in the same closed loop
 /// of tags as the reads they delay, and Little's law over the whole window already holds them
 /// (two flows under one window on one path move what one flow with that window moves).
-fn same_window(job: &Job, engine: usize) -> bool {
+fn same_window(job: &Job, engine: ReadEngineId) -> bool {
     job.read.is_some_and(|r| r.engine == engine)
 }
 
@@ -384,7 +387,10 @@ fn users_in<'a>(slot: &[u32], lists: &'a [ChannelUsers], c: ChannelId) -> &'a [u
 /// under the same read window (else no read waits for another job's units: every round trip
 /// stays idle and the loaded rounds would change nothing). `one_window` holds, per channel the
 /// jobs use (ascending), the one window all its users read under, if any.
-fn reads_meet_other_windows(jobs: &[&Job], one_window: &[(ChannelId, Option<usize>)]) -> bool {
+fn reads_meet_other_windows(
+    jobs: &[&Job],
+    one_window: &[(ChannelId, Option<ReadEngineId>)],
+) -> bool {
     let mixed = |c: ChannelId| {
         one_window
             .binary_search_by_key(&c, |o| o.0)
@@ -531,7 +537,7 @@ impl Fabric<'_> {
         // Its first round goes at the links' rate only on a window no other transfer holds
         // or waits for (a stream keeps its window full: it moves at the window's rate).
         if let Some(rw) = &job.read {
-            let others = &mut self.bulk.window_jobs[rw.engine];
+            let others = &mut self.bulk.window_jobs[rw.engine.index()];
             if *others == 0 {
                 job.latency -= job.early;
             }
@@ -752,7 +758,7 @@ impl Fabric<'_> {
             // Bytes in flight: the window's requests of MRRS; a transfer's weight is its round
             // trip (Little's law).
             let r = self.bulk.window_res(engine);
-            let in_flight = self.bulk.windows[engine] as u128 * read.mrrs as u128 * SCALE;
+            let in_flight = self.bulk.windows[engine.index()] as u128 * read.mrrs as u128 * SCALE;
             self.bulk.fluid.set(r, in_flight, true);
             read_weight = Some(ReadWeight {
                 engine,
@@ -769,7 +775,7 @@ impl Fabric<'_> {
         let latency = stages[reference].first_out.saturating_sub(arrival);
         let early = match (&read_weight, window) {
             (Some(rw), Some((_, read, _))) => {
-                let in_flight = self.bulk.windows[rw.engine] as u64 * read.mrrs;
+                let in_flight = self.bulk.windows[rw.engine.index()] as u64 * read.mrrs;
                 let round = bytes.min(in_flight).saturating_sub(first_bytes);
                 self.first_round(&demand, rw.at, round).min(latency)
             }
@@ -838,7 +844,7 @@ impl Fabric<'_> {
             }
         }
         if let Some(rw) = self.bulk.jobs[id].read {
-            self.bulk.window_users[rw.engine].push(id);
+            self.bulk.window_users[rw.engine.index()].push(id);
         }
         self.bulk_solve_soon(&[id], now, q);
     }
@@ -975,10 +981,14 @@ impl Fabric<'_> {
                 }
             }
             if let Some(rw) = job.read
-                && b.window_reached[rw.engine] != mark
+                && b.window_reached[rw.engine.index()] != mark
             {
-                b.window_reached[rw.engine] = mark;
-                reach(&b.window_users[rw.engine], &mut b.reached, &mut stack);
+                b.window_reached[rw.engine.index()] = mark;
+                reach(
+                    &b.window_users[rw.engine.index()],
+                    &mut b.reached,
+                    &mut stack,
+                );
             }
         }
         if found == b.active.len() {
@@ -1017,7 +1027,7 @@ impl Fabric<'_> {
         on.sort_unstable();
         // Per channel: the one read window every transfer on it reads under, if they all do
         // (then none of them waits for another: the window already holds them).
-        let mut one_window: Vec<(ChannelId, Option<usize>)> = Vec::new();
+        let mut one_window: Vec<(ChannelId, Option<ReadEngineId>)> = Vec::new();
         for run in on.chunk_by(|a, b| a.0 == b.0) {
             let engine = jobs[run[0].1].read.map(|r| r.engine);
             let same = engine.is_some_and(|e| run.iter().all(|l| same_window(jobs[l.1], e)));
@@ -1154,9 +1164,9 @@ impl Fabric<'_> {
                 }
             }
             if let Some(rw) = self.bulk.jobs[id].read {
-                self.bulk.window_users[rw.engine].retain(|&j| j != id);
-                if taken.insert((rw.engine as ChannelId, true)) {
-                    neighbours.extend(&self.bulk.window_users[rw.engine]);
+                self.bulk.window_users[rw.engine.index()].retain(|&j| j != id);
+                if taken.insert((rw.engine.0, true)) {
+                    neighbours.extend(&self.bulk.window_users[rw.engine.index()]);
                 }
             }
         }
@@ -1301,7 +1311,7 @@ impl Fabric<'_> {
         // The transfer is over: its lists move out here (nothing reads a done transfer's stages,
         // uses or demand again), so the memory of a long stream is its transfers in flight.
         if let Some(rw) = &self.bulk.jobs[id].read {
-            self.bulk.window_jobs[rw.engine] -= 1;
+            self.bulk.window_jobs[rw.engine.index()] -= 1;
         }
         let job = {
             let j = &mut self.bulk.jobs[id];

@@ -3,11 +3,34 @@
 
 use super::Event;
 use super::fabric::{Fabric, Train, read_completions};
+use super::read_window::ReadWindow;
 use super::steps::Instance;
 use crate::engine::Queue;
 use crate::plan::{Copy, Milestone, StepKind};
-use crate::topology::Unit;
+use crate::topology::{Topology, Unit};
 use crate::units::Ps;
+
+/// One GPU's copy engine's own state: its outstanding-read windows, each a single queue for
+/// every flow's copies (it moves its copies one after the other).
+#[derive(Debug)]
+pub struct CopyEngine {
+    /// Reads over PCIe (host memory, peers through the PCIe fabric).
+    pub pcie: ReadWindow,
+    /// Reads of peers over NVLink.
+    pub nvlink: ReadWindow,
+}
+
+impl CopyEngine {
+    /// The copy engine of GPU `g` (numbered over every host) of `topo`, its windows as
+    /// `windows` sizes them.
+    pub fn new(windows: &[u32], topo: &Topology, g: usize) -> CopyEngine {
+        let (pcie, nvlink) = topo.copy_engines(g);
+        CopyEngine {
+            pcie: ReadWindow::new(windows[pcie.index()], true),
+            nvlink: ReadWindow::new(windows[nvlink.index()], true),
+        }
+    }
+}
 
 impl Fabric<'_> {
     fn copy_of(&self, (flow, _, step): Instance) -> Copy {

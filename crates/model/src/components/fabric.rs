@@ -12,12 +12,15 @@ use std::collections::VecDeque;
 use super::Event;
 use super::bulk::Bulks;
 use super::channel::{self, Servers};
+use super::copy::CopyEngine;
 use super::cpu::Cpu;
+use super::nic::Nic;
 use super::options::SimOptions;
+use super::read_window::ReadWindow;
 use crate::engine::{Handler, Queue};
 use crate::plan::{Plan, StepId, StepKind};
 use crate::record::{Names, Recorder};
-use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
+use crate::topology::{ChannelId, ChannelSpec, ReadEngineId, ReadEngineOwner, Topology, Unit};
 use crate::units::Ps;
 
 pub type TrainId = u32;
@@ -27,7 +30,7 @@ pub type RouteId = u32;
 
 /// The flow number in the source id of a device's own queue (a copy engine's), shared by every
 /// flow (no flow has this number: a point's flows are far fewer than 2^32 - 1).
-const ENGINE_FLOW: u32 = u32::MAX;
+pub(crate) const ENGINE_FLOW: u32 = u32::MAX;
 
 /// The message of a gating flow that message `msg` of a gated flow waits for, under a gate of
 /// `lag` on a flow of `total` messages: message msg - lag, or the last where the gating flow
@@ -69,49 +72,13 @@ pub struct Train {
 /// One outstanding DMA read request: what to do with its completions.
 #[derive(Clone, Copy, Debug)]
 pub struct ReadReq {
-    pub engine: u32,
+    pub engine: ReadEngineId,
     pub cpl_route: RouteId,
     pub mps: u64,
     pub bytes: u64,
     /// Completions still to arrive at the requester.
     pub left: u32,
     pub counts_payload: bool,
-}
-
-/// A DMA requester's outstanding-read window, in read requests (tags), and its requests
-/// waiting for a tag: one queue per flow, served round robin one request at a time, as a NIC's
-/// scheduler arbitrates between its queue pairs (the fluid model's fair share of the window);
-/// a copy engine has one queue for all flows, because it moves its copies one after the other.
-#[derive(Debug)]
-pub struct ReadEngine {
-    pub tags_free: u32,
-    /// Non-empty queues by flow (or [`ENGINE_FLOW`]), the next to be served first.
-    waiting: VecDeque<(u32, VecDeque<TrainId>)>,
-    one_queue: bool,
-    /// The memory that answered this engine's last read completion and when that left it: a
-    /// memory answers one requester's reads in the order they came (the access jitter delays
-    /// them, never reorders them, so a delay cannot let a later read overtake an earlier one
-    /// and make a transfer faster than noise-free).
-    last_data: Option<(ChannelId, Ps)>,
-}
-
-impl ReadEngine {
-    fn push(&mut self, flow: u32, id: TrainId) {
-        let key = if self.one_queue { ENGINE_FLOW } else { flow };
-        match self.waiting.iter_mut().find(|w| w.0 == key) {
-            Some(w) => w.1.push_back(id),
-            None => self.waiting.push_back((key, VecDeque::from([id]))),
-        }
-    }
-
-    fn pop(&mut self) -> Option<TrainId> {
-        let (key, mut queue) = self.waiting.pop_front()?;
-        let id = queue.pop_front();
-        if !queue.is_empty() {
-            self.waiting.push_back((key, queue));
-        }
-        id
-    }
 }
 
 /// First-byte and last-byte times of one step (see [`crate::record::Span`]).
@@ -218,7 +185,10 @@ pub struct Fabric<'t> {
     free_trains: Vec<TrainId>,
     pub(crate) reads: Vec<ReadReq>,
     free_reads: Vec<u32>,
-    pub(crate) engines: Vec<ReadEngine>,
+    /// Each NIC's own state (its read windows), NICs over every host in topology order.
+    pub(crate) nics: Vec<Nic>,
+    /// Each GPU's copy engine's own state, GPUs over every host in topology order.
+    pub(crate) copy_engines: Vec<CopyEngine>,
     pub(crate) cpus: Vec<Cpu>,
     /// Each CPU thread's name: its host and socket, and the flow it runs.
     pub(crate) cpu_names: Vec<String>,
@@ -315,21 +285,12 @@ impl<'t> Fabric<'t> {
             });
         }
         let windows = topo.read_windows();
-        let mut engines = windows
-            .iter()
-            .map(|&tags| ReadEngine {
-                tags_free: tags,
-                waiting: VecDeque::new(),
-                one_queue: false,
-                last_data: None,
-            })
-            .collect::<Vec<_>>();
-        for (h, host) in topo.hosts.iter().enumerate() {
-            for g in 0..host.spec.gpus.len() {
-                engines[topo.gpu_engine(h, g)].one_queue = true;
-                engines[topo.gpu_nvlink_engine(h, g)].one_queue = true;
-            }
-        }
+        let nics = (0..topo.nic_count())
+            .map(|n| Nic::new(windows, topo, n))
+            .collect();
+        let copy_engines = (0..topo.gpu_count())
+            .map(|g| CopyEngine::new(windows, topo, g))
+            .collect();
         let bulk = Bulks::new(topo, windows);
         Fabric {
             topo,
@@ -341,7 +302,8 @@ impl<'t> Fabric<'t> {
             free_trains: Vec::new(),
             reads: Vec::new(),
             free_reads: Vec::new(),
-            engines,
+            nics,
+            copy_engines,
             cpus,
             cpu_names,
             flows,
@@ -584,7 +546,7 @@ impl<'t> Fabric<'t> {
         let mut head = out + spec.latency + t.extra;
         if let Some(rid) = t.read.filter(|_| t.extra > 0) {
             // A jittered completion leaves the memory no earlier than its requester's last.
-            let engine = &mut self.engines[self.reads[rid as usize].engine as usize];
+            let engine = self.window(self.reads[rid as usize].engine);
             if let Some((_, at)) = engine.last_data.filter(|l| l.0 == c) {
                 head = head.max(at);
             }
@@ -613,12 +575,22 @@ impl<'t> Fabric<'t> {
 
     // ---- DMA reads under a window ------------------------------------------------------------
 
+    /// Read window `e`, in the NIC or copy engine that owns it.
+    pub(crate) fn window(&mut self, e: ReadEngineId) -> &mut ReadWindow {
+        match self.topo.owner_of(e) {
+            ReadEngineOwner::NicData(n) => &mut self.nics[n].data,
+            ReadEngineOwner::NicWqe(n) => &mut self.nics[n].wqe,
+            ReadEngineOwner::CopyEngine(g) => &mut self.copy_engines[g].pcie,
+            ReadEngineOwner::CopyEngineNvlink(g) => &mut self.copy_engines[g].nvlink,
+        }
+    }
+
     /// Queues a read of `bytes` (requests of at most `mrrs`, completions of at most `mps`) on a
     /// read engine for step instance `who`; each request issues when the engine has a tag.
     #[allow(clippy::too_many_arguments)]
     pub fn read(
         &mut self,
-        engine: usize,
+        engine: ReadEngineId,
         (req, cpl): (RouteId, RouteId),
         (mrrs, mps): (u64, u64),
         bytes: u64,
@@ -632,7 +604,7 @@ impl<'t> Fabric<'t> {
         while off < total {
             let b = mrrs.min(total - off);
             let r = ReadReq {
-                engine: engine as u32,
+                engine,
                 cpl_route: cpl,
                 mps,
                 bytes: b,
@@ -652,7 +624,7 @@ impl<'t> Fabric<'t> {
             let mut t = self.train(req, who, Unit::ReadRequest, 0, now);
             t.read = Some(rid);
             let id = self.new_train(t);
-            self.engines[engine].push(who.0, id);
+            self.window(engine).push(who.0, id);
             off += b;
         }
         self.issue_reads(engine, now, q);
@@ -679,12 +651,12 @@ impl<'t> Fabric<'t> {
     }
 
     /// Issues waiting requests while tags are free.
-    fn issue_reads(&mut self, engine: usize, now: Ps, q: &mut Queue<Event>) {
-        while self.engines[engine].tags_free > 0 {
-            let Some(id) = self.engines[engine].pop() else {
+    fn issue_reads(&mut self, engine: ReadEngineId, now: Ps, q: &mut Queue<Event>) {
+        while self.window(engine).tags_free > 0 {
+            let Some(id) = self.window(engine).pop() else {
                 return;
             };
-            self.engines[engine].tags_free -= 1;
+            self.window(engine).tags_free -= 1;
             let t = &mut self.trains[id as usize];
             t.head = now;
             t.stage_in = now;
@@ -732,9 +704,9 @@ impl<'t> Fabric<'t> {
         if r.left > 0 {
             return false;
         }
-        let engine = r.engine as usize;
+        let engine = r.engine;
         self.free_reads.push(rid);
-        self.engines[engine].tags_free += 1;
+        self.window(engine).tags_free += 1;
         self.issue_reads(engine, now, q);
         true
     }

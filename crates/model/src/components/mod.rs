@@ -16,6 +16,7 @@ pub mod footprint;
 mod nic;
 mod options;
 mod queueing;
+mod read_window;
 mod recv_queue;
 mod run;
 mod steps;

@@ -4,13 +4,35 @@
 
 use super::Event;
 use super::fabric::{Fabric, Train, read_completions};
+use super::read_window::ReadWindow;
 use super::steps::Instance;
 use crate::engine::Queue;
 use crate::plan::{Gather, Milestone, NicRef, Step, StepKind};
 use crate::record::{Descriptor, DescriptorDir};
-use crate::topology::Unit;
 use crate::topology::spec::NicSpec;
+use crate::topology::{Topology, Unit};
 use crate::units::Ps;
+
+/// One NIC's own state: its outstanding-read windows. Its queue pairs' send queues are the
+/// flows' (a flow is one QP); its send engine and ports are channels of the topology.
+#[derive(Debug)]
+pub struct Nic {
+    /// Payload reads: gathers, RDMA Read responses, flushes (a queue per flow, round robin).
+    pub data: ReadWindow,
+    /// WQE fetches after a doorbell, apart from its data reads.
+    pub wqe: ReadWindow,
+}
+
+impl Nic {
+    /// NIC `n` (numbered over every host) of `topo`, its windows as `windows` sizes them.
+    pub fn new(windows: &[u32], topo: &Topology, n: usize) -> Nic {
+        let (data, wqe) = topo.nic_engines(n);
+        Nic {
+            data: ReadWindow::new(windows[data.index()], false),
+            wqe: ReadWindow::new(windows[wqe.index()], false),
+        }
+    }
+}
 
 impl Fabric<'_> {
     pub(crate) fn nic_spec(&self, nic: NicRef) -> &NicSpec {

@@ -2,7 +2,7 @@
 
 use super::{Buffer, Dep, GpuRef, NicRef, PlanRoute, StepId};
 use crate::record::Stage;
-use crate::topology::ChannelId;
+use crate::topology::{ChannelId, ReadEngineId};
 use crate::units::Ps;
 
 /// One step of a plan.
@@ -30,8 +30,8 @@ pub struct Step {
 /// completer's memory and the completions come back on `cpl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadSpec {
-    /// The read engine (window) of the requester: index into the topology's read engines.
-    pub engine: usize,
+    /// The read engine (window) of the requester.
+    pub engine: ReadEngineId,
     /// The route of the read requests, requester to completer's memory.
     pub req: PlanRoute,
     /// The route of the completions, completer's memory back to the requester.

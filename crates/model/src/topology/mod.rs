@@ -11,6 +11,7 @@ pub mod cpu_family;
 mod machine;
 pub mod network;
 pub mod pcie;
+mod read_engines;
 mod route;
 pub mod spec;
 pub mod topo_matrix;
@@ -18,6 +19,7 @@ pub mod topo_matrix;
 pub use affinity::{Affinity, MAX_NVLINKS};
 pub use cpu_family::CpuFamily;
 pub use network::{Network, Port, PortPair};
+pub use read_engines::{ReadEngineId, ReadEngineOwner};
 pub use route::{Flow, Place, Route, RouteError};
 
 use std::sync::Arc;
@@ -288,11 +290,11 @@ pub struct Topology {
     /// Per host, how many NICs the hosts before it have (one more entry: every NIC): the
     /// read-engine numbering's offsets, so that an engine's index costs the same on 2 hosts as
     /// on 128.
-    nics_before: Vec<usize>,
+    pub(crate) nics_before: Vec<usize>,
     /// Per host, how many GPUs the hosts before it have (one more entry: every GPU).
-    gpus_before: Vec<usize>,
+    pub(crate) gpus_before: Vec<usize>,
     /// [`Topology::read_windows`], computed once.
-    windows: Vec<u32>,
+    pub(crate) windows: Vec<u32>,
 }
 
 /// One host on its own (its channels numbered from 0): for questions about its structure, such as
@@ -398,102 +400,6 @@ impl Topology {
                 )
             })
             .min_by_key(|(r, _)| *r)
-    }
-
-    /// Outstanding-read windows of every DMA requester with one: each NIC's data reads (host
-    /// by host), each GPU's copy engine, each NIC's descriptor (WQE) fetches, then each GPU's
-    /// copy engine again for its reads of peers over NVLink (a window of their own: NVLink
-    /// keeps many more reads in flight than a PCIe requester). [`Topology::nic_engine`],
-    /// [`Topology::gpu_engine`], [`Topology::wqe_engine`] and [`Topology::gpu_nvlink_engine`]
-    /// index it.
-    pub fn read_windows(&self) -> &[u32] {
-        &self.windows
-    }
-
-    /// [`Topology::read_windows`] from the hosts' specs.
-    fn windows_of_hosts(&self) -> Vec<u32> {
-        let nics = self
-            .hosts
-            .iter()
-            .flat_map(|h| h.spec.nics.iter().map(|n| n.read_window));
-        let gpus = self
-            .hosts
-            .iter()
-            .flat_map(|h| h.spec.gpus.iter().map(|g| g.copy_engine.read_window));
-        let wqe = self
-            .hosts
-            .iter()
-            .flat_map(|h| h.spec.nics.iter().map(|_| WQE_FETCH_READS));
-        let nvlink = self
-            .hosts
-            .iter()
-            .flat_map(|h| h.spec.gpus.iter().map(|g| g.copy_engine.nvlink_read_window));
-        nics.chain(gpus).chain(wqe).chain(nvlink).collect()
-    }
-
-    /// What read engine `e` is, for reports: "node-a/nic0 read window".
-    pub fn engine_name(&self, e: usize) -> String {
-        let (nics, gpus) = (self.nic_count(), self.gpu_count());
-        // The host whose items of a table of per-host offsets hold index `i`, and its item.
-        let find = |before: &[usize], i: usize| {
-            let h = before.partition_point(|&b| b <= i) - 1;
-            (h, i - before[h])
-        };
-        let nic = |i: usize| {
-            let (h, n) = find(&self.nics_before, i);
-            format!("{}/{}", self.hosts[h].name, self.hosts[h].spec.nics[n].name)
-        };
-        let gpu = |i: usize| {
-            let (h, g) = find(&self.gpus_before, i);
-            format!("{}/{}", self.hosts[h].name, self.hosts[h].spec.gpus[g].name)
-        };
-        if e < nics {
-            format!("{} read window", nic(e))
-        } else if e < nics + gpus {
-            format!("{} copy engine read window", gpu(e - nics))
-        } else if e < 2 * nics + gpus {
-            format!("{} WQE fetch window", nic(e - nics - gpus))
-        } else {
-            format!(
-                "{} copy engine NVLink read window",
-                gpu(e - 2 * nics - gpus)
-            )
-        }
-    }
-
-    /// NICs over every host.
-    fn nic_count(&self) -> usize {
-        self.nics_before[self.hosts.len()]
-    }
-
-    /// GPUs over every host.
-    fn gpu_count(&self) -> usize {
-        self.gpus_before[self.hosts.len()]
-    }
-
-    /// The read engine of NIC `nic`'s WQE fetches: a queue of its own, so that a WQE never
-    /// waits behind the data reads of earlier messages.
-    pub fn wqe_engine(&self, host: usize, nic: usize) -> usize {
-        self.nic_count() + self.gpu_count() + self.nic_engine(host, nic)
-    }
-
-    /// The read engine of the copy engine of GPU `gpu` of host `host` for its reads of peers
-    /// over NVLink.
-    pub fn gpu_nvlink_engine(&self, host: usize, gpu: usize) -> usize {
-        // After the NICs', the copy engines' and the WQE fetches' windows, in GPU order.
-        self.gpu_engine(host, gpu) + self.nic_count() + self.gpu_count()
-    }
-
-    /// The read engine of NIC `nic` of host `host`.
-    pub fn nic_engine(&self, host: usize, nic: usize) -> usize {
-        debug_assert!(nic < self.hosts[host].spec.nics.len());
-        self.nics_before[host] + nic
-    }
-
-    /// The read engine of the copy engine of GPU `gpu` of host `host`.
-    pub fn gpu_engine(&self, host: usize, gpu: usize) -> usize {
-        debug_assert!(gpu < self.hosts[host].spec.gpus.len());
-        self.nic_count() + self.gpus_before[host] + gpu
     }
 
     /// The network route from NIC `a` of host `ha` to NIC `z` of host `hz`.

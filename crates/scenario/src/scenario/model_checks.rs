@@ -203,3 +203,63 @@ mod bulk_shares {
         }
     }
 }
+
+/// The read engines' numbering (`topology::read_engines`) on a machine with many of each
+/// device: every window has one owner, each device's windows come back to it, and every name
+/// is distinct, so the fabric's NICs and copy engines hold exactly the topology's windows.
+mod read_engines {
+    use crate::topology::{ReadEngineId, ReadEngineOwner};
+
+    #[test]
+    fn every_window_belongs_to_one_nic_or_copy_engine() {
+        let cfg = crate::config::parse(
+            include_str!("../../../../configs/dgx-h100.toml"),
+            "dgx-h100.toml",
+        )
+        .expect("the shipped config loads");
+        let topo = super::super::topology(&cfg);
+        let (nics, gpus) = (topo.nic_count(), topo.gpu_count());
+        assert!(
+            topo.hosts.len() == 2 && nics >= 16 && gpus == 16,
+            "{nics} {gpus}"
+        );
+        let windows = topo.read_windows().len();
+        assert_eq!(windows, 2 * (nics + gpus));
+        let mut names = std::collections::BTreeSet::new();
+        for e in 0..windows as u32 {
+            let e = ReadEngineId(e);
+            let back = match topo.owner_of(e) {
+                ReadEngineOwner::NicData(n) => topo.nic_engines(n).0,
+                ReadEngineOwner::NicWqe(n) => topo.nic_engines(n).1,
+                ReadEngineOwner::CopyEngine(g) => topo.copy_engines(g).0,
+                ReadEngineOwner::CopyEngineNvlink(g) => topo.copy_engines(g).1,
+            };
+            assert_eq!(back, e);
+            assert!(names.insert(topo.engine_name(e)), "{}", topo.engine_name(e));
+        }
+        for (h, host) in topo.hosts.iter().enumerate() {
+            for n in 0..host.spec.nics.len() {
+                let i = topo.nic_index(h, n);
+                assert_eq!(
+                    topo.owner_of(topo.nic_engine(h, n)),
+                    ReadEngineOwner::NicData(i)
+                );
+                assert_eq!(
+                    topo.owner_of(topo.wqe_engine(h, n)),
+                    ReadEngineOwner::NicWqe(i)
+                );
+            }
+            for g in 0..host.spec.gpus.len() {
+                let i = topo.gpu_index(h, g);
+                assert_eq!(
+                    topo.owner_of(topo.gpu_engine(h, g)),
+                    ReadEngineOwner::CopyEngine(i)
+                );
+                let nvlink = topo.gpu_nvlink_engine(h, g);
+                assert_eq!(topo.owner_of(nvlink), ReadEngineOwner::CopyEngineNvlink(i));
+            }
+        }
+        let last = topo.engine_name(ReadEngineId(windows as u32 - 1));
+        assert_eq!(last, "dgx-b/gpu7 copy engine NVLink read window");
+    }
+}
