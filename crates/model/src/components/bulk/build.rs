@@ -1,0 +1,353 @@
+//! From a plan's streaming steps to a bulk transfer: the channels it uses and their weights
+//! (TLP and packet headers charged), its read window's round trip, its latency (its first
+//! packet's trip on idle channels) and the queue it waits in.
+
+use super::*;
+
+impl Fabric<'_> {
+    fn specs(&self, route: crate::components::fabric::RouteId) -> Vec<&ChannelSpec> {
+        self.routes[route as usize]
+            .iter()
+            .map(|&c| &self.channels[c as usize])
+            .collect()
+    }
+
+    /// Adds `route`'s server channels to `uses`: step `step` puts `unit`s of `per` bytes
+    /// there, one for every `payload` bytes of the transfer's `bytes` (a data unit carries its
+    /// payload, `per == payload`; a read request carries none and asks for `payload`). A
+    /// transfer shorter than one data unit moves in one unit of its own size, which pays its
+    /// whole header on those bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn charge(
+        &self,
+        uses: &mut Vec<Use>,
+        (flow, step): (u32, StepId),
+        route: crate::components::fabric::RouteId,
+        unit: Unit,
+        (per, payload): (u64, u64),
+        bytes: u64,
+    ) {
+        let (per, payload) = match per > bytes {
+            true => (bytes.max(1), bytes.max(1)),
+            false => (per, payload),
+        };
+        let src = self.source(route, flow);
+        for &c in &self.routes[route as usize] {
+            let spec = &self.channels[c as usize];
+            if spec.is_server() {
+                let one = spec.wire_bytes(unit, per, 1);
+                uses.push(Use {
+                    channel: c,
+                    weight: fluid::weight(one, payload),
+                    step,
+                    phase: 0,
+                    unit,
+                    unit_wire: one,
+                    src,
+                });
+            }
+        }
+    }
+
+    /// Adds a DMA read's channels to `uses`: its requests out and its completions back. Returns
+    /// the two routes and the completion size.
+    fn charge_read(
+        &self,
+        uses: &mut Vec<Use>,
+        who: (u32, StepId),
+        read: ReadSpec,
+        bytes: u64,
+    ) -> (
+        crate::components::fabric::RouteId,
+        crate::components::fabric::RouteId,
+        u64,
+    ) {
+        let (req, cpl) = (
+            self.route_of(who.0, read.req),
+            self.route_of(who.0, read.cpl),
+        );
+        self.charge(uses, who, req, Unit::ReadRequest, (0, read.mrrs), bytes);
+        let c = read.completion();
+        self.charge(uses, who, cpl, Unit::Completion, (c, c), bytes);
+        (req, cpl, c)
+    }
+
+    /// The completer memory of a read.
+    fn completer_of(&self, flow: u32, read: ReadSpec) -> ChannelId {
+        self.routes[self.route_of(flow, read.cpl) as usize][0]
+    }
+
+    /// One draw of the completer memory's access jitter, for a bulk read's first data (each
+    /// access of a unit read draws its own).
+    fn read_jitter(&mut self, flow: u32, read: ReadSpec) -> Ps {
+        let mem = self.completer_of(flow, read);
+        self.servers[mem as usize].draw_jitter()
+    }
+
+    /// The round trip of one full read request on idle channels, with the completer's mean
+    /// access jitter (its window weight).
+    fn read_rtt(&self, flow: u32, read: ReadSpec) -> Ps {
+        let req = self.specs(self.route_of(flow, read.req));
+        let cpl = self.specs(self.route_of(flow, read.cpl));
+        let mem = self.completer_of(flow, read);
+        self.servers[mem as usize].mean_jitter()
+            + idle_transit(&req, Unit::ReadRequest, 0, 1).0
+            + idle_transit(
+                &cpl,
+                Unit::Completion,
+                read.completion(),
+                read.mrrs.div_ceil(read.completion()),
+            )
+            .1
+    }
+
+    /// How much sooner than at its window's rate the `round` bytes of a read's first round
+    /// after its first packet arrive. A read window caps a read's sustained rate (its bytes in
+    /// flight per round trip), not its first round: the window's first requests go out at once
+    /// and their data comes back at the rate of the links. Where the window (`demand.uses[at]`)
+    /// binds, those bytes take their time at the links' rate, not the window's.
+    fn first_round(&self, demand: &Demand, at: usize, round: u64) -> Ps {
+        let capacity = &self.bulk.fluid.capacity;
+        let rate = |&(r, weight): &(Res, u128)| (capacity[r as usize] / weight.max(1)).max(1);
+        let at_window = rate(&demand.uses[at]);
+        let at_links = (demand.uses.iter().enumerate())
+            .filter(|&(i, u)| i != at && u.1 > 0)
+            .map(|(_, u)| rate(u))
+            .min()
+            .unwrap_or(u128::MAX);
+        let round = round as u128 * SCALE;
+        (round / at_window).saturating_sub(round / at_links) as Ps
+    }
+
+    /// The transfer of the chain that begins with `inst`, and the key of its queue.
+    pub(super) fn build_job(&mut self, inst: Instance, t0: Ps) -> (Job, QueueKey) {
+        let (flow, msg, first) = inst;
+        let plan = self.plan_of(flow);
+        let step = &plan.steps[first as usize];
+        let (bytes, payload) = (step.bytes, step.payload);
+        let mut uses: Vec<Use> = Vec::new();
+        let mut stages = Vec::new();
+        let mut window = None;
+        let mut dram = 0u64;
+        let mut count_dram = |fab: &Fabric, route: crate::components::fabric::RouteId| {
+            dram += fab.routes[route as usize]
+                .iter()
+                .filter(|&&c| channel::is_host_memory(&fab.channels[c as usize]))
+                .count() as u64;
+        };
+        let reference;
+        let key;
+        // The first packet (or TLP): what its latency carries to the reference point.
+        let first_bytes;
+        match step.kind {
+            StepKind::DmaRead { nic, read, .. } => {
+                let (req, cpl, c) = self.charge_read(&mut uses, (flow, first), read, bytes);
+                count_dram(self, cpl);
+                window = Some((read.engine, read, self.read_rtt(flow, read)));
+                let mtu = self.nic_spec(nic).mtu;
+                let packet = mtu.min(bytes);
+                first_bytes = packet;
+                // The first packet's bytes at the NIC: its requests out, its completions back.
+                let first_data = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
+                    + idle_transit_of(&self.specs(cpl), Unit::Completion, packet, c).1;
+                let mut at = first_data + self.read_jitter(flow, read);
+                stages.push(Stage {
+                    step: first,
+                    first_in: 0,
+                    first_out: at,
+                    last_in: 0,
+                    last_out: 0,
+                });
+                // Then the packets: through the chain of streaming steps after the read.
+                let mut cur = first;
+                let mut write = None;
+                while let Some(next) = plan.output(cur) {
+                    let s = &plan.steps[next as usize];
+                    let r = self.step_route(flow, next);
+                    let from = at;
+                    match s.kind {
+                        StepKind::NicTx { .. } | StepKind::NicRx { .. } => {
+                            at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
+                        }
+                        StepKind::Wire { .. } => {
+                            self.charge(
+                                &mut uses,
+                                (flow, next),
+                                r,
+                                Unit::Packet,
+                                (mtu, mtu),
+                                bytes,
+                            );
+                            at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
+                        }
+                        StepKind::DmaWrite { mps, .. } => {
+                            write = Some((next, r, mps));
+                            break;
+                        }
+                        ref k => unreachable!("{k:?} does not stream"),
+                    }
+                    stages.push(Stage {
+                        step: next,
+                        first_in: from,
+                        first_out: at,
+                        last_in: 0,
+                        last_out: 0,
+                    });
+                    cur = next;
+                }
+                reference = stages.len() - 1;
+                // Offsets of the steps up to the reference from its end.
+                let ref_out = stages[reference].first_out as i64;
+                for s in stages.iter_mut() {
+                    s.last_out = s.first_out as i64 - ref_out;
+                    s.last_in = s.first_in as i64 - ref_out;
+                }
+                if let Some((w, r, mps)) = write {
+                    let wnic = match plan.steps[w as usize].kind {
+                        StepKind::DmaWrite { nic, .. } => nic,
+                        _ => unreachable!(),
+                    };
+                    let wmtt = self.nic_spec(wnic).mtt_lookup;
+                    self.charge(&mut uses, (flow, w), r, Unit::Write, (mps, mps), bytes);
+                    count_dram(self, r);
+                    let specs = self.specs(r);
+                    let (one, last) = idle_transit_of(&specs, Unit::Write, packet, mps);
+                    // The last packet's TLPs leave one after another on the first link: what
+                    // follows them from the NIC (the CQE) goes behind the last.
+                    let tlp = |b: u64| channel::service(specs[0], Unit::Write, b).0;
+                    let out =
+                        (packet / mps) * tlp(mps) + (packet % mps > 0) as u64 * tlp(packet % mps);
+                    let base = stages[reference].first_out;
+                    stages.push(Stage {
+                        step: w,
+                        first_in: base + wmtt,
+                        first_out: base + wmtt + one,
+                        last_in: (wmtt + out) as i64,
+                        last_out: (wmtt + last) as i64,
+                    });
+                }
+                key = QueueKey::Flow(flow);
+            }
+            StepKind::Memcpy { copy, gpu, .. } | StepKind::KernelCopy { copy, gpu } => {
+                let (lat, tlp) = match copy {
+                    Copy::D2h { route, mps } => {
+                        let r = self.route_of(flow, route);
+                        self.charge(&mut uses, (flow, first), r, Unit::Write, (mps, mps), bytes);
+                        count_dram(self, r);
+                        let tlp = mps.min(bytes);
+                        (idle_transit(&self.specs(r), Unit::Write, tlp, 1).0, mps)
+                    }
+                    Copy::H2d { read, commit } => {
+                        let (req, cpl, c) = self.charge_read(&mut uses, (flow, first), read, bytes);
+                        let commit = self.route_of(flow, commit);
+                        let from = uses.len();
+                        self.charge(
+                            &mut uses,
+                            (flow, first),
+                            commit,
+                            Unit::Completion,
+                            (c, c),
+                            bytes,
+                        );
+                        for u in &mut uses[from..] {
+                            u.phase = 1;
+                        }
+                        count_dram(self, cpl);
+                        window = Some((read.engine, read, self.read_rtt(flow, read)));
+                        let lat = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
+                            + idle_transit(&self.specs(cpl), Unit::Completion, c.min(bytes), 1).0
+                            + idle_transit(&self.specs(commit), Unit::Completion, c.min(bytes), 1)
+                                .0
+                            + self.read_jitter(flow, read);
+                        (lat, c)
+                    }
+                };
+                first_bytes = tlp.min(bytes);
+                stages.push(Stage {
+                    step: first,
+                    first_in: 0,
+                    first_out: lat,
+                    last_in: -(lat as i64),
+                    last_out: 0,
+                });
+                reference = 0;
+                // A copy engine's copies queue in its direction; a kernel's stores (PXN) in a
+                // queue of the GPU's SMs, beside its copy engines.
+                key = QueueKey::Gpu {
+                    engine: self.topo.gpu_engine(gpu.host, gpu.gpu),
+                    h2d: matches!(copy, Copy::H2d { .. }),
+                    sms: matches!(step.kind, StepKind::KernelCopy { .. }),
+                };
+            }
+            ref k => unreachable!("{k:?} is not a bulk transfer"),
+        }
+        let mut demand = Demand::default();
+        for u in &uses {
+            // A server channel is a fluid resource (its rate), made when first used.
+            let spec = &self.channels[u.channel as usize];
+            if !spec.is_server() {
+                continue;
+            }
+            let r = u.channel as Res;
+            if self.bulk.fluid.capacity[r as usize] == 0 {
+                let rate = spec.rate.bps() as u128 * WEIGHT_ONE / 8;
+                self.bulk.fluid.set(r, rate, false);
+            }
+            match demand.uses.iter_mut().find(|d| d.0 == r) {
+                Some(d) => d.1 += u.weight,
+                None => demand.uses.push((r, u.weight)),
+            }
+        }
+        let mut read_weight = None;
+        if let Some((engine, read, rtt)) = window {
+            // Bytes in flight: the window's requests of MRRS; a transfer's weight is its round
+            // trip (Little's law).
+            let r = self.bulk.window_res(engine);
+            let in_flight = self.bulk.windows[engine.index()] as u128 * read.mrrs as u128 * SCALE;
+            self.bulk.fluid.set(r, in_flight, true);
+            read_weight = Some(ReadWeight {
+                engine,
+                at: demand.uses.len(),
+                idle_rtt: rtt.max(1),
+                completions: read.mrrs.div_ceil(read.mps).max(1) as u32,
+            });
+            demand.uses.push((r, rtt.max(1) as u128));
+        }
+        // Every byte, the first packet's too, moves in the sharing, so that the transfers on a
+        // link never carry more than its rate: the transfer joins it when its first packet
+        // would start to arrive at its idle rate, and on idle links ends when it did.
+        let arrival = (first_bytes as u128 * SCALE / idle_rate(&self.bulk.fluid, &demand)) as Ps;
+        let latency = stages[reference].first_out.saturating_sub(arrival);
+        let early = match (&read_weight, window) {
+            (Some(rw), Some((_, read, _))) => {
+                let in_flight = self.bulk.windows[rw.engine.index()] as u64 * read.mrrs;
+                let round = bytes.min(in_flight).saturating_sub(first_bytes);
+                self.first_round(&demand, rw.at, round).min(latency)
+            }
+            _ => 0,
+        };
+        let job = Job {
+            inst: (flow, msg, first),
+            stages,
+            demand,
+            uses,
+            bytes,
+            dram_crossings: dram,
+            payload,
+            t0,
+            latency,
+            early,
+            queue: 0,
+            state: State::Queued,
+            remaining: bytes as u128 * SCALE,
+            rate: 0,
+            at: t0,
+            resume_at: 0,
+            bound: Limit::None,
+            bound_by: Vec::new(),
+            serial: 0,
+            read: read_weight,
+        };
+        (job, key)
+    }
+}

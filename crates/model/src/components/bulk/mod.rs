@@ -1,0 +1,714 @@
+//! Large messages as fluid transfers: a bounded number of events per message, whatever its size.
+//!
+//! A message above `coalesce_above` bytes moves its payload as one *bulk transfer* per chain of
+//! streaming steps: the NIC's read, transmit pipeline, wire, receive pipeline and write form one
+//! transfer (the data streams through them at one rate); a cudaMemcpy is another. A transfer
+//! first takes its *latency*: the time its first packet (or TLP) needs to reach its reference
+//! point on idle channels (the receiving NIC for a NIC transfer, the destination for a copy),
+//! less the time that packet takes at the transfer's idle rate. Then all its bytes, the first
+//! packet's too, move at the max-min fair rate the solver ([`super::fluid`]) gives it among
+//! every transfer active at the time, on every link, memory and read window it uses: link
+//! weights charge TLP and packet headers, a read window is shared by the bytes its reads keep
+//! in flight. Rates change only when a transfer starts or ends; one queued event marks the
+//! next end. Transfers of one queue (a flow's send queue, a copy engine) go one after another,
+//! the next one's latency overlapping the one before. A unit (a doorbell, a CQE) that crosses
+//! a link they use goes beside them or makes them wait ([`Fabric::unit_beside_bulk`]).
+//!
+//! Each transfer's steps get records as if the data streamed through them: the step that bound
+//! the transfer (the one holding the link, memory or window that saturated) appears busy for the
+//! whole transfer, so the critical path names the real bottleneck.
+//!
+//! This module keeps the transfers and their lifecycle (start, join the sharing, progress,
+//! end, records); [`build`] makes a transfer of a plan's steps, [`solve`] gives a sharing group
+//! its max-min rates, [`beside`] lets a unit cross a link they use.
+
+mod beside;
+mod build;
+mod solve;
+
+use std::collections::VecDeque;
+
+use super::Event;
+use super::channel::{self, idle_transit, idle_transit_of};
+use super::fabric::{Fabric, StageTimes};
+use super::fluid::{self, Demand, Fluid, Res, Share, WEIGHT_ONE};
+use super::queueing::{self, Load};
+use super::recv_queue::Held;
+use super::steps::Instance;
+use crate::engine::Queue;
+use crate::plan::{Copy, Milestone, ReadSpec, StepId, StepKind};
+use crate::record::Hop;
+use crate::topology::{ChannelId, ChannelSpec, ReadEngineId, Topology, Unit};
+use crate::units::{PS_PER_S, Ps};
+use beside::ChannelUsers;
+
+/// The queue a transfer waits in behind the transfers before it: its flow's send queue, or a
+/// GPU's copy engine in one direction (or its SMs, for a kernel's stores).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum QueueKey {
+    /// A flow's send queue (its NIC transfers go one after another).
+    Flow(u32),
+    /// A GPU's copies: its copy engine (by read-engine index) in one direction, or its SMs.
+    Gpu {
+        engine: ReadEngineId,
+        h2d: bool,
+        sms: bool,
+    },
+}
+
+/// What limited a transfer: a channel, a read window, or nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Limit {
+    /// A server channel (index into the topology's channels) whose rate bound the transfer.
+    Channel(ChannelId),
+    /// A read engine's outstanding-read window bound the transfer (a NIC's or a copy
+    /// engine's; see [`crate::topology::Topology::engine_name`]).
+    Window(ReadEngineId),
+    /// Nothing bound it: it moved at the unbounded rate.
+    None,
+}
+
+/// One step of a transfer's chain and when its data passes it, relative to the transfer's
+/// start (first byte in, first byte out) and to its end at the reference point (last byte in,
+/// last byte out).
+#[derive(Clone, Copy, Debug)]
+struct Stage {
+    step: StepId,
+    first_in: Ps,
+    first_out: Ps,
+    last_in: i64,
+    last_out: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Behind another transfer of its queue.
+    Queued,
+    /// Its first data is on the way (latency phase).
+    Latency,
+    Active,
+    Done,
+}
+
+/// A channel a transfer uses: its weight, and the step and unit that put the load there.
+#[derive(Clone, Copy, Debug)]
+struct Use {
+    channel: ChannelId,
+    weight: u128,
+    step: StepId,
+    /// Which of the step's movements it is (a copy's reads, then its writes into the GPU).
+    phase: u8,
+    unit: Unit,
+    /// Wire bytes of one of its units there (what a unit of another source waits behind).
+    unit_wire: u64,
+    /// Where its units come from, as the channel's round robin tells sources apart: a unit of
+    /// the same source (the NIC's CQE behind its own payload writes) is in their order, not
+    /// behind one of them.
+    src: channel::Source,
+}
+
+/// One bulk transfer.
+#[derive(Clone, Debug)]
+pub struct Job {
+    inst: Instance,
+    stages: Vec<Stage>,
+    demand: Demand,
+    /// The channels it uses (the window is only in `demand`).
+    uses: Vec<Use>,
+    /// Payload bytes, and host DRAM crossings.
+    bytes: u64,
+    dram_crossings: u64,
+    payload: bool,
+    t0: Ps,
+    /// From `t0` to joining the sharing on idle links (its first packet's arrival less that
+    /// packet's time at its idle rate).
+    latency: Ps,
+    /// How much sooner it joins where it starts on an idle read window: its first round's
+    /// bytes come back at the links' rate, not the window's ([`Fabric::first_round`]).
+    early: Ps,
+    queue: usize,
+    state: State,
+    /// Payload still to pass the reference point, in 1e-12 bytes, as of `at`.
+    remaining: u128,
+    rate: u64,
+    at: Ps,
+    /// Paused (a unit holds one of its links) until then.
+    resume_at: Ps,
+    bound: Limit,
+    /// Per limit that bound it: the bytes it moved and the time it spent moving (picoseconds)
+    /// under that limit.
+    bound_by: Vec<(Limit, u128, u128)>,
+    serial: u64,
+    /// For a read under a window: where its window weight sits in `demand.uses`, its idle round
+    /// trip, and the completions of one full request (its units on the completion route).
+    read: Option<ReadWeight>,
+}
+
+/// A read's window weight: its round trip, idle plus the expected queueing behind the other
+/// transfers on its request and completion routes ([`super::queueing`]).
+#[derive(Clone, Copy, Debug)]
+struct ReadWeight {
+    /// Its window (read engine).
+    engine: ReadEngineId,
+    at: usize,
+    idle_rtt: Ps,
+    completions: u32,
+}
+
+/// The fluid state of one fabric: resources, transfers, queues.
+pub struct Bulks {
+    fluid: Fluid,
+    windows: Vec<u32>,
+    /// Channels of the topology: resource `c` is server channel `c`, resource `channels + e`
+    /// read window `e` (see [`Bulks::limit_of`]).
+    channels: usize,
+    pub jobs: Vec<Job>,
+    active: Vec<usize>,
+    queues: Vec<(QueueKey, VecDeque<usize>)>,
+    queue_index: std::collections::HashMap<QueueKey, usize>,
+    /// Active transfers on each channel (a unit serialised there goes beside them or makes
+    /// them wait): per channel,
+    /// 1 + its list's index in `user_lists`, 0 while no transfer has used it.
+    user_slot: Vec<u32>,
+    user_lists: Vec<ChannelUsers>,
+    /// Active transfers reading under each read window (by engine): with `users`, who shares
+    /// a resource with whom, so that a start or an end re-solves only the transfers it can
+    /// change (a server channel's resource has the channel's users).
+    window_users: Vec<Vec<usize>>,
+    /// Transfers started and not done under each read window, active or not yet.
+    window_jobs: Vec<u32>,
+    /// Per transfer: the solve that last reached it (a visited mark without clearing).
+    reached: Vec<u64>,
+    /// Transfers whose groups a solve due now will share out ([`Event::Share`]).
+    pending: Vec<usize>,
+    share_due: bool,
+    /// Per channel and per read window: the solve that last read its users.
+    channel_reached: Vec<u64>,
+    window_reached: Vec<u64>,
+    solves: u64,
+    /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
+    unit_until: Vec<Ps>,
+    /// Units carried beside transfers in their room: (channel, the capacity their bytes take
+    /// there, until when). Few at a time: each lasts while its link catches up.
+    reserves: Vec<(ChannelId, u128, Ps)>,
+    /// Per channel: the capacity those units take there now (the sum of its `reserves`).
+    reserved: Vec<u128>,
+    /// Per channel: when its next [`Event::UnitGone`] is due (0: none).
+    gone_at: Vec<Ps>,
+    version: u64,
+    /// Payload bytes the transfers moved through host DRAM.
+    pub host_mem_bytes: u64,
+    /// Wire bytes the transfers put on each channel, in 1e-12 bytes.
+    pub wire_bytes: Vec<u128>,
+    /// Time each limit bound a transfer while it moved, summed over the transfers, in
+    /// picoseconds: a limit that binds many transfers for long (a shared link) weighs more
+    /// than one a fast transfer meets briefly, however many bytes that one moves.
+    pub limits: Vec<(Limit, u128)>,
+}
+
+impl Bulks {
+    /// A resource per server channel (its rate) and per read window (its bytes in flight),
+    /// numbered up front and given its capacity when a transfer first uses it.
+    pub fn new(topo: &Topology, windows: &[u32]) -> Bulks {
+        let channels = topo.channels.len();
+        Bulks {
+            fluid: Fluid::with_resources(channels + windows.len()),
+            windows: windows.to_vec(),
+            channels,
+            jobs: Vec::new(),
+            active: Vec::new(),
+            queues: Vec::new(),
+            queue_index: std::collections::HashMap::new(),
+            user_slot: vec![0; channels],
+            user_lists: Vec::new(),
+            window_users: vec![Vec::new(); windows.len()],
+            window_jobs: vec![0; windows.len()],
+            reached: Vec::new(),
+            pending: Vec::new(),
+            share_due: false,
+            channel_reached: vec![0; channels],
+            window_reached: vec![0; windows.len()],
+            solves: 0,
+            unit_until: vec![0; channels],
+            reserves: Vec::new(),
+            reserved: vec![0; channels],
+            gone_at: vec![0; channels],
+            version: 0,
+            host_mem_bytes: 0,
+            wire_bytes: vec![0; channels],
+            limits: Vec::new(),
+        }
+    }
+
+    /// The limit fluid resource `r` stands for.
+    fn limit_of(&self, r: Res) -> Limit {
+        match (r as usize).checked_sub(self.channels) {
+            None => Limit::Channel(r as ChannelId),
+            Some(engine) => Limit::Window(ReadEngineId(engine as u32)),
+        }
+    }
+
+    /// The fluid resource of read window (engine) `engine`.
+    fn window_res(&self, engine: ReadEngineId) -> Res {
+        (self.channels + engine.index()) as Res
+    }
+
+    /// The active transfers on channel `c`.
+    fn users(&self, c: ChannelId) -> &[usize] {
+        users_in(&self.user_slot, &self.user_lists, c)
+    }
+
+    /// The list of the active transfers on channel `c`, made when first needed.
+    fn users_mut(&mut self, c: ChannelId) -> &mut ChannelUsers {
+        if self.user_slot[c as usize] == 0 {
+            self.user_lists.push(ChannelUsers::default());
+            self.user_slot[c as usize] = self.user_lists.len() as u32;
+        }
+        &mut self.user_lists[self.user_slot[c as usize] as usize - 1]
+    }
+
+    /// Channel `c`'s active transfers with their aggregates (`None` before any used it).
+    fn channel_users(&self, c: ChannelId) -> Option<&ChannelUsers> {
+        match self.user_slot[c as usize] {
+            0 => None,
+            s => Some(&self.user_lists[s as usize - 1]),
+        }
+    }
+
+    /// Transfer `id` (active: on its channels' user lists) gets `rate` and `bound`; its
+    /// channels' aggregates follow.
+    fn set_rate(&mut self, id: usize, rate: u64, bound: Limit) {
+        let job = &self.jobs[id];
+        if job.rate == rate && job.bound == bound {
+            return;
+        }
+        for u in &job.uses {
+            let s = self.user_slot[u.channel as usize];
+            debug_assert!(s > 0, "an active transfer is on its channels' lists");
+            let users = &mut self.user_lists[s as usize - 1];
+            users.load = users.load - job.rate as u128 * u.weight + rate as u128 * u.weight;
+        }
+        for (limit, sign) in [(job.bound, false), (bound, true)] {
+            if let Limit::Channel(c) = limit
+                && job.uses.iter().any(|u| u.channel == c)
+            {
+                let users = &mut self.user_lists[self.user_slot[c as usize] as usize - 1];
+                match sign {
+                    true => users.bound += 1,
+                    false => users.bound -= 1,
+                }
+            }
+        }
+        let job = &mut self.jobs[id];
+        job.rate = rate;
+        job.bound = bound;
+    }
+
+    /// The index of `key`'s queue (numbered in order of first use; the map only finds them).
+    fn queue(&mut self, key: QueueKey) -> usize {
+        let next = self.queues.len();
+        let i = *self.queue_index.entry(key).or_insert(next);
+        if i == next {
+            self.queues.push((key, VecDeque::new()));
+        }
+        i
+    }
+}
+
+/// Whether `job` reads under window `engine`: its units then take part in the same closed loop
+/// of tags as the reads they delay, and Little's law over the whole window already holds them
+/// (two flows under one window on one path move what one flow with that window moves).
+fn same_window(job: &Job, engine: ReadEngineId) -> bool {
+    job.read.is_some_and(|r| r.engine == engine)
+}
+
+/// The active transfers on channel `c` (`Bulks::user_slot` into `Bulks::user_lists`): a
+/// function of the two fields, so that a caller may hold them while it changes the transfers.
+fn users_in<'a>(slot: &[u32], lists: &'a [ChannelUsers], c: ChannelId) -> &'a [usize] {
+    match slot[c as usize] {
+        0 => &[],
+        s => &lists[s as usize - 1].jobs,
+    }
+}
+
+/// Picoseconds-per-second scale of the remaining bytes.
+const SCALE: u128 = PS_PER_S as u128;
+
+impl Fabric<'_> {
+    /// Whether a step of `bytes` moves as a bulk transfer.
+    pub(super) fn is_bulk(&self, bytes: u64) -> bool {
+        !self.opts.tlp_granularity && bytes > self.opts.coalesce_above
+    }
+
+    /// Starts a bulk transfer for the chain that begins with step instance `inst` (a DMA read
+    /// or a copy) at `t0`: behind the transfers of its queue, else after its latency.
+    pub(super) fn bulk_start(&mut self, inst: Instance, t0: Ps, q: &mut Queue<Event>) {
+        let (mut job, key) = self.build_job(inst, t0);
+        job.queue = self.bulk.queue(key);
+        job.serial = self.next_serial();
+        // Its first round goes at the links' rate only on a window no other transfer holds
+        // or waits for (a stream keeps its window full: it moves at the window's rate).
+        if let Some(rw) = &job.read {
+            let others = &mut self.bulk.window_jobs[rw.engine.index()];
+            if *others == 0 {
+                job.latency -= job.early;
+            }
+            *others += 1;
+        }
+        let (queue, latency) = (job.queue, job.latency);
+        let id = self.bulk.jobs.len();
+        self.bulk.jobs.push(job);
+        let qd = &mut self.bulk.queues[queue].1;
+        qd.push_back(id);
+        if qd.len() == 1 {
+            self.bulk.jobs[id].state = State::Latency;
+            q.schedule(t0 + latency, Event::BulkReady(id as u32));
+        }
+    }
+
+    /// The steady state of every flow's payload transfer at once (its plan's payload DMA read,
+    /// its first chunk's in a chunked plan, moving without end): each flow's payload rate and what
+    /// bound it. This is the ceiling the charts draw.
+    pub fn steady_state(&mut self) -> Vec<(u64, Limit)> {
+        let mut jobs = Vec::new();
+        for flow in 0..self.flows.len() as u32 {
+            if let Some(step) = self.plan_of(flow).handles.read {
+                jobs.push(self.build_job((flow, 0, step), 0).0);
+            }
+        }
+        let refs: Vec<&Job> = jobs.iter().collect();
+        self.loaded_shares(&refs)
+            .into_iter()
+            .map(|s| {
+                let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
+                (s.rate, limit)
+            })
+            .collect()
+    }
+
+    /// A transfer's first data reached its reference point: it joins the sharing.
+    pub(super) fn bulk_ready(&mut self, id: usize, now: Ps, q: &mut Queue<Event>) {
+        // A Send's first packet at the receiving NIC: without a posted receive it is refused
+        // (RNR) and the transfer waits in its latency phase for the retry.
+        let (flow, msg, _) = self.bulk.jobs[id].inst;
+        if let Some(rq) = self.plan_of(flow).recv_queue
+            && self.bulk.jobs[id].stages.iter().any(|s| s.step == rq.write)
+            && self.rnr_gate(flow, msg, Held::Bulk(id), now).is_none()
+        {
+            return;
+        }
+        let job = &mut self.bulk.jobs[id];
+        job.state = State::Active;
+        job.at = now;
+        self.bulk_progress(now);
+        self.bulk.active.push(id);
+        // A unit in service on one of its channels holds it back as it does the others.
+        let held = self.bulk.jobs[id]
+            .uses
+            .iter()
+            .map(|u| self.bulk.unit_until[u.channel as usize])
+            .max()
+            .unwrap_or(0);
+        let job = &mut self.bulk.jobs[id];
+        job.resume_at = job.resume_at.max(held);
+        for k in 0..self.bulk.jobs[id].uses.len() {
+            let c = self.bulk.jobs[id].uses[k].channel;
+            // Once per channel however many of its uses are there (a job joins once).
+            if !self.bulk.jobs[id].uses[..k].iter().any(|u| u.channel == c) {
+                debug_assert!(!self.bulk.users(c).contains(&id));
+                let b = &mut self.bulk;
+                b.users_mut(c);
+                let users = &mut b.user_lists[b.user_slot[c as usize] as usize - 1];
+                users.jobs.push(id);
+                users.count(&b.jobs[id], c, true);
+            }
+        }
+        if let Some(rw) = self.bulk.jobs[id].read {
+            self.bulk.window_users[rw.engine.index()].push(id);
+        }
+        self.bulk_solve_soon(&[id], now, q);
+    }
+
+    /// Re-solves the sharing groups of `seeds` once every event already due now has run: the
+    /// transfers that start or end at one instant are shared out once, not once each. Nothing
+    /// moves between two events of one instant, so the rates are those of a solve after each.
+    fn bulk_solve_soon(&mut self, seeds: &[usize], now: Ps, q: &mut Queue<Event>) {
+        if seeds.is_empty() {
+            return;
+        }
+        if !self.bulk.share_due {
+            self.bulk.share_due = true;
+            q.schedule(now, Event::Share);
+        }
+        self.bulk.pending.extend_from_slice(seeds);
+    }
+
+    /// The pending solve is due.
+    pub(super) fn bulk_share(&mut self, now: Ps, q: &mut Queue<Event>) {
+        self.bulk.share_due = false;
+        let seeds = std::mem::take(&mut self.bulk.pending);
+        self.bulk_solve(&seeds, now, q);
+    }
+
+    /// Moves every active transfer's bytes up to `now` at its current rate.
+    fn bulk_progress(&mut self, now: Ps) {
+        let record = self.recorder.traffic;
+        for &id in &self.bulk.active {
+            let job = &mut self.bulk.jobs[id];
+            let from = job.at.max(job.resume_at);
+            job.at = now;
+            if now <= from || job.rate == 0 {
+                continue;
+            }
+            let moved = (job.rate as u128 * (now - from) as u128).min(job.remaining);
+            job.remaining -= moved;
+            // For the records: the whole payload bytes through after this stretch less those
+            // through before it, so a transfer's records sum to its bytes however many
+            // stretches it moves in.
+            let payload = match record {
+                true => {
+                    let through = |left: u128| (job.bytes as u128 * SCALE - left) / SCALE;
+                    (through(job.remaining) - through(job.remaining + moved)) as u64
+                }
+                false => 0,
+            };
+            let spent = u128::from(now - from);
+            match job.bound_by.iter_mut().find(|b| b.0 == job.bound) {
+                Some(b) => (b.1, b.2) = (b.1 + moved, b.2 + spent),
+                None => job.bound_by.push((job.bound, moved, spent)),
+            }
+            for u in &job.uses {
+                let wire = moved * u.weight / WEIGHT_ONE;
+                self.bulk.wire_bytes[u.channel as usize] += wire;
+                if record {
+                    let plan = self.flows[job.inst.0 as usize].plan;
+                    self.recorder.hops.push(Hop {
+                        flow: job.inst.0,
+                        msg: job.inst.1,
+                        step: u.step,
+                        train: job.serial,
+                        channel: u.channel,
+                        start: from,
+                        end: now,
+                        payload: if u.unit == Unit::ReadRequest {
+                            0
+                        } else {
+                            payload
+                        },
+                        units: 0,
+                        unit: u.unit,
+                        what: plan.movement(u.step, u.phase),
+                        wire: (wire / SCALE) as u64,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Schedules the earliest end among the active transfers (one event for all of them).
+    fn bulk_schedule(&mut self, now: Ps, q: &mut Queue<Event>) {
+        self.bulk.version += 1;
+        let next = self
+            .bulk
+            .active
+            .iter()
+            .map(|&id| end_of(&self.bulk.jobs[id]))
+            .min();
+        if let Some(at) = next {
+            q.schedule(at.max(now), Event::Fluid(self.bulk.version));
+        }
+    }
+
+    /// The next end is due: finish the transfers that are done, share again.
+    pub(super) fn fluid_event(&mut self, version: u64, now: Ps, q: &mut Queue<Event>) {
+        if version != self.bulk.version {
+            return;
+        }
+        self.bulk_progress(now);
+        let done: Vec<usize> = self
+            .bulk
+            .active
+            .iter()
+            .copied()
+            .filter(|&id| self.bulk.jobs[id].remaining == 0)
+            .collect();
+        if done.is_empty() {
+            self.bulk_schedule(now, q);
+            return;
+        }
+        self.bulk.active.retain(|id| !done.contains(id));
+        // Those that shared a resource with an ended transfer get new rates. A resource's users
+        // are taken once: at a later ended transfer they are the same less those ended before
+        // (n transfers ending together on shared links listed n x n of them).
+        let mut neighbours: Vec<usize> = Vec::new();
+        let mut taken = std::collections::BTreeSet::new();
+        for &id in &done {
+            for k in 0..self.bulk.jobs[id].uses.len() {
+                let c = self.bulk.jobs[id].uses[k].channel;
+                let b = &mut self.bulk;
+                let users = &mut b.user_lists[b.user_slot[c as usize] as usize - 1];
+                if let Some(at) = users.jobs.iter().position(|&j| j == id) {
+                    users.jobs.remove(at);
+                    users.count(&b.jobs[id], c, false);
+                }
+                if taken.insert((c, false)) {
+                    neighbours.extend(self.bulk.users(c));
+                }
+            }
+            if let Some(rw) = self.bulk.jobs[id].read {
+                self.bulk.window_users[rw.engine.index()].retain(|&j| j != id);
+                if taken.insert((rw.engine.0, true)) {
+                    neighbours.extend(&self.bulk.window_users[rw.engine.index()]);
+                }
+            }
+        }
+        for &id in &done {
+            self.bulk_done(id, now, q);
+        }
+        self.bulk_solve_soon(&neighbours, now, q);
+        if !self.bulk.share_due {
+            // No one shared with them: the others' rates stand; only the next end moves.
+            self.bulk_schedule(now, q);
+        }
+    }
+
+    /// A transfer's last byte passed its reference point at `now`: its steps get their records
+    /// and milestones, and the next transfer of its queue may go.
+    fn bulk_done(&mut self, id: usize, now: Ps, q: &mut Queue<Event>) {
+        // The transfer is over: its lists move out here (nothing reads a done transfer's stages,
+        // uses or demand again), so the memory of a long stream is its transfers in flight.
+        if let Some(rw) = &self.bulk.jobs[id].read {
+            self.bulk.window_jobs[rw.engine.index()] -= 1;
+        }
+        let job = {
+            let j = &mut self.bulk.jobs[id];
+            j.state = State::Done;
+            Job {
+                stages: std::mem::take(&mut j.stages),
+                demand: std::mem::take(&mut j.demand),
+                uses: std::mem::take(&mut j.uses),
+                bound_by: std::mem::take(&mut j.bound_by),
+                ..*j
+            }
+        };
+        let (flow, msg, _) = job.inst;
+        if job.payload {
+            self.bulk.host_mem_bytes += job.bytes * job.dram_crossings;
+            self.flows[flow as usize].msgs[msg as usize].host_mem_bytes +=
+                job.bytes * job.dram_crossings;
+        }
+        for &(limit, _, time) in &job.bound_by {
+            match self.bulk.limits.iter_mut().find(|l| l.0 == limit) {
+                Some(l) => l.1 += time,
+                None => self.bulk.limits.push((limit, time)),
+            }
+            let mine = &mut self.flows[flow as usize].limits;
+            match mine.iter_mut().find(|l| l.0 == limit) {
+                Some(l) => l.1 += time,
+                None => mine.push((limit, time)),
+            }
+        }
+        // The step holding the limit that bound the most bytes is where this transfer's
+        // stages show it waiting (its breakdown); the results' bottleneck column sums the
+        // time each limit bound across transfers (`limits`), so a limit met briefly by a fast
+        // transfer does not outweigh the one a stream waits on.
+        let bottleneck = job
+            .bound_by
+            .iter()
+            .max_by_key(|b| b.1)
+            .map_or(job.stages[0].step, |b| self.limit_step(&job, b.0));
+        let plan = self.plan_of(flow);
+        let at = |off: i64| (now as i64 + off).max(0) as Ps;
+        for s in &job.stages {
+            let inst = (flow, msg, s.step);
+            let start = job.t0 + s.first_in;
+            let first_out = job.t0 + s.first_out;
+            let end = at(s.last_out).max(first_out);
+            let last_in = if s.step == bottleneck {
+                start
+            } else {
+                at(s.last_in).clamp(start, end)
+            };
+            let kind = &plan.steps[s.step as usize].kind;
+            match kind {
+                StepKind::Memcpy { .. } | StepKind::KernelCopy { .. } => {}
+                _ => {
+                    self.step_state(inst).times = Some(StageTimes {
+                        start,
+                        first_out,
+                        last_in,
+                        end,
+                    });
+                }
+            }
+            let st = self.step_state(inst);
+            st.bytes_in = job.bytes;
+            st.bytes_out = job.bytes;
+        }
+        // The receiving NIC's scatter descriptor, when the first data arrived.
+        if let Some(w) = job
+            .stages
+            .iter()
+            .find(|s| matches!(plan.steps[s.step as usize].kind, StepKind::DmaWrite { .. }))
+        {
+            self.scatter_descriptor((flow, msg, w.step), job.t0 + w.first_in);
+        }
+        // Milestones, in chain order, never before now.
+        for s in &job.stages {
+            let inst = (flow, msg, s.step);
+            match plan.steps[s.step as usize].kind {
+                StepKind::Memcpy { .. } | StepKind::KernelCopy { .. } => {
+                    self.copy_done(inst, now, q)
+                }
+                _ => {
+                    self.fire(inst, Milestone::LastIn, at(s.last_in).max(now), now, q);
+                    self.fire(inst, Milestone::Done, at(s.last_out).max(now), now, q);
+                }
+            }
+        }
+        // The next transfer of the queue, whose latency overlapped this one.
+        let qd = &mut self.bulk.queues[job.queue].1;
+        qd.pop_front();
+        if let Some(&next) = qd.front() {
+            let n = &mut self.bulk.jobs[next];
+            n.state = State::Latency;
+            let ready = (n.t0 + n.latency).max(now);
+            q.schedule(ready, Event::BulkReady(next as u32));
+        }
+    }
+
+    /// The step of a transfer's chain that holds `limit`.
+    fn limit_step(&self, job: &Job, limit: Limit) -> StepId {
+        match limit {
+            Limit::Channel(c) => job
+                .uses
+                .iter()
+                .find(|u| u.channel == c)
+                .map_or(job.stages[0].step, |u| u.step),
+            Limit::Window(_) | Limit::None => job.stages[0].step,
+        }
+    }
+
+    /// Wire bytes put on channel `c` by units and transfers.
+    pub fn channel_wire_bytes(&self, c: ChannelId) -> u128 {
+        self.servers[c as usize].wire_bytes + self.bulk.wire_bytes[c as usize] / SCALE
+    }
+}
+
+/// A transfer's rate alone on idle links: its tightest resource, a link's rate over the wire
+/// bytes it puts there per payload byte or a read window's bytes over its round trip (bytes
+/// per second, at least 1; unbounded where it uses none).
+fn idle_rate(fluid: &Fluid, demand: &Demand) -> u128 {
+    (demand.uses.iter())
+        .filter(|u| u.1 > 0)
+        .map(|&(r, weight)| fluid.capacity[r as usize] / weight)
+        .min()
+        .unwrap_or(u128::MAX)
+        .max(1)
+}
+
+/// When an active transfer's last byte passes its reference point at its current rate.
+fn end_of(job: &Job) -> Ps {
+    let from = job.at.max(job.resume_at);
+    from + job.remaining.div_ceil(job.rate.max(1) as u128) as Ps
+}

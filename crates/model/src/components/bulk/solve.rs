@@ -1,0 +1,221 @@
+//! Max-min rates for the transfers a start or an end can change: the sharing group reached
+//! through shared links, memories and read windows, solved by [`crate::components::fluid`] with
+//! each read's window weight its round trip under the others' load.
+
+use super::*;
+
+/// Whether some read's requests or completions share a channel with a transfer that is not
+/// under the same read window (else no read waits for another job's units: every round trip
+/// stays idle and the loaded rounds would change nothing). `one_window` holds, per channel the
+/// jobs use (ascending), the one window all its users read under, if any.
+fn reads_meet_other_windows(
+    jobs: &[&Job],
+    one_window: &[(ChannelId, Option<ReadEngineId>)],
+) -> bool {
+    let mixed = |c: ChannelId| {
+        one_window
+            .binary_search_by_key(&c, |o| o.0)
+            .is_ok_and(|i| one_window[i].1.is_none())
+    };
+    jobs.iter().any(|j| {
+        j.read.is_some()
+            && j.uses
+                .iter()
+                .filter(|u| u.step == j.inst.2 && u.phase == 0)
+                .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
+                .any(|u| mixed(u.channel))
+    })
+}
+
+/// Rounds of the loaded round-trip fixed point ([`Fabric::loaded_shares`]).
+const LOADED_ROUNDS: usize = 3;
+
+impl Fabric<'_> {
+    /// New max-min rates for the active transfers that share a resource, directly or through
+    /// others, with `seeds` (a transfer that started, or those that shared with one that
+    /// ended), and the next end. Max-min sharing (progressive filling, the byte-fair
+    /// refinement, the loaded round trips) decomposes over groups of transfers that share no
+    /// resource: each group's rates are what a solve of every active transfer gives it, so
+    /// the others keep theirs and a start or end costs what its group holds, not the fabric.
+    pub(super) fn bulk_solve(&mut self, seeds: &[usize], now: Ps, q: &mut Queue<Event>) {
+        let group = self.sharing_group(seeds);
+        let jobs: Vec<&Job> = group.iter().map(|&id| &self.bulk.jobs[id]).collect();
+        let shares = self.loaded_shares(&jobs);
+        for (k, s) in shares.into_iter().enumerate() {
+            let id = group[k];
+            let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
+            self.bulk.set_rate(id, s.rate.max(1), limit);
+        }
+        self.bulk_schedule(now, q);
+    }
+
+    /// The active transfers reachable from `seeds` through shared resources (links, memories,
+    /// read windows), in the order of the active list (the order a solve of all of them sees).
+    fn sharing_group(&mut self, seeds: &[usize]) -> Vec<usize> {
+        let b = &mut self.bulk;
+        b.solves += 1;
+        let mark = b.solves;
+        if b.reached.len() < b.jobs.len() {
+            b.reached.resize(b.jobs.len(), 0);
+        }
+        let mut stack: Vec<usize> = Vec::new();
+        for &id in seeds {
+            if b.jobs[id].state == State::Active && b.reached[id] != mark {
+                b.reached[id] = mark;
+                stack.push(id);
+            }
+        }
+        let mut found = stack.len();
+        // Each channel's and window's users are read once per solve.
+        let mut reach = |users: &[usize], reached: &mut [u64], stack: &mut Vec<usize>| {
+            for &o in users {
+                if reached[o] != mark {
+                    reached[o] = mark;
+                    stack.push(o);
+                    found += 1;
+                }
+            }
+        };
+        while let Some(id) = stack.pop() {
+            let job = &b.jobs[id];
+            for u in &job.uses {
+                let c = u.channel as usize;
+                if b.channel_reached[c] != mark {
+                    b.channel_reached[c] = mark;
+                    let users = users_in(&b.user_slot, &b.user_lists, u.channel);
+                    reach(users, &mut b.reached, &mut stack);
+                }
+            }
+            if let Some(rw) = job.read
+                && b.window_reached[rw.engine.index()] != mark
+            {
+                b.window_reached[rw.engine.index()] = mark;
+                reach(
+                    &b.window_users[rw.engine.index()],
+                    &mut b.reached,
+                    &mut stack,
+                );
+            }
+        }
+        if found == b.active.len() {
+            return b.active.clone();
+        }
+        b.active
+            .iter()
+            .copied()
+            .filter(|&id| b.reached[id] == mark)
+            .collect()
+    }
+
+    /// Max-min fair rates of `jobs`, with each read's window weight its round trip under the
+    /// load the others put on its routes: solved with idle round trips, then
+    /// [`LOADED_ROUNDS`] times with the queueing each solution implies (a fixed point that
+    /// settles in two or three rounds; the last solution is used as it is, so every capacity
+    /// still holds).
+    pub(super) fn loaded_shares(&self, jobs: &[&Job]) -> Vec<Share> {
+        let idle: Vec<&Demand> = jobs.iter().map(|j| &j.demand).collect();
+        let mut shares = self.bulk.fluid.solve(&idle);
+        if jobs.len() < 2 {
+            return shares;
+        }
+        // Every transfer's use of every channel: (channel, transfer, use), by channel, then
+        // transfer, then use; the same in every round (only the loads change).
+        let mut on: Vec<(ChannelId, usize, usize)> = jobs
+            .iter()
+            .enumerate()
+            .flat_map(|(k, j)| {
+                j.uses
+                    .iter()
+                    .enumerate()
+                    .map(move |(x, u)| (u.channel, k, x))
+            })
+            .collect();
+        on.sort_unstable();
+        // Per channel: the one read window every transfer on it reads under, if they all do
+        // (then none of them waits for another: the window already holds them).
+        let mut one_window: Vec<(ChannelId, Option<ReadEngineId>)> = Vec::new();
+        for run in on.chunk_by(|a, b| a.0 == b.0) {
+            let engine = jobs[run[0].1].read.map(|r| r.engine);
+            let same = engine.is_some_and(|e| run.iter().all(|l| same_window(jobs[l.1], e)));
+            one_window.push((run[0].0, engine.filter(|_| same)));
+        }
+        if !reads_meet_other_windows(jobs, &one_window) {
+            return shares;
+        }
+        let mut demands: Vec<Demand> = jobs.iter().map(|j| j.demand.clone()).collect();
+        let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
+        let mut loads: Vec<(ChannelId, usize, Load)> = Vec::with_capacity(on.len());
+        let mut met: Vec<(usize, Load)> = Vec::new();
+        let mut others: Vec<Load> = Vec::new();
+        let mut before: (Unit, Vec<usize>) = (Unit::Control, Vec::new());
+        for _ in 0..LOADED_ROUNDS {
+            // Every transfer's load on every channel it uses: (channel, transfer, load).
+            loads.clear();
+            loads.extend(on.iter().map(|&(c, k, x)| {
+                let u = &jobs[k].uses[x];
+                let cap = self.channels[c as usize].rate.bps() as f64 / 8.0;
+                let bytes = shares[k].rate as f64 * u.weight as f64 / WEIGHT_ONE as f64;
+                let load = Load {
+                    rho: bytes / cap,
+                    unit_ps: u.unit_wire as f64 / cap * PS_PER_S as f64,
+                    tandem: false,
+                };
+                (c, k, load)
+            }));
+            let mut changed = false;
+            for (k, j) in jobs.iter().enumerate() {
+                let Some(rw) = j.read else { continue };
+                let mut extra = 0.0;
+                // The transfers met on the previous channel of the same route (tandem waits).
+                before.0 = Unit::Control;
+                before.1.clear();
+                for u in j.uses.iter().filter(|u| u.step == j.inst.2 && u.phase == 0) {
+                    let units = match u.unit {
+                        Unit::ReadRequest => 1,
+                        Unit::Completion => rw.completions,
+                        _ => continue,
+                    };
+                    let w = one_window.partition_point(|o| o.0 < u.channel);
+                    if one_window.get(w).is_some_and(|o| o.1 == Some(rw.engine)) {
+                        before.0 = u.unit;
+                        before.1.clear();
+                        continue;
+                    }
+                    let from = loads.partition_point(|l| l.0 < u.channel);
+                    met.clear();
+                    met.extend(
+                        loads[from..]
+                            .iter()
+                            .take_while(|l| l.0 == u.channel)
+                            .filter(|l| l.1 != k && !same_window(jobs[l.1], rw.engine))
+                            .map(|l| (l.1, l.2)),
+                    );
+                    others.clear();
+                    others.extend(met.iter().map(|&(o, l)| Load {
+                        tandem: before.0 == u.unit && before.1.contains(&o),
+                        ..l
+                    }));
+                    before.0 = u.unit;
+                    before.1.clear();
+                    before.1.extend(met.iter().map(|m| m.0));
+                    let cap = self.channels[u.channel as usize].rate.bps() as f64 / 8.0;
+                    extra += queueing::wait_ps(
+                        &others,
+                        units,
+                        u.unit_wire as f64 / cap * PS_PER_S as f64,
+                    );
+                }
+                let weight = rw.idle_rtt as u128 + extra.round() as u128;
+                if demands[k].uses[rw.at].1 != weight {
+                    demands[k].uses[rw.at].1 = weight;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+            shares = solve(&demands);
+        }
+        shares
+    }
+}
