@@ -5,7 +5,9 @@
 //! What each step does lives in sibling files as `impl Fabric` blocks: [`super::steps`] (plans:
 //! starting steps, milestones, where an arriving train goes next), [`super::nic`] (send and
 //! receive engines), [`super::cpu`] (threads: posting, polling, cudaMemcpy), [`super::copy`]
-//! (copy engines), [`super::run`] (the application driving the messages and their records).
+//! (copy engines), [`super::units`] (units crossing the channels' servers), [`super::reads`]
+//! (DMA reads under the NICs' and copy engines' windows), [`super::bulk`] (large messages as
+//! fluid transfers), [`super::run`] (the application driving the messages and their records).
 
 use std::collections::VecDeque;
 
@@ -16,11 +18,11 @@ use super::copy::CopyEngine;
 use super::cpu::Cpu;
 use super::nic::Nic;
 use super::options::SimOptions;
-use super::read_window::ReadWindow;
+pub(crate) use super::reads::{ReadReq, read_completions};
 use crate::engine::{Handler, Queue};
 use crate::plan::{Plan, StepId, StepKind};
 use crate::record::{Names, Recorder};
-use crate::topology::{ChannelId, ChannelSpec, ReadEngineId, ReadEngineOwner, Topology, Unit};
+use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
 use crate::units::Ps;
 
 pub type TrainId = u32;
@@ -67,18 +69,6 @@ pub struct Train {
     pub extra: Ps,
     /// Serial number for records (flow arrows in traces).
     pub serial: u64,
-}
-
-/// One outstanding DMA read request: what to do with its completions.
-#[derive(Clone, Copy, Debug)]
-pub struct ReadReq {
-    pub engine: ReadEngineId,
-    pub cpl_route: RouteId,
-    pub mps: u64,
-    pub bytes: u64,
-    /// Completions still to arrive at the requester.
-    pub left: u32,
-    pub counts_payload: bool,
 }
 
 /// First-byte and last-byte times of one step (see [`crate::record::Span`]).
@@ -182,9 +172,9 @@ pub struct Fabric<'t> {
     pub(crate) servers: Servers<'t>,
     pub(crate) routes: Vec<Vec<ChannelId>>,
     pub(crate) trains: Vec<Train>,
-    free_trains: Vec<TrainId>,
+    pub(crate) free_trains: Vec<TrainId>,
     pub(crate) reads: Vec<ReadReq>,
-    free_reads: Vec<u32>,
+    pub(crate) free_reads: Vec<u32>,
     /// Each NIC's own state (its read windows), NICs over every host in topology order.
     pub(crate) nics: Vec<Nic>,
     /// Each GPU's copy engine's own state, GPUs over every host in topology order.
@@ -197,7 +187,7 @@ pub struct Fabric<'t> {
     /// What the run recorded (spans, descriptors, hops) when [`SimOptions::record`] was set; take
     /// it after [`Fabric::run`].
     pub recorder: Recorder,
-    serial: u64,
+    pub(crate) serial: u64,
     /// Messages whose open ends have all ended, retired before the next event.
     pub(crate) retiring: Vec<(u32, u32)>,
 }
@@ -365,352 +355,6 @@ impl<'t> Fabric<'t> {
         self.source(route, ENGINE_FLOW)
     }
 
-    // ---- units -------------------------------------------------------------------------------
-
-    /// A fresh serial number (for records).
-    pub fn next_serial(&mut self) -> u64 {
-        self.serial += 1;
-        self.serial
-    }
-
-    /// Allocates a train (reusing finished slots).
-    pub fn new_train(&mut self, mut t: Train) -> TrainId {
-        t.serial = self.next_serial();
-        if let Some(id) = self.free_trains.pop() {
-            self.trains[id as usize] = t;
-            id
-        } else {
-            self.trains.push(t);
-            (self.trains.len() - 1) as TrainId
-        }
-    }
-
-    /// A unit of step instance (flow, msg, step, phase) carrying `payload` bytes, entering
-    /// fabric route `route` at `head`.
-    pub fn train(
-        &self,
-        route: RouteId,
-        (flow, msg, step, phase): (u32, u32, StepId, u8),
-        unit: Unit,
-        payload: u64,
-        head: Ps,
-    ) -> Train {
-        Train {
-            route,
-            hop: 0,
-            head,
-            unit,
-            payload,
-            read: None,
-            flow,
-            msg,
-            step,
-            phase,
-            stage_in: head,
-            counts_payload: false,
-            src: self.source(route, flow),
-            extra: 0,
-            serial: 0,
-        }
-    }
-
-    /// Injects a unit and moves it as far as it can go now.
-    pub fn launch(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
-        let id = self.new_train(t);
-        self.advance(id, now, q);
-    }
-
-    /// Re-injects a unit on the next segment of its journey (the next step's route), keeping
-    /// its time.
-    pub fn relaunch(
-        &mut self,
-        mut t: Train,
-        route: RouteId,
-        (step, phase): (StepId, u8),
-        now: Ps,
-        q: &mut Queue<Event>,
-    ) {
-        t.route = route;
-        t.hop = 0;
-        t.step = step;
-        t.phase = phase;
-        t.src = self.source(route, t.flow);
-        t.stage_in = t.head;
-        self.launch(t, now, q);
-    }
-
-    /// Moves unit `id` along its route until it must wait (for a future time, or for a busy
-    /// server) or arrives.
-    pub fn advance(&mut self, id: TrainId, now: Ps, q: &mut Queue<Event>) {
-        loop {
-            let t = self.trains[id as usize];
-            let route = &self.routes[t.route as usize];
-            if t.hop as usize == route.len() {
-                if t.head > now {
-                    q.schedule(t.head, Event::Hop(id));
-                    return;
-                }
-                self.free_trains.push(id);
-                match t.read {
-                    Some(r) if t.unit == Unit::ReadRequest => self.completer(t, r, now, q),
-                    _ => self.arrive(t, now, q),
-                }
-                return;
-            }
-            let c = route[t.hop as usize];
-            let spec = &self.channels[c as usize];
-            if !spec.is_server() {
-                let latency = spec.latency;
-                self.record_hop(&t, c, (t.head, t.head + latency), 0);
-                let t = &mut self.trains[id as usize];
-                t.head += latency;
-                t.hop += 1;
-                continue;
-            }
-            // A cut-through switch forwards a packet once its header is in: the unit is ready
-            // for the output port its serialisation on the previous link (less the header)
-            // before it has fully arrived.
-            let early = match (channel::cut_through(spec), t.hop) {
-                (true, hop) if hop > 0 => {
-                    let prev = &self.channels[route[hop as usize - 1] as usize];
-                    let (u, _) = channel::service(prev, t.unit, t.payload);
-                    u.saturating_sub(prev.rate.tx_time(channel::CUT_THROUGH_BYTES))
-                }
-                _ => 0,
-            };
-            let ready = t.head.saturating_sub(early);
-            if ready > now {
-                q.schedule(ready, Event::Hop(id));
-                return;
-            }
-            if !self.servers[c as usize].idle(now) {
-                let (_, wire) = channel::service(spec, t.unit, t.payload);
-                let srv = &mut self.servers[c as usize];
-                srv.enqueue(t.src, id, wire);
-                if !srv.wake_pending {
-                    srv.wake_pending = true;
-                    let at = srv.busy_until.max(now);
-                    q.schedule(at, Event::ServerFree(c));
-                }
-                return;
-            }
-            self.serve(c, id, now, q);
-        }
-    }
-
-    /// Records unit `t` crossing channel `c` over `(start, end)` with `wire` bytes (when
-    /// keeping the traffic: walk and trace).
-    fn record_hop(&mut self, t: &Train, c: ChannelId, (start, end): (Ps, Ps), wire: u64) {
-        if !self.recorder.traffic {
-            return;
-        }
-        let what = self.flows[t.flow as usize].plan.movement(t.step, t.phase);
-        self.recorder.hops.push(crate::record::Hop {
-            flow: t.flow,
-            msg: t.msg,
-            step: t.step,
-            train: t.serial,
-            channel: c,
-            start,
-            end,
-            payload: t.payload,
-            units: 1,
-            wire,
-            unit: t.unit,
-            what,
-        });
-    }
-
-    /// Server `c` serves unit `id` from `now`; the unit moves on to its next channel.
-    fn serve(&mut self, c: ChannelId, id: TrainId, now: Ps, q: &mut Queue<Event>) {
-        // From the topology's channels (not a borrow of the fabric): it outlives the calls below.
-        let channels = self.channels;
-        let spec = &channels[c as usize];
-        let t = self.trains[id as usize];
-        let (u, wire) = channel::service(spec, t.unit, t.payload);
-        // Bulk transfers crossing this link leave the unit room, or wait while it serialises.
-        // It leaves when its own service (and its wait) is over; the channel's records keep
-        // it until the room the transfers leave it has carried its bytes.
-        let (hold, room) = self.unit_beside_bulk(c, (t.src, now), u, q);
-        let srv = &mut self.servers[c as usize];
-        let mut out = srv.serve(now, hold, u, wire);
-        if channel::cut_through(spec) && t.hop > 0 {
-            // ... but never leaves before it has arrived and its header has gone out.
-            out = out.max(t.head + spec.rate.tx_time(channel::CUT_THROUGH_BYTES));
-        }
-        if t.counts_payload && channel::is_host_memory(spec) {
-            srv.payload_bytes += t.payload;
-            self.flows[t.flow as usize].msgs[t.msg as usize].host_mem_bytes += t.payload;
-        }
-        self.record_hop(&t, c, (now, out.max(now + room)), wire);
-        let mut head = out + spec.latency + t.extra;
-        if let Some(rid) = t.read.filter(|_| t.extra > 0) {
-            // A jittered completion leaves the memory no earlier than its requester's last.
-            let engine = self.window(self.reads[rid as usize].engine);
-            if let Some((_, at)) = engine.last_data.filter(|l| l.0 == c) {
-                head = head.max(at);
-            }
-            engine.last_data = Some((c, head));
-        }
-        let t = &mut self.trains[id as usize];
-        t.head = head;
-        t.extra = 0;
-        t.hop += 1;
-    }
-
-    /// Server `c` finished its unit and has units waiting: serve the next, round robin.
-    pub fn server_free(&mut self, c: ChannelId, now: Ps, q: &mut Queue<Event>) {
-        self.servers[c as usize].wake_pending = false;
-        let Some(id) = self.servers[c as usize].dequeue() else {
-            return;
-        };
-        self.serve(c, id, now, q);
-        let srv = &mut self.servers[c as usize];
-        if srv.has_waiting() {
-            srv.wake_pending = true;
-            q.schedule(srv.busy_until, Event::ServerFree(c));
-        }
-        self.advance(id, now, q);
-    }
-
-    // ---- DMA reads under a window ------------------------------------------------------------
-
-    /// Read window `e`, in the NIC or copy engine that owns it.
-    pub(crate) fn window(&mut self, e: ReadEngineId) -> &mut ReadWindow {
-        match self.topo.owner_of(e) {
-            ReadEngineOwner::NicData(n) => &mut self.nics[n].data,
-            ReadEngineOwner::NicWqe(n) => &mut self.nics[n].wqe,
-            ReadEngineOwner::CopyEngine(g) => &mut self.copy_engines[g].pcie,
-            ReadEngineOwner::CopyEngineNvlink(g) => &mut self.copy_engines[g].nvlink,
-        }
-    }
-
-    /// Queues a read of `bytes` (requests of at most `mrrs`, completions of at most `mps`) on a
-    /// read engine for step instance `who`; each request issues when the engine has a tag.
-    #[allow(clippy::too_many_arguments)]
-    pub fn read(
-        &mut self,
-        engine: ReadEngineId,
-        (req, cpl): (RouteId, RouteId),
-        (mrrs, mps): (u64, u64),
-        bytes: u64,
-        who: (u32, u32, StepId, u8),
-        counts_payload: bool,
-        now: Ps,
-        q: &mut Queue<Event>,
-    ) {
-        let mut off = 0;
-        let total = bytes.max(1);
-        while off < total {
-            let b = mrrs.min(total - off);
-            let r = ReadReq {
-                engine,
-                cpl_route: cpl,
-                mps,
-                bytes: b,
-                left: 0,
-                counts_payload,
-            };
-            let rid = match self.free_reads.pop() {
-                Some(i) => {
-                    self.reads[i as usize] = r;
-                    i
-                }
-                None => {
-                    self.reads.push(r);
-                    (self.reads.len() - 1) as u32
-                }
-            };
-            let mut t = self.train(req, who, Unit::ReadRequest, 0, now);
-            t.read = Some(rid);
-            let id = self.new_train(t);
-            self.window(engine).push(who.0, id);
-            off += b;
-        }
-        self.issue_reads(engine, now, q);
-    }
-
-    /// Step instance `inst` (phase 0) reads `bytes` as `spec` says: its plan routes resolved
-    /// to this flow's, under the requester's window.
-    pub(super) fn read_for(
-        &mut self,
-        inst: crate::components::steps::Instance,
-        spec: crate::plan::ReadSpec,
-        bytes: u64,
-        payload: bool,
-        now: Ps,
-        q: &mut Queue<Event>,
-    ) {
-        let routes = (
-            self.route_of(inst.0, spec.req),
-            self.route_of(inst.0, spec.cpl),
-        );
-        let who = (inst.0, inst.1, inst.2, 0);
-        let sizes = (spec.mrrs, spec.mps);
-        self.read(spec.engine, routes, sizes, bytes, who, payload, now, q);
-    }
-
-    /// Issues waiting requests while tags are free.
-    fn issue_reads(&mut self, engine: ReadEngineId, now: Ps, q: &mut Queue<Event>) {
-        while self.window(engine).tags_free > 0 {
-            let Some(id) = self.window(engine).pop() else {
-                return;
-            };
-            self.window(engine).tags_free -= 1;
-            let t = &mut self.trains[id as usize];
-            t.head = now;
-            t.stage_in = now;
-            self.advance(id, now, q);
-        }
-    }
-
-    /// A request reached its completer: the memory answers with completions of at most MPS
-    /// (after its access jitter, one draw per read).
-    fn completer(&mut self, t: Train, rid: u32, now: Ps, q: &mut Queue<Event>) {
-        let r = self.reads[rid as usize];
-        let first = self.routes[r.cpl_route as usize][0];
-        let jitter = if channel::is_memory(&self.channels[first as usize]) {
-            self.servers[first as usize].draw_jitter()
-        } else {
-            0
-        };
-        let n = r.bytes.div_ceil(r.mps).max(1);
-        self.reads[rid as usize].left = n as u32;
-        let mut off = 0;
-        for _ in 0..n {
-            let b = r.mps.min(r.bytes - off);
-            let mut c = self.train(
-                r.cpl_route,
-                (t.flow, t.msg, t.step, t.phase),
-                Unit::Completion,
-                b,
-                now,
-            );
-            c.read = Some(rid);
-            c.counts_payload = r.counts_payload;
-            c.extra = jitter;
-            c.stage_in = t.stage_in;
-            self.launch(c, now, q);
-            off += b;
-        }
-    }
-
-    /// A completion reached its requester: after the read's last one, its tag is free.
-    /// Returns whether this was the read's last completion.
-    pub fn read_done(&mut self, t: &Train, now: Ps, q: &mut Queue<Event>) -> bool {
-        let Some(rid) = t.read else { return true };
-        let r = &mut self.reads[rid as usize];
-        r.left -= 1;
-        if r.left > 0 {
-            return false;
-        }
-        let engine = r.engine;
-        self.free_reads.push(rid);
-        self.window(engine).tags_free += 1;
-        self.issue_reads(engine, now, q);
-        true
-    }
-
     /// Host DRAM payload bytes over all channels (every host), units and bulk transfers.
     pub fn host_mem_payload_bytes(&self) -> u64 {
         self.servers.iter().map(|s| s.payload_bytes).sum::<u64>() + self.bulk.host_mem_bytes
@@ -754,30 +398,4 @@ fn rnr_retry_period(topo: &Topology, plan: &Plan) -> Ps {
         .collect();
     let (trip, _) = channel::idle_transit(&specs, Unit::Control, bytes, 1);
     (rq.timer + 2 * trip).max(1)
-}
-
-/// How many completions a read of `bytes` returns when split into requests of at most `mrrs`
-/// bytes, each answered in completions of at most `mps`: an MRRS below the MPS gives one
-/// completion per request, not one per MPS of the whole read.
-pub fn read_completions(bytes: u64, mrrs: u64, mps: u64) -> u64 {
-    let total = bytes.max(1);
-    let (full, rest) = (total / mrrs, total % mrrs);
-    full * mrrs.div_ceil(mps) + rest.div_ceil(mps)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::read_completions;
-
-    #[test]
-    fn completions_are_counted_per_request() {
-        // MRRS 512 under MPS 4096: one completion per 512-byte request.
-        assert_eq!(read_completions(4 << 20, 512, 4096), 8192);
-        // MRRS 4096 over MPS 256: 16 per request.
-        assert_eq!(read_completions(8192, 4096, 256), 32);
-        // A tail request of 300 bytes at MPS 256 gives two.
-        assert_eq!(read_completions(4096 + 300, 4096, 256), 16 + 2);
-        // A zero-byte read still answers once.
-        assert_eq!(read_completions(0, 512, 256), 1);
-    }
 }

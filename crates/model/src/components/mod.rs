@@ -17,9 +17,11 @@ mod nic;
 mod options;
 mod queueing;
 mod read_window;
+mod reads;
 mod recv_queue;
 mod run;
 mod steps;
+mod units;
 
 pub use bulk::Limit;
 pub use fabric::{Fabric, gating_message};
