@@ -2,6 +2,7 @@
 //! and what one variant changes of it: the largest ratio moved and the conclusions flipped.
 
 use super::*;
+use crate::bottleneck::Bottleneck;
 
 /// The headline results of one run: per comparison (scenario, op, baseline) and size, the
 /// ratios and the winner of each metric, and the sizes where the winner changes (crossovers);
@@ -17,7 +18,7 @@ pub struct Headlines {
     /// ("scenario op path", GB/s at the largest size).
     pub bandwidths: Vec<(String, f64)>,
     /// ("scenario op", bottleneck).
-    pub bottlenecks: Vec<(String, String)>,
+    pub bottlenecks: Vec<(String, Bottleneck)>,
 }
 
 /// Who wins at a ratio: GPUDirect above 1, the baseline below, nobody within [`TIE`].
@@ -244,8 +245,8 @@ pub(super) fn compare(base: &Headlines, v: &Headlines) -> (f64, String, Vec<Flip
             flips.push(Flip {
                 what: format!("{sc} gpudirect bottleneck"),
                 size: None,
-                from: b0.clone(),
-                to: b1.clone(),
+                from: b0.to_string(),
+                to: b1.to_string(),
             });
         }
     }

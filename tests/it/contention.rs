@@ -145,7 +145,7 @@ fn one_flow_alone_gets_the_uplink() {
         "one flow {:.3} vs uplink {r:.3} GB/s",
         s.bw_gbps
     );
-    assert_eq!(s.bottleneck, "a/pcie:sw0>rc0");
+    assert_eq!(s.bottleneck.channel(), Some("a/pcie:sw0>rc0"));
 }
 
 #[test]

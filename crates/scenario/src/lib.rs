@@ -2,7 +2,7 @@
 //! tools: [`config`] reads a TOML file into a typed, checked machine and study (one declaration
 //! per key with its unit, default, bounds and source); [`scenario`] turns each point (scenario,
 //! path, op, size) into a plan on the model's topology and simulates it; [`stats`] and
-//! [`effective`] are the result rows and the words they use; [`progress`] reports work done.
+//! [`effective`] and [`bottleneck`] are the result rows and the words they use; [`progress`] reports work done.
 //!
 //! The crate boundary is the layering: nothing here can import a report writer, a study driver
 //! or a tool. The `gdrsim` crate re-exports these modules under their old paths.
@@ -11,6 +11,7 @@
 
 pub use gdrsim_model::{choice, components, engine, plan, record, seed, topology, units};
 
+pub mod bottleneck;
 pub mod config;
 pub mod effective;
 pub mod progress;

@@ -4,6 +4,7 @@
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use statrs::statistics::{Data, Distribution, Max, Min, OrderStatistics};
 
+use crate::bottleneck::Bottleneck;
 use crate::config::{Op, PathKind};
 use crate::effective::EffectivePath;
 use crate::plan::{Dep, Milestone, Plan, StepId};
@@ -59,9 +60,9 @@ pub struct Summary {
     pub stages: Vec<StageRow>,
     /// Flows run together; what bound the streaming run.
     pub flows: u32,
-    /// What bound the streaming run: a channel, a read window, a busy thread, or
-    /// "latency (N messages in flight per flow)".
-    pub bottleneck: String,
+    /// What bound the streaming run: a channel, a read window, a busy thread, nothing, or the
+    /// latency of the messages in flight.
+    pub bottleneck: Bottleneck,
     /// Why the path runs as `effective_path` where it chose or fell back (empty otherwise).
     pub reason: String,
     /// RNR NAKs in the streaming run: Sends that found no receive WQE posted.
@@ -130,7 +131,7 @@ pub struct FlowRow {
     /// What bound its own bulk transfers the longest, where that is its own (a workload's
     /// flow); None: flows.csv shows the point's bottleneck.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bottleneck: Option<String>,
+    pub bottleneck: Option<Bottleneck>,
 }
 
 /// One channel direction in a point's streaming run.

@@ -132,8 +132,9 @@ fn scaling(m: &Model, size: u64, rows: &[&Summary]) -> Option<String> {
 /// "nothing saturated: `wire:a/nic0>switch1` 85% busy". A read window, a CPU thread or the
 /// latency of the messages in flight, as the simulation names them.
 fn bound(r: &Summary) -> String {
-    let name = format!("`{}`", md_inline(&r.bottleneck));
-    match r.links.iter().find(|l| l.channel == r.bottleneck) {
+    let name = format!("`{}`", md_inline(&r.bottleneck.to_string()));
+    let channel = r.bottleneck.channel();
+    match r.links.iter().find(|l| Some(l.channel.as_str()) == channel) {
         Some(l) if l.busy >= SATURATED => format!("{name} ({} busy)", fmt_pct(l.busy * 100.0)),
         Some(l) => format!("nothing saturated: {name} {} busy", fmt_pct(l.busy * 100.0)),
         None => name,
@@ -194,6 +195,7 @@ fn compare(rows: &[&Summary]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bottleneck::Bottleneck;
     use crate::report::charts::testdata;
 
     /// Issue #28 item 11: the table said a run was bound by the wire when the wire was 85%
@@ -207,9 +209,13 @@ mod tests {
             let mut rows = testdata::rows(&scenarios, &["gpudirect"], &[1 << 20]);
             for r in &mut rows {
                 r.flows = 2;
-                r.bottleneck = "a/wire:nic0>switch1".into();
+                r.bottleneck = Bottleneck::Channel("a/wire:nic0>switch1".into());
                 for l in &mut r.links {
-                    l.busy = if l.channel == r.bottleneck { busy } else { 0.5 };
+                    l.busy = if r.bottleneck.channel() == Some(&l.channel) {
+                        busy
+                    } else {
+                        0.5
+                    };
                 }
             }
             let mut out = String::new();

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use crate::bottleneck::Bottleneck;
 use crate::config::{ConfigError, Op, PathKind};
 use crate::effective::EffectivePath;
 use crate::stats::{LatencyStats, Summary};
@@ -176,7 +177,7 @@ impl Cells<'_> {
             setup_ps: self.ps("setup_us")?,
             stages: Vec::new(),
             flows: self.int_or("flows", 1)?,
-            bottleneck: self.get("bottleneck").to_string(),
+            bottleneck: Bottleneck::parse(self.get("bottleneck")),
             reason: self.get("reason").to_string(),
             rnr_naks: self.int_or("rnr_naks", 0)?,
             flow_rows: Vec::new(),

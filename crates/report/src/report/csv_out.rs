@@ -228,7 +228,7 @@ pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow:
             r.host_mem_bytes.to_string(),
             ps_to_us_exact(r.setup_ps),
             r.flows.to_string(),
-            r.bottleneck.clone(),
+            r.bottleneck.to_string(),
             r.reason.clone(),
             r.rnr_naks.to_string(),
         ];
@@ -303,7 +303,7 @@ pub fn flows_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
                     &ps_to_us_exact(fl.lat_model_ps),
                     &f(fl.lat_mean_us),
                     &f(fl.bw_gbps),
-                    fl.bottleneck.as_ref().unwrap_or(&r.bottleneck),
+                    &fl.bottleneck.as_ref().unwrap_or(&r.bottleneck).to_string(),
                     &r.variant,
                 ],
                 sweep,

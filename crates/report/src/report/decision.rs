@@ -296,7 +296,7 @@ fn outcome(m: &Model, cands: &[&Series], fig: Fig, z: u64) -> Option<Outcome> {
             Some(Outcome::Win {
                 who,
                 margin,
-                binds: w.bottleneck.clone(),
+                binds: w.bottleneck.to_string(),
             })
         }
     }
@@ -341,6 +341,7 @@ fn in_band(z: u64, lo: u64, hi: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bottleneck::Bottleneck;
     use crate::report::charts::testdata;
 
     /// Rows of staged and GPUDirect on one scenario at `sizes`, with their p50 latency (µs),
@@ -359,7 +360,7 @@ mod tests {
                 r.lat.p50_us = p50;
                 r.lat.ci95_us = ci;
                 r.bw_gbps = bw;
-                r.bottleneck = format!("{p}-bound");
+                r.bottleneck = Bottleneck::Channel(format!("{p}-bound"));
                 out.push(r);
             }
         }

@@ -3,6 +3,7 @@
 
 use super::Point;
 use super::paths;
+use crate::bottleneck::Bottleneck;
 use crate::components::{Fabric, Limit};
 use crate::config::{Config, Op};
 use crate::plan::Plan;
@@ -253,13 +254,9 @@ pub(super) fn link_rows(
 
 /// The name of the limit that bound bulk transfers the longest among `limits` (time each
 /// bound them), if any did.
-pub(super) fn longest_limit(topo: &Topology, limits: &[(Limit, u128)]) -> Option<String> {
+pub(super) fn longest_limit(topo: &Topology, limits: &[(Limit, u128)]) -> Option<Bottleneck> {
     let (limit, _) = limits.iter().max_by_key(|l| l.1)?;
-    Some(match *limit {
-        Limit::Channel(c) => topo.channels[c as usize].name.clone(),
-        Limit::Window(e) => topo.engine_name(e),
-        Limit::None => "nothing (unbounded)".into(),
-    })
+    Some(Bottleneck::of_limit(topo, *limit))
 }
 
 /// What bound the streaming run: the limit (a link, a memory, a read window) that held the bulk
@@ -270,25 +267,25 @@ pub(super) fn bottleneck(
     st: &crate::components::Outcome,
     span: Ps,
     window: u32,
-) -> String {
-    if let Some(name) = longest_limit(topo, &st.limits) {
-        return name;
+) -> Bottleneck {
+    if let Some(limit) = longest_limit(topo, &st.limits) {
+        return limit;
     }
     let span = span.max(1) as f64;
     let channels = st.links.iter().map(|&(c, bytes, _)| {
         let spec = &topo.channels[c as usize];
         let busy = spec.rate.tx_time(bytes.min(u64::MAX as u128) as u64) as f64 / span;
-        (busy, spec.name.clone())
+        (busy, Bottleneck::Channel(spec.name.clone()))
     });
     let threads = st
         .cpu_time
         .iter()
-        .map(|(name, t)| (*t as f64 / span, name.clone()));
-    match channels
-        .chain(threads)
-        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)))
-    {
-        Some((busy, name)) if busy >= 0.5 => name,
-        _ => format!("latency ({window} messages in flight per flow)"),
+        .map(|(name, t)| (*t as f64 / span, Bottleneck::Thread(name.clone())));
+    match channels.chain(threads).max_by(|a, b| {
+        let name = |x: &(f64, Bottleneck)| x.1.to_string();
+        a.0.total_cmp(&b.0).then_with(|| name(b).cmp(&name(a)))
+    }) {
+        Some((busy, limit)) if busy >= 0.5 => limit,
+        _ => Bottleneck::Latency { window },
     }
 }

@@ -166,7 +166,7 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         setup_ps: 0,
         stages: rows,
         flows: 1,
-        bottleneck: "wire:a/nic0>switch1".into(),
+        bottleneck: crate::bottleneck::Bottleneck::Channel("wire:a/nic0>switch1".into()),
         reason: String::new(),
         rnr_naks: 0,
         flow_rows: Vec::new(),
