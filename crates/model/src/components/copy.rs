@@ -33,7 +33,7 @@ impl CopyEngine {
 }
 
 impl Fabric<'_> {
-    fn copy_of(&self, (flow, _, step): Instance) -> Copy {
+    fn copy_of(&self, Instance { flow, step, .. }: Instance) -> Copy {
         match self.plan_of(flow).steps[step as usize].kind.copy() {
             Some((copy, _)) => copy,
             None => unreachable!("step {step} is not a copy"),
@@ -44,7 +44,7 @@ impl Fabric<'_> {
     /// large copy, else TLP by TLP (D2H: posted writes; H2D: reads under its window).
     pub(super) fn start_copy(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
         let copy = self.copy_of(inst);
-        let step = &self.plan_of(inst.0).steps[inst.2 as usize];
+        let step = &self.plan_of(inst.flow).steps[inst.step as usize];
         let (size, payload) = (step.bytes, step.payload);
         if self.is_bulk(size) {
             self.bulk_start(inst, now, q);
@@ -52,13 +52,19 @@ impl Fabric<'_> {
         }
         match copy {
             Copy::D2h { route, mps } => {
-                let route = self.route_of(inst.0, route);
+                let route = self.route_of(inst.flow, route);
                 let n = size.div_ceil(mps).max(1);
                 self.step_state(inst).parts = n as u32;
                 let mut off = 0;
                 for _ in 0..n {
                     let b = mps.min(size - off);
-                    let mut w = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Write, b, now);
+                    let mut w = self.train(
+                        route,
+                        (inst.flow, inst.msg, inst.step, 0),
+                        Unit::Write,
+                        b,
+                        now,
+                    );
                     w.counts_payload = payload;
                     w.src = self.engine_source(route);
                     self.launch(w, now, q);
@@ -85,8 +91,8 @@ impl Fabric<'_> {
         match (self.copy_of(inst), phase) {
             (Copy::H2d { commit, .. }, 0) => {
                 self.read_done(&t, now, q);
-                let route = self.route_of(inst.0, commit);
-                self.relaunch(t, route, (inst.2, 1), now, q);
+                let route = self.route_of(inst.flow, commit);
+                self.relaunch(t, route, (inst.step, 1), now, q);
             }
             _ => self.copy_committed(inst, now, q),
         }
@@ -105,7 +111,8 @@ impl Fabric<'_> {
     /// A copy's data all landed: a synchronous copy's thread returns after the completion
     /// signalling; an asynchronous one is done then, its thread long free.
     pub(super) fn copy_done(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
-        if let StepKind::KernelCopy { .. } = self.plan_of(inst.0).steps[inst.2 as usize].kind {
+        if let StepKind::KernelCopy { .. } = self.plan_of(inst.flow).steps[inst.step as usize].kind
+        {
             // A kernel's stores: done when they have landed.
             let from = self.step_state(inst).started;
             self.record_control(inst, from, now);
@@ -118,7 +125,7 @@ impl Fabric<'_> {
             blocking,
             copy,
             driver,
-        } = self.plan_of(inst.0).steps[inst.2 as usize].kind
+        } = self.plan_of(inst.flow).steps[inst.step as usize].kind
         else {
             unreachable!("not a copy")
         };
@@ -128,11 +135,11 @@ impl Fabric<'_> {
         if let (Copy::D2h { .. }, Some(d)) = (copy, driver) {
             // Into pageable memory: the driver copies out of its pinned buffer afterwards.
             sync += d.cost;
-            let bytes = 2 * self.plan_of(inst.0).steps[inst.2 as usize].bytes;
-            self.host_dram_touch((inst.0, inst.1), d.dram, bytes);
+            let bytes = 2 * self.plan_of(inst.flow).steps[inst.step as usize].bytes;
+            self.host_dram_touch((inst.flow, inst.msg), d.dram, bytes);
         }
         if blocking {
-            let cpu = self.flows[inst.0 as usize].threads[thread as usize];
+            let cpu = self.flows[inst.flow as usize].threads[thread as usize];
             self.copy_landed(cpu, sync, now, q);
         } else {
             let from = self.step_state(inst).started;

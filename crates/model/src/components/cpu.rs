@@ -29,7 +29,7 @@ pub struct Task {
 }
 
 impl Task {
-    pub fn new((flow, msg, step): Instance, phase: u8) -> Task {
+    pub fn new(Instance { flow, msg, step }: Instance, phase: u8) -> Task {
         Task {
             flow,
             msg,
@@ -38,7 +38,7 @@ impl Task {
         }
     }
     fn inst(self) -> Instance {
-        (self.flow, self.msg, self.step)
+        Instance::new(self.flow, self.msg, self.step)
     }
 }
 
@@ -177,7 +177,13 @@ impl Fabric<'_> {
                 self.busy(task, now - started);
                 self.step_state(inst).started = started;
                 let route = self.route_of(task.flow, route);
-                let t = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Write, last, now);
+                let t = self.train(
+                    route,
+                    (inst.flow, inst.msg, inst.step, 0),
+                    Unit::Write,
+                    last,
+                    now,
+                );
                 self.launch(t, now, q);
             }
             (StepKind::Register { .. } | StepKind::CpuCopy { .. }, _) => {

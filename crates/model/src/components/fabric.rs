@@ -19,6 +19,7 @@ use super::cpu::Cpu;
 use super::nic::Nic;
 use super::options::SimOptions;
 pub(crate) use super::reads::{ReadReq, read_completions};
+use super::steps::Instance;
 use crate::engine::{Handler, Queue};
 use crate::plan::{Plan, StepId, StepKind};
 use crate::record::{Names, Recorder};
@@ -373,7 +374,9 @@ impl Handler for Fabric<'_> {
             Event::ServerFree(c) => self.server_free(c, now, q),
             Event::CpuDone { cpu } => self.cpu_done(cpu as usize, now, q),
             Event::Start { flow, msg } => self.start_message(flow, msg, now, q),
-            Event::Ready { flow, msg, step } => self.step_ready((flow, msg, step), now, q),
+            Event::Ready { flow, msg, step } => {
+                self.step_ready(Instance::new(flow, msg, step), now, q)
+            }
             Event::BulkReady(job) => self.bulk_ready(job as usize, now, q),
             Event::Fluid(version) => self.fluid_event(version, now, q),
             Event::Share => self.bulk_share(now, q),

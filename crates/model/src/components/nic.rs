@@ -39,7 +39,7 @@ impl Fabric<'_> {
         &self.topo.hosts[nic.host].spec.nics[nic.nic]
     }
 
-    fn step_of(&self, (flow, _, step): Instance) -> &Step {
+    fn step_of(&self, Instance { flow, step, .. }: Instance) -> &Step {
         &self.plan_of(flow).steps[step as usize]
     }
 
@@ -73,10 +73,10 @@ impl Fabric<'_> {
         else {
             unreachable!("only a WQE passes the send engine")
         };
-        let route = self.route_of(inst.0, engine);
+        let route = self.route_of(inst.flow, engine);
         let t = self.train(
             route,
-            (inst.0, inst.1, inst.2, phase),
+            (inst.flow, inst.msg, inst.step, phase),
             Unit::Packet,
             bytes,
             now,
@@ -102,8 +102,8 @@ impl Fabric<'_> {
     fn record_gather(&mut self, inst: Instance, gather: Gather, at: Ps) {
         let component = self.actor_id(inst);
         self.recorder.descriptor(Descriptor {
-            msg: inst.1,
-            step: inst.2,
+            msg: inst.msg,
+            step: inst.step,
             component,
             at,
             addr: gather.buffer.dma_addr(),
@@ -131,9 +131,9 @@ impl Fabric<'_> {
             q.schedule(
                 start,
                 Event::Ready {
-                    flow: inst.0,
-                    msg: inst.1,
-                    step: inst.2,
+                    flow: inst.flow,
+                    msg: inst.msg,
+                    step: inst.step,
                 },
             );
         } else {
@@ -174,11 +174,17 @@ impl Fabric<'_> {
             (ready - m.bytes_out) / mtu * mtu
         };
         m.bytes_out += emit;
-        let route = self.step_route(inst.0, inst.2);
+        let route = self.step_route(inst.flow, inst.step);
         let mut off = 0;
         while off < emit {
             let b = mtu.min(emit - off);
-            let tr = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Packet, b, at);
+            let tr = self.train(
+                route,
+                (inst.flow, inst.msg, inst.step, 0),
+                Unit::Packet,
+                b,
+                at,
+            );
             self.launch(tr, now, q);
             off += b;
         }
@@ -188,11 +194,11 @@ impl Fabric<'_> {
     /// payload by DMA, TLP by TLP; once the message is in, the CQE step (behind the last write)
     /// and the ACK may go.
     pub(super) fn receive(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
-        let rx = (t.flow, t.msg, t.step);
+        let rx = Instance::new(t.flow, t.msg, t.step);
         let plan = self.plan_of(t.flow);
         let size = plan.steps[t.step as usize].bytes;
         let write_step = plan.output(t.step).expect("received data is written");
-        let wr = (t.flow, t.msg, write_step);
+        let wr = Instance::new(t.flow, t.msg, write_step);
         let StepKind::DmaWrite { nic, mps, .. } = *self.kind(wr) else {
             unreachable!()
         };
@@ -216,7 +222,7 @@ impl Fabric<'_> {
         let mut off = 0;
         for i in 0..n {
             let b = mps.min(t.payload - off);
-            let mut w = self.train(route, (wr.0, wr.1, wr.2, 0), Unit::Write, b, at);
+            let mut w = self.train(route, (wr.flow, wr.msg, wr.step, 0), Unit::Write, b, at);
             w.stage_in = at + i * tlp;
             w.counts_payload = counts;
             self.launch(w, now, q);
@@ -237,8 +243,8 @@ impl Fabric<'_> {
         };
         let component = self.actor_id(wr);
         self.recorder.descriptor(Descriptor {
-            msg: wr.1,
-            step: wr.2,
+            msg: wr.msg,
+            step: wr.step,
             component,
             at,
             addr: scatter.buffer.dma_addr(),
@@ -255,8 +261,14 @@ impl Fabric<'_> {
             unreachable!()
         };
         let bytes = self.nic_spec(nic).cqe_bytes;
-        let route = self.step_route(inst.0, inst.2);
-        let c = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Write, bytes, at);
+        let route = self.step_route(inst.flow, inst.step);
+        let c = self.train(
+            route,
+            (inst.flow, inst.msg, inst.step, 0),
+            Unit::Write,
+            bytes,
+            at,
+        );
         self.launch(c, now, q);
     }
 
@@ -266,13 +278,19 @@ impl Fabric<'_> {
         let StepKind::Packet { bytes, .. } = *self.kind(inst) else {
             unreachable!()
         };
-        let route = self.step_route(inst.0, inst.2);
-        let a = self.train(route, (inst.0, inst.1, inst.2, 0), Unit::Control, bytes, at);
+        let route = self.step_route(inst.flow, inst.step);
+        let a = self.train(
+            route,
+            (inst.flow, inst.msg, inst.step, 0),
+            Unit::Control,
+            bytes,
+            at,
+        );
         self.launch(a, now, q);
     }
 
     /// The recorder component id of the step's actor.
-    pub(super) fn actor_id(&self, (flow, _, step): Instance) -> u32 {
+    pub(super) fn actor_id(&self, Instance { flow, step, .. }: Instance) -> u32 {
         let f = &self.flows[flow as usize];
         f.actors[f.plan.steps[step as usize].actor as usize]
     }

@@ -91,10 +91,10 @@ impl Fabric<'_> {
         q: &mut Queue<Event>,
     ) {
         let routes = (
-            self.route_of(inst.0, spec.req),
-            self.route_of(inst.0, spec.cpl),
+            self.route_of(inst.flow, spec.req),
+            self.route_of(inst.flow, spec.cpl),
         );
-        let who = (inst.0, inst.1, inst.2, 0);
+        let who = (inst.flow, inst.msg, inst.step, 0);
         let sizes = (spec.mrrs, spec.mps);
         self.read(spec.engine, routes, sizes, bytes, who, payload, now, q);
     }

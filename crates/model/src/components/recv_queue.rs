@@ -14,6 +14,7 @@
 
 use super::Event;
 use super::fabric::{Fabric, Train};
+use super::steps::Instance;
 use crate::engine::Queue;
 use crate::plan::RecvQueue;
 use crate::units::Ps;
@@ -67,7 +68,7 @@ impl Fabric<'_> {
     /// refused message learns when its retry gets in).
     pub(super) fn on_step_done(
         &mut self,
-        (flow, msg, step): (u32, u32, u16),
+        Instance { flow, msg, step }: Instance,
         when: Ps,
         now: Ps,
         q: &mut Queue<Event>,
@@ -112,7 +113,7 @@ impl Fabric<'_> {
         let m = &mut self.flows[flow as usize].msgs[msg as usize];
         if m.fetch_deferred {
             m.fetch_deferred = false;
-            self.start_step((flow, msg, fetch), when, now, q);
+            self.start_step(Instance::new(flow, msg, fetch), when, now, q);
         }
     }
 

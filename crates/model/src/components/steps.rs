@@ -10,11 +10,26 @@ use crate::engine::Queue;
 use crate::plan::{Milestone, StepId, StepKind};
 use crate::units::Ps;
 
-/// A step instance: (flow, message, step).
-pub type Instance = (u32, u32, StepId);
+/// A step instance: one step of one message of one flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instance {
+    /// The flow's index in the point (its plan).
+    pub flow: u32,
+    /// The message's index in the flow's stream.
+    pub msg: u32,
+    /// The step's index in the flow's plan.
+    pub step: StepId,
+}
+
+impl Instance {
+    /// Step `step` of message `msg` of flow `flow`.
+    pub fn new(flow: u32, msg: u32, step: StepId) -> Instance {
+        Instance { flow, msg, step }
+    }
+}
 
 impl Fabric<'_> {
-    pub(super) fn step_state(&mut self, (flow, msg, step): Instance) -> &mut StepState {
+    pub(super) fn step_state(&mut self, Instance { flow, msg, step }: Instance) -> &mut StepState {
         &mut self.flows[flow as usize].msgs[msg as usize].steps[step as usize]
     }
 
@@ -38,7 +53,7 @@ impl Fabric<'_> {
                 && s.input.is_none()
                 && self.fetch_may_start(flow, msg, i as StepId)
             {
-                self.start_step((flow, msg, i as StepId), now, now, q);
+                self.start_step(Instance::new(flow, msg, i as StepId), now, now, q);
             }
         }
     }
@@ -53,7 +68,7 @@ impl Fabric<'_> {
         now: Ps,
         q: &mut Queue<Event>,
     ) {
-        let (flow, msg, step) = inst;
+        let Instance { flow, msg, step } = inst;
         let plan = self.flows[flow as usize].plan;
         match milestone {
             Milestone::Done => {
@@ -74,12 +89,12 @@ impl Fabric<'_> {
             if on != milestone {
                 continue;
             }
-            let st = self.step_state((flow, msg, w));
+            let st = self.step_state(Instance::new(flow, msg, w));
             st.ready_at = st.ready_at.max(when);
             st.waiting -= 1;
             if st.waiting == 0 {
                 let at = st.ready_at;
-                self.start_step((flow, msg, w), at, now, q);
+                self.start_step(Instance::new(flow, msg, w), at, now, q);
             }
         }
     }
@@ -87,7 +102,7 @@ impl Fabric<'_> {
     /// Hands a ready step to the device that executes it; `at` is when it may start (not
     /// before `now`'s event, but a NIC may schedule work for a later time).
     pub(super) fn start_step(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
-        let (flow, msg, step) = inst;
+        let Instance { flow, msg, step } = inst;
         let plan = self.flows[flow as usize].plan;
         let kind = &plan.steps[step as usize].kind;
         let launches = matches!(
@@ -165,7 +180,7 @@ impl Fabric<'_> {
 
     /// A step deferred to `now` starts (a DMA read after its MTT lookup issues its requests).
     pub fn step_ready(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
-        match self.plan_of(inst.0).steps[inst.2 as usize].kind {
+        match self.plan_of(inst.flow).steps[inst.step as usize].kind {
             StepKind::DmaRead { .. } => self.issue_payload_read(inst, now, q),
             _ => self.start_step(inst, now, now, q),
         }
@@ -173,7 +188,7 @@ impl Fabric<'_> {
 
     /// A train reached the end of its route: the step it belongs to takes it.
     pub fn arrive(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
-        let inst = (t.flow, t.msg, t.step);
+        let inst = Instance::new(t.flow, t.msg, t.step);
         let plan = self.flows[t.flow as usize].plan;
         match (&plan.steps[t.step as usize].kind, t.phase) {
             (StepKind::Post { .. }, _) => {
@@ -209,7 +224,13 @@ impl Fabric<'_> {
                 let next = plan
                     .output(t.step)
                     .expect("a DMA read streams into the NIC");
-                self.packetise((t.flow, t.msg, next), t.payload, t.head, now, q);
+                self.packetise(
+                    Instance::new(t.flow, t.msg, next),
+                    t.payload,
+                    t.head,
+                    now,
+                    q,
+                );
             }
             (StepKind::NicTx { .. } | StepKind::Wire { .. }, _) => {
                 self.record(inst, (t.stage_in, t.stage_in), (t.head, t.head));

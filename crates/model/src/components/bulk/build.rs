@@ -121,7 +121,11 @@ impl Fabric<'_> {
 
     /// The transfer of the chain that begins with `inst`, and the key of its queue.
     pub(super) fn build_job(&mut self, inst: Instance, t0: Ps) -> (Job, QueueKey) {
-        let (flow, msg, first) = inst;
+        let Instance {
+            flow,
+            msg,
+            step: first,
+        } = inst;
         let plan = self.plan_of(flow);
         let step = &plan.steps[first as usize];
         let (bytes, payload) = (step.bytes, step.payload);
@@ -327,7 +331,7 @@ impl Fabric<'_> {
             _ => 0,
         };
         let job = Job {
-            inst: (flow, msg, first),
+            inst: Instance::new(flow, msg, first),
             stages,
             demand,
             uses,

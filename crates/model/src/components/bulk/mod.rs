@@ -373,7 +373,7 @@ impl Fabric<'_> {
         let mut jobs = Vec::new();
         for flow in 0..self.flows.len() as u32 {
             if let Some(step) = self.plan_of(flow).handles.read {
-                jobs.push(self.build_job((flow, 0, step), 0).0);
+                jobs.push(self.build_job(Instance::new(flow, 0, step), 0).0);
             }
         }
         let refs: Vec<&Job> = jobs.iter().collect();
@@ -390,7 +390,7 @@ impl Fabric<'_> {
     pub(super) fn bulk_ready(&mut self, id: usize, now: Ps, q: &mut Queue<Event>) {
         // A Send's first packet at the receiving NIC: without a posted receive it is refused
         // (RNR) and the transfer waits in its latency phase for the retry.
-        let (flow, msg, _) = self.bulk.jobs[id].inst;
+        let Instance { flow, msg, .. } = self.bulk.jobs[id].inst;
         if let Some(rq) = self.plan_of(flow).recv_queue
             && self.bulk.jobs[id].stages.iter().any(|s| s.step == rq.write)
             && self.rnr_gate(flow, msg, Held::Bulk(id), now).is_none()
@@ -481,10 +481,10 @@ impl Fabric<'_> {
                 let wire = moved * u.weight / WEIGHT_ONE;
                 self.bulk.wire_bytes[u.channel as usize] += wire;
                 if record {
-                    let plan = self.flows[job.inst.0 as usize].plan;
+                    let plan = self.flows[job.inst.flow as usize].plan;
                     self.recorder.hops.push(Hop {
-                        flow: job.inst.0,
-                        msg: job.inst.1,
+                        flow: job.inst.flow,
+                        msg: job.inst.msg,
                         step: u.step,
                         train: job.serial,
                         channel: u.channel,
@@ -591,7 +591,7 @@ impl Fabric<'_> {
                 ..*j
             }
         };
-        let (flow, msg, _) = job.inst;
+        let Instance { flow, msg, .. } = job.inst;
         if job.payload {
             self.bulk.host_mem_bytes += job.bytes * job.dram_crossings;
             self.flows[flow as usize].msgs[msg as usize].host_mem_bytes +=
@@ -620,7 +620,7 @@ impl Fabric<'_> {
         let plan = self.plan_of(flow);
         let at = |off: i64| (now as i64 + off).max(0) as Ps;
         for s in &job.stages {
-            let inst = (flow, msg, s.step);
+            let inst = Instance::new(flow, msg, s.step);
             let start = job.t0 + s.first_in;
             let first_out = job.t0 + s.first_out;
             let end = at(s.last_out).max(first_out);
@@ -651,11 +651,11 @@ impl Fabric<'_> {
             .iter()
             .find(|s| matches!(plan.steps[s.step as usize].kind, StepKind::DmaWrite { .. }))
         {
-            self.scatter_descriptor((flow, msg, w.step), job.t0 + w.first_in);
+            self.scatter_descriptor(Instance::new(flow, msg, w.step), job.t0 + w.first_in);
         }
         // Milestones, in chain order, never before now.
         for s in &job.stages {
-            let inst = (flow, msg, s.step);
+            let inst = Instance::new(flow, msg, s.step);
             match plan.steps[s.step as usize].kind {
                 StepKind::Memcpy { .. } | StepKind::KernelCopy { .. } => {
                     self.copy_done(inst, now, q)

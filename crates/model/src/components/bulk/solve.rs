@@ -21,7 +21,7 @@ fn reads_meet_other_windows(
         j.read.is_some()
             && j.uses
                 .iter()
-                .filter(|u| u.step == j.inst.2 && u.phase == 0)
+                .filter(|u| u.step == j.inst.step && u.phase == 0)
                 .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
                 .any(|u| mixed(u.channel))
     })
@@ -169,7 +169,11 @@ impl Fabric<'_> {
                 // The transfers met on the previous channel of the same route (tandem waits).
                 before.0 = Unit::Control;
                 before.1.clear();
-                for u in j.uses.iter().filter(|u| u.step == j.inst.2 && u.phase == 0) {
+                for u in j
+                    .uses
+                    .iter()
+                    .filter(|u| u.step == j.inst.step && u.phase == 0)
+                {
                     let units = match u.unit {
                         Unit::ReadRequest => 1,
                         Unit::Completion => rw.completions,
