@@ -32,6 +32,17 @@
 //!   whole TLPs and packets), where finite-difference gradients at a small step are zero or
 //!   noise. It is restarted once from its best point (a collapsed simplex is the known failure
 //!   of the method).
+//! - A fitted parameter of one device (`machines[0].nics[0].tx_pipeline_ns`) is applied to
+//!   every identical device of its machine (every device of the same kind whose parameters, as
+//!   `gdrsim params` lists them, all equal the fitted device's: eight alike NICs move together)
+//!   unless `this_device_only`, or the other device's key is fitted itself. The fit sees them
+//!   move together too, whichever device the rows exercise.
+//! - What it writes is checked before it is written: a fitted value that ended at a bound (the
+//!   `--range` factor, or the parameter's own domain) is no fit but the sign that the rows want
+//!   it further, and is refused unless `allow_bound`; the calibrated config must pass
+//!   `gdrsim check --strict` (every value plausible: a 1.6 Tb/s NIC port is not), refused
+//!   otherwise unless `allow_implausible`. Both refusals are input errors (exit 2) that name the
+//!   key.
 //! - Uncertainty: the Jacobian of the residuals with respect to ln(value) by central
 //!   differences at the optimum (step 1%), covariance = s^2 (J^T J)^-1 with s^2 = SSR / (m - n);
 //!   a parameter's standard error is its value times the square root of its diagonal term.
@@ -86,6 +97,12 @@ pub struct Options {
     pub nvb_loops: u32,
     /// What the fit may cost (`--max-events`, `--max-memory`).
     pub limits: study::Limits,
+    /// Fit only the named device's parameter, not every identical device of its machine.
+    pub this_device_only: bool,
+    /// Write the config although a fitted value ended at a bound (flagged in the report).
+    pub allow_bound: bool,
+    /// Write the config although it fails `check --strict` (warnings in the report).
+    pub allow_implausible: bool,
 }
 
 impl Options {
@@ -113,6 +130,9 @@ impl Default for Options {
             nvb_samples: nvbandwidth::Args::new(Testcase::HostToDevice).samples,
             nvb_loops: nvbandwidth::Args::new(Testcase::HostToDevice).loops,
             limits: study::Limits::default(),
+            this_device_only: false,
+            allow_bound: false,
+            allow_implausible: false,
         }
     }
 }
@@ -132,6 +152,8 @@ pub struct Fitted {
     pub at_bound: bool,
     /// The value as the calibrated config writes it.
     pub value: Value,
+    /// The same parameter of the identical devices of its machine, set to the same value.
+    pub siblings: Vec<String>,
 }
 
 /// The result of a calibration.
@@ -153,6 +175,9 @@ pub struct Report {
     /// Pairs of fitted parameters (indices into `fitted`) whose estimates are correlated beyond
     /// [`CORRELATED`], with the correlation: the rows fix a combination of the two, not each.
     pub correlated: Vec<(usize, usize, f64)>,
+    /// What `check --strict` says of the calibrated config (empty: plausible); written only
+    /// with `allow_implausible`.
+    pub implausible: Vec<String>,
 }
 
 /// The correlation of two fitted parameters above which the report warns that the rows cannot
@@ -236,9 +261,22 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
         return Err(ConfigError::new("command line", "--fit", "at least one key", "none").into());
     }
     let n = chosen.len();
+    let siblings: Vec<Vec<String>> = chosen
+        .iter()
+        .map(|p| {
+            if o.this_device_only {
+                return Vec::new();
+            }
+            identical_devices(&all, &p.key)
+                .into_iter()
+                .filter(|k| !chosen.iter().any(|c| c.key == *k))
+                .collect()
+        })
+        .collect();
     let problem = Problem {
         doc: config::to_toml(cfg).parse()?,
         params: chosen,
+        siblings,
         sel: &sel,
         si: o.scenario.clone(),
         opts: o,
@@ -297,23 +335,73 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
     let sd = cov.as_deref().map(deviations);
     let (_, values) = problem.config(&ln_f)?;
     let mut doc: Table = config::to_toml(cfg).parse()?;
-    for (p, v) in problem.params.iter().zip(&values) {
+    for ((p, v), sib) in problem.params.iter().zip(&values).zip(&problem.siblings) {
         params::set(&mut doc, &p.key, v.clone());
+        for k in sib {
+            params::set(&mut doc, k, v.clone());
+        }
     }
-    let fitted = problem
+    let fitted: Vec<Fitted> = problem
         .params
         .iter()
         .zip(&values)
         .enumerate()
-        .map(|(k, (p, v))| Fitted {
-            param: p.clone(),
-            start: in_unit(&p.value).unwrap_or(f64::NAN),
-            factor: ln_f[k].exp(),
-            rel_sd: sd.as_ref().map(|s| s[k]),
-            at_bound: u[k].tanh().abs() > 0.999,
-            value: v.clone(),
+        .map(|(k, (p, v))| {
+            let start = in_unit(&p.value).unwrap_or(f64::NAN);
+            // At the --range bound, or short of the factor asked for: the domain clamped it.
+            let got = in_unit(&show(v)).map_or(1.0, |x| x / start);
+            let clamped = (got / ln_f[k].exp() - 1.0).abs() > 1e-3;
+            Fitted {
+                param: p.clone(),
+                start,
+                factor: ln_f[k].exp(),
+                rel_sd: sd.as_ref().map(|s| s[k]),
+                at_bound: u[k].tanh().abs() > 0.999 || clamped,
+                value: v.clone(),
+                siblings: problem.siblings[k].clone(),
+            }
         })
         .collect();
+    if !o.allow_bound
+        && let Some(f) = fitted.iter().find(|f| f.at_bound)
+    {
+        return Err(ConfigError::new(
+            "calibration",
+            f.param.key.clone(),
+            format!(
+                "a fitted value inside its range (the rows want it beyond its bound: a factor \
+                 of {}, --range {}, or the parameter's own limit; widen --range, fit other \
+                 parameters, or write it anyway with --allow-bound)",
+                sig(f.factor),
+                o.range
+            ),
+            format!(
+                "{} {} (from {} {})",
+                show(&f.value),
+                f.param.unit,
+                f.start,
+                f.param.unit
+            ),
+        )
+        .into());
+    }
+    let text = toml::to_string(&doc)?;
+    // `check --strict` on what is about to be written: it parses and validates, and every value
+    // is plausible.
+    let written = config::parse(&text, "calibrated config").map_err(|e| {
+        anyhow::Error::from(e).context("the calibrated config is not valid; nothing written")
+    })?;
+    let warnings = config::plausible::warnings(&written);
+    if !o.allow_implausible
+        && let Some(w) = warnings.first()
+    {
+        let mut e = w.clone().into_error("calibrated config");
+        e.expected = format!(
+            "{} (nothing written; --allow-implausible writes it)",
+            e.expected
+        );
+        return Err(e.into());
+    }
     Ok(Report {
         fitted,
         rows: sel.targets.len(),
@@ -323,9 +411,63 @@ pub fn fit(cfg: &Config, rows: &[Measurement], file: &str, o: &Options) -> Resul
         evaluations: problem
             .evaluations
             .load(std::sync::atomic::Ordering::Relaxed),
-        toml: toml::to_string(&doc)?,
+        toml: text,
         correlated,
+        implausible: warnings.iter().map(|w| w.to_string()).collect(),
     })
+}
+
+/// A factor in three significant figures.
+fn sig(f: f64) -> String {
+    format!("{f:.3}")
+}
+
+/// The same parameter as `key` of every other device of its kind on its machine whose
+/// parameters (every key `gdrsim params` lists under it) all equal those of `key`'s device:
+/// `machines[0].nics[3].tx_pipeline_ns` for `machines[0].nics[0].tx_pipeline_ns` when nic3 is
+/// nic0's twin. None for a key of no indexed device (`machines[0].cpu.post_ns`).
+pub fn identical_devices(all: &[ParamValue], key: &str) -> Vec<String> {
+    let Some(close) = key.rfind("].") else {
+        return Vec::new();
+    };
+    let (device, param) = (&key[..=close], &key[close + 2..]);
+    let Some(open) = device.rfind('[') else {
+        return Vec::new();
+    };
+    let kind = &device[..open];
+    // A device of a machine, not a machine: `machines[M].<kind>[I]`.
+    if !kind.starts_with("machines[") || !kind.contains("].") {
+        return Vec::new();
+    }
+    let params_of = |dev: &str| -> Vec<(&str, &str)> {
+        let mut v: Vec<(&str, &str)> = all
+            .iter()
+            .filter_map(|p| {
+                let rest = p.key.strip_prefix(dev)?.strip_prefix('.')?;
+                Some((rest, p.value.as_str()))
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let mine = params_of(device);
+    let mut devices: Vec<&str> = Vec::new();
+    for p in all {
+        let Some(rest) = p.key.strip_prefix(kind).filter(|r| r.starts_with('[')) else {
+            continue;
+        };
+        let Some(end) = rest.find(']') else { continue };
+        let dev = &p.key[..kind.len() + end + 1];
+        if dev != device && !devices.contains(&dev) {
+            devices.push(dev);
+        }
+    }
+    devices
+        .into_iter()
+        .filter(|d| params_of(d) == mine)
+        .map(|d| format!("{d}.{param}"))
+        .filter(|k| all.iter().any(|p| p.key == *k))
+        .collect()
 }
 
 /// `gdrsim calibrate`: loads the config and the measurements, fits, writes the calibrated
@@ -394,6 +536,64 @@ mod tests {
         assert!(standard_errors(&j, &r[..1]).is_none(), "m <= n");
         let inv = invert(&[vec![4.0, 1.0], vec![1.0, 3.0]]).unwrap();
         assert!((inv[0][0] - 3.0 / 11.0).abs() < 1e-12 && (inv[0][1] + 1.0 / 11.0).abs() < 1e-12);
+    }
+
+    /// A fitted NIC parameter reaches every identical NIC of the machine (dgx-h100: eight
+    /// alike), not a NIC that differs in any parameter, and no key of a device-less table; the
+    /// fit's configs move them together.
+    #[test]
+    fn a_fit_applies_to_every_identical_device() {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/dgx-h100.toml"),
+        )
+        .unwrap();
+        let cfg = crate::config::parse(&text, "dgx-h100").unwrap();
+        let all = params::list(&cfg);
+        let key = "machines[0].nics[0].tx_pipeline_ns";
+        let twins = identical_devices(&all, key);
+        let want: Vec<String> = (1..8)
+            .map(|i| format!("machines[0].nics[{i}].tx_pipeline_ns"))
+            .collect();
+        assert_eq!(twins, want);
+        assert!(identical_devices(&all, "machines[0].cpu.post_ns").is_empty());
+        // nic3 with another receive pipeline is no twin of nic0.
+        let mut doc: Table = config::to_toml(&cfg).parse().unwrap();
+        params::set(
+            &mut doc,
+            "machines[0].nics[3].rx_pipeline_ns",
+            Value::Integer(151),
+        )
+        .unwrap();
+        let odd = crate::config::parse(&toml::to_string(&doc).unwrap(), "odd").unwrap();
+        let twins = identical_devices(&params::list(&odd), key);
+        assert_eq!(twins.len(), 6);
+        assert!(!twins.iter().any(|k| k.contains("nics[3]")), "{twins:?}");
+        // The problem's config sets the twins to the fitted value.
+        let o = Options::default();
+        let sel = Selection {
+            runs: Vec::new(),
+            targets: Vec::new(),
+            notes: Vec::new(),
+        };
+        let problem = Problem {
+            doc: config::to_toml(&cfg).parse().unwrap(),
+            params: vec![all.iter().find(|p| p.key == key).unwrap().clone()],
+            siblings: vec![want.clone()],
+            sel: &sel,
+            si: None,
+            opts: &o,
+            ln_range: 4f64.ln(),
+            evaluations: Default::default(),
+        };
+        let (c, values) = problem.config(&[2f64.ln()]).unwrap();
+        assert_eq!(values.len(), 1);
+        let m = &c.hosts[0].machine;
+        assert!(
+            m.nics
+                .iter()
+                .all(|n| n.tx_pipeline == m.nics[0].tx_pipeline)
+        );
+        assert_eq!(m.nics[0].tx_pipeline, 300 * crate::units::PS_PER_NS);
     }
 
     #[test]
@@ -562,6 +762,7 @@ mod tests {
         let problem = Problem {
             doc: config::to_toml(&cfg).parse().unwrap(),
             params: Vec::new(),
+            siblings: Vec::new(),
             sel: &sel,
             si: None,
             opts: &o,

@@ -7,6 +7,8 @@ use super::*;
 pub(super) struct Problem<'a> {
     pub(super) doc: Table,
     pub(super) params: Vec<ParamValue>,
+    /// Per parameter, the keys of the identical devices set to the same value.
+    pub(super) siblings: Vec<Vec<String>>,
     pub(super) sel: &'a Selection,
     pub(super) si: Option<String>,
     pub(super) opts: &'a Options,
@@ -80,7 +82,7 @@ impl Problem<'_> {
     pub(super) fn config(&self, ln_f: &[f64]) -> Result<(Config, Vec<Value>)> {
         let mut d = self.doc.clone();
         let mut values = Vec::new();
-        for (p, lf) in self.params.iter().zip(ln_f) {
+        for (i, (p, lf)) in self.params.iter().zip(ln_f).enumerate() {
             // scaled gives None where the value does not change (factor 1, a bound).
             let v = match sensitivity::scaled(p, lf.exp()) {
                 Some(v) => {
@@ -94,6 +96,9 @@ impl Problem<'_> {
                     .and_then(|(at, last)| params::table_at_mut(&mut d, at)?.get(last).cloned())
                     .ok_or_else(|| anyhow::anyhow!("reading {}", p.key))?,
             };
+            for k in self.siblings.get(i).into_iter().flatten() {
+                params::set(&mut d, k, v.clone()).ok_or_else(|| anyhow::anyhow!("setting {k}"))?;
+            }
             values.push(v);
         }
         Ok((config::parse(&toml::to_string(&d)?, "calibrated")?, values))

@@ -37,6 +37,27 @@ pub fn render(r: &Report, out: &Path) -> String {
             }
         ));
     }
+    for f in r.fitted.iter().filter(|f| !f.siblings.is_empty()) {
+        s.push_str(&format!(
+            "applied to {} identical device{} as well: {}\n",
+            f.siblings.len(),
+            if f.siblings.len() == 1 { "" } else { "s" },
+            f.siblings.join(", ")
+        ));
+    }
+    for f in r.fitted.iter().filter(|f| f.at_bound) {
+        s.push_str(&format!(
+            "warning: {} ended at its bound (written with --allow-bound): the rows want it \
+             beyond, so its value is not a fit\n",
+            f.param.key
+        ));
+    }
+    for w in &r.implausible {
+        s.push_str(&format!(
+            "warning: the calibrated config fails `check --strict` (written with \
+             --allow-implausible): {w}\n"
+        ));
+    }
     s.push_str(&format!(
         "fit error (RMS relative, {} rows): {:.3}% before, {:.3}% after ({} evaluations)\n",
         r.rows,

@@ -45,6 +45,18 @@ pub struct Args {
     /// nvbandwidth rows: the measured run's copies per sample (its `--loopCount`).
     #[arg(long, default_value_t = 16)]
     pub nvb_loops: u32,
+    /// Fit the named device's parameter alone (by default a fitted parameter of one device is
+    /// applied to every identical device of its machine: all 8 alike NICs, not nic0 only).
+    #[arg(long)]
+    pub this_device_only: bool,
+    /// Write the calibrated config although a fitted value ended at its bound (refused by
+    /// default: the rows want it beyond the range).
+    #[arg(long)]
+    pub allow_bound: bool,
+    /// Write the calibrated config although `check --strict` refuses it (an implausible value,
+    /// such as a 1.6 Tb/s NIC port).
+    #[arg(long)]
+    pub allow_implausible: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -63,6 +75,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         nvb_buffer_size,
         nvb_samples,
         nvb_loops,
+        this_device_only,
+        allow_bound,
+        allow_implausible,
         limits,
     } = a;
     limits.limits().map_err(Into::into).and_then(|limits| {
@@ -76,6 +91,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             nvb_samples,
             nvb_loops,
             limits,
+            this_device_only,
+            allow_bound,
+            allow_implausible,
             ..Default::default()
         };
         gdrsim::calibrate::command(&config, &measured, &o, &out)

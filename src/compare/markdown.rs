@@ -291,7 +291,7 @@ fn overview(out: &mut String, studies: &[Study], m: &Matching) {
         for i in 1..studies.len() {
             cells.push(range_text(&ratios(i, |r| r.bw_gbps)));
         }
-        let bw: Vec<Best> = pts.iter().map(|p| verdict::bandwidth(p, studies)).collect();
+        let bw: Vec<Best> = pts.iter().map(|p| verdict::bandwidth(p)).collect();
         cells.push(counts(studies, &bw));
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
@@ -299,8 +299,9 @@ fn overview(out: &mut String, studies: &[Study], m: &Matching) {
         out,
         "\nRatios: the range over every matched size. **tie**: latencies within the sum of both \
          95 % confidence half-widths or {}%, bandwidths within {}%; \"not steady\": a bandwidth \
-         more than {}% below that of a smaller size of the same study and series (its streaming \
-         run too short for steady state), kept out of the verdict.\n",
+         whose streaming run was too short for steady state in some study (its average more \
+         than {}% below the delivery rate of its middle half: results.csv's `steady` column), \
+         kept out of the verdict.\n",
         sig3(TIE * 100.0),
         sig3(BW_NOISE * 100.0),
         sig3(BW_NOISE * 100.0)
@@ -367,7 +368,7 @@ fn key_sizes(out: &mut String, studies: &[Study], m: &Matching) {
                     .iter()
                     .map(|r| change(r.bw_gbps, p.rows[0].bw_gbps)),
             );
-            cells.push(md_inline(&verdict::bandwidth(p, studies).text(studies)));
+            cells.push(md_inline(&verdict::bandwidth(p).text(studies)));
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
     }

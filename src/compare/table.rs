@@ -61,7 +61,7 @@ pub fn compare_csv(studies: &[Study], m: &Matching) -> Result<Vec<u8>> {
             cells.push(num(ratio(r.bw_gbps, base.bw_gbps)));
         }
         cells.push(verdict::latency(p).text(studies));
-        cells.push(verdict::bandwidth(p, studies).text(studies));
+        cells.push(verdict::bandwidth(p).text(studies));
         w.write_record(&cells)?;
     }
     Ok(w.into_inner()?)

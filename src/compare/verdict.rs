@@ -3,7 +3,7 @@
 //! 95 % half-widths (or `TIE`) and bandwidths within [`BW_NOISE`](crate::report::decision::BW_NOISE) are ties, and a bandwidth
 //! point not at steady state decides nothing.
 
-use crate::report::decision::{bandwidth_margin, latency_margin, steady_against};
+use crate::report::decision::{bandwidth_margin, latency_margin};
 use crate::stats::Summary;
 
 use super::matching::Point;
@@ -50,8 +50,10 @@ pub fn latency(p: &Point) -> Best {
 }
 
 /// The study with the highest streaming bandwidth at `p`.
-pub fn bandwidth(p: &Point, studies: &[Study]) -> Best {
-    let unsteady = p.rows.iter().zip(studies).any(|(r, s)| !steady(&s.rows, r));
+/// A point where some study's streaming run did not reach steady state (`Summary::steady`)
+/// decides nothing.
+pub fn bandwidth(p: &Point) -> Best {
+    let unsteady = p.rows.iter().any(|r| !r.steady);
     if unsteady {
         return Best::NotSteady;
     }
@@ -62,16 +64,6 @@ pub fn bandwidth(p: &Point, studies: &[Study]) -> Best {
         Some(_) => Best::Study(wi),
         None => Best::Tie,
     }
-}
-
-/// Whether `r`'s bandwidth is at steady state as far as its study's rows tell: not more than
-/// [`BW_NOISE`](crate::report::decision::BW_NOISE) below that of a smaller size of its series.
-fn steady(rows: &[Summary], r: &Summary) -> bool {
-    let series = rows
-        .iter()
-        .filter(|x| (&x.scenario, x.path, x.op) == (&r.scenario, r.path, r.op));
-    let smaller = series.filter(|x| x.size_bytes < r.size_bytes);
-    steady_against(r.bw_gbps, smaller.map(|x| x.bw_gbps))
 }
 
 #[cfg(test)]
@@ -107,23 +99,23 @@ mod tests {
         let m = match_rows(&studies).unwrap();
         for p in &m.points {
             assert_eq!(latency(p), Best::Study(0));
-            assert_eq!(bandwidth(p, &studies), Best::Tie, "2% is within the noise");
+            assert_eq!(bandwidth(p), Best::Tie, "2% is within the noise");
         }
         let studies = [study("a", 1.001, 1.0), study("b", 1.0, 1.5)];
         let m = match_rows(&studies).unwrap();
         assert_eq!(latency(&m.points[0]), Best::Tie);
-        assert_eq!(bandwidth(&m.points[0], &studies), Best::Study(1));
+        assert_eq!(bandwidth(&m.points[0]), Best::Study(1));
         assert_eq!(Best::Study(1).text(&studies), "b");
     }
 
     #[test]
-    fn a_bandwidth_below_a_smaller_sizes_is_not_steady() {
+    fn a_bandwidth_not_at_steady_state_decides_nothing() {
         let mut b = study("b", 1.0, 1.0);
-        let top = b.rows[1].bw_gbps;
-        b.rows[2].bw_gbps = top * 0.5;
+        b.rows[2].bw_gbps *= 2.0;
+        b.rows[2].steady = false;
         let studies = [study("a", 1.0, 1.0), b];
         let m = match_rows(&studies).unwrap();
-        assert_eq!(bandwidth(&m.points[2], &studies), Best::NotSteady);
+        assert_eq!(bandwidth(&m.points[2]), Best::NotSteady);
         assert_eq!(ratio(1.0, 0.0), None);
         assert_eq!(ratio(3.0, 2.0), Some(1.5));
     }

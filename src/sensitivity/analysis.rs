@@ -58,7 +58,8 @@ pub fn headlines(cfg: &Config, rows: &[Summary]) -> Headlines {
     let largest = cfg.sizes.iter().copied().max().unwrap_or(0);
     let bandwidths = rows
         .iter()
-        .filter(|r| r.size_bytes == largest)
+        // A bandwidth not at steady state is no base to measure a variant's change against.
+        .filter(|r| r.size_bytes == largest && r.steady)
         .map(|r| (format!("{} {} {}", r.scenario, r.op, r.path), r.bw_gbps))
         .collect();
     let bottlenecks = rows

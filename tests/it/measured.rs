@@ -759,3 +759,69 @@ fn calibrate_iters_outside_perftests_range_are_refused() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// Issue #28 item 8: what calibrate writes is checked. Latencies measured on a config whose
+/// post cost is 20 µs (200 times the default's): with `--range 4` the fit ends at its bound
+/// (400 ns), which is no fit and is refused (exit 2, the key named, nothing written) unless
+/// `--allow-bound`; with `--range 1000` it recovers the 20 µs, which `check --strict` refuses
+/// (a post costs 5 ns to 10 µs) unless `--allow-implausible`.
+#[test]
+fn calibrate_refuses_a_fit_at_its_bound_and_an_implausible_config() {
+    let dir = scratch("measured", "calibrate-refusals");
+    let cfg = perturbed(&dir, &[("post_ns = 100 ", "post_ns = 20000 ")]);
+    let log = perftest_log(
+        &dir,
+        "sl.log",
+        &["ib_send_lat", s(&cfg), "-n", "100", "-s", "2"],
+    );
+    let csv = dir.join("m.csv");
+    ok(
+        &gdrsim(&["measured", "--out", s(&csv), s(&log)]),
+        "measured",
+    );
+    let out = dir.join("calibrated.toml");
+    let run = |extra: &[&str]| {
+        let _ = fs::remove_file(&out);
+        let mut a = vec![
+            "calibrate",
+            "configs/default.toml",
+            "--measured",
+            s(&csv),
+            "--fit",
+            "machines[0].cpu.post_ns",
+            "--out",
+            s(&out),
+        ];
+        a.extend_from_slice(extra);
+        gdrsim(&a)
+    };
+    let refused = |o: &std::process::Output, needles: &[&str]| {
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        for n in needles {
+            assert!(err.contains(n), "{n}: {err}");
+        }
+        assert!(!out.exists(), "nothing written");
+    };
+    refused(&run(&[]), &["machines[0].cpu.post_ns", "--allow-bound"]);
+    let report = ok(&run(&["--allow-bound"]), "calibrate --allow-bound");
+    assert!(report.contains("ended at its bound"), "{report}");
+    assert!(out.exists());
+    refused(
+        &run(&["--range", "1000"]),
+        &["cpu.post_ns", "--strict", "--allow-implausible"],
+    );
+    let report = ok(
+        &run(&["--range", "1000", "--allow-implausible"]),
+        "calibrate --allow-implausible",
+    );
+    assert!(report.contains("fails `check --strict`"), "{report}");
+    let fitted: f64 = (report.lines())
+        .find(|l| l.starts_with("machines[0].cpu.post_ns"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((fitted / 20000.0 - 1.0).abs() < 0.05, "{report}");
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -14,6 +14,11 @@ use crate::units::{Ps, ps_to_us};
 
 /// A class as a shard file writes it, NV# included (a config's class keys take PCIe classes
 /// only, so the config's own reader refuses NV#).
+/// Serde's default of [`Summary::steady`] for rows that predate it.
+fn yes() -> bool {
+    true
+}
+
 fn class_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Affinity, D::Error> {
     use serde::Deserialize;
     let name = String::deserialize(d)?;
@@ -67,6 +72,12 @@ pub struct Summary {
     pub reason: String,
     /// RNR NAKs in the streaming run: Sends that found no receive WQE posted.
     pub rnr_naks: u64,
+    /// Whether the streaming run reached steady state: its bandwidth is within
+    /// `scenario::simulate::STEADY_TOLERANCE` of the delivery rate of its second half (a
+    /// stream of too few messages for its pipeline fill reports a bandwidth more messages
+    /// would raise). True for rows that predate the column.
+    #[serde(default = "yes")]
+    pub steady: bool,
     /// One row per flow (flows.csv), one per channel direction the streaming run crossed
     /// (links.csv).
     pub flow_rows: Vec<FlowRow>,

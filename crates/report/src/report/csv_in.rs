@@ -135,6 +135,15 @@ impl Cells<'_> {
         }
     }
 
+    /// An optional yes/no column (`true` or `false`): its default where the file has none.
+    fn flag_or(&self, column: &str, default: bool) -> Result<bool, ConfigError> {
+        if self.get(column).is_empty() {
+            Ok(default)
+        } else {
+            self.parse(column, "true or false", |c| c.parse::<bool>().ok())
+        }
+    }
+
     fn summary(&self) -> Result<Summary, ConfigError> {
         let words = |all: &[&str]| format!("one of {}", all.join(", "));
         let path_words: Vec<&str> = PathKind::ALL.iter().map(|p| p.name()).collect();
@@ -180,6 +189,7 @@ impl Cells<'_> {
             bottleneck: Bottleneck::parse(self.get("bottleneck")),
             reason: self.get("reason").to_string(),
             rnr_naks: self.int_or("rnr_naks", 0)?,
+            steady: self.flag_or("steady", true)?,
             flow_rows: Vec::new(),
             links: Vec::new(),
             workload_ps: None,
@@ -213,6 +223,27 @@ mod tests {
         }
         // Written again, the rows give the same file.
         assert_eq!(crate::report::csv_out::results_csv(&back).unwrap(), bytes);
+    }
+
+    /// The `steady` column reads back; a file written before it had one reads as steady, and
+    /// a cell other than true or false is refused by name.
+    #[test]
+    fn the_steady_column_reads_back_and_defaults_to_steady() {
+        let (_, mut rows) = testdata::realistic();
+        rows[0].steady = false;
+        let bytes = crate::report::csv_out::results_csv(&rows).unwrap();
+        let back = results_from_bytes("r.csv", &bytes).unwrap();
+        assert!(!back[0].steady && back[1..].iter().all(|r| r.steady));
+        let text = String::from_utf8(bytes).unwrap();
+        let old: String = text
+            .lines()
+            .map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n")
+            .collect();
+        assert!(old.starts_with("scenario,") && !old.lines().next().unwrap().contains("steady"));
+        assert!(results_from_bytes("r.csv", old.as_bytes()).unwrap()[0].steady);
+        let bad = text.replacen(",false\n", ",maybe\n", 1);
+        let e = results_from_bytes("r.csv", bad.as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("steady"), "{e}");
     }
 
     #[test]

@@ -6,8 +6,8 @@ use crate::stats::Summary;
 use crate::units::ps_to_us_exact;
 
 /// The results.csv header; the first twenty columns are a frozen contract, `flows`,
-/// `bottleneck`, `reason` and `rnr_naks` follow.
-pub const RESULTS_HEADER: [&str; 24] = [
+/// `bottleneck`, `reason`, `rnr_naks` and `steady` follow.
+pub const RESULTS_HEADER: [&str; 25] = [
     "scenario",
     "class",
     "path",
@@ -32,6 +32,7 @@ pub const RESULTS_HEADER: [&str; 24] = [
     "bottleneck",
     "reason",
     "rnr_naks",
+    "steady",
 ];
 
 /// The flows.csv header: the point's scenario, path, op and size, then one flow's columns
@@ -231,6 +232,7 @@ pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow:
             r.bottleneck.to_string(),
             r.reason.clone(),
             r.rnr_naks.to_string(),
+            r.steady.to_string(),
         ];
         if workloads {
             cells.push(r.workload_ps.map(ps_to_us_exact).unwrap_or_default());

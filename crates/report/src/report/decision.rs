@@ -117,9 +117,9 @@ pub fn decision(out: &mut String, m: &Model) {
          streaming run's bottleneck (bandwidth). \"from X\": the winner changes at swept size X; \
          \"or tie\": some sizes between its wins are ties. \
          **tie**: within the noise (latencies within the sum of both 95 % confidence half-widths or \
-         {}%, bandwidths within {}%); \"not steady\": a bandwidth more than {}% below that of a \
-         smaller size on the same path (its streaming run too short for steady state), kept out of \
-         the conclusions. \"all ran as X\": every path ran the same way (a fallback). `host` (no GPU) \
+         {}%, bandwidths within {}%); \"not steady\": a bandwidth whose streaming run was too short \
+         for steady state (its average more than {}% below the delivery rate of its middle half: \
+         results.csv's `steady` column), kept out of the conclusions. \"all ran as X\": every path ran the same way (a fallback). `host` (no GPU) \
          is not a contender.\n",
         sig3(TIE * 100.0),
         sig3(BW_NOISE * 100.0),
@@ -302,19 +302,10 @@ fn outcome(m: &Model, cands: &[&Series], fig: Fig, z: u64) -> Option<Outcome> {
     }
 }
 
-/// Whether the series' bandwidth at `z` is at steady state as far as the rows tell: a streaming
-/// bandwidth does not fall with message size, so a point more than [`BW_NOISE`] below the
-/// bandwidth of a smaller size of the same path streamed too few messages to get there.
+/// Whether the series' bandwidth at `z` is at steady state: the simulation's own flag
+/// (`Summary::steady`: its streaming run's average within 5 % of the rate of its middle half).
 pub fn steady(s: &Series, z: u64) -> bool {
-    let Some(r) = s.at(z) else { return true };
-    let smaller = s.rows.iter().filter(|x| x.size_bytes < z);
-    steady_against(r.bw_gbps, smaller.map(|x| x.bw_gbps))
-}
-
-/// Whether a streaming bandwidth `bw` is at steady state against the bandwidths of the smaller
-/// sizes of its series: not more than [`BW_NOISE`] below the best of them.
-pub fn steady_against(bw: f64, smaller: impl IntoIterator<Item = f64>) -> bool {
-    bw * (1.0 + BW_NOISE) >= smaller.into_iter().fold(0.0, f64::max)
+    s.at(z).is_none_or(|r| r.steady)
 }
 
 /// By how much latency `w` beats `o` (o's p50 over w's) where it does beyond the noise: by more
@@ -445,7 +436,8 @@ mod tests {
         let rows = rows_of("PIX", &SIZES, |p, z| {
             // Latency: 0.2 µs apart with half-widths of 0.15 µs each: within the noise.
             let lat = if p == "gpudirect" { 3.0 } else { 3.2 };
-            // Bandwidth: 3 % apart up to 1 MiB; above, staged collapses (not steady).
+            // Bandwidth: 3 % apart up to 1 MiB; above, staged is far behind but its streaming
+            // run did not reach steady state.
             let bw = match p {
                 "gpudirect" => 30.0,
                 _ if z > 1 << 20 => 20.0,
@@ -453,6 +445,13 @@ mod tests {
             };
             (lat, 0.15, bw)
         });
+        let rows: Vec<Summary> = rows
+            .into_iter()
+            .map(|mut r| {
+                r.steady = !(r.path == PathKind::Staged && r.size_bytes > 1 << 20);
+                r
+            })
+            .collect();
         let info = testdata::info(&[("PIX", "PIX", 7.0, 49.3)]);
         let md = table(&info, &rows);
         let r = &table_rows(&md)[0];
@@ -460,6 +459,25 @@ mod tests {
             assert_eq!(c, "tie", "{md}");
         }
         assert_eq!(r[6], "tie (not steady)", "{md}");
+    }
+
+    /// The flag decides, not the figures: a bandwidth well below a smaller size's that the
+    /// simulation found steady (a real fall, e.g. a cache or window limit) is a result.
+    #[test]
+    fn a_steady_fall_with_size_is_a_result() {
+        let sizes = [1 << 20, 16 << 20];
+        let rows = rows_of("PIX", &sizes, |p, z| {
+            let bw = match (p, z) {
+                ("gpudirect", _) => 30.0,
+                (_, z) if z > 1 << 20 => 15.0,
+                _ => 29.5,
+            };
+            (if p == "gpudirect" { 5.0 } else { 9.0 }, 0.01, bw)
+        });
+        let info = testdata::info(&[("PIX", "PIX", 7.0, 49.3)]);
+        let md = table(&info, &rows);
+        let r = &table_rows(&md)[0];
+        assert_eq!(r[4], "GPUDirect 2× (gpudirect-bound)", "{md}");
     }
 
     #[test]

@@ -43,6 +43,11 @@ impl Warning {
 
 const NS: Ps = PS_PER_NS;
 
+/// How many times the raw rate of its PCIe link a NIC port may run before it is implausible:
+/// real single-port NICs run up to about 1.6 times it (a ConnectX-6 HDR 200 Gb/s port on Gen3
+/// x16, 126 Gb/s, without Socket Direct). Estimate.
+const NIC_OVER_PCIE: f64 = 2.0;
+
 /// Every warning of `cfg`, in a stable order (network, then each machine once, by name).
 pub fn warnings(cfg: &Config) -> Vec<Warning> {
     let mut w = Vec::new();
@@ -135,6 +140,25 @@ pub fn warnings(cfg: &Config) -> Vec<Warning> {
                 (1.0, 1_600.0),
                 "1 to 1600 Gb/s per port (NDR 400, XDR 800; bits, not bytes)",
             );
+            // A port far faster than the PCIe link that feeds it: no host could drive it (a
+            // calibration that fitted the wire rate where something else binds).
+            if let Some(l) = m.links.iter().find(|l| l.down == nic.name) {
+                let pcie = gbits(crate::topology::pcie::raw_rate(l.generation, l.width));
+                let wire = gbits(nic.wire_rate);
+                if wire > NIC_OVER_PCIE * pcie {
+                    w.push(Warning {
+                        key: k(&format!("nics.{}.wire_rate_gbps", nic.name)),
+                        found: format!(
+                            "{wire} Gb/s on a PCIe Gen{} x{} link of {} Gb/s",
+                            l.generation,
+                            l.width,
+                            pcie.round()
+                        ),
+                        usual: "at most twice the raw rate of the NIC's PCIe link: a port the \
+                                host cannot feed (HDR 200 on Gen3 x16 is 1.6 times it)",
+                    });
+                }
+            }
         }
         for s in &m.sockets {
             flag(
@@ -191,6 +215,21 @@ mod tests {
         assert!(
             w[0].to_string()
                 .contains("0.1 ns is outside the usual range (50 ns to 2 us")
+        );
+        // A 1.6 Tb/s port (within the per-port range) on the NIC's Gen5 x16 link (504 Gb/s):
+        // the host cannot feed it (issue #28: a calibration wrote one).
+        let fast = crate::config::DEFAULT_TOML.replacen(
+            "wire_rate_gbps = 400 ",
+            "wire_rate_gbps = 1600 ",
+            1,
+        );
+        assert_ne!(fast, crate::config::DEFAULT_TOML);
+        let w = warnings(&crate::config::parse(&fast, "fast.toml").unwrap());
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].key.ends_with("nics.nic0.wire_rate_gbps"), "{w:?}");
+        assert!(
+            w[0].found.contains("PCIe Gen5 x16 link of 504 Gb/s"),
+            "{w:?}"
         );
     }
 }

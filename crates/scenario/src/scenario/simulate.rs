@@ -58,6 +58,44 @@ pub fn perftest_bw_average(messages: &[(Ps, Ps)], size: u64) -> (f64, f64) {
     }
 }
 
+/// How far below the delivery rate of its middle half a stream's average bandwidth may be and
+/// still count as steady: the bandwidth margin the report calls a tie
+/// (`report::decision::BW_NOISE`). Setting.
+pub const STEADY_TOLERANCE: f64 = 0.05;
+
+/// The delivery rate of the middle half of a stream, GB/s: the messages delivered after its
+/// first quarter's last delivery up to its third quarter's last, over that time. The middle
+/// keeps out both the pipeline fill (the first messages pass every stage alone) and the drain
+/// (the last ones no longer queue behind new posts). None where it cannot tell (fewer than 3
+/// messages, or the middle delivered at one instant).
+pub fn middle_bw(messages: &[(Ps, Ps)], size: u64) -> Option<f64> {
+    let mut ends: Vec<Ps> = messages.iter().map(|m| m.1).collect();
+    ends.sort_unstable();
+    let n = ends.len();
+    if n < 3 {
+        return None;
+    }
+    let (a, b) = (n / 4, n - n / 4);
+    let (from, to) = (ends[a.max(1) - 1], ends[b - 1]);
+    let span = to - from;
+    let count = b - a.max(1);
+    (span > 0).then(|| count as f64 * size as f64 / (span as f64 / PS_PER_S as f64) / 1e9)
+}
+
+/// Whether a stream's perftest average ([`perftest_bw_average`]) is at steady state: within
+/// [`STEADY_TOLERANCE`] of the delivery rate of its middle half ([`middle_bw`]), so that the
+/// pipeline fill (every stage of the first message, which later ones overlap) no longer weighs
+/// on it. A stream too short for that (a few messages of a deep pipeline, or a window of
+/// messages in flight that takes a large share of the stream to fill) reports a bandwidth that
+/// more messages would raise.
+pub fn is_steady(messages: &[(Ps, Ps)], size: u64) -> bool {
+    let avg = perftest_bw_average(messages, size).0;
+    match middle_bw(messages, size) {
+        Some(middle) => avg >= middle * (1.0 - STEADY_TOLERANCE),
+        None => true,
+    }
+}
+
 /// Simulates point `p` of `cfg` on `topo`: the noise-free message (its latency and stages),
 /// the jittered iterations (latency statistics) and the streaming run (bandwidth, message rate,
 /// bottleneck).
@@ -129,6 +167,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         .flat_map(|f| f.messages.iter().copied())
         .collect();
     let (bw_gbps, msg_rate_mps) = perftest_bw_average(&all, p.size);
+    let steady = is_steady(&all, p.size);
     let span = stream_span(&all);
     let links = link_rows(topo, &st, span);
     let bottleneck = bottleneck(topo, &st, span, window);
@@ -166,6 +205,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         bottleneck,
         reason: built[0].reason.clone(),
         rnr_naks: st.rnr_naks,
+        steady,
         flow_rows,
         links,
         workload_ps: None,
@@ -287,5 +327,45 @@ pub(super) fn bottleneck(
     }) {
         Some((busy, limit)) if busy >= 0.5 => limit,
         _ => Bottleneck::Latency { window },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` messages of one stage after a fill: each posted at 0, the first delivered at
+    /// `fill`, the next each `period` later.
+    fn stream(n: u64, fill: Ps, period: Ps) -> Vec<(Ps, Ps)> {
+        (0..n).map(|i| (0, fill + i * period)).collect()
+    }
+
+    /// A pipeline of three equal stages (copy out, wire, copy in) that streams 8 messages:
+    /// the perftest average is 8 / 10 of the wire's rate (the fill of two stages), not steady;
+    /// with 64 messages it is 64 / 66, steady.
+    #[test]
+    fn a_short_stream_of_a_deep_pipeline_is_not_steady() {
+        let t = 20_000_000_000; // 20 ms per stage
+        let short = stream(8, 3 * t, t);
+        let (avg, _) = perftest_bw_average(&short, 1 << 30);
+        let mid = middle_bw(&short, 1 << 30).unwrap();
+        assert!((avg / mid - 0.8).abs() < 1e-9, "{avg} {mid}");
+        assert!(!is_steady(&short, 1 << 30));
+        assert!(is_steady(&stream(64, 3 * t, t), 1 << 30));
+    }
+
+    /// A latency-bound stream delivers in bursts of its window: the middle half counts whole
+    /// bursts (from the last delivery before it), so a burst does not read as a rate.
+    #[test]
+    fn bursts_of_a_window_read_as_their_average_rate() {
+        let (w, l) = (16u64, 2_000_000); // 16 in flight, 2 µs round trip
+        let bursts: Vec<(Ps, Ps)> = (0..64).map(|i| (0, (i / w + 1) * l)).collect();
+        let mid = middle_bw(&bursts, 8).unwrap();
+        let rate = w as f64 * 8.0 / (l as f64 / PS_PER_S as f64) / 1e9;
+        assert!((mid - rate).abs() < 1e-9 * rate, "{mid} {rate}");
+        assert!(is_steady(&bursts, 8));
+        // Too few messages to tell, or all at one instant: steady (nothing says otherwise).
+        assert!(is_steady(&stream(2, 10, 1), 8));
+        assert!(is_steady(&stream(5, 10, 0), 8));
     }
 }

@@ -194,6 +194,8 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         bottleneck: bottleneck(topo, &model, completion, window),
         reason: built[0].reason.clone(),
         rnr_naks: model.rnr_naks,
+        // A workload's figures are its completion, not a stream's steady rate.
+        steady: true,
         flow_rows,
         links: link_rows(topo, &model, completion),
         workload_ps: Some(completion),

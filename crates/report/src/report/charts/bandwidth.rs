@@ -12,7 +12,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::data::sig3;
-use super::style::{self, ChartSpec, Dash, Legend};
+use super::style::{self, ChartSpec, Dash, Legend, PlotResult};
 use super::{Ctx, Kind};
 use crate::report::overlay::Figure;
 
@@ -22,6 +22,9 @@ struct Ceiling {
     label: String,
     scenarios: Vec<usize>,
 }
+
+/// The legend's note on the ring around a point whose streaming run did not reach steady state.
+pub const NOT_STEADY_NOTE: &str = "Grey ring: not steady (its stream too short for the pipeline fill; more messages would raise it), kept out of the conclusions.";
 
 pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()> {
     let (m, th) = (ctx.model, &ctx.th);
@@ -57,6 +60,10 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
             None,
             "route ceiling".into(),
         ));
+    }
+    if m.series.iter().any(|s| s.rows.iter().any(|r| !r.steady)) {
+        legend.push(Legend::Gap);
+        legend.push(Legend::Note(NOT_STEADY_NOTE.into()));
     }
     if let Some(note) = m.coincident_note(|r| r.bw_gbps) {
         legend.push(Legend::Gap);
@@ -167,6 +174,12 @@ fn panel<DB: DrawingBackend>(
         )?;
         for p in pts {
             style::draw_marker(pa, p, ps.marker, &c, th)?;
+        }
+        for r in s.rows.iter().filter(|r| !r.steady && r.bw_gbps.is_finite()) {
+            let at = (lx(r.size_bytes), r.bw_gbps.max(0.0));
+            let ring = style::MUTED.stroke_width(th.stroke(2.0));
+            pa.draw(&(EmptyElement::at(at) + Circle::new((0, 0), th.px(11.0), ring)))
+                .plot()?;
         }
     }
     for s in m

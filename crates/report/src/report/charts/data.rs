@@ -231,7 +231,10 @@ impl<'a> Model<'a> {
             points.push(SpeedupPoint {
                 size: g.size_bytes,
                 latency: ratio(s.lat.p50_us, g.lat.p50_us),
-                bandwidth: ratio(g.bw_gbps, s.bw_gbps),
+                // A bandwidth not at steady state decides nothing (`Summary::steady`).
+                bandwidth: (g.steady && s.steady)
+                    .then(|| ratio(g.bw_gbps, s.bw_gbps))
+                    .flatten(),
             });
         }
         if !points.is_empty() {

@@ -169,6 +169,7 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         bottleneck: crate::bottleneck::Bottleneck::Channel("wire:a/nic0>switch1".into()),
         reason: String::new(),
         rnr_naks: 0,
+        steady: true,
         flow_rows: Vec::new(),
         links: links(path, bottleneck / 1e9 * b / (b + overhead)),
         workload_ps: None,

@@ -648,3 +648,41 @@ fn tornado_without_a_bar_over_the_threshold_says_so() {
     );
     assert!(!svg.contains("x.big_window"));
 }
+
+/// The grey rings of the bandwidth chart: circles stroked in the muted grey.
+fn grey_rings(svg: &str) -> usize {
+    svg.split("<circle")
+        .skip(1)
+        .filter(|e| {
+            let e = &e[..e.find("/>").unwrap_or(e.len())];
+            e.contains("stroke=\"#5F5F5F\"")
+        })
+        .count()
+}
+
+/// A point whose streaming run did not reach steady state gets a grey ring on the bandwidth
+/// chart and the legend says what the ring means; steady points get none.
+#[test]
+fn bandwidth_points_not_at_steady_state_are_ringed() {
+    register_fonts().unwrap();
+    let (info, mut rows) = testdata::realistic();
+    let render = |rows: &[Summary]| {
+        let model = Model::new(&info, rows);
+        let ctx = Ctx {
+            model: &model,
+            info: &info,
+            th: Theme::new(1600, 1000),
+        };
+        render_svg(Kind::Bandwidth, &ctx).unwrap()
+    };
+    let plain = render(&rows);
+    assert_eq!(grey_rings(&plain), 0);
+    assert!(!plain.contains("Grey ring"));
+    for r in rows.iter_mut().rev().take(3) {
+        r.steady = false;
+    }
+    let svg = render(&rows);
+    check_well_formed(&svg).unwrap();
+    assert_eq!(grey_rings(&svg), 3);
+    assert!(svg.contains("Grey ring: not steady"));
+}
