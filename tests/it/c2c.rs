@@ -136,7 +136,7 @@ fn auto_takes_gpudirect_over_p2c_as_nccl_net_gdr_c2c_does() {
     )
     .unwrap();
     let (eff, reason) = auto_row(&off, &dir.join("off"));
-    assert_eq!(eff, "staged_pipelined");
+    assert_eq!(eff, "nccl_host");
     assert!(reason.contains("NODE beyond NET_GDR_LEVEL PXB"), "{reason}");
 }
 
