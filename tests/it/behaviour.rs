@@ -535,6 +535,40 @@ fn the_flush_follows_the_compute_capability() {
     assert!(!flushed(&none), "flush = \"none\" turns it off");
 }
 
+/// A plain RDMA Write into an Ampere GPU (compute capability 8.0) is flushed as a Write with
+/// Immediate is (issue #25 item 3: its consumer's loads are not ordered behind the NIC's writes
+/// below 9.0, NCCL `ncclTopoNeedFlush`; CUDA's GPUDirect RDMA writes ordering): after the
+/// consumer sees the last byte, the loopback RDMA Read; none into a Hopper GPU; none with
+/// `flush = "none"`, as NCCL's LL and LL128 protocols, whose flags ride in the data, need none.
+#[test]
+fn a_plain_write_into_an_ampere_gpu_is_flushed_too() {
+    let cc = "compute_capability = \"9.0\"";
+    let ampere = cfg_with(&[(cc, "compute_capability = \"8.0\"")]);
+    let ll = cfg_with(&[
+        (cc, "compute_capability = \"8.0\""),
+        ("flush = \"auto\"", "flush = \"none\""),
+    ]);
+    let write =
+        |cfg: &Config| model_latency_op(cfg, "PIX", PathKind::GpuDirect, Op::Write, 8, false);
+    let flushed = |cfg: &Config| {
+        let (_, rec) =
+            support::run_fabric_op(cfg, "PIX", PathKind::GpuDirect, Op::Write, 8, (false, 1, 1));
+        rec.spans
+            .iter()
+            .any(|s| s.stage == gdrsim::record::Stage::Flush)
+    };
+    assert!(
+        flushed(&ampere),
+        "a plain Write into an A100-class GPU is flushed"
+    );
+    assert!(!flushed(&ll), "flush = \"none\" (LL, LL128) turns it off");
+    assert!(!flushed(&default_cfg()), "no flush into an H100");
+    assert!(
+        write(&ampere) > write(&ll) + 1_000_000,
+        "the flush costs over 1 us"
+    );
+}
+
 /// The flush as NCCL's ncclIbIflush issues it: one WQE (not inline; by BlueFlame, as libmlx5
 /// posts any single WQE that fits, row G5), the read request through the NIC's own pipelines
 /// (no wire), a 1-byte read of GPU memory, the byte

@@ -370,7 +370,7 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     let deliver = deliver(
         &mut p,
         topo,
-        (&r, imm && sides.flush),
+        (&r, sides.flush),
         receiver,
         (poll, write),
         size,

@@ -466,8 +466,11 @@ fn sides_of(
         .filter(|r| !r.is_empty())
         .collect::<Vec<_>>()
         .join("; ");
-    // A plain Write's consumer polls its own memory (no CQE to race the data).
-    let flush = r_mode == SideMode::Direct && flushes(cfg, &flow.receiver) && op != Op::Write;
+    // A GPU that needs the flush needs it whatever told its consumer the data is there: the
+    // CQE of a Write with Immediate, or a plain Write's last byte (the NIC's writes are not
+    // ordered for the GPU's own loads below compute capability 9.0: NCCL's
+    // `ncclTopoNeedFlush`, CUDA's GPUDirect RDMA writes ordering).
+    let flush = r_mode == SideMode::Direct && flushes(cfg, &flow.receiver);
     (
         Sides {
             size,
