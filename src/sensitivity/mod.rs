@@ -93,6 +93,39 @@ pub fn parse_delta(s: &str) -> Result<f64, config::ConfigError> {
 mod tests {
     use super::*;
 
+    /// Issue #25 item 4: the parameters that decide the winner beyond PIX are varied whatever
+    /// their source: the socket link's rate and P2P caps, the root complexes' P2P caps, the
+    /// DRAM's sustained share, the cudaMemcpy costs, the WQE delivery (to its alternatives)
+    /// and the NIC's MRRS (halved, and up to 4096).
+    #[test]
+    fn the_deciding_parameters_are_varied_whatever_their_source() {
+        let cfg = config::parse(config::DEFAULT_TOML, "default").unwrap();
+        let v = variants(&cfg, 0.25).unwrap();
+        let has = |key: &str, direction: &str| {
+            v.variants
+                .iter()
+                .any(|x| x.key == format!("machines[0].{key}") && x.direction == direction)
+        };
+        for (key, direction) in [
+            ("socket_links[0].rate_gbps", "/1.25"),
+            ("socket_links[0].p2p_read_rate_gbps", "x1.25"),
+            ("socket_links[0].p2p_write_rate_gbps", "/1.25"),
+            ("root_complexes[0].p2p_read_rate_gbps", "/1.25"),
+            ("root_complexes[0].p2p_write_rate_gbps", "x1.25"),
+            ("sockets[0].dram_efficiency_pct", "/1.25"),
+            ("gpus[0].memcpy_launch_ns", "x1.25"),
+            ("gpus[0].memcpy_sync_ns", "/1.25"),
+            ("nics[0].mrrs_bytes", "/2"),
+            ("nics[0].mrrs_bytes", "=4096"),
+            ("nics[0].wqe_delivery", "=doorbell"),
+            ("nics[0].wqe_delivery", "=inline-only"),
+        ] {
+            assert!(has(key, direction), "{key} {direction}");
+        }
+        assert!(deciding("machines[0].root_complexes[2].p2p_read_rate_gbps"));
+        assert!(!deciding("machines[0].nics[0].wire_rate_gbps"));
+    }
+
     fn pv(value: &str, domain: Domain) -> ParamValue {
         ParamValue {
             key: "k".into(),

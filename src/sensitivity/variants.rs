@@ -49,6 +49,78 @@ pub(super) fn leading_number(s: &str) -> Option<f64> {
     digits.parse().ok()
 }
 
+/// The parameters that decide which path wins beyond PIX, varied whatever their source (a
+/// datasheet, a reference row or an estimate), as `(section, key)`: the socket link's rate (its
+/// link count and width), the P2P caps across it and through a root complex, the DRAM's
+/// sustained share, the cudaMemcpy costs, how WQEs reach the NIC and the NIC's read request
+/// size (issue #25 item 4: with MRRS 4096 instead of 512 GPUDirect wins SYS and NODE).
+pub const DECIDING: [(&str, &str); 10] = [
+    ("socket_links", "rate_gbps"),
+    ("socket_links", "p2p_read_rate_gbps"),
+    ("socket_links", "p2p_write_rate_gbps"),
+    ("root_complexes", "p2p_read_rate_gbps"),
+    ("root_complexes", "p2p_write_rate_gbps"),
+    ("sockets", "dram_efficiency_pct"),
+    ("gpus", "memcpy_launch_ns"),
+    ("gpus", "memcpy_sync_ns"),
+    ("nics", "mrrs_bytes"),
+    ("nics", "wqe_delivery"),
+];
+
+/// Whether `key` (`machines[0].nics[0].mrrs_bytes`) is one of [`DECIDING`].
+pub fn deciding(key: &str) -> bool {
+    let mut parts = key.rsplit('.');
+    let (Some(last), Some(section)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let section = section.split('[').next().unwrap_or(section);
+    DECIDING.contains(&(section, last))
+}
+
+/// The values a deciding parameter that is no number is varied to: each other way of
+/// delivering WQEs but `blueflame` (which `auto` is for one WQE). Each with its direction's
+/// label and whether it counts as the variant up.
+fn alternatives(p: &ParamValue) -> Vec<(Value, String, bool)> {
+    if !p.key.ends_with(".wqe_delivery") {
+        return Vec::new();
+    }
+    [("doorbell", false), ("inline-only", true)]
+        .into_iter()
+        .filter(|(w, _)| *w != p.value)
+        .map(|(w, up)| (Value::String(w.into()), format!("={w}"), up))
+        .collect()
+}
+
+/// How `p` is varied: up and down by `delta` (a power of two: to the largest value its domain
+/// allows and halved, for a deciding one such as MRRS, whose real range is 128 to 4096), or to
+/// its alternatives; each variant's value, label and whether it is the one up.
+fn changes(p: &ParamValue, delta: f64) -> Vec<(Value, String, bool)> {
+    let alt = alternatives(p);
+    if !alt.is_empty() {
+        return alt;
+    }
+    [1.0 + delta, 1.0 / (1.0 + delta)]
+        .into_iter()
+        .filter_map(|factor| {
+            let up = factor > 1.0;
+            let v = match p.domain {
+                Domain::Pow2 { hi, .. } if up && deciding(&p.key) => {
+                    let v = Value::Integer(hi as i64);
+                    (v.to_string() != p.value).then_some(v)?
+                }
+                _ => scaled(p, factor)?,
+            };
+            let direction = match p.domain {
+                Domain::Pow2 { hi, .. } if up && deciding(&p.key) => format!("={hi}"),
+                Domain::Pow2 { .. } => if up { "x2" } else { "/2" }.to_string(),
+                _ if up => format!("x{:.2}", 1.0 + delta),
+                _ => format!("/{:.2}", 1.0 + delta),
+            };
+            Some((v, direction, up))
+        })
+        .collect()
+}
+
 /// The points of `cfg` the headlines compare: GPUDirect and its staging baselines.
 pub(super) fn compared_points(cfg: &Config) -> Vec<scenario::Point> {
     let keep = |p: PathKind| p == PathKind::GpuDirect || BASELINES.contains(&p);
@@ -169,27 +241,21 @@ pub fn variants(cfg: &Config, delta: f64) -> Result<Variants> {
     let cfg = cfg.clone();
     let base_points = compared_points(&cfg);
     let doc: Table = config::to_toml(&cfg).parse()?;
+    // Every estimate, and every parameter that decides the winner beyond PIX whatever its
+    // source.
     let estimates: Vec<ParamValue> = params::list(&cfg)
         .into_iter()
-        .filter(|p| p.is_estimate())
+        .filter(|p| p.is_estimate() || deciding(&p.key))
         .collect();
     let mut variants = Vec::new();
     for p in &estimates {
-        for factor in [1.0 + delta, 1.0 / (1.0 + delta)] {
-            let Some(v) = scaled(p, factor) else {
-                continue;
-            };
+        for (v, direction, up) in changes(p, delta) {
             let mut d = doc.clone();
             if params::set(&mut d, &p.key, v.clone()).is_none() {
                 continue;
             }
             let Ok(variant) = config::parse(&toml::to_string(&d)?, "variant") else {
                 continue;
-            };
-            let direction = match p.domain {
-                Domain::Pow2 { .. } => if factor > 1.0 { "x2" } else { "/2" }.to_string(),
-                _ if factor > 1.0 => format!("x{:.2}", 1.0 + delta),
-                _ => format!("/{:.2}", 1.0 + delta),
             };
             let points = compared_points(&variant);
             let same_plan = points == base_points;
@@ -206,7 +272,7 @@ pub fn variants(cfg: &Config, delta: f64) -> Result<Variants> {
                 direction,
                 value: v.as_str().map_or_else(|| v.to_string(), String::from),
                 shown: shown(p.domain, &v),
-                up: factor > 1.0,
+                up,
                 cfg: variant,
                 points,
                 reuse,

@@ -535,6 +535,40 @@ fn the_flush_follows_the_compute_capability() {
     assert!(!flushed(&none), "flush = \"none\" turns it off");
 }
 
+/// A plain RDMA Write into an Ampere GPU (compute capability 8.0) is flushed as a Write with
+/// Immediate is (issue #25 item 3: its consumer's loads are not ordered behind the NIC's writes
+/// below 9.0, NCCL `ncclTopoNeedFlush`; CUDA's GPUDirect RDMA writes ordering): after the
+/// consumer sees the last byte, the loopback RDMA Read; none into a Hopper GPU; none with
+/// `flush = "none"`, as NCCL's LL and LL128 protocols, whose flags ride in the data, need none.
+#[test]
+fn a_plain_write_into_an_ampere_gpu_is_flushed_too() {
+    let cc = "compute_capability = \"9.0\"";
+    let ampere = cfg_with(&[(cc, "compute_capability = \"8.0\"")]);
+    let ll = cfg_with(&[
+        (cc, "compute_capability = \"8.0\""),
+        ("flush = \"auto\"", "flush = \"none\""),
+    ]);
+    let write =
+        |cfg: &Config| model_latency_op(cfg, "PIX", PathKind::GpuDirect, Op::Write, 8, false);
+    let flushed = |cfg: &Config| {
+        let (_, rec) =
+            support::run_fabric_op(cfg, "PIX", PathKind::GpuDirect, Op::Write, 8, (false, 1, 1));
+        rec.spans
+            .iter()
+            .any(|s| s.stage == gdrsim::record::Stage::Flush)
+    };
+    assert!(
+        flushed(&ampere),
+        "a plain Write into an A100-class GPU is flushed"
+    );
+    assert!(!flushed(&ll), "flush = \"none\" (LL, LL128) turns it off");
+    assert!(!flushed(&default_cfg()), "no flush into an H100");
+    assert!(
+        write(&ampere) > write(&ll) + 1_000_000,
+        "the flush costs over 1 us"
+    );
+}
+
 /// The flush as NCCL's ncclIbIflush issues it: one WQE (not inline; by BlueFlame, as libmlx5
 /// posts any single WQE that fits, row G5), the read request through the NIC's own pipelines
 /// (no wire), a 1-byte read of GPU memory, the byte
@@ -746,25 +780,42 @@ fn a_send_fetches_its_receive_wqe_off_the_critical_path() {
 }
 
 /// The `auto` path picks what NCCL would (rows B3, B4): GPUDirect up to NET_GDR_LEVEL (PXB by
-/// default) and host staging beyond it; no GPUDirect read of a GPU before Ampere; and then runs
+/// default) and NCCL's host path beyond it (kernels store into and load from mapped host
+/// memory, `oracles.rs` composes it); no GPUDirect read of a GPU before Ampere; and then runs
 /// exactly that path (same noise-free latency), saying why.
 #[test]
 fn auto_picks_what_nccl_would_and_says_why() {
     let cfg = default_cfg();
-    for (scenario, picked, ran) in [
-        ("PIX", "gpudirect", PathKind::GpuDirect),
-        // Both sides stage: in chunks, as NCCL does.
-        ("PHB", "staged_pipelined", PathKind::StagedPipelined),
-        ("SYS", "staged_pipelined", PathKind::StagedPipelined),
-    ] {
+    let auto = summary(&cfg, "PIX", PathKind::Auto, 4096);
+    assert_eq!(auto.effective_path.name(), "gpudirect");
+    assert_eq!(
+        auto.lat_model_ps,
+        summary(&cfg, "PIX", PathKind::GpuDirect, 4096).lat_model_ps,
+        "PIX: auto runs gpudirect"
+    );
+    assert!(auto.reason.contains("NET_GDR_LEVEL PXB"), "{}", auto.reason);
+    for scenario in ["PHB", "SYS"] {
+        // NCCL's host path: cheaper than either cudaMemcpy staging, dearer than GPUDirect.
         let auto = summary(&cfg, scenario, PathKind::Auto, 4096);
-        assert_eq!(auto.effective_path.name(), picked, "{scenario}");
-        assert_eq!(
-            auto.lat_model_ps,
-            summary(&cfg, scenario, ran, 4096).lat_model_ps,
-            "{scenario}: auto runs {picked}"
+        assert_eq!(auto.effective_path.name(), "nccl_host", "{scenario}");
+        assert!(
+            auto.reason
+                .contains("beyond NET_GDR_LEVEL PXB -> nccl_host"),
+            "{}",
+            auto.reason
         );
-        assert!(auto.reason.contains("NET_GDR_LEVEL PXB"), "{}", auto.reason);
+        for baseline in [PathKind::Staged, PathKind::StagedPipelined] {
+            let b = summary(&cfg, scenario, baseline, 4096).lat_model_ps;
+            assert!(
+                auto.lat_model_ps < b,
+                "{scenario}: auto against {baseline:?}"
+            );
+        }
+        let direct = summary(&cfg, scenario, PathKind::GpuDirect, 4096).lat_model_ps;
+        assert!(
+            auto.lat_model_ps > direct,
+            "{scenario}: auto against GPUDirect"
+        );
     }
     let sys = cfg_with(&[("net_gdr_level = \"PXB\"", "net_gdr_level = \"SYS\"")]);
     for scenario in ["PIX", "PHB", "SYS"] {
@@ -780,7 +831,7 @@ fn auto_picks_what_nccl_would_and_says_why() {
         "compute_capability = \"7.0\"",
     )]);
     let auto = summary(&volta, "PIX", PathKind::Auto, 4096);
-    assert_eq!(auto.effective_path.name(), "staged_send_gpudirect_recv");
+    assert_eq!(auto.effective_path.name(), "nccl_host_send_gpudirect_recv");
     assert!(
         auto.reason.contains("compute capability 7.0"),
         "{}",

@@ -61,11 +61,15 @@ fn copies_between_grace_memory_and_the_gpu_cross_c2c() {
     let l = &cfg.hosts[0].machine.c2c_links[0];
     // Posted writes of MPS bytes each pay one header on the link.
     let ceiling = l.rate.bps() as f64 / 8e9 * l.mps as f64 / (l.mps + l.overhead) as f64;
+    // ... or Grace's DRAM, at its sustained share of the datasheet peak (row C20), below it.
+    let s = &cfg.hosts[0].machine.sockets[0];
+    let dram = s.dram.rate.bps() as f64 / 8e9 * f64::from(s.dram_efficiency_pct) / 100.0;
+    let bound = ceiling.min(dram);
     let d2h = nvbandwidth("device_to_host_memcpy_ce");
     let h2d = nvbandwidth("host_to_device_memcpy_ce");
     assert!(
-        d2h <= ceiling && d2h > 0.98 * ceiling,
-        "D2H {d2h} at the C2C ceiling {ceiling}"
+        d2h <= bound && d2h > 0.98 * bound,
+        "D2H {d2h} at the C2C ceiling {ceiling} or the DRAM's {dram}"
     );
     assert!(h2d <= ceiling, "H2D {h2d} under the ceiling {ceiling}");
     // Row L1: ~346 GB/s H2D over C2C (the preset's read window is calibrated on it).
@@ -136,7 +140,7 @@ fn auto_takes_gpudirect_over_p2c_as_nccl_net_gdr_c2c_does() {
     )
     .unwrap();
     let (eff, reason) = auto_row(&off, &dir.join("off"));
-    assert_eq!(eff, "staged_pipelined");
+    assert_eq!(eff, "nccl_host");
     assert!(reason.contains("NODE beyond NET_GDR_LEVEL PXB"), "{reason}");
 }
 

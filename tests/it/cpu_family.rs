@@ -161,3 +161,33 @@ fn import_names_the_family_and_params_lists_its_caps() {
 fn text_of(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// Host DRAM runs at the share of its datasheet peak that sustained DMA reaches: a family's
+/// `dram_efficiency_pct` (75, an estimate, row C20) scales the socket's DRAM channel; an explicit
+/// key overrides it; a socket with no family runs at the rate it is given.
+#[test]
+fn dram_runs_at_the_familys_sustained_share_of_its_peak() {
+    let rate_of = |cfg: &gdrsim::config::Config| {
+        let topo = gdrsim::scenario::topology(cfg);
+        topo.channels[topo.hosts[0].dram[0] as usize].rate
+    };
+    let gbs = |g: u64| Rate::from_bytes_per_s(g * 1_000_000_000);
+    let spr = default_cfg();
+    assert_eq!(spr.hosts[0].machine.sockets[0].dram.rate, gbs(300));
+    assert_eq!(spr.hosts[0].machine.sockets[0].dram_efficiency_pct, 75);
+    assert_eq!(rate_of(&spr), gbs(225));
+    let given = cfg_with(&[(
+        "dram_jitter_ns = 27               # C10",
+        "dram_efficiency_pct = 90\ndram_jitter_ns = 27               # C10",
+    )]);
+    assert_eq!(rate_of(&given), gbs(270));
+    let none = with_family("none", "p2p_read = true\np2p_write = true");
+    assert_eq!(rate_of(&none), gbs(300));
+    let out = gdrsim(&["params"]);
+    let text = ok(&out, "params");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("dram_efficiency_pct") && l.contains("row C20")),
+        "params lists the family's source"
+    );
+}

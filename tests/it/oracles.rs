@@ -312,6 +312,66 @@ fn staged_latency_is_memcpy_d2h_plus_host_path_plus_memcpy_h2d() {
     }
 }
 
+/// `auto` beyond NCCL_NET_GDR_LEVEL runs NCCL's host path (`src/transport/net.cc` without
+/// GPUDirect): no cudaMemcpy, no launch, no sync. On the default machine's PHB scenario (the
+/// GPU on a root port of the NIC's root complex, gpu1; one chunk at these sizes), nothing
+/// overlapping, from the config:
+///   kernel store: the sending kernel's posted write of the payload, GPU memory -> link -> root
+///     complex -> DRAM (store(size)), then its 16-byte flag the same way (store(16), the kernel
+///     fences between them), then the proxy's poll that finds the flag (`poll_ns`);
+///   the host path: the proxy posts the chunk from host memory to host memory (the host-path
+///     oracle: post, BlueFlame, NIC, wire, NIC, payload and CQE in DRAM, poll + repost);
+///   kernel load: the receiving kernel's load of the proxy's 16-byte flag (read request up the
+///     link, root complex, DRAM, completion down, commit in GPU memory: load(16)), then its load
+///     of the payload the same way (load(size)).
+/// The penalty against GPUDirect is then a few microseconds, not a cudaMemcpy pair's ~8.
+#[test]
+fn nccl_host_path_is_kernel_stores_plus_host_path_plus_kernel_loads() {
+    let cfg = default_cfg();
+    let m = &cfg.hosts[0].machine;
+    let g = &m.gpus[1];
+    let link = pcie::tlp_rate(5, 16, 256);
+    let lat = m.pcie.link_latency;
+    let rc = m.root_complexes[0].latency;
+    let dram = m.sockets[0].dram;
+    let store = |b: u64| {
+        g.memory.rate.tx_time(b)
+            + g.memory.latency
+            + (link.tx_time(b + 24) + lat)
+            + rc
+            + dram.rate.tx_time(b)
+            + dram.latency
+    };
+    let load = |b: u64| {
+        (link.tx_time(24) + lat)
+            + rc
+            + dram.rate.tx_time(b)
+            + dram.latency
+            + rc
+            + (link.tx_time(b + 20) + lat)
+            + g.memory.rate.tx_time(b)
+            + g.memory.latency
+    };
+    for size in [8u64, 128] {
+        let s = summary(&cfg, "PHB", PathKind::Auto, size);
+        assert_eq!(s.effective_path.name(), "nccl_host", "{}", s.reason);
+        let want = store(size)
+            + store(16)
+            + m.cpu.poll
+            + host_path_oracle(&cfg, size).total
+            + load(16)
+            + load(size);
+        let got = model_latency(&cfg, "PHB", PathKind::Auto, size, false);
+        assert!(
+            got.abs_diff(want) <= NS,
+            "size {size}: simulated {got} ps, composed {want} ps"
+        );
+        let staged = model_latency(&cfg, "PHB", PathKind::Staged, size, false);
+        let direct = model_latency(&cfg, "PHB", PathKind::GpuDirect, size, false);
+        assert!(got < staged && got > direct, "{direct} < {got} < {staged}");
+    }
+}
+
 /// A plain RDMA Write (no immediate): the same timeline as Write with Immediate up to the
 /// payload's commit in the receiver's DRAM; then the receiving thread's poll of the last byte
 /// finds it (`poll_ns`), with no receive CQE and no receive WQE to repost.

@@ -192,9 +192,9 @@ fn auto_relays_as_nccl_does_unless_pxn_is_off() {
         &text.replace("jitter = false\n", "jitter = false\npxn = false\n"),
     );
     let auto = row(&rows, "far", "auto", "4096");
-    assert_eq!(auto["effective_path"], "staged_send_gpudirect_recv");
+    assert_eq!(auto["effective_path"], "nccl_host_send_gpudirect_recv");
     assert!(
-        auto["reason"].starts_with("sender: SYS beyond NET_GDR_LEVEL PXB -> staged"),
+        auto["reason"].starts_with("sender: SYS beyond NET_GDR_LEVEL PXB -> nccl_host"),
         "{auto:?}"
     );
 }
@@ -215,9 +215,9 @@ fn a_staging_receiver_of_a_relayed_message_stages_chunk_by_chunk() {
     );
     let (rows, _, cfg) = run("staged-recv", &text);
     let auto = row(&rows, "both-far", "auto", "4194304");
-    assert_eq!(auto["effective_path"], "pxn_send_staged_recv");
+    assert_eq!(auto["effective_path"], "pxn_send_nccl_host_recv");
     assert!(
-        auto["reason"].contains("receiver: SYS beyond NET_GDR_LEVEL PXB -> staged"),
+        auto["reason"].contains("receiver: SYS beyond NET_GDR_LEVEL PXB -> nccl_host"),
         "{auto:?}"
     );
     let ring = num(
@@ -289,7 +289,7 @@ fn relay_stores_do_not_wait_for_the_copy_engine() {
     assert_eq!(flow("alone", "0")["effective_path"], "pxn");
     assert_eq!(
         flow("beside", "1")["effective_path"],
-        "staged_send_gpudirect_recv"
+        "nccl_host_send_gpudirect_recv"
     );
     let (alone, beside) = (
         num(flow("alone", "0"), "bw_GBps"),

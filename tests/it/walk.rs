@@ -751,7 +751,8 @@ fn the_pxn_walk_hands_the_chunk_over_nvlink_to_the_relay_before_the_post() {
                     bytes: chunk,
                     total: size,
                     relay: true,
-                    copy_in: false
+                    copy_in: false,
+                    kernel: false
                 }
             );
             // The walked chunk's DMA read, packets and DMA write count its bytes, not the
@@ -877,5 +878,53 @@ fn root_complex_passes_do_not_depend_on_how_the_message_moves() {
                 "scenario {scenario} at {size} bytes"
             );
         }
+    }
+}
+
+/// `auto` beyond NCCL_NET_GDR_LEVEL walks NCCL's host path: the sending kernel's stores into
+/// mapped host memory, its flag and the proxy's poll before the post; after the receiving poll,
+/// the kernel's load of the proxy's flag and of the chunk; no cudaMemcpy; a ring of
+/// `pipeline_depth` chunk buffers per side. The walk's numbers are the simulation's, for one
+/// chunk and several.
+#[test]
+fn the_auto_walk_beyond_the_gdr_level_is_nccl_s_host_path() {
+    use walkthrough::StepKind as K;
+    let cfg = load_config(None).unwrap();
+    let topo = scenario::topology(&cfg);
+    let si = cfg.scenarios.iter().position(|s| s.name == "PHB").unwrap();
+    let chunk = cfg.sim.chunk_bytes;
+    for size in [4096, 4 * chunk] {
+        let w = inspect::walk(&cfg, si, (PathKind::Auto, Op::WriteImm), size).unwrap();
+        let p = &w.paths[0];
+        let r = agrees_with_its_point(&cfg, &topo, (si, PathKind::Auto, Op::WriteImm, size), p);
+        assert_eq!(r.effective_path.name(), "nccl_host");
+        assert!(p.copies.is_empty(), "no cudaMemcpy: {:?}", p.copies);
+        let at = |k: fn(&K) -> bool| {
+            p.steps
+                .iter()
+                .position(|s| k(&s.kind))
+                .unwrap_or_else(|| panic!("a step missing at {size}"))
+        };
+        let store = at(|k| matches!(k, K::HostStore { .. }));
+        let found = at(|k| matches!(k, K::ProxyFinds));
+        let post = at(|k| matches!(k, K::BuildWqe { .. }));
+        let flag = at(|k| matches!(k, K::FlagLoad { .. }));
+        let load = at(|k| matches!(k, K::HostLoad { .. }));
+        assert!(store < found && found < post && post < flag && flag < load);
+        let bytes = |k: &K| match k {
+            K::HostStore { bytes, .. } | K::HostLoad { bytes, .. } => *bytes,
+            _ => 0,
+        };
+        assert_eq!(bytes(&p.steps[store].kind), size.min(chunk));
+        assert_eq!(bytes(&p.steps[load].kind), size.min(chunk));
+        let chunks = p
+            .steps
+            .iter()
+            .filter(|s| matches!(s.kind, K::Chunks { kernel: true, .. }))
+            .count();
+        assert_eq!(chunks, usize::from(size > chunk));
+        let text = walkthrough::render(&w, Lang::En);
+        assert!(text.contains("NCCL's host path (auto)"), "{text}");
+        assert!(!text.contains("cudaMemcpyHtoD"), "{text}");
     }
 }

@@ -62,11 +62,19 @@ pub enum Stage {
     /// A workload message waiting for a slot of its flow's window: the send completion of an
     /// earlier message of the flow, after that message was delivered.
     Window,
+    /// NCCL's host path (no GPUDirect), sending side: the GPU's kernel stores the chunk into
+    /// pinned, mapped host memory over PCIe, then its flag, which the proxy thread polls
+    /// before it posts the RDMA from host memory. No cudaMemcpy.
+    KernelStore,
+    /// NCCL's host path, receiving side: the GPU's kernel, spinning on the flag the proxy
+    /// stores into mapped host memory after its poll, sees it by a load over PCIe, then loads
+    /// the chunk from host memory into the GPU buffer.
+    KernelLoad,
 }
 
 impl Stage {
     /// Every stage, in pipeline order (the declaration order).
-    pub const ALL: [Stage; 20] = [
+    pub const ALL: [Stage; 22] = [
         Stage::Register,
         Stage::MemcpyD2h,
         Stage::GdrcopyRead,
@@ -87,6 +95,8 @@ impl Stage {
         Stage::Relay,
         Stage::Reduce,
         Stage::Window,
+        Stage::KernelStore,
+        Stage::KernelLoad,
     ];
 
     /// The name used in stages.csv.
@@ -112,6 +122,8 @@ impl Stage {
             Stage::Relay => "relay",
             Stage::Reduce => "reduce",
             Stage::Window => "window",
+            Stage::KernelStore => "kernel_store",
+            Stage::KernelLoad => "kernel_load",
         }
     }
 

@@ -21,17 +21,22 @@ pub enum SideMode {
     /// PXN: relayed in chunks over NVLink through the GPU next to the NIC, which the NIC reads
     /// by GPUDirect.
     Relay,
+    /// NCCL's net transport without GPUDirect: a GPU kernel stores each chunk into pinned,
+    /// mapped host memory (sender) or loads it from there (receiver); the proxy thread posts
+    /// the RDMA from host memory. No cudaMemcpy.
+    Mapped,
 }
 
 impl SideMode {
     /// Every mode.
-    pub const ALL: [SideMode; 6] = [
+    pub const ALL: [SideMode; 7] = [
         SideMode::Host,
         SideMode::Staged,
         SideMode::Direct,
         SideMode::Gdrcopy,
         SideMode::Pipelined,
         SideMode::Relay,
+        SideMode::Mapped,
     ];
 }
 
@@ -127,9 +132,17 @@ fn effective_name(sender: SideMode, receiver: SideMode) -> &'static str {
     match (sender, receiver) {
         (SideMode::Relay, SideMode::Direct) => "pxn",
         (SideMode::Relay, SideMode::Host) => "pxn_send_host_recv",
+        (SideMode::Relay, SideMode::Mapped) => "pxn_send_nccl_host_recv",
         (SideMode::Relay, _) => "pxn_send_staged_recv",
         (_, SideMode::Relay) => unreachable!("PXN relays the sending side only"),
         (SideMode::Host, SideMode::Host) => "host",
+        (SideMode::Mapped, SideMode::Mapped) => "nccl_host",
+        (SideMode::Direct, SideMode::Mapped) => "gpudirect_send_nccl_host_recv",
+        (SideMode::Mapped, SideMode::Direct) => "nccl_host_send_gpudirect_recv",
+        (SideMode::Host, SideMode::Mapped) => "host_send_nccl_host_recv",
+        (SideMode::Mapped, SideMode::Host) => "nccl_host_send_host_recv",
+        // Not a pair auto makes (it maps both of its host-memory sides alike): read as NCCL's.
+        (SideMode::Mapped, _) | (_, SideMode::Mapped) => "nccl_host",
         (SideMode::Host, SideMode::Direct) => "host_send_gpudirect_recv",
         (SideMode::Direct, SideMode::Host) => "gpudirect_send_host_recv",
         (SideMode::Host, SideMode::Gdrcopy) => "host_send_gdrcopy_recv",

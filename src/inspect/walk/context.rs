@@ -28,11 +28,21 @@ impl<'a> PathCtx<'a> {
     pub(super) fn new(run: &'a Recorded, topo: &'a Topology, op: Op, size: u64) -> Self {
         let plan = run.plan;
         // A pipelined message is walked by its first chunk (its steps run from the first
-        // chunk's copy out of the GPU, or its store into the PXN relay, to the second's); the
-        // others repeat them, overlapped.
-        let d2h: Vec<u16> = (0..run.steps.steps.len() as u16)
-            .filter(|&i| chunk_copy(&run.steps, i))
-            .collect();
+        // chunk's copy out of the GPU, or its store into the PXN relay or mapped host memory,
+        // to the second's; from the first post to the second where the sender copies nothing,
+        // as a GPUDirect sender facing NCCL's host path); the others repeat them, overlapped.
+        let of = |keep: &dyn Fn(u16) -> bool| -> Vec<u16> {
+            (0..run.steps.steps.len() as u16)
+                .filter(|&i| keep(i))
+                .collect()
+        };
+        let mut d2h = of(&|i| chunk_copy(&run.steps, i));
+        if d2h.len() <= 1 {
+            let posts = of(&|i| run.steps.stage(i) == Some(Stage::Post));
+            if posts.len() > 1 {
+                d2h = posts;
+            }
+        }
         let chunk_steps = (d2h.len() > 1).then(|| d2h[0]..d2h[1]);
         let chunks = d2h.len().max(1) as u64;
         let mut c = PathCtx {
@@ -159,12 +169,12 @@ impl<'a> PathCtx<'a> {
 }
 
 /// Whether step `i` is the sender's copy of one chunk out of its GPU: a cudaMemcpy DtoH, or a
-/// PXN kernel's stores of the payload into its relay.
+/// kernel's stores of the payload into its PXN relay or into mapped host memory.
 fn chunk_copy(plan: &crate::plan::Plan, i: u16) -> bool {
     let step = &plan.steps[i as usize];
     match plan.stage(i) {
         Some(Stage::MemcpyD2h) => true,
-        Some(Stage::Relay) => step.payload && step.kind.copy().is_some(),
+        Some(Stage::Relay | Stage::KernelStore) => step.payload && step.kind.copy().is_some(),
         _ => false,
     }
 }

@@ -116,6 +116,7 @@ pub(super) fn walk_path(
     let before = steps.len();
     send::relay(&c, &mut steps);
     let relay = relay_walk(&c, &steps[before..]);
+    send::kernel_store(&c, &mut steps);
     send::post(&c, &mut steps);
     if let Some(g) = &gather {
         send::gather(&c, g, &mut steps);
@@ -124,6 +125,7 @@ pub(super) fn walk_path(
     receive::receive(&c, scatter.as_ref(), &mut steps);
     steps.extend(flush::flush(&c));
     receive::copy_in(&c, &mut steps, &mut copies);
+    receive::kernel_load(&c, &mut steps);
     steps.extend(send::gdrcopy(
         &c,
         Stage::GdrcopyWrite,

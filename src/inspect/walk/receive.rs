@@ -101,6 +101,37 @@ pub(super) fn copy_in(c: &PathCtx, steps: &mut Vec<Step>, copies: &mut Vec<(Stri
     copies.extend((0..c.chunks).map(|_| (c.hosts[1].name.clone(), false)));
 }
 
+/// NCCL's host path, the first chunk into the GPU: the receiving kernel's load of the proxy's
+/// flag, then its loads of the chunk from mapped host memory.
+pub(super) fn kernel_load(c: &PathCtx, steps: &mut Vec<Step>) {
+    let Some(st) = c.plan.receiver.staging.filter(|st| st.kernel) else {
+        return;
+    };
+    let to = c.hosts[1].spec.gpus[st.gpu].name.clone();
+    let reads = c.h.of(Some(Stage::KernelLoad), Movement::H2dRead);
+    for s in c.spans(Stage::KernelLoad) {
+        let step = &c.run.steps.steps[s.step as usize];
+        let hops: Vec<&Hop> = reads.iter().copied().filter(|h| h.step == s.step).collect();
+        let route = c.h.nodes(&first_of(&hops, Unit::Completion));
+        let kind = if step.payload {
+            let mrrs = c.hosts[1].spec.gpus[st.gpu].copy_engine.mrrs;
+            StepKind::HostLoad {
+                from: st.bounce_addr,
+                to: (to.clone(), st.gpu_va),
+                bytes: step.bytes,
+                reads: count(&hops, Unit::ReadRequest).unwrap_or(step.bytes.div_ceil(mrrs)),
+                route,
+            }
+        } else {
+            StepKind::FlagLoad {
+                bytes: step.bytes,
+                route,
+            }
+        };
+        steps.push(c.timed(s, kind));
+    }
+}
+
 /// The end of the message: a pipelined message's other chunks, which follow the first
 /// overlapped through the ring of bounce buffers or of the PXN relay's chunk buffers (the last
 /// one's copy into the GPU, or its receive, delivers it), and the data landing where the receiver polled before the last payload write landed
@@ -112,7 +143,8 @@ pub(super) fn delivery(c: &PathCtx, steps: &mut Vec<Step>) {
         // Who delivers the last chunk: the copy engine of its copy into the GPU, else the
         // receiving CPU that polls its completion.
         let by = c
-            .span(Stage::MemcpyH2d)
+            .span(Stage::KernelLoad)
+            .or_else(|| c.span(Stage::MemcpyH2d))
             .or_else(|| c.span(Stage::Poll))
             .map_or(String::new(), |s| c.name(s.component));
         steps.push(step(
@@ -125,6 +157,8 @@ pub(super) fn delivery(c: &PathCtx, steps: &mut Vec<Step>) {
                 total: c.size,
                 relay: c.plan.sender.relay.is_some(),
                 copy_in: c.plan.receiver.staging.is_some(),
+                kernel: c.plan.sender.staging.is_some_and(|st| st.kernel)
+                    || c.plan.receiver.staging.is_some_and(|st| st.kernel),
             },
         ));
     }

@@ -86,6 +86,41 @@ pub(super) fn relay(c: &PathCtx, steps: &mut Vec<Step>) {
     }
 }
 
+/// NCCL's host path, the first chunk's hand-over: the sending kernel's stores into mapped host
+/// memory, its flag after them, the proxy thread's poll that finds it.
+pub(super) fn kernel_store(c: &PathCtx, steps: &mut Vec<Step>) {
+    let Some(st) = c.plan.sender.staging.filter(|st| st.kernel) else {
+        return;
+    };
+    let from = c.hosts[0].spec.gpus[st.gpu].name.clone();
+    let stores = c.h.of(Some(Stage::KernelStore), Movement::D2h);
+    for s in c.spans(Stage::KernelStore) {
+        let step = &c.run.steps.steps[s.step as usize];
+        let hops: Vec<&Hop> = stores
+            .iter()
+            .copied()
+            .filter(|h| h.step == s.step)
+            .collect();
+        let route = c.h.nodes(&first_of(&hops, Unit::Write));
+        let kind = match step.kind.copy() {
+            Some((Copy::D2h { mps, .. }, _)) if step.payload => StepKind::HostStore {
+                from: (from.clone(), st.gpu_va),
+                to: st.bounce_addr,
+                bytes: step.bytes,
+                writes: count(&hops, Unit::Write).unwrap_or(step.bytes.div_ceil(mps)),
+                write_bytes: mps,
+                route,
+            },
+            Some(_) => StepKind::RelayFlag {
+                bytes: step.bytes,
+                route,
+            },
+            None => StepKind::ProxyFinds,
+        };
+        steps.push(c.timed(s, kind));
+    }
+}
+
 /// GDRCopy: a thread copies between the GPU buffer and the host buffer through BAR1, out of
 /// the GPU on the sender (`GdrcopyRead`), into it on the receiver (`GdrcopyWrite`).
 pub(super) fn gdrcopy(c: &PathCtx, stage: Stage, staging: Option<paths::Staging>) -> Option<Step> {

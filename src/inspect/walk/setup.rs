@@ -13,8 +13,10 @@ pub(super) fn setup(cfg: &Config, c: &PathCtx) -> Vec<Setup> {
         let host = c.hosts[side];
         let reg = &host.spec.registration;
         if let Some(st) = sp.staging {
-            // Pipelined staging keeps a ring of `pipeline_depth` chunk-sized buffers.
-            let pipelined = c.run.effective_path.as_path() == Some(PathKind::StagedPipelined);
+            // Pipelined staging and NCCL's host path keep a ring of `pipeline_depth`
+            // chunk-sized buffers.
+            let pipelined =
+                st.kernel || c.run.effective_path.as_path() == Some(PathKind::StagedPipelined);
             let (count, bytes) = if pipelined {
                 (cfg.sim.pipeline_depth, cfg.sim.chunk_bytes.min(size))
             } else {

@@ -90,8 +90,10 @@ pub struct FamilyDefaults {
     pub rc_p2p_read_rate: Cited<Option<Rate>>,
     /// The rate a root complex forwards P2P writes (and read requests) at, at most.
     pub rc_p2p_write_rate: Cited<Option<Rate>>,
-    /// The socket's DRAM rate.
+    /// The socket's DRAM rate (the datasheet peak).
     pub dram_rate: Cited<Rate>,
+    /// The share of that peak sustained DMA reaches, in percent.
+    pub dram_efficiency_pct: Cited<u32>,
 }
 
 const fn gbs(millis: u64) -> Rate {
@@ -125,6 +127,13 @@ const REFUSED: Cited<bool> = cite(
 const BDW: Cited<Rate> = cite(
     gbs(6_000),
     "row P11 (NCCL BDW_QPI_BW: Intel before Skylake)",
+);
+/// Sustained DMA against the DRAM's datasheet peak: STREAM-class measurements of server CPUs
+/// sustain about 70-85% of peak (row C20); one value for every family until a measurement per
+/// platform replaces it.
+const DRAM_EFFICIENCY: Cited<u32> = cite(
+    75,
+    "estimate (row C20: sustained DMA and STREAM reach ~70-85% of the datasheet peak)",
 );
 const SKL: Cited<Rate> = cite(gbs(10_000), "row P11 (NCCL SKL_QPI_BW)");
 const AMD: Cited<Rate> = cite(gbs(16_000), "row P11 (NCCL AMD_BW)");
@@ -183,6 +192,7 @@ impl CpuFamily {
             rc_p2p_read_rate: rc_read,
             rc_p2p_write_rate: rc_write,
             dram_rate: dram,
+            dram_efficiency_pct: DRAM_EFFICIENCY,
         };
         Some(match self {
             F::None => return None,
@@ -405,6 +415,7 @@ mod tests {
                 d.rc_p2p_read_rate.source,
                 d.rc_p2p_write_rate.source,
                 d.dram_rate.source,
+                d.dram_efficiency_pct.source,
             ] {
                 assert!(
                     s.starts_with("row") || s.starts_with("datasheet") || s.starts_with("estimate"),

@@ -88,7 +88,8 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
             let id = b.add(
                 name(&format!("{}.dram", s.name)),
                 ChannelKind::HostMemory,
-                s.dram.rate,
+                // Sustained DMA reaches a share of the datasheet peak.
+                s.dram.rate.scale(u64::from(s.dram_efficiency_pct), 100),
                 s.dram.latency,
                 [0; 5],
                 Some(h),

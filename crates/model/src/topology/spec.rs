@@ -132,21 +132,38 @@ pub struct PcieSpec {
 }
 
 /// A CPU socket and its DRAM.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SocketSpec {
     /// Its name in the machine ("cpu0").
     pub name: String,
     /// Its processor family, which set the defaults of its DRAM, its root complexes' and its
     /// socket links' P2P forwarding and its socket links' rate ([`super::CpuFamily`]).
     pub cpu_family: super::CpuFamily,
-    /// Its DRAM.
+    /// Its DRAM (`rate`: the datasheet peak).
     pub dram: MemorySpec,
+    /// The share of the DRAM's datasheet peak that sustained DMA reaches, in percent (STREAM-
+    /// class rates are 70-85% of peak): its DRAM channel runs at `dram.rate` x this / 100.
+    pub dram_efficiency_pct: u32,
     /// The CPU list `nvidia-smi topo -m` prints for its devices, where the config gives one
     /// (an imported matrix's); `gdrsim topo` prints the socket's name otherwise.
     pub cpu_affinity: Option<String>,
     /// Its NUMA node as the OS numbers it, where the config gives one; `gdrsim topo` prints
     /// the socket's index otherwise.
     pub numa_node: Option<u32>,
+}
+
+impl Default for SocketSpec {
+    fn default() -> Self {
+        SocketSpec {
+            name: String::new(),
+            cpu_family: super::CpuFamily::default(),
+            dram: MemorySpec::default(),
+            // No family: the DRAM's rate as given.
+            dram_efficiency_pct: 100,
+            cpu_affinity: None,
+            numa_node: None,
+        }
+    }
 }
 
 /// Whether `text` is a CPU list as Linux prints one: numbers and ranges joined by commas

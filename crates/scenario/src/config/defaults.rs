@@ -141,6 +141,9 @@ pub const CPU_FAMILY: crate::topology::CpuFamily = crate::topology::CpuFamily::N
 pub const DRAM_LATENCY: Ps = ns(100);
 /// DRAM bandwidth per socket: 8 channels of DDR5-4800 (datasheet, 307 GB/s), rounded down.
 pub const DRAM_RATE: Rate = Rate::from_bytes_per_s(300_000_000_000);
+/// Share of the DRAM's peak that sustained DMA reaches, in percent, where the socket names no
+/// CPU family: 100, the rate as given (a family sets its own, row C20).
+pub const DRAM_EFFICIENCY_PCT: u32 = 100;
 /// Median extra DMA read delay: row C10, median - min of the 8 B read (533 - 506 ns).
 pub const DRAM_JITTER: Ps = ns(27);
 /// One root-complex traversal. Calibrated: 2 x 20 ns links + 2 x 200 ns + 100 ns DRAM + TLP

@@ -202,14 +202,19 @@ fn device_rows(doc: &Table, listed: &mut Vec<ParamValue>) {
             .map_or(listed.len(), |i| i + 1);
         listed.insert(after, row);
     }
+    // A link's width is one of the PCIe widths, not any count up to 32.
+    let widths = || vec!["1", "2", "4", "8", "12", "16", "32"];
     for (at, link) in instances(doc, "machines[].links[]") {
-        for (key, unit, hi) in [("generation", "gen", 6), ("width", "lanes", 32)] {
+        for (key, unit) in [("generation", "gen"), ("width", "lanes")] {
             if let Some(v) = link.get(key) {
                 listed.push(ParamValue {
                     key: format!("{at}.{key}"),
                     value: show(v),
                     unit,
-                    domain: Domain::Count { lo: 1, hi },
+                    domain: match key {
+                        "width" => Domain::Words(widths),
+                        _ => Domain::Count { lo: 1, hi: 6 },
+                    },
                     source: LANES_SOURCE,
                     default: None,
                 });
@@ -274,6 +279,7 @@ fn family_source(doc: &Table, key: &str) -> Option<&'static str> {
     };
     Some(match (part.split('[').next()?, last) {
         ("sockets", "dram_rate_gbps") => f.dram_rate.source,
+        ("sockets", "dram_efficiency_pct") => f.dram_efficiency_pct.source,
         ("socket_links", "rate_gbps") => f.socket_link_rate.source,
         ("socket_links", "p2p_read" | "p2p_write") => f.socket_p2p.source,
         ("socket_links", "p2p_read_rate_gbps" | "p2p_write_rate_gbps") => f.socket_p2p_rate.source,

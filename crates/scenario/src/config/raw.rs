@@ -216,6 +216,9 @@ section! {
         dram_latency_ns: dur = d::DRAM_LATENCY => dram.latency; "DESIGN.md (rows C10/C11)",
         dram_rate_gbps: rate = d::DRAM_RATE => dram.rate; "datasheet (8 x DDR5-4800)",
         dram_jitter_ns: dur = d::DRAM_JITTER => dram.jitter_median; "row C10",
+        dram_efficiency_pct: count[1, 100, "a percentage of the DRAM's datasheet rate"]
+            = d::DRAM_EFFICIENCY_PCT => dram_efficiency_pct;
+            "setting (100 without a CPU family: the rate as given; a family's: row C20, estimate)",
     }
     also {
         name: String,

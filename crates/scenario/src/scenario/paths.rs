@@ -25,6 +25,9 @@ pub struct Staging {
     /// The bounce buffer is pageable to CUDA (malloc + ibv_reg_mr): each cudaMemcpy goes
     /// through the driver's own pinned buffer (row D9).
     pub pageable: bool,
+    /// NCCL's host path: a GPU kernel already running stores into (or loads from) the pinned,
+    /// mapped host buffer chunk by chunk, instead of a cudaMemcpy (rows M5, B3).
+    pub kernel: bool,
 }
 
 /// NCCL's PXN on a sending side: the user's GPU stores the payload over NVLink into a buffer of
@@ -198,19 +201,13 @@ pub fn plan(
     if flow.is_intra() {
         return super::peer::flow_plan(topo, flow, path, op, size);
     }
-    let (mut sides, mut sender, mut receiver, mut setup, mut reason) =
+    let (mut sides, mut sender, mut receiver, mut setup, reason) =
         sides_of(cfg, flow, topo, path, op, size);
     if path == PathKind::StagedPipelined && (sender == SideMode::Host || receiver == SideMode::Host)
     {
         // Chunks need a bounce buffer on both sides: with host memory on one, stage the other
         // whole.
         (sides, sender, receiver, setup, _) = sides_of(cfg, flow, topo, PathKind::Staged, op, size);
-    }
-    if path == PathKind::Auto && (sender, receiver) == (SideMode::Staged, SideMode::Staged) {
-        // NCCL stages in chunks: where both sides stage, auto runs the pipelined staging.
-        (sides, sender, receiver, setup, _) =
-            sides_of(cfg, flow, topo, PathKind::StagedPipelined, op, size);
-        reason = reason.replace("-> staged", "-> staged (pipelined)");
     }
     // How the receiver learns of the data (a Read's requester polls its own CQE: the plan
     // builder does not ask).
@@ -221,16 +218,19 @@ pub fn plan(
     };
     // A Read's source takes no part with its CPU: nothing stages or relays it (the config
     // check refuses those paths with a Read), so its plan is the one Read.
-    let (mut plan, inline) = match (op, sender) {
-        (Op::Read, _) => (super::build::read(topo, &sides)?, false),
-        (Op::Write | Op::WriteImm | Op::Send, SideMode::Pipelined | SideMode::Relay) => {
+    // NCCL's host path on either side moves the message in chunks (the other side posts or
+    // takes each chunk as it would alone).
+    let chunked = matches!(
+        sender,
+        SideMode::Pipelined | SideMode::Relay | SideMode::Mapped
+    ) || receiver == SideMode::Mapped;
+    let (mut plan, inline) = match op {
+        Op::Read => (super::build::read(topo, &sides)?, false),
+        Op::Write | Op::WriteImm | Op::Send if chunked => {
             let shape = (cfg.sim.chunk_bytes, cfg.sim.pipeline_depth);
             (super::build::pipelined(topo, &sides, how, shape)?, false)
         }
-        (
-            Op::Write | Op::WriteImm | Op::Send,
-            SideMode::Host | SideMode::Staged | SideMode::Direct | SideMode::Gdrcopy,
-        ) => super::build::write(topo, &sides, how)?,
+        Op::Write | Op::WriteImm | Op::Send => super::build::write(topo, &sides, how)?,
     };
     if matches!(op, Op::Send | Op::WriteImm) {
         let timer = crate::config::rnr_timer_ps(cfg.sim.min_rnr_timer);
@@ -379,9 +379,10 @@ fn sides_of(
                     registered(host_buf, reg.host_cost(size), reg.host_dereg_cost(size));
                 (plan, mode, setup)
             }
-            SideMode::Staged | SideMode::Gdrcopy | SideMode::Pipelined => {
+            SideMode::Staged | SideMode::Gdrcopy | SideMode::Pipelined | SideMode::Mapped => {
                 let g = e.gpu.expect("validated: staged paths have GPUs");
                 let by_cpu = mode == SideMode::Gdrcopy;
+                let kernel = mode == SideMode::Mapped;
                 // The pipelined ring and GDRCopy's buffer are the library's own, pinned.
                 let pageable = e.pageable_bounce && mode == SideMode::Staged;
                 let staging = Staging {
@@ -391,12 +392,14 @@ fn sides_of(
                     bounce_addr: m.host_buffer_base,
                     by_cpu,
                     pageable,
+                    kernel,
                 };
                 // One pinned bounce buffer per message in flight in the streaming run,
                 // allocated and registered once; GDRCopy also pins and maps the GPU buffer
                 // once (gdr_pin_buffer, gdr_map: a GPU registration's cost).
-                let setup = if mode == SideMode::Pipelined {
-                    // `pipeline_depth` bounce buffers of one chunk.
+                let setup = if matches!(mode, SideMode::Pipelined | SideMode::Mapped) {
+                    // `pipeline_depth` bounce buffers of one chunk (NCCL's host-memory ring:
+                    // cudaHostAlloc'd, mapped, registered once at connection setup).
                     let chunk = cfg.sim.chunk_bytes.min(size);
                     cfg.sim.pipeline_depth as u64 * (reg.bounce_alloc + reg.host_cost(chunk))
                 } else {
@@ -463,8 +466,11 @@ fn sides_of(
         .filter(|r| !r.is_empty())
         .collect::<Vec<_>>()
         .join("; ");
-    // A plain Write's consumer polls its own memory (no CQE to race the data).
-    let flush = r_mode == SideMode::Direct && flushes(cfg, &flow.receiver) && op != Op::Write;
+    // A GPU that needs the flush needs it whatever told its consumer the data is there: the
+    // CQE of a Write with Immediate, or a plain Write's last byte (the NIC's writes are not
+    // ordered for the GPU's own loads below compute capability 9.0: NCCL's
+    // `ncclTopoNeedFlush`, CUDA's GPUDirect RDMA writes ordering).
+    let flush = r_mode == SideMode::Direct && flushes(cfg, &flow.receiver);
     (
         Sides {
             size,
@@ -512,7 +518,9 @@ fn relay_reason(topo: &Topology, host: usize, (g, via, nic): (usize, usize, usiz
 /// (NVLink-C2C, then PCIe on the GPU's own socket: row G3, which ranks P2C just above PXB), never
 /// for reading a GPU of compute capability
 /// below 8.0 on the sending side (row B4: no NVLink peers are modelled), and only where the
-/// route allows P2P; host staging otherwise. Returns the mode and why.
+/// route allows P2P; otherwise NCCL's host path (`net.cc`'s host-memory buffers: the kernel
+/// stores into, or loads from, pinned mapped host memory; no cudaMemcpy). Returns the mode
+/// and why.
 fn auto_side(
     cfg: &Config,
     topo: &Topology,
@@ -541,21 +549,21 @@ fn auto_side(
         )
     } else if class > cfg.sim.net_gdr_level {
         (
-            SideMode::Staged,
-            format!("{who}: {class} beyond NET_GDR_LEVEL {level} -> staged"),
+            SideMode::Mapped,
+            format!("{who}: {class} beyond NET_GDR_LEVEL {level} -> nccl_host"),
         )
     } else if sender && cc < (8, 0) {
         (
-            SideMode::Staged,
+            SideMode::Mapped,
             format!(
-                "{who}: compute capability {}.{} below 8.0 (no GPUDirect reads) -> staged",
+                "{who}: compute capability {}.{} below 8.0 (no GPUDirect reads) -> nccl_host",
                 cc.0, cc.1
             ),
         )
     } else if !p2p() {
         (
-            SideMode::Staged,
-            format!("{who}: {class} but P2P refused -> staged"),
+            SideMode::Mapped,
+            format!("{who}: {class} but P2P refused -> nccl_host"),
         )
     } else {
         (

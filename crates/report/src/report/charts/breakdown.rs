@@ -46,6 +46,8 @@ pub fn stage_color(stage: Stage) -> RGBColor {
         Stage::Relay => RGBColor(68, 119, 170),
         Stage::Reduce => RGBColor(204, 102, 119),
         Stage::Window => RGBColor(221, 221, 221),
+        Stage::KernelStore => RGBColor(238, 153, 51),
+        Stage::KernelLoad => RGBColor(187, 85, 102),
     }
 }
 

@@ -29,6 +29,7 @@ fn label(style: PathStyle) -> (&'static str, &'static str) {
     match style {
         PathStyle::GpuDirect => ("GPUDirect", "  "),
         PathStyle::Pxn { .. } => ("PXN", "        "),
+        PathStyle::NcclHost => ("NCCL host", "  "),
         _ => ("traditional", ""),
     }
 }
@@ -37,6 +38,7 @@ fn label(style: PathStyle) -> (&'static str, &'static str) {
 fn than(style: PathStyle) -> &'static str {
     match style {
         PathStyle::Pxn { .. } => "PXN",
+        PathStyle::NcclHost => "NCCL's host path",
         PathStyle::GpuDirect => "the path above (GPUDirect too)",
         _ => "staged",
     }
@@ -142,6 +144,9 @@ impl Phrases for English {
             ),
             PathStyle::Traditional => format!(
                 "=== [{n}] Traditional path ({path}): GPU -> host memory -> NIC -> wire -> NIC -> host memory -> GPU ==="
+            ),
+            PathStyle::NcclHost => format!(
+                "=== [{n}] NCCL's host path ({path}): GPU -(kernel stores)-> mapped host memory -> NIC -> wire -> NIC -> mapped host memory -(kernel loads)-> GPU, chunk by chunk, no cudaMemcpy ==="
             ),
             PathStyle::GpuDirect => format!(
                 "=== [{n}] GPUDirect path ({path}): the NIC reads and writes GPU memory directly ==="
@@ -510,11 +515,16 @@ impl Phrases for English {
                 total,
                 relay,
                 copy_in,
+                kernel,
             } => format!(
                 "the other {} of {bytes} bytes follow these steps, overlapped through the ring of {}; the last one's {} completes the {total} bytes",
                 plural(*more, "chunk", "chunks"),
-                if *relay { "the relay GPU's chunk buffers" } else { "bounce buffers" },
-                if *copy_in { "cudaMemcpyHtoD" } else { "receive" }
+                if *relay { "the relay GPU's chunk buffers" } else if *kernel { "mapped host buffers" } else { "bounce buffers" },
+                match (*kernel, *copy_in) {
+                    (true, true) => "kernel load",
+                    (false, true) => "cudaMemcpyHtoD",
+                    _ => "receive",
+                }
             ),
             StepKind::KernelStore {
                 from,
@@ -538,6 +548,40 @@ impl Phrases for English {
             ),
             StepKind::ProxyPoll { via } => format!(
                 "the proxy thread, polling its FIFO, finds the flag: the chunk is in {via}'s memory, ready to post"
+            ),
+            StepKind::HostStore {
+                from,
+                to,
+                bytes,
+                writes,
+                write_bytes,
+                route: r,
+            } => format!(
+                "kernel stores into mapped host memory (NCCL's host path): {}[{}] -> host [{}] {bytes} bytes, {} of up to {write_bytes} B, {} (the running kernel's own stores: no cudaMemcpy, no launch)",
+                from.0,
+                hex(from.1),
+                hex(*to),
+                plural(*writes, "posted write", "posted writes"),
+                route(r)
+            ),
+            StepKind::ProxyFinds => "the proxy thread, polling its FIFO, finds the flag: the chunk is in host memory, ready to post".into(),
+            StepKind::FlagLoad { bytes, route: r } => format!(
+                "the proxy stores the chunk's {bytes} B flag into mapped host memory; the receiving kernel, spinning on it, loads it over PCIe, {}",
+                route(r)
+            ),
+            StepKind::HostLoad {
+                from,
+                to,
+                bytes,
+                reads,
+                route: r,
+            } => format!(
+                "kernel loads from mapped host memory (NCCL's host path): host [{}] -> {}[{}] {bytes} bytes, {}, {} (no cudaMemcpy, no launch)",
+                hex(*from),
+                to.0,
+                hex(to.1),
+                plural(*reads, "read request", "read requests"),
+                route(r)
             ),
             StepKind::DriverCopy { d2h: true } => "the driver's CPU copy from its pinned buffer into the pageable bounce buffer (bounce = \"pageable\")".into(),
             StepKind::DriverCopy { d2h: false } => "the driver's CPU copy from the pageable bounce buffer into its pinned buffer (bounce = \"pageable\")".into(),

@@ -56,6 +56,7 @@ pub(super) fn style(p: &PathWalk) -> PathStyle {
         _ if e.sender == SideMode::Relay => PathStyle::Pxn {
             staged_recv: e.receiver != SideMode::Direct,
         },
+        _ if e.sender == SideMode::Mapped || e.receiver == SideMode::Mapped => PathStyle::NcclHost,
         (_, Some(PathKind::Gdrcopy)) => PathStyle::Gdrcopy,
         (_, Some(PathKind::StagedPipelined)) => PathStyle::Pipelined,
         (_, Some(PathKind::Host | PathKind::Staged | PathKind::Auto | PathKind::Pxn) | None) => {

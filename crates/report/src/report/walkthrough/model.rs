@@ -343,6 +343,8 @@ pub enum StepKind {
         relay: bool,
         /// Whether the last one's cudaMemcpyHtoD completes the message (else its RDMA does).
         copy_in: bool,
+        /// Whether the copies are the kernels' stores and loads (NCCL's host path).
+        kernel: bool,
     },
     /// PXN: the sending GPU's kernel (already running: no launch, no CPU thread) stores the
     /// chunk over NVLink into the relay GPU's buffer.
@@ -371,6 +373,47 @@ pub enum StepKind {
     ProxyPoll {
         /// The relay GPU whose buffer now holds the chunk.
         via: String,
+    },
+    /// NCCL's host path: the sending GPU's kernel (already running: no launch, no CPU thread)
+    /// stores the chunk over PCIe into pinned, mapped host memory.
+    HostStore {
+        /// The sending GPU's name and its buffer's virtual address.
+        from: (String, u64),
+        /// The host buffer's address.
+        to: u64,
+        /// Bytes stored (the message, or a chunk).
+        bytes: u64,
+        /// Posted writes.
+        writes: u64,
+        /// The most bytes of one (the route's effective MPS).
+        write_bytes: u64,
+        /// The first write's route, node by node.
+        route: Vec<String>,
+    },
+    /// NCCL's host path: the proxy thread, polling its FIFO, finds the flag; the chunk is in
+    /// host memory.
+    ProxyFinds,
+    /// NCCL's host path: the receiving kernel, spinning on the flag the proxy stored into
+    /// mapped host memory after its poll, loads it over PCIe.
+    FlagLoad {
+        /// The flag's size, bytes.
+        bytes: u64,
+        /// The load's completion route, host memory to GPU, node by node.
+        route: Vec<String>,
+    },
+    /// NCCL's host path: the receiving kernel loads the chunk from mapped host memory and
+    /// stores it into the GPU buffer.
+    HostLoad {
+        /// The host buffer's address.
+        from: u64,
+        /// The receiving GPU's name and its buffer's virtual address.
+        to: (String, u64),
+        /// Bytes loaded.
+        bytes: u64,
+        /// Read requests.
+        reads: u64,
+        /// The completions' route into GPU memory, node by node.
+        route: Vec<String>,
     },
     /// Registration per transfer (ibv_reg_mr in the latency).
     Register {

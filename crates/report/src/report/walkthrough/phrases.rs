@@ -15,6 +15,9 @@ pub enum PathStyle {
     Traditional,
     /// Staging chunk by chunk through a ring of bounce buffers.
     Pipelined,
+    /// NCCL's host path: GPU kernels store into and load from mapped host memory, chunk by
+    /// chunk, no cudaMemcpy.
+    NcclHost,
     /// The CPU copies through GDRCopy's BAR1 mapping.
     Gdrcopy,
     /// The NIC reads and writes GPU memory.

@@ -28,6 +28,7 @@ fn label(style: PathStyle) -> &'static str {
     match style {
         PathStyle::GpuDirect => "GPUDirect ",
         PathStyle::Pxn { .. } => "PXN路径",
+        PathStyle::NcclHost => "NCCL主机路径",
         _ => "传统路径",
     }
 }
@@ -36,6 +37,7 @@ fn label(style: PathStyle) -> &'static str {
 fn than(style: PathStyle) -> &'static str {
     match style {
         PathStyle::Pxn { .. } => "PXN路径",
+        PathStyle::NcclHost => "NCCL主机路径",
         PathStyle::GpuDirect => "上面的路径（此处同为GPUDirect）",
         _ => "传统路径",
     }
@@ -141,6 +143,9 @@ impl Phrases for Chinese {
             ),
             PathStyle::Traditional => format!(
                 "=== [{n}] [传统路径]（{path}）：GPU -> 主机内存 -> 网卡 -> 线路 -> 网卡 -> 主机内存 -> GPU ==="
+            ),
+            PathStyle::NcclHost => format!(
+                "=== [{n}] [NCCL主机路径]（{path}）：GPU -（内核存储）-> 映射的主机内存 -> 网卡 -> 线路 -> 网卡 -> 映射的主机内存 -（内核加载）-> GPU，分块进行，无cudaMemcpy ==="
             ),
             PathStyle::GpuDirect => {
                 format!("=== [{n}] [GPUDirect路径]（{path}）：网卡直接读写GPU显存 ===")
@@ -478,17 +483,20 @@ impl Phrases for Chinese {
                 total,
                 relay,
                 copy_in,
+                kernel,
             } => format!(
                 "其余 {more} 个 {bytes} 字节的分块重复上述步骤，经{}环重叠进行；最后一块的{}完成全部 {total} 字节",
                 if *relay {
                     "中继GPU的分块缓冲区"
+                } else if *kernel {
+                    "映射的主机缓冲区"
                 } else {
                     "中转缓冲区"
                 },
-                if *copy_in {
-                    " cudaMemcpyHtoD "
-                } else {
-                    "接收"
+                match (*kernel, *copy_in) {
+                    (true, true) => "内核加载",
+                    (false, true) => " cudaMemcpyHtoD ",
+                    _ => "接收",
                 }
             ),
             StepKind::KernelStore {
@@ -513,6 +521,40 @@ impl Phrases for Chinese {
             StepKind::ProxyPoll { via } => {
                 format!("代理线程轮询其FIFO，发现该标志：分块已在 {via} 的显存中，可以提交")
             }
+            StepKind::HostStore {
+                from,
+                to,
+                bytes,
+                writes,
+                write_bytes,
+                route: r,
+            } => format!(
+                "内核写入映射的主机内存（NCCL主机路径）：{}[{}] -> 主机[{}] {bytes} 字节，{writes}个写事务（posted write，每个至多{write_bytes} B），{}（正在运行的内核自己的存储指令：无cudaMemcpy，无需启动）",
+                from.0,
+                hex(from.1),
+                hex(*to),
+                route(r)
+            ),
+            StepKind::ProxyFinds => {
+                "代理线程轮询其FIFO，发现该标志：分块已在主机内存中，可以提交".into()
+            }
+            StepKind::FlagLoad { bytes, route: r } => format!(
+                "代理线程将该分块的 {bytes} B 标志写入映射的主机内存；接收端内核自旋等待，经PCIe读到它，{}",
+                route(r)
+            ),
+            StepKind::HostLoad {
+                from,
+                to,
+                bytes,
+                reads,
+                route: r,
+            } => format!(
+                "内核从映射的主机内存加载（NCCL主机路径）：主机[{}] -> {}[{}] {bytes} 字节，{reads}个读请求，{}（无cudaMemcpy，无需启动）",
+                hex(*from),
+                to.0,
+                hex(to.1),
+                route(r)
+            ),
             StepKind::DriverCopy { d2h: true } => {
                 "驱动程序的CPU拷贝：从其固定缓冲区拷入可分页中转缓冲区（bounce = \"pageable\"）"
                     .into()

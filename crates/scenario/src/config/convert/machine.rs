@@ -89,6 +89,12 @@ pub(super) fn convert(cx: &Cx, i: usize, m: &RawMachine) -> R<MachineSpec> {
             {
                 socket.dram.rate = fam.dram_rate.value;
             }
+            // The family's sustained share of it, unless the socket gives one.
+            if let Some(fam) = socket.cpu_family.defaults()
+                && s.dram_efficiency_pct.is_none()
+            {
+                socket.dram_efficiency_pct = fam.dram_efficiency_pct.value;
+            }
             Ok(socket)
         })
         .collect::<R<Vec<_>>>()?;
