@@ -50,6 +50,46 @@ pub(super) fn copy_out(c: &PathCtx, steps: &mut Vec<Step>, copies: &mut Vec<(Str
     copies.extend((0..c.chunks).map(|_| (c.hosts[0].name.clone(), true)));
 }
 
+/// The payload stores of a kernel's hand-over, as the walk shows them: bytes, posted writes
+/// (counted where units crossed, else one per MPS), their size and route.
+struct Stores {
+    bytes: u64,
+    writes: u64,
+    write_bytes: u64,
+    route: Vec<String>,
+}
+
+/// A kernel's hand-over of the first chunk, per span of `stage`: its payload stores
+/// (`stores`), its flag after them, and the proxy thread's poll that finds it (`found`).
+fn hand_over(
+    c: &PathCtx,
+    stage: Stage,
+    steps: &mut Vec<Step>,
+    stores: impl Fn(Stores) -> StepKind,
+    found: impl Fn() -> StepKind,
+) {
+    let units = c.h.of(Some(stage), Movement::D2h);
+    for s in c.spans(stage) {
+        let st = &c.run.steps.steps[s.step as usize];
+        let hops: Vec<&Hop> = units.iter().copied().filter(|h| h.step == s.step).collect();
+        let route = c.h.nodes(&first_of(&hops, Unit::Write));
+        let kind = match st.kind.copy() {
+            Some((Copy::D2h { mps, .. }, _)) if st.payload => stores(Stores {
+                bytes: st.bytes,
+                writes: count(&hops, Unit::Write).unwrap_or(st.bytes.div_ceil(mps)),
+                write_bytes: mps,
+                route,
+            }),
+            Some(_) => StepKind::RelayFlag {
+                bytes: st.bytes,
+                route,
+            },
+            None => found(),
+        };
+        steps.push(c.timed(s, kind));
+    }
+}
+
 /// PXN's hand-over of the first chunk: the sending kernel's stores over NVLink into the relay
 /// GPU's buffer, its flag into the proxy's host memory, the proxy thread's poll that finds it.
 pub(super) fn relay(c: &PathCtx, steps: &mut Vec<Step>) {
@@ -58,32 +98,17 @@ pub(super) fn relay(c: &PathCtx, steps: &mut Vec<Step>) {
     };
     let gpus = &c.hosts[0].spec.gpus;
     let (from, via) = (&gpus[relay.from].name, &gpus[relay.via].name);
-    let stores = c.h.of(Some(Stage::Relay), Movement::D2h);
-    for s in c.spans(Stage::Relay) {
-        let st = &c.run.steps.steps[s.step as usize];
-        let hops: Vec<&Hop> = stores
-            .iter()
-            .copied()
-            .filter(|h| h.step == s.step)
-            .collect();
-        let route = c.h.nodes(&first_of(&hops, Unit::Write));
-        let kind = match st.kind.copy() {
-            Some((Copy::D2h { mps, .. }, _)) if st.payload => StepKind::KernelStore {
-                from: (from.clone(), relay.from_va),
-                to: (via.clone(), c.plan.sender.nic_buffer.virt_addr()),
-                bytes: st.bytes,
-                writes: count(&hops, Unit::Write).unwrap_or(st.bytes.div_ceil(mps)),
-                write_bytes: mps,
-                route,
-            },
-            Some(_) => StepKind::RelayFlag {
-                bytes: st.bytes,
-                route,
-            },
-            None => StepKind::ProxyPoll { via: via.clone() },
-        };
-        steps.push(c.timed(s, kind));
-    }
+    let to = c.plan.sender.nic_buffer.virt_addr();
+    let stores = |s: Stores| StepKind::KernelStore {
+        from: (from.clone(), relay.from_va),
+        to: (via.clone(), to),
+        bytes: s.bytes,
+        writes: s.writes,
+        write_bytes: s.write_bytes,
+        route: s.route,
+    };
+    let found = || StepKind::ProxyPoll { via: via.clone() };
+    hand_over(c, Stage::Relay, steps, stores, found);
 }
 
 /// NCCL's host path, the first chunk's hand-over: the sending kernel's stores into mapped host
@@ -93,32 +118,17 @@ pub(super) fn kernel_store(c: &PathCtx, steps: &mut Vec<Step>) {
         return;
     };
     let from = c.hosts[0].spec.gpus[st.gpu].name.clone();
-    let stores = c.h.of(Some(Stage::KernelStore), Movement::D2h);
-    for s in c.spans(Stage::KernelStore) {
-        let step = &c.run.steps.steps[s.step as usize];
-        let hops: Vec<&Hop> = stores
-            .iter()
-            .copied()
-            .filter(|h| h.step == s.step)
-            .collect();
-        let route = c.h.nodes(&first_of(&hops, Unit::Write));
-        let kind = match step.kind.copy() {
-            Some((Copy::D2h { mps, .. }, _)) if step.payload => StepKind::HostStore {
-                from: (from.clone(), st.gpu_va),
-                to: st.bounce_addr,
-                bytes: step.bytes,
-                writes: count(&hops, Unit::Write).unwrap_or(step.bytes.div_ceil(mps)),
-                write_bytes: mps,
-                route,
-            },
-            Some(_) => StepKind::RelayFlag {
-                bytes: step.bytes,
-                route,
-            },
-            None => StepKind::ProxyFinds,
-        };
-        steps.push(c.timed(s, kind));
-    }
+    let stores = |s: Stores| StepKind::HostStore {
+        from: (from.clone(), st.gpu_va),
+        to: st.bounce_addr,
+        bytes: s.bytes,
+        writes: s.writes,
+        write_bytes: s.write_bytes,
+        route: s.route,
+    };
+    hand_over(c, Stage::KernelStore, steps, stores, || {
+        StepKind::ProxyFinds
+    });
 }
 
 /// GDRCopy: a thread copies between the GPU buffer and the host buffer through BAR1, out of
