@@ -209,8 +209,20 @@ impl<'t> Fabric<'t> {
         opts: SimOptions,
         processes: &[Vec<usize>],
     ) -> Self {
+        // Each flow is one queue pair, numbered in flow order: its WQEs cross the send-engine
+        // unit of its number modulo the NIC's units.
+        let flow_routes: Vec<Vec<Vec<ChannelId>>> = plans
+            .iter()
+            .enumerate()
+            .map(|(qp, plan)| {
+                plan.routes
+                    .iter()
+                    .map(|r| r.iter().map(|&c| topo.engine_unit(c, qp)).collect())
+                    .collect()
+            })
+            .collect();
         let mut servers = Servers::new(&topo.channels, opts.jitter, opts.seed);
-        for &c in plans.iter().flat_map(|p| p.routes.iter().flatten()) {
+        for &c in flow_routes.iter().flatten().flatten() {
             servers.make(c as usize);
         }
         let mut names = Names::new(topo.channel_names.clone());
@@ -220,9 +232,9 @@ impl<'t> Fabric<'t> {
         let mut flows = Vec::new();
         // Fabric CPU index of each shared process, once it has one.
         let mut process_cpu: Vec<Option<usize>> = Vec::new();
-        for plan in plans {
+        for (plan, plan_routes) in plans.iter().zip(flow_routes) {
             let route_base = routes.len() as RouteId;
-            routes.extend(plan.routes.iter().cloned());
+            routes.extend(plan_routes);
             let actors = plan.actors.iter().map(|a| names.push(a.clone())).collect();
             let flow = flows.len() as u64;
             let threads = plan

@@ -188,24 +188,37 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
                 socket: 0,
                 traverse: None,
             });
-            // The send engine serialises WQEs: a rate such that one 64-byte WQE takes wqe_interval.
-            let engine_rate = if n.wqe_interval == 0 {
-                Rate::from_bps(0)
-            } else {
-                Rate::from_bps(
-                    ((n.wqe_bytes as u128 * 8 * crate::units::PS_PER_S as u128)
-                        / n.wqe_interval as u128) as u64,
-                )
-            };
+            // Each processing unit of the send engine serialises its QPs' WQEs: a rate such
+            // that one 64-byte WQE takes wqe_interval times the units (so all units together
+            // space WQEs by wqe_interval, the NIC's aggregate message rate).
+            let units = n.processing_units.max(1);
+            let spacing = n.wqe_interval as u128 * units as u128;
+            let engine_rate = Rate::from_bps(
+                (n.wqe_bytes as u128 * 8 * crate::units::PS_PER_S as u128)
+                    .checked_div(spacing)
+                    .unwrap_or(0) as u64,
+            );
+            let engine = (0..units)
+                .map(|u| {
+                    let unit = if u == 0 {
+                        format!("{}.sq", n.name)
+                    } else {
+                        format!("{}.sq{u}", n.name)
+                    };
+                    b.add(
+                        name(&unit),
+                        ChannelKind::NicEngine,
+                        engine_rate,
+                        n.wqe_process,
+                        [0; 5],
+                        Some(h),
+                    )
+                })
+                .min()
+                .expect("at least one unit");
             NicChannels {
-                engine: b.add(
-                    name(&format!("{}.sq", n.name)),
-                    ChannelKind::NicEngine,
-                    engine_rate,
-                    n.wqe_process,
-                    [0; 5],
-                    Some(h),
-                ),
+                engine,
+                units,
                 tx: b.latency_only(
                     name(&format!("{}.tx", n.name)),
                     ChannelKind::NicPipeline,

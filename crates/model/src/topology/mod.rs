@@ -173,8 +173,11 @@ pub struct Node {
 /// The channels of one NIC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NicChannels {
-    /// The send engine: spaces WQEs by the NIC's message rate.
+    /// The send engine's first processing unit: spaces a QP's WQEs by one unit's message
+    /// rate. Units `engine .. engine + units` follow it in channel order.
     pub engine: ChannelId,
+    /// The send engine's processing units (at least one).
+    pub units: u32,
     /// The transmit pipeline.
     pub tx: ChannelId,
     /// The receive pipeline.
@@ -384,6 +387,16 @@ impl HostTopo {
 }
 
 impl Topology {
+    /// The send-engine unit that queue pair `qp` of a NIC uses where a route crosses channel
+    /// `c`: unit `qp mod units` of the NIC whose engine `c` is, else `c` itself.
+    pub fn engine_unit(&self, c: ChannelId, qp: usize) -> ChannelId {
+        self.hosts
+            .iter()
+            .flat_map(|h| &h.nics)
+            .find(|n| n.engine == c)
+            .map_or(c, |n| c + (qp % n.units.max(1) as usize) as ChannelId)
+    }
+
     /// The slowest channel a stream of full-size units crosses on `route`, as an effective
     /// payload rate (after per-TLP overheads at the route's MPS) and the channel's name. `unit`
     /// is what the payload travels as (posted writes, or read completions).

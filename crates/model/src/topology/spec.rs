@@ -447,8 +447,12 @@ pub struct NicSpec {
     pub inline_max: u64,
     /// WQE parsing and scheduling latency inside the NIC.
     pub wqe_process: Ps,
-    /// Minimum spacing between WQEs in the send engine (1 / message rate).
+    /// Minimum spacing between WQEs in the send engine over all its units (1 / the NIC's
+    /// aggregate message rate).
     pub wqe_interval: Ps,
+    /// The send engine's processing units: QP `q` uses unit `q mod processing_units`, and each
+    /// unit spaces its WQEs by `wqe_interval * processing_units` (one QP's message rate).
+    pub processing_units: u32,
     /// Address translation (MTT lookup) per work request.
     pub mtt_lookup: Ps,
     /// The transmit pipeline's latency, in picoseconds.

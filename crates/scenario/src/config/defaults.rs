@@ -323,6 +323,12 @@ pub const INLINE_MAX: u64 = 220;
 pub const WQE_PROCESS: Ps = ns(50);
 /// WQE spacing in the send engine: row F9, 330-370 M msg/s ≈ 3 ns per message.
 pub const WQE_INTERVAL: Ps = ns(3);
+/// Send-engine processing units (queue pairs map to them by QP number modulo the count; each
+/// spaces its WQEs by `wqe_interval` times the count, so the NIC's aggregate stays the
+/// datasheet message rate). Estimate: one, so one QP alone reaches the datasheet rate, as no
+/// ConnectX datasheet gives a per-QP rate (rows F7, F9, F13 are aggregates; row F18 measured
+/// about 16 Mpps per send queue and four times that over four or more on a ConnectX-4).
+pub const PROCESSING_UNITS: u32 = 1;
 /// MTT lookup per work request (translation-cache hit). Estimate.
 pub const MTT_LOOKUP: Ps = ns(30);
 /// Transmit and receive pipelines. Estimates that keep the adapter's own share under the

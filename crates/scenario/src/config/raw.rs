@@ -360,6 +360,8 @@ section! {
         inline_max_bytes: bytes_in[0, 4096] = d::INLINE_MAX => inline_max; "rdma-core libmlx5",
         wqe_process_ns: dur = d::WQE_PROCESS => wqe_process; "estimate (rows F7/F8/F11)",
         wqe_interval_ns: dur = d::WQE_INTERVAL => wqe_interval; "row F9",
+        processing_units: count[1, 256, "a number of send-engine processing units"]
+            = d::PROCESSING_UNITS => processing_units; "estimate (rows F7, F9, F18)",
         mtt_lookup_ns: dur = d::MTT_LOOKUP => mtt_lookup; "estimate",
         tx_pipeline_ns: dur = d::TX_PIPELINE => tx_pipeline; "estimate (rows F7/F8/F11)",
         rx_pipeline_ns: dur = d::RX_PIPELINE => rx_pipeline; "estimate (rows F7/F8/F11)",

@@ -174,7 +174,9 @@ fn message_bound(cfg: &Config, topo: &Topology, size: u64, chunked: bool) -> Bou
                 + g.memory.latency as u128;
         }
         for n in &m.nics {
-            fixed += (n.wqe_process + n.wqe_interval + n.mtt_lookup) as u128
+            fixed += (n.wqe_process
+                + n.wqe_interval * n.processing_units.max(1) as u64
+                + n.mtt_lookup) as u128
                 + (n.tx_pipeline + n.rx_pipeline) as u128;
         }
         host_sum[h].1 = 8 * chunks * fixed;
