@@ -1,7 +1,7 @@
 //! The one cost gate: every command that simulates a study or a tool's runs (`run`, its
 //! shards, `sensitivity`, the benchmark emulations perftest, nvbandwidth and p2p-matrix,
 //! `calibrate`, `validate`, and `walk` and `trace`, which record every unit of one point:
-//! `crate::inspect`'s `cost`) says what it is about to simulate, estimated in events and peak
+//! src/inspect/cost.rs) says what it is about to simulate, estimated in events and peak
 //! memory, and is refused before any work (exit 2, naming what to change) where either is
 //! above its limit. The events bound the time, the memory what the system would kill the run
 //! for part-way.
