@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use gdrsim::report;
 
+use super::args::LimitArgs;
+
 // No doc comment: the command's help is its variant's in `Command` (commands/mod.rs).
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,6 +30,8 @@ pub struct Args {
     /// Output file (.json).
     #[arg(long)]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Runs the command.
@@ -40,7 +44,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         size,
         messages,
         out,
+        limits,
     } = a;
+    let limits = limits.limits()?;
     gdrsim::inspect::run_trace(
         config.as_deref(),
         scenario.as_deref(),
@@ -48,6 +54,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         &size,
         messages,
         &out,
+        &limits,
     )
     .and_then(|r| report::emit(&format!("{}\n", r.summary)))
 }

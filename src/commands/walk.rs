@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use gdrsim::report;
 
+use super::args::LimitArgs;
+
 // No doc comment: the command's help is its variant's in `Command` (commands/mod.rs).
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,6 +28,8 @@ pub struct Args {
     /// Language: en or zh.
     #[arg(long, default_value = "en")]
     pub lang: String,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Runs the command.
@@ -37,12 +41,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         op,
         path,
         lang,
+        limits,
     } = a;
+    let limits = limits.limits()?;
     gdrsim::inspect::run_walk(
         config.as_deref(),
         scenario.as_deref(),
         (&path, &op, &size),
         &lang,
+        &limits,
     )
     .and_then(|text| report::emit(&text))
 }

@@ -34,6 +34,7 @@ use crate::topology::{ChannelKind, Topology, Unit};
 use crate::units::{Ps, ps_to_us_exact};
 
 mod args;
+mod cost;
 mod hops;
 mod rerun;
 mod trace;

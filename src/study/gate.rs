@@ -1,11 +1,10 @@
 //! The one cost gate: every command that simulates a study or a tool's runs (`run`, its
 //! shards, `sensitivity`, the benchmark emulations perftest, nvbandwidth and p2p-matrix,
-//! `calibrate`, `validate`) says what it is about to simulate, estimated in events and peak
+//! `calibrate`, `validate`, and `walk` and `trace`, which record every unit of one point:
+//! src/inspect/cost.rs) says what it is about to simulate, estimated in events and peak
 //! memory, and is refused before any work (exit 2, naming what to change) where either is
 //! above its limit. The events bound the time, the memory what the system would kill the run
-//! for part-way. Not yet `walk` and `trace`, which record every unit of one point: with
-//! `granularity = "tlp"` and a size of gigabytes they run for minutes; their memory (the hops
-//! and, for a trace, its slices) has no model yet.
+//! for part-way.
 
 use crate::config::ConfigError;
 use crate::units::fmt_bytes;

@@ -220,3 +220,86 @@ fn validate_is_gated() {
          about 1.8 TiB over 1 row on 1 thread; the largest: row X1 h2d (1.8 TiB)",
     );
 }
+
+/// `walk` and `trace` record every unit of their run and were not gated: a walk of 64 MiB TLP
+/// by TLP held 840 MB, a trace of 16 MiB 3.7 GB, and `trace` simulated a whole message before
+/// its own size check. Both are now estimated from the plan before any work and refused
+/// through the gate, and the estimate is within 3x of what a run holds.
+#[test]
+fn walk_and_trace_are_gated() {
+    let dir = scratch("gate", "inspect");
+    let tlp = dir.join("tlp.toml");
+    let text_ = gdrsim::config::DEFAULT_TOML
+        .replacen("granularity = \"auto\"", "granularity = \"tlp\"", 1)
+        .replacen("to = \"1GiB\"", "to = \"16MiB\"", 1);
+    std::fs::write(&tlp, text_).unwrap();
+    gated(
+        &gdrsim_within(
+            30,
+            &["walk", s(&tlp), "--size", "64MiB", "--max-memory", "512MiB"],
+        ),
+        "expected a walk of at most 512 MiB of memory at its peak (raise the limit with \
+         --max-memory, or a smaller --size, or granularity = \"auto\" in the config's [sim]",
+    );
+    gated(
+        &gdrsim_within(30, &["walk", "--max-events", "10"]),
+        "expected a walk of at most 1.0e1 estimated events (raise the limit with --max-events",
+    );
+    let out = dir.join("t.json");
+    let trace = |extra: &[&str]| {
+        let args = ["trace", s(&tlp), "--path", "staged", "--out", s(&out)];
+        gdrsim_within(30, &[&args[..], extra].concat())
+    };
+    gated(
+        &trace(&["--size", "2MiB", "--max-memory", "256MiB"]),
+        "expected a trace of at most 256 MiB of memory at its peak",
+    );
+    assert!(!out.exists());
+    // Its own size check comes first too: 16 MiB TLP by TLP is refused at once (it used to
+    // simulate a message of it before refusing).
+    let t = std::time::Instant::now();
+    gated(
+        &trace(&["--size", "16MiB"]),
+        "expected a trace of at most 128 MiB (fewer messages or a smaller --size)",
+    );
+    assert!(t.elapsed().as_secs_f64() < 1.0, "{:?}", t.elapsed());
+    assert!(!out.exists());
+    // Normal cases run under the defaults.
+    ok(&gdrsim(&["walk"]), "walk");
+    ok(&trace(&["--size", "64KiB"]), "trace");
+    assert!(out.exists());
+    std::fs::remove_file(&out).unwrap();
+    // The estimates are models of the runs.
+    for args in [
+        &["walk", s(&tlp), "--size", "4MiB"][..],
+        &["walk", "--size", "1GiB", "--path", "staged_pipelined"],
+        &[
+            "trace",
+            s(&tlp),
+            "--path",
+            "staged",
+            "--size",
+            "256KiB",
+            "--out",
+            s(&out),
+        ],
+        &[
+            "trace",
+            "--path",
+            "gpudirect",
+            "--size",
+            "64KiB",
+            "--messages",
+            "200",
+            "--out",
+            s(&out),
+        ],
+    ] {
+        let estimate = estimated_peak(args);
+        let (code, peak) = gdrsim_peak(args);
+        assert_eq!(code, 0, "{args:?}");
+        let ratio = estimate as f64 / peak as f64;
+        eprintln!("{args:?}: estimated {estimate} B, peak {peak} B ({ratio:.2}x)");
+        assert!((1.0 / 3.0..=3.0).contains(&ratio), "{args:?}: {ratio:.2}");
+    }
+}

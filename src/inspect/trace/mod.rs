@@ -116,6 +116,7 @@ pub fn run_trace(
     size: &str,
     messages: u32,
     out: &Path,
+    limits: &crate::study::Limits,
 ) -> Result<TraceRun> {
     let path = parse_path(path)?;
     let op = parse_op(op)?;
@@ -136,27 +137,47 @@ pub fn run_trace(
     crate::report::output_dir::usable_file(out, "--out")?;
     let cfg = crate::study::load_config(config)?;
     let si = scenario_index(&cfg, scenario)?;
-    // Every unit of every message is a slice: estimate the file from one message, and refuse
-    // what no viewer opens (and what would hold gigabytes here while it is built).
-    if messages > 1 {
-        let one = crate::report::trace::render(&trace(&cfg, si, (path, op), size, 1)?).1;
-        let estimate = one.bytes as u64 * messages as u64;
-        if estimate > MAX_TRACE_BYTES {
-            return Err(ConfigError::new(
-                CLI,
-                "--messages",
-                format!(
-                    "a trace of at most {} (fewer messages or a smaller --size)",
-                    crate::units::fmt_bytes(MAX_TRACE_BYTES)
-                ),
-                format!(
-                    "{messages} messages of {} slices each: about {}",
-                    one.slices,
-                    crate::units::fmt_bytes(estimate)
-                ),
-            )
-            .into());
-        }
+    // Every unit of every message is a slice: estimate the run, its memory and the file from
+    // the plan, before any work, and refuse what no viewer opens (and what would hold
+    // gigabytes here while it is built).
+    let topo = &scenario::topology(&cfg);
+    check_point(&cfg, topo, si, path, op)?;
+    let run = super::cost::recorded(&cfg, topo, si, (path, op), size, messages);
+    let events = run.events;
+    let over = format!(
+        "{messages} message{} of {} on path {}",
+        if messages == 1 { "" } else { "s" },
+        crate::units::fmt_bytes(size),
+        path.name()
+    );
+    let memory = run.memory(super::cost::TRACE_BYTES);
+    super::cost::admit(
+        config,
+        &super::cost::work(
+            "a trace",
+            events,
+            memory,
+            over.clone(),
+            "a smaller --size or fewer --messages",
+        ),
+        limits,
+    )?;
+    let estimate = run.bytes(super::cost::TRACE_FILE_BYTES);
+    if estimate > MAX_TRACE_BYTES {
+        return Err(ConfigError::new(
+            CLI,
+            "--messages",
+            format!(
+                "a trace of at most {} (fewer messages or a smaller --size)",
+                crate::units::fmt_bytes(MAX_TRACE_BYTES)
+            ),
+            format!(
+                "{over}, {:.1e} estimated events: a file of about {}",
+                events as f64,
+                crate::units::fmt_bytes(estimate)
+            ),
+        )
+        .into());
     }
     let data = trace(&cfg, si, (path, op), size, messages)?;
     let stats = crate::report::trace::write(out, &data)?;

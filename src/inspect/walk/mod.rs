@@ -253,6 +253,7 @@ pub fn run_walk(
     scenario: Option<&str>,
     (path, op, size): (&str, &str, &str),
     lang: &str,
+    limits: &crate::study::Limits,
 ) -> Result<String> {
     let lang = parse_lang(lang)?;
     let size = parse_size(size)?;
@@ -260,6 +261,33 @@ pub fn run_walk(
     let path = parse_path(path)?;
     let cfg = crate::study::load_config(config)?;
     let si = network_scenario(&cfg, scenario, "walk")?;
+    // The gate, before any work: the paths run one after the other, each recording every unit
+    // it moves; the larger recorder is the peak.
+    let topo = &scenario::topology(&cfg);
+    let walked: &[PathKind] = if op == Op::Read {
+        &[PathKind::GpuDirect]
+    } else {
+        &[path, PathKind::GpuDirect]
+    };
+    let each: Vec<_> = walked
+        .iter()
+        .map(|&p| super::cost::recorded(&cfg, topo, si, (p, op), size, 1))
+        .collect();
+    let events = each.iter().fold(0u64, |a, r| a.saturating_add(r.events));
+    let memory = each
+        .iter()
+        .map(|r| r.memory(super::cost::WALK_BYTES))
+        .max()
+        .unwrap_or(0);
+    let names: Vec<&str> = walked.iter().map(|p| p.name()).collect();
+    let over = format!(
+        "1 message of {} on path{} {}",
+        crate::units::fmt_bytes(size),
+        if names.len() == 1 { "" } else { "s" },
+        names.join(" and ")
+    );
+    let work = super::cost::work("a walk", events, memory, over, "a smaller --size");
+    super::cost::admit(config, &work, limits)?;
     let w = walk(&cfg, si, (path, op), size)?;
     Ok(walkthrough::render(&w, lang))
 }
