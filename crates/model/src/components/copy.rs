@@ -58,13 +58,7 @@ impl Fabric<'_> {
                 let mut off = 0;
                 for _ in 0..n {
                     let b = mps.min(size - off);
-                    let mut w = self.train(
-                        route,
-                        (inst.flow, inst.msg, inst.step, 0),
-                        Unit::Write,
-                        b,
-                        now,
-                    );
+                    let mut w = self.train(route, inst.with_phase(0), Unit::Write, b, now);
                     w.counts_payload = payload;
                     w.src = self.engine_source(route);
                     self.launch(w, now, q);

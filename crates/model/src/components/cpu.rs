@@ -177,13 +177,7 @@ impl Fabric<'_> {
                 self.busy(task, now - started);
                 self.step_state(inst).started = started;
                 let route = self.route_of(task.flow, route);
-                let t = self.train(
-                    route,
-                    (inst.flow, inst.msg, inst.step, 0),
-                    Unit::Write,
-                    last,
-                    now,
-                );
+                let t = self.train(route, inst.with_phase(0), Unit::Write, last, now);
                 self.launch(t, now, q);
             }
             (StepKind::Register { .. } | StepKind::CpuCopy { .. }, _) => {

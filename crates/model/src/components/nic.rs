@@ -74,13 +74,7 @@ impl Fabric<'_> {
             unreachable!("only a WQE passes the send engine")
         };
         let route = self.route_of(inst.flow, engine);
-        let t = self.train(
-            route,
-            (inst.flow, inst.msg, inst.step, phase),
-            Unit::Packet,
-            bytes,
-            now,
-        );
+        let t = self.train(route, inst.with_phase(phase), Unit::Packet, bytes, now);
         self.launch(t, now, q);
     }
 
@@ -178,13 +172,7 @@ impl Fabric<'_> {
         let mut off = 0;
         while off < emit {
             let b = mtu.min(emit - off);
-            let tr = self.train(
-                route,
-                (inst.flow, inst.msg, inst.step, 0),
-                Unit::Packet,
-                b,
-                at,
-            );
+            let tr = self.train(route, inst.with_phase(0), Unit::Packet, b, at);
             self.launch(tr, now, q);
             off += b;
         }
@@ -222,7 +210,7 @@ impl Fabric<'_> {
         let mut off = 0;
         for i in 0..n {
             let b = mps.min(t.payload - off);
-            let mut w = self.train(route, (wr.flow, wr.msg, wr.step, 0), Unit::Write, b, at);
+            let mut w = self.train(route, wr.with_phase(0), Unit::Write, b, at);
             w.stage_in = at + i * tlp;
             w.counts_payload = counts;
             self.launch(w, now, q);
@@ -262,13 +250,7 @@ impl Fabric<'_> {
         };
         let bytes = self.nic_spec(nic).cqe_bytes;
         let route = self.step_route(inst.flow, inst.step);
-        let c = self.train(
-            route,
-            (inst.flow, inst.msg, inst.step, 0),
-            Unit::Write,
-            bytes,
-            at,
-        );
+        let c = self.train(route, inst.with_phase(0), Unit::Write, bytes, at);
         self.launch(c, now, q);
     }
 
@@ -279,13 +261,7 @@ impl Fabric<'_> {
             unreachable!()
         };
         let route = self.step_route(inst.flow, inst.step);
-        let a = self.train(
-            route,
-            (inst.flow, inst.msg, inst.step, 0),
-            Unit::Control,
-            bytes,
-            at,
-        );
+        let a = self.train(route, inst.with_phase(0), Unit::Control, bytes, at);
         self.launch(a, now, q);
     }
 

@@ -94,7 +94,7 @@ impl Fabric<'_> {
             self.route_of(inst.flow, spec.req),
             self.route_of(inst.flow, spec.cpl),
         );
-        let who = (inst.flow, inst.msg, inst.step, 0);
+        let who = inst.with_phase(0);
         let sizes = (spec.mrrs, spec.mps);
         self.read(spec.engine, routes, sizes, bytes, who, payload, now, q);
     }

@@ -26,6 +26,12 @@ impl Instance {
     pub fn new(flow: u32, msg: u32, step: StepId) -> Instance {
         Instance { flow, msg, step }
     }
+
+    /// Its movement number `phase` (a copy's reads, then its writes), as a unit names what it
+    /// belongs to: (flow, message, step, phase).
+    pub fn with_phase(self, phase: u8) -> (u32, u32, StepId, u8) {
+        (self.flow, self.msg, self.step, phase)
+    }
 }
 
 impl Fabric<'_> {
