@@ -1534,6 +1534,36 @@ mod tests {
         assert_eq!(ordering_gap(&route, 64, 65537, 256), 1130);
     }
 
+    /// A pipelined message keeps its configured chunk until it would need more than
+    /// MAX_CHUNKS (1024) of them; then chunks grow to size / 1024 rounded up, so a plan's
+    /// steps stay bounded: 1 GiB in 256 KiB chunks would be 4096, so it goes in 1 MiB ones. A
+    /// message smaller than a chunk is one chunk of its own size; a last chunk may be short.
+    #[test]
+    fn chunks_grow_only_past_the_most_a_message_may_have() {
+        use super::{MAX_CHUNKS, chunking};
+        let kib = 1024u64;
+        assert_eq!(chunking(kib * kib, 256 * kib), (256 * kib, 4));
+        assert_eq!(
+            chunking(256 * kib * kib, 256 * kib),
+            (256 * kib, MAX_CHUNKS)
+        );
+        assert_eq!(
+            chunking(kib * kib * kib, 256 * kib),
+            (kib * kib, MAX_CHUNKS)
+        );
+        assert_eq!(chunking(1000, 256 * kib), (1000, 1));
+        assert_eq!(chunking(600 * kib, 256 * kib), (256 * kib, 3));
+        assert_eq!(chunking(0, 256 * kib), (1, 1));
+        // Never more than MAX_CHUNKS, and the chunks always cover the message.
+        for size in [1, 4095, 1 << 20, (1 << 30) + 1, 16 << 30] {
+            let (chunk, n) = chunking(size, 4 * kib);
+            assert!(
+                n <= MAX_CHUNKS && chunk * n >= size,
+                "{size}: {chunk} x {n}"
+            );
+        }
+    }
+
     /// The step a role names, which must exist where `want` says so.
     fn named<'p>(
         plan: &'p Plan,
