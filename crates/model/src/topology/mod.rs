@@ -298,6 +298,9 @@ pub struct Topology {
     pub(crate) gpus_before: Vec<usize>,
     /// [`Topology::read_windows`], computed once.
     pub(crate) windows: Vec<u32>,
+    /// Every NIC's first send-engine unit and its unit count, in channel order: found by
+    /// [`Topology::engine_unit`] in log time, not by a scan of every NIC of every host.
+    engine_units: Vec<(ChannelId, u32)>,
 }
 
 /// One host on its own (its channels numbered from 0): for questions about its structure, such as
@@ -367,8 +370,14 @@ pub fn build(hosts: &[HostSpec], network: &NetworkSpec, pairs: &[PortPair]) -> T
         nics_before: before(|h| h.machine.nics.len()),
         gpus_before: before(|h| h.machine.gpus.len()),
         windows: Vec::new(),
+        engine_units: Vec::new(),
     };
     topo.windows = topo.windows_of_hosts();
+    topo.engine_units = (topo.hosts.iter())
+        .flat_map(|h| &h.nics)
+        .map(|n| (n.engine, n.units.max(1)))
+        .collect();
+    topo.engine_units.sort_unstable();
     topo
 }
 
@@ -390,11 +399,10 @@ impl Topology {
     /// The send-engine unit that queue pair `qp` of a NIC uses where a route crosses channel
     /// `c`: unit `qp mod units` of the NIC whose engine `c` is, else `c` itself.
     pub fn engine_unit(&self, c: ChannelId, qp: usize) -> ChannelId {
-        self.hosts
-            .iter()
-            .flat_map(|h| &h.nics)
-            .find(|n| n.engine == c)
-            .map_or(c, |n| c + (qp % n.units.max(1) as usize) as ChannelId)
+        match self.engine_units.binary_search_by_key(&c, |e| e.0) {
+            Ok(i) => c + (qp % self.engine_units[i].1 as usize) as ChannelId,
+            Err(_) => c,
+        }
     }
 
     /// The slowest channel a stream of full-size units crosses on `route`, as an effective
