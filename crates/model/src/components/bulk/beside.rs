@@ -89,16 +89,12 @@ impl Fabric<'_> {
     ) -> (Ps, Ps) {
         let spec = &self.channels[c as usize];
         let cap = self.bulk.fluid.capacity[c as usize];
-        let none = self.bulk.channel_users(c).is_none_or(|u| u.jobs.is_empty());
-        let (load, queued, bound) = match self.bulk.channel_users(c) {
-            Some(users) if !none => {
-                let queued = users
-                    .largest_other(src)
-                    .map_or(0, |wire| spec.rate.tx_time(wire));
-                (users.load, queued, users.bound > 0)
-            }
-            _ => (0, 0, false),
-        };
+        let users = self.bulk.channel_users(c).filter(|u| !u.jobs.is_empty());
+        let none = users.is_none();
+        let (load, queued, bound) = users.map_or((0, 0, false), |u| {
+            let queued = u.largest_other(src).map_or(0, |w| spec.rate.tx_time(w));
+            (u.load, queued, u.bound > 0)
+        });
         // The link's own rate: its capacity with the rooms of units still being carried.
         let full = cap + self.bulk.reserved[c as usize];
         // Serialised in what the rooms of units before it leave (all of the link without them).
