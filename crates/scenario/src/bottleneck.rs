@@ -46,6 +46,16 @@ impl Bottleneck {
         }
     }
 
+    /// The channel, read window or thread it names, if it names one.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Bottleneck::Channel(name) | Bottleneck::Window(name) | Bottleneck::Thread(name) => {
+                Some(name)
+            }
+            Bottleneck::Unbounded | Bottleneck::Latency { .. } => None,
+        }
+    }
+
     /// The channel it names, if it is one (to find among a run's links).
     pub fn channel(&self) -> Option<&str> {
         match self {

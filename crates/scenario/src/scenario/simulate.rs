@@ -321,9 +321,9 @@ pub(super) fn bottleneck(
         .cpu_time
         .iter()
         .map(|(name, t)| (*t as f64 / span, Bottleneck::Thread(name.clone())));
-    match channels.chain(threads).max_by(|a, b| {
-        let name = |x: &(f64, Bottleneck)| x.1.to_string();
-        a.0.total_cmp(&b.0).then_with(|| name(b).cmp(&name(a)))
+    match (channels.chain(threads)).max_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then_with(|| b.1.name().cmp(&a.1.name()))
     }) {
         Some((busy, limit)) if busy >= 0.5 => limit,
         _ => Bottleneck::Latency { window },
