@@ -7,6 +7,7 @@ mod support;
 mod behaviour;
 mod c2c;
 mod cli;
+mod collective;
 mod compare;
 mod contention;
 mod cpu_family;

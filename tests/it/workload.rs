@@ -417,7 +417,7 @@ proptest::proptest! {
             }
             let e = &sc.flows[i].sender;
             let reduce = if d.reduce { cfg.hosts[e.host].machine.gpus[e.gpu.unwrap()].reduce.time(size) } else { 0 };
-            f.set_reduce(i, reduce);
+            f.set_reduce(i, gdrsim::components::ReduceRule::every(reduce));
             f.set_messages(i, d.messages.unwrap());
         }
         let out = f.run(8, 1);

@@ -70,11 +70,15 @@ pub enum Stage {
     /// stores into mapped host memory after its poll, sees it by a load over PCIe, then loads
     /// the chunk from host memory into the GPU buffer.
     KernelLoad,
+    /// NCCL's P2P transport inside a node: the sending GPU's kernel stores a slice into the
+    /// receiving GPU's buffer over NVLink or PCIe, then its tail flag, which the receiving
+    /// kernel sees by polling its own memory.
+    P2p,
 }
 
 impl Stage {
     /// Every stage, in pipeline order (the declaration order).
-    pub const ALL: [Stage; 22] = [
+    pub const ALL: [Stage; 23] = [
         Stage::Register,
         Stage::MemcpyD2h,
         Stage::GdrcopyRead,
@@ -97,6 +101,7 @@ impl Stage {
         Stage::Window,
         Stage::KernelStore,
         Stage::KernelLoad,
+        Stage::P2p,
     ];
 
     /// The name used in stages.csv.
@@ -124,6 +129,7 @@ impl Stage {
             Stage::Window => "window",
             Stage::KernelStore => "kernel_store",
             Stage::KernelLoad => "kernel_load",
+            Stage::P2p => "p2p",
         }
     }
 

@@ -88,6 +88,11 @@ pub struct Summary {
     /// delivery of every flow), picoseconds, equal to `lat_model_ps`; None for independent flows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload_ps: Option<Ps>,
+    /// A collective: nccl-tests' bus bandwidth, GB/s (its algbw, `bw_gbps`, times the
+    /// collective's factor: all-reduce 2(n-1)/n, all-gather and reduce-scatter (n-1)/n); None
+    /// for any other scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busbw_gbps: Option<f64>,
     /// A workload's critical chain: the messages, reductions and waits, flow by flow, that set
     /// its completion time, in time order (chain.csv); their shares sum to `workload_ps`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

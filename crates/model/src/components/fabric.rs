@@ -155,8 +155,9 @@ pub struct FlowRun<'t> {
     pub gates: Vec<(u32, u32)>,
     /// The flows gated by this one, woken when one of its messages is delivered.
     pub dependents: Vec<u32>,
-    /// Time between a gating delivery and the start it allows (a reduction on the GPU).
-    pub reduce: Ps,
+    /// Time between a gating delivery and the start it allows (a reduction on the GPU), by
+    /// message.
+    pub reduce: super::ReduceRule,
     /// Messages it carries whatever [`Fabric::run`] is asked (a workload flow's `messages`).
     pub fixed_total: Option<u32>,
     /// The time each limit bound its bulk transfers, summed over them (its own share of the
@@ -282,7 +283,7 @@ impl<'t> Fabric<'t> {
                 finished: 0,
                 gates: Vec::new(),
                 dependents: Vec::new(),
-                reduce: 0,
+                reduce: super::ReduceRule::NONE,
                 fixed_total: None,
                 limits: Vec::new(),
             });
@@ -327,10 +328,10 @@ impl<'t> Fabric<'t> {
         }
     }
 
-    /// Each start of `flow` allowed by a gate comes `delay` after the gating delivery (the
-    /// GPU's reduction of the received data into its own).
-    pub fn set_reduce(&mut self, flow: usize, delay: Ps) {
-        self.flows[flow].reduce = delay;
+    /// Each start of `flow` allowed by a gate comes the rule's delay for that message after
+    /// the gating delivery (the GPU's reduction of the received data into its own).
+    pub fn set_reduce(&mut self, flow: usize, rule: super::ReduceRule) {
+        self.flows[flow].reduce = rule;
     }
 
     /// `flow` carries `messages` messages, whatever [`Fabric::run`] is asked.

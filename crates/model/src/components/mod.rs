@@ -19,6 +19,7 @@ mod queueing;
 mod read_window;
 mod reads;
 mod recv_queue;
+mod reduce_rule;
 mod run;
 mod steps;
 mod units;
@@ -26,6 +27,7 @@ mod units;
 pub use bulk::Limit;
 pub use fabric::{Fabric, gating_message};
 pub use options::SimOptions;
+pub use reduce_rule::ReduceRule;
 pub use run::{FlowOutcome, Outcome};
 
 /// Everything that can happen in the simulated hardware.

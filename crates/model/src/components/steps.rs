@@ -312,13 +312,14 @@ impl Fabric<'_> {
             }
             let k = f.next;
             let mut at = now;
+            let reduce = f.reduce.delay_of(k);
             for &(g, lag) in &f.gates {
                 let on = &self.flows[g as usize];
                 let Some(j) = super::fabric::gating_message(k, lag, on.total) else {
                     continue;
                 };
                 match on.msgs[j as usize].delivered {
-                    Some(d) => at = at.max(d + f.reduce),
+                    Some(d) => at = at.max(d + reduce),
                     None => return,
                 }
             }

@@ -193,6 +193,10 @@ impl Cells<'_> {
             flow_rows: Vec::new(),
             links: Vec::new(),
             workload_ps: None,
+            busbw_gbps: match self.get(super::csv_out::BUSBW_COLUMN) {
+                "" => None,
+                _ => Some(self.float(super::csv_out::BUSBW_COLUMN)?),
+            },
             chain: Vec::new(),
             variant: self.get(super::csv_out::VARIANT_COLUMN).to_string(),
         })

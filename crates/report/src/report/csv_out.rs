@@ -136,6 +136,11 @@ pub const MEASURED_COLUMNS: [&str; 4] = [
 /// every flow (equal to `lat_model_us`; empty on rows of independent flows).
 pub const WORKLOAD_COLUMN: &str = "workload_us";
 
+/// The column results.csv gets after [`WORKLOAD_COLUMN`] where a scenario is a collective:
+/// nccl-tests' bus bandwidth (`bw_GBps` is its algbw, the buffer over the mean time); empty on
+/// other rows; the column is only there when the study has a collective.
+pub const BUSBW_COLUMN: &str = "busbw_GBps";
+
 /// The chain.csv header: the point, then one link of its workload's critical chain
 /// ([`crate::stats::ChainRow`]; times in µs).
 pub const CHAIN_HEADER: [&str; 11] = [
@@ -198,6 +203,10 @@ pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow:
     if workloads {
         header.push(WORKLOAD_COLUMN);
     }
+    let collectives = rows.iter().any(|r| r.busbw_gbps.is_some());
+    if collectives {
+        header.push(BUSBW_COLUMN);
+    }
     if measured.is_some() {
         header.extend(MEASURED_COLUMNS);
     }
@@ -236,6 +245,9 @@ pub fn results_csv_with(rows: &[Summary], measured: Option<&Overlay>) -> anyhow:
         ];
         if workloads {
             cells.push(r.workload_ps.map(ps_to_us_exact).unwrap_or_default());
+        }
+        if collectives {
+            cells.push(r.busbw_gbps.map(f).unwrap_or_default());
         }
         if let Some(o) = measured {
             for figure in [Figure::Latency, Figure::Bandwidth] {

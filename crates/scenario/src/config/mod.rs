@@ -5,6 +5,7 @@
 //! comes from) is in [`defaults`]. configs/default.toml spells all of them out.
 
 pub mod choice;
+pub mod collective;
 mod convert;
 pub mod defaults;
 pub mod device;
@@ -194,6 +195,9 @@ pub struct ScenarioSpec {
 pub struct Workload {
     /// Per flow of the scenario, in flow order.
     pub flows: Vec<FlowDeps>,
+    /// The collective the flows were generated from (`collective = {...}`): its schedule
+    /// sets each size's message bytes, message counts, lags and reductions.
+    pub collective: Option<collective::Collective>,
 }
 
 /// What gates one flow's messages in a [`Workload`].

@@ -405,6 +405,35 @@ pub struct RawScenario {
     pub bidirectional: Option<bool>,
     pub flows: Option<Vec<RawFlow>>,
     pub all_gpus: Option<RawAllGpus>,
+    pub collective: Option<RawCollective>,
+}
+
+/// `collective = { kind = "all_reduce", hosts = "all", gpus_per_host = 8, channels = 16 }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCollective {
+    pub kind: super::collective::CollectiveKind,
+    pub algorithm: Option<super::collective::Algorithm>,
+    pub protocol: Option<super::collective::Protocol>,
+    pub hosts: Option<RawHostList>,
+    pub gpus_per_host: Option<u32>,
+    pub channels: Option<RawCount>,
+}
+
+/// `"auto"` or a count.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawCount {
+    Count(i64),
+    Word(String),
+}
+
+/// `"all"` or a list of host names.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawHostList {
+    Word(String),
+    List(Vec<String>),
 }
 
 #[derive(Debug, Deserialize)]

@@ -275,6 +275,11 @@ pub fn to_toml(c: &Config) -> String {
             c.scenarios
                 .iter()
                 .map(|sc| match (sc.flows.as_slice(), &sc.workload) {
+                    // A collective: its own form (its flows are generated from it).
+                    (_, Some(w)) if let Some(col) = &w.collective => table(vec![
+                        ("name", s(&sc.name)),
+                        ("collective", collective_table(c, col)),
+                    ]),
                     // One flow: the one-pair form, as the user most likely wrote it.
                     ([f], None) => table(vec![
                         ("name", s(&sc.name)),
@@ -304,6 +309,30 @@ pub fn to_toml(c: &Config) -> String {
         "# Fully resolved gdrsim config: every default filled in. Durations in ns, rates in Gb/s, sizes in bytes.\n{}",
         toml::to_string(&Value::Table(t)).unwrap_or_default()
     )
+}
+
+/// `collective = { kind, algorithm, protocol, hosts, gpus_per_host, channels }`, every key
+/// filled in.
+fn collective_table(c: &Config, col: &crate::config::collective::Collective) -> Value {
+    let mut x = Table::new();
+    x.insert("kind".into(), Value::String(col.kind.name().into()));
+    x.insert(
+        "algorithm".into(),
+        Value::String(col.algorithm.name().into()),
+    );
+    x.insert("protocol".into(), Value::String(col.protocol.name().into()));
+    let hosts = col
+        .hosts
+        .iter()
+        .map(|&h| Value::String(c.hosts[h].name.clone()))
+        .collect();
+    x.insert("hosts".into(), Value::Array(hosts));
+    x.insert(
+        "gpus_per_host".into(),
+        Value::Integer(i64::from(col.gpus_per_host)),
+    );
+    x.insert("channels".into(), Value::Integer(i64::from(col.channels)));
+    Value::Table(x)
 }
 
 /// A workload flow's own keys: its name, what gates it, its reduction and message count.

@@ -27,9 +27,10 @@ pub(super) fn convert(
         s.sender.is_some() || s.receiver.is_some(),
         s.flows.is_some(),
         s.all_gpus.is_some(),
+        s.collective.is_some(),
     ];
-    let one_form =
-        "exactly one of: sender and receiver; flows = [...]; all_gpus = { sender, receiver }";
+    let one_form = "exactly one of: sender and receiver; flows = [...]; all_gpus = { sender, \
+                    receiver }; collective = { kind, ... }";
     match forms.iter().filter(|f| **f).count() {
         0 => return Err(cx.err(&key, one_form, "none of them")),
         1 => {}
@@ -99,6 +100,20 @@ pub(super) fn convert(
             ));
         }
         all_gpus(cx, &format!("{key}.all_gpus"), all, hosts, &mut flows)?;
+    } else if let Some(c) = &s.collective {
+        if s.bidirectional.is_some() {
+            return Err(cx.err(
+                &format!("{key}.bidirectional"),
+                "no bidirectional on a collective (its rings say which way data moves)",
+                "bidirectional on the scenario",
+            ));
+        }
+        let (collective, deps) =
+            super::collective::convert(cx, &format!("{key}.collective"), c, hosts, &mut flows)?;
+        workload = Some(Workload {
+            flows: deps,
+            collective: Some(collective),
+        });
     }
     Ok(ScenarioSpec {
         name: s.name.clone(),
@@ -182,7 +197,10 @@ fn workload_of(cx: &Cx, key: &str, list: &[RawFlow]) -> R<Option<Workload>> {
             format!("the cycle {}", names.join(" waits for ")),
         ));
     }
-    Ok(Some(Workload { flows }))
+    Ok(Some(Workload {
+        flows,
+        collective: None,
+    }))
 }
 
 /// A cycle among the lag-0 dependencies (flow indices, the first repeated at the end), if any:
@@ -555,6 +573,44 @@ pub fn intra_path_words() -> String {
     words.join(", ")
 }
 
+/// Whether the scenario was generated from `collective = {...}`.
+fn is_collective(s: &ScenarioSpec) -> bool {
+    s.workload.as_ref().is_some_and(|w| w.collective.is_some())
+}
+
+/// The paths a collective's edges between nodes run: NCCL's net transport with GPUDirect
+/// (`gpudirect`), as NCCL chooses per GPU-NIC pair (`auto`, PXN where it applies), or PXN.
+pub const COLLECTIVE_PATHS: [PathKind; 3] = [PathKind::GpuDirect, PathKind::Auto, PathKind::Pxn];
+
+/// A collective runs NCCL's transports: the sweep may ask it only for the paths NCCL has, and
+/// for RDMA Write with Immediate (what NCCL's IB transport posts).
+fn check_collectives(cx: &Cx, scenarios: &[ScenarioSpec], paths: &[PathKind], ops: &[Op]) -> R<()> {
+    let Some((i, sc)) = scenarios.iter().enumerate().find(|(_, s)| is_collective(s)) else {
+        return Ok(());
+    };
+    let what = format!("scenario {:?} (scenarios[{i}]) is a collective", sc.name);
+    if let Some(p) = paths.iter().find(|p| !COLLECTIVE_PATHS.contains(p)) {
+        let words: Vec<&str> = COLLECTIVE_PATHS.iter().map(|p| p.name()).collect();
+        return Err(cx.err(
+            "sweep.paths",
+            format!(
+                "paths NCCL's transports have ({}; NCCL never stages through cudaMemcpy): \
+                 {what}",
+                words.join(", ")
+            ),
+            p.name(),
+        ));
+    }
+    if let Some(o) = ops.iter().find(|&&o| o != Op::WriteImm) {
+        return Err(cx.err(
+            "sweep.ops",
+            format!("write_imm (NCCL's IB transport posts RDMA Write with Immediate): {what}"),
+            o.name(),
+        ));
+    }
+    Ok(())
+}
+
 /// A flow inside one host is a cudaMemcpyPeer: the sweep may ask it only for the paths and
 /// operations a copy has (writes into the peer, or the destination reading it).
 pub(super) fn check_intra(
@@ -563,9 +619,11 @@ pub(super) fn check_intra(
     paths: &[PathKind],
     ops: &[Op],
 ) -> R<()> {
+    check_collectives(cx, scenarios, paths, ops)?;
     let Some((i, sc)) = scenarios
         .iter()
         .enumerate()
+        .filter(|(_, s)| !is_collective(s))
         .find(|(_, s)| s.flows.iter().any(FlowSpec::is_intra))
     else {
         return Ok(());

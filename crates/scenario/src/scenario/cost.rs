@@ -27,22 +27,27 @@ const EVENTS_PER_TLP: u64 = 12;
 /// modes its path resolves to on `topo` (`auto` may stage, relay or go direct), a chunked side
 /// chunk by chunk (at most [`super::build::MAX_CHUNKS`] chunks).
 pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
-    let size = p.size.max(1);
+    let sc = &cfg.scenarios[p.scenario];
+    // A workload's messages are the size (a collective's: its slices).
+    let size = match &sc.workload {
+        Some(w) => super::workload::message_bytes(w, p.size),
+        None => p.size,
+    }
+    .max(1);
     let units = |bytes: u64| data_events(cfg, bytes);
     let (_, streamed) = stream_shape(cfg, size);
-    let sc = &cfg.scenarios[p.scenario];
     // Independent flows: the iterations and the streamed messages. A workload: each flow's
     // messages, in the noise-free run and in each jittered repeat of the whole workload.
     let messages = |i: usize| -> u64 {
         let Some(w) = &sc.workload else {
             return u64::from(iterations(cfg, size)) + u64::from(streamed);
         };
-        let repeats = u64::from(super::workload::repeats(cfg, w, size));
-        u64::from(super::workload::messages(cfg, w, i, size)).saturating_mul(1 + repeats)
+        let repeats = u64::from(super::workload::repeats(cfg, w, p.size));
+        u64::from(super::workload::messages(cfg, w, i, p.size)).saturating_mul(1 + repeats)
     };
     let per_flow = sc.flows.iter().enumerate().map(|(i, f)| {
         // The modes do not depend on the size: a small plan tells them.
-        let Ok(built) = super::paths::plan(cfg, f, topo, p.path, p.op, 8) else {
+        let Ok(built) = super::workload::plan(cfg, topo, sc, f, (p.path, p.op), 8) else {
             return 0;
         };
         let moves = |m: SideMode| u64::from(m != SideMode::Direct && m != SideMode::Host);

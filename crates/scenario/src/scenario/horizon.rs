@@ -26,21 +26,20 @@ type Bound = (Vec<(String, u128)>, u128);
 /// first in plan order (scenario, path, size), named with what makes its run long.
 pub fn check(cfg: &Config, topo: &Topology) -> Result<(), (String, String, String)> {
     // A message's bound depends on its size and on whether its path moves it in chunks, not on
-    // the scenario: computed once per size for each.
-    let bounds: Vec<[Bound; 2]> = cfg
-        .sizes
-        .iter()
-        .map(|&size| {
-            [
-                message_bound(cfg, topo, size, false),
-                message_bound(cfg, topo, size, true),
-            ]
-        })
-        .collect();
+    // the scenario: computed once per message size for each (a collective's messages are its
+    // slices).
+    let mut bounds: std::collections::HashMap<(u64, bool), Bound> = Default::default();
     for (si, sc) in cfg.scenarios.iter().enumerate() {
         for &path in &cfg.paths {
-            for (zi, &size) in cfg.sizes.iter().enumerate() {
-                let (parts, per_msg) = &bounds[zi][usize::from(chunked(path))];
+            for &size in &cfg.sizes {
+                let bytes = sc
+                    .workload
+                    .as_ref()
+                    .map_or(size, |w| super::workload::message_bytes(w, size));
+                let key = (bytes, chunked(path));
+                let (parts, per_msg) = bounds
+                    .entry(key)
+                    .or_insert_with(|| message_bound(cfg, topo, bytes, key.1));
                 check_point(cfg, (si, sc), path, size, parts, *per_msg)?;
             }
         }

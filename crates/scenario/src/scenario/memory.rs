@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 use std::mem::size_of;
 
 use super::Point;
-use super::paths;
 use super::simulate::{iterations, stream_shape};
 use crate::components::footprint;
 use crate::config::Config;
@@ -47,7 +46,13 @@ pub fn point(cfg: &Config, topo: &Topology, p: &Point, threads: usize) -> PointM
     let Ok(built) = sc
         .flows
         .iter()
-        .map(|f| paths::plan(cfg, f, topo, p.path, p.op, p.size))
+        .map(|f| {
+            let bytes = sc
+                .workload
+                .as_ref()
+                .map_or(p.size, |w| super::workload::message_bytes(w, p.size));
+            super::workload::plan(cfg, topo, sc, f, (p.path, p.op), bytes)
+        })
         .collect::<Result<Vec<_>, _>>()
     else {
         return PointMemory::default();

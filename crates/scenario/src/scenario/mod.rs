@@ -2,11 +2,13 @@
 //! simulation of one point into a result row.
 
 pub mod build;
+pub mod collective;
 pub mod cost;
 pub mod horizon;
 pub mod memory;
 #[cfg(test)]
 mod model_checks;
+pub mod nccl_p2p;
 pub mod paths;
 pub mod peer;
 pub mod relay;
@@ -133,7 +135,7 @@ pub fn check_plans(cfg: &Config, topo: &Topology) -> Result<(), (String, String,
         for &path in &cfg.paths {
             for &op in &cfg.ops {
                 for f in &sc.flows {
-                    if let Err(e) = paths::plan(cfg, f, topo, path, op, size) {
+                    if let Err(e) = workload::plan(cfg, topo, sc, f, (path, op), size) {
                         let why = match op {
                             Op::Read => {
                                 " (an RDMA Read's source cannot be staged: its CPU takes no part)"

@@ -209,6 +209,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         flow_rows,
         links,
         workload_ps: None,
+        busbw_gbps: None,
         chain: Vec::new(),
     };
     PointResult {

@@ -12,15 +12,34 @@
 use rayon::prelude::*;
 
 use super::Point;
+use super::collective;
 use super::paths;
 use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows, longest_limit};
-use crate::components::{Fabric, FlowOutcome, gating_message};
+use crate::components::{Fabric, FlowOutcome, ReduceRule, gating_message};
 use crate::config::{Config, ScenarioSpec, Workload};
 use crate::plan::Plan;
 use crate::record::{Recorder, Span, Stage};
 use crate::stats::{self, ChainRow, FlowRow, StageRow, Summary};
 use crate::topology::Topology;
 use crate::units::Ps;
+
+/// The plan of one message of `bytes` of flow `f` of scenario `sc`: a collective's edge inside
+/// a node is NCCL's P2P transport; every other flow's is its path's.
+pub fn plan(
+    cfg: &Config,
+    topo: &Topology,
+    sc: &ScenarioSpec,
+    f: &crate::config::FlowSpec,
+    (path, op): (crate::config::PathKind, crate::config::Op),
+    bytes: u64,
+) -> Result<paths::Built, crate::topology::RouteError> {
+    let collective = sc.workload.as_ref().is_some_and(|w| w.collective.is_some());
+    if collective && f.is_intra() {
+        super::nccl_p2p::plan(topo, f, bytes)
+    } else {
+        paths::plan(cfg, f, topo, path, op, bytes)
+    }
+}
 
 /// First start to last delivery over every flow of a run.
 fn completion_of(flows: &[FlowOutcome]) -> Ps {
@@ -32,13 +51,21 @@ fn completion_of(flows: &[FlowOutcome]) -> Ps {
 
 /// What each flow of a workload point does, worked out once for all its runs.
 struct Shape {
-    /// Per flow: messages it carries, and the delay its reduction puts before a gated start.
+    /// Per flow: messages it carries, which of them its reduction delays and by how much, and
+    /// the flows (with lags) that gate it.
     messages: Vec<u32>,
-    reduce: Vec<Ps>,
+    reduce: Vec<ReduceRule>,
+    gates: Vec<Vec<(usize, u32)>>,
+    /// Bytes of every message (the point's size; a collective's slice).
+    message_bytes: u64,
+    /// Messages in flight per flow at most.
+    window: u32,
 }
 
 impl Shape {
     fn of(cfg: &Config, sc: &ScenarioSpec, w: &Workload, size: u64) -> Self {
+        let sched = w.collective.as_ref().map(|c| collective::schedule(c, size));
+        let bytes = sched.map_or(size, |s| s.message_bytes);
         Shape {
             messages: (0..w.flows.len())
                 .map(|i| messages(cfg, w, i, size))
@@ -47,12 +74,28 @@ impl Shape {
                 .flows
                 .iter()
                 .zip(&sc.flows)
-                .map(|(d, f)| match (d.reduce, f.sender.gpu) {
-                    (true, Some(g)) => cfg.hosts[f.sender.host].machine.gpus[g].reduce.time(size),
+                .map(|(d, f)| {
                     // A host-memory sender has no GPU to reduce on (the config refuses it).
-                    _ => 0,
+                    let delay = f.sender.gpu.map_or(0, |g| {
+                        cfg.hosts[f.sender.host].machine.gpus[g].reduce.time(bytes)
+                    });
+                    match sched {
+                        Some(s) => ReduceRule { delay, ..s.reduce },
+                        None if d.reduce => ReduceRule::every(delay),
+                        None => ReduceRule::NONE,
+                    }
                 })
                 .collect(),
+            gates: w
+                .flows
+                .iter()
+                .map(|d| {
+                    let lag = |l: u32| sched.map_or(l, |s| s.lag);
+                    d.after.iter().map(|&(on, l)| (on, lag(l))).collect()
+                })
+                .collect(),
+            message_bytes: bytes,
+            window: sched.map_or(cfg.sim.stream_window.max(1), |s| s.window),
         }
     }
 }
@@ -61,13 +104,12 @@ impl Shape {
 fn fabric<'t>(
     topo: &'t Topology,
     plans: &[&'t Plan],
-    w: &Workload,
     shape: &Shape,
     opts: crate::components::SimOptions,
 ) -> Fabric<'t> {
     let mut f = Fabric::new(topo, plans, opts);
-    for (i, d) in w.flows.iter().enumerate() {
-        for &(on, lag) in &d.after {
+    for (i, gates) in shape.gates.iter().enumerate() {
+        for &(on, lag) in gates {
             f.gate(i, on, lag);
         }
         f.set_reduce(i, shape.reduce[i]);
@@ -77,8 +119,20 @@ fn fabric<'t>(
 }
 
 /// Messages flow `i` carries: its `messages`, or the sweep's iterations for the size.
+/// A collective's: its schedule's.
 pub fn messages(cfg: &Config, w: &Workload, i: usize, size: u64) -> u32 {
+    if let Some(c) = &w.collective {
+        return collective::schedule(c, size).messages;
+    }
     w.flows[i].messages.unwrap_or_else(|| iterations(cfg, size))
+}
+
+/// Bytes of each message of the workload at `size`: the size, or a collective's slice.
+pub fn message_bytes(w: &Workload, size: u64) -> u64 {
+    match &w.collective {
+        Some(c) => collective::schedule(c, size).message_bytes,
+        None => size,
+    }
 }
 
 /// Messages one run of the workload carries, every flow's together.
@@ -90,20 +144,23 @@ pub fn run_messages(cfg: &Config, w: &Workload, size: u64) -> u64 {
 
 /// Jittered repeats of the whole workload: the sweep's iteration rules for its bytes.
 pub fn repeats(cfg: &Config, w: &Workload, size: u64) -> u32 {
-    iterations(cfg, size.saturating_mul(run_messages(cfg, w, size).max(1)))
+    let bytes = message_bytes(w, size);
+    iterations(cfg, bytes.saturating_mul(run_messages(cfg, w, size).max(1)))
 }
 
 /// Simulates point `p`, whose scenario is the workload `w`.
 pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> PointResult {
     let sc = &cfg.scenarios[p.scenario];
+    let shape = Shape::of(cfg, sc, w, p.size);
     let built: Vec<paths::Built> = sc
         .flows
         .iter()
-        .map(|f| paths::plan(cfg, f, topo, p.path, p.op, p.size).expect("plans were checked"))
+        .map(|f| {
+            plan(cfg, topo, sc, f, (p.path, p.op), shape.message_bytes).expect("plans were checked")
+        })
         .collect();
     let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
-    let shape = Shape::of(cfg, sc, w, p.size);
-    let window = cfg.sim.stream_window.max(1);
+    let window = shape.window;
 
     // The noise-free workload (completion time, stages, chain, links, each flow's figures) and
     // the jittered repeats of the whole workload are independent runs: they run side by side
@@ -115,14 +172,14 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         let opts = super::sim_options(cfg, p.seed)
             .noise_free()
             .recording_spans();
-        let mut f = fabric(topo, &plans, w, &shape, opts);
+        let mut f = fabric(topo, &plans, &shape, opts);
         let model = f.run(window, 1);
         let recorder = std::mem::take(&mut f.recorder);
         (model, recorder)
     };
     let repeat = |i: u32| {
         let opts = super::sim_options(cfg, super::mix(p.seed, &[1, i as u64]));
-        let mut f = fabric(topo, &plans, w, &shape, opts);
+        let mut f = fabric(topo, &plans, &shape, opts);
         let out = f.run(window, 1);
         let own: Vec<Vec<Ps>> = out
             .flows
@@ -152,13 +209,21 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
     }
     let lat = stats::latency_stats(&samples);
     let mean_s = lat.mean_us / 1e6;
-    let bytes = p.size as f64 * total_msgs as f64;
+    // A collective's bandwidth is nccl-tests' algbw: its buffer over its time.
+    let bytes = match &w.collective {
+        Some(_) => p.size as f64,
+        None => shape.message_bytes as f64 * total_msgs as f64,
+    };
     let (bw_gbps, msg_rate_mps) = if mean_s > 0.0 {
         (bytes / mean_s / 1e9, total_msgs as f64 / mean_s / 1e6)
     } else {
         (0.0, 0.0)
     };
 
+    let per_message = Point {
+        size: shape.message_bytes,
+        ..p.clone()
+    };
     let flow_rows: Vec<FlowRow> = sc
         .flows
         .iter()
@@ -167,7 +232,13 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         .map(|(i, (flow, b))| {
             let mine = &model.flows[i].messages;
             let (s, e) = mine[0];
-            let mut row = flow_row(cfg, topo, p, (i, flow, b), (e - s, &own[i], mine));
+            let mut row = flow_row(
+                cfg,
+                topo,
+                &per_message,
+                (i, flow, b),
+                (e - s, &own[i], mine),
+            );
             row.bottleneck = longest_limit(topo, &model.flows[i].limits);
             row
         })
@@ -199,6 +270,10 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         flow_rows,
         links: link_rows(topo, &model, completion),
         workload_ps: Some(completion),
+        busbw_gbps: w.collective.as_ref().map(|c| {
+            let (num, den) = collective::busbw_factor(c.kind, c.ranks());
+            bw_gbps * num as f64 / den as f64
+        }),
         chain,
     };
     PointResult {
@@ -268,9 +343,8 @@ fn critical_chain(
         if start <= origin {
             break;
         }
-        let reduce = shape.reduce[flow];
-        let gate = w.flows[flow]
-            .after
+        let reduce = shape.reduce[flow].delay_of(msg as u32);
+        let gate = shape.gates[flow]
             .iter()
             .filter_map(|&(on, lag)| {
                 let total = line[on].messages.len() as u32;

@@ -48,6 +48,7 @@ pub fn stage_color(stage: Stage) -> RGBColor {
         Stage::Window => RGBColor(221, 221, 221),
         Stage::KernelStore => RGBColor(238, 153, 51),
         Stage::KernelLoad => RGBColor(187, 85, 102),
+        Stage::P2p => RGBColor(51, 187, 238),
     }
 }
 

@@ -173,6 +173,7 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         flow_rows: Vec::new(),
         links: links(path, bottleneck / 1e9 * b / (b + overhead)),
         workload_ps: None,
+        busbw_gbps: None,
         chain: Vec::new(),
     }
 }

@@ -1,0 +1,316 @@
+//! A collective scenario (`collective = { kind = "all_reduce", hosts = "all", ... }`): NCCL's
+//! collective over every GPU of the named hosts, generated as flows that wait on flows (one
+//! ring per channel, each edge a flow gated by the edge before it), so PCIe, NVLink, host
+//! memory, NICs and the network contend as they do for any flow.
+//!
+//! The ring through a node, as NCCL's search builds it (`src/graph/search.cc`; NVIDIA/nccl
+//! 2.30): channel `c` uses NIC `c mod NICs` of every node (NCCL assigns NICs to channels round
+//! robin), enters the node at that NIC's local GPU, visits the node's other GPUs in index order
+//! from there, and leaves from the last of them through the same NIC (one rail per channel;
+//! the last GPU is not the NIC's own, so NCCL's PXN relays its sends through the NIC's GPU
+//! where the swept path says so, `auto` or `pxn`). On one node the ring is the GPUs only,
+//! channel `c` starting at GPU `c mod G`. Edges inside a node are NCCL's P2P transport (the
+//! kernel's stores into the peer over NVLink or PCIe), edges between nodes its net transport
+//! over the swept path.
+
+use super::choice::choice;
+use super::convert::{Cx, R};
+use super::raw::{RawCollective, RawCount, RawHostList};
+use super::{Endpoint, FlowDeps, FlowSpec};
+use crate::topology::spec::HostSpec;
+
+/// The collective operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CollectiveKind {
+    /// Reduce-scatter then all-gather around the ring: 2(n-1) sends per chunk.
+    AllReduce,
+    /// Each rank's slice passed around the ring: n-1 sends per chunk.
+    AllGather,
+    /// Partial sums passed around the ring and reduced at each hop: n-1 sends per chunk.
+    ReduceScatter,
+}
+
+impl CollectiveKind {
+    /// Every value, in the order messages list their words.
+    pub const ALL: [CollectiveKind; 3] = [
+        CollectiveKind::AllReduce,
+        CollectiveKind::AllGather,
+        CollectiveKind::ReduceScatter,
+    ];
+
+    /// The word a config writes for the value.
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectiveKind::AllReduce => "all_reduce",
+            CollectiveKind::AllGather => "all_gather",
+            CollectiveKind::ReduceScatter => "reduce_scatter",
+        }
+    }
+}
+
+/// The algorithm that moves the data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    /// One ring per channel over every rank.
+    Ring,
+}
+
+impl Algorithm {
+    /// Every value, in the order messages list their words.
+    pub const ALL: [Algorithm; 1] = [Algorithm::Ring];
+
+    /// The word a config writes for the value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Ring => "ring",
+        }
+    }
+}
+
+/// NCCL's protocol: how each step's data and flag travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// Data then a flag, in steps of NCCL_BUFFSIZE / NCCL_STEPS.
+    Simple,
+}
+
+impl Protocol {
+    /// Every value, in the order messages list their words.
+    pub const ALL: [Protocol; 1] = [Protocol::Simple];
+
+    /// The word a config writes for the value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Simple => "simple",
+        }
+    }
+}
+
+choice!(CollectiveKind, Algorithm, Protocol);
+
+/// A collective over `hosts` x `gpus_per_host` ranks in `channels` rings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Collective {
+    /// The operation (nccl-tests' `*_perf`).
+    pub kind: CollectiveKind,
+    /// How the data moves between ranks.
+    pub algorithm: Algorithm,
+    /// How each step's data and flag travel.
+    pub protocol: Protocol,
+    /// The hosts taking part (indices into the config's hosts), in ring order.
+    pub hosts: Vec<usize>,
+    /// GPUs per host taking part: GPUs 0..gpus_per_host of each.
+    pub gpus_per_host: u32,
+    /// Rings run side by side (NCCL's channels), each over every rank.
+    pub channels: u32,
+}
+
+impl Collective {
+    /// Ranks: every GPU taking part.
+    pub fn ranks(&self) -> u32 {
+        self.hosts.len() as u32 * self.gpus_per_host
+    }
+}
+
+/// The most rings a collective may ask for (NCCL's MAXCHANNELS).
+pub const MAX_CHANNELS: u32 = 64;
+
+/// Reads `collective = {...}` of scenario `key` into its collective, its flows (channel by
+/// channel, ring edge by ring edge) and their names and gates (each edge waits for the edge
+/// before it in its ring; the lag is the schedule's, set per size).
+pub(super) fn convert(
+    cx: &Cx,
+    key: &str,
+    raw: &RawCollective,
+    hosts: &[HostSpec],
+    flows: &mut Vec<FlowSpec>,
+) -> R<(Collective, Vec<FlowDeps>)> {
+    let k = |x: &str| format!("{key}.{x}");
+    let host_names = || {
+        hosts
+            .iter()
+            .map(|h| h.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let chosen: Vec<usize> = match &raw.hosts {
+        None => (0..hosts.len()).collect(),
+        Some(RawHostList::Word(w)) if w == "all" => (0..hosts.len()).collect(),
+        Some(RawHostList::Word(w)) => {
+            return Err(cx.err(
+                &k("hosts"),
+                "\"all\" or a list of [[hosts]] names",
+                format!("{w:?}"),
+            ));
+        }
+        Some(RawHostList::List(list)) => {
+            let mut out = Vec::with_capacity(list.len());
+            for (j, name) in list.iter().enumerate() {
+                let Some(h) = hosts.iter().position(|h| &h.name == name) else {
+                    return Err(cx.err(
+                        &format!("{key}.hosts[{j}]"),
+                        format!("one of the [[hosts]] ({})", host_names()),
+                        format!("{name:?}"),
+                    ));
+                };
+                if out.contains(&h) {
+                    return Err(cx.err(
+                        &format!("{key}.hosts[{j}]"),
+                        "each host once",
+                        format!("{name:?} again"),
+                    ));
+                }
+                out.push(h);
+            }
+            out
+        }
+    };
+    if chosen.is_empty() {
+        return Err(cx.err(&k("hosts"), "at least one host", "none"));
+    }
+    let fewest = chosen
+        .iter()
+        .map(|&h| hosts[h].machine.gpus.len())
+        .min()
+        .unwrap_or(0);
+    let gpus_per_host = match raw.gpus_per_host {
+        None if fewest == 0 => {
+            return Err(cx.err(
+                &k("hosts"),
+                "hosts whose machines have GPUs",
+                "a host without GPUs",
+            ));
+        }
+        None => fewest as u32,
+        Some(n) if n == 0 || n as usize > fewest => {
+            return Err(cx.err(
+                &k("gpus_per_host"),
+                format!("1 to {fewest} (the GPUs of the smallest host taking part)"),
+                n.to_string(),
+            ));
+        }
+        Some(n) => n,
+    };
+    if chosen.len() > 1
+        && let Some(&h) = chosen.iter().find(|&&h| hosts[h].machine.nics.is_empty())
+    {
+        return Err(cx.err(
+            &k("hosts"),
+            "hosts whose machines have NICs (the ring crosses the network between hosts)",
+            format!("{:?} without one", hosts[h].name),
+        ));
+    }
+    let ranks = chosen.len() as u32 * gpus_per_host;
+    if ranks < 2 {
+        return Err(cx.err(
+            &k("gpus_per_host"),
+            "at least two ranks in all (hosts x gpus_per_host)",
+            format!("{} host x {gpus_per_host} GPU", chosen.len()),
+        ));
+    }
+    let expected = format!("\"auto\" or 1 to {MAX_CHANNELS} (NCCL's MAXCHANNELS)");
+    let channels = match &raw.channels {
+        None => default_channels(hosts, &chosen, gpus_per_host),
+        Some(RawCount::Word(w)) if w == "auto" => default_channels(hosts, &chosen, gpus_per_host),
+        Some(RawCount::Count(n)) if (1..=MAX_CHANNELS as i64).contains(n) => *n as u32,
+        Some(RawCount::Count(n)) => return Err(cx.err(&k("channels"), expected, n.to_string())),
+        Some(RawCount::Word(w)) => return Err(cx.err(&k("channels"), expected, format!("{w:?}"))),
+    };
+    let c = Collective {
+        kind: raw.kind,
+        algorithm: raw.algorithm.unwrap_or(Algorithm::Ring),
+        protocol: raw.protocol.unwrap_or(Protocol::Simple),
+        hosts: chosen,
+        gpus_per_host,
+        channels,
+    };
+    let near: Vec<Vec<usize>> = hosts
+        .iter()
+        .map(|h| {
+            if h.machine.nics.is_empty() {
+                Vec::new()
+            } else {
+                crate::topology::host_graph(h).nearest_nics()
+            }
+        })
+        .collect();
+    let g_n = gpus_per_host as usize;
+    let multi = c.hosts.len() > 1;
+    // Channel `ch`'s NIC on host `h`, and the GPU its ring enters the host at: the NIC's
+    // local GPU (the first taking part whose nearest NIC it is), else the channel's turn.
+    let nic_of = |h: usize, ch: u32| ch as usize % hosts[h].machine.nics.len().max(1);
+    let entry = |h: usize, ch: u32| {
+        let nic = nic_of(h, ch);
+        match (0..g_n).find(|&g| near[h].get(g) == Some(&nic)) {
+            Some(g) if multi => g,
+            _ => ch as usize % g_n,
+        }
+    };
+    let end = |(h, g): (usize, usize), ch: u32| {
+        let m = &hosts[h].machine;
+        let nic = if multi {
+            nic_of(h, ch)
+        } else {
+            near[h].get(g).copied().unwrap_or(0)
+        };
+        Endpoint {
+            host: h,
+            nic,
+            gpu: Some(g),
+            memory_socket: match m.nics.get(nic) {
+                Some(n) => super::scenarios::socket_of(m, &n.name),
+                None => 0,
+            },
+            pageable_bounce: false,
+        }
+    };
+    let n = ranks as usize;
+    let mut deps = Vec::with_capacity(n * channels as usize);
+    for ch in 0..channels {
+        // (host, GPU) of each rank in ring order; flow `i` goes from rank `i` to rank `i + 1`
+        // (the last back to the first).
+        let ring: Vec<(usize, usize)> = c
+            .hosts
+            .iter()
+            .flat_map(|&h| {
+                let e = entry(h, ch);
+                (0..g_n).map(move |k| (h, (e + k) % g_n))
+            })
+            .collect();
+        let first = flows.len();
+        for i in 0..n {
+            let (from, to) = (ring[i], ring[(i + 1) % n]);
+            flows.push(FlowSpec {
+                sender: end(from, ch),
+                receiver: end(to, ch),
+            });
+            let name = |(h, g): (usize, usize)| {
+                format!("{}/{}", hosts[h].name, hosts[h].machine.gpus[g].name)
+            };
+            deps.push(FlowDeps {
+                name: format!("c{ch} {}->{}", name(from), name(to)),
+                // The edge before it in the ring; the lag (slices per chunk) is the size's.
+                after: vec![(first + (i + n - 1) % n, 1)],
+                reduce: false,
+                messages: None,
+            });
+        }
+    }
+    Ok((c, deps))
+}
+
+/// NCCL's channel count where the config gives none (estimate, from NCCL 2.30's search run by
+/// hand for a DGX H100: `ncclTopoCompute` finds one ring per NIC across nodes, and
+/// `ncclTopoPostset` doubles them, 16 for 8 NICs, as NVIDIA/nccl#1453's "Channel 00/16"
+/// shows; within one node 6 NVLink rings doubled twice, 24 for 8 GPUs, as 8-GPU Hopper logs'
+/// "24 coll channels" show): across nodes twice the NICs of the first host, within one node
+/// three per GPU; 2 to [`MAX_CHANNELS`].
+fn default_channels(hosts: &[HostSpec], chosen: &[usize], gpus: u32) -> u32 {
+    let nics = hosts[chosen[0]].machine.nics.len() as u32;
+    let rings = if chosen.len() > 1 {
+        2 * nics.max(1)
+    } else {
+        3 * gpus
+    };
+    rings.clamp(2, MAX_CHANNELS)
+}

@@ -1,0 +1,199 @@
+//! A collective's schedule at one size: how NCCL's ring cuts the buffer into the messages its
+//! flows carry (Simple protocol), which of them reduce before they are sent on, and the
+//! figures nccl-tests reports (algbw, busbw).
+//!
+//! NCCL's ring (`runRing` in `src/device/all_reduce.h`, `all_gather.h`, `reduce_scatter.h`):
+//! each channel takes its share of the buffer in loops; in a loop each rank owns a chunk of at
+//! most `CHUNK_STEPS` steps of NCCL_BUFFSIZE / NCCL_STEPS bytes (fewer where the buffer is
+//! small: the chunk shrinks to the rank's share), and moves it to the next rank in slices of at
+//! most `SLICE_STEPS` steps (a chunk is cut in two slices, each at least 1/32 of the largest:
+//! `prims_simple.h`), each slice one RDMA (or one P2P store) and two FIFO steps. A ring
+//! all-reduce sends 2(n-1) chunks a loop: its own first, then n-1 it received and reduced
+//! (reduce-scatter; the last of them completes the sum), then n-2 it received and passes on
+//! (all-gather); all-gather and reduce-scatter send n-1. So a flow (one ring edge) carries
+//! loops x sends x slices messages, and its message k waits for message k - slices of the edge
+//! before it (the same slice of the previous send, which this rank received), plus the
+//! reduction where that send reduces. Simplification: every slice of a point has one size (the
+//! rank's share divided evenly over loops and slices, rounded up to a byte, so a flow moves at
+//! most loops x slices bytes more than NCCL would).
+
+use crate::components::ReduceRule;
+use crate::config::collective::{Collective, CollectiveKind};
+
+/// NCCL_BUFFSIZE's default: 4 MiB per connection for the Simple protocol.
+pub const BUFF_BYTES: u64 = 4 << 20;
+/// NCCL_STEPS: slots of the connection's FIFO.
+pub const STEPS: u32 = 8;
+/// Steps of one slice (NCCL's `*_SLICESTEPS` = NCCL_STEPS / 4 for the ring collectives).
+pub const SLICE_STEPS: u32 = STEPS / 4;
+/// Steps of one chunk (NCCL's `*_CHUNKSTEPS` = NCCL_STEPS / 2).
+pub const CHUNK_STEPS: u32 = STEPS / 2;
+/// A slice is at least the largest one over this (NCCL's `prims_simple.h`: a chunk's slices
+/// are max(chunk / 2, 1 MiB / 32)).
+pub const MIN_SLICE_DIVISOR: u64 = 32;
+
+/// One step's bytes: NCCL_BUFFSIZE / NCCL_STEPS.
+pub const fn step_bytes() -> u64 {
+    BUFF_BYTES / STEPS as u64
+}
+
+/// What each flow of a collective does at one size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// Bytes of every message (one slice).
+    pub message_bytes: u64,
+    /// Messages each flow carries.
+    pub messages: u32,
+    /// Slices per chunk: message k of a flow waits for message k - lag of the edge before it.
+    pub lag: u32,
+    /// Slices in flight per connection (FIFO slots over steps per slice).
+    pub window: u32,
+    /// Which messages reduce first (the delay is set per machine: `ReduceRule::delay` 0 here).
+    pub reduce: ReduceRule,
+}
+
+/// The schedule of `c` over a buffer of `size` bytes (nccl-tests' size: each rank's buffer for
+/// all-reduce and reduce-scatter's input, the gathered output for all-gather).
+pub fn schedule(c: &Collective, size: u64) -> Schedule {
+    let n = u64::from(c.ranks());
+    let share = size.div_ceil(n * u64::from(c.channels)).max(1);
+    let chunk_max = step_bytes() * u64::from(CHUNK_STEPS);
+    let slice_max = step_bytes() * u64::from(SLICE_STEPS);
+    let loops = share.div_ceil(chunk_max);
+    let per_loop = share.div_ceil(loops);
+    let per_chunk = u64::from(CHUNK_STEPS / SLICE_STEPS);
+    let slices = per_loop
+        .div_ceil(slice_max / MIN_SLICE_DIVISOR)
+        .clamp(1, per_chunk);
+    let message_bytes = share.div_ceil(loops * slices);
+    let sends = sends(c.kind, n);
+    let messages = loops * sends * slices;
+    let reduce = match c.kind {
+        // Sends 1..n-1 of each loop carry what the rank received, reduced into its own.
+        CollectiveKind::AllReduce => ReduceRule {
+            delay: 0,
+            period: (sends * slices) as u32,
+            from: slices as u32,
+            to: (n * slices) as u32,
+            first: 0,
+        },
+        // Every send but the first loop's first reduces (the first of a later loop follows
+        // the previous loop's last receive, which reduces into the result).
+        CollectiveKind::ReduceScatter => ReduceRule {
+            delay: 0,
+            period: 1,
+            from: 0,
+            to: 1,
+            first: slices as u32,
+        },
+        CollectiveKind::AllGather => ReduceRule::NONE,
+    };
+    Schedule {
+        message_bytes,
+        messages: u32::try_from(messages).unwrap_or(u32::MAX),
+        lag: slices as u32,
+        window: (STEPS / SLICE_STEPS).max(1),
+        reduce,
+    }
+}
+
+/// Chunks each rank sends per loop: all-reduce 2(n-1), the others n-1.
+fn sends(kind: CollectiveKind, n: u64) -> u64 {
+    match kind {
+        CollectiveKind::AllReduce => 2 * (n - 1),
+        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => n - 1,
+    }
+}
+
+/// nccl-tests' bus bandwidth factor (`GetBw` in its `src/*.cu`): all-reduce 2(n-1)/n,
+/// all-gather and reduce-scatter (n-1)/n, as (numerator, denominator).
+pub fn busbw_factor(kind: CollectiveKind, ranks: u32) -> (u64, u64) {
+    let n = u64::from(ranks);
+    match kind {
+        CollectiveKind::AllReduce => (2 * (n - 1), n),
+        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => (n - 1, n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::collective::{Algorithm, Protocol};
+
+    fn ring(kind: CollectiveKind, hosts: usize, gpus: u32, channels: u32) -> Collective {
+        Collective {
+            kind,
+            algorithm: Algorithm::Ring,
+            protocol: Protocol::Simple,
+            hosts: (0..hosts).collect(),
+            gpus_per_host: gpus,
+            channels,
+        }
+    }
+
+    #[test]
+    fn a_small_buffer_is_one_slice_per_send() {
+        // 4 ranks x 2 channels, 64 KiB: 8 KiB per rank and channel, one loop of one slice.
+        let s = schedule(&ring(CollectiveKind::AllReduce, 4, 1, 2), 64 << 10);
+        assert_eq!(s.message_bytes, 8 << 10);
+        assert_eq!((s.messages, s.lag, s.window), (6, 1, 4));
+        // Sends 1, 2, 3 reduce; 0, 4, 5 do not.
+        assert_eq!(s.reduce.delay, 0, "the delay is set per machine");
+        let paying: Vec<u32> = (0..6)
+            .filter(|&k| {
+                ReduceRule {
+                    delay: 1,
+                    ..s.reduce
+                }
+                .delay_of(k)
+                    > 0
+            })
+            .collect();
+        assert_eq!(paying, [1, 2, 3]);
+    }
+
+    #[test]
+    fn a_large_buffer_loops_in_chunks_of_slices() {
+        // 2 ranks x 1 channel, 8 MiB all-gather: a 4 MiB share, 2 loops of 2 MiB chunks, each
+        // two 1 MiB slices; one send a loop.
+        let s = schedule(&ring(CollectiveKind::AllGather, 2, 1, 1), 8 << 20);
+        assert_eq!(s.message_bytes, 1 << 20);
+        assert_eq!((s.messages, s.lag), (4, 2));
+        assert_eq!(s.reduce, ReduceRule::NONE);
+        // The bytes a flow moves are the share each send, to within a byte per slice.
+        let moved = u64::from(s.messages) * s.message_bytes;
+        assert_eq!(moved, 4 << 20);
+    }
+
+    #[test]
+    fn reduce_scatter_reduces_all_but_the_first_chunk() {
+        let s = schedule(&ring(CollectiveKind::ReduceScatter, 4, 1, 1), 24 << 20);
+        // Share 6 MiB: 3 loops of 2 MiB, 2 slices each, 3 sends a loop.
+        assert_eq!((s.messages, s.lag, s.message_bytes), (18, 2, 1 << 20));
+        let rule = ReduceRule {
+            delay: 1,
+            ..s.reduce
+        };
+        assert_eq!(rule.delay_of(0) + rule.delay_of(1), 0);
+        assert!((2..18).all(|k| rule.delay_of(k) == 1));
+    }
+
+    #[test]
+    fn uneven_shares_round_up_by_less_than_a_byte_per_slice() {
+        let c = ring(CollectiveKind::AllReduce, 3, 1, 3);
+        for size in [1u64, 7, 1000, 3 << 20, (5 << 20) + 3, 1 << 30] {
+            let s = schedule(&c, size);
+            let share = size.div_ceil(9).max(1);
+            let per_send = u64::from(s.messages) / sends(c.kind, 3) * s.message_bytes;
+            let slices = u64::from(s.messages) / sends(c.kind, 3);
+            assert!(per_send >= share && per_send < share + slices, "{size}");
+            assert!(s.message_bytes <= step_bytes() * u64::from(SLICE_STEPS));
+        }
+    }
+
+    #[test]
+    fn busbw_factors_are_nccl_tests() {
+        assert_eq!(busbw_factor(CollectiveKind::AllReduce, 8), (14, 8));
+        assert_eq!(busbw_factor(CollectiveKind::AllGather, 16), (15, 16));
+    }
+}

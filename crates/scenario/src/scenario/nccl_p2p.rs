@@ -1,0 +1,118 @@
+//! NCCL's P2P transport between two GPUs of one host, as a collective's ring edge inside a
+//! node uses it: the sending GPU's kernel stores each slice over NVLink (or PCIe peer to peer)
+//! into the receiving GPU's FIFO buffer, then the FIFO's tail flag; the receiving kernel,
+//! spinning on that flag in its own memory, sees it one memory access later. No copy engine,
+//! no CPU thread, no NIC (NVIDIA/nccl `src/transport/p2p.cc`; NCCL_P2P_USE_CUDA_MEMCPY off).
+//! The sender's slot comes back when the receiver has taken the slice (its head flag).
+
+use super::build::{add, carries, done};
+use super::paths::{Built, SidePlan, Sides};
+use crate::config::FlowSpec;
+use crate::effective::SideMode;
+use crate::plan::{Buffer, Copy, GpuRef, Plan, StepKind};
+use crate::record::Stage;
+use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
+
+/// Bytes of the tail flag the sending kernel stores after a slice (one 8-byte word).
+pub const TAIL_BYTES: u64 = 8;
+
+/// The plan of one slice of `size` bytes from the sender's GPU to the receiver's, on one host.
+pub fn plan(topo: &Topology, flow: &FlowSpec, size: u64) -> Result<Built, RouteError> {
+    let host = flow.sender.host;
+    let h = &topo.hosts[host];
+    let (src, dst) = (
+        flow.sender
+            .gpu
+            .expect("validated: a collective's ranks are GPUs"),
+        flow.receiver
+            .gpu
+            .expect("validated: a collective's ranks are GPUs"),
+    );
+    let at = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
+    let mut p = Plan::new(size);
+    let sm = |p: &mut Plan, g: usize| p.actor(format!("{}/{}.sm", h.name, h.spec.gpus[g].name));
+    let (tx, rx) = (sm(&mut p, src), sm(&mut p, dst));
+    let route = h.route(at(src), at(dst), Flow::Write)?;
+    let mut c = vec![h.gpu_memory[src]];
+    c.extend(route.channels.iter().copied());
+    c.push(h.gpu_memory[dst]);
+    let copy = Copy::D2h {
+        route: p.route(c),
+        mps: route.mps,
+    };
+    let gpu = GpuRef { host, gpu: src };
+    let ready = add(&mut p, StepKind::Wait { ps: 0 }, None, tx, vec![], None);
+    let data = add(
+        &mut p,
+        StepKind::KernelCopy { gpu, copy },
+        Some(Stage::P2p),
+        tx,
+        vec![done(ready)],
+        None,
+    );
+    carries(&mut p, data, size, true);
+    // The tail flag, stored after the data (the kernel fences between them).
+    let flag = add(
+        &mut p,
+        StepKind::KernelCopy { gpu, copy },
+        Some(Stage::P2p),
+        tx,
+        vec![done(data)],
+        None,
+    );
+    carries(&mut p, flag, TAIL_BYTES, false);
+    // The receiving kernel's next load of the flag finds it.
+    let seen = h.spec.gpus[dst].memory.latency;
+    let look = add(
+        &mut p,
+        StepKind::Wait { ps: seen },
+        Some(Stage::P2p),
+        rx,
+        vec![done(flag)],
+        None,
+    );
+    let deliver = add(&mut p, StepKind::Deliver, None, rx, vec![done(look)], None);
+    p.deliver = deliver;
+    p.handles.finish = Some(add(
+        &mut p,
+        StepKind::Finish,
+        None,
+        rx,
+        vec![done(deliver)],
+        None,
+    ));
+    p.link();
+    let side = |e: &crate::config::Endpoint, g: usize| {
+        let va = h.spec.gpus[g].heap_base;
+        SidePlan {
+            host,
+            nic: e.nic,
+            cpu_socket: h.nodes[h.node_index(NodeKind::Gpu(g))].socket,
+            nic_buffer: Buffer::Gpu {
+                gpu: g,
+                va,
+                bus: va + h.spec.gpus[g].bar_offset,
+            },
+            staging: None,
+            relay: None,
+            register: 0,
+            deregister: 0,
+        }
+    };
+    let (s, d) = (&h.spec.gpus[src].name, &h.spec.gpus[dst].name);
+    Ok(Built {
+        plan: p,
+        sides: Sides {
+            size,
+            sender: side(&flow.sender, src),
+            receiver: side(&flow.receiver, dst),
+            flush: false,
+        },
+        sender: SideMode::Direct,
+        receiver: SideMode::Direct,
+        setup: 0,
+        reason: format!("{s}'s kernel stores into {d}'s memory (NCCL P2P)"),
+        inline: false,
+        bounce_buffers: 0,
+    })
+}

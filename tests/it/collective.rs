@@ -1,0 +1,189 @@
+//! NCCL collectives generated as flows that wait on flows: a closed-form oracle of the
+//! smallest ring all-reduce, the rings NCCL builds through a DGX H100 (one NIC per channel,
+//! entering at that NIC's GPU), nccl-tests' busbw in results.csv, and the config checks.
+
+use crate::support::{check_refuses, csv_rows, point, run_study, scratch};
+use gdrsim::config::{self, Config, PathKind};
+
+/// `hosts` DGX H100-class hosts on one non-blocking switch, with `scenarios` appended.
+fn nodes(hosts: usize, sizes: &str, scenarios: &str) -> String {
+    let mut t = format!(
+        "name = \"coll\"\nseed = 7\n[sim]\niterations = 3\nmin_iterations = 2\n[sweep]\n\
+         sizes = [{sizes}]\npaths = [\"gpudirect\"]\nops = [\"write_imm\"]\n[output]\n\
+         charts = []\n[network]\nswitch_hops = 1\n[[machines]]\nname = \"dgx\"\n\
+         preset = \"dgx-h100\"\n"
+    );
+    for h in 0..hosts {
+        t.push_str(&format!("[[hosts]]\nname = \"n{h}\"\nmachine = \"dgx\"\n"));
+    }
+    t.push_str(scenarios);
+    t
+}
+
+fn parse(text: &str) -> Config {
+    config::parse(text, "coll.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The smallest ring all-reduce: 2 ranks (GPU0 of two hosts), one channel, a 32 KiB buffer.
+/// Derivation: each rank's share is 16 KiB, one slice; the ring sends 2(n-1) = 2 chunks a
+/// rank. Chunk 0 is each rank's own data: both leave at 0 and arrive after T, the one-way time
+/// of 16 KiB over the pair. Chunk 1 is what the rank received, reduced into its own (launch +
+/// 16 KiB at the GPU's reduce rate, R), so it leaves at T + R and arrives at 2T + R: the
+/// completion time. The two directions share no link direction's data (each carries the
+/// other's acknowledgements only): the oracle holds to 0.1% (exactly, today).
+#[test]
+fn the_smallest_ring_all_reduce_takes_two_one_way_times_and_a_reduction() {
+    let pair = "[[scenarios]]\nname = \"pair\"\n\
+        sender = { host = \"n0\", nic = \"nic0\", gpu = \"gpu0\" }\n\
+        receiver = { host = \"n1\", nic = \"nic0\", gpu = \"gpu0\" }\n\
+        bidirectional = true\n";
+    let text = nodes(
+        2,
+        "\"16KiB\", \"32KiB\"",
+        &format!(
+            "[[scenarios]]\nname = \"ar\"\ncollective = {{ kind = \"all_reduce\", \
+             gpus_per_host = 1, channels = 1 }}\n{pair}"
+        ),
+    );
+    let cfg = parse(&text);
+    let t = point(&cfg, "pair", PathKind::GpuDirect, 16 << 10)
+        .summary
+        .lat_model_ps;
+    let r = cfg.hosts[0].machine.gpus[0].reduce.time(16 << 10);
+    let ar = point(&cfg, "ar", PathKind::GpuDirect, 32 << 10).summary;
+    let expect = 2 * t + r;
+    eprintln!(
+        "all-reduce {} ps; 2 x {t} + {r} = {expect} ps",
+        ar.lat_model_ps
+    );
+    let err = (ar.lat_model_ps as f64 - expect as f64).abs() / expect as f64;
+    assert!(
+        err < 0.001,
+        "{} against {expect} ({:.3}%)",
+        ar.lat_model_ps,
+        err * 100.0
+    );
+    assert_eq!(ar.flows, 2);
+    // The critical chain crosses both flows and holds the reduction; its shares sum exactly.
+    assert!(ar.chain.iter().any(|c| c.stage.name() == "reduce"));
+    let sum: u64 = ar.chain.iter().map(|c| c.critical_ps).sum();
+    assert_eq!(sum, ar.lat_model_ps);
+    // busbw is algbw x 2(n-1)/n = algbw for two ranks; algbw is the buffer over the mean time.
+    let busbw = ar.busbw_gbps.expect("a collective has a busbw");
+    assert!(
+        (busbw - ar.bw_gbps).abs() < 1e-9,
+        "{busbw} vs {}",
+        ar.bw_gbps
+    );
+    let algbw = (32u64 << 10) as f64 / (ar.lat.mean_us * 1e3);
+    assert!(
+        (ar.bw_gbps - algbw).abs() / algbw < 1e-9,
+        "{} vs {algbw}",
+        ar.bw_gbps
+    );
+}
+
+/// Across DGX H100 nodes, channel c's ring uses NIC c mod 8 on both sides of every node
+/// boundary and enters each node at that NIC's own GPU (GPU c), leaving it from GPU c - 1:
+/// NCCL's rings (one rail per channel). 16 channels by default (NCCL's for 8 NICs), 16 ranks:
+/// 256 flows. results.csv has busbw = algbw x 2(n-1)/n.
+#[test]
+fn rings_cross_nodes_on_one_rail_per_channel_and_report_busbw() {
+    let text = nodes(
+        2,
+        "\"1MiB\"",
+        "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\" }\n",
+    );
+    let (_, out) = run_study("collective", "rails", &text);
+    let rows = csv_rows(&out.join("results.csv"));
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(r["flows"], "256");
+    let bw: f64 = r["bw_GBps"].parse().unwrap();
+    let busbw: f64 = r["busbw_GBps"].parse().unwrap();
+    assert!(
+        (busbw - bw * 30.0 / 16.0).abs() < 1e-4 * busbw,
+        "{bw} {busbw}"
+    );
+    assert_eq!(r["workload_us"], r["lat_model_us"]);
+    let flows = csv_rows(&out.join("flows.csv"));
+    assert_eq!(flows.len(), 256);
+    // The edges that leave a node: 2 per channel, each from GPU c-1 to GPU c over NIC c.
+    let crossing: Vec<_> = flows
+        .iter()
+        .filter(|f| f["sender"].contains(" via "))
+        .collect();
+    assert_eq!(crossing.len(), 32);
+    for c in 0..16 {
+        let nic = c % 8;
+        let (from, to) = ((nic + 7) % 8, nic);
+        for (a, b) in [(0, 1), (1, 0)] {
+            let want = (
+                format!("n{a}/gpu{from} via nic{nic}"),
+                format!("n{b}/gpu{to} via nic{nic}"),
+            );
+            let n = crossing
+                .iter()
+                .filter(|f| (f["sender"].clone(), f["receiver"].clone()) == want)
+                .count();
+            // Channels c and c + 8 share the rail.
+            assert_eq!(n, 2, "channel {c}: {want:?}");
+        }
+    }
+}
+
+/// A collective's mistakes are refused by `check` with the key and what it expects.
+#[test]
+fn collective_mistakes_are_refused_with_the_key() {
+    let dir = scratch("collective", "refused");
+    let with = |c: &str| {
+        nodes(
+            2,
+            "\"1MiB\"",
+            &format!("[[scenarios]]\nname = \"x\"\ncollective = {c}\n"),
+        )
+    };
+    check_refuses(
+        &dir,
+        "gpus",
+        &with("{ kind = \"all_reduce\", gpus_per_host = 9 }"),
+        "scenarios[0].collective.gpus_per_host",
+        "1 to 8",
+    );
+    check_refuses(
+        &dir,
+        "host",
+        &with("{ kind = \"all_gather\", hosts = [\"n0\", \"n7\"] }"),
+        "scenarios[0].collective.hosts[1]",
+        "one of the [[hosts]] (n0, n1)",
+    );
+    check_refuses(
+        &dir,
+        "channels",
+        &with("{ kind = \"all_reduce\", channels = 0 }"),
+        "scenarios[0].collective.channels",
+        "\"auto\" or 1 to 64",
+    );
+    check_refuses(
+        &dir,
+        "one-rank",
+        &with("{ kind = \"reduce_scatter\", hosts = [\"n0\"], gpus_per_host = 1 }"),
+        "scenarios[0].collective.gpus_per_host",
+        "at least two ranks",
+    );
+    check_refuses(
+        &dir,
+        "staged",
+        &with("{ kind = \"all_reduce\" }")
+            .replace("paths = [\"gpudirect\"]", "paths = [\"staged\"]"),
+        "sweep.paths",
+        "NCCL never stages through cudaMemcpy",
+    );
+    check_refuses(
+        &dir,
+        "kind",
+        &with("{ kind = \"all_to_all\" }"),
+        "scenarios[0].collective.kind",
+        "all_reduce",
+    );
+}
