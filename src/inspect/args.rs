@@ -40,6 +40,24 @@ pub fn network_scenario(
 ) -> Result<usize, ConfigError> {
     let si = scenario_index(cfg, name)?;
     let sc = &cfg.scenarios[si];
+    if let Some(c) = sc.workload.as_ref().and_then(|w| w.collective.as_ref()) {
+        return Err(ConfigError::new(
+            CLI,
+            "--scenario",
+            format!(
+                "a scenario of one transfer between two hosts ({command} follows one transfer; a \
+                 collective's figures are in `gdrsim run`'s results.csv, chain.csv and \
+                 flows.csv)"
+            ),
+            format!(
+                "`{}`, a collective ({}, {} ranks, {} flows)",
+                sc.name,
+                c.kind.name(),
+                c.ranks(),
+                sc.flows.len()
+            ),
+        ));
+    }
     if sc.flows.iter().any(|f| f.is_intra()) {
         return Err(ConfigError::new(
             CLI,

@@ -132,6 +132,35 @@ fn rings_cross_nodes_on_one_rail_per_channel_and_report_busbw() {
     }
 }
 
+/// An all-to-all of two ranks is two flows, one each way, each carrying its share (size / n)
+/// in NCCL's p2p chunks with nothing gating them: exactly the workload of those two flows
+/// written by hand (8 in flight). 1 MiB a rank: 512 KiB a pair, under eight chunks of 128 KiB,
+/// so chunks of 64 KiB, 8 of them.
+#[test]
+fn an_all_to_all_is_every_pair_sending_its_share_in_p2p_chunks() {
+    let a = "{ host = \"n0\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let b = "{ host = \"n1\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let text = nodes(
+        2,
+        "\"64KiB\", \"1MiB\"",
+        &format!(
+            "[[scenarios]]\nname = \"a2a\"\ncollective = {{ kind = \"all_to_all\", \
+             gpus_per_host = 1 }}\n[[scenarios]]\nname = \"by hand\"\nflows = [\n\
+             {{ name = \"x\", sender = {a}, receiver = {b}, messages = 8 }},\n\
+             {{ name = \"y\", sender = {b}, receiver = {a}, messages = 8 }},\n]\n"
+        ),
+    )
+    .replace("[sim]\n", "[sim]\nstream_window = 8\n");
+    let cfg = parse(&text);
+    let a2a = point(&cfg, "a2a", PathKind::GpuDirect, 1 << 20).summary;
+    let hand = point(&cfg, "by hand", PathKind::GpuDirect, 64 << 10).summary;
+    assert_eq!(a2a.flows, 2);
+    assert_eq!(a2a.lat_model_ps, hand.lat_model_ps);
+    // busbw = algbw x (n-1)/n = half of it.
+    let busbw = a2a.busbw_gbps.unwrap();
+    assert!((busbw - a2a.bw_gbps / 2.0).abs() < 1e-9 * busbw.max(1.0));
+}
+
 /// A collective's mistakes are refused by `check` with the key and what it expects.
 #[test]
 fn collective_mistakes_are_refused_with_the_key() {
@@ -182,7 +211,7 @@ fn collective_mistakes_are_refused_with_the_key() {
     check_refuses(
         &dir,
         "kind",
-        &with("{ kind = \"all_to_all\" }"),
+        &with("{ kind = \"broadcast\" }"),
         "scenarios[0].collective.kind",
         "all_reduce",
     );

@@ -369,6 +369,13 @@ fn nccl_host_path_is_kernel_stores_plus_host_path_plus_kernel_loads() {
         let staged = model_latency(&cfg, "PHB", PathKind::Staged, size, false);
         let direct = model_latency(&cfg, "PHB", PathKind::GpuDirect, size, false);
         assert!(got < staged && got > direct, "{direct} < {got} < {staged}");
+        // `nccl_host` asks for the same host path on both sides, whatever the class: here it
+        // is exactly what `auto` chose.
+        let forced = model_latency(&cfg, "PHB", PathKind::NcclHost, size, false);
+        assert_eq!(forced, got, "size {size}");
+        let s = summary(&cfg, "PIX", PathKind::NcclHost, size);
+        assert_eq!(s.effective_path.name(), "nccl_host");
+        assert!(s.lat_model_ps > summary(&cfg, "PIX", PathKind::GpuDirect, size).lat_model_ps);
     }
 }
 

@@ -59,6 +59,7 @@ impl EffectivePath {
             PathKind::GpuDirect => SideMode::Direct,
             PathKind::Gdrcopy => SideMode::Gdrcopy,
             PathKind::StagedPipelined => SideMode::Pipelined,
+            PathKind::NcclHost => SideMode::Mapped,
             // PXN relays the sending side only; the receiver receives by GPUDirect.
             PathKind::Pxn => {
                 return Some(EffectivePath {

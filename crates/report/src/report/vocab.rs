@@ -32,6 +32,9 @@ pub fn path_meaning(path: PathKind) -> &'static str {
         PathKind::Auto => {
             "what NCCL would choose per side: PXN where it applies, GPUDirect up to `net_gdr_level`, else host staging"
         }
+        PathKind::NcclHost => {
+            "NCCL's host path (GPUDirect off): GPU kernels store into and load from pinned, mapped host memory; the proxy posts the RDMA"
+        }
         PathKind::Pxn => {
             "NCCL's PXN: the sending GPU stores the data over NVLink into the GPU next to the NIC, which sends it by GPUDirect; GPUDirect receive"
         }

@@ -28,14 +28,18 @@ pub enum CollectiveKind {
     AllGather,
     /// Partial sums passed around the ring and reduced at each hop: n-1 sends per chunk.
     ReduceScatter,
+    /// Every rank sends size / n to every other rank: NCCL's grouped ncclSend/ncclRecv, one
+    /// flow per ordered pair of ranks, no ring.
+    AllToAll,
 }
 
 impl CollectiveKind {
     /// Every value, in the order messages list their words.
-    pub const ALL: [CollectiveKind; 3] = [
+    pub const ALL: [CollectiveKind; 4] = [
         CollectiveKind::AllReduce,
         CollectiveKind::AllGather,
         CollectiveKind::ReduceScatter,
+        CollectiveKind::AllToAll,
     ];
 
     /// The word a config writes for the value.
@@ -44,6 +48,7 @@ impl CollectiveKind {
             CollectiveKind::AllReduce => "all_reduce",
             CollectiveKind::AllGather => "all_gather",
             CollectiveKind::ReduceScatter => "reduce_scatter",
+            CollectiveKind::AllToAll => "all_to_all",
         }
     }
 }
@@ -265,6 +270,47 @@ pub(super) fn convert(
         }
     };
     let n = ranks as usize;
+    let name =
+        |(h, g): (usize, usize)| format!("{}/{}", hosts[h].name, hosts[h].machine.gpus[g].name);
+    if c.kind == CollectiveKind::AllToAll {
+        // One flow per ordered pair of ranks, each between the two GPUs' own NICs; nothing
+        // gates them (NCCL runs a group's sends and receives together).
+        let ranks: Vec<(usize, usize)> = c
+            .hosts
+            .iter()
+            .flat_map(|&h| (0..g_n).map(move |g| (h, g)))
+            .collect();
+        let mut deps = Vec::with_capacity(n * (n - 1));
+        let own = |(h, g): (usize, usize)| {
+            let nic = near[h].get(g).copied().unwrap_or(0);
+            let m = &hosts[h].machine;
+            Endpoint {
+                host: h,
+                nic,
+                gpu: Some(g),
+                memory_socket: m
+                    .nics
+                    .get(nic)
+                    .map_or(0, |x| super::scenarios::socket_of(m, &x.name)),
+                pageable_bounce: false,
+            }
+        };
+        for &a in &ranks {
+            for &b in ranks.iter().filter(|&&b| b != a) {
+                flows.push(FlowSpec {
+                    sender: own(a),
+                    receiver: own(b),
+                });
+                deps.push(FlowDeps {
+                    name: format!("{}->{}", name(a), name(b)),
+                    after: Vec::new(),
+                    reduce: false,
+                    messages: None,
+                });
+            }
+        }
+        return Ok((Collective { channels: 1, ..c }, deps));
+    }
     let mut deps = Vec::with_capacity(n * channels as usize);
     for ch in 0..channels {
         // (host, GPU) of each rank in ring order; flow `i` goes from rank `i` to rank `i + 1`
@@ -284,9 +330,6 @@ pub(super) fn convert(
                 sender: end(from, ch),
                 receiver: end(to, ch),
             });
-            let name = |(h, g): (usize, usize)| {
-                format!("{}/{}", hosts[h].name, hosts[h].machine.gpus[g].name)
-            };
             deps.push(FlowDeps {
                 name: format!("c{ch} {}->{}", name(from), name(to)),
                 // The edge before it in the ring; the lag (slices per chunk) is the size's.

@@ -62,6 +62,11 @@ pub enum PathKind {
     /// GPUDirect; the receiver receives locally, as `gpudirect`. Where the GPU is itself the
     /// NIC's nearest or no NVLink joins the two, the sender runs as `gpudirect`.
     Pxn,
+    /// NCCL's host path with GPUDirect off (NCCL_NET_GDR_LEVEL=LOC): the sending GPU's kernel
+    /// stores each chunk into pinned, mapped host memory and its flag, the proxy thread posts
+    /// the RDMA from there; the receiving proxy flags the chunk to the receiving kernel, which
+    /// loads it from host memory. No cudaMemcpy (`src/transport/net.cc`).
+    NcclHost,
 }
 
 impl PathKind {
@@ -75,10 +80,11 @@ impl PathKind {
             PathKind::Gdrcopy => "gdrcopy",
             PathKind::StagedPipelined => "staged_pipelined",
             PathKind::Pxn => "pxn",
+            PathKind::NcclHost => "nccl_host",
         }
     }
     /// Every value, in the order messages list their words.
-    pub const ALL: [PathKind; 7] = [
+    pub const ALL: [PathKind; 8] = [
         PathKind::Host,
         PathKind::Staged,
         PathKind::GpuDirect,
@@ -86,6 +92,7 @@ impl PathKind {
         PathKind::Gdrcopy,
         PathKind::StagedPipelined,
         PathKind::Pxn,
+        PathKind::NcclHost,
     ];
 }
 
@@ -126,7 +133,11 @@ impl Op {
         self != Op::Read
             || !matches!(
                 path,
-                PathKind::Staged | PathKind::Auto | PathKind::Gdrcopy | PathKind::StagedPipelined
+                PathKind::Staged
+                    | PathKind::Auto
+                    | PathKind::Gdrcopy
+                    | PathKind::StagedPipelined
+                    | PathKind::NcclHost
             )
     }
 

@@ -579,8 +579,14 @@ fn is_collective(s: &ScenarioSpec) -> bool {
 }
 
 /// The paths a collective's edges between nodes run: NCCL's net transport with GPUDirect
-/// (`gpudirect`), as NCCL chooses per GPU-NIC pair (`auto`, PXN where it applies), or PXN.
-pub const COLLECTIVE_PATHS: [PathKind; 3] = [PathKind::GpuDirect, PathKind::Auto, PathKind::Pxn];
+/// (`gpudirect`), as NCCL chooses per GPU-NIC pair (`auto`, PXN where it applies), PXN, or
+/// NCCL's host path with GPUDirect off (`nccl_host`).
+pub const COLLECTIVE_PATHS: [PathKind; 4] = [
+    PathKind::GpuDirect,
+    PathKind::Auto,
+    PathKind::Pxn,
+    PathKind::NcclHost,
+];
 
 /// A collective runs NCCL's transports: the sweep may ask it only for the paths NCCL has, and
 /// for RDMA Write with Immediate (what NCCL's IB transport posts).

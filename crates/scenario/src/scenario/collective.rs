@@ -56,6 +56,9 @@ pub struct Schedule {
 /// all-reduce and reduce-scatter's input, the gathered output for all-gather).
 pub fn schedule(c: &Collective, size: u64) -> Schedule {
     let n = u64::from(c.ranks());
+    if c.kind == CollectiveKind::AllToAll {
+        return pairwise(c, size);
+    }
     let share = size.div_ceil(n * u64::from(c.channels)).max(1);
     let chunk_max = step_bytes() * u64::from(CHUNK_STEPS);
     let slice_max = step_bytes() * u64::from(SLICE_STEPS);
@@ -86,7 +89,7 @@ pub fn schedule(c: &Collective, size: u64) -> Schedule {
             to: 1,
             first: slices as u32,
         },
-        CollectiveKind::AllGather => ReduceRule::NONE,
+        CollectiveKind::AllGather | CollectiveKind::AllToAll => ReduceRule::NONE,
     };
     Schedule {
         message_bytes,
@@ -97,21 +100,56 @@ pub fn schedule(c: &Collective, size: u64) -> Schedule {
     }
 }
 
+/// NCCL_P2P_NET_CHUNKSIZE's default: a send to a peer goes in chunks of 128 KiB across nodes.
+pub const P2P_NET_CHUNK: u64 = 128 << 10;
+/// NCCL_P2P_NVL_CHUNKSIZE's default: 512 KiB where every peer is over NVLink (one node).
+pub const P2P_NVL_CHUNK: u64 = 512 << 10;
+
+/// An all-to-all's schedule: each ordered pair of ranks moves size / n in NCCL's p2p chunks
+/// (`src/enqueue.cc`: 128 KiB across nodes, 512 KiB within one; across nodes a quarter of it
+/// where the pair's bytes are under one chunk, half under eight), NCCL_STEPS chunks in flight
+/// per connection.
+fn pairwise(c: &Collective, size: u64) -> Schedule {
+    let n = u64::from(c.ranks());
+    let bytes = (size / n).max(1);
+    let chunk = if c.hosts.len() > 1 {
+        match bytes {
+            b if b < P2P_NET_CHUNK => P2P_NET_CHUNK / 4,
+            b if b < 8 * P2P_NET_CHUNK => P2P_NET_CHUNK / 2,
+            _ => P2P_NET_CHUNK,
+        }
+    } else {
+        P2P_NVL_CHUNK
+    };
+    let messages = bytes.div_ceil(chunk);
+    Schedule {
+        message_bytes: bytes.div_ceil(messages),
+        messages: u32::try_from(messages).unwrap_or(u32::MAX),
+        lag: 1,
+        window: STEPS,
+        reduce: ReduceRule::NONE,
+    }
+}
+
 /// Chunks each rank sends per loop: all-reduce 2(n-1), the others n-1.
 fn sends(kind: CollectiveKind, n: u64) -> u64 {
     match kind {
         CollectiveKind::AllReduce => 2 * (n - 1),
-        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => n - 1,
+        CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => {
+            n - 1
+        }
     }
 }
 
 /// nccl-tests' bus bandwidth factor (`GetBw` in its `src/*.cu`): all-reduce 2(n-1)/n,
-/// all-gather and reduce-scatter (n-1)/n, as (numerator, denominator).
+/// all-gather, reduce-scatter and all-to-all (n-1)/n, as (numerator, denominator).
 pub fn busbw_factor(kind: CollectiveKind, ranks: u32) -> (u64, u64) {
     let n = u64::from(ranks);
     match kind {
         CollectiveKind::AllReduce => (2 * (n - 1), n),
-        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => (n - 1, n),
+        CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => {
+            (n - 1, n)
+        }
     }
 }
 
@@ -189,6 +227,22 @@ mod tests {
             assert!(per_send >= share && per_send < share + slices, "{size}");
             assert!(s.message_bytes <= step_bytes() * u64::from(SLICE_STEPS));
         }
+    }
+
+    #[test]
+    fn all_to_all_sends_each_pair_its_share_in_p2p_chunks() {
+        // 16 ranks over 2 hosts, 64 MiB a rank: 4 MiB a pair in 32 chunks of 128 KiB.
+        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 64 << 20);
+        assert_eq!((s.message_bytes, s.messages, s.window), (128 << 10, 32, 8));
+        // 512 KiB a pair (under 8 chunks): 64 KiB chunks; 16 KiB a pair: one of 16 KiB.
+        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 8 << 20);
+        assert_eq!((s.message_bytes, s.messages), (64 << 10, 8));
+        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 256 << 10);
+        assert_eq!((s.message_bytes, s.messages), (16 << 10, 1));
+        // One node: NVLink chunks of 512 KiB.
+        let s = schedule(&ring(CollectiveKind::AllToAll, 1, 8, 1), 64 << 20);
+        assert_eq!((s.message_bytes, s.messages), (512 << 10, 16));
+        assert_eq!(s.reduce, ReduceRule::NONE);
     }
 
     #[test]

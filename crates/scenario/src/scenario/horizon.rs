@@ -52,7 +52,7 @@ pub fn check(cfg: &Config, topo: &Topology) -> Result<(), (String, String, Strin
 fn chunked(path: PathKind) -> bool {
     matches!(
         path,
-        PathKind::StagedPipelined | PathKind::Pxn | PathKind::Auto
+        PathKind::StagedPipelined | PathKind::Pxn | PathKind::Auto | PathKind::NcclHost
     )
 }
 

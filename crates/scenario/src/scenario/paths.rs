@@ -337,6 +337,7 @@ fn sides_of(
             PathKind::Pxn => direct(String::new()),
             PathKind::Host => (SideMode::Host, String::new()),
             PathKind::Staged => (SideMode::Staged, String::new()),
+            PathKind::NcclHost => (SideMode::Mapped, String::new()),
             PathKind::GpuDirect if p2p() => (SideMode::Direct, String::new()),
             // An RDMA Read's source cannot be staged (its CPU takes no part): the plan asks
             // for the P2P read and the check refuses it where the route does.

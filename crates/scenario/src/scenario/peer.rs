@@ -213,7 +213,8 @@ pub fn flow_plan(
         | PathKind::Auto
         | PathKind::Gdrcopy
         | PathKind::StagedPipelined
-        | PathKind::Pxn => true,
+        | PathKind::Pxn
+        | PathKind::NcclHost => true,
     };
     let (how, mode, reason) = match (peer_path, peer, op) {
         (false, _, _) => (PeerCopy::Staged, SideMode::Staged, String::new()),

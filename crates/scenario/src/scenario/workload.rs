@@ -244,12 +244,18 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         })
         .collect();
     let flows = sc.flows.len() as u64;
+    // The flow the row's class, path and reason describe: the first; a collective's first
+    // that crosses the network (its edges inside a node are all NCCL's P2P transport).
+    let shown = match &w.collective {
+        Some(_) => sc.flows.iter().position(|f| !f.is_intra()).unwrap_or(0),
+        None => 0,
+    };
     let summary = Summary {
         variant: String::new(),
         scenario: sc.name.clone(),
-        class: flow_rows[0].class,
+        class: flow_rows[shown].class,
         path: p.path,
-        effective_path: flow_rows[0].effective_path,
+        effective_path: flow_rows[shown].effective_path,
         op: p.op,
         size_bytes: p.size,
         iterations: n,
@@ -263,7 +269,7 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         stages,
         flows: flows as u32,
         bottleneck: bottleneck(topo, &model, completion, window),
-        reason: built[0].reason.clone(),
+        reason: built[shown].reason.clone(),
         rnr_naks: model.rnr_naks,
         // A workload's figures are its completion, not a stream's steady rate.
         steady: true,

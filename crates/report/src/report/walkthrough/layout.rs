@@ -59,9 +59,17 @@ pub(super) fn style(p: &PathWalk) -> PathStyle {
         _ if e.sender == SideMode::Mapped || e.receiver == SideMode::Mapped => PathStyle::NcclHost,
         (_, Some(PathKind::Gdrcopy)) => PathStyle::Gdrcopy,
         (_, Some(PathKind::StagedPipelined)) => PathStyle::Pipelined,
-        (_, Some(PathKind::Host | PathKind::Staged | PathKind::Auto | PathKind::Pxn) | None) => {
-            PathStyle::Traditional
-        }
+        (
+            _,
+            Some(
+                PathKind::Host
+                | PathKind::Staged
+                | PathKind::Auto
+                | PathKind::Pxn
+                | PathKind::NcclHost,
+            )
+            | None,
+        ) => PathStyle::Traditional,
     }
 }
 

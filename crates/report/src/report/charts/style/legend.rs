@@ -330,6 +330,10 @@ pub fn draw_marker<DB: DrawingBackend, CT: CoordTranslate>(
                     + PathElement::new(vec![(0, -r), (0, r)], st)),
             )
         }
+        Marker::HollowSquare => area.draw(
+            &(e + Rectangle::new([(-r, -r), (r, r)], white)
+                + Rectangle::new([(-r, -r), (r, r)], ring)),
+        ),
         Marker::Measured => {
             let r = th.px(9.0);
             let ring = vec![(0, -r), (r, 0), (0, r), (-r, 0), (0, -r)];

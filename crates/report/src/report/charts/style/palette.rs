@@ -71,6 +71,9 @@ pub enum Marker {
     TriangleDown,
     /// An upright cross (+), apart from the diagonal [`Marker::Cross`].
     Plus,
+    /// A square outlined in the series colour, white inside, apart from the filled
+    /// [`Marker::Square`].
+    HollowSquare,
     /// A measured figure (`run --measured`): a large hollow diamond outlined in black around
     /// a ring of the series colour, so it reads apart from every path's marker and leaves the
     /// model's marker visible inside it.
@@ -97,6 +100,7 @@ pub fn path_style(path: PathKind) -> PathStyle {
         PathKind::Gdrcopy => (Dash::Dashed, Marker::Cross),
         PathKind::Auto => (Dash::LongDashed, Marker::Plus),
         PathKind::Pxn => (Dash::Solid, Marker::TriangleDown),
+        PathKind::NcclHost => (Dash::Dotted, Marker::HollowSquare),
     };
     PathStyle { dash, marker }
 }
