@@ -1,11 +1,14 @@
-//! No channel above its capacity, as `gdrsim run` reports it (issue #27 item 3): over generated
-//! many-flow mixes on the default machine (flow counts, sizes, ops, paths, GPUs and NICs, both
-//! directions), every links.csv row is busy at most 1 (its wire bytes over the stream's span at
-//! most its rate) and the aggregate streaming bandwidth is at most the payload ceiling of the
-//! wires the flows use (each port's rate at full packets). flow_properties checks the same
-//! capacity from the hop records on a few flows; this checks the figures a user reads, on many.
-//! A transfer's first packet that crossed outside the sharing (fixed in fed7d27) put the wire
-//! up to 1.2% above its rate here; both tests fail with it put back.
+//! Over generated many-flow mixes on the default machine (flow counts, sizes, ops, paths, GPUs
+//! and NICs, both directions):
+//! - no channel above its capacity, as `gdrsim run` reports it (issue #27 item 3): every
+//!   links.csv row is busy at most 1 (its wire bytes over the stream's span at most its rate)
+//!   and the aggregate streaming bandwidth is at most the payload ceiling of the wires the flows
+//!   use (each port's rate at full packets). flow_properties checks the same capacity from the
+//!   hop records on a few flows; this checks the figures a user reads, on many. A transfer's
+//!   first packet that crossed outside the sharing (fixed in fed7d27) put the wire up to 1.2%
+//!   above its rate here; both tests fail with it put back.
+//! - latency never falls as size grows (issue #27 item 1): for one flow on the generated
+//!   machines; for many flows at once it does not hold yet (an ignored reproducer).
 
 use crate::support;
 
@@ -280,4 +283,127 @@ fn eight_flows_on_one_port_stay_within_its_rate() {
     );
     let found = above_capacity(&out, ceiling);
     assert!(found.is_empty(), "above capacity:\n{}", found.join("\n"));
+}
+
+/// When the last of `m`'s flows has its message delivered, from the first one's start, when
+/// they all send one message of `size` at once, noise-free (the run a point's `lat_model`
+/// comes from), picoseconds.
+fn completion(m: &Mix, path: PathKind, op: Op, size: u64) -> Result<u64, TestCaseError> {
+    let text = config_of(m, &[path], op, &[size]);
+    let cfg = config::parse(&text, "mix.toml")
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    let topo = scenario::topology(&cfg);
+    let plans: Vec<gdrsim::plan::Plan> = cfg.scenarios[0]
+        .flows
+        .iter()
+        .map(|f| scenario::paths::plan(&cfg, f, &topo, path, op, size).map(|b| b.plan))
+        .collect::<Result<_, _>>()
+        .map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+    let refs: Vec<&gdrsim::plan::Plan> = plans.iter().collect();
+    let opts = scenario::sim_options(&cfg, 7).noise_free();
+    let out = gdrsim::components::Fabric::new(&topo, &refs, opts).run(1, 1);
+    let first = out.flows.iter().map(|f| f.messages[0].0).min().unwrap_or(0);
+    let last = out.flows.iter().map(|f| f.messages[0].1).max().unwrap_or(0);
+    Ok(last - first)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, max_shrink_iters: 32, failure_persistence: None, rng_seed: support::proptest_seed(), ..ProptestConfig::default() })]
+
+    /// Issue #27 item 1 on generated machines and flows: a larger message never arrives
+    /// sooner, for one flow (a mix's first) across the bulk threshold (512 B to 64 KiB),
+    /// packet, TLP and chunk boundaries and sizes between, every path and op. A mix of flows
+    /// sending at once does not keep this yet: [`many_flows_never_finish_sooner_past_the_bulk_threshold`].
+    #[test]
+    fn latency_never_falls_as_size_grows_for_one_flow(
+        m in mix(),
+        path in prop::sample::select(vec![PathKind::Host, PathKind::Staged, PathKind::GpuDirect, PathKind::StagedPipelined, PathKind::Gdrcopy]),
+        op in prop::sample::select(Op::ALL.to_vec()),
+        size_exp in 6u32..22,
+        at in 0u64..3,
+        step in prop::sample::select(vec![1u64, 8, 64, 4096]),
+    ) {
+        // At a power of two (an MTU, an MPS, a chunk, a threshold), one below it, or between.
+        let size = match at {
+            0 => 1u64 << size_exp,
+            1 => (1u64 << size_exp) - 1,
+            _ => (1u64 << size_exp) + (3u64 << size_exp) / 7,
+        };
+        let stages = matches!(path, PathKind::Staged | PathKind::Gdrcopy | PathKind::StagedPipelined);
+        let op = if op == Op::Read && stages { Op::Send } else { op };
+        let one = Mix { flows: m.flows[..1].to_vec(), ..m };
+        let (a, b) = (completion(&one, path, op, size)?, completion(&one, path, op, size + step)?);
+        prop_assert!(
+            b >= a,
+            "{} ps at {} B, {} ps at {} B ({} {}, coalesce {}): {:?}",
+            a, size, b, size + step, path.name(), op.name(), one.coalesce, one
+        );
+    }
+}
+
+/// Issue #27 item 1 over many flows, open (ignored until fixed): flows that send at once on one
+/// port finish sooner one byte past the bulk threshold than at it. Host write_imm, the default
+/// machine, flows on nic0 in both directions (the generator's case), one message each; the last
+/// delivery (default threshold 512 B, 511 / 512 / 513 B):
+///   1 flow 2.4001 / 2.4002 / 2.4010 us; 4 flows 2.4423 / 2.4424 / 2.4333 (-0.4%);
+///   8 flows 2.4701 / 2.4701 / 2.4549 (-0.6%); 20 flows 2.6144 / 2.6144 / 2.5744 (-1.5%);
+/// and with the threshold at 4 KiB (4095 / 4096 / 4097 B) 2 flows -2.4%, 8 flows -9.7%,
+/// 20 flows 4.885 / 4.885 / 3.985 us (-18.4%). Bulk transfers of a few packets under contention
+/// are faster than the TLP-by-TLP reference. A likely cause (not proven): a transfer's latency
+/// phase is its first packet's trip on idle channels, while TLP by TLP that packet queues behind
+/// the other flows' units at each link. Generated mixes also fall on one side of the threshold (a TLP-by-TLP GPUDirect
+/// Send mix 1.2% sooner at 8256 B than at 8192 B; staged_pipelined 1 MiB + 64 B 0.07%).
+/// `cargo test --release --test it capacity:: -- --ignored` runs it.
+#[test]
+#[ignore = "open: #27 item 1 over many flows (see the comment)"]
+fn many_flows_never_finish_sooner_past_the_bulk_threshold() {
+    let flows = vec![
+        (3, 0, false, true),
+        (0, 0, false, true),
+        (1, 0, false, true),
+        (2, 0, false, false),
+        (0, 0, true, false),
+        (1, 0, false, false),
+        (3, 0, false, true),
+        (3, 0, true, false),
+        (0, 0, true, true),
+        (1, 0, true, true),
+        (0, 0, true, false),
+        (3, 0, true, true),
+        (1, 0, true, true),
+        (1, 0, false, false),
+        (0, 0, false, true),
+        (3, 0, true, false),
+        (3, 0, true, false),
+        (2, 0, true, true),
+        (1, 0, true, true),
+        (3, 0, true, false),
+    ];
+    let mut found = Vec::new();
+    for coalesce in [512u64, 4096] {
+        for n in [1usize, 2, 4, 8, 20] {
+            let m = Mix {
+                flows: flows[..n].to_vec(),
+                nics: [(400, 4096), (200, 1024)],
+                window: 16,
+                messages: 5,
+                coalesce,
+            };
+            let sizes = [coalesce - 1, coalesce, coalesce + 1, coalesce + 64];
+            let t: Vec<u64> = sizes
+                .iter()
+                .map(|&s| completion(&m, PathKind::Host, Op::WriteImm, s).unwrap())
+                .collect();
+            if t.windows(2).any(|w| w[1] < w[0]) {
+                found.push(format!(
+                    "threshold {coalesce} B, {n} flows: {sizes:?} B -> {t:?} ps"
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "sooner past the threshold:\n{}",
+        found.join("\n")
+    );
 }
