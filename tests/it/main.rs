@@ -6,6 +6,7 @@ mod support;
 
 mod behaviour;
 mod c2c;
+mod capacity;
 mod cli;
 mod collective;
 mod compare;

@@ -1,0 +1,429 @@
+//! Over generated many-flow mixes on the default machine (flow counts, sizes, ops, paths, GPUs
+//! and NICs, both directions):
+//! - no channel above its capacity, as `gdrsim run` reports it (issue #27 item 3): every
+//!   links.csv row is busy at most 1 (its wire bytes over the stream's span at most its rate)
+//!   and the aggregate streaming bandwidth is at most the payload ceiling of the wires the flows
+//!   use (each port's rate at full packets). flow_properties checks the same capacity from the
+//!   hop records on a few flows; this checks the figures a user reads, on many. A transfer's
+//!   first packet that crossed outside the sharing (fixed in fed7d27) put the wire up to 1.2%
+//!   above its rate here; both tests fail with it put back.
+//! - latency never falls as size grows (issue #27 item 1): for one flow on the generated
+//!   machines; for many flows at once it does not hold yet (an ignored reproducer).
+
+use crate::support;
+
+use gdrsim::config::{self, Config, Op, PathKind};
+use gdrsim::scenario::{self, Point};
+use proptest::prelude::*;
+
+/// One generated study point: its flows and the knobs that change how they meet.
+#[derive(Debug, Clone)]
+struct Mix {
+    /// Per flow: (GPU index 0..4, NIC index 0..2, sent from node-b, bidirectional).
+    flows: Vec<(usize, usize, bool, bool)>,
+    /// Per NIC: (wire Gb/s, MTU).
+    nics: [(u64, u64); 2],
+    window: u32,
+    messages: u32,
+    coalesce: u64,
+}
+
+fn mix() -> impl Strategy<Value = Mix> {
+    let nic = (
+        prop::sample::select(vec![100u64, 200, 400]),
+        prop::sample::select(vec![1024u64, 2048, 4096]),
+    );
+    (
+        prop::collection::vec((0usize..4, 0usize..2, any::<bool>(), any::<bool>()), 1..=24),
+        (nic.clone(), nic, any::<bool>()),
+        // Few messages in flight per flow: each flow's next message starts while the others'
+        // hold the links, where a transfer's start is most likely to take more than its share.
+        prop::sample::select(vec![1u32, 1, 2, 4, 16]),
+        4u32..=24,
+        prop::sample::select(vec![512u64, 4096, 65536]),
+    )
+        .prop_map(
+            |(mut flows, (n0, n1, one_nic), window, messages, coalesce)| {
+                if one_nic {
+                    // Every flow on one port: the most flows meet on one wire.
+                    flows.iter_mut().for_each(|f| f.1 = 0);
+                }
+                Mix {
+                    flows,
+                    nics: [n0, n1],
+                    window,
+                    messages,
+                    coalesce,
+                }
+            },
+        )
+}
+
+/// `from` in `text` replaced by `to` once (it must be there: the default config changed else).
+fn edit(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "not in default.toml: {from}");
+    text.replacen(from, to, 1)
+}
+
+/// The default config with `m`'s flows as its one scenario, a second NIC on the other socket
+/// and a short stream.
+fn config_of(m: &Mix, paths: &[PathKind], op: Op, sizes: &[u64]) -> String {
+    let list = |items: Vec<String>| items.join(", ");
+    let paths = list(paths.iter().map(|p| format!("\"{}\"", p.name())).collect());
+    let sizes = list(sizes.iter().map(|s| s.to_string()).collect());
+    let mut text = config::DEFAULT_TOML.to_string();
+    let cut = text
+        .find("\n[[scenarios]]")
+        .expect("default.toml has scenarios");
+    text.truncate(cut + 1);
+    for (from, to) in [
+        ("iterations = 60 ", "iterations = 3 "),
+        ("min_iterations = 5 ", "min_iterations = 3 "),
+        (
+            "stream_window = 16 ",
+            &format!("stream_window = {} ", m.window),
+        ),
+        (
+            "stream_messages = 64 ",
+            &format!("stream_messages = {} ", m.messages),
+        ),
+        (
+            "coalesce_above_bytes = \"512B\"",
+            &format!("coalesce_above_bytes = {}", m.coalesce),
+        ),
+        (
+            "sizes = { from = \"1B\", to = \"1GiB\", factor = 2 }",
+            &format!("sizes = [{sizes}]"),
+        ),
+        (
+            "paths = [\"host\", \"staged\", \"gpudirect\"]",
+            &format!("paths = [{paths}]"),
+        ),
+        (
+            "ops = [\"write_imm\"]",
+            &format!("ops = [\"{}\"]", op.name()),
+        ),
+        (
+            "wire_rate_gbps = 400 ",
+            &format!("wire_rate_gbps = {} ", m.nics[0].0),
+        ),
+        ("mtu_bytes = 4096", &format!("mtu_bytes = {}", m.nics[0].1)),
+    ] {
+        text = edit(&text, from, to);
+    }
+    // A second NIC on the other socket's root complex (its defaults otherwise).
+    text = edit(
+        &text,
+        "\n\n\n[[machines.links]]",
+        &format!(
+            "\n[[machines.nics]]\nname = \"nic1\"\nwire_rate_gbps = {}\nmtu_bytes = {}\n\n\
+             [[machines.links]]\nup = \"rc2\"\ndown = \"nic1\"\ngeneration = 5\nwidth = 16\n\n\
+             [[machines.links]]",
+            m.nics[1].0, m.nics[1].1
+        ),
+    );
+    let flows: Vec<String> = m
+        .flows
+        .iter()
+        .map(|&(g, n, back, both)| {
+            let (s, r) = match back {
+                true => ("node-b", "node-a"),
+                false => ("node-a", "node-b"),
+            };
+            format!(
+                "  {{ sender = {{ host = \"{s}\", nic = \"nic{n}\", gpu = \"gpu{g}\" }}, \
+                 receiver = {{ host = \"{r}\", nic = \"nic{n}\", gpu = \"gpu{g}\" }}, \
+                 bidirectional = {both} }}"
+            )
+        })
+        .collect();
+    text + &format!(
+        "[[scenarios]]\nname = \"mix\"\nflows = [\n{}\n]\n",
+        flows.join(",\n")
+    )
+}
+
+/// The most payload the wires `m`'s flows cross can carry, GB/s: per NIC and direction used,
+/// its rate at full packets (an MTU of payload per MTU plus the packet's headers).
+fn ceiling_gbytes(cfg: &Config, m: &Mix) -> f64 {
+    let nics = &cfg.hosts[0].machine.nics;
+    let mut wires: Vec<(usize, bool)> = Vec::new();
+    for &(_, n, back, both) in &m.flows {
+        wires.push((n, back));
+        if both {
+            wires.push((n, !back));
+        }
+    }
+    wires.sort_unstable();
+    wires.dedup();
+    wires
+        .iter()
+        .map(|&(n, _)| {
+            let nic = &nics[n];
+            nic.wire_rate
+                .scale(nic.mtu, nic.mtu + nic.packet_overhead)
+                .gbytes_per_s()
+        })
+        .sum()
+}
+
+/// Every links.csv row of the point at most busy 1 and the aggregate at most the ceiling.
+fn within_capacity(m: &Mix, path: PathKind, op: Op, size: u64) -> Result<(), TestCaseError> {
+    let text = config_of(m, &[path], op, &[size]);
+    let cfg = config::parse(&text, "mix.toml")
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    let p = Point {
+        scenario: 0,
+        path,
+        op,
+        size,
+        seed: scenario::point_seed(cfg.seed, 0, path, op, size),
+        variant: 0,
+    };
+    let r = scenario::simulate_point(&cfg, &scenario::topology(&cfg), &p);
+    let s = &r.summary;
+    for l in &s.links {
+        prop_assert!(
+            l.busy <= 1.0 + 1e-9 && l.rate_gbps <= l.capacity_gbps * (1.0 + 1e-9),
+            "{} busy {} ({} of {} GB/s): {} flows, {} {} {} B",
+            l.channel,
+            l.busy,
+            l.rate_gbps,
+            l.capacity_gbps,
+            m.flows.len(),
+            path.name(),
+            op.name(),
+            size
+        );
+    }
+    let ceiling = ceiling_gbytes(&cfg, m);
+    prop_assert!(
+        s.bw_gbps <= ceiling * (1.0 + 1e-9),
+        "aggregate {} GB/s above the wires' {} GB/s: {} flows, {} {} {} B",
+        s.bw_gbps,
+        ceiling,
+        m.flows.len(),
+        path.name(),
+        op.name(),
+        size
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, max_shrink_iters: 32, failure_persistence: None, rng_seed: support::proptest_seed(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_channel_above_its_capacity_in_many_flow_mixes(
+        m in mix(),
+        path in prop::sample::select(vec![PathKind::Host, PathKind::Staged, PathKind::GpuDirect, PathKind::StagedPipelined, PathKind::Gdrcopy]),
+        op in prop::sample::select(Op::ALL.to_vec()),
+        size_exp in 9u32..22,
+        extra in 0u64..4096,
+    ) {
+        let size = (1u64 << size_exp) + extra % (1u64 << size_exp);
+        // A Read's source cannot be staged (the config refuses it): a Send stands in.
+        let stages = matches!(path, PathKind::Staged | PathKind::Gdrcopy | PathKind::StagedPipelined);
+        let op = if op == Op::Read && stages { Op::Send } else { op };
+        within_capacity(&m, path, op, size)?;
+    }
+}
+
+/// The links.csv rows above busy 1 and the results.csv rows above `ceiling` GB/s of a study
+/// `gdrsim run` wrote into `out`, each as a line (none: within capacity).
+fn above_capacity(out: &std::path::Path, ceiling: f64) -> Vec<String> {
+    let mut found = Vec::new();
+    for l in support::csv_rows(&out.join("links.csv")) {
+        let busy: f64 = l["busy"].parse().unwrap();
+        if busy > 1.0 + 1e-9 {
+            found.push(format!(
+                "{} {} B: {} busy {busy}",
+                l["path"], l["size_bytes"], l["channel"]
+            ));
+        }
+    }
+    for r in support::csv_rows(&out.join("results.csv")) {
+        let bw: f64 = r["bw_GBps"].parse().unwrap();
+        if bw > ceiling * (1.0 + 1e-9) {
+            found.push(format!(
+                "{} {} B: {bw} GB/s above the port's {ceiling} GB/s",
+                r["path"], r["size_bytes"]
+            ));
+        }
+    }
+    found
+}
+
+/// Issue #27 item 3's symptom, through the binary: eight flows from one GPU under the NIC's
+/// switch share a 400G port (49.69 GB/s of payload at 4 KiB packets), one message in flight
+/// each. Each message's first packet crossed outside the sharing (during its latency phase,
+/// while the other flows' messages held the wire), so the wire was 1.0006 to 1.011 busy and
+/// the aggregate 50.24 GB/s at 128 and 256 KiB (fixed in fed7d27; this keeps it fixed).
+#[test]
+fn eight_flows_on_one_port_stay_within_its_rate() {
+    let m = Mix {
+        flows: vec![(0, 0, false, false); 8],
+        nics: [(400, 4096), (400, 4096)],
+        window: 1,
+        messages: 64,
+        coalesce: 512,
+    };
+    let text = config_of(
+        &m,
+        &[PathKind::Host, PathKind::GpuDirect],
+        Op::WriteImm,
+        &[32 << 10, 128 << 10, 256 << 10, 1 << 20],
+    );
+    let (c, out) = support::run_study("capacity", "eight", &text);
+    let cfg = config::load(&c).unwrap();
+    let ceiling = ceiling_gbytes(&cfg, &m);
+    assert!(
+        (ceiling - 49.685).abs() < 0.001,
+        "the port's ceiling {ceiling}"
+    );
+    let found = above_capacity(&out, ceiling);
+    assert!(found.is_empty(), "above capacity:\n{}", found.join("\n"));
+}
+
+/// The issue's other symptom (256 staged write_imm flows between two hosts, wire busy 1.0025),
+/// scaled to 32 flows over the four GPUs, one 128 KiB message in flight each: with the first
+/// packet outside the sharing put back the wire is 1.0077 busy and the aggregate 50.07 GB/s
+/// (256 flows: 1.020 and 50.69).
+#[test]
+fn staged_flows_on_one_port_stay_within_its_rate() {
+    let m = Mix {
+        flows: (0..32).map(|i| (i % 4, 0, false, false)).collect(),
+        nics: [(400, 4096), (400, 4096)],
+        window: 1,
+        messages: 8,
+        coalesce: 512,
+    };
+    let text = config_of(&m, &[PathKind::Staged], Op::WriteImm, &[128 << 10]);
+    let (c, out) = support::run_study("capacity", "staged", &text);
+    let cfg = config::load(&c).unwrap();
+    let found = above_capacity(&out, ceiling_gbytes(&cfg, &m));
+    assert!(found.is_empty(), "above capacity:\n{}", found.join("\n"));
+}
+
+/// When the last of `m`'s flows has its message delivered, from the first one's start, when
+/// they all send one message of `size` at once, noise-free (the run a point's `lat_model`
+/// comes from), picoseconds.
+fn completion(m: &Mix, path: PathKind, op: Op, size: u64) -> Result<u64, TestCaseError> {
+    let text = config_of(m, &[path], op, &[size]);
+    let cfg = config::parse(&text, "mix.toml")
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    let topo = scenario::topology(&cfg);
+    let plans: Vec<gdrsim::plan::Plan> = cfg.scenarios[0]
+        .flows
+        .iter()
+        .map(|f| scenario::paths::plan(&cfg, f, &topo, path, op, size).map(|b| b.plan))
+        .collect::<Result<_, _>>()
+        .map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+    let refs: Vec<&gdrsim::plan::Plan> = plans.iter().collect();
+    let opts = scenario::sim_options(&cfg, 7).noise_free();
+    let out = gdrsim::components::Fabric::new(&topo, &refs, opts).run(1, 1);
+    let first = out.flows.iter().map(|f| f.messages[0].0).min().unwrap_or(0);
+    let last = out.flows.iter().map(|f| f.messages[0].1).max().unwrap_or(0);
+    Ok(last - first)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, max_shrink_iters: 32, failure_persistence: None, rng_seed: support::proptest_seed(), ..ProptestConfig::default() })]
+
+    /// Issue #27 item 1 on generated machines and flows: a larger message never arrives
+    /// sooner, for one flow (a mix's first) across the bulk threshold (512 B to 64 KiB),
+    /// packet, TLP and chunk boundaries and sizes between, every path and op. A mix of flows
+    /// sending at once does not keep this yet: [`many_flows_never_finish_sooner_past_the_bulk_threshold`].
+    #[test]
+    fn latency_never_falls_as_size_grows_for_one_flow(
+        m in mix(),
+        path in prop::sample::select(vec![PathKind::Host, PathKind::Staged, PathKind::GpuDirect, PathKind::StagedPipelined, PathKind::Gdrcopy]),
+        op in prop::sample::select(Op::ALL.to_vec()),
+        size_exp in 6u32..22,
+        at in 0u64..3,
+        step in prop::sample::select(vec![1u64, 8, 64, 4096]),
+    ) {
+        // At a power of two (an MTU, an MPS, a chunk, a threshold), one below it, or between.
+        let size = match at {
+            0 => 1u64 << size_exp,
+            1 => (1u64 << size_exp) - 1,
+            _ => (1u64 << size_exp) + (3u64 << size_exp) / 7,
+        };
+        let stages = matches!(path, PathKind::Staged | PathKind::Gdrcopy | PathKind::StagedPipelined);
+        let op = if op == Op::Read && stages { Op::Send } else { op };
+        let one = Mix { flows: m.flows[..1].to_vec(), ..m };
+        let (a, b) = (completion(&one, path, op, size)?, completion(&one, path, op, size + step)?);
+        prop_assert!(
+            b >= a,
+            "{} ps at {} B, {} ps at {} B ({} {}, coalesce {}): {:?}",
+            a, size, b, size + step, path.name(), op.name(), one.coalesce, one
+        );
+    }
+}
+
+/// Issue #27 item 1 over many flows, open (ignored until fixed): flows that send at once on one
+/// port finish sooner one byte past the bulk threshold than at it. Host write_imm, the default
+/// machine, flows on nic0 in both directions (the generator's case), one message each; the last
+/// delivery (default threshold 512 B, 511 / 512 / 513 B):
+///   1 flow 2.4001 / 2.4002 / 2.4010 us; 4 flows 2.4423 / 2.4424 / 2.4333 (-0.4%);
+///   8 flows 2.4701 / 2.4701 / 2.4549 (-0.6%); 20 flows 2.6144 / 2.6144 / 2.5744 (-1.5%);
+/// and with the threshold at 4 KiB (4095 / 4096 / 4097 B) 2 flows -2.4%, 8 flows -9.7%,
+/// 20 flows 4.885 / 4.885 / 3.985 us (-18.4%). Bulk transfers of a few packets under contention
+/// are faster than the TLP-by-TLP reference. A likely cause (not proven): a transfer's latency
+/// phase is its first packet's trip on idle channels, while TLP by TLP that packet queues behind
+/// the other flows' units at each link. Generated mixes also fall on one side of the threshold (a TLP-by-TLP GPUDirect
+/// Send mix 1.2% sooner at 8256 B than at 8192 B; staged_pipelined 1 MiB + 64 B 0.07%).
+/// `cargo test --release --test it capacity:: -- --ignored` runs it.
+#[test]
+#[ignore = "open: #27 item 1 over many flows (see the comment)"]
+fn many_flows_never_finish_sooner_past_the_bulk_threshold() {
+    let flows = vec![
+        (3, 0, false, true),
+        (0, 0, false, true),
+        (1, 0, false, true),
+        (2, 0, false, false),
+        (0, 0, true, false),
+        (1, 0, false, false),
+        (3, 0, false, true),
+        (3, 0, true, false),
+        (0, 0, true, true),
+        (1, 0, true, true),
+        (0, 0, true, false),
+        (3, 0, true, true),
+        (1, 0, true, true),
+        (1, 0, false, false),
+        (0, 0, false, true),
+        (3, 0, true, false),
+        (3, 0, true, false),
+        (2, 0, true, true),
+        (1, 0, true, true),
+        (3, 0, true, false),
+    ];
+    let mut found = Vec::new();
+    for coalesce in [512u64, 4096] {
+        for n in [1usize, 2, 4, 8, 20] {
+            let m = Mix {
+                flows: flows[..n].to_vec(),
+                nics: [(400, 4096), (200, 1024)],
+                window: 16,
+                messages: 5,
+                coalesce,
+            };
+            let sizes = [coalesce - 1, coalesce, coalesce + 1, coalesce + 64];
+            let t: Vec<u64> = sizes
+                .iter()
+                .map(|&s| completion(&m, PathKind::Host, Op::WriteImm, s).unwrap())
+                .collect();
+            if t.windows(2).any(|w| w[1] < w[0]) {
+                found.push(format!(
+                    "threshold {coalesce} B, {n} flows: {sizes:?} B -> {t:?} ps"
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "sooner past the threshold:\n{}",
+        found.join("\n")
+    );
+}
