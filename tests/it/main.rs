@@ -22,6 +22,7 @@ mod layers;
 mod measured;
 mod memory;
 mod merge;
+mod nccl_tests;
 mod nvbandwidth;
 mod nvlink;
 mod oracles;
