@@ -179,8 +179,9 @@ pub struct Size {
 /// NCCL's settings the run uses, from the environment and `--env`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Nccl {
-    /// NCCL_PXN_DISABLE=1 turns PXN off.
-    pub pxn: bool,
+    /// NCCL_PXN_DISABLE where set: 1 turns PXN off, 0 on (unset: the config's `[sim] pxn`,
+    /// default on as NCCL's).
+    pub pxn: Option<bool>,
     /// NCCL_NET_GDR_LEVEL as given and the model's class it allows GPUDirect up to, with
     /// whether NCCL's P2C (NVLink-C2C) is allowed too.
     pub gdr_level: Option<(String, crate::topology::Affinity, bool)>,
@@ -352,10 +353,9 @@ impl Nccl {
         };
         only("NCCL_ALGO", "Ring")?;
         only("NCCL_PROTO", "Simple")?;
-        let pxn = match get("NCCL_PXN_DISABLE") {
-            None => true,
-            Some(v) => parse_int("NCCL_PXN_DISABLE", &v, 0, 1, "0 or 1")? == 0,
-        };
+        let pxn = get("NCCL_PXN_DISABLE")
+            .map(|v| parse_int("NCCL_PXN_DISABLE", &v, 0, 1, "0 or 1").map(|d| d == 0))
+            .transpose()?;
         let gdr_level = get("NCCL_NET_GDR_LEVEL")
             .map(|v| gdr_level(&v).map(|(a, c2c)| (v, a, c2c)))
             .transpose()?;
@@ -545,7 +545,9 @@ fn study_config(
         .entry("sim")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
     if let toml::Value::Table(sim) = sim {
-        sim.insert("pxn".into(), plan.nccl.pxn.into());
+        if let Some(pxn) = plan.nccl.pxn {
+            sim.insert("pxn".into(), pxn.into());
+        }
         if let Some((_, level, c2c)) = &plan.nccl.gdr_level {
             sim.insert("net_gdr_level".into(), level.name().into());
             sim.insert("net_gdr_c2c".into(), (*c2c).into());
@@ -828,9 +830,13 @@ fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
         }
     }
     s.push_str(&format!(
-        "# gdrsim: path auto (NCCL's choice per GPU-NIC pair): PXN {} (NCCL_PXN_DISABLE {}), {level}{}\n",
-        if n.pxn { "on" } else { "off" },
-        if n.pxn { 0 } else { 1 },
+        "# gdrsim: path auto (NCCL's choice per GPU-NIC pair): PXN {} ({}), {level}{}\n",
+        if p.cfg.sim.pxn { "on" } else { "off" },
+        match n.pxn {
+            Some(on) => format!("NCCL_PXN_DISABLE {}", if on { 0 } else { 1 }),
+            None if p.cfg.sim.pxn => "NCCL_PXN_DISABLE default".into(),
+            None => "the config's [sim] pxn".into(),
+        },
         if crossing.is_empty() {
             String::new()
         } else {
@@ -929,7 +935,7 @@ mod tests {
                 .collect()
         };
         let n = Nccl::from_vars(&v(&[("NCCL_ALGO", "ring"), ("NCCL_PROTO", "Simple")])).unwrap();
-        assert!(n.pxn && n.gdr_level.is_none());
+        assert!(n.pxn.is_none() && n.gdr_level.is_none());
         let e = Nccl::from_vars(&v(&[("NCCL_ALGO", "Tree")])).unwrap_err();
         assert!(e.to_string().contains("NCCL_ALGO") && e.to_string().contains("Ring"));
         let e = Nccl::from_vars(&v(&[("NCCL_PROTO", "LL128")])).unwrap_err();
@@ -941,7 +947,7 @@ mod tests {
             ("NCCL_DEBUG", "INFO"),
         ]))
         .unwrap();
-        assert!(!n.pxn);
+        assert_eq!(n.pxn, Some(false));
         assert_eq!(
             n.gdr_level.as_ref().unwrap().1,
             crate::topology::Affinity::Sys
@@ -955,7 +961,7 @@ mod tests {
         // The later setting wins (--env after the environment).
         let n =
             Nccl::from_vars(&v(&[("NCCL_PXN_DISABLE", "1"), ("NCCL_PXN_DISABLE", "0")])).unwrap();
-        assert!(n.pxn);
+        assert_eq!(n.pxn, Some(true));
     }
 
     #[test]
