@@ -247,3 +247,48 @@ fn bad_flags_are_refused_naming_the_flag() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("NCCL_ALGO"));
 }
+
+/// `gdrsim measured` reads the command's own output back: every row's busbw per placement and
+/// the average, as printed.
+#[test]
+fn measured_reads_the_output_back() {
+    let cfg = small_config("measured");
+    let o = nccl_tests(&[
+        "reduce_scatter_perf",
+        cfg.to_str().unwrap(),
+        "-b",
+        "1M",
+        "-e",
+        "2M",
+        "-f",
+        "2",
+        "-g",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let m = gdrsim::measured::parse_text("rs.log", &out, gdrsim::measured::Memory::Auto).unwrap();
+    assert_eq!(m.len(), 2 * 2 * 3 + 1);
+    assert!(
+        m.iter()
+            .all(|r| r.tool == "nccl-tests" && r.test == "reduce_scatter_perf")
+    );
+    assert_eq!(m[0].detail, "out-of-place;float;sum");
+    assert_eq!(m[0].size_bytes, Some(1 << 20));
+    assert_eq!(m[0].iterations, Some(20));
+    let printed: Vec<f64> = out
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .flat_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            [f[7].parse::<f64>().unwrap(), f[11].parse().unwrap()]
+        })
+        .collect();
+    let read: Vec<f64> = m
+        .iter()
+        .filter(|r| r.statistic == "busbw")
+        .map(|r| r.value)
+        .collect();
+    assert_eq!(read, printed);
+    assert_eq!(m.last().unwrap().statistic, "avg_busbw");
+}
