@@ -58,8 +58,8 @@ pub enum Command {
     /// Run the validation set (published measurements against the model) and print the table;
     /// fails when a row that passed stops passing.
     Validate(validate::Args),
-    /// Read perftest and nvbandwidth text logs into one measured-data CSV (one row per
-    /// measured figure; the columns are in README.md).
+    /// Read perftest, nvbandwidth and nccl-tests text logs into one measured-data CSV (one row
+    /// per measured figure; the columns are in README.md).
     Measured(measured::Args),
     /// Fit chosen config parameters to measured perftest figures (bounded least squares,
     /// Nelder-Mead) and write the calibrated config.
