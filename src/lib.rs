@@ -24,8 +24,8 @@
 //! text written from them (no engine, no scenario); `scenario`, a point to a plan simulated
 //! into a row; `study`, a config loaded and checked, its points simulated in parallel, its
 //! scenarios described and its cost estimated; the tools (`perftest`, `nvbandwidth`,
-//! `p2p_matrix`, `measured`, `calibrate`, `sensitivity`, `validate`, `scale`, `inspect`,
-//! `import`), which load and simulate only through `study`; and `app`, the `run`, `merge`,
+//! `nccl_tests`, `p2p_matrix`, `measured`, `calibrate`, `sensitivity`, `validate`, `scale`,
+//! `inspect`, `import`), which load and simulate only through `study`; and `app`, the `run`, `merge`,
 //! `sensitivity` and `slurm` commands, which only the binary's command line (and its tests)
 //! calls.
 //!
@@ -73,6 +73,7 @@ pub mod gpu_copies;
 pub mod import;
 pub mod inspect;
 pub mod measured;
+pub mod nccl_tests;
 pub mod nvbandwidth;
 pub mod p2p_matrix;
 pub mod perftest;

@@ -1,5 +1,5 @@
-//! `gdrsim measured`: read perftest and nvbandwidth text logs into one measured-data CSV (one row
-//! per measured figure; the columns are in README.md).
+//! `gdrsim measured`: read perftest, nvbandwidth and nccl-tests text logs into one
+//! measured-data CSV (one row per measured figure; the columns are in README.md).
 
 use std::path::PathBuf;
 

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod import;
 pub mod measured;
 pub mod merge;
+pub mod nccl_tests;
 pub mod nvbandwidth;
 pub mod p2p_matrix;
 pub mod params;
@@ -50,11 +51,15 @@ pub enum Command {
     /// nvbandwidth's report: host to device, device to host, and device to device (read and
     /// write), each one way and bidirectional (`--list` lists them by index and name).
     Nvbandwidth(nvbandwidth::Args),
+    /// Run one of nccl-tests' ring collectives (all_reduce_perf, all_gather_perf,
+    /// reduce_scatter_perf) over every host of the simulated machine and print nccl-tests'
+    /// report: one row per size, out-of-place and in-place, and the average bus bandwidth.
+    NcclTests(nccl_tests::Args),
     /// Run the validation set (published measurements against the model) and print the table;
     /// fails when a row that passed stops passing.
     Validate(validate::Args),
-    /// Read perftest and nvbandwidth text logs into one measured-data CSV (one row per
-    /// measured figure; the columns are in README.md).
+    /// Read perftest, nvbandwidth and nccl-tests text logs into one measured-data CSV (one row
+    /// per measured figure; the columns are in README.md).
     Measured(measured::Args),
     /// Fit chosen config parameters to measured perftest figures (bounded least squares,
     /// Nelder-Mead) and write the calibrated config.
@@ -91,6 +96,7 @@ impl Command {
             Command::Perftest(a) => perftest::run(a),
             Command::P2pMatrix(a) => p2p_matrix::run(a),
             Command::Nvbandwidth(a) => nvbandwidth::run(a),
+            Command::NcclTests(a) => nccl_tests::run(a),
             Command::Validate(a) => validate::run(a),
             Command::Measured(a) => measured::run(a),
             Command::Calibrate(a) => calibrate::run(a),

@@ -1,12 +1,13 @@
 //! `gdrsim measured LOG... [--out FILE]`: real benchmark logs (perftest's ib_*_lat / ib_*_bw
-//! text output, nvbandwidth's matrices) read into one measured-data CSV, one row per measured
-//! figure, so a measurement can be compared with the model or used to calibrate it
-//! (`gdrsim calibrate`).
+//! text output, nvbandwidth's matrices, nccl-tests' tables) read into one measured-data CSV,
+//! one row per measured figure, so a measurement can be compared with the model or used to
+//! calibrate it (`gdrsim calibrate`).
 //!
 //! A bad or truncated log is bad input: the error names the file, the line, what was expected
 //! there and what was found (exit 2), and nothing is written.
 
 pub mod csv;
+pub mod nccl_tests_log;
 pub mod nvbandwidth_log;
 pub mod overlay;
 pub mod perftest_log;
@@ -25,14 +26,15 @@ pub struct Measurement {
     pub source_file: String,
     /// The line of the log it was read from (1-based).
     pub line: usize,
-    /// `perftest` or `nvbandwidth`.
+    /// `perftest`, `nvbandwidth` or `nccl-tests`.
     pub tool: String,
     /// perftest: the binary (`ib_write_bw`); nvbandwidth: the testcase
     /// (`host_to_device_memcpy_ce`).
     pub test: String,
     /// perftest: what the banner says beyond the plain test, `;`-separated (`bidirectional`,
     /// `write_imm`, `send_imm`, `post_list`, `duration`, `atomic FETCH_AND_ADD`, ...), empty for
-    /// the plain test; nvbandwidth: the matrix's title line.
+    /// the plain test; nvbandwidth: the matrix's title line; nccl-tests: the placement, type
+    /// and reduction (`out-of-place;float;sum`).
     pub detail: String,
     /// perftest: the RDMA device (`mlx5_0`); empty where the log does not say.
     pub device: String,
@@ -47,7 +49,8 @@ pub struct Measurement {
     /// `latency`, `bandwidth`, `msg_rate`, `cpu_util`, `transaction_rate`.
     pub metric: String,
     /// `min`, `max`, `typical`, `avg`, `stdev`, `p99`, `p99.9` (latency); `peak`, `average`
-    /// (bandwidth, message rate); `median` (an nvbandwidth cell), `sum` (its SUM line).
+    /// (bandwidth, message rate); `median` (an nvbandwidth cell), `sum` (its SUM line);
+    /// nccl-tests: `avg` (a row's time), `algbw`, `busbw`, `avg_busbw` (its footer).
     pub statistic: String,
     /// The figure as the log prints it, in `unit`.
     pub value: f64,
@@ -122,11 +125,15 @@ pub(crate) fn quoted(line: Option<&str>) -> String {
 enum Tool {
     Perftest,
     Nvbandwidth,
+    NcclTests,
 }
 
 fn sniff(text: &str) -> Option<Tool> {
     for l in text.lines() {
         let t = l.trim();
+        if nccl_tests_log::is_nccl_tests_line(t) {
+            return Some(Tool::NcclTests);
+        }
         if perftest_log::is_result_line(l) || perftest_log::title(t).is_some() {
             return Some(Tool::Perftest);
         }
@@ -145,11 +152,13 @@ pub fn parse_text(name: &str, text: &str, memory: Memory) -> Result<Vec<Measurem
     match sniff(text) {
         Some(Tool::Perftest) => perftest_log::parse(name, text, memory),
         Some(Tool::Nvbandwidth) => nvbandwidth_log::parse(name, text),
+        Some(Tool::NcclTests) => nccl_tests_log::parse(name, text),
         None => Err(bad(
             name,
             1,
-            "a perftest log (its dashed banner line and a title such as \"RDMA_Write BW Test\") \
-             or an nvbandwidth log (\"Running <testcase>.\" and a matrix)",
+            "a perftest log (its dashed banner line and a title such as \"RDMA_Write BW Test\"), \
+             an nvbandwidth log (\"Running <testcase>.\" and a matrix) or an nccl-tests log \
+             (its \"out-of-place ... in-place\" column header and rows)",
             "neither in the whole file",
         )),
     }

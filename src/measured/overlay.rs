@@ -185,8 +185,16 @@ fn check(
             );
             return Ok(None);
         }
+        "nccl-tests" => {
+            skips.add(
+                "nccl-tests rows: a collective's figures are not compared with a run's points \
+                 yet (gdrsim nccl-tests prints the same table from the model)"
+                    .into(),
+            );
+            return Ok(None);
+        }
         "perftest" => {}
-        t => return bad("tool", "perftest or nvbandwidth".into(), t),
+        t => return bad("tool", "perftest, nvbandwidth or nccl-tests".into(), t),
     }
     let path = match r.memory.as_str() {
         "gpu" => PathKind::GpuDirect,

@@ -23,6 +23,7 @@ mod layers;
 mod measured;
 mod memory;
 mod merge;
+mod nccl_tests;
 mod nvbandwidth;
 mod nvlink;
 mod oracles;

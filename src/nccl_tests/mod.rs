@@ -1,0 +1,978 @@
+//! `gdrsim nccl-tests all_reduce_perf [CONFIG] -b 8 -e 8G -f 2 -g 8`: NVIDIA nccl-tests' ring
+//! collectives run on the simulated machine and printed in nccl-tests' layout (2.19.6), so a
+//! simulated sweep and a measured one can be put side by side or read by the same scripts.
+//!
+//! What is nccl-tests' (`src/common.cu`, `src/*.cu`):
+//! - Flags: `-b`/`-e` (sizes with an optional K, M or G suffix, binary units; default 32M
+//!   each), `-f` (step factor: sizes multiply while it is above 1) or `-i` (step bytes, added;
+//!   default 1M), `-g` (GPUs per process, default 1), `-n` iterations (20), `-w` warm-up
+//!   iterations (1), `-d` type (float), `-o` reduction (sum), `-c` validation (1: `#wrong` is
+//!   printed, 0: `N/A`).
+//! - Sizes: from `-b` while at most `-e`; per size, count = size / type size; all-reduce prints
+//!   count x type size; all-gather and reduce-scatter a per-rank count rounded down to a
+//!   multiple of 16 bytes' worth of elements, (count / ranks) & ~(16 / type size - 1), and the
+//!   whole buffer, that count x ranks x type size.
+//! - Figures: time in µs per collective, algbw = bytes / time / 1e9 (all-reduce: the buffer;
+//!   the others: count x type size x ranks), busbw = algbw x 2(n-1)/n (all-reduce) or (n-1)/n;
+//!   the average bus bandwidth is the mean busbw over every size and both placements.
+//!
+//! What is the model's: one process per host of the config, `-g` GPUs each (GPUs 0..g-1), every
+//! host taking part; each size is one point of a generated study whose only scenario is the
+//! collective (`collective = { kind, hosts = "all", gpus_per_host, channels }`, NCCL's ring
+//! and Simple protocol), on path `auto` (NCCL's choice per GPU-NIC pair, PXN as
+//! `NCCL_PXN_DISABLE` says, GPUDirect up to `NCCL_NET_GDR_LEVEL`). The time printed is the
+//! point's mean completion time over its jittered repeats (`[sim]` of the config); out-of-place
+//! and in-place print the same figures (the model moves the same bytes); `-n` and `-w` are
+//! printed, not simulated; a size of 0 bytes (all-gather and reduce-scatter below 16 bytes a
+//! rank) is not simulated and prints zeros. Sizes 1 B and above are simulated, up to 16 GiB.
+
+pub mod layout;
+
+use anyhow::{Context, Result};
+
+use crate::config::collective::CollectiveKind;
+use crate::config::{Config, ConfigError};
+use crate::scenario;
+use crate::study;
+
+const CLI: &str = "command line";
+
+/// The built-in machine: two DGX H100-class nodes (the hosts and network of
+/// configs/collectives.toml).
+pub const DEFAULT_TOML: &str = include_str!("default.toml");
+/// How errors and the header name the built-in machine.
+pub const DEFAULT_NAME: &str = "<built-in 2 x DGX H100>";
+
+/// The most sizes one run may sweep.
+pub const MAX_SIZES: usize = 1024;
+
+/// The nccl-tests programs this command runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Test {
+    /// all_reduce_perf.
+    AllReduce,
+    /// all_gather_perf.
+    AllGather,
+    /// reduce_scatter_perf.
+    ReduceScatter,
+}
+
+impl Test {
+    /// Every test with its program name.
+    pub const ALL: [(&'static str, Test); 3] = [
+        ("all_reduce_perf", Test::AllReduce),
+        ("all_gather_perf", Test::AllGather),
+        ("reduce_scatter_perf", Test::ReduceScatter),
+    ];
+
+    /// nccl-tests programs the model has no collective for yet.
+    pub const NOT_YET: [&'static str; 8] = [
+        "alltoall_perf",
+        "alltoallv_perf",
+        "broadcast_perf",
+        "sendrecv_perf",
+        "reduce_perf",
+        "gather_perf",
+        "scatter_perf",
+        "hypercube_perf",
+    ];
+
+    /// The test of program name `s`, or an error: "not modelled yet" for nccl-tests' other
+    /// programs, the list of programs for anything else.
+    pub fn parse(s: &str) -> Result<Test, ConfigError> {
+        if let Some(&(_, t)) = Test::ALL.iter().find(|(n, _)| *n == s) {
+            return Ok(t);
+        }
+        let names: Vec<&str> = Test::ALL.iter().map(|(n, _)| *n).collect();
+        let expected = format!("one of {}", names.join(", "));
+        let found = if Test::NOT_YET.contains(&s) {
+            format!("{s}, which is not modelled yet (only NCCL's ring collectives are)")
+        } else {
+            format!("{s:?}")
+        };
+        Err(ConfigError::new(CLI, "TEST", expected, found))
+    }
+
+    /// The program's name.
+    pub fn program(self) -> &'static str {
+        Test::ALL.iter().find(|t| t.1 == self).map_or("", |t| t.0)
+    }
+
+    /// The collective it runs.
+    pub fn kind(self) -> CollectiveKind {
+        match self {
+            Test::AllReduce => CollectiveKind::AllReduce,
+            Test::AllGather => CollectiveKind::AllGather,
+            Test::ReduceScatter => CollectiveKind::ReduceScatter,
+        }
+    }
+}
+
+/// nccl-tests' types (`test_typenames`) and their sizes.
+pub const TYPES: [(&str, u64); 12] = [
+    ("int8", 1),
+    ("uint8", 1),
+    ("int32", 4),
+    ("uint32", 4),
+    ("int64", 8),
+    ("uint64", 8),
+    ("half", 2),
+    ("float", 4),
+    ("double", 8),
+    ("bfloat16", 2),
+    ("f8e4m3", 1),
+    ("f8e5m2", 1),
+];
+
+/// nccl-tests' reductions (`test_opnames`).
+pub const OPS: [&str; 6] = ["sum", "prod", "max", "min", "avg", "mulsum"];
+
+/// The NCCL environment variables the command reads, from the environment and `--env`.
+pub const NCCL_VARS: [&str; 6] = [
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_PXN_DISABLE",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+];
+
+/// The command line as typed: every figure as text, parsed (and refused, naming its flag) by
+/// [`Args::resolve`].
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    /// The program ("all_reduce_perf").
+    pub test: String,
+    /// `-b`.
+    pub min_bytes: Option<String>,
+    /// `-e`.
+    pub max_bytes: Option<String>,
+    /// `-i`.
+    pub step_bytes: Option<String>,
+    /// `-f`.
+    pub step_factor: Option<String>,
+    /// `-g`.
+    pub gpus: Option<String>,
+    /// `-n`.
+    pub iters: Option<String>,
+    /// `-w`.
+    pub warmup: Option<String>,
+    /// `-d`.
+    pub dtype: Option<String>,
+    /// `-o`.
+    pub op: Option<String>,
+    /// `-c`.
+    pub check: Option<String>,
+    /// NCCL variables: the environment's `NCCL_*` ones, then `--env NAME=VALUE` (later wins).
+    pub env: Vec<(String, String)>,
+}
+
+/// One size of the sweep as nccl-tests prints it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    /// The size column: the bytes the collective moves (its buffer, the simulated size).
+    pub bytes: u64,
+    /// The count column (elements per rank's call).
+    pub count: u64,
+}
+
+/// NCCL's settings the run uses, from the environment and `--env`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nccl {
+    /// NCCL_PXN_DISABLE where set: 1 turns PXN off, 0 on (unset: the config's `[sim] pxn`,
+    /// default on as NCCL's).
+    pub pxn: Option<bool>,
+    /// NCCL_NET_GDR_LEVEL as given and the model's class it allows GPUDirect up to, with
+    /// whether NCCL's P2C (NVLink-C2C) is allowed too.
+    pub gdr_level: Option<(String, crate::topology::Affinity, bool)>,
+    /// NCCL_MIN_NCHANNELS.
+    pub min_channels: Option<u32>,
+    /// NCCL_MAX_NCHANNELS.
+    pub max_channels: Option<u32>,
+    /// NCCL_* variables set but not modelled (name=value).
+    pub ignored: Vec<String>,
+}
+
+/// The run, resolved from the command line before any work.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The program.
+    pub test: Test,
+    /// The header's figures.
+    pub header: layout::Header,
+    /// `-d` and its size.
+    pub dtype: (&'static str, u64),
+    /// `-o` (all-gather prints `none`).
+    pub op: &'static str,
+    /// `-b` to `-e` by `-f` or `-i`, before the per-collective rounding.
+    pub raw_sizes: Vec<u64>,
+    /// NCCL's settings.
+    pub nccl: Nccl,
+}
+
+/// nccl-tests' `parsesize`: a number (decimals allowed) and an optional K, M or G (binary units;
+/// only the first letter after the number counts), in bytes rounded down.
+pub fn parse_size(flag: &str, s: &str) -> Result<u64, ConfigError> {
+    let bad = || {
+        ConfigError::new(
+            CLI,
+            flag,
+            "a size in bytes, with an optional K, M or G suffix (binary units: 1M = 1048576)",
+            format!("{s:?}"),
+        )
+    };
+    let t = s.trim();
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, rest) = t.split_at(end);
+    let value: f64 = num.parse().map_err(|_| bad())?;
+    let unit = match rest.trim_start().chars().next() {
+        None => 1u64,
+        Some('K' | 'k') => 1 << 10,
+        Some('M' | 'm') => 1 << 20,
+        Some('G' | 'g') => 1 << 30,
+        Some(_) => return Err(bad()),
+    };
+    let bytes = value * unit as f64;
+    if !bytes.is_finite() || bytes > u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
+}
+
+/// An integer flag (decimal, or hexadecimal after 0x) within `lo..=hi`.
+fn parse_int(flag: &str, s: &str, lo: i64, hi: i64, what: &str) -> Result<i64, ConfigError> {
+    let t = s.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => i64::from_str_radix(h, 16).ok(),
+        None => t.parse::<i64>().ok(),
+    };
+    match parsed {
+        Some(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(ConfigError::new(
+            CLI,
+            flag,
+            format!("{what} from {lo} to {hi}"),
+            format!("{s:?}"),
+        )),
+    }
+}
+
+/// nccl-tests' sweep: from `min` while at most `max`, times `factor` where it is above 1, else
+/// plus `step`.
+pub fn sizes(min: u64, max: u64, factor: u64, step: u64) -> Result<Vec<u64>, ConfigError> {
+    if factor > 1 && min == 0 {
+        return Err(ConfigError::new(
+            CLI,
+            "-b",
+            "a first size above 0 with -f (0 times the factor stays 0)",
+            "0",
+        ));
+    }
+    if factor <= 1 && step == 0 {
+        return Err(ConfigError::new(
+            CLI,
+            "-i",
+            "a step above 0 bytes (or -f above 1)",
+            "0",
+        ));
+    }
+    let mut out = Vec::new();
+    let mut size = min;
+    while size <= max {
+        if out.len() == MAX_SIZES {
+            return Err(ConfigError::new(
+                CLI,
+                "-b/-e/-f/-i",
+                format!("at most {MAX_SIZES} sizes"),
+                format!("more from {min} to {max}"),
+            ));
+        }
+        out.push(size);
+        let next = if factor > 1 {
+            size.checked_mul(factor)
+        } else {
+            size.checked_add(step)
+        };
+        match next {
+            Some(n) => size = n,
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+/// Per size of the sweep, what nccl-tests prints for `test` over `ranks` ranks of `dtype`
+/// bytes an element (`setupArgs` and the collectives' `GetCollByteCount`).
+pub fn row_sizes(test: Test, raw: &[u64], dtype: u64, ranks: u64) -> Vec<Size> {
+    raw.iter()
+        .map(|&size| {
+            let count = size / dtype;
+            match test {
+                Test::AllReduce => Size {
+                    bytes: count * dtype,
+                    count,
+                },
+                Test::AllGather | Test::ReduceScatter => {
+                    let base = (count / ranks) & !(16 / dtype - 1);
+                    Size {
+                        bytes: base * ranks * dtype,
+                        count: base,
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+impl Nccl {
+    /// NCCL's settings from `vars` (name, value; a later one wins), refusing what the model
+    /// cannot run: NCCL_ALGO other than Ring, NCCL_PROTO other than Simple, a GDR level below
+    /// PIX.
+    pub fn from_vars(vars: &[(String, String)]) -> Result<Nccl, ConfigError> {
+        let get = |name: &str| {
+            vars.iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.trim().to_string())
+        };
+        let only = |name: &str, want: &str| -> Result<(), ConfigError> {
+            match get(name) {
+                Some(v) if !v.eq_ignore_ascii_case(want) => Err(ConfigError::new(
+                    CLI,
+                    name,
+                    format!(
+                        "{want} or unset: only NCCL's Ring algorithm with the Simple protocol \
+                         is modelled"
+                    ),
+                    format!("{v:?}"),
+                )),
+                _ => Ok(()),
+            }
+        };
+        only("NCCL_ALGO", "Ring")?;
+        only("NCCL_PROTO", "Simple")?;
+        let pxn = get("NCCL_PXN_DISABLE")
+            .map(|v| parse_int("NCCL_PXN_DISABLE", &v, 0, 1, "0 or 1").map(|d| d == 0))
+            .transpose()?;
+        let gdr_level = get("NCCL_NET_GDR_LEVEL")
+            .map(|v| gdr_level(&v).map(|(a, c2c)| (v, a, c2c)))
+            .transpose()?;
+        let channels = |name: &str| {
+            get(name)
+                .map(|v| {
+                    parse_int(
+                        name,
+                        &v,
+                        1,
+                        crate::config::collective::MAX_CHANNELS.into(),
+                        "channels",
+                    )
+                })
+                .transpose()
+                .map(|c| c.map(|c| c as u32))
+        };
+        let min_channels = channels("NCCL_MIN_NCHANNELS")?;
+        let max_channels = channels("NCCL_MAX_NCHANNELS")?;
+        let mut ignored: Vec<String> = vars
+            .iter()
+            .filter(|(n, _)| !NCCL_VARS.contains(&n.as_str()))
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        ignored.dedup();
+        Ok(Nccl {
+            pxn,
+            gdr_level,
+            min_channels,
+            max_channels,
+            ignored,
+        })
+    }
+
+    /// The channels NCCL runs where its own choice is `auto`: at most NCCL_MAX_NCHANNELS, then
+    /// duplicated up to NCCL_MIN_NCHANNELS (NCCL's `ncclTopoPostset`).
+    pub fn channels(&self, auto: u32) -> u32 {
+        let c = self.max_channels.map_or(auto, |m| auto.min(m));
+        self.min_channels.map_or(c, |m| c.max(m))
+    }
+}
+
+/// NCCL_NET_GDR_LEVEL (`ncclGetLevel`): a path type's name or the old numbering (0 LOC, 1 PIX,
+/// 2 PXB, 3 PHB, 4 and above SYS), as the model's class GPUDirect is allowed up to, and whether
+/// NCCL's P2C is allowed (P2C and above). NCCL's PHB is any path through the CPU of the NIC's
+/// socket: the model's PHB and NODE.
+fn gdr_level(v: &str) -> Result<(crate::topology::Affinity, bool), ConfigError> {
+    use crate::topology::Affinity as A;
+    let word = match v.trim().parse::<u64>() {
+        Ok(0) => "LOC".to_string(),
+        Ok(1) => "PIX".into(),
+        Ok(2) => "PXB".into(),
+        Ok(3) => "PHB".into(),
+        Ok(_) => "SYS".into(),
+        Err(_) => v.trim().to_ascii_uppercase(),
+    };
+    match word.as_str() {
+        "PIX" => Ok((A::Pix, false)),
+        "PXB" | "PXN" => Ok((A::Pxb, false)),
+        "P2C" => Ok((A::Pxb, true)),
+        "PHB" => Ok((A::Node, true)),
+        "SYS" => Ok((A::Sys, true)),
+        "LOC" | "NVL" | "NVB" | "C2C" => Err(ConfigError::new(
+            CLI,
+            "NCCL_NET_GDR_LEVEL",
+            "PIX, PXB, P2C, PHB or SYS (GPUDirect off altogether, NCCL's host path for every \
+             GPU, is not modelled for collectives yet)",
+            format!("{v:?}"),
+        )),
+        _ => Err(ConfigError::new(
+            CLI,
+            "NCCL_NET_GDR_LEVEL",
+            "one of NCCL's path types (PIX, PXB, P2C, PHB, SYS) or 1 to 4",
+            format!("{v:?}"),
+        )),
+    }
+}
+
+impl Args {
+    /// Parses and checks every flag, refusing (naming the flag) what nccl-tests or the model
+    /// cannot run; the machine's own bounds (`-g`) are checked with the config.
+    pub fn resolve(&self) -> Result<Plan, ConfigError> {
+        let test = Test::parse(&self.test)?;
+        let size = |flag: &str, v: &Option<String>, default: u64| {
+            v.as_deref().map_or(Ok(default), |s| parse_size(flag, s))
+        };
+        let min = size("-b", &self.min_bytes, 32 << 20)?;
+        let max = size("-e", &self.max_bytes, 32 << 20)?;
+        let step = size("-i", &self.step_bytes, 1 << 20)?;
+        if min > max {
+            return Err(ConfigError::new(
+                CLI,
+                "-b/-e",
+                "-b at most -e (nccl-tests: invalid sizes for 'minbytes' and 'maxbytes')",
+                format!("{min} > {max}"),
+            ));
+        }
+        let largest = crate::config::limits::MAX_MESSAGE;
+        if max > largest {
+            return Err(ConfigError::new(
+                CLI,
+                "-e",
+                format!("at most {largest} bytes (16G, the largest size gdrsim simulates)"),
+                max.to_string(),
+            ));
+        }
+        let int = |flag: &str, v: &Option<String>, default: i64, lo: i64, hi: i64, what: &str| {
+            v.as_deref()
+                .map_or(Ok(default), |s| parse_int(flag, s, lo, hi, what))
+        };
+        let factor = int("-f", &self.step_factor, 1, 0, 1 << 20, "a step factor")? as u64;
+        let gpus = int("-g", &self.gpus, 1, 1, 1024, "GPUs per host")? as u32;
+        let iters = int("-n", &self.iters, 20, 1, 1 << 30, "iterations")?;
+        let warmup = int("-w", &self.warmup, 1, 0, 1 << 30, "warm-up iterations")?;
+        let check = int("-c", &self.check, 1, 0, 1 << 30, "validation rounds")?;
+        let dtype = match self.dtype.as_deref().map(str::trim) {
+            None => ("float", 4),
+            Some(d) => *TYPES.iter().find(|t| t.0 == d).ok_or_else(|| {
+                let names: Vec<&str> = TYPES.iter().map(|t| t.0).collect();
+                ConfigError::new(
+                    CLI,
+                    "-d",
+                    format!("one of nccl-tests' types ({})", names.join(", ")),
+                    format!("{d:?}"),
+                )
+            })?,
+        };
+        let op = match self.op.as_deref().map(str::trim) {
+            None => "sum",
+            Some(o) => *OPS.iter().find(|&&n| n == o).ok_or_else(|| {
+                ConfigError::new(
+                    CLI,
+                    "-o",
+                    format!("one of nccl-tests' reductions ({})", OPS.join(", ")),
+                    format!("{o:?}"),
+                )
+            })?,
+        };
+        let raw_sizes = sizes(min, max, factor, step)?;
+        let nccl = Nccl::from_vars(&self.env)?;
+        Ok(Plan {
+            test,
+            header: layout::Header {
+                program: test.program().to_string(),
+                gpus,
+                min_bytes: min,
+                max_bytes: max,
+                step: if factor > 1 {
+                    (factor, true)
+                } else {
+                    (step, false)
+                },
+                warmup,
+                iters,
+                validation: check,
+            },
+            dtype,
+            op: if test == Test::AllGather { "none" } else { op },
+            raw_sizes,
+            nccl,
+        })
+    }
+}
+
+/// The config the run simulates: `source`'s `[sim]`, `[network]`, machines and hosts, with
+/// NCCL's settings in `[sim]`, the sizes in `[sweep]` on path `auto`, and the collective as its
+/// only scenario over every host (`channels`: a count, or NCCL's default where None).
+fn study_config(
+    (text, file): (&str, &str),
+    plan: &Plan,
+    sizes: &[u64],
+    (gpus, channels): (Option<u32>, Option<u32>),
+) -> Result<Config, ConfigError> {
+    let mut doc: toml::Table = match toml::from_str(text) {
+        Ok(d) => d,
+        // The config's own parser words the syntax error.
+        Err(_) => {
+            return Err(crate::config::parse(text, file).err().unwrap_or_else(|| {
+                ConfigError::new(file, "", "a TOML document", "one toml could not read")
+            }));
+        }
+    };
+    for k in ["sweep", "output", "scenarios"] {
+        doc.remove(k);
+    }
+    let sim = doc
+        .entry("sim")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(sim) = sim {
+        if let Some(pxn) = plan.nccl.pxn {
+            sim.insert("pxn".into(), pxn.into());
+        }
+        if let Some((_, level, c2c)) = &plan.nccl.gdr_level {
+            sim.insert("net_gdr_level".into(), level.name().into());
+            sim.insert("net_gdr_c2c".into(), (*c2c).into());
+        }
+    }
+    let mut sweep = toml::Table::new();
+    sweep.insert(
+        "sizes".into(),
+        toml::Value::Array(sizes.iter().map(|&s| (s as i64).into()).collect()),
+    );
+    sweep.insert("paths".into(), toml::Value::Array(vec!["auto".into()]));
+    sweep.insert("ops".into(), toml::Value::Array(vec!["write_imm".into()]));
+    doc.insert("sweep".into(), sweep.into());
+    let mut output = toml::Table::new();
+    output.insert("charts".into(), toml::Value::Array(Vec::new()));
+    doc.insert("output".into(), output.into());
+    let mut coll = toml::Table::new();
+    coll.insert("kind".into(), plan.test.kind().name().into());
+    coll.insert("hosts".into(), "all".into());
+    if let Some(g) = gpus {
+        coll.insert("gpus_per_host".into(), i64::from(g).into());
+    }
+    coll.insert(
+        "channels".into(),
+        channels.map_or_else(|| "auto".into(), |c| i64::from(c).into()),
+    );
+    let mut sc = toml::Table::new();
+    sc.insert("name".into(), plan.test.program().into());
+    sc.insert("collective".into(), coll.into());
+    doc.insert(
+        "scenarios".into(),
+        toml::Value::Array(vec![toml::Value::Table(sc)]),
+    );
+    let text = toml::to_string(&doc)
+        .map_err(|e| ConfigError::new(file, "", "a config gdrsim can rewrite", format!("{e}")))?;
+    let cfg = crate::config::parse(&text, file)?;
+    let topo = scenario::topology(&cfg);
+    scenario::check_plans(&cfg, &topo)
+        .and_then(|()| scenario::horizon::check(&cfg, &topo))
+        .map_err(|(key, expected, found)| ConfigError::new(file, &key, expected, found))?;
+    Ok(cfg)
+}
+
+/// The machine's checks of `-g`: at most the smallest host's GPUs, at least two ranks.
+fn check_gpus(cfg: &Config, gpus: u32) -> Result<(), ConfigError> {
+    let fewest = cfg
+        .hosts
+        .iter()
+        .map(|h| h.machine.gpus.len())
+        .min()
+        .unwrap_or(0) as u32;
+    if gpus > fewest {
+        return Err(ConfigError::new(
+            CLI,
+            "-g",
+            format!("1 to {fewest} (the GPUs of the config's smallest host)"),
+            gpus.to_string(),
+        ));
+    }
+    if cfg.hosts.len() as u32 * gpus < 2 {
+        return Err(ConfigError::new(
+            CLI,
+            "-g",
+            format!(
+                "at least two ranks in all ({} host{} x -g)",
+                cfg.hosts.len(),
+                if cfg.hosts.len() == 1 { "" } else { "s" }
+            ),
+            gpus.to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// A run ready to simulate: the study, its points, and what the output says of them.
+pub struct Prepared {
+    /// The plan from the command line.
+    pub plan: Plan,
+    /// The generated study.
+    pub cfg: Config,
+    /// Per size of the sweep, the row's size and count.
+    pub rows: Vec<Size>,
+    /// The channels the rings run (and whether NCCL's default).
+    pub channels: (u32, bool),
+    /// Where the machine came from.
+    pub source: String,
+}
+
+/// Checks the command line and the machine and builds the study, before any simulation.
+pub fn prepare(config: Option<&std::path::Path>, a: &Args) -> Result<Prepared> {
+    let plan = a.resolve()?;
+    let (text, source) = match config {
+        None => (DEFAULT_TOML.to_string(), DEFAULT_NAME.to_string()),
+        Some(p) if p.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                .context("reading the config from stdin")?;
+            (s, "<stdin>".to_string())
+        }
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| {
+                ConfigError::new(
+                    &p.display().to_string(),
+                    "",
+                    "a readable TOML file",
+                    format!("an I/O error: {e}"),
+                )
+            })?,
+            p.display().to_string(),
+        ),
+    };
+    // The hosts and their GPUs come from the machine: read them from a first study at the
+    // smallest size (every GPU of the smallest host, its channels NCCL's default), then
+    // check -g and build the real one.
+    let probe = study_config((&text, &source), &plan, &[1], (None, None))?;
+    check_gpus(&probe, plan.header.gpus)?;
+    let probe = study_config(
+        (&text, &source),
+        &plan,
+        &[1],
+        (Some(plan.header.gpus), None),
+    )?;
+    let Some(coll) = probe.scenarios[0]
+        .workload
+        .as_ref()
+        .and_then(|w| w.collective.clone())
+    else {
+        anyhow::bail!("the generated scenario is not a collective");
+    };
+    let ranks = u64::from(coll.ranks());
+    let rows = row_sizes(plan.test, &plan.raw_sizes, plan.dtype.1, ranks);
+    let mut simulated: Vec<u64> = rows.iter().map(|r| r.bytes).filter(|&b| b > 0).collect();
+    simulated.sort_unstable();
+    simulated.dedup();
+    if simulated.is_empty() {
+        simulated.push(1);
+    }
+    let channels = plan.nccl.channels(coll.channels);
+    let explicit = plan.nccl.min_channels.is_some() || plan.nccl.max_channels.is_some();
+    let cfg = study_config(
+        (&text, &source),
+        &plan,
+        &simulated,
+        (Some(plan.header.gpus), explicit.then_some(channels)),
+    )?;
+    Ok(Prepared {
+        plan,
+        cfg,
+        rows,
+        channels: (channels, !explicit),
+        source,
+    })
+}
+
+/// What the run is about to simulate, for the cost gate: the study's points.
+pub fn work(p: &Prepared) -> study::Work {
+    let ids: Vec<usize> = (0..scenario::plan(&p.cfg).len()).collect();
+    study::study_work(&p.cfg, &ids, study::threads(0))
+}
+
+/// Simulates every size and returns nccl-tests' text.
+pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
+    let points = scenario::plan(&p.cfg);
+    let progress = crate::progress::Progress::new(points.len() as u64, quiet, "nccl-tests");
+    let results = study::simulate(&p.cfg, &points, 0, &progress)?;
+    progress.finish();
+    let coll = p.cfg.scenarios[0]
+        .workload
+        .as_ref()
+        .and_then(|w| w.collective.clone())
+        .context("the generated scenario is not a collective")?;
+    let ranks = coll.ranks();
+    let (num, den) = scenario::collective::busbw_factor(coll.kind, ranks);
+    let factor = num as f64 / den as f64;
+    let figures = |bytes: u64| -> layout::Figures {
+        let Some(s) = results.iter().find(|s| s.size_bytes == bytes) else {
+            return layout::Figures {
+                time_us: 0.0,
+                algbw: 0.0,
+                busbw: 0.0,
+            };
+        };
+        let time_us = s.lat.mean_us;
+        let algbw = if time_us > 0.0 {
+            bytes as f64 / 1e9 / (time_us * 1e-6)
+        } else {
+            0.0
+        };
+        layout::Figures {
+            time_us,
+            algbw,
+            busbw: algbw * factor,
+        }
+    };
+
+    let plan = &p.plan;
+    let mut devices = Vec::new();
+    for (i, &h) in coll.hosts.iter().enumerate() {
+        let host = &p.cfg.hosts[h];
+        for g in 0..coll.gpus_per_host as usize {
+            let model = &host.machine.gpus[g].model;
+            devices.push(layout::Device {
+                host: host.name.clone(),
+                pid: 1000 + i as u32,
+                device: g as u32,
+                name: if model.starts_with("NVIDIA") {
+                    model.clone()
+                } else {
+                    format!("NVIDIA {model}")
+                },
+            });
+        }
+    }
+    let mut out = layout::header(&plan.header, &devices);
+    out.push_str(&notes(p, &results));
+    out.push_str(&layout::column_header());
+    let mut sum = 0.0;
+    for r in &p.rows {
+        let f = figures(r.bytes);
+        sum += 2.0 * f.busbw;
+        out.push_str(&layout::row(
+            (r.bytes, r.count),
+            (plan.dtype.0, plan.op, -1),
+            [f, f],
+            plan.header.validation != 0,
+        ));
+    }
+    let avg = sum / (2 * p.rows.len()).max(1) as f64;
+    out.push_str(&layout::footer(plan.test.program(), avg));
+    Ok(out)
+}
+
+/// gdrsim's `#` lines: what was simulated, NCCL's settings and the path the edges between
+/// hosts took.
+fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
+    let coll = p.cfg.scenarios[0]
+        .workload
+        .as_ref()
+        .and_then(|w| w.collective.as_ref());
+    let names: Vec<&str> = coll
+        .map(|c| {
+            c.hosts
+                .iter()
+                .map(|&h| p.cfg.hosts[h].name.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    let n = &p.plan.nccl;
+    let mut s = format!(
+        "# gdrsim: simulated, not measured: {}, hosts {} x {} GPU{} = {} ranks\n",
+        p.source,
+        names.join(", "),
+        p.plan.header.gpus,
+        if p.plan.header.gpus == 1 { "" } else { "s" },
+        names.len() as u32 * p.plan.header.gpus
+    );
+    s.push_str(&format!(
+        "# gdrsim: NCCL_ALGO Ring, NCCL_PROTO Simple (the only ones modelled); {} channels ({})\n",
+        p.channels.0,
+        if p.channels.1 {
+            "NCCL's default for this machine, an estimate"
+        } else {
+            "NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS"
+        }
+    ));
+    let level = match &n.gdr_level {
+        Some((v, _, _)) => format!("NCCL_NET_GDR_LEVEL {v}"),
+        None => format!(
+            "GPUDirect up to {} (NCCL_NET_GDR_LEVEL default)",
+            p.cfg.sim.net_gdr_level.name()
+        ),
+    };
+    let mut crossing: Vec<String> = Vec::new();
+    if let Some(largest) = results.last() {
+        for f in &largest.flow_rows {
+            let name = f.effective_path.name().to_string();
+            if f.sender.contains(" via ") && !crossing.contains(&name) {
+                crossing.push(name);
+            }
+        }
+    }
+    s.push_str(&format!(
+        "# gdrsim: path auto (NCCL's choice per GPU-NIC pair): PXN {} ({}), {level}{}\n",
+        if p.cfg.sim.pxn { "on" } else { "off" },
+        match n.pxn {
+            Some(on) => format!("NCCL_PXN_DISABLE {}", if on { 0 } else { 1 }),
+            None if p.cfg.sim.pxn => "NCCL_PXN_DISABLE default".into(),
+            None => "the config's [sim] pxn".into(),
+        },
+        if crossing.is_empty() {
+            String::new()
+        } else {
+            format!("; edges between hosts ran as {}", crossing.join(", "))
+        }
+    ));
+    if !n.ignored.is_empty() {
+        s.push_str(&format!(
+            "# gdrsim: not modelled, ignored: {}\n",
+            n.ignored.join(" ")
+        ));
+    }
+    s
+}
+
+/// `gdrsim nccl-tests`: checks the command line and the machine, builds the study, refuses it
+/// before any work where it costs more than `limits`, and runs it.
+pub fn command(
+    config: Option<&std::path::Path>,
+    a: &Args,
+    limits: &study::Limits,
+    quiet: bool,
+) -> Result<String> {
+    let p = prepare(config, a)?;
+    study::admit(&p.source, &work(&p), limits)?;
+    run(&p, quiet)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_parsesize_and_the_sweep() {
+        assert_eq!(parse_size("-b", "8").unwrap(), 8);
+        assert_eq!(parse_size("-b", "1M").unwrap(), 1 << 20);
+        assert_eq!(parse_size("-b", "8G").unwrap(), 8 << 30);
+        assert_eq!(parse_size("-b", "1.5k").unwrap(), 1536);
+        assert_eq!(parse_size("-b", "4MB").unwrap(), 4 << 20);
+        assert!(
+            parse_size("-e", "x")
+                .unwrap_err()
+                .to_string()
+                .contains("-e")
+        );
+        assert!(parse_size("-e", "-1").is_err());
+        assert!(parse_size("-e", "3T").is_err());
+        assert_eq!(sizes(8, 64, 2, 0).unwrap(), vec![8, 16, 32, 64]);
+        assert_eq!(sizes(8, 70, 2, 0).unwrap(), vec![8, 16, 32, 64]);
+        assert_eq!(sizes(10, 30, 1, 10).unwrap(), vec![10, 20, 30]);
+        assert!(sizes(0, 30, 2, 0).is_err());
+        assert!(sizes(1, 30, 1, 0).is_err());
+    }
+
+    /// setupArgs and GetCollByteCount: all-reduce keeps count x type size; all-gather and
+    /// reduce-scatter round the per-rank count down to 16 bytes' worth.
+    #[test]
+    fn row_sizes_round_as_nccl_tests() {
+        let ar = row_sizes(Test::AllReduce, &[8, 1 << 20, 7], 4, 16);
+        assert_eq!(ar[0], Size { bytes: 8, count: 2 });
+        assert_eq!(
+            ar[1],
+            Size {
+                bytes: 1 << 20,
+                count: 1 << 18
+            }
+        );
+        assert_eq!(ar[2], Size { bytes: 4, count: 1 });
+        let ag = row_sizes(Test::AllGather, &[8, 1024, 1 << 20], 4, 16);
+        assert_eq!(ag[0], Size { bytes: 0, count: 0 });
+        // 256 floats / 16 ranks = 16 a rank, a multiple of 4 floats (16 bytes).
+        assert_eq!(
+            ag[1],
+            Size {
+                bytes: 1024,
+                count: 16
+            }
+        );
+        let rs = row_sizes(Test::ReduceScatter, &[1000], 4, 3);
+        // 250 / 3 = 83, rounded down to 80 (a multiple of 4).
+        assert_eq!(
+            rs[0],
+            Size {
+                bytes: 960,
+                count: 80
+            }
+        );
+    }
+
+    #[test]
+    fn nccl_variables_are_honoured_or_refused() {
+        let v = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let n = Nccl::from_vars(&v(&[("NCCL_ALGO", "ring"), ("NCCL_PROTO", "Simple")])).unwrap();
+        assert!(n.pxn.is_none() && n.gdr_level.is_none());
+        let e = Nccl::from_vars(&v(&[("NCCL_ALGO", "Tree")])).unwrap_err();
+        assert!(e.to_string().contains("NCCL_ALGO") && e.to_string().contains("Ring"));
+        let e = Nccl::from_vars(&v(&[("NCCL_PROTO", "LL128")])).unwrap_err();
+        assert!(e.to_string().contains("Simple"));
+        let n = Nccl::from_vars(&v(&[
+            ("NCCL_PXN_DISABLE", "1"),
+            ("NCCL_NET_GDR_LEVEL", "SYS"),
+            ("NCCL_MAX_NCHANNELS", "4"),
+            ("NCCL_DEBUG", "INFO"),
+        ]))
+        .unwrap();
+        assert_eq!(n.pxn, Some(false));
+        assert_eq!(
+            n.gdr_level.as_ref().unwrap().1,
+            crate::topology::Affinity::Sys
+        );
+        assert_eq!(n.channels(16), 4);
+        assert_eq!(n.ignored, vec!["NCCL_DEBUG=INFO".to_string()]);
+        let n = Nccl::from_vars(&v(&[("NCCL_MIN_NCHANNELS", "32")])).unwrap();
+        assert_eq!(n.channels(16), 32);
+        assert!(Nccl::from_vars(&v(&[("NCCL_NET_GDR_LEVEL", "LOC")])).is_err());
+        assert!(Nccl::from_vars(&v(&[("NCCL_MAX_NCHANNELS", "0")])).is_err());
+        // The later setting wins (--env after the environment).
+        let n =
+            Nccl::from_vars(&v(&[("NCCL_PXN_DISABLE", "1"), ("NCCL_PXN_DISABLE", "0")])).unwrap();
+        assert_eq!(n.pxn, Some(true));
+    }
+
+    #[test]
+    fn other_programs_are_refused_as_not_modelled_yet() {
+        let e = Test::parse("alltoall_perf").unwrap_err().to_string();
+        assert!(e.contains("not modelled yet"), "{e}");
+        let e = Test::parse("foo").unwrap_err().to_string();
+        assert!(e.contains("all_reduce_perf"), "{e}");
+        assert_eq!(
+            Test::parse("reduce_scatter_perf").unwrap(),
+            Test::ReduceScatter
+        );
+    }
+}
