@@ -55,19 +55,21 @@ pub enum Test {
     AllGather,
     /// reduce_scatter_perf.
     ReduceScatter,
+    /// alltoall_perf.
+    AllToAll,
 }
 
 impl Test {
     /// Every test with its program name.
-    pub const ALL: [(&'static str, Test); 3] = [
+    pub const ALL: [(&'static str, Test); 4] = [
         ("all_reduce_perf", Test::AllReduce),
         ("all_gather_perf", Test::AllGather),
         ("reduce_scatter_perf", Test::ReduceScatter),
+        ("alltoall_perf", Test::AllToAll),
     ];
 
     /// nccl-tests programs the model has no collective for yet.
-    pub const NOT_YET: [&'static str; 8] = [
-        "alltoall_perf",
+    pub const NOT_YET: [&'static str; 7] = [
         "alltoallv_perf",
         "broadcast_perf",
         "sendrecv_perf",
@@ -104,6 +106,7 @@ impl Test {
             Test::AllReduce => CollectiveKind::AllReduce,
             Test::AllGather => CollectiveKind::AllGather,
             Test::ReduceScatter => CollectiveKind::ReduceScatter,
+            Test::AllToAll => CollectiveKind::AllToAll,
         }
     }
 }
@@ -182,9 +185,10 @@ pub struct Nccl {
     /// NCCL_PXN_DISABLE where set: 1 turns PXN off, 0 on (unset: the config's `[sim] pxn`,
     /// default on as NCCL's).
     pub pxn: Option<bool>,
-    /// NCCL_NET_GDR_LEVEL as given and the model's class it allows GPUDirect up to, with
-    /// whether NCCL's P2C (NVLink-C2C) is allowed too.
-    pub gdr_level: Option<(String, crate::topology::Affinity, bool)>,
+    /// NCCL_NET_GDR_LEVEL as given and the model's class it allows GPUDirect up to (None: LOC,
+    /// GPUDirect off, NCCL's host path for every GPU), with whether NCCL's P2C (NVLink-C2C) is
+    /// allowed too.
+    pub gdr_level: Option<(String, Option<crate::topology::Affinity>, bool)>,
     /// NCCL_MIN_NCHANNELS.
     pub min_channels: Option<u32>,
     /// NCCL_MAX_NCHANNELS.
@@ -314,7 +318,9 @@ pub fn row_sizes(test: Test, raw: &[u64], dtype: u64, ranks: u64) -> Vec<Size> {
                     bytes: count * dtype,
                     count,
                 },
-                Test::AllGather | Test::ReduceScatter => {
+                // All-to-all's per-peer count is rounded as all-gather's per-rank one
+                // (`AlltoAllGetCollByteCount`).
+                Test::AllGather | Test::ReduceScatter | Test::AllToAll => {
                     let base = (count / ranks) & !(16 / dtype - 1);
                     Size {
                         bytes: base * ranks * dtype,
@@ -390,6 +396,15 @@ impl Nccl {
         })
     }
 
+    /// The path the collective runs: NCCL's choice per GPU-NIC pair (`auto`), or its host path
+    /// everywhere where NCCL_NET_GDR_LEVEL is LOC (`nccl_host`).
+    pub fn path(&self) -> &'static str {
+        match self.gdr_level {
+            Some((_, None, _)) => "nccl_host",
+            _ => "auto",
+        }
+    }
+
     /// The channels NCCL runs where its own choice is `auto`: at most NCCL_MAX_NCHANNELS, then
     /// duplicated up to NCCL_MIN_NCHANNELS (NCCL's `ncclTopoPostset`).
     pub fn channels(&self, auto: u32) -> u32 {
@@ -399,10 +414,11 @@ impl Nccl {
 }
 
 /// NCCL_NET_GDR_LEVEL (`ncclGetLevel`): a path type's name or the old numbering (0 LOC, 1 PIX,
-/// 2 PXB, 3 PHB, 4 and above SYS), as the model's class GPUDirect is allowed up to, and whether
-/// NCCL's P2C is allowed (P2C and above). NCCL's PHB is any path through the CPU of the NIC's
-/// socket: the model's PHB and NODE.
-fn gdr_level(v: &str) -> Result<(crate::topology::Affinity, bool), ConfigError> {
+/// 2 PXB, 3 PHB, 4 and above SYS), as the model's class GPUDirect is allowed up to (None for
+/// LOC: GPUDirect off, the path `nccl_host`), and whether NCCL's P2C is allowed (P2C and
+/// above). NCCL's PHB is any path through the CPU of the NIC's socket: the model's PHB and
+/// NODE.
+fn gdr_level(v: &str) -> Result<(Option<crate::topology::Affinity>, bool), ConfigError> {
     use crate::topology::Affinity as A;
     let word = match v.trim().parse::<u64>() {
         Ok(0) => "LOC".to_string(),
@@ -413,22 +429,22 @@ fn gdr_level(v: &str) -> Result<(crate::topology::Affinity, bool), ConfigError> 
         Err(_) => v.trim().to_ascii_uppercase(),
     };
     match word.as_str() {
-        "PIX" => Ok((A::Pix, false)),
-        "PXB" | "PXN" => Ok((A::Pxb, false)),
-        "P2C" => Ok((A::Pxb, true)),
-        "PHB" => Ok((A::Node, true)),
-        "SYS" => Ok((A::Sys, true)),
-        "LOC" | "NVL" | "NVB" | "C2C" => Err(ConfigError::new(
+        "LOC" => Ok((None, false)),
+        "PIX" => Ok((Some(A::Pix), false)),
+        "PXB" | "PXN" => Ok((Some(A::Pxb), false)),
+        "P2C" => Ok((Some(A::Pxb), true)),
+        "PHB" => Ok((Some(A::Node), true)),
+        "SYS" => Ok((Some(A::Sys), true)),
+        "NVL" | "NVB" | "C2C" => Err(ConfigError::new(
             CLI,
             "NCCL_NET_GDR_LEVEL",
-            "PIX, PXB, P2C, PHB or SYS (GPUDirect off altogether, NCCL's host path for every \
-             GPU, is not modelled for collectives yet)",
+            "LOC, PIX, PXB, P2C, PHB or SYS (a GPU-NIC path is a PCIe one in the model)",
             format!("{v:?}"),
         )),
         _ => Err(ConfigError::new(
             CLI,
             "NCCL_NET_GDR_LEVEL",
-            "one of NCCL's path types (PIX, PXB, P2C, PHB, SYS) or 1 to 4",
+            "one of NCCL's path types (LOC, PIX, PXB, P2C, PHB, SYS) or 0 to 4",
             format!("{v:?}"),
         )),
     }
@@ -513,7 +529,11 @@ impl Args {
                 validation: check,
             },
             dtype,
-            op: if test == Test::AllGather { "none" } else { op },
+            op: if matches!(test, Test::AllGather | Test::AllToAll) {
+                "none"
+            } else {
+                op
+            },
             raw_sizes,
             nccl,
         })
@@ -548,7 +568,7 @@ fn study_config(
         if let Some(pxn) = plan.nccl.pxn {
             sim.insert("pxn".into(), pxn.into());
         }
-        if let Some((_, level, c2c)) = &plan.nccl.gdr_level {
+        if let Some((_, Some(level), c2c)) = &plan.nccl.gdr_level {
             sim.insert("net_gdr_level".into(), level.name().into());
             sim.insert("net_gdr_c2c".into(), (*c2c).into());
         }
@@ -558,7 +578,10 @@ fn study_config(
         "sizes".into(),
         toml::Value::Array(sizes.iter().map(|&s| (s as i64).into()).collect()),
     );
-    sweep.insert("paths".into(), toml::Value::Array(vec!["auto".into()]));
+    sweep.insert(
+        "paths".into(),
+        toml::Value::Array(vec![plan.nccl.path().into()]),
+    );
     sweep.insert("ops".into(), toml::Value::Array(vec!["write_imm".into()]));
     doc.insert("sweep".into(), sweep.into());
     let mut output = toml::Table::new();
@@ -829,8 +852,12 @@ fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
             }
         }
     }
+    let path = match n.path() {
+        "auto" => "path auto (NCCL's choice per GPU-NIC pair)",
+        _ => "path nccl_host (GPUDirect off: NCCL's host path for every GPU)",
+    };
     s.push_str(&format!(
-        "# gdrsim: path auto (NCCL's choice per GPU-NIC pair): PXN {} ({}), {level}{}\n",
+        "# gdrsim: {path}: PXN {} ({}), {level}{}\n",
         if p.cfg.sim.pxn { "on" } else { "off" },
         match n.pxn {
             Some(on) => format!("NCCL_PXN_DISABLE {}", if on { 0 } else { 1 }),
@@ -950,13 +977,16 @@ mod tests {
         assert_eq!(n.pxn, Some(false));
         assert_eq!(
             n.gdr_level.as_ref().unwrap().1,
-            crate::topology::Affinity::Sys
+            Some(crate::topology::Affinity::Sys)
         );
         assert_eq!(n.channels(16), 4);
         assert_eq!(n.ignored, vec!["NCCL_DEBUG=INFO".to_string()]);
         let n = Nccl::from_vars(&v(&[("NCCL_MIN_NCHANNELS", "32")])).unwrap();
         assert_eq!(n.channels(16), 32);
-        assert!(Nccl::from_vars(&v(&[("NCCL_NET_GDR_LEVEL", "LOC")])).is_err());
+        let off = Nccl::from_vars(&v(&[("NCCL_NET_GDR_LEVEL", "LOC")])).unwrap();
+        assert_eq!(off.path(), "nccl_host");
+        assert_eq!(n.path(), "auto");
+        assert!(Nccl::from_vars(&v(&[("NCCL_NET_GDR_LEVEL", "NVL")])).is_err());
         assert!(Nccl::from_vars(&v(&[("NCCL_MAX_NCHANNELS", "0")])).is_err());
         // The later setting wins (--env after the environment).
         let n =
@@ -966,7 +996,8 @@ mod tests {
 
     #[test]
     fn other_programs_are_refused_as_not_modelled_yet() {
-        let e = Test::parse("alltoall_perf").unwrap_err().to_string();
+        assert_eq!(Test::parse("alltoall_perf").unwrap(), Test::AllToAll);
+        let e = Test::parse("broadcast_perf").unwrap_err().to_string();
         assert!(e.contains("not modelled yet"), "{e}");
         let e = Test::parse("foo").unwrap_err().to_string();
         assert!(e.contains("all_reduce_perf"), "{e}");

@@ -15,7 +15,7 @@ const SMALL: &str = "name = \"nt\"\nseed = 3\n[sim]\niterations = 2\nmin_iterati
     [network]\nswitch_hops = 1\n[[machines]]\nname = \"dgx\"\npreset = \"dgx-h100\"\n\
     [[hosts]]\nname = \"alpha\"\nmachine = \"dgx\"\n[[hosts]]\nname = \"beta\"\nmachine = \"dgx\"\n";
 
-/// The column header as nccl-tests 2.19.6 prints it (/work/notes/nccl-facts.md section 7,
+/// The column header as nccl-tests 2.19.6 prints it (NVIDIA/nccl-tests 2.19.6,
 /// from `src/util.cu` writeResultHeader).
 const COLUMN_HEADER: [&str; 4] = [
     "#",
@@ -198,6 +198,51 @@ fn all_gather_rounds_sizes_and_honours_channels() {
     assert!((busbw - algbw / 2.0).abs() <= 0.01, "{algbw} {busbw}");
 }
 
+/// alltoall_perf: every pair's sends, redop none, the per-peer count rounded as nccl-tests'
+/// `AlltoAllGetCollByteCount` does, busbw = algbw x (n-1)/n; NCCL_NET_GDR_LEVEL=LOC runs NCCL's
+/// host path and says so, slower than GPUDirect.
+#[test]
+fn alltoall_runs_every_pair_and_gdr_off_is_the_host_path() {
+    let cfg = small_config("alltoall");
+    let run = |env: &str| {
+        let o = nccl_tests(&[
+            "alltoall_perf",
+            cfg.to_str().unwrap(),
+            "-b",
+            "1M",
+            "-e",
+            "1M",
+            "-g",
+            "2",
+            "--env",
+            env,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let row = |out: &str| -> Vec<String> {
+        let r = out
+            .lines()
+            .find(|l| !l.starts_with('#') && !l.is_empty())
+            .unwrap();
+        r.split_whitespace().map(String::from).collect()
+    };
+    let on = run("NCCL_NET_GDR_LEVEL=PXB");
+    let off = run("NCCL_NET_GDR_LEVEL=LOC");
+    assert!(off.contains("# gdrsim: path nccl_host"), "{off}");
+    let (a, b) = (row(&on), row(&off));
+    // 262144 floats / 4 ranks = 65536 a peer (already a multiple of 4); 1 MiB in all.
+    assert_eq!(&a[..5], &["1048576", "65536", "float", "none", "-1"]);
+    let (algbw, busbw) = (figure(&a[6]), figure(&a[7]));
+    assert!((busbw - algbw * 3.0 / 4.0).abs() <= 0.01, "{algbw} {busbw}");
+    assert!(
+        figure(&b[5]) > figure(&a[5]),
+        "GDR off {} us, on {} us",
+        b[5],
+        a[5]
+    );
+}
+
 /// Bad flags and NCCL settings the model lacks exit 2 with one error naming the flag, before
 /// any output.
 #[test]
@@ -205,7 +250,7 @@ fn bad_flags_are_refused_naming_the_flag() {
     let cfg = small_config("bad");
     let cfg = cfg.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["alltoall_perf", cfg], "not modelled yet"),
+        (&["broadcast_perf", cfg], "not modelled yet"),
         (&["sendrecv_perf", cfg], "not modelled yet"),
         (&["broadcast_perf", cfg], "not modelled yet"),
         (&["all_reduce_perff", cfg], "all_reduce_perf"),
@@ -224,7 +269,7 @@ fn bad_flags_are_refused_naming_the_flag() {
             "Simple",
         ),
         (
-            &["all_reduce_perf", cfg, "--env", "NCCL_NET_GDR_LEVEL=LOC"],
+            &["all_reduce_perf", cfg, "--env", "NCCL_NET_GDR_LEVEL=NVL"],
             "NCCL_NET_GDR_LEVEL",
         ),
         (&["all_reduce_perf", cfg, "--env", "NCCL_FOO=1"], "--env"),
