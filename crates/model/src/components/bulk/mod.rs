@@ -163,6 +163,9 @@ pub struct Bulks {
     /// read window `e` (see [`Bulks::limit_of`]).
     channels: usize,
     pub jobs: Vec<Job>,
+    /// Slots of `jobs` whose transfers are done, for the next transfers to take: a stream's
+    /// transfers take the memory of those in flight, not one slot per message.
+    free_jobs: Vec<usize>,
     active: Vec<usize>,
     queues: Vec<(QueueKey, VecDeque<usize>)>,
     queue_index: std::collections::HashMap<QueueKey, usize>,
@@ -216,6 +219,7 @@ impl Bulks {
             windows: windows.to_vec(),
             channels,
             jobs: Vec::new(),
+            free_jobs: Vec::new(),
             active: Vec::new(),
             queues: Vec::new(),
             queue_index: std::collections::HashMap::new(),
@@ -356,8 +360,16 @@ impl Fabric<'_> {
             *others += 1;
         }
         let (queue, latency) = (job.queue, job.latency);
-        let id = self.bulk.jobs.len();
-        self.bulk.jobs.push(job);
+        let id = match self.bulk.free_jobs.pop() {
+            Some(id) => {
+                self.bulk.jobs[id] = job;
+                id
+            }
+            None => {
+                self.bulk.jobs.push(job);
+                self.bulk.jobs.len() - 1
+            }
+        };
         let qd = &mut self.bulk.queues[queue].1;
         qd.push_back(id);
         if qd.len() == 1 {
@@ -666,6 +678,10 @@ impl Fabric<'_> {
                 }
             }
         }
+        // Nothing refers to a done transfer again but a solve's seeds, which pass over any
+        // transfer not active (a later one in its slot is a seed of its own once active): its
+        // slot is the next transfer's.
+        self.bulk.free_jobs.push(id);
         // The next transfer of the queue, whose latency overlapped this one.
         let qd = &mut self.bulk.queues[job.queue].1;
         qd.pop_front();
