@@ -185,7 +185,8 @@ pub struct Bulks {
     /// Transfers whose groups a solve due now will share out ([`Event::Share`]).
     pending: Vec<usize>,
     share_due: bool,
-    /// Per channel and per read window: the solve that last read its users.
+    /// Per channel and per read window: the solve that last read its users (or the end of
+    /// transfers that last took them, [`Fabric::fluid_event`]).
     channel_reached: Vec<u64>,
     window_reached: Vec<u64>,
     solves: u64,
@@ -553,7 +554,9 @@ impl Fabric<'_> {
         // are taken once: at a later ended transfer they are the same less those ended before
         // (n transfers ending together on shared links listed n x n of them).
         let mut neighbours: Vec<usize> = Vec::new();
-        let mut taken = std::collections::BTreeSet::new();
+        // Taken: marked with a visit mark of its own, as a solve marks what it reached.
+        self.bulk.solves += 1;
+        let mark = self.bulk.solves;
         for &id in &done {
             for k in 0..self.bulk.jobs[id].uses.len() {
                 let c = self.bulk.jobs[id].uses[k].channel;
@@ -563,14 +566,17 @@ impl Fabric<'_> {
                     users.jobs.remove(at);
                     users.count(&b.jobs[id], c, false);
                 }
-                if taken.insert((c, false)) {
+                if b.channel_reached[c as usize] != mark {
+                    b.channel_reached[c as usize] = mark;
                     neighbours.extend(self.bulk.users(c));
                 }
             }
             if let Some(rw) = self.bulk.jobs[id].read {
-                self.bulk.window_users[rw.engine.index()].retain(|&j| j != id);
-                if taken.insert((rw.engine.0, true)) {
-                    neighbours.extend(&self.bulk.window_users[rw.engine.index()]);
+                let e = rw.engine.index();
+                self.bulk.window_users[e].retain(|&j| j != id);
+                if self.bulk.window_reached[e] != mark {
+                    self.bulk.window_reached[e] = mark;
+                    neighbours.extend(&self.bulk.window_users[e]);
                 }
             }
         }
