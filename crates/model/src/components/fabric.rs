@@ -140,6 +140,12 @@ pub struct FlowRun<'t> {
     pub msgs: Vec<Msg>,
     /// Step-state vectors of retired messages, for the next ones to start with.
     pub pool: Vec<Vec<StepState>>,
+    /// The step states a message starts with (each step waiting for all its dependencies),
+    /// the steps that start with it (no dependency, no input), ascending, and its open ends:
+    /// the same for every message of the flow, so worked out once.
+    pub fresh: Vec<StepState>,
+    pub roots: Vec<StepId>,
+    pub open_ends: u32,
     /// Messages in flight at most, messages in all, and the next to start.
     pub window: u32,
     pub total: u32,
@@ -275,6 +281,19 @@ impl<'t> Fabric<'t> {
                 threads,
                 msgs: Vec::new(),
                 pool: Vec::new(),
+                fresh: plan
+                    .steps
+                    .iter()
+                    .map(|s| StepState {
+                        waiting: s.deps.len() as u32,
+                        ..StepState::default()
+                    })
+                    .collect(),
+                roots: (plan.steps.iter().enumerate())
+                    .filter(|(_, s)| s.deps.is_empty() && s.input.is_none())
+                    .map(|(i, _)| i as StepId)
+                    .collect(),
+                open_ends: plan.open_end_count(),
                 window: 1,
                 total: 1,
                 next: 0,

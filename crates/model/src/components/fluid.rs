@@ -514,12 +514,51 @@ fn water_level(units: &[(f64, f64)], cap: f64) -> f64 {
 /// The weight of carrying `wire` bytes on a resource per `payload` bytes moved, rounded up (a
 /// transfer never takes less of a link than it really uses).
 pub fn weight(wire: u64, payload: u64) -> u128 {
-    (wire as u128 * WEIGHT_ONE).div_ceil(payload.max(1) as u128)
+    let num = wire as u128 * WEIGHT_ONE;
+    let den = payload.max(1) as u128;
+    // The same quotient in one machine division where the product fits in 64 bits.
+    match u64::try_from(num) {
+        Ok(n) => n.div_ceil(den as u64) as u128,
+        Err(_) => num.div_ceil(den),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The 64-bit division gives the 128-bit one's quotient, rounded up alike, on both sides
+    /// of the 64-bit product.
+    #[test]
+    fn weight_is_the_wide_quotient_rounded_up() {
+        let wide = |w: u64, p: u64| (w as u128 * WEIGHT_ONE).div_ceil(p.max(1) as u128);
+        let edge = [
+            0,
+            1,
+            2,
+            3,
+            24,
+            4096,
+            4120,
+            1 << 47,
+            (1 << 48) - 1,
+            1 << 48,
+            u64::MAX,
+        ];
+        for &w in &edge {
+            for &p in &edge {
+                assert_eq!(weight(w, p), wide(w, p), "weight({w}, {p})");
+            }
+        }
+        let mut x = 11u64;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (w, p) = (x >> (x % 64), (x.rotate_left(17)) >> (x % 61));
+            assert_eq!(weight(w, p), wide(w, p), "weight({w}, {p})");
+        }
+    }
 
     /// A transfer alone gets from the short path what the full solve gives it, rate and bound,
     /// over random demands on links and windows of random capacities (zero and beyond

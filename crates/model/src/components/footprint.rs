@@ -2,7 +2,8 @@
 //! (gdrsim's `scenario::cost`): every message's state (kept so that the outcome can be read
 //! after the run; a recording run keeps a record per step of its plan too, which a run that
 //! does not record gives back as each message ends), and the fixed part of every bulk
-//! transfer (a done transfer gives back its lists, not its slot). Units in flight
+//! transfer (an upper bound: a done transfer gives back its lists, and a later transfer takes
+//! its slot, so a stream holds the slots of its transfers in flight). Units in flight
 //! (trains, reads, pending events) are reused and bounded by the windows, so they are left
 //! out. The sizes come from the types themselves where they can, so the estimate follows the
 //! code; the constants are what the types do not say, measured.

@@ -31,7 +31,13 @@ pub use reduce_rule::ReduceRule;
 pub use run::{FlowOutcome, Outcome};
 
 /// Everything that can happen in the simulated hardware.
+///
+/// A 32-bit tag (`repr(u32)`) keeps every variant's fields at their natural offsets in 16
+/// bytes, so an event moves through the queue as two aligned words; with the default layout
+/// (a 16-bit tag, fields packed from byte 2) it moved as two overlapping unaligned words,
+/// which stalled the loads that read it back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
 pub enum Event {
     /// A unit reaches the next server of its route (or its destination).
     Hop(u32),

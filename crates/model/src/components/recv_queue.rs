@@ -82,7 +82,9 @@ impl Fabric<'_> {
         let next = msg + rq.depth;
         let f = &mut self.flows[flow as usize];
         f.msgs[msg as usize].polled = true;
-        if next >= f.total || !f.msgs[next as usize].started {
+        // A message not yet scheduled to start (at or past the flow's next) has not started:
+        // its state, far ahead in the stream, need not be read.
+        if next >= f.total || next >= f.next || !f.msgs[next as usize].started {
             // Not started yet: it finds its WQE posted when it starts.
             return;
         }

@@ -70,6 +70,12 @@ impl Fabric<'_> {
         (kept, f.pool.len())
     }
 
+    /// The bulk transfer slots the run has made: a done transfer's slot is the next one's, so
+    /// a stream makes as many as it has transfers in flight at once, not one per message.
+    pub fn bulk_slots(&self) -> usize {
+        self.bulk.jobs.len()
+    }
+
     /// Every flow sends `total` messages with at most `window` in flight, starting at time 0.
     pub fn run(&mut self, window: u32, total: u32) -> Outcome {
         let mut q = Queue::new();

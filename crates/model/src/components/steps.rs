@@ -42,24 +42,18 @@ impl Fabric<'_> {
     /// Message `msg` of `flow` starts: every step that waits for nothing starts now.
     pub fn start_message(&mut self, flow: u32, msg: u32, now: Ps, q: &mut Queue<Event>) {
         let f = &mut self.flows[flow as usize];
-        let plan = f.plan;
         let mut steps = f.pool.pop().unwrap_or_default();
         steps.clear();
-        steps.extend(plan.steps.iter().map(|s| StepState {
-            waiting: s.deps.len() as u32,
-            ..StepState::default()
-        }));
+        steps.extend_from_slice(&f.fresh);
         let m = &mut f.msgs[msg as usize];
         m.start = now;
         m.started = true;
-        m.open_ends = plan.open_end_count();
+        m.open_ends = f.open_ends;
         m.steps = steps;
-        for (i, s) in plan.steps.iter().enumerate() {
-            if s.deps.is_empty()
-                && s.input.is_none()
-                && self.fetch_may_start(flow, msg, i as StepId)
-            {
-                self.start_step(Instance::new(flow, msg, i as StepId), now, now, q);
+        for r in 0..self.flows[flow as usize].roots.len() {
+            let step = self.flows[flow as usize].roots[r];
+            if self.fetch_may_start(flow, msg, step) {
+                self.start_step(Instance::new(flow, msg, step), now, now, q);
             }
         }
     }

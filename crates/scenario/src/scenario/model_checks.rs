@@ -156,6 +156,41 @@ mod streams {
     }
 }
 
+/// A stream's bulk transfers take the slots of those done: on every path of the default
+/// config (a staged message has three transfers, GPUDirect one), 32 and 128 messages of 1 MiB
+/// through a window of 4 make as many slots, at most a few per message in flight.
+#[test]
+fn a_stream_reuses_the_slots_of_its_done_transfers() {
+    use crate::components::{Fabric, SimOptions};
+    use crate::config::{DEFAULT_TOML, Op, PathKind, parse};
+    let cfg = parse(DEFAULT_TOML, "default").unwrap();
+    let topo = super::topology(&cfg);
+    let flow = &cfg.scenarios[0].flows[0];
+    for path in [PathKind::Host, PathKind::Staged, PathKind::GpuDirect] {
+        let b = super::paths::plan(&cfg, flow, &topo, path, Op::WriteImm, 1 << 20).unwrap();
+        let opts = SimOptions {
+            tlp_granularity: false,
+            coalesce_above: 16 << 10,
+            jitter: false,
+            seed: 1,
+            record: false,
+            traffic: false,
+        };
+        let slots = |n: u32| {
+            let mut f = Fabric::new(&topo, &[&b.plan], opts);
+            let out = f.run(4, n);
+            assert!(out.written.iter().all(|&w| w == 1 << 20), "{path:?}");
+            f.bulk_slots()
+        };
+        let (short, long) = (slots(32), slots(128));
+        assert!(short > 0, "{path:?} moves in bulk");
+        assert!(
+            short == long && long <= 3 * 2 * 4,
+            "{path:?}: {short} then {long} slots"
+        );
+    }
+}
+
 /// Bulk sharing (`components::bulk`, solved by `components::fluid`) on a plan the model runs:
 /// two identical transfers over one route each get half of what one gets alone, bound by the
 /// same channel.

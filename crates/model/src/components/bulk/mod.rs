@@ -163,6 +163,9 @@ pub struct Bulks {
     /// read window `e` (see [`Bulks::limit_of`]).
     channels: usize,
     pub jobs: Vec<Job>,
+    /// Slots of `jobs` whose transfers are done, for the next transfers to take: a stream's
+    /// transfers take the memory of those in flight, not one slot per message.
+    free_jobs: Vec<usize>,
     active: Vec<usize>,
     queues: Vec<(QueueKey, VecDeque<usize>)>,
     queue_index: std::collections::HashMap<QueueKey, usize>,
@@ -182,7 +185,8 @@ pub struct Bulks {
     /// Transfers whose groups a solve due now will share out ([`Event::Share`]).
     pending: Vec<usize>,
     share_due: bool,
-    /// Per channel and per read window: the solve that last read its users.
+    /// Per channel and per read window: the solve that last read its users (or the end of
+    /// transfers that last took them, [`Fabric::fluid_event`]).
     channel_reached: Vec<u64>,
     window_reached: Vec<u64>,
     solves: u64,
@@ -216,6 +220,7 @@ impl Bulks {
             windows: windows.to_vec(),
             channels,
             jobs: Vec::new(),
+            free_jobs: Vec::new(),
             active: Vec::new(),
             queues: Vec::new(),
             queue_index: std::collections::HashMap::new(),
@@ -356,8 +361,16 @@ impl Fabric<'_> {
             *others += 1;
         }
         let (queue, latency) = (job.queue, job.latency);
-        let id = self.bulk.jobs.len();
-        self.bulk.jobs.push(job);
+        let id = match self.bulk.free_jobs.pop() {
+            Some(id) => {
+                self.bulk.jobs[id] = job;
+                id
+            }
+            None => {
+                self.bulk.jobs.push(job);
+                self.bulk.jobs.len() - 1
+            }
+        };
         let qd = &mut self.bulk.queues[queue].1;
         qd.push_back(id);
         if qd.len() == 1 {
@@ -541,7 +554,9 @@ impl Fabric<'_> {
         // are taken once: at a later ended transfer they are the same less those ended before
         // (n transfers ending together on shared links listed n x n of them).
         let mut neighbours: Vec<usize> = Vec::new();
-        let mut taken = std::collections::BTreeSet::new();
+        // Taken: marked with a visit mark of its own, as a solve marks what it reached.
+        self.bulk.solves += 1;
+        let mark = self.bulk.solves;
         for &id in &done {
             for k in 0..self.bulk.jobs[id].uses.len() {
                 let c = self.bulk.jobs[id].uses[k].channel;
@@ -551,14 +566,17 @@ impl Fabric<'_> {
                     users.jobs.remove(at);
                     users.count(&b.jobs[id], c, false);
                 }
-                if taken.insert((c, false)) {
+                if b.channel_reached[c as usize] != mark {
+                    b.channel_reached[c as usize] = mark;
                     neighbours.extend(self.bulk.users(c));
                 }
             }
             if let Some(rw) = self.bulk.jobs[id].read {
-                self.bulk.window_users[rw.engine.index()].retain(|&j| j != id);
-                if taken.insert((rw.engine.0, true)) {
-                    neighbours.extend(&self.bulk.window_users[rw.engine.index()]);
+                let e = rw.engine.index();
+                self.bulk.window_users[e].retain(|&j| j != id);
+                if self.bulk.window_reached[e] != mark {
+                    self.bulk.window_reached[e] = mark;
+                    neighbours.extend(&self.bulk.window_users[e]);
                 }
             }
         }
@@ -666,6 +684,10 @@ impl Fabric<'_> {
                 }
             }
         }
+        // Nothing refers to a done transfer again but a solve's seeds, which pass over any
+        // transfer not active (a later one in its slot is a seed of its own once active): its
+        // slot is the next transfer's.
+        self.bulk.free_jobs.push(id);
         // The next transfer of the queue, whose latency overlapped this one.
         let qd = &mut self.bulk.queues[job.queue].1;
         qd.pop_front();
