@@ -20,6 +20,7 @@ use serde::Deserialize;
 
 use crate::config::limits::MAX_MESSAGE;
 use crate::config::{self, ConfigError, params};
+use crate::nccl_tests;
 use crate::nvbandwidth::{self, Testcase, measure};
 use crate::perftest::{self, Row};
 use crate::scenario;
@@ -40,6 +41,10 @@ pub const CONFIGS: &[(&str, &str)] = &[
     (
         "configs/hgx-a100-4gpu.toml",
         include_str!("../configs/hgx-a100-4gpu.toml"),
+    ),
+    (
+        "configs/collectives.toml",
+        include_str!("../configs/collectives.toml"),
     ),
 ];
 
@@ -80,6 +85,12 @@ pub struct Entry {
     /// [`crate::perftest::Test`]); nvbandwidth: the testcase's key; cudaMemcpy: `h2d` or `d2h`;
     /// p2pBandwidthLatencyTest: `unidirectional` or `bidirectional`.
     pub test: String,
+    /// nccl-tests: GPUs per host (its `-g`; default every GPU of the smallest host).
+    #[serde(default)]
+    pub gpus: Option<u32>,
+    /// nccl-tests: the config's hosts taking part, by name (default: every host).
+    #[serde(default)]
+    pub hosts: Option<Vec<String>>,
     /// Whether the buffers are in GPU memory (perftest's `--use_cuda`).
     #[serde(default)]
     pub use_cuda: bool,
@@ -128,6 +139,12 @@ impl Outcome {
 
 /// The config of one entry: the named one (default: the embedded default) with its overrides.
 fn config_of(e: &Entry, file: &str) -> Result<config::Config> {
+    let (text, name) = text_of(e, file)?;
+    Ok(config::parse(&text, &name)?)
+}
+
+/// The text of one entry's config, with its overrides, and the name its errors give it.
+fn text_of(e: &Entry, file: &str) -> Result<(String, String)> {
     let name = e.config.as_deref().unwrap_or("configs/default.toml");
     let Some((_, text)) = CONFIGS.iter().find(|(n, _)| *n == name) else {
         let names: Vec<&str> = CONFIGS.iter().map(|(n, _)| *n).collect();
@@ -140,7 +157,7 @@ fn config_of(e: &Entry, file: &str) -> Result<config::Config> {
         .into());
     };
     if e.overrides.is_empty() {
-        return Ok(config::parse(text, name)?);
+        return Ok((text.to_string(), name.to_string()));
     }
     let mut doc: toml::Table = text.parse()?;
     for (k, v) in &e.overrides {
@@ -153,10 +170,47 @@ fn config_of(e: &Entry, file: &str) -> Result<config::Config> {
             )
         })?;
     }
-    Ok(config::parse(
-        &toml::to_string(&doc)?,
-        &format!("{name} with row {}'s overrides", e.id),
-    )?)
+    Ok((
+        toml::to_string(&doc)?,
+        format!("{name} with row {}'s overrides", e.id),
+    ))
+}
+
+/// An nccl-tests row's run, prepared: its program at its size over the row's hosts (the
+/// config's others left out) with `gpus` GPUs each, NCCL's defaults (no environment read).
+fn nccl_prepared(e: &Entry, file: &str) -> Result<nccl_tests::Prepared> {
+    let (text, name) = text_of(e, file)?;
+    let mut doc: toml::Table = text.parse()?;
+    if let Some(keep) = &e.hosts {
+        let Some(toml::Value::Array(hosts)) = doc.get_mut("hosts") else {
+            anyhow::bail!("{name} has no [[hosts]]");
+        };
+        for h in keep {
+            let named = |v: &toml::Value| v.get("name").and_then(|n| n.as_str()) == Some(h);
+            if !hosts.iter().any(named) {
+                return Err(ConfigError::new(
+                    file,
+                    format!("row {} hosts", e.id),
+                    format!("hosts of {name}"),
+                    format!("{h:?}"),
+                )
+                .into());
+            }
+        }
+        hosts.retain(|v| {
+            v.get("name")
+                .and_then(|n| n.as_str())
+                .is_some_and(|n| keep.iter().any(|k| k == n))
+        });
+    }
+    let args = nccl_tests::Args {
+        test: e.test.clone(),
+        min_bytes: Some(e.size.to_string()),
+        max_bytes: Some(e.size.to_string()),
+        gpus: e.gpus.map(|g| g.to_string()),
+        ..Default::default()
+    };
+    nccl_tests::prepare_text((&toml::to_string(&doc)?, &name), &args)
 }
 
 /// The GB/s of GPU 0 of the config's first host for a copy row (nvbandwidth, cudaMemcpy; for
@@ -278,6 +332,10 @@ fn row_runs(cfg: &config::Config, e: &Entry, file: &str) -> Result<Vec<(String, 
             let (events, memory) = crate::p2p_matrix::first_pair_run(cfg, both, e.size)?;
             vec![(name(&e.test), events, memory)]
         }
+        "nccl-tests" => {
+            let w = nccl_tests::work(&nccl_prepared(e, file)?);
+            vec![(name(&e.test), w.events, w.memory)]
+        }
         "cudaMemcpy" => {
             let (stream, copies) = memcpy_stream(e, file)?;
             let topo = scenario::topology(cfg);
@@ -298,11 +356,12 @@ fn model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
         "nvbandwidth" | "cudaMemcpy" | "p2pBandwidthLatencyTest" => {
             return copy_model(cfg, e, file);
         }
+        "nccl-tests" => return nccl_model(e, file),
         t => {
             return Err(ConfigError::new(
                 file,
                 format!("row {} tool", e.id),
-                "perftest, nvbandwidth, cudaMemcpy or p2pBandwidthLatencyTest",
+                "perftest, nvbandwidth, cudaMemcpy, p2pBandwidthLatencyTest or nccl-tests",
                 format!("{t:?}"),
             )
             .into());
@@ -323,6 +382,29 @@ fn model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
         (Some(Row::Lat { f, .. }), "t_typical_us") => f[2],
         (Some(Row::Lat { f, .. }), "t_avg_us") => f[3],
         _ => return Err(bad().into()),
+    })
+}
+
+/// An nccl-tests row's figure: `busbw_gbps`, `algbw_gbps` (GB/s) or `time_us` of its size.
+fn nccl_model(e: &Entry, file: &str) -> Result<f64> {
+    let p = nccl_prepared(e, file)?;
+    let (_, rows) = nccl_tests::simulate(&p, true)?;
+    let Some((_, f)) = rows.first() else {
+        anyhow::bail!("row {}: no size simulated", e.id);
+    };
+    Ok(match e.figure.as_str() {
+        "busbw_gbps" => f.busbw,
+        "algbw_gbps" => f.algbw,
+        "time_us" => f.time_us,
+        other => {
+            return Err(ConfigError::new(
+                file,
+                format!("row {} figure", e.id),
+                "busbw_gbps, algbw_gbps or time_us (nccl-tests)",
+                format!("{other:?}"),
+            )
+            .into());
+        }
     })
 }
 
@@ -503,6 +585,27 @@ mod tests {
     fn figure(e: &super::Entry) -> anyhow::Result<f64> {
         let cfg = super::config_of(e, "set")?;
         super::model(&cfg, e, "set")
+    }
+
+    /// An nccl-tests row runs its program at its size over the hosts it names: one node's
+    /// all-reduce is NVLink's (no network), two nodes' is bound by the NICs, and its busbw is
+    /// below one node's; a host the config lacks is named.
+    #[test]
+    fn nccl_tests_rows_run_on_the_hosts_they_name() {
+        let row = |hosts: &str| -> super::Entry {
+            toml::from_str(&format!(
+                "id = \"N10\"\nwhat = \"w\"\nnote = \"n\"\ntool = \"nccl-tests\"\n\
+                 config = \"configs/collectives.toml\"\n{hosts}test = \"all_reduce_perf\"\n\
+                 gpus = 2\nsize = 16777216\nfigure = \"busbw_gbps\"\npublished = 1.0\n\
+                 tolerance = 0.1\npasses = true\n"
+            ))
+            .unwrap()
+        };
+        let one = figure(&row("hosts = [\"n0\"]\n")).unwrap();
+        let two = figure(&row("")).unwrap();
+        assert!(one > two && two > 0.0, "one node {one}, two {two}");
+        let e = figure(&row("hosts = [\"n9\"]\n")).unwrap_err().to_string();
+        assert!(e.contains("row N10 hosts") && e.contains("\"n9\""), "{e}");
     }
 
     /// A copy row runs on the config it names, with its overrides: the dgx-a100 GPU0 at Gen4

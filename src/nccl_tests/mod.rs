@@ -661,7 +661,8 @@ pub struct Prepared {
 
 /// Checks the command line and the machine and builds the study, before any simulation.
 pub fn prepare(config: Option<&std::path::Path>, a: &Args) -> Result<Prepared> {
-    let plan = a.resolve()?;
+    // The command line first: a bad flag is named before the config is read.
+    a.resolve()?;
     let (text, source) = match config {
         None => (DEFAULT_TOML.to_string(), DEFAULT_NAME.to_string()),
         Some(p) if p.as_os_str() == "-" => {
@@ -682,6 +683,13 @@ pub fn prepare(config: Option<&std::path::Path>, a: &Args) -> Result<Prepared> {
             p.display().to_string(),
         ),
     };
+    prepare_text((&text, &source), a)
+}
+
+/// [`prepare`] of a config given as its text (and the name its errors give it).
+pub fn prepare_text((text, source): (&str, &str), a: &Args) -> Result<Prepared> {
+    let plan = a.resolve()?;
+    let (text, source) = (text.to_string(), source.to_string());
     // The hosts and their GPUs come from the machine: read them from a first study at the
     // smallest size (every GPU of the smallest host, its channels NCCL's default), then
     // check -g and build the real one.
@@ -731,8 +739,12 @@ pub fn work(p: &Prepared) -> study::Work {
     study::study_work(&p.cfg, &ids, study::threads(0))
 }
 
-/// Simulates every size and returns nccl-tests' text.
-pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
+/// Per row of the sweep, its size and what nccl-tests prints for it.
+pub type Rows = Vec<(Size, layout::Figures)>;
+
+/// Simulates every size: the points' results, and the [`Rows`] (a 0-byte row, not simulated,
+/// zeros).
+pub fn simulate(p: &Prepared, quiet: bool) -> Result<(Vec<crate::stats::Summary>, Rows)> {
     let points = scenario::plan(&p.cfg);
     let progress = crate::progress::Progress::new(points.len() as u64, quiet, "nccl-tests");
     let results = study::simulate(&p.cfg, &points, 0, &progress)?;
@@ -765,6 +777,18 @@ pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
             busbw: algbw * factor,
         }
     };
+    let rows = p.rows.iter().map(|&r| (r, figures(r.bytes))).collect();
+    Ok((results, rows))
+}
+
+/// Simulates every size and returns nccl-tests' text.
+pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
+    let (results, rows) = simulate(p, quiet)?;
+    let coll = p.cfg.scenarios[0]
+        .workload
+        .as_ref()
+        .and_then(|w| w.collective.clone())
+        .context("the generated scenario is not a collective")?;
 
     let plan = &p.plan;
     let mut devices = Vec::new();
@@ -788,8 +812,7 @@ pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
     out.push_str(&notes(p, &results));
     out.push_str(&layout::column_header());
     let mut sum = 0.0;
-    for r in &p.rows {
-        let f = figures(r.bytes);
+    for (r, f) in rows {
         sum += 2.0 * f.busbw;
         out.push_str(&layout::row(
             (r.bytes, r.count),
