@@ -6,10 +6,10 @@
 //! The sender's slot comes back when the receiver has taken the slice (its head flag).
 
 use super::build::{add, carries, done};
-use super::paths::{Built, SidePlan, Sides};
+use super::paths::{Built, Sides};
 use crate::config::FlowSpec;
 use crate::effective::SideMode;
-use crate::plan::{Buffer, Copy, GpuRef, Plan, StepKind};
+use crate::plan::{Copy, GpuRef, Plan, StepKind};
 use crate::record::Stage;
 use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
 
@@ -71,33 +71,10 @@ pub fn plan(topo: &Topology, flow: &FlowSpec, size: u64) -> Result<Built, RouteE
         vec![done(flag)],
         None,
     );
-    let deliver = add(&mut p, StepKind::Deliver, None, rx, vec![done(look)], None);
-    p.deliver = deliver;
-    p.handles.finish = Some(add(
-        &mut p,
-        StepKind::Finish,
-        None,
-        rx,
-        vec![done(deliver)],
-        None,
-    ));
-    p.link();
+    super::peer::deliver_and_finish(&mut p, look, rx);
     let side = |e: &crate::config::Endpoint, g: usize| {
-        let va = h.spec.gpus[g].heap_base;
-        SidePlan {
-            host,
-            nic: e.nic,
-            cpu_socket: h.nodes[h.node_index(NodeKind::Gpu(g))].socket,
-            nic_buffer: Buffer::Gpu {
-                gpu: g,
-                va,
-                bus: va + h.spec.gpus[g].bar_offset,
-            },
-            staging: None,
-            relay: None,
-            register: 0,
-            deregister: 0,
-        }
+        let socket = h.nodes[h.node_index(NodeKind::Gpu(g))].socket;
+        super::peer::gpu_side(h, host, e, g, socket)
     };
     let (s, d) = (&h.spec.gpus[src].name, &h.spec.gpus[dst].name);
     Ok(Built {

@@ -168,18 +168,50 @@ pub fn copy(
             }
         }
     };
-    let deliver = add(&mut p, StepKind::Deliver, None, cpu, vec![done(last)], None);
+    deliver_and_finish(&mut p, last, cpu);
+    Ok(p)
+}
+
+/// Ends the plan of a copy between two GPUs: the delivery once `last` is done, then the
+/// finish that frees the sender's slot, both on `actor`; links the plan.
+pub(super) fn deliver_and_finish(p: &mut Plan, last: StepId, actor: u32) {
+    let deliver = add(p, StepKind::Deliver, None, actor, vec![done(last)], None);
     p.deliver = deliver;
     p.handles.finish = Some(add(
-        &mut p,
+        p,
         StepKind::Finish,
         None,
-        cpu,
+        actor,
         vec![done(deliver)],
         None,
     ));
     p.link();
-    Ok(p)
+}
+
+/// One side of a copy between two GPUs of host `host`: GPU `g`'s buffer (its NIC unused),
+/// driven from `socket`; no registration, staging or relay.
+pub(super) fn gpu_side(
+    h: &HostTopo,
+    host: usize,
+    e: &crate::config::Endpoint,
+    g: usize,
+    socket: usize,
+) -> super::paths::SidePlan {
+    let va = h.spec.gpus[g].heap_base;
+    super::paths::SidePlan {
+        host,
+        nic: e.nic,
+        cpu_socket: socket,
+        nic_buffer: crate::plan::Buffer::Gpu {
+            gpu: g,
+            va,
+            bus: va + h.spec.gpus[g].bar_offset,
+        },
+        staging: None,
+        relay: None,
+        register: 0,
+        deregister: 0,
+    }
 }
 
 /// A flow inside one host (`gpudirect`, `auto` or `staged` between two of its GPUs) as the
@@ -194,7 +226,7 @@ pub fn flow_plan(
     op: crate::config::Op,
     size: u64,
 ) -> Result<super::paths::Built, RouteError> {
-    use super::paths::{Built, SidePlan, Sides};
+    use super::paths::{Built, Sides};
     use crate::config::{Op, PathKind};
     use crate::effective::SideMode;
     let host = flow.sender.host;
@@ -235,23 +267,8 @@ pub fn flow_plan(
         ),
     };
     let plan = copy(topo, host, (src, dst), how, size)?;
-    let side = |e: &crate::config::Endpoint, g: usize| {
-        let va = h.spec.gpus[g].heap_base;
-        SidePlan {
-            host,
-            nic: e.nic,
-            cpu_socket: h.nodes[h.node_index(NodeKind::Gpu(src))].socket,
-            nic_buffer: crate::plan::Buffer::Gpu {
-                gpu: g,
-                va,
-                bus: va + h.spec.gpus[g].bar_offset,
-            },
-            staging: None,
-            relay: None,
-            register: 0,
-            deregister: 0,
-        }
-    };
+    let socket = h.nodes[h.node_index(NodeKind::Gpu(src))].socket;
+    let side = |e: &crate::config::Endpoint, g: usize| gpu_side(h, host, e, g, socket);
     Ok(Built {
         plan,
         sides: Sides {
