@@ -106,6 +106,15 @@ fn rings_cross_nodes_on_one_rail_per_channel_and_report_busbw() {
         "{bw} {busbw}"
     );
     assert_eq!(r["workload_us"], r["lat_model_us"]);
+    // report.md says what busbw is and what limits it, row by row.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let line = "| ar | gpudirect | 1 MiB |";
+    assert!(report.contains("**Collectives**"), "{report}");
+    let row = report
+        .lines()
+        .find(|l| l.starts_with(line))
+        .expect("a row for the point");
+    assert!(row.ends_with(&format!("| {} |", r["bottleneck"])), "{row}");
     let flows = csv_rows(&out.join("flows.csv"));
     assert_eq!(flows.len(), 256);
     // The edges that leave a node: 2 per channel, each from GPU c-1 to GPU c over NIC c.

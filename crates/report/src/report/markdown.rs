@@ -135,6 +135,41 @@ fn intro(out: &mut String, m: &Model) {
             workloads.join(", ")
         );
     }
+    collectives(m, out);
+}
+
+/// A study with NCCL collectives: what their bandwidth means, and per row nccl-tests' figures
+/// with what limits busbw (the link that bound the transfers longest).
+fn collectives(m: &Model, out: &mut String) {
+    let rows: Vec<&Summary> = rows_of(m).filter(|r| r.busbw_gbps.is_some()).collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "**Collectives**: NCCL's collectives run as flows that wait on flows (rings of NCCL's \
+         steps; all-to-all as every pair's sends); their bandwidth is nccl-tests' **algbw** (the \
+         buffer over the mean completion time) and **busbw** is algbw times all-reduce's \
+         2(n-1)/n or the others' (n-1)/n (results.csv's `busbw_GBps`). What limits busbw:\n"
+    );
+    let _ = writeln!(
+        out,
+        "| scenario | path | size | time | algbw (GB/s) | busbw (GB/s) | limited by |\n|---|---|---|---|---|---|---|"
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.1} µs | {:.2} | {:.2} | {} |",
+            r.scenario,
+            r.path,
+            fmt_bytes(r.size_bytes),
+            r.lat.mean_us,
+            r.bw_gbps,
+            r.busbw_gbps.unwrap_or(0.0),
+            r.bottleneck
+        );
+    }
+    out.push('\n');
 }
 
 fn rows_of<'a>(m: &'a Model<'a>) -> impl Iterator<Item = &'a Summary> + 'a {
