@@ -37,9 +37,9 @@ use crate::study;
 
 const CLI: &str = "command line";
 
-/// The built-in machine: two DGX H100-class nodes (the hosts and network of
-/// configs/collectives.toml).
-pub const DEFAULT_TOML: &str = include_str!("default.toml");
+/// The built-in machine: configs/collectives.toml (two DGX H100-class nodes), whose `[sim]`,
+/// network, machines and hosts a run takes (its sweep and scenarios are replaced).
+pub const DEFAULT_TOML: &str = include_str!("../../configs/collectives.toml");
 /// How errors and the header name the built-in machine.
 pub const DEFAULT_NAME: &str = "<built-in 2 x DGX H100>";
 

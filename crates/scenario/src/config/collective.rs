@@ -16,7 +16,8 @@
 use super::choice::choice;
 use super::convert::{Cx, R};
 use super::raw::{RawCollective, RawCount, RawHostList};
-use super::{Endpoint, FlowDeps, FlowSpec};
+use super::scenarios::gpu_endpoint;
+use super::{FlowDeps, FlowSpec};
 use crate::topology::spec::HostSpec;
 
 /// The collective operation.
@@ -251,24 +252,12 @@ pub(super) fn convert(
             _ => ch as usize % g_n,
         }
     };
-    let end = |(h, g): (usize, usize), ch: u32| {
-        let m = &hosts[h].machine;
-        let nic = if multi {
-            nic_of(h, ch)
-        } else {
-            near[h].get(g).copied().unwrap_or(0)
-        };
-        Endpoint {
-            host: h,
-            nic,
-            gpu: Some(g),
-            memory_socket: match m.nics.get(nic) {
-                Some(n) => super::scenarios::socket_of(m, &n.name),
-                None => 0,
-            },
-            pageable_bounce: false,
-        }
+    // GPU `g` of host `h` through `nic`, or through its own nearest NIC where `nic` is None.
+    let at = |(h, g): (usize, usize), nic: Option<usize>| {
+        let nic = nic.unwrap_or_else(|| near[h].get(g).copied().unwrap_or(0));
+        gpu_endpoint((h, &hosts[h].machine), g, nic)
     };
+    let end = |rank: (usize, usize), ch: u32| at(rank, multi.then(|| nic_of(rank.0, ch)));
     let n = ranks as usize;
     let name =
         |(h, g): (usize, usize)| format!("{}/{}", hosts[h].name, hosts[h].machine.gpus[g].name);
@@ -281,20 +270,7 @@ pub(super) fn convert(
             .flat_map(|&h| (0..g_n).map(move |g| (h, g)))
             .collect();
         let mut deps = Vec::with_capacity(n * (n - 1));
-        let own = |(h, g): (usize, usize)| {
-            let nic = near[h].get(g).copied().unwrap_or(0);
-            let m = &hosts[h].machine;
-            Endpoint {
-                host: h,
-                nic,
-                gpu: Some(g),
-                memory_socket: m
-                    .nics
-                    .get(nic)
-                    .map_or(0, |x| super::scenarios::socket_of(m, &x.name)),
-                pageable_bounce: false,
-            }
-        };
+        let own = |rank: (usize, usize)| at(rank, None);
         for &a in &ranks {
             for &b in ranks.iter().filter(|&&b| b != a) {
                 flows.push(FlowSpec {

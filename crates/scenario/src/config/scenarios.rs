@@ -355,16 +355,9 @@ fn all_gpus(
     }
     let s_near = crate::topology::host_graph(&hosts[sh]).nearest_nics();
     let r_near = crate::topology::host_graph(&hosts[rh]).nearest_nics();
-    let end = |h: usize, m: &MachineSpec, g: usize, nic: usize| Endpoint {
-        host: h,
-        nic,
-        gpu: Some(g),
-        memory_socket: socket_of(m, &m.nics[nic].name),
-        pageable_bounce: false,
-    };
     for g in 0..sm.gpus.len() {
-        let sender = end(sh, sm, g, s_near[g]);
-        let receiver = end(rh, rm, g, r_near[g]);
+        let sender = gpu_endpoint((sh, sm), g, s_near[g]);
+        let receiver = gpu_endpoint((rh, rm), g, r_near[g]);
         flows.push(FlowSpec {
             sender: sender.clone(),
             receiver: receiver.clone(),
@@ -377,6 +370,19 @@ fn all_gpus(
         }
     }
     Ok(())
+}
+
+/// GPU `g` of host `h` (machine `m`) through NIC `nic`, its host buffers on the NIC's socket
+/// (the socket of the first NIC where the machine has none: a flow inside one host crosses no
+/// NIC).
+pub(super) fn gpu_endpoint((h, m): (usize, &MachineSpec), g: usize, nic: usize) -> Endpoint {
+    Endpoint {
+        host: h,
+        nic,
+        gpu: Some(g),
+        memory_socket: m.nics.get(nic).map_or(0, |n| socket_of(m, &n.name)),
+        pageable_bounce: false,
+    }
 }
 
 /// Without switches (`switch_hops = 0`) NIC ports are cabled back to back: each port can talk to

@@ -67,9 +67,12 @@ impl Shape {
         let sched = w.collective.as_ref().map(|c| collective::schedule(c, size));
         let bytes = sched.map_or(size, |s| s.message_bytes);
         Shape {
-            messages: (0..w.flows.len())
-                .map(|i| messages(cfg, w, i, size))
-                .collect(),
+            messages: match sched {
+                Some(s) => vec![s.messages; w.flows.len()],
+                None => (0..w.flows.len())
+                    .map(|i| messages(cfg, w, i, size))
+                    .collect(),
+            },
             reduce: w
                 .flows
                 .iter()
