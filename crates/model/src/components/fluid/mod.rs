@@ -18,8 +18,13 @@
 //! then scaled into every capacity (integer arithmetic rounds every rate down), so no resource
 //! is ever above its capacity.
 
+mod problem;
+
+use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use problem::Problem;
 
 /// Weights are fixed point with this many units per 1.0.
 pub const WEIGHT_ONE: u128 = 1 << 16;
@@ -61,113 +66,40 @@ pub struct Fluid {
     pub capacity: Vec<u128>,
     /// Per resource: shared fairly in rate (a read window) rather than in bytes (a link).
     rate_fair: Vec<bool>,
+    /// The tables and scratch of a solve, kept for the next one (see [`problem`]).
+    work: RefCell<Work>,
 }
 
-/// One solve's transfers as classes of identical demands, and the resources they touch, in
-/// flat tables built once per solve and read by every pass (progressive filling, the
-/// byte-fair rounds, the final fit), so that a pass costs the classes' uses and nothing is
-/// allocated per resource or per round.
-struct Problem<'a> {
-    /// Per class: its demand and how many transfers have it.
-    classes: Vec<(&'a Demand, u128)>,
-    /// The resources used, ascending (a pass over resources goes in resource order).
-    touched: Vec<Res>,
-    /// Class j's uses by their place in `touched`: `places[first[j]..first[j + 1]]`, in the
-    /// order of its demand's uses.
-    first: Vec<usize>,
-    places: Vec<usize>,
-    /// Per place, its users (class, weight), weight > 0, in class order:
-    /// `users[user_at[i]..user_at[i + 1]]`.
-    user_at: Vec<usize>,
-    users: Vec<(usize, u128)>,
+/// What a solve builds and throws away, kept so that the next solve reuses its memory.
+#[derive(Clone, Debug, Default)]
+struct Work {
+    problem: Problem,
+    fill: FillScratch,
+    fair: FairScratch,
 }
 
-impl<'a> Problem<'a> {
-    fn new(demands: &[&'a Demand]) -> (Problem<'a>, Vec<usize>) {
-        // Classes in order of first appearance (the map only finds them: deterministic).
-        let mut classes: Vec<(&Demand, u128)> = Vec::new();
-        let mut index: HashMap<u64, usize> = HashMap::with_capacity(demands.len());
-        let class_of: Vec<usize> = demands
-            .iter()
-            .map(|&d| {
-                let key = d.key();
-                let found = match index.get(&key) {
-                    // A digest met before: that class, or (a collision) any later equal one.
-                    Some(&c) => (c..classes.len()).find(|&c| classes[c].0 == d),
-                    None => None,
-                };
-                let c = found.unwrap_or_else(|| {
-                    index.entry(key).or_insert(classes.len());
-                    classes.push((d, 0));
-                    classes.len() - 1
-                });
-                classes[c].1 += 1;
-                c
-            })
-            .collect();
-        let mut touched: Vec<Res> = classes
-            .iter()
-            .flat_map(|d| d.0.uses.iter().map(|u| u.0))
-            .collect();
-        touched.sort_unstable();
-        touched.dedup();
-        let mut first = Vec::with_capacity(classes.len() + 1);
-        let mut places = Vec::new();
-        let mut user_at = vec![0; touched.len() + 1];
-        for (d, _) in &classes {
-            first.push(places.len());
-            for &(r, w) in &d.uses {
-                let i = touched.binary_search(&r).expect("a touched resource");
-                places.push(i);
-                if w > 0 {
-                    user_at[i + 1] += 1;
-                }
-            }
-        }
-        first.push(places.len());
-        for i in 1..user_at.len() {
-            user_at[i] += user_at[i - 1];
-        }
-        let mut users = vec![(0, 0); user_at[touched.len()]];
-        let mut next = user_at.clone();
-        for (j, (d, _)) in classes.iter().enumerate() {
-            for (&(_, w), &i) in d.uses.iter().zip(&places[first[j]..first[j + 1]]) {
-                if w > 0 {
-                    users[next[i]] = (j, w);
-                    next[i] += 1;
-                }
-            }
-        }
-        let problem = Problem {
-            classes,
-            touched,
-            first,
-            places,
-            user_at,
-            users,
-        };
-        (problem, class_of)
-    }
+/// Progressive filling's per-place and per-class tables ([`Fluid::fill`]).
+#[derive(Clone, Debug, Default)]
+struct FillScratch {
+    wsum: Vec<u128>,
+    load: Vec<u128>,
+    since: Vec<u64>,
+    sat: Vec<u64>,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    frozen: Vec<bool>,
+    saturated_in: Vec<usize>,
+    saturated: Vec<usize>,
+    freezing: Vec<usize>,
+    moved: Vec<usize>,
+    moved_in: Vec<usize>,
+}
 
-    /// Class j's uses with their places.
-    fn uses(&self, j: usize) -> impl Iterator<Item = (&(Res, u128), usize)> {
-        let d = self.classes[j].0;
-        d.uses.iter().zip(
-            self.places[self.first[j]..self.first[j + 1]]
-                .iter()
-                .copied(),
-        )
-    }
-
-    /// The users (class, weight) of the resource at place i.
-    fn users_of(&self, i: usize) -> &[(usize, u128)] {
-        &self.users[self.user_at[i]..self.user_at[i + 1]]
-    }
-
-    /// How many transfers class j holds.
-    fn count(&self, j: usize) -> u128 {
-        self.classes[j].1
-    }
+/// The byte-fair rounds' tables ([`Fluid::byte_fair`]).
+#[derive(Clone, Debug, Default)]
+struct FairScratch {
+    allow: Vec<(f64, Option<Res>)>,
+    units: Vec<(f64, f64)>,
+    sorted: Vec<(f64, f64)>,
 }
 
 /// Rounds of the byte-fair refinement (it settles in two or three where it changes anything).
@@ -182,6 +114,7 @@ impl Fluid {
         Fluid {
             capacity: vec![0; n],
             rate_fair: vec![false; n],
+            work: RefCell::default(),
         }
     }
 
@@ -224,10 +157,16 @@ impl Fluid {
 
     /// [`Fluid::solve`] by progressive filling and the byte-fair rounds, whatever the demands.
     fn solve_all(&self, demands: &[&Demand]) -> Vec<Share> {
-        let (problem, class_of) = Problem::new(demands);
-        let filled = self.fill(&problem);
-        let shares = self.byte_fair(&problem, filled);
-        class_of.iter().map(|&c| shares[c]).collect()
+        let mut work = self.work.borrow_mut();
+        let Work {
+            problem,
+            fill,
+            fair,
+        } = &mut *work;
+        problem.build(demands, &self.capacity);
+        let filled = self.fill(problem, fill);
+        let shares = self.byte_fair(problem, fair, filled);
+        problem.class_of.iter().map(|&c| shares[c]).collect()
     }
 
     /// The share of a transfer alone, without the tables of a solve: what progressive filling
@@ -263,8 +202,8 @@ impl Fluid {
     }
 
     /// From the rate-fair solution to the byte-fair equilibrium, scaled into every capacity.
-    fn byte_fair(&self, p: &Problem, mut share: Vec<Share>) -> Vec<Share> {
-        if p.classes.iter().map(|c| c.1).sum::<u128>() < 2 {
+    fn byte_fair(&self, p: &Problem, s: &mut FairScratch, mut share: Vec<Share>) -> Vec<Share> {
+        if p.transfers() < 2 {
             return share;
         }
         let places = p.touched.len();
@@ -273,46 +212,51 @@ impl Fluid {
             return share;
         }
         let mut changed_any = false;
-        let mut allow: Vec<(f64, Option<Res>)> = Vec::with_capacity(p.classes.len());
-        let mut units: Vec<(f64, f64)> = Vec::new();
-        let mut sorted: Vec<(f64, f64)> = Vec::new();
+        let FairScratch {
+            allow,
+            units,
+            sorted,
+        } = s;
         for _ in 0..FAIR_ROUNDS {
             allow.clear();
-            allow.resize(p.classes.len(), (UNBOUNDED as f64, None));
+            allow.resize(p.class_count(), (UNBOUNDED as f64, None));
             for (i, &r) in p.touched.iter().enumerate() {
                 let us = p.users_of(i);
                 if us.is_empty() {
                     continue;
                 }
                 let r = r as usize;
-                let cap = self.capacity[r] as f64;
+                let cap = p.capacity_f[i];
                 let rate_fair = self.rate_fair[r];
                 // Each user's demand in fair units (bytes or rate) and its weight there.
                 // (A class of m transfers consumes m times as much per unit.)
                 units.clear();
-                units.extend(us.iter().map(|&(j, w)| {
-                    let (w, m) = (w as f64, p.count(j) as f64);
+                units.extend(us.iter().zip(p.users_f_of(i)).map(|(&(j, _), f)| {
                     let x = share[j].rate as f64;
-                    if rate_fair { (x, w * m) } else { (x * w, m) }
+                    if rate_fair {
+                        (x, f.w * f.m)
+                    } else {
+                        (x * f.w, f.m)
+                    }
                 }));
                 let used: f64 = units.iter().map(|u| u.0 * u.1).sum();
                 let k_sum: f64 = units.iter().map(|u| u.1).sum();
                 // Saturated (it cannot take two more bytes/s from each user, the integer slack
                 // progressive filling leaves): the water level. Not: each may grow by an equal
                 // part of the spare (so that growing together they just fill it).
-                let weights: f64 = us.iter().map(|&(j, w)| (w * p.count(j)) as f64).sum();
+                let weights = p.weights_f[i];
                 let saturated = cap - used < 2.0 * weights + cap * 1e-9;
                 let level = if saturated {
                     sorted.clear();
-                    sorted.extend_from_slice(&units);
+                    sorted.extend_from_slice(units);
                     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    water_level(&sorted, cap)
+                    water_level(sorted, cap)
                 } else {
                     (cap - used) / k_sum
                 };
-                for (&(j, w), u) in us.iter().zip(&units) {
+                for ((&(j, _), f), u) in us.iter().zip(p.users_f_of(i)).zip(units.iter()) {
                     let fair = if saturated { level } else { u.0 + level };
-                    let a = if rate_fair { fair } else { fair / w as f64 };
+                    let a = if rate_fair { fair } else { fair / f.w };
                     if a < allow[j].0 {
                         allow[j] = (a, Some(r as Res));
                     }
@@ -372,8 +316,8 @@ impl Fluid {
     /// the level by `s` takes exactly `s x w_i` of room), in a heap; it is recomputed only when
     /// a transfer on it freezes. So a solve costs its transfers' uses times a logarithm, not
     /// uses times rounds, and gives the rates, bit for bit, of the round-by-round filling.
-    fn fill(&self, p: &Problem) -> Vec<Share> {
-        let n = p.classes.len();
+    fn fill(&self, p: &Problem, scratch: &mut FillScratch) -> Vec<Share> {
+        let n = p.class_count();
         let places = p.touched.len();
         let mut share = vec![
             Share {
@@ -386,28 +330,44 @@ impl Fluid {
         // Per place: the unfrozen weight on it, its load as of the level `since` (when it
         // was last brought up to date) and the level at which it saturates; the heap holds
         // (saturation level, place), stale entries (a place whose saturation moved) skipped.
-        let mut wsum: Vec<u128> = vec![0; places];
-        for (i, w) in wsum.iter_mut().enumerate() {
-            *w = p.users_of(i).iter().map(|&(j, w)| w * p.count(j)).sum();
-        }
-        let mut load: Vec<u128> = vec![0; places];
-        let mut since: Vec<u64> = vec![0; places];
+        let FillScratch {
+            wsum,
+            load,
+            since,
+            sat,
+            heap,
+            frozen,
+            saturated_in,
+            saturated,
+            freezing,
+            moved,
+            moved_in,
+        } = scratch;
+        wsum.clear();
+        wsum.extend((0..places).map(|i| {
+            p.users_of(i)
+                .iter()
+                .map(|&(j, w)| w * p.count(j))
+                .sum::<u128>()
+        }));
+        refill(load, places, 0);
+        refill(since, places, 0);
         // (Levels above UNBOUNDED are all one: the level never gets there.)
         let clamp = |s: u128| s.min(UNBOUNDED as u128 + 1) as u64;
-        let mut sat: Vec<u64> = vec![u64::MAX; places];
-        let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::with_capacity(places);
+        refill(sat, places, u64::MAX);
+        heap.clear();
         for (i, &w) in wsum.iter().enumerate() {
             if let Some(s) = cap(i).checked_div(w) {
                 sat[i] = clamp(s);
                 heap.push(Reverse((sat[i], i as u32)));
             }
         }
-        let mut frozen = vec![false; n];
-        let mut saturated_in: Vec<usize> = vec![0; places];
-        let mut saturated: Vec<usize> = Vec::new();
-        let mut freezing: Vec<usize> = Vec::new();
-        let mut moved: Vec<usize> = Vec::new();
-        let mut moved_in: Vec<usize> = vec![0; places];
+        refill(frozen, n, false);
+        refill(saturated_in, places, 0);
+        saturated.clear();
+        freezing.clear();
+        moved.clear();
+        refill(moved_in, places, 0);
         let mut left = n;
         let mut round = 0;
         while left > 0 {
@@ -444,7 +404,7 @@ impl Fluid {
             // Freeze the transfers on every saturated resource, bound by the first such
             // resource they use (in their demand's order, as the rounds did).
             freezing.clear();
-            for &i in &saturated {
+            for &i in saturated.iter() {
                 for &(j, _) in p.users_of(i) {
                     if frozen[j] {
                         continue;
@@ -466,7 +426,7 @@ impl Fluid {
             // Their weight leaves their resources: bring each up to date at this level, then
             // move the saturation of each resource they left once.
             moved.clear();
-            for &j in &freezing {
+            for &j in freezing.iter() {
                 let m = p.count(j);
                 for (&(_, w), i) in p.uses(j) {
                     if w == 0 {
@@ -481,7 +441,7 @@ impl Fluid {
                     }
                 }
             }
-            for &i in &moved {
+            for &i in moved.iter() {
                 sat[i] = match cap(i).saturating_sub(load[i]).checked_div(wsum[i]) {
                     Some(room) => {
                         let s = clamp(level as u128 + room);
@@ -494,6 +454,12 @@ impl Fluid {
         }
         share
     }
+}
+
+/// Empties `v` and fills it with `n` copies of `x`, keeping its memory.
+fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
 }
 
 /// The level `L` at which `sum_i min(u_i, L) * k_i = cap`, for demands `u_i` (ascending) with
@@ -807,9 +773,10 @@ mod tests {
                 })
                 .collect();
             let refs: Vec<&Demand> = demands.iter().collect();
-            let (problem, class_of) = Problem::new(&refs);
-            let by_class = f.fill(&problem);
-            let heap: Vec<Share> = class_of.iter().map(|&c| by_class[c]).collect();
+            let mut problem = Problem::default();
+            problem.build(&refs, &f.capacity);
+            let by_class = f.fill(&problem, &mut FillScratch::default());
+            let heap: Vec<Share> = problem.class_of.iter().map(|&c| by_class[c]).collect();
             proptest::prop_assert_eq!(heap, fill_by_rounds(&f, &refs));
         }
     }
