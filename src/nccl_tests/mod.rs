@@ -18,8 +18,9 @@
 //!
 //! What is the model's: one process per host of the config, `-g` GPUs each (GPUs 0..g-1), every
 //! host taking part; each size is one point of a generated study whose only scenario is the
-//! collective (`collective = { kind, hosts = "all", gpus_per_host, channels }`, NCCL's ring
-//! and Simple protocol), on path `auto` (NCCL's choice per GPU-NIC pair, PXN as
+//! collective (`collective = { kind, hosts = "all", gpus_per_host, channels, protocol }`,
+//! NCCL's ring, in the protocol NCCL_PROTO names or else NCCL's tuner picks per size), on path
+//! `auto` (NCCL's choice per GPU-NIC pair, PXN as
 //! `NCCL_PXN_DISABLE` says, GPUDirect up to `NCCL_NET_GDR_LEVEL`). The time printed is the
 //! point's mean completion time over its jittered repeats (`[sim]` of the config); out-of-place
 //! and in-place print the same figures (the model moves the same bytes); `-n` and `-w` are
@@ -30,7 +31,7 @@ pub mod layout;
 
 use anyhow::{Context, Result};
 
-use crate::config::collective::CollectiveKind;
+use crate::config::collective::{CollectiveKind, Protocol};
 use crate::config::{Config, ConfigError};
 use crate::scenario;
 use crate::study;
@@ -193,6 +194,8 @@ pub struct Nccl {
     pub min_channels: Option<u32>,
     /// NCCL_MAX_NCHANNELS.
     pub max_channels: Option<u32>,
+    /// NCCL_PROTO where set (one protocol); unset, NCCL's tuner chooses per size.
+    pub protocol: Option<Protocol>,
     /// NCCL_* variables set but not modelled (name=value).
     pub ignored: Vec<String>,
 }
@@ -334,8 +337,8 @@ pub fn row_sizes(test: Test, raw: &[u64], dtype: u64, ranks: u64) -> Vec<Size> {
 
 impl Nccl {
     /// NCCL's settings from `vars` (name, value; a later one wins), refusing what the model
-    /// cannot run: NCCL_ALGO other than Ring, NCCL_PROTO other than Simple, a GDR level below
-    /// PIX.
+    /// cannot run: NCCL_ALGO other than Ring, NCCL_PROTO other than one of Simple, LL and
+    /// LL128, a GDR level below PIX.
     pub fn from_vars(vars: &[(String, String)]) -> Result<Nccl, ConfigError> {
         let get = |name: &str| {
             vars.iter()
@@ -348,17 +351,29 @@ impl Nccl {
                 Some(v) if !v.eq_ignore_ascii_case(want) => Err(ConfigError::new(
                     CLI,
                     name,
-                    format!(
-                        "{want} or unset: only NCCL's Ring algorithm with the Simple protocol \
-                         is modelled"
-                    ),
+                    format!("{want} or unset: only NCCL's Ring algorithm is modelled"),
                     format!("{v:?}"),
                 )),
                 _ => Ok(()),
             }
         };
         only("NCCL_ALGO", "Ring")?;
-        only("NCCL_PROTO", "Simple")?;
+        let protocol = get("NCCL_PROTO")
+            .map(|v| {
+                [Protocol::Simple, Protocol::Ll, Protocol::Ll128]
+                    .into_iter()
+                    .find(|p| p.nccl_name().eq_ignore_ascii_case(&v))
+                    .ok_or_else(|| {
+                        ConfigError::new(
+                            CLI,
+                            "NCCL_PROTO",
+                            "one of Simple, LL, LL128 (a single protocol) or unset (NCCL's \
+                             tuner chooses per size)",
+                            format!("{v:?}"),
+                        )
+                    })
+            })
+            .transpose()?;
         let pxn = get("NCCL_PXN_DISABLE")
             .map(|v| parse_int("NCCL_PXN_DISABLE", &v, 0, 1, "0 or 1").map(|d| d == 0))
             .transpose()?;
@@ -392,6 +407,7 @@ impl Nccl {
             gdr_level,
             min_channels,
             max_channels,
+            protocol,
             ignored,
         })
     }
@@ -590,6 +606,10 @@ fn study_config(
     let mut coll = toml::Table::new();
     coll.insert("kind".into(), plan.test.kind().name().into());
     coll.insert("hosts".into(), "all".into());
+    coll.insert(
+        "protocol".into(),
+        plan.nccl.protocol.unwrap_or(Protocol::Auto).name().into(),
+    );
     if let Some(g) = gpus {
         coll.insert("gpus_per_host".into(), i64::from(g).into());
     }
@@ -826,6 +846,32 @@ pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
     Ok(out)
 }
 
+/// The protocol of each run of sizes, "LL 8 B-512 KiB, LL128 1 MiB-64 MiB, Simple 128 MiB".
+fn protocol_ranges(
+    c: &crate::config::collective::Collective,
+    results: &[crate::stats::Summary],
+) -> String {
+    let mut runs: Vec<(Protocol, u64, u64)> = Vec::new();
+    for r in results {
+        let p = scenario::tuner::choose(c, r.size_bytes);
+        match runs.last_mut() {
+            Some(last) if last.0 == p => last.2 = r.size_bytes,
+            _ => runs.push((p, r.size_bytes, r.size_bytes)),
+        }
+    }
+    runs.iter()
+        .map(|&(p, a, b)| {
+            let (a, b) = (crate::units::fmt_bytes(a), crate::units::fmt_bytes(b));
+            if a == b {
+                format!("{} {a}", p.nccl_name())
+            } else {
+                format!("{} {a}-{b}", p.nccl_name())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// gdrsim's `#` lines: what was simulated, NCCL's settings and the path the edges between
 /// hosts took.
 fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
@@ -850,8 +896,16 @@ fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
         if p.plan.header.gpus == 1 { "" } else { "s" },
         names.len() as u32 * p.plan.header.gpus
     );
+    let protocols = match (n.protocol, coll) {
+        (Some(p), _) => format!("NCCL_PROTO {}", p.nccl_name()),
+        (None, Some(c)) => format!(
+            "protocol by size as NCCL's tuner picks it for the ring: {}",
+            protocol_ranges(c, results)
+        ),
+        (None, None) => "NCCL's tuner".into(),
+    };
     s.push_str(&format!(
-        "# gdrsim: NCCL_ALGO Ring, NCCL_PROTO Simple (the only ones modelled); {} channels ({})\n",
+        "# gdrsim: NCCL_ALGO Ring (the only algorithm modelled), {protocols}; {} channels ({})\n",
         p.channels.0,
         if p.channels.1 {
             "NCCL's default for this machine, an estimate"
@@ -988,8 +1042,10 @@ mod tests {
         assert!(n.pxn.is_none() && n.gdr_level.is_none());
         let e = Nccl::from_vars(&v(&[("NCCL_ALGO", "Tree")])).unwrap_err();
         assert!(e.to_string().contains("NCCL_ALGO") && e.to_string().contains("Ring"));
-        let e = Nccl::from_vars(&v(&[("NCCL_PROTO", "LL128")])).unwrap_err();
-        assert!(e.to_string().contains("Simple"));
+        let n = Nccl::from_vars(&v(&[("NCCL_PROTO", "ll128")])).unwrap();
+        assert_eq!(n.protocol, Some(Protocol::Ll128));
+        let e = Nccl::from_vars(&v(&[("NCCL_PROTO", "LL,LL128")])).unwrap_err();
+        assert!(e.to_string().contains("NCCL_PROTO") && e.to_string().contains("single"));
         let n = Nccl::from_vars(&v(&[
             ("NCCL_PXN_DISABLE", "1"),
             ("NCCL_NET_GDR_LEVEL", "SYS"),

@@ -27,12 +27,20 @@ fn parse(text: &str) -> Config {
 /// The smallest ring all-reduce: 2 ranks (GPU0 of two hosts), one channel, a 32 KiB buffer.
 /// Derivation: each rank's share is 16 KiB, one slice; the ring sends 2(n-1) = 2 chunks a
 /// rank. Chunk 0 is each rank's own data: both leave at 0 and arrive after T, the one-way time
-/// of 16 KiB over the pair. Chunk 1 is what the rank received, reduced into its own (launch +
-/// 16 KiB at the GPU's reduce rate, R), so it leaves at T + R and arrives at 2T + R: the
-/// completion time. The two directions share no link direction's data (each carries the
-/// other's acknowledgements only): the oracle holds to 0.1% (exactly, today).
+/// of 16 KiB over the pair. Chunk 1 is what the rank received, reduced into its own (16 KiB
+/// at the GPU's reduce rate inside NCCL's running kernel, no launch: R), so it leaves at T + R
+/// and arrives at 2T + R: the completion time. The two directions share no link direction's
+/// data (each carries the other's acknowledgements only): the oracle holds to 0.1% (exactly,
+/// today). In LL the same buffer moves as 32 KiB of lines (16 bytes per 8 of data, one step
+/// of 32 KiB of data holds the share): 2 T(32 KiB) + R.
 #[test]
 fn the_smallest_ring_all_reduce_takes_two_one_way_times_and_a_reduction() {
+    oracle("simple", 16 << 10);
+    oracle("ll", 32 << 10);
+}
+
+/// The oracle above in `protocol`, whose messages carry `wire` bytes for 16 KiB of data.
+fn oracle(protocol: &str, wire: u64) {
     let pair = "[[scenarios]]\nname = \"pair\"\n\
         sender = { host = \"n0\", nic = \"nic0\", gpu = \"gpu0\" }\n\
         receiver = { host = \"n1\", nic = \"nic0\", gpu = \"gpu0\" }\n\
@@ -42,11 +50,11 @@ fn the_smallest_ring_all_reduce_takes_two_one_way_times_and_a_reduction() {
         "\"16KiB\", \"32KiB\"",
         &format!(
             "[[scenarios]]\nname = \"ar\"\ncollective = {{ kind = \"all_reduce\", \
-             gpus_per_host = 1, channels = 1 }}\n{pair}"
+             gpus_per_host = 1, channels = 1, protocol = \"{protocol}\" }}\n{pair}"
         ),
     );
     let cfg = parse(&text);
-    let t = point(&cfg, "pair", PathKind::GpuDirect, 16 << 10)
+    let t = point(&cfg, "pair", PathKind::GpuDirect, wire)
         .summary
         .lat_model_ps;
     let r = cfg.hosts[0].machine.gpus[0].reduce.time(16 << 10);

@@ -18,6 +18,7 @@ use super::convert::{Cx, R};
 use super::raw::{RawCollective, RawCount, RawHostList};
 use super::scenarios::gpu_endpoint;
 use super::{FlowDeps, FlowSpec};
+use crate::topology::CpuFamily;
 use crate::topology::spec::HostSpec;
 
 /// The collective operation.
@@ -73,21 +74,50 @@ impl Algorithm {
     }
 }
 
-/// NCCL's protocol: how each step's data and flag travel.
+/// NCCL's protocol: how each step's data and flag travel (NVIDIA/nccl `src/device/prims_*.h`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protocol {
-    /// Data then a flag, in steps of NCCL_BUFFSIZE / NCCL_STEPS.
+    /// Per size, the protocol NCCL's tuner picks (its cost model, `src/graph/tuning.cc`, over
+    /// the ring: [`crate::scenario::tuner`]).
+    Auto,
+    /// Data then a fence and a flag, in steps of NCCL_BUFFSIZE / NCCL_STEPS (512 KiB).
     Simple,
+    /// Low latency: 8-byte data words each stored with its 8-byte flag in one 16-byte line,
+    /// so the receiver sees data and flag in one store and no fence waits between them; half
+    /// of every byte moved is flags. Steps of 32 KiB of data.
+    Ll,
+    /// 128-byte lines of 120 bytes of data and an 8-byte flag (NVLink delivers a line's
+    /// stores in order): no fence, 1/16 of every byte moved is flags. Steps of 576,000 bytes
+    /// of data.
+    Ll128,
 }
 
 impl Protocol {
     /// Every value, in the order messages list their words.
-    pub const ALL: [Protocol; 1] = [Protocol::Simple];
+    pub const ALL: [Protocol; 4] = [
+        Protocol::Auto,
+        Protocol::Simple,
+        Protocol::Ll,
+        Protocol::Ll128,
+    ];
 
     /// The word a config writes for the value.
     pub fn name(self) -> &'static str {
         match self {
+            Protocol::Auto => "auto",
             Protocol::Simple => "simple",
+            Protocol::Ll => "ll",
+            Protocol::Ll128 => "ll128",
+        }
+    }
+
+    /// NCCL's spelling (NCCL_PROTO, its logs).
+    pub fn nccl_name(self) -> &'static str {
+        match self {
+            Protocol::Auto => "auto",
+            Protocol::Simple => "Simple",
+            Protocol::Ll => "LL",
+            Protocol::Ll128 => "LL128",
         }
     }
 }
@@ -109,6 +139,129 @@ pub struct Collective {
     pub gpus_per_host: u32,
     /// Rings run side by side (NCCL's channels), each over every rank.
     pub channels: u32,
+    /// What NCCL's tuner knows of the machine (its topology search's result).
+    pub graph: NcclGraph,
+}
+
+/// A GPU generation as NCCL's tuner tables index it (by the lowest compute capability).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GpuArch {
+    /// Compute capability below 8.0.
+    Volta,
+    /// 8.x.
+    Ampere,
+    /// 9.x.
+    #[default]
+    Hopper,
+    /// 10.0 and up.
+    Blackwell,
+}
+
+impl GpuArch {
+    /// The generation of compute capability (major, minor).
+    pub fn of(cc: (u32, u32)) -> GpuArch {
+        match cc.0 {
+            0..=7 => GpuArch::Volta,
+            8 => GpuArch::Ampere,
+            9 => GpuArch::Hopper,
+            _ => GpuArch::Blackwell,
+        }
+    }
+}
+
+/// What NCCL's tuner reads from its topology search (`ncclTopoCompute`, `src/graph/search.cc`)
+/// for the ring, as this model estimates it from the configured hardware: the search's rings
+/// and the speed of each (one of NCCL's candidate speeds, the largest the path allows).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NcclGraph {
+    /// Nodes (hosts) taking part.
+    pub nodes: u32,
+    /// The search's rings, before NCCL duplicates them into channels.
+    pub rings: u32,
+    /// Each ring's speed, MB/s (NCCL's bwIntra = bwInter of the ring graph).
+    pub ring_mbps: u32,
+    /// The lowest GPU generation taking part.
+    pub arch: GpuArch,
+    /// An AMD CPU (NCCL's LL ceilings across nodes differ by CPU vendor).
+    pub amd: bool,
+    /// GPUs of a node reach each other over NVLink (else PCIe: NCCL's intra hardware class).
+    pub nvlink: bool,
+}
+
+/// NCCL's candidate ring speeds, GB/s x 10 (`src/graph/search.cc`: speedArrayIntra/Inter, and
+/// the sm90 and sm100 arrays), highest first.
+fn speeds(arch: GpuArch, inter: bool) -> &'static [u32] {
+    match (arch, inter) {
+        (GpuArch::Volta | GpuArch::Ampere, false) => {
+            &[400, 300, 200, 180, 150, 120, 100, 90, 70, 60, 50, 40, 30]
+        }
+        (GpuArch::Volta | GpuArch::Ampere, true) => &[
+            480, 300, 280, 240, 200, 180, 150, 120, 100, 90, 70, 60, 50, 40, 30, 24, 12, 2, 1,
+        ],
+        (GpuArch::Hopper, false) => &[600, 500, 400, 300, 240, 200, 150, 120, 110, 60, 30],
+        (GpuArch::Hopper, true) => &[
+            480, 450, 420, 400, 300, 240, 220, 200, 175, 150, 120, 60, 30, 24, 12, 2, 1,
+        ],
+        (GpuArch::Blackwell, false) => {
+            &[900, 800, 700, 600, 500, 450, 400, 300, 240, 200, 190, 180]
+        }
+        (GpuArch::Blackwell, true) => &[
+            960, 860, 800, 480, 451, 420, 400, 300, 240, 220, 200, 175, 150, 120, 60, 30, 24, 12,
+            2, 1,
+        ],
+    }
+}
+
+/// The search's rings for `chosen` hosts x `gpus` GPUs (estimate): across nodes one ring per
+/// NIC of the first host, at the largest candidate speed within the NIC's rate; within one
+/// node a quarter of the default channels (NCCL doubles the search's rings twice), at the
+/// largest candidate within the GPU's NVLink bandwidth (else its PCIe link's) over the rings.
+fn nccl_graph(hosts: &[HostSpec], chosen: &[usize], gpus: u32) -> NcclGraph {
+    let m = &hosts[chosen[0]].machine;
+    let arch = chosen
+        .iter()
+        .flat_map(|&h| hosts[h].machine.gpus.iter().take(gpus as usize))
+        .map(|g| GpuArch::of(g.compute_capability))
+        .min_by_key(|a| *a as u8)
+        .unwrap_or_default();
+    let gpu0 = m.gpus.first().map(|g| g.name.as_str()).unwrap_or("");
+    let nvlink_mbps: u64 = m
+        .nvlinks
+        .iter()
+        .filter(|l| l.a == gpu0 || l.b == gpu0)
+        .map(|l| u64::from(l.links) * l.link_rate.bps() / 8_000_000)
+        .sum();
+    let multi = chosen.len() > 1;
+    let (rings, limit_mbps) = if multi {
+        let nics = m.nics.len().max(1) as u32;
+        let nic = m.nics.first().map_or(0, |n| n.wire_rate.bps() / 8_000_000);
+        (nics, nic)
+    } else {
+        let rings = default_channels(hosts, chosen, gpus).div_ceil(4).max(1);
+        let pcie = m.links.iter().find(|l| l.down == gpu0).map_or(0, |l| {
+            crate::topology::pcie::raw_rate(l.generation, l.width).bps() / 8_000_000
+        });
+        let bw = if nvlink_mbps > 0 { nvlink_mbps } else { pcie };
+        (rings, bw / u64::from(rings))
+    };
+    let table = speeds(arch, multi);
+    let pick = table
+        .iter()
+        .find(|&&s| u64::from(s) * 100 <= limit_mbps)
+        .or(table.last())
+        .copied()
+        .unwrap_or(1);
+    NcclGraph {
+        nodes: chosen.len() as u32,
+        rings,
+        ring_mbps: pick * 100,
+        arch,
+        amd: matches!(
+            m.sockets.first().map(|s| s.cpu_family),
+            Some(CpuFamily::EpycRome | CpuFamily::EpycMilan | CpuFamily::EpycGenoa)
+        ),
+        nvlink: gpus == 1 || nvlink_mbps > 0,
+    }
 }
 
 impl Collective {
@@ -226,6 +379,7 @@ pub(super) fn convert(
         kind: raw.kind,
         algorithm: raw.algorithm.unwrap_or(Algorithm::Ring),
         protocol: raw.protocol.unwrap_or(Protocol::Simple),
+        graph: nccl_graph(hosts, &chosen, gpus_per_host),
         hosts: chosen,
         gpus_per_host,
         channels,

@@ -16,9 +16,15 @@
 //! reduction where that send reduces. Simplification: every slice of a point has one size (the
 //! rank's share divided evenly over loops and slices, rounded up to a byte, so a flow moves at
 //! most loops x slices bytes more than NCCL would).
+//!
+//! LL and LL128 (chosen by `protocol`, or per size by NCCL's tuner, [`super::tuner`]) move a
+//! chunk of one step per send (NCCL gives every protocol but ring Simple one step per chunk and
+//! per slice), eight steps in flight, and carry their flags in the data: a message's bytes on
+//! every link are its lines (LL: 16 bytes per 8 of data; LL128: 128 per 120), and the receiver
+//! sees a line when it lands, with no separate flag (`nccl_p2p`).
 
 use crate::components::ReduceRule;
-use crate::config::collective::{Collective, CollectiveKind};
+use crate::config::collective::{Collective, CollectiveKind, Protocol};
 
 /// NCCL_BUFFSIZE's default: 4 MiB per connection for the Simple protocol.
 pub const BUFF_BYTES: u64 = 4 << 20;
@@ -37,11 +43,42 @@ pub const fn step_bytes() -> u64 {
     BUFF_BYTES / STEPS as u64
 }
 
+/// LL's buffer per connection: 8 lines per thread x 512 threads x NCCL_STEPS x 16-byte lines
+/// (NVIDIA/nccl `src/init.cc` DEFAULT_LL_BUFFSIZE).
+pub const LL_BUFF_BYTES: u64 = 8 * 512 * STEPS as u64 * 16;
+/// LL128's buffer per connection: 120 elements per thread x 640 threads x NCCL_STEPS x 8 bytes
+/// (`src/init.cc` DEFAULT_LL128_BUFFSIZE).
+pub const LL128_BUFF_BYTES: u64 = 120 * 640 * STEPS as u64 * 8;
+
+/// Data bytes of one step of `protocol` (`src/enqueue.cc`: the step's bytes, halved for LL's
+/// flags, 120/128 of it for LL128's).
+pub fn step_data_bytes(protocol: Protocol) -> u64 {
+    match protocol {
+        Protocol::Simple | Protocol::Auto => step_bytes(),
+        Protocol::Ll => LL_BUFF_BYTES / STEPS as u64 / 2,
+        Protocol::Ll128 => LL128_BUFF_BYTES / STEPS as u64 / 128 * 120,
+    }
+}
+
+/// Bytes on the links for `data` bytes in `protocol`'s lines: LL stores each 8 bytes of data
+/// with an 8-byte flag, LL128 each 120 bytes with 8 of flag in a 128-byte line.
+pub fn line_bytes(protocol: Protocol, data: u64) -> u64 {
+    match protocol {
+        Protocol::Simple | Protocol::Auto => data,
+        Protocol::Ll => data.div_ceil(8).saturating_mul(16),
+        Protocol::Ll128 => data.div_ceil(120).saturating_mul(128),
+    }
+}
+
 /// What each flow of a collective does at one size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Schedule {
-    /// Bytes of every message (one slice).
+    /// The protocol that moves the data (`protocol`, or the tuner's choice for the size).
+    pub protocol: Protocol,
+    /// Bytes of every message (one slice) on the links: its data, in LL and LL128 its lines.
     pub message_bytes: u64,
+    /// Data bytes of every message (what a reduction reads).
+    pub data_bytes: u64,
     /// Messages each flow carries.
     pub messages: u32,
     /// Slices per chunk: message k of a flow waits for message k - lag of the edge before it.
@@ -59,16 +96,23 @@ pub fn schedule(c: &Collective, size: u64) -> Schedule {
     if c.kind == CollectiveKind::AllToAll {
         return pairwise(c, size);
     }
+    let protocol = super::tuner::choose(c, size);
     let share = size.div_ceil(n * u64::from(c.channels)).max(1);
-    let chunk_max = step_bytes() * u64::from(CHUNK_STEPS);
-    let slice_max = step_bytes() * u64::from(SLICE_STEPS);
-    let loops = share.div_ceil(chunk_max);
-    let per_loop = share.div_ceil(loops);
-    let per_chunk = u64::from(CHUNK_STEPS / SLICE_STEPS);
-    let slices = per_loop
-        .div_ceil(slice_max / MIN_SLICE_DIVISOR)
-        .clamp(1, per_chunk);
-    let message_bytes = share.div_ceil(loops * slices);
+    let (loops, slices) = if protocol == Protocol::Simple {
+        let chunk_max = step_bytes() * u64::from(CHUNK_STEPS);
+        let slice_max = step_bytes() * u64::from(SLICE_STEPS);
+        let loops = share.div_ceil(chunk_max);
+        let per_loop = share.div_ceil(loops);
+        let per_chunk = u64::from(CHUNK_STEPS / SLICE_STEPS);
+        let slices = per_loop
+            .div_ceil(slice_max / MIN_SLICE_DIVISOR)
+            .clamp(1, per_chunk);
+        (loops, slices)
+    } else {
+        // One step per chunk and per slice.
+        (share.div_ceil(step_data_bytes(protocol)), 1)
+    };
+    let data_bytes = share.div_ceil(loops * slices);
     let sends = sends(c.kind, n);
     let messages = loops * sends * slices;
     let reduce = match c.kind {
@@ -91,11 +135,17 @@ pub fn schedule(c: &Collective, size: u64) -> Schedule {
         },
         CollectiveKind::AllGather | CollectiveKind::AllToAll => ReduceRule::NONE,
     };
+    let window = match protocol {
+        Protocol::Simple | Protocol::Auto => STEPS / SLICE_STEPS,
+        Protocol::Ll | Protocol::Ll128 => STEPS,
+    };
     Schedule {
-        message_bytes,
+        protocol,
+        message_bytes: line_bytes(protocol, data_bytes),
+        data_bytes,
         messages: u32::try_from(messages).unwrap_or(u32::MAX),
         lag: slices as u32,
-        window: (STEPS / SLICE_STEPS).max(1),
+        window: window.max(1),
         reduce,
     }
 }
@@ -123,7 +173,9 @@ fn pairwise(c: &Collective, size: u64) -> Schedule {
     };
     let messages = bytes.div_ceil(chunk);
     Schedule {
+        protocol: Protocol::Simple,
         message_bytes: bytes.div_ceil(messages),
+        data_bytes: bytes.div_ceil(messages),
         messages: u32::try_from(messages).unwrap_or(u32::MAX),
         lag: 1,
         window: STEPS,
@@ -163,6 +215,7 @@ mod tests {
             kind,
             algorithm: Algorithm::Ring,
             protocol: Protocol::Simple,
+            graph: crate::config::collective::NcclGraph::default(),
             hosts: (0..hosts).collect(),
             gpus_per_host: gpus,
             channels,

@@ -8,6 +8,7 @@ use super::Point;
 use super::build::chunking;
 use super::simulate::{iterations, stream_shape};
 use crate::config::Config;
+use crate::config::collective::Protocol;
 use crate::effective::SideMode;
 use crate::topology::Topology;
 
@@ -47,7 +48,9 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
     };
     let per_flow = sc.flows.iter().enumerate().map(|(i, f)| {
         // The modes do not depend on the size: a small plan tells them.
-        let Ok(built) = super::workload::plan(cfg, topo, sc, f, (p.path, p.op), 8) else {
+        let Ok(built) =
+            super::workload::plan(cfg, topo, sc, f, (p.path, p.op), (8, Protocol::Simple))
+        else {
             return 0;
         };
         let moves = |m: SideMode| u64::from(m != SideMode::Direct && m != SideMode::Host);

@@ -47,11 +47,16 @@ pub fn point(cfg: &Config, topo: &Topology, p: &Point, threads: usize) -> PointM
         .flows
         .iter()
         .map(|f| {
-            let bytes = sc
-                .workload
-                .as_ref()
-                .map_or(p.size, |w| super::workload::message_bytes(w, p.size));
-            super::workload::plan(cfg, topo, sc, f, (p.path, p.op), bytes)
+            let msg = sc.workload.as_ref().map_or(
+                (p.size, crate::config::collective::Protocol::Simple),
+                |w| {
+                    (
+                        super::workload::message_bytes(w, p.size),
+                        super::workload::protocol(w, p.size),
+                    )
+                },
+            );
+            super::workload::plan(cfg, topo, sc, f, (p.path, p.op), msg)
         })
         .collect::<Result<Vec<_>, _>>()
     else {

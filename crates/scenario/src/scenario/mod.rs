@@ -13,11 +13,13 @@ pub mod paths;
 pub mod peer;
 pub mod relay;
 mod simulate;
+pub mod tuner;
 pub mod workload;
 
 pub use simulate::{PointResult, perftest_bw_average, simulate_point, stream_shape};
 
 use crate::components::SimOptions;
+use crate::config::collective::Protocol;
 use crate::config::{Config, Op, PathKind};
 pub use crate::seed::{mix, stable_hash};
 use crate::topology::{self, Topology};
@@ -135,7 +137,9 @@ pub fn check_plans(cfg: &Config, topo: &Topology) -> Result<(), (String, String,
         for &path in &cfg.paths {
             for &op in &cfg.ops {
                 for f in &sc.flows {
-                    if let Err(e) = workload::plan(cfg, topo, sc, f, (path, op), size) {
+                    if let Err(e) =
+                        workload::plan(cfg, topo, sc, f, (path, op), (size, Protocol::Simple))
+                    {
                         let why = match op {
                             Op::Read => {
                                 " (an RDMA Read's source cannot be staged: its CPU takes no part)"

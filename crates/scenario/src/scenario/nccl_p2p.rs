@@ -4,10 +4,15 @@
 //! spinning on that flag in its own memory, sees it one memory access later. No copy engine,
 //! no CPU thread, no NIC (NVIDIA/nccl `src/transport/p2p.cc`; NCCL_P2P_USE_CUDA_MEMCPY off).
 //! The sender's slot comes back when the receiver has taken the slice (its head flag).
+//!
+//! In LL and LL128 the flag rides in every line of the data (NCCL's `prims_ll.h`,
+//! `prims_ll128.h`): the receiver sees the slice when its lines land, with no fence and no
+//! flag store after them; the lines' flag bytes are in the slice's size.
 
 use super::build::{add, carries, done};
 use super::paths::{Built, Sides};
 use crate::config::FlowSpec;
+use crate::config::collective::Protocol;
 use crate::effective::SideMode;
 use crate::plan::{Copy, GpuRef, Plan, StepKind};
 use crate::record::Stage;
@@ -16,8 +21,14 @@ use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
 /// Bytes of the tail flag the sending kernel stores after a slice (one 8-byte word).
 pub const TAIL_BYTES: u64 = 8;
 
-/// The plan of one slice of `size` bytes from the sender's GPU to the receiver's, on one host.
-pub fn plan(topo: &Topology, flow: &FlowSpec, size: u64) -> Result<Built, RouteError> {
+/// The plan of one slice of `size` bytes (lines in LL and LL128) from the sender's GPU to the
+/// receiver's, on one host, in `protocol`.
+pub fn plan(
+    topo: &Topology,
+    flow: &FlowSpec,
+    size: u64,
+    protocol: Protocol,
+) -> Result<Built, RouteError> {
     let host = flow.sender.host;
     let h = &topo.hosts[host];
     let (src, dst) = (
@@ -51,16 +62,23 @@ pub fn plan(topo: &Topology, flow: &FlowSpec, size: u64) -> Result<Built, RouteE
         None,
     );
     carries(&mut p, data, size, true);
-    // The tail flag, stored after the data (the kernel fences between them).
-    let flag = add(
-        &mut p,
-        StepKind::KernelCopy { gpu, copy },
-        Some(Stage::P2p),
-        tx,
-        vec![done(data)],
-        None,
-    );
-    carries(&mut p, flag, TAIL_BYTES, false);
+    let flag = match protocol {
+        // The tail flag, stored after the data (the kernel fences between them).
+        Protocol::Simple | Protocol::Auto => {
+            let flag = add(
+                &mut p,
+                StepKind::KernelCopy { gpu, copy },
+                Some(Stage::P2p),
+                tx,
+                vec![done(data)],
+                None,
+            );
+            carries(&mut p, flag, TAIL_BYTES, false);
+            flag
+        }
+        // The flags came with the lines.
+        Protocol::Ll | Protocol::Ll128 => data,
+    };
     // The receiving kernel's next load of the flag finds it.
     let seen = h.spec.gpus[dst].memory.latency;
     let look = add(

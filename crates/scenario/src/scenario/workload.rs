@@ -16,6 +16,7 @@ use super::collective;
 use super::paths;
 use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows, longest_limit};
 use crate::components::{Fabric, FlowOutcome, ReduceRule, gating_message};
+use crate::config::collective::Protocol;
 use crate::config::{Config, ScenarioSpec, Workload};
 use crate::plan::Plan;
 use crate::record::{Recorder, Span, Stage};
@@ -24,18 +25,19 @@ use crate::topology::Topology;
 use crate::units::Ps;
 
 /// The plan of one message of `bytes` of flow `f` of scenario `sc`: a collective's edge inside
-/// a node is NCCL's P2P transport; every other flow's is its path's.
+/// a node is NCCL's P2P transport in `protocol` (Simple stores a flag after the data, LL and
+/// LL128 carry it in their lines); every other flow's is its path's.
 pub fn plan(
     cfg: &Config,
     topo: &Topology,
     sc: &ScenarioSpec,
     f: &crate::config::FlowSpec,
     (path, op): (crate::config::PathKind, crate::config::Op),
-    bytes: u64,
+    (bytes, protocol): (u64, Protocol),
 ) -> Result<paths::Built, crate::topology::RouteError> {
     let collective = sc.workload.as_ref().is_some_and(|w| w.collective.is_some());
     if collective && f.is_intra() {
-        super::nccl_p2p::plan(topo, f, bytes)
+        super::nccl_p2p::plan(topo, f, bytes, protocol)
     } else {
         paths::plan(cfg, f, topo, path, op, bytes)
     }
@@ -58,6 +60,8 @@ struct Shape {
     gates: Vec<Vec<(usize, u32)>>,
     /// Bytes of every message (the point's size; a collective's slice).
     message_bytes: u64,
+    /// A collective's protocol at this size (Simple for any other workload).
+    protocol: Protocol,
     /// Messages in flight per flow at most.
     window: u32,
 }
@@ -79,8 +83,9 @@ impl Shape {
                 .zip(&sc.flows)
                 .map(|(d, f)| {
                     // A host-memory sender has no GPU to reduce on (the config refuses it).
+                    let data = sched.map_or(bytes, |s| s.data_bytes);
                     let delay = f.sender.gpu.map_or(0, |g| {
-                        cfg.hosts[f.sender.host].machine.gpus[g].reduce.time(bytes)
+                        cfg.hosts[f.sender.host].machine.gpus[g].reduce.time(data)
                     });
                     match sched {
                         Some(s) => ReduceRule { delay, ..s.reduce },
@@ -98,6 +103,7 @@ impl Shape {
                 })
                 .collect(),
             message_bytes: bytes,
+            protocol: protocol(w, size),
             window: sched.map_or(cfg.sim.stream_window.max(1), |s| s.window),
         }
     }
@@ -130,6 +136,14 @@ pub fn messages(cfg: &Config, w: &Workload, i: usize, size: u64) -> u32 {
     w.flows[i].messages.unwrap_or_else(|| iterations(cfg, size))
 }
 
+/// The protocol of a collective's messages at `size` (its own, or the tuner's choice); Simple
+/// for any other workload (the protocol only shapes a collective's plans).
+pub fn protocol(w: &Workload, size: u64) -> Protocol {
+    w.collective
+        .as_ref()
+        .map_or(Protocol::Simple, |c| collective::schedule(c, size).protocol)
+}
+
 /// Bytes of each message of the workload at `size`: the size, or a collective's slice.
 pub fn message_bytes(w: &Workload, size: u64) -> u64 {
     match &w.collective {
@@ -159,7 +173,15 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
         .flows
         .iter()
         .map(|f| {
-            plan(cfg, topo, sc, f, (p.path, p.op), shape.message_bytes).expect("plans were checked")
+            plan(
+                cfg,
+                topo,
+                sc,
+                f,
+                (p.path, p.op),
+                (shape.message_bytes, shape.protocol),
+            )
+            .expect("plans were checked")
         })
         .collect();
     let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
