@@ -57,7 +57,7 @@ fn oracle(protocol: &str, wire: u64) {
     let t = point(&cfg, "pair", PathKind::GpuDirect, wire)
         .summary
         .lat_model_ps;
-    let r = cfg.hosts[0].machine.gpus[0].reduce.time(16 << 10);
+    let r = cfg.hosts[0].machine.gpus[0].reduce.rate.tx_time(16 << 10);
     let ar = point(&cfg, "ar", PathKind::GpuDirect, 32 << 10).summary;
     let expect = 2 * t + r;
     eprintln!(

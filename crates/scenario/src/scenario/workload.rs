@@ -83,9 +83,15 @@ impl Shape {
                 .zip(&sc.flows)
                 .map(|(d, f)| {
                     // A host-memory sender has no GPU to reduce on (the config refuses it).
-                    let data = sched.map_or(bytes, |s| s.data_bytes);
+                    // A collective's reduction runs inside NCCL's kernel, already running:
+                    // no launch, the data at the reduction rate. A flow's `reduce` is a kernel
+                    // of its own.
                     let delay = f.sender.gpu.map_or(0, |g| {
-                        cfg.hosts[f.sender.host].machine.gpus[g].reduce.time(data)
+                        let r = &cfg.hosts[f.sender.host].machine.gpus[g].reduce;
+                        match sched {
+                            Some(s) => r.rate.tx_time(s.data_bytes),
+                            None => r.time(bytes),
+                        }
                     });
                     match sched {
                         Some(s) => ReduceRule { delay, ..s.reduce },
