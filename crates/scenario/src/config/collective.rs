@@ -378,7 +378,7 @@ pub(super) fn convert(
     let c = Collective {
         kind: raw.kind,
         algorithm: raw.algorithm.unwrap_or(Algorithm::Ring),
-        protocol: raw.protocol.unwrap_or(Protocol::Simple),
+        protocol: raw.protocol.unwrap_or(Protocol::Auto),
         graph: nccl_graph(hosts, &chosen, gpus_per_host),
         hosts: chosen,
         gpus_per_host,
