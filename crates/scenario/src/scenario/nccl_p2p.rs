@@ -84,6 +84,7 @@ pub fn plan(topo: &Topology, flow: &FlowSpec, size: u64) -> Result<Built, RouteE
             sender: side(&flow.sender, src),
             receiver: side(&flow.receiver, dst),
             flush: false,
+            qp: flow.qp,
         },
         sender: SideMode::Direct,
         receiver: SideMode::Direct,
