@@ -48,18 +48,27 @@ pub struct LeafSpine {
     pub assigned: BTreeMap<(usize, usize, u32), (usize, usize)>,
 }
 
-/// FNV-1a (64-bit) over the little-endian bytes of the source port, destination port and QP
-/// number, each as a u64: the ECMP hash. Any fixed hash would do; this one is documented,
-/// seedless and the same on every platform, so a flow's path is reproducible.
-pub fn ecmp_hash(from: usize, to: usize, qp: u32) -> u64 {
+/// The ECMP hash: FNV-1a (64-bit) over the little-endian bytes of the source port,
+/// destination port, QP number and `hop` (which switch hashes: 0 the source leaf, 1 the
+/// spine), each as a u64, then MurmurHash3's 64-bit finalizer (fmix64). The finalizer is
+/// needed because an index is the hash modulo a small count and FNV's low bits depend only
+/// on its input's low bits: without it, flows (i -> 8 + i, QP i) all hashed onto one spine.
+/// Any fixed hash would do; this one is documented, seedless and the same on every platform,
+/// so a flow's path is reproducible, and each switch hashing with its own `hop` keeps their
+/// choices independent (as switches seed their hashes differently).
+pub fn ecmp_hash(from: usize, to: usize, qp: u32, hop: u32) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for v in [from as u64, to as u64, u64::from(qp)] {
+    for v in [from as u64, to as u64, u64::from(qp), u64::from(hop)] {
         for b in v.to_le_bytes() {
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
     }
-    h
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 /// Uplinks of a leaf with `downlinks` host ports under oversubscription `num:den` (at least
@@ -217,20 +226,20 @@ impl LeafSpine {
 
     /// The leaf-spine channels from port `from` to port `to` on a different leaf for queue
     /// pair `qp`: the chosen uplink and downlink cables (None where no spine joins the
-    /// leaves). ECMP takes the uplink from the hash's value modulo the uplinks that reach the
-    /// destination leaf, and the parallel cable down from the hash divided by that count
-    /// (the next switch hashes again, with other bits).
+    /// leaves). ECMP: the source leaf takes uplink `ecmp_hash(.., 0) mod (its uplinks that
+    /// reach the destination leaf)`, the spine the cable down `ecmp_hash(.., 1) mod (its
+    /// cables to the destination leaf)`.
     pub fn spine_hops(&self, from: usize, to: usize, qp: u32) -> Option<[ChannelId; 2]> {
         let (a, z) = (self.leaf_of[from], self.leaf_of[to]);
         let (i, j) = match self.assigned.get(&(from, to, qp)) {
             Some(&ij) => ij,
             None => {
                 let choices = self.choices(a, z);
-                let h = ecmp_hash(from, to, qp);
-                let n = choices.len() as u64;
-                let (i, downs) = choices.get((h % n.max(1)) as usize)?;
-                let m = downs.len() as u64;
-                (*i, downs[((h / n) % m) as usize])
+                let pick = |hop: u32, n: usize| {
+                    (ecmp_hash(from, to, qp, hop) % (n.max(1) as u64)) as usize
+                };
+                let (i, downs) = choices.get(pick(0, choices.len()))?;
+                (*i, downs[pick(1, downs.len())])
             }
         };
         Some([self.uplinks[a][i].up, self.uplinks[z][j].down])
@@ -260,11 +269,12 @@ mod tests {
     /// FNV-1a's offset basis and prime, fixed: the hash of a flow never changes.
     #[test]
     fn the_ecmp_hash_is_fixed_and_depends_on_every_field() {
-        let h = ecmp_hash(0, 1, 0);
-        assert_eq!(h, ecmp_hash(0, 1, 0));
-        assert_ne!(h, ecmp_hash(1, 0, 0));
-        assert_ne!(h, ecmp_hash(0, 1, 1));
-        assert_ne!(h, ecmp_hash(0, 2, 0));
+        let h = ecmp_hash(0, 1, 0, 0);
+        assert_eq!(h, ecmp_hash(0, 1, 0, 0));
+        assert_ne!(h, ecmp_hash(1, 0, 0, 0));
+        assert_ne!(h, ecmp_hash(0, 1, 1, 0));
+        assert_ne!(h, ecmp_hash(0, 2, 0, 0));
+        assert_ne!(h, ecmp_hash(0, 1, 0, 1));
     }
 
     /// Adaptive placement: four flows between two leaves with two uplinks each go two to
