@@ -882,3 +882,17 @@ fn bad_input_unknown_fabric() {
         ],
     );
 }
+
+#[test]
+fn bad_input_host_array_of_no_hosts() {
+    assert_edit_rejected(
+        "hosts-count",
+        "name = \"node-b\"\n",
+        "name = \"node-b\"\ncount = 0\n",
+        &[
+            "key `hosts[1].count`",
+            "a number of hosts from 1 to 100000",
+            "found integer 0",
+        ],
+    );
+}
