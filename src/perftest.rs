@@ -242,6 +242,7 @@ fn ways(cfg: &Config, topo: &Topology, si: usize, s: Stream) -> Result<Vec<paths
     let back = FlowSpec {
         sender: flow.receiver.clone(),
         receiver: flow.sender.clone(),
+        qp: flow.qp,
     };
     let ways: &[&FlowSpec] = if s.duplex { &[flow, &back] } else { &[flow] };
     ways.iter()

@@ -12,6 +12,7 @@ mod collective;
 mod compare;
 mod contention;
 mod cpu_family;
+mod fabric;
 mod flow_properties;
 mod fuzz_configs;
 mod gate;

@@ -71,4 +71,6 @@ choice!(
     crate::topology::Affinity,
     crate::topology::spec::WqeDelivery,
     crate::topology::CpuFamily,
+    crate::topology::spec::Fabric,
+    crate::topology::spec::Routing,
 );

@@ -794,3 +794,105 @@ fn bad_input_messages_name_what_was_written() {
     assert_ok(&o, "check - (stdin)");
     assert!(text(&o.stdout).starts_with("-: ok"));
 }
+
+// ---- leaf-spine fabrics: each key whose numbers do not add up is named -----------------------
+
+#[test]
+fn bad_input_oversubscription_leaving_no_uplink() {
+    // One host of one NIC a leaf: 1 port at 2:1 is half an uplink.
+    assert_edit_rejected(
+        "ls-no-uplink",
+        "switch_hops = 1\n",
+        "fabric = \"leaf-spine\"\nhosts_per_leaf = 1\noversubscription = 2\n",
+        &[
+            "key `network.oversubscription`",
+            "a whole number of uplinks, at least one",
+            "found 2:1",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_leaf_ports_beyond_its_radix() {
+    // Two hosts of one NIC a leaf, non-blocking: 2 host ports + 2 uplinks on a 3-port leaf.
+    assert_edit_rejected(
+        "ls-radix",
+        "switch_hops = 1\n",
+        "fabric = \"leaf-spine\"\nhosts_per_leaf = 2\nleaf_radix = 3\n",
+        &[
+            "key `network.leaf_radix`",
+            "2 host ports (hosts node-a..node-b) + 2 uplinks = 4 ports",
+            "found 3",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_oversubscription_not_a_ratio() {
+    assert_edit_rejected(
+        "ls-ratio",
+        "switch_hops = 1\n",
+        "fabric = \"leaf-spine\"\noversubscription = \"2:0\"\n",
+        &[
+            "key `network.oversubscription`",
+            "an integer or a ratio \"num:den\"",
+            "found \"2:0\"",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_leaf_spine_key_without_the_fabric() {
+    assert_edit_rejected(
+        "ls-no-fabric",
+        "switch_hops = 1\n",
+        "switch_hops = 1\nspines = 4\n",
+        &[
+            "key `network.spines`",
+            "fabric = \"leaf-spine\" for a leaf-spine key",
+            "found fabric = \"single-switch\"",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_switch_hops_in_a_leaf_spine_fabric() {
+    assert_edit_rejected(
+        "ls-hops",
+        "switch_hops = 1\n",
+        "switch_hops = 1\nfabric = \"leaf-spine\"\n",
+        &[
+            "key `network.switch_hops`",
+            "no switch_hops with fabric = \"leaf-spine\"",
+            "found 1",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_unknown_fabric() {
+    assert_edit_rejected(
+        "ls-fat-tree",
+        "switch_hops = 1\n",
+        "fabric = \"fat-tree\"\n",
+        &[
+            "key `network.fabric`",
+            "single-switch, leaf-spine",
+            "fat-tree",
+        ],
+    );
+}
+
+#[test]
+fn bad_input_host_array_of_no_hosts() {
+    assert_edit_rejected(
+        "hosts-count",
+        "name = \"node-b\"\n",
+        "name = \"node-b\"\ncount = 0\n",
+        &[
+            "key `hosts[1].count`",
+            "a number of hosts from 1 to 100000",
+            "found integer 0",
+        ],
+    );
+}

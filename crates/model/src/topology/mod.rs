@@ -8,6 +8,7 @@
 
 mod affinity;
 pub mod cpu_family;
+pub mod leaf_spine;
 mod machine;
 pub mod network;
 pub mod pcie;
@@ -18,7 +19,7 @@ pub mod topo_matrix;
 
 pub use affinity::{Affinity, MAX_NVLINKS};
 pub use cpu_family::CpuFamily;
-pub use network::{Network, Port, PortPair};
+pub use network::{FlowPorts, Network, Port, PortPair};
 pub use read_engines::{ReadEngineId, ReadEngineOwner};
 pub use route::{Flow, Place, Route, RouteError};
 
@@ -342,9 +343,10 @@ impl HostTopo {
     }
 }
 
-/// Instantiates every host (in order) and the network. `pairs` are the NIC ports that talk to
-/// each other, which a switchless network needs to lay its cables.
-pub fn build(hosts: &[HostSpec], network: &NetworkSpec, pairs: &[PortPair]) -> Topology {
+/// Instantiates every host (in order) and the network. `flows` are the NIC ports that talk to
+/// each other, which a switchless network needs to lay its cables and adaptive routing to
+/// place flows on the spines.
+pub fn build(hosts: &[HostSpec], network: &NetworkSpec, flows: &[FlowPorts]) -> Topology {
     let mut b = machine::Builder {
         channels: Vec::new(),
     };
@@ -353,7 +355,7 @@ pub fn build(hosts: &[HostSpec], network: &NetworkSpec, pairs: &[PortPair]) -> T
         .enumerate()
         .map(|(h, spec)| machine::build_host(&mut b, h, spec))
         .collect();
-    let net = network::build(&mut b, hosts, network, pairs);
+    let net = network::build(&mut b, hosts, network, flows);
     let before = |count: fn(&HostSpec) -> usize| {
         let mut v = vec![0];
         for h in hosts {
@@ -423,14 +425,16 @@ impl Topology {
             .min_by_key(|(r, _)| *r)
     }
 
-    /// The network route from NIC `a` of host `ha` to NIC `z` of host `hz`.
+    /// The network route from NIC `a` of host `ha` to NIC `z` of host `hz` for queue pair `qp`
+    /// (the flow's index in its scenario: ECMP hashes on it).
     pub fn wire_route(
         &self,
         (ha, a): (usize, usize),
         (hz, z): (usize, usize),
+        qp: u32,
     ) -> Option<Vec<ChannelId>> {
         let net = &self.network;
-        net.route(net.port_index(ha, a), net.port_index(hz, z))
+        net.route(net.port_index(ha, a), net.port_index(hz, z), qp)
     }
 
     /// The payload rate of full packets of `mtu` bytes on the slowest channel of `route`.

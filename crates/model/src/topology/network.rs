@@ -6,9 +6,14 @@
 //! of a port (its *uplink*, serialised at the port's rate) and on the last switch's port into a
 //! NIC (its *downlink*). Two flows into one NIC port share that port's downlink; two flows out
 //! of one port share its uplink. With `switch_hops = 0` ports are cabled back to back in pairs.
+//!
+//! With `fabric = "leaf-spine"` the ports hang off leaf switches instead and the leaves'
+//! cables to the spines are shared ([`super::leaf_spine`]); a route then depends on the flow's
+//! QP number as well as its two ports (ECMP).
 
+use super::leaf_spine::{self, LeafSpine};
 use super::machine::Builder;
-use super::spec::{HostSpec, NetworkSpec};
+use super::spec::{Fabric, HostSpec, NetworkSpec, Routing};
 use super::*;
 
 /// One NIC port of one host and the network channels that serve it.
@@ -37,19 +42,48 @@ pub struct Network {
     pub first_port: Vec<usize>,
     /// Back-to-back cables (`switch_hops = 0`): (from port, to port, channel).
     pub cables: Vec<(usize, usize, ChannelId)>,
+    /// The leaves and spines, for `fabric = "leaf-spine"`.
+    pub leaf_spine: Option<LeafSpine>,
 }
 
 /// A pair of ports that talk to each other (needed to lay cables when there is no switch).
 pub type PortPair = ((usize, usize), (usize, usize));
 
+/// A flow's two NIC ports, (host, nic) each, and its QP number (its index in its scenario),
+/// on which ECMP hashes and by which adaptive routing places it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowPorts {
+    /// Sender and receiver ports.
+    pub pair: PortPair,
+    /// The flow's QP number.
+    pub qp: u32,
+}
+
 /// Instantiates the ports of every NIC of `hosts`, the switch ports they connect to, and for a
-/// switchless network the cables of `pairs` (host, nic) -> (host, nic).
+/// switchless network the cables of the `flows`' port pairs (host, nic) -> (host, nic).
 pub(super) fn build(
     b: &mut Builder,
     hosts: &[HostSpec],
     spec: &NetworkSpec,
-    pairs: &[PortPair],
+    flows: &[FlowPorts],
 ) -> Network {
+    if spec.fabric == Fabric::LeafSpine {
+        let mut net = Network::default();
+        let mut ls = leaf_spine::build(b, hosts, spec, &mut net.ports, &mut net.first_port);
+        if spec.routing == Routing::Adaptive {
+            let keys: Vec<(usize, usize, u32)> = flows
+                .iter()
+                .map(|f| {
+                    let ((ah, an), (zh, zn)) = f.pair;
+                    (net.port_index(ah, an), net.port_index(zh, zn), f.qp)
+                })
+                .collect();
+            ls.place_adaptively(&keys);
+        }
+        net.leaf_spine = Some(ls);
+        return net;
+    }
+    let pairs: Vec<PortPair> = flows.iter().map(|f| f.pair).collect();
     let cable = spec.cable_m * spec.propagation_per_m;
     let mut net = Network::default();
     let name_of =
@@ -99,7 +133,7 @@ pub(super) fn build(
         }
     }
     if spec.switch_hops == 0 {
-        for &((ah, an), (zh, zn)) in pairs {
+        for &((ah, an), (zh, zn)) in &pairs {
             for (from, to) in [((ah, an), (zh, zn)), ((zh, zn), (ah, an))] {
                 let (f, t) = (net.port_index(from.0, from.1), net.port_index(to.0, to.1));
                 if net.cables.iter().any(|c| (c.0, c.1) == (f, t)) {
@@ -130,14 +164,21 @@ impl Network {
         i
     }
 
-    /// The channels a packet crosses from port `from` to port `to` (indices into `ports`), in
-    /// order; None where no cable or switch connects them.
-    pub fn route(&self, from: usize, to: usize) -> Option<Vec<ChannelId>> {
+    /// The channels a packet of queue pair `qp` crosses from port `from` to port `to` (indices
+    /// into `ports`), in order; None where no cable or switch connects them. Only a leaf-spine
+    /// route between leaves depends on `qp`.
+    pub fn route(&self, from: usize, to: usize, qp: u32) -> Option<Vec<ChannelId>> {
         let (a, z) = (&self.ports[from], &self.ports[to]);
         match (a.uplink, z.downlink) {
             (Some(up), Some(down)) => {
                 let mut r = vec![up];
-                r.extend(a.core.iter().copied());
+                match &self.leaf_spine {
+                    Some(ls) if ls.leaf_of[from] != ls.leaf_of[to] => {
+                        r.extend(ls.spine_hops(from, to, qp)?);
+                    }
+                    Some(_) => {}
+                    None => r.extend(a.core.iter().copied()),
+                }
                 r.push(down);
                 Some(r)
             }

@@ -535,7 +535,8 @@ pub struct HostSpec {
 /// The network between the two hosts' NIC ports: cables and cut-through switches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NetworkSpec {
-    /// Network switches between two NIC ports (0: cabled back to back).
+    /// Network switches between two NIC ports (0: cabled back to back). The single-switch
+    /// fabric only.
     pub switch_hops: u32,
     /// Cut-through latency of one switch, in picoseconds.
     pub switch_latency: Ps,
@@ -543,6 +544,78 @@ pub struct NetworkSpec {
     pub cable_m: u64,
     /// Signal propagation per metre of cable, in picoseconds.
     pub propagation_per_m: Ps,
+    /// How the switches are laid out.
+    pub fabric: Fabric,
+    /// The leaf-spine generator's numbers (read with `fabric = "leaf-spine"` only).
+    pub leaf_spine: LeafSpineSpec,
+    /// How a flow picks one of several equal-cost paths.
+    pub routing: Routing,
+}
+
+/// The layout of the network's switches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fabric {
+    /// `switch_hops` switches between any two ports, non-blocking (each port has private
+    /// channels through the core), or back to back with `switch_hops = 0`: today's network.
+    #[default]
+    SingleSwitch,
+    /// Two tiers: hosts on leaf switches, every leaf cabled to the spines; the leaf-to-spine
+    /// and spine-to-leaf cables are shared by every flow that crosses them.
+    LeafSpine,
+}
+
+impl Fabric {
+    /// Every fabric, in the order messages list them.
+    pub const ALL: [Fabric; 2] = [Fabric::SingleSwitch, Fabric::LeafSpine];
+    /// The word a config writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fabric::SingleSwitch => "single-switch",
+            Fabric::LeafSpine => "leaf-spine",
+        }
+    }
+}
+
+/// How a flow's route picks among equal-cost paths through the spines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Routing {
+    /// Static ECMP: a hash of (source port, destination port, QP number) picks the path, as
+    /// switches hash a flow's 5-tuple (RoCE's UDP source port varies per QP).
+    #[default]
+    Ecmp,
+    /// Adaptive, approximated at route-build time: each flow in turn takes the equal-cost
+    /// path whose cables carry the fewest flows already placed (not per packet, not by queue
+    /// depth).
+    Adaptive,
+}
+
+impl Routing {
+    /// Every routing, in the order messages list them.
+    pub const ALL: [Routing; 2] = [Routing::Ecmp, Routing::Adaptive];
+    /// The word a config writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Routing::Ecmp => "ecmp",
+            Routing::Adaptive => "adaptive",
+        }
+    }
+}
+
+/// A leaf-spine fabric's numbers: hosts fill leaves in config order, `hosts_per_leaf` to a
+/// leaf; each leaf has `downlinks / oversubscription` uplinks, spread over the spines in turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeafSpineSpec {
+    /// Hosts cabled to one leaf (every NIC port of each).
+    pub hosts_per_leaf: u32,
+    /// Spine switches.
+    pub spines: u32,
+    /// Host-facing ports over spine-facing ports of a leaf, as numerator and denominator
+    /// (2:1 is (2, 1): half as many uplinks as downlinks).
+    pub oversubscription: (u32, u32),
+    /// Ports of one leaf switch.
+    pub leaf_radix: u32,
+    /// Rate of a leaf-spine cable (None: the fastest NIC port of the study).
+    pub spine_port: Option<Rate>,
 }
 
 #[cfg(test)]

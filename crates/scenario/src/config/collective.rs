@@ -430,6 +430,7 @@ pub(super) fn convert(
                 flows.push(FlowSpec {
                     sender: own(a),
                     receiver: own(b),
+                    qp: 0,
                 });
                 deps.push(FlowDeps {
                     name: format!("{}->{}", name(a), name(b)),
@@ -459,6 +460,7 @@ pub(super) fn convert(
             flows.push(FlowSpec {
                 sender: end(from, ch),
                 receiver: end(to, ch),
+                qp: 0,
             });
             deps.push(FlowDeps {
                 name: format!("c{ch} {}->{}", name(from), name(to)),

@@ -7,7 +7,7 @@
 //! (a test checks the two agree).
 
 use super::options::{Affinity, ChartKind, FlushMode, Granularity, ImageFormat, Registration};
-use crate::topology::spec::WqeDelivery;
+use crate::topology::spec::{Fabric, Routing, WqeDelivery};
 use crate::units::{Ps, Rate, ns};
 
 // ---- study ---------------------------------------------------------------------------------
@@ -369,6 +369,18 @@ pub const NET_SWITCH_LATENCY: Ps = ns(130);
 pub const CABLE_M: u64 = 3;
 /// Signal propagation in copper or fibre: ~5 ns/m (DESIGN.md).
 pub const PROPAGATION_PER_M: Ps = ns(5);
+/// Today's network: `switch_hops` non-blocking switches. Setting.
+pub const NET_FABRIC: Fabric = Fabric::SingleSwitch;
+/// Hosts per leaf switch of a leaf-spine fabric. Setting (a rack of 4 hosts).
+pub const HOSTS_PER_LEAF: u32 = 4;
+/// Spine switches of a leaf-spine fabric. Setting.
+pub const SPINES: u32 = 2;
+/// Leaf ports: NVIDIA QM9700/QM9790 (Quantum-2), 64 NDR 400 Gb/s ports (datasheet).
+pub const LEAF_RADIX: u32 = 64;
+/// Oversubscription 1:1 (non-blocking): as many uplinks as host ports. Setting.
+pub const OVERSUBSCRIPTION: (u32, u32) = (1, 1);
+/// Static ECMP: what switches do unless adaptive routing is enabled. Setting.
+pub const NET_ROUTING: Routing = Routing::Ecmp;
 
 #[cfg(test)]
 mod tests {

@@ -15,6 +15,12 @@ pub const MAX_DURATION: Ps = 10 * units::PS_PER_S;
 pub const MAX_PER_PAGE: Ps = 10_000 * units::PS_PER_US;
 /// Network switches between two hosts.
 pub const MAX_SWITCH_HOPS: u32 = 64;
+/// Spine switches of a leaf-spine fabric.
+pub const MAX_SPINES: u32 = 1024;
+/// Ports of one switch.
+pub const MAX_RADIX: u32 = 4096;
+/// Either side of an oversubscription ratio.
+pub const MAX_RATIO: u32 = 1024;
 /// Cable length in metres.
 pub const MAX_CABLE_M: u64 = 100_000;
 /// The slowest rate accepted: slower would make a 16 GiB message outlast u64 picoseconds.

@@ -168,6 +168,9 @@ pub struct FlowSpec {
     pub sender: Endpoint,
     /// Where the data goes.
     pub receiver: Endpoint,
+    /// Its QP number: its index in its scenario. A leaf-spine fabric's ECMP hashes on it
+    /// with the two ports, so each flow's route is fixed and reproducible.
+    pub qp: u32,
 }
 
 impl FlowSpec {

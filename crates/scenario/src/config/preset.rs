@@ -309,7 +309,55 @@ fn expand_doc(doc: &mut Table, file: &str) -> Result<bool, ConfigError> {
             }
         }
     }
+    if let Some(Value::Array(hosts)) = doc.get_mut("hosts") {
+        used |= expand_host_arrays(hosts, file)?;
+    }
     Ok(used)
+}
+
+/// Host arrays: a `[[hosts]]` entry with `count = N` stands for N hosts named `name0` ..
+/// `name{N-1}`, each with the entry's other keys, in its place (so a 128-node study is a few
+/// lines). Expanded after presets, so a preset error names the entry as written; later errors
+/// index the expanded list. Whether there was one.
+fn expand_host_arrays(hosts: &mut Vec<Value>, file: &str) -> Result<bool, ConfigError> {
+    if !hosts.iter().any(|h| h.get("count").is_some()) {
+        return Ok(false);
+    }
+    let mut out = Vec::with_capacity(hosts.len());
+    for (i, h) in std::mem::take(hosts).into_iter().enumerate() {
+        let Value::Table(mut t) = h else {
+            out.push(h);
+            continue;
+        };
+        let Some(count) = t.remove("count") else {
+            out.push(Value::Table(t));
+            continue;
+        };
+        let max = i64::from(super::limits::MAX_COUNT);
+        let n = match count {
+            Value::Integer(n) if (1..=max).contains(&n) => n,
+            other => {
+                return Err(ConfigError::new(
+                    file,
+                    format!("hosts[{i}].count"),
+                    format!("a number of hosts from 1 to {max}"),
+                    super::describe(&other),
+                ));
+            }
+        };
+        let Some(Value::String(name)) = t.get("name").cloned() else {
+            // The host's own checks name the missing or mistyped name.
+            out.push(Value::Table(t));
+            continue;
+        };
+        for k in 0..n {
+            let mut one = t.clone();
+            one.insert("name".into(), Value::String(format!("{name}{k}")));
+            out.push(Value::Table(one));
+        }
+    }
+    *hosts = out;
+    Ok(true)
 }
 
 /// The (up, down) of every link a machine table writes.
@@ -567,6 +615,33 @@ mod tests {
         let mut d = doc("[[machines]]\npreset = \"gh200\"\n");
         expand_doc(&mut d, "t.toml").unwrap();
         assert_eq!(machine0(&d), &find("gh200").unwrap().machine().unwrap());
+    }
+
+    /// `count = N` stands for N hosts name0..name{N-1} in the entry's place, each with its
+    /// other keys (its preset's machine included); a count outside 1..=MAX_COUNT is refused
+    /// naming the entry as written.
+    #[test]
+    fn host_arrays_expand_in_place_with_numbered_names() {
+        let mut d = doc(
+            "[[hosts]]\nname = \"x\"\nmachine = \"m\"\n[[hosts]]\nname = \"node\"\ncount = \
+             3\npreset = \"gh200\"\n[[hosts]]\nname = \"y\"\nmachine = \"m\"\n",
+        );
+        assert!(expand_doc(&mut d, "t.toml").unwrap());
+        let hosts = d["hosts"].as_array().unwrap();
+        let names: Vec<&str> = hosts.iter().map(|h| h["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["x", "node0", "node1", "node2", "y"]);
+        for h in &hosts[1..4] {
+            assert_eq!(h["machine"].as_str(), Some("gh200"));
+            assert!(h.get("count").is_none());
+        }
+        for bad in ["0", "-1", "\"8\"", "100001"] {
+            let mut d = doc(&format!(
+                "[[hosts]]\nname = \"x\"\nmachine = \"m\"\n[[hosts]]\nname = \"n\"\n\
+                 machine = \"m\"\ncount = {bad}\n"
+            ));
+            let e = expand_doc(&mut d, "t.toml").unwrap_err();
+            assert_eq!(e.key, "hosts[1].count", "{bad}");
+        }
     }
 
     #[test]

@@ -8,7 +8,9 @@
 use serde::Deserialize;
 
 use super::defaults as d;
-use super::limits::{MAX_CABLE_M, MAX_COUNT, MAX_PER_PAGE, MAX_SWITCH_HOPS, MAX_WINDOW};
+use super::limits::{
+    MAX_CABLE_M, MAX_COUNT, MAX_PER_PAGE, MAX_RADIX, MAX_SPINES, MAX_SWITCH_HOPS, MAX_WINDOW,
+};
 use super::section::{ParamDoc, section};
 use super::{
     Affinity, BounceKind, BufferPlace, ChartKind, FlushMode, Granularity, ImageFormat, Op,
@@ -133,8 +135,41 @@ section! {
         cable_m: count64[0, MAX_CABLE_M, "a cable length in metres"] = d::CABLE_M
             => cable_m; "setting",
         propagation_ns_per_m: dur = d::PROPAGATION_PER_M => propagation_per_m; "DESIGN.md",
+        fabric: pick<Fabric> = d::NET_FABRIC => fabric; "setting",
+        hosts_per_leaf: count[1, MAX_COUNT, "a number of hosts"] = d::HOSTS_PER_LEAF
+            => leaf_spine.hosts_per_leaf; "setting",
+        spines: count[1, MAX_SPINES, "a number of spine switches"] = d::SPINES
+            => leaf_spine.spines; "setting",
+        leaf_radix: count[2, MAX_RADIX, "a number of switch ports"] = d::LEAF_RADIX
+            => leaf_spine.leaf_radix; "NVIDIA QM9700 datasheet (64 NDR ports)",
+        routing: pick<Routing> = d::NET_ROUTING => routing; "setting",
+    }
+    also {
+        /// Host ports over spine ports per leaf: an integer (2 is 2:1) or "num:den".
+        oversubscription: Option<Q>,
+        /// Rate of a leaf-spine cable; absent: the fastest NIC port.
+        spine_port_gbps: Option<Q>,
     }
 }
+
+/// The leaf-spine keys converted by hand (a ratio; a rate whose default is another value),
+/// listed here for `gdrsim params`.
+pub const FABRIC_PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        key: "oversubscription",
+        unit: "ratio",
+        domain: super::Domain::Text,
+        source: "setting (default 1: non-blocking)",
+    },
+    ParamDoc {
+        key: "spine_port_gbps",
+        unit: "Gb/s",
+        domain: super::Domain::Rate {
+            min: super::limits::MIN_RATE_BPS,
+        },
+        source: "setting (default: the fastest NIC port's wire rate)",
+    },
+];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -531,7 +566,7 @@ pub const P2P_PARAMS: &[ParamDoc] = &[
 ];
 
 /// Every declared section: the parameters a config may set, with their domains and sources.
-pub const SECTIONS: [Section; 17] = [
+pub const SECTIONS: [Section; 18] = [
     Section {
         path: "sim",
         params: RawSim::PARAMS,
@@ -543,6 +578,10 @@ pub const SECTIONS: [Section; 17] = [
     Section {
         path: "network",
         params: RawNetwork::PARAMS,
+    },
+    Section {
+        path: "network",
+        params: FABRIC_PARAMS,
     },
     Section {
         path: "machines[].cpu",

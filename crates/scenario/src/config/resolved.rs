@@ -11,7 +11,7 @@ use super::raw::{
 };
 use super::section::{int_value as int, rate_value as rate};
 use super::{Config, Endpoint};
-use crate::topology::spec::{MachineSpec, P2p};
+use crate::topology::spec::{Fabric, MachineSpec, NetworkSpec, P2p};
 
 fn s(v: &str) -> Value {
     Value::String(v.to_string())
@@ -25,6 +25,36 @@ fn table(pairs: Vec<(&str, Value)>) -> Value {
 fn section_table<S>(names: Vec<(&str, Value)>, spec: &S, resolved: fn(&S, &mut Table)) -> Value {
     let mut t: Table = names.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     resolved(spec, &mut t);
+    Value::Table(t)
+}
+
+/// `[network]`: the single-switch fabric writes exactly its four keys (as before fabrics
+/// existed, so its resolved configs are unchanged and read back the same); a leaf-spine
+/// fabric writes its own keys instead of `switch_hops`, which it refuses.
+fn network(n: &NetworkSpec) -> Value {
+    let mut t = Table::new();
+    RawNetwork::resolved(n, &mut t);
+    match n.fabric {
+        Fabric::SingleSwitch => {
+            for k in [
+                "fabric",
+                "hosts_per_leaf",
+                "spines",
+                "leaf_radix",
+                "routing",
+            ] {
+                t.remove(k);
+            }
+        }
+        Fabric::LeafSpine => {
+            t.remove("switch_hops");
+            let (num, den) = n.leaf_spine.oversubscription;
+            t.insert("oversubscription".into(), s(&format!("{num}:{den}")));
+            if let Some(r) = n.leaf_spine.spine_port {
+                t.insert("spine_port_gbps".into(), rate(r));
+            }
+        }
+    }
     Value::Table(t)
 }
 
@@ -218,10 +248,7 @@ pub fn to_toml(c: &Config) -> String {
         "output".into(),
         section_table(vec![], &c.output, RawOutput::resolved),
     );
-    t.insert(
-        "network".into(),
-        section_table(vec![], &c.network, RawNetwork::resolved),
-    );
+    t.insert("network".into(), network(&c.network));
     // One machine entry per distinct machine, in host order.
     let mut machines: Vec<&MachineSpec> = Vec::new();
     for h in &c.hosts {

@@ -115,6 +115,10 @@ pub(super) fn convert(
             collective: Some(collective),
         });
     }
+    // Each flow's QP number is its index in the scenario.
+    for (i, f) in flows.iter_mut().enumerate() {
+        f.qp = i as u32;
+    }
     Ok(ScenarioSpec {
         name: s.name.clone(),
         flows,
@@ -296,11 +300,13 @@ fn pair(
     flows.push(FlowSpec {
         sender: sender.clone(),
         receiver: receiver.clone(),
+        qp: 0,
     });
     if both {
         flows.push(FlowSpec {
             sender: receiver,
             receiver: sender,
+            qp: 0,
         });
     }
     Ok(())
@@ -361,11 +367,13 @@ fn all_gpus(
         flows.push(FlowSpec {
             sender: sender.clone(),
             receiver: receiver.clone(),
+            qp: 0,
         });
         if all.bidirectional.unwrap_or(false) {
             flows.push(FlowSpec {
                 sender: receiver,
                 receiver: sender,
+                qp: 0,
             });
         }
     }
@@ -382,6 +390,57 @@ pub(super) fn gpu_endpoint((h, m): (usize, &MachineSpec), g: usize, nic: usize) 
         gpu: Some(g),
         memory_socket: m.nics.get(nic).map_or(0, |n| socket_of(m, &n.name)),
         pageable_bounce: false,
+    }
+}
+
+/// A leaf-spine fabric's numbers must add up for the hosts it carries: every leaf's host
+/// ports and uplinks fit its radix, and the oversubscription divides its host ports into a
+/// whole number of uplinks, at least one (the generator's rule, `leaf_spine::uplinks_for`).
+pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
+    use crate::topology::spec::Fabric;
+    if network.fabric != Fabric::LeafSpine {
+        return Ok(());
+    }
+    let ls = &network.leaf_spine;
+    let (num, den) = ls.oversubscription;
+    let per_leaf = ls.hosts_per_leaf.max(1) as usize;
+    for (leaf, on) in hosts.chunks(per_leaf).enumerate() {
+        let ports: usize = on.iter().map(|h| h.machine.nics.len()).sum();
+        let scaled = ports * den as usize;
+        if scaled < num as usize || !scaled.is_multiple_of(num as usize) {
+            return Err(cx.err(
+                "network.oversubscription",
+                format!(
+                    "a ratio that divides leaf {leaf}'s {ports} host ports (hosts {}) into a \
+                     whole number of uplinks, at least one",
+                    names(on)
+                ),
+                format!("{num}:{den}"),
+            ));
+        }
+        let uplinks = scaled / num as usize;
+        if ports + uplinks > ls.leaf_radix as usize {
+            return Err(cx.err(
+                "network.leaf_radix",
+                format!(
+                    "at least leaf {leaf}'s {ports} host ports (hosts {}) + {uplinks} uplinks \
+                     = {} ports",
+                    names(on),
+                    ports + uplinks
+                ),
+                ls.leaf_radix.to_string(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The names of `hosts`, the first and last of a long list.
+fn names(hosts: &[HostSpec]) -> String {
+    match hosts {
+        [] => String::new(),
+        [one] => one.name.clone(),
+        [first, .., last] => format!("{}..{}", first.name, last.name),
     }
 }
 

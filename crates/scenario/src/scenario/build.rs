@@ -196,10 +196,10 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
         to: format!("{}/{}", rh.name, r_nic.name),
     };
     let forward = topo
-        .wire_route((s.host, s.nic), (r.host, r.nic))
+        .wire_route((s.host, s.nic), (r.host, r.nic), sides.qp)
         .ok_or_else(no_cable)?;
     let backward = topo
-        .wire_route((r.host, r.nic), (s.host, s.nic))
+        .wire_route((r.host, r.nic), (s.host, s.nic), sides.qp)
         .ok_or_else(no_cable)?;
     let wire = p.route(forward);
     let rx = p.route(vec![r_ch.rx]);
@@ -1110,7 +1110,7 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     let (s_ch, r_ch) = (sh.nics[s.nic], rh.nics[r.nic]);
     let mut c = vec![r_ch.tx];
     c.extend(
-        topo.wire_route((r.host, r.nic), (s.host, s.nic))
+        topo.wire_route((r.host, r.nic), (s.host, s.nic), sides.qp)
             .ok_or_else(no_cable)?,
     );
     c.push(s_ch.rx);
@@ -1148,7 +1148,7 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     );
     let dma = carries(&mut p, dma, size, true);
     let forward = topo
-        .wire_route((s.host, s.nic), (r.host, r.nic))
+        .wire_route((s.host, s.nic), (r.host, r.nic), sides.qp)
         .ok_or_else(no_cable)?;
     let routes = (
         p.route(vec![s_ch.tx]),
@@ -1262,6 +1262,7 @@ pub fn pipelined(
         sender: bounce(s),
         receiver: bounce(r),
         flush: sides.flush,
+        qp: sides.qp,
     };
     let (first, _) = write(topo, &chunk_sides(chunk.min(size)), how)?;
     let mut p = Plan::new(size);

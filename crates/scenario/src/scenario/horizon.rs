@@ -149,13 +149,20 @@ fn message_bound(cfg: &Config, topo: &Topology, size: u64, chunked: bool) -> Bou
             None => {}
         }
     }
+    // A leaf-spine route crosses the host cable, leaf to spine, spine to leaf, leaf port.
+    let spine_hops = if topo.network.leaf_spine.is_some() {
+        4
+    } else {
+        0
+    };
     let hops = topo
         .network
         .ports
         .iter()
         .map(|p| 2 + p.core.len() as u128)
         .max()
-        .unwrap_or(1);
+        .unwrap_or(1)
+        .max(spine_hops);
     parts.push((
         format!("{hops} crossings of network channel {}", net.0),
         hops * net.1,

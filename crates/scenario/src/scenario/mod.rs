@@ -88,19 +88,20 @@ fn plan_one(cfg: &Config) -> Vec<Point> {
 
 /// The machines of the study: every host and the network, built once and shared by every point.
 pub fn topology(cfg: &Config) -> Topology {
-    let pairs: Vec<topology::PortPair> = cfg
+    let flows: Vec<topology::FlowPorts> = cfg
         .scenarios
         .iter()
         .flat_map(|sc| &sc.flows)
         .filter(|f| !f.is_intra())
-        .map(|f| {
-            (
+        .map(|f| topology::FlowPorts {
+            pair: (
                 (f.sender.host, f.sender.nic),
                 (f.receiver.host, f.receiver.nic),
-            )
+            ),
+            qp: f.qp,
         })
         .collect();
-    topology::build(&cfg.hosts, &cfg.network, &pairs)
+    topology::build(&cfg.hosts, &cfg.network, &flows)
 }
 
 /// The simulation options a config asks for, with `seed`: its granularity, bulk threshold and

@@ -102,6 +102,7 @@ pub fn plan(
             sender: side(&flow.sender, src),
             receiver: side(&flow.receiver, dst),
             flush: false,
+            qp: flow.qp,
         },
         sender: SideMode::Direct,
         receiver: SideMode::Direct,

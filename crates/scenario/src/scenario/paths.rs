@@ -76,6 +76,8 @@ pub struct Sides {
     /// GPUDirect receive flush (a loopback RDMA Read of the receive buffer) before the data
     /// counts as visible.
     pub flush: bool,
+    /// The flow's QP number, on which a leaf-spine fabric's ECMP hashes its network route.
+    pub qp: u32,
 }
 
 /// A path's plan with what the report says about it.
@@ -478,6 +480,7 @@ fn sides_of(
             sender,
             receiver,
             flush,
+            qp: flow.qp,
         },
         s_mode,
         r_mode,

@@ -276,6 +276,7 @@ pub fn flow_plan(
             sender: side(&flow.sender, src),
             receiver: side(&flow.receiver, dst),
             flush: false,
+            qp: flow.qp,
         },
         sender: mode,
         receiver: mode,

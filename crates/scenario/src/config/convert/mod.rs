@@ -81,6 +81,7 @@ pub fn convert(raw: RawConfig, file: &str) -> R<Config> {
         .map(|(i, sc)| super::scenarios::convert(&cx, i, sc, &hosts, needs_gpu))
         .collect::<R<Vec<_>>>()?;
     super::scenarios::check_cables(&cx, &scenarios, &hosts, &network)?;
+    super::scenarios::check_fabric(&cx, &hosts, &network)?;
     super::scenarios::check_intra(&cx, &scenarios, &paths, &ops)?;
     // The name is the default output folder (output/<name>/): one path component, bounded in
     // bytes, as file systems bound names, not in characters.

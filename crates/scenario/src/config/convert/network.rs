@@ -1,10 +1,12 @@
 //! `[network]`: the switches and cables between the hosts. The keys, defaults and ranges are
-//! declared in `raw.rs`; here the check of their product.
+//! declared in `raw.rs`; here the check of their product, the leaf-spine keys converted by
+//! hand, and the refusal of keys the chosen fabric does not read.
 
-use super::super::limits::MAX_DURATION;
-use super::super::raw::RawNetwork;
+use super::super::defaults as d;
+use super::super::limits::{MAX_DURATION, MAX_RATIO};
+use super::super::raw::{Q, RawNetwork};
 use super::quantity::{Cx, R, fmt_ps};
-use crate::topology::spec::NetworkSpec;
+use crate::topology::spec::{Fabric, NetworkSpec};
 
 pub(super) fn convert(cx: &Cx, n: &RawNetwork) -> R<NetworkSpec> {
     let mut network = NetworkSpec::default();
@@ -20,5 +22,79 @@ pub(super) fn convert(cx: &Cx, n: &RawNetwork) -> R<NetworkSpec> {
             format!("{} m x {} ps/m", network.cable_m, network.propagation_per_m),
         ));
     }
+    network.leaf_spine.oversubscription = match &n.oversubscription {
+        None => d::OVERSUBSCRIPTION,
+        Some(q) => ratio(cx, q)?,
+    };
+    network.leaf_spine.spine_port = match &n.spine_port_gbps {
+        None => None,
+        q => Some(cx.rate(q, "network.spine_port_gbps", Default::default())?),
+    };
+    // A key the fabric does not read is a mistake (a leaf-spine study whose `fabric` line
+    // was forgotten), not something to ignore.
+    let leaf_keys = [
+        ("hosts_per_leaf", n.hosts_per_leaf.is_some()),
+        ("spines", n.spines.is_some()),
+        ("oversubscription", n.oversubscription.is_some()),
+        ("leaf_radix", n.leaf_radix.is_some()),
+        ("spine_port_gbps", n.spine_port_gbps.is_some()),
+        ("routing", n.routing.is_some()),
+    ];
+    match network.fabric {
+        Fabric::SingleSwitch => {
+            if let Some((k, _)) = leaf_keys.iter().find(|k| k.1) {
+                return Err(cx.err(
+                    &format!("network.{k}"),
+                    "fabric = \"leaf-spine\" for a leaf-spine key (the single-switch fabric \
+                     has no leaves or spines)",
+                    "fabric = \"single-switch\"",
+                ));
+            }
+        }
+        Fabric::LeafSpine => {
+            if let Some(h) = n.switch_hops {
+                return Err(cx.err(
+                    "network.switch_hops",
+                    "no switch_hops with fabric = \"leaf-spine\" (one switch within a leaf, \
+                     three across the spines)",
+                    h.to_string(),
+                ));
+            }
+        }
+    }
     Ok(network)
+}
+
+/// An oversubscription: an integer `n` (n:1) or a string "num:den", each side 1 to
+/// [`MAX_RATIO`].
+fn ratio(cx: &Cx, q: &Q) -> R<(u32, u32)> {
+    let key = "network.oversubscription";
+    let expected = format!(
+        "an integer or a ratio \"num:den\" (host ports to spine ports of a leaf), each from 1 \
+         to {MAX_RATIO}"
+    );
+    let side = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| (1..=MAX_RATIO).contains(v))
+    };
+    let parsed = match q {
+        Q::Int(v) => u32::try_from(*v)
+            .ok()
+            .filter(|v| (1..=MAX_RATIO).contains(v))
+            .map(|v| (v, 1)),
+        Q::Str(s) => s
+            .split_once(':')
+            .and_then(|(a, b)| Some((side(a)?, side(b)?))),
+        Q::Float(_) => None,
+    };
+    parsed.ok_or_else(|| {
+        let found = match q {
+            Q::Int(v) => v.to_string(),
+            Q::Float(v) => format!("{v:?}"),
+            Q::Str(s) => format!("{s:?}"),
+        };
+        cx.err(key, expected, found)
+    })
 }

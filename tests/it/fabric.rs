@@ -1,0 +1,319 @@
+//! Cluster fabrics: the leaf-spine generator's channels per tier, its routes (same leaf, across
+//! the spines, ECMP), and the closed-form oracles of an oversubscribed and a non-blocking
+//! fabric.
+//!
+//! The machine of every case is the `workstation` preset: one 100 Gb/s NIC per host, so a
+//! host is one leaf port. Flows move host memory to host memory (the `host` path), 16 MiB
+//! messages, 32 per flow, 16 in flight: the wire binds (the NIC's Gen4 x8 link does not), so a
+//! flow alone runs at the NIC's payload rate `r = 100 Gb/s x mtu / (mtu + packet overhead)`.
+
+use crate::support::rel_diff;
+use gdrsim::config::{self, Config, Op, PathKind};
+use gdrsim::scenario::{self, Point};
+use gdrsim::stats::Summary;
+use gdrsim::topology::{Topology, leaf_spine};
+
+const MIB: u64 = 1 << 20;
+
+/// `hosts` workstation hosts n0.., the `[network]` lines `net`, and one scenario of the flows
+/// `(sender host, receiver host)`.
+fn config(net: &str, hosts: usize, flows: &[(usize, usize)]) -> Config {
+    let hosts: String = (0..hosts)
+        .map(|i| format!("[[hosts]]\nname = \"n{i}\"\nmachine = \"ws\"\n"))
+        .collect();
+    let flows: Vec<String> = flows
+        .iter()
+        .map(|(a, b)| {
+            format!(
+                r#"{{ sender = {{ host = "n{a}", nic = "nic0", buffer = "host" }}, receiver = {{ host = "n{b}", nic = "nic0", buffer = "host" }} }}"#
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"name = "fabric"
+seed = 1
+[sim]
+iterations = 3
+min_iterations = 3
+stream_window = 16
+stream_messages = 32
+stream_budget_bytes = "512MiB"
+jitter = false
+[sweep]
+sizes = ["16MiB"]
+paths = ["host"]
+ops = ["write_imm"]
+[output]
+charts = []
+[network]
+{net}
+[[machines]]
+name = "ws"
+preset = "workstation"
+{hosts}
+[[scenarios]]
+name = "cross-leaf"
+flows = [{flows}]
+"#,
+        flows = flows.join(", "),
+    );
+    config::parse(&text, "fabric.toml").unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn run(cfg: &Config) -> Summary {
+    let topo = scenario::topology(cfg);
+    let p = Point {
+        scenario: 0,
+        path: PathKind::Host,
+        op: Op::WriteImm,
+        size: 16 * MIB,
+        seed: 1,
+        variant: 0,
+    };
+    scenario::simulate_point(cfg, &topo, &p).summary
+}
+
+/// Network channels whose name matches `pred`.
+fn count(topo: &Topology, pred: impl Fn(&str) -> bool) -> usize {
+    topo.channels
+        .iter()
+        .filter(|c| c.host.is_none() && pred(&c.name))
+        .count()
+}
+
+/// Host i of leaf 0 sends to host i of leaf 1, eight of each.
+fn cross_leaf() -> Vec<(usize, usize)> {
+    (0..8).map(|i| (i, 8 + i)).collect()
+}
+
+/// The NIC's payload rate in GB/s: 100 Gb/s less its per-packet headers at the MTU.
+fn nic_gbytes(cfg: &Config) -> f64 {
+    let nic = &cfg.hosts[0].machine.nics[0];
+    nic.wire_rate
+        .scale(nic.mtu, nic.mtu + nic.packet_overhead)
+        .gbytes_per_s()
+}
+
+const LEAF_SPINE_2_TO_1: &str =
+    "fabric = \"leaf-spine\"\nhosts_per_leaf = 8\nspines = 4\noversubscription = 2";
+
+/// 16 hosts, 8 a leaf, 2:1 over 4 spines: per leaf 8 host cables up and 8 leaf ports down,
+/// 8 / 2 = 4 uplinks (one to each spine), each a channel per direction.
+#[test]
+fn leaf_spine_builds_one_channel_per_cable_direction_and_tier() {
+    let cfg = config(LEAF_SPINE_2_TO_1, 16, &cross_leaf());
+    let topo = scenario::topology(&cfg);
+    assert_eq!(
+        count(&topo, |n| n.starts_with("wire:") && n.contains(">leaf")),
+        16
+    );
+    assert_eq!(
+        count(&topo, |n| n.starts_with("leaf") && n.contains(">n")),
+        16
+    );
+    assert_eq!(
+        count(&topo, |n| n.starts_with("leaf") && n.contains(">spine")),
+        8
+    );
+    assert_eq!(
+        count(&topo, |n| n.starts_with("spine") && n.contains(">leaf")),
+        8
+    );
+    let ls = topo
+        .network
+        .leaf_spine
+        .as_ref()
+        .expect("a leaf-spine fabric");
+    assert_eq!((ls.leaves(), ls.spines), (2, 4));
+    for leaf in &ls.uplinks {
+        let spines: Vec<usize> = leaf.iter().map(|c| c.spine).collect();
+        assert_eq!(spines, [0, 1, 2, 3]);
+    }
+}
+
+/// More uplinks than spines: 8 uplinks a leaf over 2 spines are 4 parallel cables to each,
+/// each its own channel.
+#[test]
+fn uplinks_beyond_the_spines_are_parallel_cables() {
+    let net = "fabric = \"leaf-spine\"\nhosts_per_leaf = 8\nspines = 2";
+    let topo = scenario::topology(&config(net, 16, &cross_leaf()));
+    assert_eq!(count(&topo, |n| n.starts_with("leaf0>spine0#")), 4);
+    assert_eq!(count(&topo, |n| n.starts_with("spine1>leaf1#")), 4);
+    assert_eq!(count(&topo, |n| n.contains(">spine")), 16);
+    let ls = topo.network.leaf_spine.as_ref().unwrap();
+    let mut ups: Vec<u32> = ls.uplinks.iter().flatten().map(|c| c.up).collect();
+    ups.sort_unstable();
+    ups.dedup();
+    assert_eq!(ups.len(), 16, "every cable its own channel");
+}
+
+/// Same leaf: the host's cable and the leaf's port (one switch). Across: cable, leaf to spine,
+/// spine to leaf, leaf port (three switches), with the uplink ECMP's hash picks.
+#[test]
+fn routes_turn_in_the_leaf_or_cross_one_spine_as_ecmp_hashes() {
+    let topo = scenario::topology(&config(LEAF_SPINE_2_TO_1, 16, &cross_leaf()));
+    let name = |c: u32| topo.channels[c as usize].name.clone();
+    let same = topo.wire_route((0, 0), (1, 0), 0).unwrap();
+    assert_eq!(
+        same.iter().map(|&c| name(c)).collect::<Vec<_>>(),
+        ["wire:n0/nic0>leaf0", "leaf0>n1/nic0"]
+    );
+    let ls = topo.network.leaf_spine.as_ref().unwrap();
+    let mut used = [false; 4];
+    for qp in 0..64 {
+        let r = topo.wire_route((0, 0), (8, 0), qp).unwrap();
+        let names: Vec<String> = r.iter().map(|&c| name(c)).collect();
+        // One uplink per spine here: the hash modulo 4 picks the spine.
+        let s = (leaf_spine::ecmp_hash(0, 8, qp, 0) % 4) as usize;
+        assert_eq!(
+            names,
+            [
+                "wire:n0/nic0>leaf0".to_string(),
+                format!("leaf0>spine{s}"),
+                format!("spine{s}>leaf1"),
+                "leaf1>n8/nic0".to_string(),
+            ]
+        );
+        assert_eq!(r[1], ls.uplinks[0][s].up);
+        used[s] = true;
+        // Fixed: the same flow always takes the same route.
+        assert_eq!(topo.wire_route((0, 0), (8, 0), qp).unwrap(), r);
+    }
+    assert_eq!(used, [true; 4], "64 QPs spread over every spine");
+}
+
+/// FNV-1a of the 32 little-endian bytes (from, to, qp, hop as u64), then MurmurHash3's
+/// fmix64: the documented hash, computed here independently.
+#[test]
+fn the_ecmp_hash_is_fnv_1a_with_murmur3s_finalizer() {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in [3u64, 11, 7, 1].iter().flat_map(|v| v.to_le_bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    assert_eq!(leaf_spine::ecmp_hash(3, 11, 7, 1), h ^ (h >> 33));
+}
+
+/// The issue's oracle. 2:1 leaf-spine, 8 hosts a leaf, 4 spines, adaptive routing; every host
+/// of leaf 0 sends to a distinct host of leaf 1 at once. Derivation: leaf 0 has 8 host ports
+/// (its downlink capacity 8 r) and 8 / 2 = 4 uplinks of the NIC's rate (spine_port_gbps's
+/// default), so 4 r leaves it. Adaptive routing puts the 8 flows 2 to an uplink (and 2 to
+/// each spine's cable down to leaf 1), so each cable is shared by exactly 2 flows: max-min
+/// gives each flow r / 2 and the aggregate 8 x r / 2 = 4 r, half the leaf's downlink
+/// capacity. The host cables (r each, one flow) and leaf 1's ports do not bind.
+#[test]
+fn two_to_one_leaf_spine_halves_a_cross_leaf_exchange() {
+    let net = format!("{LEAF_SPINE_2_TO_1}\nrouting = \"adaptive\"");
+    let cfg = config(&net, 16, &cross_leaf());
+    let s = run(&cfg);
+    let r = nic_gbytes(&cfg);
+    assert!(
+        rel_diff(s.bw_gbps, 8.0 * r / 2.0) < 0.01,
+        "aggregate {:.3} vs half the leaf's downlinks {:.3} GB/s",
+        s.bw_gbps,
+        8.0 * r / 2.0
+    );
+    assert_eq!(s.flow_rows.len(), 8);
+    for f in &s.flow_rows {
+        assert!(
+            rel_diff(f.bw_gbps, r / 2.0) < 0.01,
+            "flow {} got {:.3}, half its NIC is {:.3} GB/s",
+            f.flow,
+            f.bw_gbps,
+            r / 2.0
+        );
+    }
+    let bound = s.bottleneck.channel().unwrap_or_default();
+    assert!(
+        bound.starts_with("leaf0>spine") || bound.starts_with("spine"),
+        "bound by {bound}"
+    );
+}
+
+/// A non-blocking leaf-spine (1:1, 8 spines, adaptive: each flow its own spine) carries the
+/// same exchange as today's non-blocking single switch: every flow at its NIC's rate r, so
+/// the bandwidth agrees within 1%; with `switch_hops = 3` (the same three switches and four
+/// cables) the noise-free latency is the same to the picosecond.
+#[test]
+fn non_blocking_leaf_spine_matches_the_single_switch() {
+    let net = "fabric = \"leaf-spine\"\nhosts_per_leaf = 8\nspines = 8\nrouting = \"adaptive\"";
+    let ls = run(&config(net, 16, &cross_leaf()));
+    let one = run(&config("switch_hops = 1", 16, &cross_leaf()));
+    let three = run(&config("switch_hops = 3", 16, &cross_leaf()));
+    assert!(
+        rel_diff(ls.bw_gbps, one.bw_gbps) < 0.01,
+        "leaf-spine {:.3} vs single switch {:.3} GB/s",
+        ls.bw_gbps,
+        one.bw_gbps
+    );
+    assert!(rel_diff(ls.bw_gbps, three.bw_gbps) < 1e-9);
+    assert_eq!(ls.lat_model_ps, three.lat_model_ps);
+}
+
+/// Max-min fair rates (progressive filling) of flows over links of equal capacity 1, each flow
+/// given as the links it crosses: every unfrozen flow's rate rises together until a link
+/// saturates; its flows freeze at that rate.
+fn max_min(flows: &[Vec<u32>]) -> Vec<f64> {
+    let mut rate = vec![None; flows.len()];
+    loop {
+        let mut links: std::collections::BTreeMap<u32, (f64, usize)> = Default::default();
+        for (f, route) in flows.iter().enumerate() {
+            for &l in route {
+                let e = links.entry(l).or_insert((1.0, 0));
+                match rate[f] {
+                    Some(r) => e.0 -= r,
+                    None => e.1 += 1,
+                }
+            }
+        }
+        let Some((&l, &(left, n))) = links
+            .iter()
+            .filter(|(_, v)| v.1 > 0)
+            .min_by(|a, b| (a.1.0 / a.1.1 as f64).total_cmp(&(b.1.0 / b.1.1 as f64)))
+        else {
+            return rate.into_iter().map(|r| r.unwrap_or(0.0)).collect();
+        };
+        let share = left / n as f64;
+        for (f, route) in flows.iter().enumerate() {
+            if rate[f].is_none() && route.contains(&l) {
+                rate[f] = Some(share);
+            }
+        }
+    }
+}
+
+/// The issue's ECMP oracle: a non-blocking 1:1 fabric (8 uplinks a leaf, two cables to each
+/// of 4 spines) under static ECMP. Each flow's rate is what max-min fairness gives on the
+/// loads the hash actually produced (each flow's route read back from the topology, the
+/// rates computed here by progressive filling, independently of the simulator), times the
+/// NIC's payload rate r (every cable runs at the NIC's rate). The hash does collide here (a
+/// cable carries more than one flow), so the case is not the trivial non-blocking one.
+#[test]
+fn ecmp_flows_get_the_max_min_rates_of_the_hashs_assignment() {
+    let net = "fabric = \"leaf-spine\"\nhosts_per_leaf = 8\nspines = 4";
+    let cfg = config(net, 16, &cross_leaf());
+    let topo = scenario::topology(&cfg);
+    let routes: Vec<Vec<u32>> = cross_leaf()
+        .iter()
+        .enumerate()
+        .map(|(qp, &(a, b))| topo.wire_route((a, 0), (b, 0), qp as u32).unwrap())
+        .collect();
+    let mut load: std::collections::BTreeMap<u32, usize> = Default::default();
+    for c in routes.iter().flatten() {
+        *load.entry(*c).or_default() += 1;
+    }
+    assert!(load.values().any(|&n| n > 1), "no collision: {load:?}");
+    let expect = max_min(&routes);
+    let s = run(&cfg);
+    let r = nic_gbytes(&cfg);
+    for f in &s.flow_rows {
+        let want = expect[f.flow as usize] * r;
+        assert!(
+            rel_diff(f.bw_gbps, want) < 0.01,
+            "flow {} got {:.3}, max-min on the hash's loads gives {want:.3} GB/s",
+            f.flow,
+            f.bw_gbps
+        );
+    }
+}
