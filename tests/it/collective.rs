@@ -225,3 +225,61 @@ fn collective_mistakes_are_refused_with_the_key() {
         "all_reduce",
     );
 }
+
+/// Width and height of a PNG, decoded (so the file is a whole, valid image).
+fn png_size(path: &std::path::Path) -> (u32, u32) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = png::Decoder::new(file).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    (info.width, info.height)
+}
+
+/// A study with a collective writes the busbw chart beside the bandwidth chart it lists (SVG
+/// and PNG, the run's 1600 x 1000, busbw against size with the collective's line), and
+/// report.md lists it with the other charts; the same study without its collective (one
+/// point-to-point scenario) writes no busbw chart.
+#[test]
+fn a_collective_study_writes_a_busbw_chart_and_others_do_not() {
+    let pair = "[[scenarios]]\nname = \"pair\"\n\
+        sender = { host = \"n0\", nic = \"nic0\", gpu = \"gpu0\" }\n\
+        receiver = { host = \"n1\", nic = \"nic0\", gpu = \"gpu0\" }\n";
+    let ar = "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\", \
+        gpus_per_host = 2, channels = 2 }\n";
+    let charts = |t: String| {
+        t.replace(
+            "charts = []",
+            "charts = [\"latency\", \"bandwidth\"]\nformats = [\"svg\", \"png\"]",
+        )
+    };
+    let (_, out) = run_study(
+        "collective",
+        "busbw-chart",
+        &charts(nodes(2, "\"64KiB\", \"1MiB\"", &format!("{ar}{pair}"))),
+    );
+    let svg = std::fs::read_to_string(out.join("busbw.svg")).unwrap();
+    let t = svg.trim();
+    assert!(t.starts_with("<svg") || t.starts_with("<?xml"), "not SVG");
+    assert!(t.ends_with("</svg>"), "busbw.svg is truncated");
+    assert!(svg.contains("width=\"1600\"") && svg.contains("height=\"1000\""));
+    for text in ["busbw (GB/s)", "64 KiB", "1 MiB", "ar", "gpudirect"] {
+        assert!(svg.contains(text), "busbw.svg lacks {text:?}");
+    }
+    assert_eq!(png_size(&out.join("busbw.png")), (1600, 1000));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("### busbw") && report.contains("](busbw.png)"),
+        "report.md lists the chart"
+    );
+    let (_, plain) = run_study(
+        "collective",
+        "no-busbw-chart",
+        &charts(nodes(2, "\"64KiB\", \"1MiB\"", pair)),
+    );
+    assert!(plain.join("bandwidth.png").is_file());
+    for f in ["busbw.svg", "busbw.png"] {
+        assert!(!plain.join(f).exists(), "{f} without a collective");
+    }
+    let report = std::fs::read_to_string(plain.join("report.md")).unwrap();
+    assert!(!report.contains("busbw."), "report.md of no collective");
+}
