@@ -283,3 +283,41 @@ fn a_collective_study_writes_a_busbw_chart_and_others_do_not() {
     let report = std::fs::read_to_string(plain.join("report.md")).unwrap();
     assert!(!report.contains("busbw."), "report.md of no collective");
 }
+
+/// On DGX A100 nodes (the `dgx-a100` preset: two GPUs and two NICs per switch complex, every
+/// GPU PXB to both NICs of its complex) NCCL's ring leaves a node from the entry GPU's partner,
+/// which the NIC reads by GPUDirect, so NCCL's default path (`auto`) needs no PXN relay: channel
+/// c enters at GPU c (NIC c's own) and leaves from GPU c xor 1 through NIC c.
+#[test]
+fn dgx_a100_rings_leave_from_the_partner_gpu_without_pxn() {
+    let text = format!(
+        "name = \"a100\"\nseed = 7\n[sim]\niterations = 2\nmin_iterations = 2\n[sweep]\n\
+         sizes = [\"1MiB\"]\npaths = [\"auto\"]\nops = [\"write_imm\"]\n[output]\ncharts = []\n\
+         [network]\nswitch_hops = 1\n[[machines]]\nname = \"dgx\"\npreset = \"dgx-a100\"\n\
+         [[hosts]]\nname = \"n0\"\nmachine = \"dgx\"\n[[hosts]]\nname = \"n1\"\nmachine = \"dgx\"\n\
+         {}",
+        "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\", channels = 8 }\n"
+    );
+    let (_, out) = run_study("collective", "a100-rings", &text);
+    let flows = csv_rows(&out.join("flows.csv"));
+    assert_eq!(flows.len(), 8 * 16);
+    let crossing: Vec<_> = flows
+        .iter()
+        .filter(|f| f["sender"].contains(" via "))
+        .collect();
+    assert_eq!(crossing.len(), 16);
+    for c in 0..8 {
+        for (a, b) in [(0, 1), (1, 0)] {
+            let want = (
+                format!("n{a}/gpu{} via mlx5_{c}", c ^ 1),
+                format!("n{b}/gpu{c} via mlx5_{c}"),
+            );
+            let f = crossing
+                .iter()
+                .find(|f| (f["sender"].clone(), f["receiver"].clone()) == want)
+                .unwrap_or_else(|| panic!("channel {c}: no flow {want:?}"));
+            assert_eq!(f["class"], "PXB", "{f:?}");
+            assert_eq!(f["effective_path"], "gpudirect", "{f:?}");
+        }
+    }
+}

@@ -6,9 +6,12 @@
 //! The ring through a node, as NCCL's search builds it (`src/graph/search.cc`; NVIDIA/nccl
 //! 2.30): channel `c` uses NIC `c mod NICs` of every node (NCCL assigns NICs to channels round
 //! robin), enters the node at that NIC's local GPU, visits the node's other GPUs in index order
-//! from there, and leaves from the last of them through the same NIC (one rail per channel;
-//! the last GPU is not the NIC's own, so NCCL's PXN relays its sends through the NIC's GPU
-//! where the swept path says so, `auto` or `pxn`). On one node the ring is the GPUs only,
+//! from there, and leaves from the last of them through the same NIC (one rail per channel).
+//! The last is another GPU as near the NIC as the entry where there is one (a DGX A100's
+//! switch complex holds two GPUs PXB to its two NICs: the ring leaves from the entry's
+//! partner, read by GPUDirect); else it is the GPU before the entry, which is not the NIC's
+//! own, so NCCL's PXN relays its sends through the NIC's GPU where the swept path says so,
+//! `auto` or `pxn` (a DGX H100). On one node the ring is the GPUs only,
 //! channel `c` starting at GPU `c mod G`. Edges inside a node are NCCL's P2P transport (the
 //! kernel's stores into the peer over NVLink or PCIe), edges between nodes its net transport
 //! over the swept path.
@@ -19,6 +22,7 @@ use super::raw::{RawCollective, RawCount, RawHostList};
 use super::scenarios::gpu_endpoint;
 use super::{FlowDeps, FlowSpec};
 use crate::topology::spec::HostSpec;
+use crate::topology::{Affinity, NodeKind, Place};
 
 /// The collective operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,16 +234,24 @@ pub(super) fn convert(
         gpus_per_host,
         channels,
     };
-    let near: Vec<Vec<usize>> = hosts
+    // Per host, each GPU's nearest NIC, and each GPU's class to each NIC (`topo -m`).
+    let (near, classes): (Vec<Vec<usize>>, Vec<Vec<Vec<Affinity>>>) = hosts
         .iter()
         .map(|h| {
             if h.machine.nics.is_empty() {
-                Vec::new()
-            } else {
-                crate::topology::host_graph(h).nearest_nics()
+                return (Vec::new(), Vec::new());
             }
+            let t = crate::topology::host_graph(h);
+            let class = |g: usize, n: usize| {
+                let at = |k: NodeKind| Place::Device(t.node_index(k));
+                t.class(at(NodeKind::Gpu(g)), at(NodeKind::Nic(n)))
+            };
+            let classes = (0..h.machine.gpus.len())
+                .map(|g| (0..h.machine.nics.len()).map(|n| class(g, n)).collect())
+                .collect();
+            (t.nearest_nics(), classes)
         })
-        .collect();
+        .unzip();
     let g_n = gpus_per_host as usize;
     let multi = c.hosts.len() > 1;
     // Channel `ch`'s NIC on host `h`, and the GPU its ring enters the host at: the NIC's
@@ -251,6 +263,21 @@ pub(super) fn convert(
             Some(g) if multi => g,
             _ => ch as usize % g_n,
         }
+    };
+    // The GPU the ring leaves host `h` from, the last it visits: the last GPU (in index order
+    // from the entry) that is as near the channel's NIC as the entry GPU, where one is (a DGX
+    // A100's two GPUs of a switch complex are both PXB to its two NICs: NCCL's search ends
+    // the ring at the entry's partner, which the NIC reads by GPUDirect, no PXN), else the
+    // GPU before the entry (a DGX H100's NIC has one near GPU: PXN relays the last one's
+    // sends).
+    let exit = |h: usize, ch: u32, e: usize| {
+        let nic = nic_of(h, ch);
+        let class = |g: usize| classes[h].get(g).and_then(|c| c.get(nic)).copied();
+        (1..g_n)
+            .rev()
+            .map(|k| (e + k) % g_n)
+            .find(|&g| multi && class(g).is_some() && class(g) <= class(e))
+            .unwrap_or((e + g_n - 1) % g_n)
     };
     // GPU `g` of host `h` through `nic`, or through its own nearest NIC where `nic` is None.
     let at = |(h, g): (usize, usize), nic: Option<usize>| {
@@ -296,7 +323,13 @@ pub(super) fn convert(
             .iter()
             .flat_map(|&h| {
                 let e = entry(h, ch);
-                (0..g_n).map(move |k| (h, (e + k) % g_n))
+                let x = exit(h, ch, e);
+                // The entry, the others in index order, the exit last.
+                (0..g_n)
+                    .map(move |k| (e + k) % g_n)
+                    .filter(move |&g| g != x)
+                    .chain(std::iter::once(x))
+                    .map(move |g| (h, g))
             })
             .collect();
         let first = flows.len();
