@@ -321,3 +321,32 @@ fn dgx_a100_rings_leave_from_the_partner_gpu_without_pxn() {
         }
     }
 }
+
+/// `gdrsim params` of a study with a collective lists NCCL's built-in channel defaults last
+/// (2 rings per NIC across nodes, 3 per GPU in one node, both estimates with their sources),
+/// `--estimates` keeps them, and a study without collectives lists none.
+#[test]
+fn params_lists_the_channel_defaults_of_a_study_with_collectives() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let coll = format!("{root}/configs/collectives.toml");
+    for args in [
+        vec!["params", coll.as_str()],
+        vec!["params", coll.as_str(), "--estimates"],
+    ] {
+        let text = crate::support::ok(&crate::support::gdrsim(&args), "params");
+        // The two rows come last, before the closing count of parameters.
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("nccl.")).collect();
+        let last: Vec<&str> = text.lines().rev().skip(1).take(2).collect();
+        assert_eq!(lines, [last[1], last[0]], "{text}");
+        for (line, (key, value)) in lines.iter().zip([
+            ("nccl.channels_per_nic", "2"),
+            ("nccl.channels_per_gpu", "3"),
+        ]) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(&f[..4], [key, value, "count", "estimate:"], "{line}");
+            assert!(line.contains("NCCL 2.30"), "{line}");
+        }
+    }
+    let plain = crate::support::ok(&crate::support::gdrsim(&["params"]), "params");
+    assert!(!plain.contains("nccl.channels"), "{plain}");
+}

@@ -351,18 +351,52 @@ pub(super) fn convert(
     Ok((c, deps))
 }
 
-/// NCCL's channel count where the config gives none (estimate, from NCCL 2.30's search run by
-/// hand for a DGX H100: `ncclTopoCompute` finds one ring per NIC across nodes, and
-/// `ncclTopoPostset` doubles them, 16 for 8 NICs, as NVIDIA/nccl#1453's "Channel 00/16"
-/// shows; within one node 6 NVLink rings doubled twice, 24 for 8 GPUs, as 8-GPU Hopper logs'
-/// "24 coll channels" show): across nodes twice the NICs of the first host, within one node
-/// three per GPU; 2 to [`MAX_CHANNELS`].
+/// A built-in default of NCCL's channel count, as `gdrsim params` lists it for a study with
+/// collectives: not a config key (a collective's `channels` overrides the count it gives).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelDefault {
+    /// Its name in the list.
+    pub key: &'static str,
+    /// The value.
+    pub value: u32,
+    /// Its unit, as `gdrsim params` prints it.
+    pub unit: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+}
+
+/// Rings per NIC of the first host when a collective crosses nodes.
+pub const CHANNELS_PER_NIC: ChannelDefault = ChannelDefault {
+    key: "nccl.channels_per_nic",
+    value: 2,
+    unit: "count",
+    source: "estimate: rings per NIC of the first host across nodes, NCCL 2.30's search run by \
+             hand for a DGX H100 (ncclTopoCompute finds one ring per NIC, ncclTopoPostset \
+             doubles them: 16 for 8 NICs, as NVIDIA/nccl#1453's \"Channel 00/16\" shows)",
+};
+
+/// Rings per GPU when a collective stays in one node.
+pub const CHANNELS_PER_GPU: ChannelDefault = ChannelDefault {
+    key: "nccl.channels_per_gpu",
+    value: 3,
+    unit: "count",
+    source: "estimate: rings per GPU within one node, NCCL 2.30's search run by hand for 8 \
+             GPUs on NVSwitch (6 NVLink rings doubled twice: 24, as 8-GPU Hopper logs' \"24 \
+             coll channels\" show)",
+};
+
+/// The built-in channel defaults, in the order `gdrsim params` lists them.
+pub const CHANNEL_DEFAULTS: [ChannelDefault; 2] = [CHANNELS_PER_NIC, CHANNELS_PER_GPU];
+
+/// NCCL's channel count where the config gives none: across nodes [`CHANNELS_PER_NIC`] times
+/// the NICs of the first host, within one node [`CHANNELS_PER_GPU`] times the GPUs; 2 to
+/// [`MAX_CHANNELS`].
 fn default_channels(hosts: &[HostSpec], chosen: &[usize], gpus: u32) -> u32 {
     let nics = hosts[chosen[0]].machine.nics.len() as u32;
     let rings = if chosen.len() > 1 {
-        2 * nics.max(1)
+        CHANNELS_PER_NIC.value * nics.max(1)
     } else {
-        3 * gpus
+        CHANNELS_PER_GPU.value * gpus
     };
     rings.clamp(2, MAX_CHANNELS)
 }
