@@ -46,6 +46,10 @@ pub const CONFIGS: &[(&str, &str)] = &[
         "configs/collectives.toml",
         include_str!("../configs/collectives.toml"),
     ),
+    (
+        "configs/collectives-a100.toml",
+        include_str!("../configs/collectives-a100.toml"),
+    ),
 ];
 
 /// The embedded validation set.

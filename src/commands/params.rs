@@ -23,6 +23,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .map_err(Into::into)
         .map(|cfg| {
             let mut l = gdrsim::config::params::list(&cfg);
+            // A study with collectives: NCCL's built-in channel defaults after its keys.
+            l.extend(gdrsim::config::params::collective_rows(&cfg));
             if estimates {
                 l.retain(|p| p.is_estimate());
             }

@@ -68,7 +68,9 @@ pub fn chart_input(studies: &[Study], m: &Matching) -> (RunInfo, Vec<Summary>) {
     (info, rows)
 }
 
-/// Writes latency.{svg,png} and bandwidth.{svg,png} into `dir`; returns the files.
+/// Writes latency.{svg,png} and bandwidth.{svg,png} into `dir`, and busbw.{svg,png} where the
+/// studies' matched rows are NCCL collectives' (the run's rule, `charts::kinds`); returns the
+/// files.
 pub fn write(dir: &Path, studies: &[Study], m: &Matching) -> Result<Vec<PathBuf>> {
     let (info, rows) = chart_input(studies, m);
     crate::report::charts::write_charts(dir, &info, &rows)

@@ -27,7 +27,8 @@ pub fn render(studies: &[Study], m: &Matching, charts: &[String], command: &str)
     overview(&mut out, studies, m);
     key_sizes(&mut out, studies, m);
     let _ = writeln!(out, "## Charts\n");
-    for stem in ["latency", "bandwidth"] {
+    // busbw: only where the studies are collectives (its files are there only then).
+    for stem in ["latency", "bandwidth", "busbw"] {
         let files: Vec<&String> = charts
             .iter()
             .filter(|c| c.starts_with(&format!("{stem}.")))
@@ -413,6 +414,19 @@ mod tests {
             &m,
             &["latency.png".into(), "latency.svg".into()],
             "gdrsim compare o a b",
+        );
+        assert!(!md.contains("busbw"), "{md}");
+        let with_busbw = render(
+            &studies,
+            &m,
+            &["busbw.png".into(), "busbw.svg".into()],
+            "gdrsim compare o a b",
+        );
+        assert!(
+            with_busbw.contains(
+                "![busbw](busbw.png)\n\nFiles: [busbw.png](busbw.png), [busbw.svg](busbw.svg)"
+            ),
+            "{with_busbw}"
         );
         assert!(md.starts_with("# Studies compared: A vs B\n"), "{md}");
         assert!(

@@ -233,3 +233,128 @@ fn collective_mistakes_are_refused_with_the_key() {
         "all_reduce",
     );
 }
+
+/// Width and height of a PNG, decoded (so the file is a whole, valid image).
+fn png_size(path: &std::path::Path) -> (u32, u32) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = png::Decoder::new(file).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    (info.width, info.height)
+}
+
+/// A study with a collective writes the busbw chart beside the bandwidth chart it lists (SVG
+/// and PNG, the run's 1600 x 1000, busbw against size with the collective's line), and
+/// report.md lists it with the other charts; the same study without its collective (one
+/// point-to-point scenario) writes no busbw chart.
+#[test]
+fn a_collective_study_writes_a_busbw_chart_and_others_do_not() {
+    let pair = "[[scenarios]]\nname = \"pair\"\n\
+        sender = { host = \"n0\", nic = \"nic0\", gpu = \"gpu0\" }\n\
+        receiver = { host = \"n1\", nic = \"nic0\", gpu = \"gpu0\" }\n";
+    let ar = "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\", \
+        gpus_per_host = 2, channels = 2 }\n";
+    let charts = |t: String| {
+        t.replace(
+            "charts = []",
+            "charts = [\"latency\", \"bandwidth\"]\nformats = [\"svg\", \"png\"]",
+        )
+    };
+    let (_, out) = run_study(
+        "collective",
+        "busbw-chart",
+        &charts(nodes(2, "\"64KiB\", \"1MiB\"", &format!("{ar}{pair}"))),
+    );
+    let svg = std::fs::read_to_string(out.join("busbw.svg")).unwrap();
+    let t = svg.trim();
+    assert!(t.starts_with("<svg") || t.starts_with("<?xml"), "not SVG");
+    assert!(t.ends_with("</svg>"), "busbw.svg is truncated");
+    assert!(svg.contains("width=\"1600\"") && svg.contains("height=\"1000\""));
+    for text in ["busbw (GB/s)", "64 KiB", "1 MiB", "ar", "gpudirect"] {
+        assert!(svg.contains(text), "busbw.svg lacks {text:?}");
+    }
+    assert_eq!(png_size(&out.join("busbw.png")), (1600, 1000));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("### busbw") && report.contains("](busbw.png)"),
+        "report.md lists the chart"
+    );
+    let (_, plain) = run_study(
+        "collective",
+        "no-busbw-chart",
+        &charts(nodes(2, "\"64KiB\", \"1MiB\"", pair)),
+    );
+    assert!(plain.join("bandwidth.png").is_file());
+    for f in ["busbw.svg", "busbw.png"] {
+        assert!(!plain.join(f).exists(), "{f} without a collective");
+    }
+    let report = std::fs::read_to_string(plain.join("report.md")).unwrap();
+    assert!(!report.contains("busbw."), "report.md of no collective");
+}
+
+/// On DGX A100 nodes (the `dgx-a100` preset: two GPUs and two NICs per switch complex, every
+/// GPU PXB to both NICs of its complex) NCCL's ring leaves a node from the entry GPU's partner,
+/// which the NIC reads by GPUDirect, so NCCL's default path (`auto`) needs no PXN relay: channel
+/// c enters at GPU c (NIC c's own) and leaves from GPU c xor 1 through NIC c.
+#[test]
+fn dgx_a100_rings_leave_from_the_partner_gpu_without_pxn() {
+    let text = format!(
+        "name = \"a100\"\nseed = 7\n[sim]\niterations = 2\nmin_iterations = 2\n[sweep]\n\
+         sizes = [\"1MiB\"]\npaths = [\"auto\"]\nops = [\"write_imm\"]\n[output]\ncharts = []\n\
+         [network]\nswitch_hops = 1\n[[machines]]\nname = \"dgx\"\npreset = \"dgx-a100\"\n\
+         [[hosts]]\nname = \"n0\"\nmachine = \"dgx\"\n[[hosts]]\nname = \"n1\"\nmachine = \"dgx\"\n\
+         {}",
+        "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\", channels = 8 }\n"
+    );
+    let (_, out) = run_study("collective", "a100-rings", &text);
+    let flows = csv_rows(&out.join("flows.csv"));
+    assert_eq!(flows.len(), 8 * 16);
+    let crossing: Vec<_> = flows
+        .iter()
+        .filter(|f| f["sender"].contains(" via "))
+        .collect();
+    assert_eq!(crossing.len(), 16);
+    for c in 0..8 {
+        for (a, b) in [(0, 1), (1, 0)] {
+            let want = (
+                format!("n{a}/gpu{} via mlx5_{c}", c ^ 1),
+                format!("n{b}/gpu{c} via mlx5_{c}"),
+            );
+            let f = crossing
+                .iter()
+                .find(|f| (f["sender"].clone(), f["receiver"].clone()) == want)
+                .unwrap_or_else(|| panic!("channel {c}: no flow {want:?}"));
+            assert_eq!(f["class"], "PXB", "{f:?}");
+            assert_eq!(f["effective_path"], "gpudirect", "{f:?}");
+        }
+    }
+}
+
+/// `gdrsim params` of a study with a collective lists NCCL's built-in channel defaults last
+/// (2 rings per NIC across nodes, 3 per GPU in one node, both estimates with their sources),
+/// `--estimates` keeps them, and a study without collectives lists none.
+#[test]
+fn params_lists_the_channel_defaults_of_a_study_with_collectives() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let coll = format!("{root}/configs/collectives.toml");
+    for args in [
+        vec!["params", coll.as_str()],
+        vec!["params", coll.as_str(), "--estimates"],
+    ] {
+        let text = crate::support::ok(&crate::support::gdrsim(&args), "params");
+        // The two rows come last, before the closing count of parameters.
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("nccl.")).collect();
+        let last: Vec<&str> = text.lines().rev().skip(1).take(2).collect();
+        assert_eq!(lines, [last[1], last[0]], "{text}");
+        for (line, (key, value)) in lines.iter().zip([
+            ("nccl.channels_per_nic", "2"),
+            ("nccl.channels_per_gpu", "3"),
+        ]) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(&f[..4], [key, value, "count", "estimate:"], "{line}");
+            assert!(line.contains("NCCL 2.30"), "{line}");
+        }
+    }
+    let plain = crate::support::ok(&crate::support::gdrsim(&["params"]), "params");
+    assert!(!plain.contains("nccl.channels"), "{plain}");
+}

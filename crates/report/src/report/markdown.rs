@@ -942,6 +942,10 @@ fn chart_caption(stem: &str) -> &'static str {
         "bandwidth" => {
             "Streaming bandwidth against message size, with each scenario's route ceiling."
         }
+        "busbw" => {
+            "NCCL collectives: nccl-tests' bus bandwidth (busbw) against buffer size, one line per \
+             collective and path."
+        }
         "speedup" => {
             "GPUDirect over staged: latency and bandwidth ratios against size, crossovers marked."
         }

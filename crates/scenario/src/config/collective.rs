@@ -6,9 +6,12 @@
 //! The ring through a node, as NCCL's search builds it (`src/graph/search.cc`; NVIDIA/nccl
 //! 2.30): channel `c` uses NIC `c mod NICs` of every node (NCCL assigns NICs to channels round
 //! robin), enters the node at that NIC's local GPU, visits the node's other GPUs in index order
-//! from there, and leaves from the last of them through the same NIC (one rail per channel;
-//! the last GPU is not the NIC's own, so NCCL's PXN relays its sends through the NIC's GPU
-//! where the swept path says so, `auto` or `pxn`). On one node the ring is the GPUs only,
+//! from there, and leaves from the last of them through the same NIC (one rail per channel).
+//! The last is another GPU as near the NIC as the entry where there is one (a DGX A100's
+//! switch complex holds two GPUs PXB to its two NICs: the ring leaves from the entry's
+//! partner, read by GPUDirect); else it is the GPU before the entry, which is not the NIC's
+//! own, so NCCL's PXN relays its sends through the NIC's GPU where the swept path says so,
+//! `auto` or `pxn` (a DGX H100). On one node the ring is the GPUs only,
 //! channel `c` starting at GPU `c mod G`. Edges inside a node are NCCL's P2P transport (the
 //! kernel's stores into the peer over NVLink or PCIe), edges between nodes its net transport
 //! over the swept path.
@@ -20,6 +23,7 @@ use super::scenarios::gpu_endpoint;
 use super::{FlowDeps, FlowSpec};
 use crate::topology::CpuFamily;
 use crate::topology::spec::HostSpec;
+use crate::topology::{Affinity, NodeKind, Place};
 
 /// The collective operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -384,16 +388,24 @@ pub(super) fn convert(
         gpus_per_host,
         channels,
     };
-    let near: Vec<Vec<usize>> = hosts
+    // Per host, each GPU's nearest NIC, and each GPU's class to each NIC (`topo -m`).
+    let (near, classes): (Vec<Vec<usize>>, Vec<Vec<Vec<Affinity>>>) = hosts
         .iter()
         .map(|h| {
             if h.machine.nics.is_empty() {
-                Vec::new()
-            } else {
-                crate::topology::host_graph(h).nearest_nics()
+                return (Vec::new(), Vec::new());
             }
+            let t = crate::topology::host_graph(h);
+            let class = |g: usize, n: usize| {
+                let at = |k: NodeKind| Place::Device(t.node_index(k));
+                t.class(at(NodeKind::Gpu(g)), at(NodeKind::Nic(n)))
+            };
+            let classes = (0..h.machine.gpus.len())
+                .map(|g| (0..h.machine.nics.len()).map(|n| class(g, n)).collect())
+                .collect();
+            (t.nearest_nics(), classes)
         })
-        .collect();
+        .unzip();
     let g_n = gpus_per_host as usize;
     let multi = c.hosts.len() > 1;
     // Channel `ch`'s NIC on host `h`, and the GPU its ring enters the host at: the NIC's
@@ -405,6 +417,21 @@ pub(super) fn convert(
             Some(g) if multi => g,
             _ => ch as usize % g_n,
         }
+    };
+    // The GPU the ring leaves host `h` from, the last it visits: the last GPU (in index order
+    // from the entry) that is as near the channel's NIC as the entry GPU, where one is (a DGX
+    // A100's two GPUs of a switch complex are both PXB to its two NICs: NCCL's search ends
+    // the ring at the entry's partner, which the NIC reads by GPUDirect, no PXN), else the
+    // GPU before the entry (a DGX H100's NIC has one near GPU: PXN relays the last one's
+    // sends).
+    let exit = |h: usize, ch: u32, e: usize| {
+        let nic = nic_of(h, ch);
+        let class = |g: usize| classes[h].get(g).and_then(|c| c.get(nic)).copied();
+        (1..g_n)
+            .rev()
+            .map(|k| (e + k) % g_n)
+            .find(|&g| multi && class(g).is_some() && class(g) <= class(e))
+            .unwrap_or((e + g_n - 1) % g_n)
     };
     // GPU `g` of host `h` through `nic`, or through its own nearest NIC where `nic` is None.
     let at = |(h, g): (usize, usize), nic: Option<usize>| {
@@ -451,7 +478,13 @@ pub(super) fn convert(
             .iter()
             .flat_map(|&h| {
                 let e = entry(h, ch);
-                (0..g_n).map(move |k| (h, (e + k) % g_n))
+                let x = exit(h, ch, e);
+                // The entry, the others in index order, the exit last.
+                (0..g_n)
+                    .map(move |k| (e + k) % g_n)
+                    .filter(move |&g| g != x)
+                    .chain(std::iter::once(x))
+                    .map(move |g| (h, g))
             })
             .collect();
         let first = flows.len();
@@ -474,18 +507,52 @@ pub(super) fn convert(
     Ok((c, deps))
 }
 
-/// NCCL's channel count where the config gives none (estimate, from NCCL 2.30's search run by
-/// hand for a DGX H100: `ncclTopoCompute` finds one ring per NIC across nodes, and
-/// `ncclTopoPostset` doubles them, 16 for 8 NICs, as NVIDIA/nccl#1453's "Channel 00/16"
-/// shows; within one node 6 NVLink rings doubled twice, 24 for 8 GPUs, as 8-GPU Hopper logs'
-/// "24 coll channels" show): across nodes twice the NICs of the first host, within one node
-/// three per GPU; 2 to [`MAX_CHANNELS`].
+/// A built-in default of NCCL's channel count, as `gdrsim params` lists it for a study with
+/// collectives: not a config key (a collective's `channels` overrides the count it gives).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelDefault {
+    /// Its name in the list.
+    pub key: &'static str,
+    /// The value.
+    pub value: u32,
+    /// Its unit, as `gdrsim params` prints it.
+    pub unit: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+}
+
+/// Rings per NIC of the first host when a collective crosses nodes.
+pub const CHANNELS_PER_NIC: ChannelDefault = ChannelDefault {
+    key: "nccl.channels_per_nic",
+    value: 2,
+    unit: "count",
+    source: "estimate: rings per NIC of the first host across nodes, NCCL 2.30's search run by \
+             hand for a DGX H100 (ncclTopoCompute finds one ring per NIC, ncclTopoPostset \
+             doubles them: 16 for 8 NICs, as NVIDIA/nccl#1453's \"Channel 00/16\" shows)",
+};
+
+/// Rings per GPU when a collective stays in one node.
+pub const CHANNELS_PER_GPU: ChannelDefault = ChannelDefault {
+    key: "nccl.channels_per_gpu",
+    value: 3,
+    unit: "count",
+    source: "estimate: rings per GPU within one node, NCCL 2.30's search run by hand for 8 \
+             GPUs on NVSwitch (6 NVLink rings doubled twice: 24, as 8-GPU Hopper logs' \"24 \
+             coll channels\" show)",
+};
+
+/// The built-in channel defaults, in the order `gdrsim params` lists them.
+pub const CHANNEL_DEFAULTS: [ChannelDefault; 2] = [CHANNELS_PER_NIC, CHANNELS_PER_GPU];
+
+/// NCCL's channel count where the config gives none: across nodes [`CHANNELS_PER_NIC`] times
+/// the NICs of the first host, within one node [`CHANNELS_PER_GPU`] times the GPUs; 2 to
+/// [`MAX_CHANNELS`].
 fn default_channels(hosts: &[HostSpec], chosen: &[usize], gpus: u32) -> u32 {
     let nics = hosts[chosen[0]].machine.nics.len() as u32;
     let rings = if chosen.len() > 1 {
-        2 * nics.max(1)
+        CHANNELS_PER_NIC.value * nics.max(1)
     } else {
-        3 * gpus
+        CHANNELS_PER_GPU.value * gpus
     };
     rings.clamp(2, MAX_CHANNELS)
 }

@@ -268,6 +268,9 @@ pub enum ChartKind {
     Latency,
     /// Streaming bandwidth against size, with each scenario's route ceiling.
     Bandwidth,
+    /// nccl-tests' bus bandwidth of the NCCL collectives against size: drawn only in a study
+    /// with collectives, where it is listed or beside `bandwidth`.
+    Busbw,
     /// GPUDirect over staging (latency and bandwidth ratios), with the crossovers.
     Speedup,
     /// Stacked critical-path stages at the breakdown sizes.
@@ -280,9 +283,10 @@ pub enum ChartKind {
 
 impl ChartKind {
     /// Every value, in the order messages list their words.
-    pub const ALL: [ChartKind; 6] = [
+    pub const ALL: [ChartKind; 7] = [
         ChartKind::Latency,
         ChartKind::Bandwidth,
+        ChartKind::Busbw,
         ChartKind::Speedup,
         ChartKind::Breakdown,
         ChartKind::Scenarios,
@@ -294,6 +298,7 @@ impl ChartKind {
         match self {
             ChartKind::Latency => "latency",
             ChartKind::Bandwidth => "bandwidth",
+            ChartKind::Busbw => "busbw",
             ChartKind::Speedup => "speedup",
             ChartKind::Breakdown => "breakdown",
             ChartKind::Scenarios => "scenarios",

@@ -168,6 +168,35 @@ pub fn list(cfg: &Config) -> Vec<ParamValue> {
     listed
 }
 
+/// The built-in defaults of NCCL's channel counts ([`super::collective::CHANNEL_DEFAULTS`]),
+/// as rows to list after the config's parameters, where a scenario of `cfg` is a collective
+/// (none otherwise). They are no config keys: a collective's `channels` overrides the count
+/// they give, and the tools that vary a config's keys (`sensitivity`, `calibrate`) read
+/// [`list`], which leaves them out.
+pub fn collective_rows(cfg: &Config) -> Vec<ParamValue> {
+    let collectives = cfg
+        .scenarios
+        .iter()
+        .any(|s| s.workload.as_ref().is_some_and(|w| w.collective.is_some()));
+    if !collectives {
+        return Vec::new();
+    }
+    super::collective::CHANNEL_DEFAULTS
+        .iter()
+        .map(|d| ParamValue {
+            key: d.key.to_string(),
+            value: d.value.to_string(),
+            unit: d.unit,
+            domain: super::Domain::Count {
+                lo: 1,
+                hi: u64::from(super::collective::MAX_CHANNELS),
+            },
+            source: d.source,
+            default: None,
+        })
+        .collect()
+}
+
 /// Source of a GPU's compute capability.
 const CC_SOURCE: &str = "NVIDIA CUDA GPUs table (by the model name where the config gives none)";
 /// Source of a PCIe link's generation and width.

@@ -4,6 +4,7 @@
 //! |-------------|-------------------------------------------------------------------------------|
 //! | `latency`   | one-way p50 latency vs size, log-log, with a min..p99 band per line           |
 //! | `bandwidth` | streaming bandwidth vs size with each scenario's route ceiling                |
+//! | `busbw`     | nccl-tests' bus bandwidth of the NCCL collectives vs size (collectives only)  |
 //! | `speedup`   | GPUDirect over staged (latency and bandwidth ratios) with crossovers          |
 //! | `breakdown` | stacked critical-path stages at a few sizes, one panel per size               |
 //! | `scenarios` | scenarios side by side at one size, latency and bandwidth per path            |
@@ -32,6 +33,7 @@ use crate::stats::Summary;
 
 mod bandwidth;
 mod breakdown;
+mod busbw;
 pub mod data;
 mod latency;
 mod links;
@@ -60,6 +62,7 @@ pub fn title(kind: Kind) -> &'static str {
     match kind {
         Kind::Latency => "One-way latency vs message size",
         Kind::Bandwidth => "Streaming bandwidth vs message size",
+        Kind::Busbw => "NCCL collectives: bus bandwidth (busbw) vs buffer size",
         Kind::Speedup => "GPUDirect RDMA vs host-staged: speedup vs message size",
         Kind::Breakdown => "Where the time goes: critical-path stages",
         Kind::Scenarios => "Scenarios compared",
@@ -176,14 +179,14 @@ pub fn image_size(info: &RunInfo) -> (u32, u32) {
 /// drawn once.
 /// Degenerate input (no rows, one size, one path, zero bandwidth, no staged/GPUDirect pair)
 /// still gives every chart, with a message where there is nothing to plot.
+///
+/// `busbw` is the chart of a study with NCCL collectives (rows with a busbw figure): there it
+/// is drawn where `charts` lists it, or else right after `bandwidth`; without collectives it is
+/// never drawn, so such a study's files are those of the charts it lists ([`kinds`]).
 pub fn write_charts(dir: &Path, info: &RunInfo, rows: &[Summary]) -> Result<Vec<PathBuf>> {
     register_fonts()?;
-    let mut kinds: Vec<Kind> = Vec::new();
-    for &k in &info.output.charts {
-        if !kinds.contains(&k) {
-            kinds.push(k);
-        }
-    }
+    let collectives = rows.iter().any(|r| r.busbw_gbps.is_some());
+    let kinds = kinds(&info.output.charts, collectives);
     let mut formats: Vec<ImageFormat> = Vec::new();
     for &f in &info.output.formats {
         if !formats.contains(&f) {
@@ -218,6 +221,22 @@ pub fn write_charts(dir: &Path, info: &RunInfo, rows: &[Summary]) -> Result<Vec<
     Ok(written)
 }
 
+/// The charts a run draws, in order, each once: those `listed`, and where the run has
+/// collectives, `busbw` right after `bandwidth` unless listed; `busbw` only with collectives.
+pub fn kinds(listed: &[Kind], collectives: bool) -> Vec<Kind> {
+    let mut kinds: Vec<Kind> = Vec::new();
+    for &k in listed {
+        if kinds.contains(&k) || (k == Kind::Busbw && !collectives) {
+            continue;
+        }
+        kinds.push(k);
+        if k == Kind::Bandwidth && collectives && !listed.contains(&Kind::Busbw) {
+            kinds.push(Kind::Busbw);
+        }
+    }
+    kinds
+}
+
 /// Renders one chart as an SVG document.
 pub(crate) fn render_svg(kind: Kind, ctx: &Ctx) -> Result<String> {
     let mut svg = String::new();
@@ -235,6 +254,7 @@ pub(crate) fn draw<DB: DrawingBackend>(root: &Area<DB>, kind: Kind, ctx: &Ctx) -
     match kind {
         Kind::Latency => latency::draw(root, ctx),
         Kind::Bandwidth => bandwidth::draw(root, ctx),
+        Kind::Busbw => busbw::draw(root, ctx),
         Kind::Speedup => speedup::draw(root, ctx),
         Kind::Breakdown => breakdown::draw(root, ctx),
         Kind::Scenarios => scenarios::draw(root, ctx),

@@ -26,6 +26,7 @@ fn axis_text(kind: Kind) -> &'static str {
     match kind {
         Kind::Latency => "one-way latency, p50 (log scale)",
         Kind::Bandwidth => "bandwidth (GB/s)",
+        Kind::Busbw => "busbw (GB/s)",
         Kind::Speedup => "message size (log scale)",
         Kind::Breakdown => "critical-path time",
         Kind::Scenarios => "one-way latency, p50",
@@ -104,13 +105,20 @@ fn ink(kind: Kind, info: &RunInfo, rows: &[Summary]) -> (usize, usize) {
     (all, title)
 }
 
+/// The charts a run of `rows` draws of those `info` lists (`busbw` only with collectives).
+fn drawn(info: &RunInfo, rows: &[Summary]) -> Vec<Kind> {
+    let collectives = rows.iter().any(|r| r.busbw_gbps.is_some());
+    super::kinds(&info.output.charts, collectives)
+}
+
 /// Writes all charts and checks every file; returns the paths.
 fn check_all(name: &str, info: &RunInfo, rows: &[Summary]) -> Vec<PathBuf> {
     let dir = tmp(name);
     let paths = write_charts(&dir, info, rows).unwrap();
-    assert_eq!(paths.len(), 2 * Kind::ALL.len(), "{paths:?}");
+    let kinds = drawn(info, rows);
+    assert_eq!(paths.len(), 2 * kinds.len(), "{paths:?}");
     let (w, h) = image_size(info);
-    for kind in Kind::ALL {
+    for &kind in &kinds {
         let svg_path = dir.join(format!("{}.svg", kind.name()));
         let png_path = dir.join(format!("{}.png", kind.name()));
         assert!(paths.contains(&svg_path) && paths.contains(&png_path));
@@ -124,7 +132,7 @@ fn check_all(name: &str, info: &RunInfo, rows: &[Summary]) -> Vec<PathBuf> {
         let png = std::fs::read(&png_path).unwrap();
         assert_eq!(png_size(&png), (w, h), "{name} {}", kind.name());
     }
-    for kind in Kind::ALL {
+    for &kind in &kinds {
         let (_, title) = ink(kind, info, rows);
         assert!(title > 100, "{name} {}: title strip blank", kind.name());
     }
@@ -155,7 +163,7 @@ fn realistic_run_gives_every_chart_in_both_formats() {
         ["latency.svg", "latency.png"],
         "configured order, svg then png"
     );
-    for kind in Kind::ALL {
+    for kind in drawn(&info, &rows) {
         let svg = std::fs::read_to_string(dir.join(format!("{}.svg", kind.name()))).unwrap();
         check_well_formed(&svg).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
         assert!(svg.contains(super::title(kind)), "{}", kind.name());
@@ -194,6 +202,75 @@ fn realistic_run_gives_every_chart_in_both_formats() {
     for stage in ["wire", "memcpy_d2h", "flush"] {
         assert!(breakdown.contains(stage), "breakdown legend lacks {stage}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A study with collectives draws `busbw` right after `bandwidth` (without listing it), one
+/// line per collective scenario and path, sizes labelled like the other charts; a point-to-point
+/// scenario beside them stays off it; listing `busbw` without collectives draws nothing.
+#[test]
+fn collectives_get_a_busbw_chart_after_bandwidth() {
+    let (mut info, mut rows) = testdata::realistic();
+    info.output.charts = vec![Kind::Latency, Kind::Bandwidth, Kind::Speedup];
+    for r in rows.iter_mut().filter(|r| r.scenario != "PIX") {
+        r.busbw_gbps = Some(r.bw_gbps * 1.75);
+    }
+    let dir = tmp("busbw");
+    let names: Vec<String> = write_charts(&dir, &info, &rows)
+        .unwrap()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let stems: Vec<&str> = names.iter().map(|n| n.split('.').next().unwrap()).collect();
+    assert_eq!(
+        stems,
+        [
+            "latency",
+            "latency",
+            "bandwidth",
+            "bandwidth",
+            "busbw",
+            "busbw",
+            "speedup",
+            "speedup"
+        ]
+    );
+    let svg = std::fs::read_to_string(dir.join("busbw.svg")).unwrap();
+    check_well_formed(&svg).unwrap();
+    for text in [
+        title(Kind::Busbw),
+        "busbw (GB/s)",
+        " KiB",
+        " MiB",
+        "PHB",
+        "SYS",
+        "gpudirect",
+    ] {
+        assert!(svg.contains(text), "busbw.svg lacks {text}");
+    }
+    assert!(
+        !svg.contains(">PIX<"),
+        "a point-to-point scenario is not a collective"
+    );
+    assert_eq!(
+        png_size(&std::fs::read(dir.join("busbw.png")).unwrap()),
+        image_size(&info)
+    );
+    let (all, title_ink) = ink(Kind::Busbw, &info, &rows);
+    assert!(
+        all > 1600 * 1000 / 100 && title_ink > 300,
+        "{all} {title_ink}"
+    );
+    // Listed first, it is drawn there, once; without collectives, never.
+    assert_eq!(
+        super::kinds(&[Kind::Busbw, Kind::Bandwidth, Kind::Busbw], true),
+        [Kind::Busbw, Kind::Bandwidth]
+    );
+    assert_eq!(
+        super::kinds(&[Kind::Busbw, Kind::Bandwidth], false),
+        [Kind::Bandwidth]
+    );
+    assert_eq!(super::kinds(&[Kind::Latency], true), [Kind::Latency]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
