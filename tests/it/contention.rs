@@ -20,7 +20,6 @@
 
 use crate::support::rel_diff;
 use gdrsim::config::{self, Config, PathKind};
-use gdrsim::scenario::{self, Point};
 use gdrsim::stats::Summary;
 use gdrsim::topology::pcie;
 
@@ -119,16 +118,7 @@ flows = [{flows}]
 }
 
 fn run(cfg: &Config) -> Summary {
-    let topo = scenario::topology(cfg);
-    let p = Point {
-        scenario: 0,
-        path: PathKind::GpuDirect,
-        op: gdrsim::config::Op::WriteImm,
-        size: 4 * MIB,
-        seed: 1,
-        variant: 0,
-    };
-    scenario::simulate_point(cfg, &topo, &p).summary
+    crate::support::first_summary(cfg, PathKind::GpuDirect, 4 * MIB)
 }
 
 /// The uplink's payload rate for read completions, GB/s.

@@ -8,8 +8,8 @@
 //! flow alone runs at the NIC's payload rate `r = 100 Gb/s x mtu / (mtu + packet overhead)`.
 
 use crate::support::rel_diff;
-use gdrsim::config::{self, Config, Op, PathKind};
-use gdrsim::scenario::{self, Point};
+use gdrsim::config::{self, Config, PathKind};
+use gdrsim::scenario;
 use gdrsim::stats::Summary;
 use gdrsim::topology::{Topology, leaf_spine};
 
@@ -61,16 +61,7 @@ flows = [{flows}]
 }
 
 fn run(cfg: &Config) -> Summary {
-    let topo = scenario::topology(cfg);
-    let p = Point {
-        scenario: 0,
-        path: PathKind::Host,
-        op: Op::WriteImm,
-        size: 16 * MIB,
-        seed: 1,
-        variant: 0,
-    };
-    scenario::simulate_point(cfg, &topo, &p).summary
+    crate::support::first_summary(cfg, PathKind::Host, 16 * MIB)
 }
 
 /// Network channels whose name matches `pred`.

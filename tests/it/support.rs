@@ -72,6 +72,21 @@ pub fn point(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> PointRe
     scenario::simulate_point(cfg, &topo, &point_of(cfg, scenario, path, size))
 }
 
+/// The first scenario's write-with-immediate point of `path` and `size`, seed 1, simulated:
+/// the summary.
+pub fn first_summary(cfg: &Config, path: PathKind, size: u64) -> Summary {
+    let topo = scenario::topology(cfg);
+    let p = Point {
+        scenario: 0,
+        path,
+        op: gdrsim::config::Op::WriteImm,
+        size,
+        seed: 1,
+        variant: 0,
+    };
+    scenario::simulate_point(cfg, &topo, &p).summary
+}
+
 pub fn summary(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> Summary {
     point(cfg, scenario, path, size).summary
 }

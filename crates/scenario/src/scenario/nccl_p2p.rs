@@ -53,29 +53,23 @@ pub fn plan(
     };
     let gpu = GpuRef { host, gpu: src };
     let ready = add(&mut p, StepKind::Wait { ps: 0 }, None, tx, vec![], None);
-    let data = add(
-        &mut p,
-        StepKind::KernelCopy { gpu, copy },
-        Some(Stage::P2p),
-        tx,
-        vec![done(ready)],
-        None,
-    );
-    carries(&mut p, data, size, true);
+    // The sending kernel's stores of `bytes` into the peer after step `after`.
+    let store = |p: &mut Plan, after, bytes, payload| {
+        let s = add(
+            p,
+            StepKind::KernelCopy { gpu, copy },
+            Some(Stage::P2p),
+            tx,
+            vec![done(after)],
+            None,
+        );
+        carries(p, s, bytes, payload);
+        s
+    };
+    let data = store(&mut p, ready, size, true);
     let flag = match protocol {
         // The tail flag, stored after the data (the kernel fences between them).
-        Protocol::Simple | Protocol::Auto => {
-            let flag = add(
-                &mut p,
-                StepKind::KernelCopy { gpu, copy },
-                Some(Stage::P2p),
-                tx,
-                vec![done(data)],
-                None,
-            );
-            carries(&mut p, flag, TAIL_BYTES, false);
-            flag
-        }
+        Protocol::Simple | Protocol::Auto => store(&mut p, data, TAIL_BYTES, false),
         // The flags came with the lines.
         Protocol::Ll | Protocol::Ll128 => data,
     };
