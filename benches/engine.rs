@@ -2,7 +2,8 @@
 //! concurrent 1 GiB flows (one per rail of a DGX H100-class node), 64 flows through one PCIe link,
 //! a 1 GiB PXN message relayed over NVLink, one sweep point, the whole default sweep and
 //! dgx-h100 study, the 8x8 p2p matrix of a DGX H100, and one flow among 2 and 128 hosts (the cost
-//! of an event should not grow with the hosts defined). Run with `cargo bench`.
+//! of an event should not grow with the hosts defined), and a ring all-reduce of 2 x DGX H100.
+//! Run with `cargo bench`.
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
@@ -347,4 +348,24 @@ fn ring_workload_of_128_ranks(b: Bencher) {
         .collect();
     let cfg = cluster_config(128, &flows, 8, 3);
     bench_point(b, &cfg, 512 << 10);
+}
+
+/// configs/collectives.toml's machine (2 x DGX H100), its ring all-reduce on path auto at
+/// `size`: one point (16 ranks, 16 channels; the protocol NCCL's tuner picks: LL128 at 16 MiB,
+/// Simple at 256 MiB). The max-min solves of the collective's sharing groups dominate.
+#[divan::bench(args = [16u64 << 20, 256 << 20], sample_count = 2, sample_size = 1)]
+fn all_reduce_of_two_dgx_h100(b: Bencher, size: u64) {
+    let text = include_str!("../configs/collectives.toml");
+    let cfg = config::parse(text, "collectives.toml").unwrap();
+    let topo = scenario::topology(&cfg);
+    let op = Op::WriteImm;
+    let p = Point {
+        scenario: 0,
+        path: PathKind::Auto,
+        op,
+        size,
+        seed: scenario::point_seed(cfg.seed, 0, PathKind::Auto, op, size),
+        variant: 0,
+    };
+    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
 }
