@@ -848,12 +848,14 @@ pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
 
 /// The protocol of each run of sizes, "LL 8 B-512 KiB, LL128 1 MiB-64 MiB, Simple 128 MiB".
 fn protocol_ranges(
+    cfg: &crate::config::Config,
     c: &crate::config::collective::Collective,
     results: &[crate::stats::Summary],
 ) -> String {
     let mut runs: Vec<(Protocol, u64, u64)> = Vec::new();
     for r in results {
-        let p = scenario::tuner::choose(c, r.size_bytes);
+        let net = scenario::tuner::Net::of(cfg, r.path);
+        let p = scenario::tuner::choose(c, r.size_bytes, net);
         match runs.last_mut() {
             Some(last) if last.0 == p => last.2 = r.size_bytes,
             _ => runs.push((p, r.size_bytes, r.size_bytes)),
@@ -900,7 +902,7 @@ fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
         (Some(p), _) => format!("NCCL_PROTO {}", p.nccl_name()),
         (None, Some(c)) => format!(
             "protocol by size as NCCL's tuner picks it for the ring: {}",
-            protocol_ranges(c, results)
+            protocol_ranges(&p.cfg, c, results)
         ),
         (None, None) => "NCCL's tuner".into(),
     };

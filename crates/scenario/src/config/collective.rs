@@ -190,6 +190,10 @@ pub struct NcclGraph {
     pub amd: bool,
     /// GPUs of a node reach each other over NVLink (else PCIe: NCCL's intra hardware class).
     pub nvlink: bool,
+    /// The farthest `topo -m` class between a ring's last GPU in a node and its channel's NIC,
+    /// over every node and channel (PIX within one node): with the path and PXN, NCCL's
+    /// `typeInter`, which decides whether LL128 is on by default.
+    pub exit_class: Affinity,
 }
 
 /// NCCL's candidate ring speeds, GB/s x 10 (`src/graph/search.cc`: speedArrayIntra/Inter, and
@@ -265,6 +269,7 @@ fn nccl_graph(hosts: &[HostSpec], chosen: &[usize], gpus: u32) -> NcclGraph {
             Some(CpuFamily::EpycRome | CpuFamily::EpycMilan | CpuFamily::EpycGenoa)
         ),
         nvlink: gpus == 1 || nvlink_mbps > 0,
+        exit_class: Affinity::Pix,
     }
 }
 
@@ -433,6 +438,22 @@ pub(super) fn convert(
             .find(|&g| multi && class(g).is_some() && class(g) <= class(e))
             .unwrap_or((e + g_n - 1) % g_n)
     };
+    let mut c = c;
+    if multi {
+        c.graph.exit_class = c
+            .hosts
+            .iter()
+            .flat_map(|&h| (0..channels).map(move |ch| (h, ch)))
+            .filter_map(|(h, ch)| {
+                let x = exit(h, ch, entry(h, ch));
+                classes[h]
+                    .get(x)
+                    .and_then(|v| v.get(nic_of(h, ch)))
+                    .copied()
+            })
+            .max()
+            .unwrap_or(Affinity::Pix);
+    }
     // GPU `g` of host `h` through `nic`, or through its own nearest NIC where `nic` is None.
     let at = |(h, g): (usize, usize), nic: Option<usize>| {
         let nic = nic.unwrap_or_else(|| near[h].get(g).copied().unwrap_or(0));

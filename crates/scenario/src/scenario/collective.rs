@@ -91,12 +91,12 @@ pub struct Schedule {
 
 /// The schedule of `c` over a buffer of `size` bytes (nccl-tests' size: each rank's buffer for
 /// all-reduce and reduce-scatter's input, the gathered output for all-gather).
-pub fn schedule(c: &Collective, size: u64) -> Schedule {
+pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
     let n = u64::from(c.ranks());
     if c.kind == CollectiveKind::AllToAll {
         return pairwise(c, size);
     }
-    let protocol = super::tuner::choose(c, size);
+    let protocol = super::tuner::choose(c, size, net);
     let share = size.div_ceil(n * u64::from(c.channels)).max(1);
     let (loops, slices) = if protocol == Protocol::Simple {
         let chunk_max = step_bytes() * u64::from(CHUNK_STEPS);
@@ -210,6 +210,11 @@ mod tests {
     use super::*;
     use crate::config::collective::{Algorithm, Protocol};
 
+    const NET: super::super::tuner::Net = super::super::tuner::Net {
+        path: crate::config::PathKind::Auto,
+        pxn: true,
+    };
+
     fn ring(kind: CollectiveKind, hosts: usize, gpus: u32, channels: u32) -> Collective {
         Collective {
             kind,
@@ -225,7 +230,7 @@ mod tests {
     #[test]
     fn a_small_buffer_is_one_slice_per_send() {
         // 4 ranks x 2 channels, 64 KiB: 8 KiB per rank and channel, one loop of one slice.
-        let s = schedule(&ring(CollectiveKind::AllReduce, 4, 1, 2), 64 << 10);
+        let s = schedule(&ring(CollectiveKind::AllReduce, 4, 1, 2), 64 << 10, NET);
         assert_eq!(s.message_bytes, 8 << 10);
         assert_eq!((s.messages, s.lag, s.window), (6, 1, 4));
         // Sends 1, 2, 3 reduce; 0, 4, 5 do not.
@@ -247,7 +252,7 @@ mod tests {
     fn a_large_buffer_loops_in_chunks_of_slices() {
         // 2 ranks x 1 channel, 8 MiB all-gather: a 4 MiB share, 2 loops of 2 MiB chunks, each
         // two 1 MiB slices; one send a loop.
-        let s = schedule(&ring(CollectiveKind::AllGather, 2, 1, 1), 8 << 20);
+        let s = schedule(&ring(CollectiveKind::AllGather, 2, 1, 1), 8 << 20, NET);
         assert_eq!(s.message_bytes, 1 << 20);
         assert_eq!((s.messages, s.lag), (4, 2));
         assert_eq!(s.reduce, ReduceRule::NONE);
@@ -258,7 +263,7 @@ mod tests {
 
     #[test]
     fn reduce_scatter_reduces_all_but_the_first_chunk() {
-        let s = schedule(&ring(CollectiveKind::ReduceScatter, 4, 1, 1), 24 << 20);
+        let s = schedule(&ring(CollectiveKind::ReduceScatter, 4, 1, 1), 24 << 20, NET);
         // Share 6 MiB: 3 loops of 2 MiB, 2 slices each, 3 sends a loop.
         assert_eq!((s.messages, s.lag, s.message_bytes), (18, 2, 1 << 20));
         let rule = ReduceRule {
@@ -273,7 +278,7 @@ mod tests {
     fn uneven_shares_round_up_by_less_than_a_byte_per_slice() {
         let c = ring(CollectiveKind::AllReduce, 3, 1, 3);
         for size in [1u64, 7, 1000, 3 << 20, (5 << 20) + 3, 1 << 30] {
-            let s = schedule(&c, size);
+            let s = schedule(&c, size, NET);
             let share = size.div_ceil(9).max(1);
             let per_send = u64::from(s.messages) / sends(c.kind, 3) * s.message_bytes;
             let slices = u64::from(s.messages) / sends(c.kind, 3);
@@ -285,15 +290,15 @@ mod tests {
     #[test]
     fn all_to_all_sends_each_pair_its_share_in_p2p_chunks() {
         // 16 ranks over 2 hosts, 64 MiB a rank: 4 MiB a pair in 32 chunks of 128 KiB.
-        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 64 << 20);
+        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 64 << 20, NET);
         assert_eq!((s.message_bytes, s.messages, s.window), (128 << 10, 32, 8));
         // 512 KiB a pair (under 8 chunks): 64 KiB chunks; 16 KiB a pair: one of 16 KiB.
-        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 8 << 20);
+        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 8 << 20, NET);
         assert_eq!((s.message_bytes, s.messages), (64 << 10, 8));
-        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 256 << 10);
+        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 256 << 10, NET);
         assert_eq!((s.message_bytes, s.messages), (16 << 10, 1));
         // One node: NVLink chunks of 512 KiB.
-        let s = schedule(&ring(CollectiveKind::AllToAll, 1, 8, 1), 64 << 20);
+        let s = schedule(&ring(CollectiveKind::AllToAll, 1, 8, 1), 64 << 20, NET);
         assert_eq!((s.message_bytes, s.messages), (512 << 10, 16));
         assert_eq!(s.reduce, ReduceRule::NONE);
     }

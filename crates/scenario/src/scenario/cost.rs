@@ -31,7 +31,7 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
     let sc = &cfg.scenarios[p.scenario];
     // A workload's messages are the size (a collective's: its slices).
     let size = match &sc.workload {
-        Some(w) => super::workload::message_bytes(w, p.size),
+        Some(w) => super::workload::message_bytes(cfg, w, (p.size, p.path)),
         None => p.size,
     }
     .max(1);
@@ -43,8 +43,9 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
         let Some(w) = &sc.workload else {
             return u64::from(iterations(cfg, size)) + u64::from(streamed);
         };
-        let repeats = u64::from(super::workload::repeats(cfg, w, p.size));
-        u64::from(super::workload::messages(cfg, w, i, p.size)).saturating_mul(1 + repeats)
+        let at = (p.size, p.path);
+        let repeats = u64::from(super::workload::repeats(cfg, w, at));
+        u64::from(super::workload::messages(cfg, w, i, at)).saturating_mul(1 + repeats)
     };
     let per_flow = sc.flows.iter().enumerate().map(|(i, f)| {
         // The modes do not depend on the size: a small plan tells them.

@@ -32,10 +32,9 @@ pub fn check(cfg: &Config, topo: &Topology) -> Result<(), (String, String, Strin
     for (si, sc) in cfg.scenarios.iter().enumerate() {
         for &path in &cfg.paths {
             for &size in &cfg.sizes {
-                let bytes = sc
-                    .workload
-                    .as_ref()
-                    .map_or(size, |w| super::workload::message_bytes(w, size));
+                let bytes = sc.workload.as_ref().map_or(size, |w| {
+                    super::workload::message_bytes(cfg, w, (size, path))
+                });
                 let key = (bytes, chunked(path));
                 let (parts, per_msg) = bounds
                     .entry(key)
@@ -85,7 +84,7 @@ fn check_point(
         Some(w) => (
             format!("scenarios[{si}]"),
             1,
-            u128::from(super::workload::run_messages(cfg, w, size)),
+            u128::from(super::workload::run_messages(cfg, w, (size, path))),
         ),
     };
     let run = flows * messages * (2 * per_msg + timer);

@@ -51,8 +51,8 @@ pub fn point(cfg: &Config, topo: &Topology, p: &Point, threads: usize) -> PointM
                 (p.size, crate::config::collective::Protocol::Simple),
                 |w| {
                     (
-                        super::workload::message_bytes(w, p.size),
-                        super::workload::protocol(w, p.size),
+                        super::workload::message_bytes(cfg, w, (p.size, p.path)),
+                        super::workload::protocol(cfg, w, (p.size, p.path)),
                     )
                 },
             );
@@ -89,11 +89,12 @@ pub fn point(cfg: &Config, topo: &Topology, p: &Point, threads: usize) -> PointM
         // The recorded noise-free workload on one of the threads, its repeats on the others,
         // each repeat keeping its messages' latencies.
         Some(w) => {
-            let messages = |i: usize| u64::from(super::workload::messages(cfg, w, i, p.size));
-            let repeats = u64::from(super::workload::repeats(cfg, w, p.size));
+            let at = (p.size, p.path);
+            let messages = |i: usize| u64::from(super::workload::messages(cfg, w, i, at));
+            let repeats = u64::from(super::workload::repeats(cfg, w, at));
             let at_once = repeats.min(threads.max(2) as u64 - 1);
             let latencies = repeats
-                .saturating_mul(super::workload::run_messages(cfg, w, p.size))
+                .saturating_mul(super::workload::run_messages(cfg, w, at))
                 .saturating_mul(8);
             run(&messages, true)
                 .saturating_add(at_once.saturating_mul(run(&messages, false)))

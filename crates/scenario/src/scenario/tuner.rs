@@ -11,7 +11,53 @@
 //! The search's rings and speeds are estimated from the machine
 //! ([`crate::config::collective::NcclGraph`]); the constants below are NCCL's, cited per table.
 
+use crate::config::PathKind;
 use crate::config::collective::{Collective, CollectiveKind, GpuArch, NcclGraph, Protocol};
+use crate::topology::Affinity;
+
+/// How a collective's edges between nodes reach their NICs at a point: the swept path and
+/// whether PXN is on (`[sim] pxn`). With the graph's exit class it gives NCCL's `typeInter`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Net {
+    /// The swept path.
+    pub path: PathKind,
+    /// PXN on (`[sim] pxn`, NCCL_PXN_DISABLE unset or 0).
+    pub pxn: bool,
+}
+
+impl Net {
+    /// The point's path under `cfg`'s PXN setting.
+    pub fn of(cfg: &crate::config::Config, path: PathKind) -> Net {
+        Net {
+            path,
+            pxn: cfg.sim.pxn,
+        }
+    }
+}
+
+/// Whether NCCL leaves LL128 on by default (`ncclTopoTuneModel`): NVLink between a node's
+/// GPUs (typeIntra up to NVB), and across nodes a ring's GPU-NIC path (typeInter) up to PXN on
+/// Hopper and later, up to PXB before. typeInter is PXN where NCCL relays the last GPU's sends
+/// through the NIC's own GPU (path `pxn`, or `auto` and `nccl_host` with PXN on, beyond PXB),
+/// else the GPU's own class to the NIC (path `gpudirect` from a GPU behind the CPU: PHB or
+/// beyond, LL128 off).
+fn ll128_on(g: &NcclGraph, net: Net) -> bool {
+    // (Without NVLink, `time_us` leaves LL128 off.)
+    if g.nodes <= 1 {
+        return true;
+    }
+    let beyond = g.exit_class > Affinity::Pxb;
+    let relayed = beyond
+        && match net.path {
+            PathKind::Pxn => true,
+            PathKind::Auto | PathKind::NcclHost => net.pxn,
+            _ => false,
+        };
+    match g.arch {
+        GpuArch::Hopper | GpuArch::Blackwell => !beyond || relayed,
+        GpuArch::Volta | GpuArch::Ampere => !beyond,
+    }
+}
 
 /// Protocols in NCCL's order (LL, LL128, Simple).
 const ORDER: [Protocol; 3] = [Protocol::Ll, Protocol::Ll128, Protocol::Simple];
@@ -54,7 +100,7 @@ fn proto_index(p: Protocol) -> usize {
 
 /// The protocol collective `c` runs at `size` bytes: its own, or NCCL's choice where `auto`.
 /// An all-to-all is NCCL's p2p (Simple chunks).
-pub fn choose(c: &Collective, size: u64) -> Protocol {
+pub fn choose(c: &Collective, size: u64, net: Net) -> Protocol {
     if c.kind == CollectiveKind::AllToAll {
         return Protocol::Simple;
     }
@@ -63,6 +109,9 @@ pub fn choose(c: &Collective, size: u64) -> Protocol {
     }
     let mut best = (f64::INFINITY, Protocol::Simple);
     for p in ORDER {
+        if p == Protocol::Ll128 && !ll128_on(&c.graph, net) {
+            continue;
+        }
         if let Some(t) = time_us(c, p, size)
             && t < best.0
         {
@@ -143,9 +192,17 @@ mod tests {
                 arch: GpuArch::Hopper,
                 amd: false,
                 nvlink: true,
+                // A DGX H100 ring leaves a node from a GPU whose path to the NIC crosses the
+                // CPU (PXN relays it).
+                exit_class: Affinity::Sys,
             },
         }
     }
+
+    const AUTO: Net = Net {
+        path: PathKind::Auto,
+        pxn: true,
+    };
 
     /// Two DGX H100 (16 ranks, 8 rings at 48 GB/s, Intel): the ring latencies are LL 6.6 +
     /// 28 x 1.0 + 2 x 2.7 = 40.0 µs, LL128 14 + 28 x 1.9 + 2 x 4.0 = 75.2, Simple (8.4 + 28 x
@@ -162,20 +219,56 @@ mod tests {
             (t(Protocol::Simple, 1 << 20) - (184.24 + (1u64 << 20) as f64 / 204_800.0)).abs()
                 < 1e-3
         );
-        assert_eq!(choose(&c, 8), Protocol::Ll);
-        assert_eq!(choose(&c, 512 << 10), Protocol::Ll);
-        assert_eq!(choose(&c, 1 << 20), Protocol::Ll128);
-        assert_eq!(choose(&c, 64 << 20), Protocol::Ll128);
-        assert_eq!(choose(&c, 128 << 20), Protocol::Simple);
+        assert_eq!(choose(&c, 8, AUTO), Protocol::Ll);
+        assert_eq!(choose(&c, 512 << 10, AUTO), Protocol::Ll);
+        assert_eq!(choose(&c, 1 << 20, AUTO), Protocol::Ll128);
+        assert_eq!(choose(&c, 64 << 20, AUTO), Protocol::Ll128);
+        assert_eq!(choose(&c, 128 << 20, AUTO), Protocol::Simple);
     }
 
     #[test]
     fn a_fixed_protocol_or_an_all_to_all_is_not_tuned() {
         let mut c = dgx_h100(2, CollectiveKind::AllReduce);
         c.protocol = Protocol::Simple;
-        assert_eq!(choose(&c, 8), Protocol::Simple);
+        assert_eq!(choose(&c, 8, AUTO), Protocol::Simple);
         let a = dgx_h100(2, CollectiveKind::AllToAll);
-        assert_eq!(choose(&a, 8), Protocol::Simple);
+        assert_eq!(choose(&a, 8, AUTO), Protocol::Simple);
+    }
+
+    /// NCCL's LL128 default: on Hopper across nodes up to PXN, so on where PXN relays the far
+    /// GPU's sends and off where the NIC reads that GPU through the CPU (path gpudirect, or PXN
+    /// off); before Hopper only up to PXB.
+    #[test]
+    fn ll128_follows_nccls_path_type_rule() {
+        let mut c = dgx_h100(2, CollectiveKind::AllReduce);
+        let net = |path, pxn| Net { path, pxn };
+        let size = 8 << 20;
+        assert_eq!(choose(&c, size, AUTO), Protocol::Ll128);
+        assert_eq!(choose(&c, size, net(PathKind::Pxn, false)), Protocol::Ll128);
+        assert_eq!(
+            choose(&c, size, net(PathKind::NcclHost, true)),
+            Protocol::Ll128
+        );
+        assert_eq!(
+            choose(&c, size, net(PathKind::GpuDirect, true)),
+            Protocol::Simple
+        );
+        assert_eq!(
+            choose(&c, size, net(PathKind::Auto, false)),
+            Protocol::Simple
+        );
+        c.graph.exit_class = Affinity::Pxb;
+        assert_eq!(
+            choose(&c, size, net(PathKind::GpuDirect, true)),
+            Protocol::Ll128
+        );
+        c.graph.arch = GpuArch::Ampere;
+        assert_eq!(
+            choose(&c, size, net(PathKind::GpuDirect, true)),
+            Protocol::Ll128
+        );
+        c.graph.exit_class = Affinity::Sys;
+        assert_ne!(choose(&c, size, AUTO), Protocol::Ll128);
     }
 
     #[test]
@@ -183,6 +276,6 @@ mod tests {
         let mut c = dgx_h100(1, CollectiveKind::AllGather);
         c.graph.nvlink = false;
         assert_eq!(time_us(&c, Protocol::Ll128, 1 << 20), None);
-        assert_ne!(choose(&c, 1 << 20), Protocol::Ll128);
+        assert_ne!(choose(&c, 1 << 20, AUTO), Protocol::Ll128);
     }
 }

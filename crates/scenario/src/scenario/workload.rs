@@ -15,7 +15,9 @@ use super::Point;
 use super::collective;
 use super::paths;
 use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows, longest_limit};
+use super::tuner::Net;
 use crate::components::{Fabric, FlowOutcome, ReduceRule, gating_message};
+use crate::config::PathKind;
 use crate::config::collective::Protocol;
 use crate::config::{Config, ScenarioSpec, Workload};
 use crate::plan::Plan;
@@ -67,14 +69,18 @@ struct Shape {
 }
 
 impl Shape {
-    fn of(cfg: &Config, sc: &ScenarioSpec, w: &Workload, size: u64) -> Self {
-        let sched = w.collective.as_ref().map(|c| collective::schedule(c, size));
+    fn of(cfg: &Config, sc: &ScenarioSpec, w: &Workload, (size, path): (u64, PathKind)) -> Self {
+        let net = Net::of(cfg, path);
+        let sched = w
+            .collective
+            .as_ref()
+            .map(|c| collective::schedule(c, size, net));
         let bytes = sched.map_or(size, |s| s.message_bytes);
         Shape {
             messages: match sched {
                 Some(s) => vec![s.messages; w.flows.len()],
                 None => (0..w.flows.len())
-                    .map(|i| messages(cfg, w, i, size))
+                    .map(|i| messages(cfg, w, i, (size, path)))
                     .collect(),
             },
             reduce: w
@@ -109,7 +115,7 @@ impl Shape {
                 })
                 .collect(),
             message_bytes: bytes,
-            protocol: protocol(w, size),
+            protocol: sched.map_or(Protocol::Simple, |s| s.protocol),
             window: sched.map_or(cfg.sim.stream_window.max(1), |s| s.window),
         }
     }
@@ -135,46 +141,46 @@ fn fabric<'t>(
 
 /// Messages flow `i` carries: its `messages`, or the sweep's iterations for the size.
 /// A collective's: its schedule's.
-pub fn messages(cfg: &Config, w: &Workload, i: usize, size: u64) -> u32 {
+pub fn messages(cfg: &Config, w: &Workload, i: usize, (size, path): (u64, PathKind)) -> u32 {
     if let Some(c) = &w.collective {
-        return collective::schedule(c, size).messages;
+        return collective::schedule(c, size, Net::of(cfg, path)).messages;
     }
     w.flows[i].messages.unwrap_or_else(|| iterations(cfg, size))
 }
 
 /// The protocol of a collective's messages at `size` (its own, or the tuner's choice); Simple
 /// for any other workload (the protocol only shapes a collective's plans).
-pub fn protocol(w: &Workload, size: u64) -> Protocol {
-    w.collective
-        .as_ref()
-        .map_or(Protocol::Simple, |c| collective::schedule(c, size).protocol)
+pub fn protocol(cfg: &Config, w: &Workload, (size, path): (u64, PathKind)) -> Protocol {
+    w.collective.as_ref().map_or(Protocol::Simple, |c| {
+        collective::schedule(c, size, Net::of(cfg, path)).protocol
+    })
 }
 
 /// Bytes of each message of the workload at `size`: the size, or a collective's slice.
-pub fn message_bytes(w: &Workload, size: u64) -> u64 {
+pub fn message_bytes(cfg: &Config, w: &Workload, (size, path): (u64, PathKind)) -> u64 {
     match &w.collective {
-        Some(c) => collective::schedule(c, size).message_bytes,
+        Some(c) => collective::schedule(c, size, Net::of(cfg, path)).message_bytes,
         None => size,
     }
 }
 
 /// Messages one run of the workload carries, every flow's together.
-pub fn run_messages(cfg: &Config, w: &Workload, size: u64) -> u64 {
+pub fn run_messages(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> u64 {
     (0..w.flows.len())
-        .map(|i| u64::from(messages(cfg, w, i, size)))
+        .map(|i| u64::from(messages(cfg, w, i, at)))
         .sum()
 }
 
 /// Jittered repeats of the whole workload: the sweep's iteration rules for its bytes.
-pub fn repeats(cfg: &Config, w: &Workload, size: u64) -> u32 {
-    let bytes = message_bytes(w, size);
-    iterations(cfg, bytes.saturating_mul(run_messages(cfg, w, size).max(1)))
+pub fn repeats(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> u32 {
+    let bytes = message_bytes(cfg, w, at);
+    iterations(cfg, bytes.saturating_mul(run_messages(cfg, w, at).max(1)))
 }
 
 /// Simulates point `p`, whose scenario is the workload `w`.
 pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> PointResult {
     let sc = &cfg.scenarios[p.scenario];
-    let shape = Shape::of(cfg, sc, w, p.size);
+    let shape = Shape::of(cfg, sc, w, (p.size, p.path));
     let built: Vec<paths::Built> = sc
         .flows
         .iter()
@@ -197,8 +203,8 @@ pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Point
     // the jittered repeats of the whole workload are independent runs: they run side by side
     // on the study's worker threads, and come back in order (the results do not depend on
     // how many threads there are).
-    let total_msgs = run_messages(cfg, w, p.size);
-    let n = repeats(cfg, w, p.size);
+    let total_msgs = run_messages(cfg, w, (p.size, p.path));
+    let n = repeats(cfg, w, (p.size, p.path));
     let noise_free = || {
         let opts = super::sim_options(cfg, p.seed)
             .noise_free()
