@@ -51,8 +51,8 @@ pub enum Command {
     /// nvbandwidth's report: host to device, device to host, and device to device (read and
     /// write), each one way and bidirectional (`--list` lists them by index and name).
     Nvbandwidth(nvbandwidth::Args),
-    /// Run one of nccl-tests' ring collectives (all_reduce_perf, all_gather_perf,
-    /// reduce_scatter_perf) over every host of the simulated machine and print nccl-tests'
+    /// Run one of nccl-tests' collectives (all_reduce_perf, all_gather_perf,
+    /// reduce_scatter_perf, alltoall_perf) over every host of the simulated machine and print nccl-tests'
     /// report: one row per size, out-of-place and in-place, and the average bus bandwidth.
     NcclTests(nccl_tests::Args),
     /// Run the validation set (published measurements against the model) and print the table;

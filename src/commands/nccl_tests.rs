@@ -1,5 +1,5 @@
-//! `gdrsim nccl-tests`: run one of nccl-tests' ring collectives (all_reduce_perf,
-//! all_gather_perf, reduce_scatter_perf) on the simulated machine and print nccl-tests' report.
+//! `gdrsim nccl-tests`: run one of nccl-tests' collectives (all_reduce_perf, all_gather_perf,
+//! reduce_scatter_perf, alltoall_perf) on the simulated machine and print nccl-tests' report.
 
 use std::path::PathBuf;
 
@@ -12,7 +12,7 @@ use super::args::LimitArgs;
 #[derive(clap::Args)]
 pub struct Args {
     /// The test, as nccl-tests' binary is named (all_reduce_perf, all_gather_perf,
-    /// reduce_scatter_perf).
+    /// reduce_scatter_perf, alltoall_perf).
     pub test: String,
     /// Config file: its hosts, machines, network and [sim] (default: a built-in two-node DGX
     /// H100 machine); every host takes part.

@@ -64,7 +64,7 @@ fn oracle(protocol: &str, wire: u64) {
         "all-reduce {} ps; 2 x {t} + {r} = {expect} ps",
         ar.lat_model_ps
     );
-    let err = (ar.lat_model_ps as f64 - expect as f64).abs() / expect as f64;
+    let err = crate::support::rel_diff(ar.lat_model_ps as f64, expect as f64);
     assert!(
         err < 0.001,
         "{} against {expect} ({:.3}%)",

@@ -10,7 +10,7 @@
 //! flag store after them; the lines' flag bytes are in the slice's size.
 
 use super::build::{add, carries, done};
-use super::paths::{Built, Sides};
+use super::paths::Built;
 use crate::config::FlowSpec;
 use crate::config::collective::Protocol;
 use crate::effective::SideMode;
@@ -31,14 +31,7 @@ pub fn plan(
 ) -> Result<Built, RouteError> {
     let host = flow.sender.host;
     let h = &topo.hosts[host];
-    let (src, dst) = (
-        flow.sender
-            .gpu
-            .expect("validated: a collective's ranks are GPUs"),
-        flow.receiver
-            .gpu
-            .expect("validated: a collective's ranks are GPUs"),
-    );
+    let (src, dst) = super::peer::gpu_pair(flow);
     let at = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
     let mut p = Plan::new(size);
     let sm = |p: &mut Plan, g: usize| p.actor(format!("{}/{}.sm", h.name, h.spec.gpus[g].name));
@@ -84,25 +77,15 @@ pub fn plan(
         None,
     );
     super::peer::deliver_and_finish(&mut p, look, rx);
-    let side = |e: &crate::config::Endpoint, g: usize| {
-        let socket = h.nodes[h.node_index(NodeKind::Gpu(g))].socket;
-        super::peer::gpu_side(h, host, e, g, socket)
-    };
+    // Each side driven from its own GPU's socket (its kernel, no CPU thread).
+    let socket = |g: usize| h.nodes[h.node_index(NodeKind::Gpu(g))].socket;
     let (s, d) = (&h.spec.gpus[src].name, &h.spec.gpus[dst].name);
-    Ok(Built {
-        plan: p,
-        sides: Sides {
-            size,
-            sender: side(&flow.sender, src),
-            receiver: side(&flow.receiver, dst),
-            flush: false,
-            qp: flow.qp,
-        },
-        sender: SideMode::Direct,
-        receiver: SideMode::Direct,
-        setup: 0,
-        reason: format!("{s}'s kernel stores into {d}'s memory (NCCL P2P)"),
-        inline: false,
-        bounce_buffers: 0,
-    })
+    let reason = format!("{s}'s kernel stores into {d}'s memory (NCCL P2P)");
+    Ok(super::peer::between_gpus(
+        h,
+        flow,
+        (p, size),
+        socket,
+        (SideMode::Direct, reason),
+    ))
 }

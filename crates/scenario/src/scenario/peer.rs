@@ -188,6 +188,45 @@ pub(super) fn deliver_and_finish(p: &mut Plan, last: StepId, actor: u32) {
     p.link();
 }
 
+/// The GPUs (sender, receiver) of a flow between two GPUs of one host.
+pub(super) fn gpu_pair(flow: &crate::config::FlowSpec) -> (usize, usize) {
+    (
+        flow.sender.gpu.expect("validated: GPUs on both sides"),
+        flow.receiver.gpu.expect("validated: GPUs on both sides"),
+    )
+}
+
+/// What a plan between two GPUs of one host (`flow`'s, `size` bytes a message) comes to: each
+/// side its GPU's buffer driven from the socket `socket` names for that GPU, both in `mode`,
+/// nothing set up, registered, staged or relayed.
+pub(super) fn between_gpus(
+    h: &HostTopo,
+    flow: &crate::config::FlowSpec,
+    (plan, size): (Plan, u64),
+    socket: impl Fn(usize) -> usize,
+    (mode, reason): (crate::effective::SideMode, String),
+) -> super::paths::Built {
+    let host = flow.sender.host;
+    let (src, dst) = gpu_pair(flow);
+    let side = |e: &crate::config::Endpoint, g: usize| gpu_side(h, host, e, g, socket(g));
+    super::paths::Built {
+        plan,
+        sides: super::paths::Sides {
+            size,
+            sender: side(&flow.sender, src),
+            receiver: side(&flow.receiver, dst),
+            flush: false,
+            qp: flow.qp,
+        },
+        sender: mode,
+        receiver: mode,
+        setup: 0,
+        reason,
+        inline: false,
+        bounce_buffers: 0,
+    }
+}
+
 /// One side of a copy between two GPUs of host `host`: GPU `g`'s buffer (its NIC unused),
 /// driven from `socket`; no registration, staging or relay.
 pub(super) fn gpu_side(
@@ -226,15 +265,11 @@ pub fn flow_plan(
     op: crate::config::Op,
     size: u64,
 ) -> Result<super::paths::Built, RouteError> {
-    use super::paths::{Built, Sides};
     use crate::config::{Op, PathKind};
     use crate::effective::SideMode;
     let host = flow.sender.host;
     let h = &topo.hosts[host];
-    let (src, dst) = (
-        flow.sender.gpu.expect("validated: GPUs on both sides"),
-        flow.receiver.gpu.expect("validated: GPUs on both sides"),
-    );
+    let (src, dst) = gpu_pair(flow);
     let (s, d) = (&h.spec.gpus[src].name, &h.spec.gpus[dst].name);
     let peer = peer_access(h, src, dst);
     // `staged` turns peer access off; every other path copies peer to peer where it can.
@@ -267,22 +302,13 @@ pub fn flow_plan(
         ),
     };
     let plan = copy(topo, host, (src, dst), how, size)?;
+    // Both sides driven from the sender's socket (the thread that issues the copy).
     let socket = h.nodes[h.node_index(NodeKind::Gpu(src))].socket;
-    let side = |e: &crate::config::Endpoint, g: usize| gpu_side(h, host, e, g, socket);
-    Ok(Built {
-        plan,
-        sides: Sides {
-            size,
-            sender: side(&flow.sender, src),
-            receiver: side(&flow.receiver, dst),
-            flush: false,
-            qp: flow.qp,
-        },
-        sender: mode,
-        receiver: mode,
-        setup: 0,
-        reason,
-        inline: false,
-        bounce_buffers: 0,
-    })
+    Ok(between_gpus(
+        h,
+        flow,
+        (plan, size),
+        |_| socket,
+        (mode, reason),
+    ))
 }

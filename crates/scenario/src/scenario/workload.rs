@@ -12,7 +12,7 @@
 use rayon::prelude::*;
 
 use super::Point;
-use super::collective;
+use super::collective::{self, Schedule};
 use super::paths;
 use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows, longest_limit};
 use super::tuner::Net;
@@ -70,11 +70,7 @@ struct Shape {
 
 impl Shape {
     fn of(cfg: &Config, sc: &ScenarioSpec, w: &Workload, (size, path): (u64, PathKind)) -> Self {
-        let net = Net::of(cfg, path);
-        let sched = w
-            .collective
-            .as_ref()
-            .map(|c| collective::schedule(c, size, net));
+        let sched = schedule(cfg, w, (size, path));
         let bytes = sched.map_or(size, |s| s.message_bytes);
         Shape {
             messages: match sched {
@@ -139,36 +135,42 @@ fn fabric<'t>(
     f
 }
 
+/// A collective's schedule at the point's size on its path (None for any other workload).
+fn schedule(cfg: &Config, w: &Workload, (size, path): (u64, PathKind)) -> Option<Schedule> {
+    w.collective
+        .as_ref()
+        .map(|c| collective::schedule(c, size, Net::of(cfg, path)))
+}
+
 /// Messages flow `i` carries: its `messages`, or the sweep's iterations for the size.
 /// A collective's: its schedule's.
-pub fn messages(cfg: &Config, w: &Workload, i: usize, (size, path): (u64, PathKind)) -> u32 {
-    if let Some(c) = &w.collective {
-        return collective::schedule(c, size, Net::of(cfg, path)).messages;
+pub fn messages(cfg: &Config, w: &Workload, i: usize, at: (u64, PathKind)) -> u32 {
+    match schedule(cfg, w, at) {
+        Some(s) => s.messages,
+        None => w.flows[i].messages.unwrap_or_else(|| iterations(cfg, at.0)),
     }
-    w.flows[i].messages.unwrap_or_else(|| iterations(cfg, size))
 }
 
 /// The protocol of a collective's messages at `size` (its own, or the tuner's choice); Simple
 /// for any other workload (the protocol only shapes a collective's plans).
-pub fn protocol(cfg: &Config, w: &Workload, (size, path): (u64, PathKind)) -> Protocol {
-    w.collective.as_ref().map_or(Protocol::Simple, |c| {
-        collective::schedule(c, size, Net::of(cfg, path)).protocol
-    })
+pub fn protocol(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> Protocol {
+    schedule(cfg, w, at).map_or(Protocol::Simple, |s| s.protocol)
 }
 
 /// Bytes of each message of the workload at `size`: the size, or a collective's slice.
-pub fn message_bytes(cfg: &Config, w: &Workload, (size, path): (u64, PathKind)) -> u64 {
-    match &w.collective {
-        Some(c) => collective::schedule(c, size, Net::of(cfg, path)).message_bytes,
-        None => size,
-    }
+pub fn message_bytes(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> u64 {
+    schedule(cfg, w, at).map_or(at.0, |s| s.message_bytes)
 }
 
-/// Messages one run of the workload carries, every flow's together.
+/// Messages one run of the workload carries, every flow's together (a collective's schedule
+/// worked out once: every flow carries its count).
 pub fn run_messages(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> u64 {
-    (0..w.flows.len())
-        .map(|i| u64::from(messages(cfg, w, i, at)))
-        .sum()
+    match schedule(cfg, w, at) {
+        Some(s) => u64::from(s.messages).saturating_mul(w.flows.len() as u64),
+        None => (0..w.flows.len())
+            .map(|i| u64::from(messages(cfg, w, i, at)))
+            .sum(),
+    }
 }
 
 /// Jittered repeats of the whole workload: the sweep's iteration rules for its bytes.
