@@ -27,7 +27,10 @@
 //! printed, not simulated; a size of 0 bytes (all-gather and reduce-scatter below 16 bytes a
 //! rank) is not simulated and prints zeros. Sizes 1 B and above are simulated, up to 16 GiB.
 
+mod env;
 pub mod layout;
+
+pub use env::{NCCL_VARS, Nccl};
 
 use anyhow::{Context, Result};
 
@@ -131,16 +134,6 @@ pub const TYPES: [(&str, u64); 12] = [
 /// nccl-tests' reductions (`test_opnames`).
 pub const OPS: [&str; 6] = ["sum", "prod", "max", "min", "avg", "mulsum"];
 
-/// The NCCL environment variables the command reads, from the environment and `--env`.
-pub const NCCL_VARS: [&str; 6] = [
-    "NCCL_ALGO",
-    "NCCL_PROTO",
-    "NCCL_NET_GDR_LEVEL",
-    "NCCL_PXN_DISABLE",
-    "NCCL_MIN_NCHANNELS",
-    "NCCL_MAX_NCHANNELS",
-];
-
 /// The command line as typed: every figure as text, parsed (and refused, naming its flag) by
 /// [`Args::resolve`].
 #[derive(Clone, Debug, Default)]
@@ -178,26 +171,6 @@ pub struct Size {
     pub bytes: u64,
     /// The count column (elements per rank's call).
     pub count: u64,
-}
-
-/// NCCL's settings the run uses, from the environment and `--env`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Nccl {
-    /// NCCL_PXN_DISABLE where set: 1 turns PXN off, 0 on (unset: the config's `[sim] pxn`,
-    /// default on as NCCL's).
-    pub pxn: Option<bool>,
-    /// NCCL_NET_GDR_LEVEL as given and the model's class it allows GPUDirect up to (None: LOC,
-    /// GPUDirect off, NCCL's host path for every GPU), with whether NCCL's P2C (NVLink-C2C) is
-    /// allowed too.
-    pub gdr_level: Option<(String, Option<crate::topology::Affinity>, bool)>,
-    /// NCCL_MIN_NCHANNELS.
-    pub min_channels: Option<u32>,
-    /// NCCL_MAX_NCHANNELS.
-    pub max_channels: Option<u32>,
-    /// NCCL_PROTO where set (one protocol); unset, NCCL's tuner chooses per size.
-    pub protocol: Option<Protocol>,
-    /// NCCL_* variables set but not modelled (name=value).
-    pub ignored: Vec<String>,
 }
 
 /// The run, resolved from the command line before any work.
@@ -333,137 +306,6 @@ pub fn row_sizes(test: Test, raw: &[u64], dtype: u64, ranks: u64) -> Vec<Size> {
             }
         })
         .collect()
-}
-
-impl Nccl {
-    /// NCCL's settings from `vars` (name, value; a later one wins), refusing what the model
-    /// cannot run: NCCL_ALGO other than Ring, NCCL_PROTO other than one of Simple, LL and
-    /// LL128, a GDR level below PIX.
-    pub fn from_vars(vars: &[(String, String)]) -> Result<Nccl, ConfigError> {
-        let get = |name: &str| {
-            vars.iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.trim().to_string())
-        };
-        let only = |name: &str, want: &str| -> Result<(), ConfigError> {
-            match get(name) {
-                Some(v) if !v.eq_ignore_ascii_case(want) => Err(ConfigError::new(
-                    CLI,
-                    name,
-                    format!("{want} or unset: only NCCL's Ring algorithm is modelled"),
-                    format!("{v:?}"),
-                )),
-                _ => Ok(()),
-            }
-        };
-        only("NCCL_ALGO", "Ring")?;
-        let protocol = get("NCCL_PROTO")
-            .map(|v| {
-                [Protocol::Simple, Protocol::Ll, Protocol::Ll128]
-                    .into_iter()
-                    .find(|p| p.nccl_name().eq_ignore_ascii_case(&v))
-                    .ok_or_else(|| {
-                        ConfigError::new(
-                            CLI,
-                            "NCCL_PROTO",
-                            "one of Simple, LL, LL128 (a single protocol) or unset (NCCL's \
-                             tuner chooses per size)",
-                            format!("{v:?}"),
-                        )
-                    })
-            })
-            .transpose()?;
-        let pxn = get("NCCL_PXN_DISABLE")
-            .map(|v| parse_int("NCCL_PXN_DISABLE", &v, 0, 1, "0 or 1").map(|d| d == 0))
-            .transpose()?;
-        let gdr_level = get("NCCL_NET_GDR_LEVEL")
-            .map(|v| gdr_level(&v).map(|(a, c2c)| (v, a, c2c)))
-            .transpose()?;
-        let channels = |name: &str| {
-            get(name)
-                .map(|v| {
-                    parse_int(
-                        name,
-                        &v,
-                        1,
-                        crate::config::collective::MAX_CHANNELS.into(),
-                        "channels",
-                    )
-                })
-                .transpose()
-                .map(|c| c.map(|c| c as u32))
-        };
-        let min_channels = channels("NCCL_MIN_NCHANNELS")?;
-        let max_channels = channels("NCCL_MAX_NCHANNELS")?;
-        let mut ignored: Vec<String> = vars
-            .iter()
-            .filter(|(n, _)| !NCCL_VARS.contains(&n.as_str()))
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect();
-        ignored.dedup();
-        Ok(Nccl {
-            pxn,
-            gdr_level,
-            min_channels,
-            max_channels,
-            protocol,
-            ignored,
-        })
-    }
-
-    /// The path the collective runs: NCCL's choice per GPU-NIC pair (`auto`), or its host path
-    /// everywhere where NCCL_NET_GDR_LEVEL is LOC (`nccl_host`).
-    pub fn path(&self) -> &'static str {
-        match self.gdr_level {
-            Some((_, None, _)) => "nccl_host",
-            _ => "auto",
-        }
-    }
-
-    /// The channels NCCL runs where its own choice is `auto`: at most NCCL_MAX_NCHANNELS, then
-    /// duplicated up to NCCL_MIN_NCHANNELS (NCCL's `ncclTopoPostset`).
-    pub fn channels(&self, auto: u32) -> u32 {
-        let c = self.max_channels.map_or(auto, |m| auto.min(m));
-        self.min_channels.map_or(c, |m| c.max(m))
-    }
-}
-
-/// NCCL_NET_GDR_LEVEL (`ncclGetLevel`): a path type's name or the old numbering (0 LOC, 1 PIX,
-/// 2 PXB, 3 PHB, 4 and above SYS), as the model's class GPUDirect is allowed up to (None for
-/// LOC: GPUDirect off, the path `nccl_host`), and whether NCCL's P2C is allowed (P2C and
-/// above). NCCL's PHB is any path through the CPU of the NIC's socket: the model's PHB and
-/// NODE.
-fn gdr_level(v: &str) -> Result<(Option<crate::topology::Affinity>, bool), ConfigError> {
-    use crate::topology::Affinity as A;
-    let word = match v.trim().parse::<u64>() {
-        Ok(0) => "LOC".to_string(),
-        Ok(1) => "PIX".into(),
-        Ok(2) => "PXB".into(),
-        Ok(3) => "PHB".into(),
-        Ok(_) => "SYS".into(),
-        Err(_) => v.trim().to_ascii_uppercase(),
-    };
-    match word.as_str() {
-        "LOC" => Ok((None, false)),
-        "PIX" => Ok((Some(A::Pix), false)),
-        "PXB" | "PXN" => Ok((Some(A::Pxb), false)),
-        "P2C" => Ok((Some(A::Pxb), true)),
-        "PHB" => Ok((Some(A::Node), true)),
-        "SYS" => Ok((Some(A::Sys), true)),
-        "NVL" | "NVB" | "C2C" => Err(ConfigError::new(
-            CLI,
-            "NCCL_NET_GDR_LEVEL",
-            "LOC, PIX, PXB, P2C, PHB or SYS (a GPU-NIC path is a PCIe one in the model)",
-            format!("{v:?}"),
-        )),
-        _ => Err(ConfigError::new(
-            CLI,
-            "NCCL_NET_GDR_LEVEL",
-            "one of NCCL's path types (LOC, PIX, PXB, P2C, PHB, SYS) or 0 to 4",
-            format!("{v:?}"),
-        )),
-    }
 }
 
 impl Args {
