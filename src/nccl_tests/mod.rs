@@ -525,25 +525,10 @@ pub struct Prepared {
 pub fn prepare(config: Option<&std::path::Path>, a: &Args) -> Result<Prepared> {
     // The command line first: a bad flag is named before the config is read.
     a.resolve()?;
+    // Read as every command reads a config (size limit, UTF-8, stdin once).
     let (text, source) = match config {
         None => (DEFAULT_TOML.to_string(), DEFAULT_NAME.to_string()),
-        Some(p) if p.as_os_str() == "-" => {
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-                .context("reading the config from stdin")?;
-            (s, "<stdin>".to_string())
-        }
-        Some(p) => (
-            std::fs::read_to_string(p).map_err(|e| {
-                ConfigError::new(
-                    &p.display().to_string(),
-                    "",
-                    "a readable TOML file",
-                    format!("an I/O error: {e}"),
-                )
-            })?,
-            p.display().to_string(),
-        ),
+        Some(p) => crate::config::read_text(p)?,
     };
     prepare_text((&text, &source), a)
 }

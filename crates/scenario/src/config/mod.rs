@@ -257,6 +257,13 @@ pub struct Config {
 
 /// Reads and validates a config file; `-` reads standard input (named `<stdin>` in errors).
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let (text, file) = read_text(path)?;
+    parse(&text, &file)
+}
+
+/// A config file's text and the name errors give it: `-` reads standard input (once per
+/// process, `<stdin>`); at most [`MAX_CONFIG_BYTES`], UTF-8, else an error naming the file.
+pub fn read_text(path: &Path) -> Result<(String, String), ConfigError> {
     use std::io::Read as _;
     let stdin = path.as_os_str() == "-";
     let file = if stdin {
@@ -318,7 +325,7 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
             format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to()),
         )
     })?;
-    parse(&text, &file)
+    Ok((text, file))
 }
 
 /// The largest config file read.
