@@ -3,6 +3,35 @@
 //! packet's trip on idle channels) and the queue it waits in.
 
 use super::*;
+use std::rc::Rc;
+
+/// A flow's transfer of one chain of steps, as every message of the flow makes it
+/// ([`Fabric::shape`]): all of a [`Job`] that does not depend on the message.
+#[derive(Debug)]
+pub(super) struct Shape {
+    /// Its stages on idle links, before the completer's access jitter.
+    stages: Vec<Stage>,
+    /// The stage whose first byte out is the reference point (where the transfer joins the
+    /// sharing).
+    reference: usize,
+    demand: Demand,
+    uses: Vec<Use>,
+    bytes: u64,
+    dram_crossings: u64,
+    payload: bool,
+    /// Its first packet's bytes (or TLP's): its latency is the reference's first byte out less
+    /// their time at its idle rate.
+    first_bytes: u64,
+    /// Under a read window: the bytes of its first round after the first packet, which come
+    /// back at the links' rate ([`Fabric::first_round`]).
+    round: Option<u64>,
+    read: Option<ReadWeight>,
+    /// The read whose completer's access jitter delays its first data (none for a write).
+    jitter: Option<ReadSpec>,
+    /// Its read window's resource and the bytes in flight it gives it (its reads' MRRS).
+    window: Option<(Res, u128)>,
+    key: QueueKey,
+}
 
 impl Fabric<'_> {
     fn specs(&self, route: crate::components::fabric::RouteId) -> Vec<&ChannelSpec> {
@@ -119,13 +148,78 @@ impl Fabric<'_> {
         (round / at_window).saturating_sub(round / at_links) as Ps
     }
 
-    /// The transfer of the chain that begins with `inst`, and the key of its queue.
+    /// The transfer of the chain that begins with `inst`, and the key of its queue: its
+    /// flow's shape for that chain ([`Shape`], worked out at the flow's first message and kept)
+    /// with this message's draw of the completer's access jitter and its start.
     pub(super) fn build_job(&mut self, inst: Instance, t0: Ps) -> (Job, QueueKey) {
-        let Instance {
-            flow,
-            msg,
-            step: first,
-        } = inst;
+        let Instance { flow, step, .. } = inst;
+        let shape = match self.bulk.shapes.get(&(flow, step)) {
+            Some(shape) => Rc::clone(shape),
+            None => {
+                let shape = Rc::new(self.shape(flow, step));
+                self.bulk.shapes.insert((flow, step), Rc::clone(&shape));
+                shape
+            }
+        };
+        // The jitter delays the first data, and with it every stage after the read's first
+        // (as if drawn while the shape was worked out: the same values, the same draws).
+        let jitter = shape.jitter.map_or(0, |read| self.read_jitter(flow, read));
+        // A window's bytes in flight are those of the reads of the transfer that last started
+        // under it, as when every transfer was worked out afresh.
+        if let Some((r, in_flight)) = shape.window {
+            self.bulk.fluid.set(r, in_flight, true);
+        }
+        let mut stages = shape.stages.clone();
+        if let Some((head, rest)) = stages.split_first_mut() {
+            head.first_out += jitter;
+            head.last_in -= jitter as i64;
+            for s in rest {
+                s.first_in += jitter;
+                s.first_out += jitter;
+            }
+        }
+        // Every byte, the first packet's too, moves in the sharing, so that the transfers on a
+        // link never carry more than its rate: the transfer joins it when its first packet
+        // would start to arrive at its idle rate, and on idle links ends when it did.
+        // (Its idle rate is read from the capacities now, less what units beside other
+        // transfers hold of them at this instant.)
+        let arrival =
+            (shape.first_bytes as u128 * SCALE / idle_rate(&self.bulk.fluid, &shape.demand)) as Ps;
+        let latency = stages[shape.reference].first_out.saturating_sub(arrival);
+        let early = match (&shape.read, shape.round) {
+            (Some(rw), Some(round)) => self.first_round(&shape.demand, rw.at, round).min(latency),
+            _ => 0,
+        };
+        let job = Job {
+            inst,
+            stages,
+            demand: shape.demand.clone(),
+            uses: shape.uses.clone(),
+            bytes: shape.bytes,
+            dram_crossings: shape.dram_crossings,
+            payload: shape.payload,
+            t0,
+            latency,
+            early,
+            queue: 0,
+            state: State::Queued,
+            remaining: shape.bytes as u128 * SCALE,
+            rate: 0,
+            at: t0,
+            resume_at: 0,
+            bound: Limit::None,
+            bound_by: Vec::new(),
+            serial: 0,
+            read: shape.read,
+        };
+        (job, shape.key)
+    }
+
+    /// What a transfer of `flow`'s chain that begins with step `first` is, whatever the
+    /// message: its channels and weights, its stages on idle links before the completer's
+    /// access jitter, its queue. Everything here follows from the plan and the topology, so a
+    /// stream works it out once, not once per message.
+    fn shape(&mut self, flow: u32, first: StepId) -> Shape {
         let plan = self.plan_of(flow);
         let step = &plan.steps[first as usize];
         let (bytes, payload) = (step.bytes, step.payload);
@@ -141,6 +235,7 @@ impl Fabric<'_> {
         };
         let reference;
         let key;
+        let mut jitter = None;
         // The first packet (or TLP): what its latency carries to the reference point.
         let first_bytes;
         match step.kind {
@@ -154,7 +249,8 @@ impl Fabric<'_> {
                 // The first packet's bytes at the NIC: its requests out, its completions back.
                 let first_data = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
                     + idle_transit_of(&self.specs(cpl), Unit::Completion, packet, c).1;
-                let mut at = first_data + self.read_jitter(flow, read);
+                let mut at = first_data;
+                jitter = Some(read);
                 stages.push(Stage {
                     step: first,
                     first_in: 0,
@@ -261,8 +357,8 @@ impl Fabric<'_> {
                         let lat = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
                             + idle_transit(&self.specs(cpl), Unit::Completion, c.min(bytes), 1).0
                             + idle_transit(&self.specs(commit), Unit::Completion, c.min(bytes), 1)
-                                .0
-                            + self.read_jitter(flow, read);
+                                .0;
+                        jitter = Some(read);
                         (lat, c)
                     }
                 };
@@ -303,12 +399,14 @@ impl Fabric<'_> {
             }
         }
         let mut read_weight = None;
+        let mut window_set = None;
         if let Some((engine, read, rtt)) = window {
             // Bytes in flight: the window's requests of MRRS; a transfer's weight is its round
             // trip (Little's law).
             let r = self.bulk.window_res(engine);
             let in_flight = self.bulk.windows[engine.index()] as u128 * read.mrrs as u128 * SCALE;
             self.bulk.fluid.set(r, in_flight, true);
+            window_set = Some((r, in_flight));
             read_weight = Some(ReadWeight {
                 engine,
                 at: demand.uses.len(),
@@ -317,41 +415,27 @@ impl Fabric<'_> {
             });
             demand.uses.push((r, rtt.max(1) as u128));
         }
-        // Every byte, the first packet's too, moves in the sharing, so that the transfers on a
-        // link never carry more than its rate: the transfer joins it when its first packet
-        // would start to arrive at its idle rate, and on idle links ends when it did.
-        let arrival = (first_bytes as u128 * SCALE / idle_rate(&self.bulk.fluid, &demand)) as Ps;
-        let latency = stages[reference].first_out.saturating_sub(arrival);
-        let early = match (&read_weight, window) {
+        let round = match (&read_weight, window) {
             (Some(rw), Some((_, read, _))) => {
                 let in_flight = self.bulk.windows[rw.engine.index()] as u64 * read.mrrs;
-                let round = bytes.min(in_flight).saturating_sub(first_bytes);
-                self.first_round(&demand, rw.at, round).min(latency)
+                Some(bytes.min(in_flight).saturating_sub(first_bytes))
             }
-            _ => 0,
+            _ => None,
         };
-        let job = Job {
-            inst: Instance::new(flow, msg, first),
+        Shape {
             stages,
+            reference,
             demand,
             uses,
             bytes,
             dram_crossings: dram,
             payload,
-            t0,
-            latency,
-            early,
-            queue: 0,
-            state: State::Queued,
-            remaining: bytes as u128 * SCALE,
-            rate: 0,
-            at: t0,
-            resume_at: 0,
-            bound: Limit::None,
-            bound_by: Vec::new(),
-            serial: 0,
+            first_bytes,
+            round,
             read: read_weight,
-        };
-        (job, key)
+            jitter,
+            window: window_set,
+            key,
+        }
     }
 }

@@ -163,6 +163,9 @@ pub struct Bulks {
     /// read window `e` (see [`Bulks::limit_of`]).
     channels: usize,
     pub jobs: Vec<Job>,
+    /// Per flow and first step: the shape of its transfers of that chain, worked out at its
+    /// first message (the rest of a stream's transfers copy it).
+    shapes: std::collections::HashMap<(u32, StepId), std::rc::Rc<build::Shape>>,
     /// Slots of `jobs` whose transfers are done, for the next transfers to take: a stream's
     /// transfers take the memory of those in flight, not one slot per message.
     free_jobs: Vec<usize>,
@@ -220,6 +223,7 @@ impl Bulks {
             windows: windows.to_vec(),
             channels,
             jobs: Vec::new(),
+            shapes: std::collections::HashMap::new(),
             free_jobs: Vec::new(),
             active: Vec::new(),
             queues: Vec::new(),
