@@ -14,8 +14,8 @@ pub(super) struct Shape {
     /// The stage whose first byte out is the reference point (where the transfer joins the
     /// sharing).
     reference: usize,
-    demand: Demand,
-    uses: Vec<Use>,
+    demand: Rc<Demand>,
+    uses: Rc<[Use]>,
     bytes: u64,
     dram_crossings: u64,
     payload: bool,
@@ -193,8 +193,8 @@ impl Fabric<'_> {
         let job = Job {
             inst,
             stages,
-            demand: shape.demand.clone(),
-            uses: shape.uses.clone(),
+            demand: Rc::clone(&shape.demand),
+            uses: Rc::clone(&shape.uses),
             bytes: shape.bytes,
             dram_crossings: shape.dram_crossings,
             payload: shape.payload,
@@ -425,8 +425,8 @@ impl Fabric<'_> {
         Shape {
             stages,
             reference,
-            demand,
-            uses,
+            demand: Rc::new(demand),
+            uses: uses.into(),
             bytes,
             dram_crossings: dram,
             payload,

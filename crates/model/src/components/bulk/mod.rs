@@ -112,9 +112,10 @@ struct Use {
 pub struct Job {
     inst: Instance,
     stages: Vec<Stage>,
-    demand: Demand,
-    /// The channels it uses (the window is only in `demand`).
-    uses: Vec<Use>,
+    /// Shared with its flow's other transfers of the same chain ([`build::Shape`]).
+    demand: std::rc::Rc<Demand>,
+    /// The channels it uses (the window is only in `demand`), shared as `demand` is.
+    uses: std::rc::Rc<[Use]>,
     /// Payload bytes, and host DRAM crossings.
     bytes: u64,
     dram_crossings: u64,
@@ -291,7 +292,7 @@ impl Bulks {
         if job.rate == rate && job.bound == bound {
             return;
         }
-        for u in &job.uses {
+        for u in job.uses.iter() {
             let s = self.user_slot[u.channel as usize];
             debug_assert!(s > 0, "an active transfer is on its channels' lists");
             let users = &mut self.user_lists[s as usize - 1];
@@ -494,7 +495,7 @@ impl Fabric<'_> {
                 Some(b) => (b.1, b.2) = (b.1 + moved, b.2 + spent),
                 None => job.bound_by.push((job.bound, moved, spent)),
             }
-            for u in &job.uses {
+            for u in job.uses.iter() {
                 let wire = moved * u.weight / WEIGHT_ONE;
                 self.bulk.wire_bytes[u.channel as usize] += wire;
                 if record {

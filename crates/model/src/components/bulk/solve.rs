@@ -40,13 +40,35 @@ impl Fabric<'_> {
     pub(super) fn bulk_solve(&mut self, seeds: &[usize], now: Ps, q: &mut Queue<Event>) {
         let group = self.sharing_group(seeds);
         let jobs: Vec<&Job> = group.iter().map(|&id| &self.bulk.jobs[id]).collect();
-        let shares = self.loaded_shares(&jobs);
+        let shares = match self.reads_meet_others(&jobs) {
+            true => self.loaded_shares(&jobs),
+            false => (self.bulk.fluid).solve(&jobs.iter().map(|j| &*j.demand).collect::<Vec<_>>()),
+        };
         for (k, s) in shares.into_iter().enumerate() {
             let id = group[k];
             let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
             self.bulk.set_rate(id, s.rate.max(1), limit);
         }
         self.bulk_schedule(now, q);
+    }
+
+    /// Whether some active read's requests or completions cross a channel with a transfer not
+    /// under its read window, read from the channels' user lists: when none does, the loaded
+    /// rounds of [`Fabric::loaded_shares`] would change nothing ([`reads_meet_other_windows`]
+    /// would say so after sorting every use of the group), and the idle solve is the answer.
+    fn reads_meet_others(&self, jobs: &[&Job]) -> bool {
+        jobs.len() >= 2
+            && jobs.iter().any(|j| {
+                j.read.is_some_and(|rw| {
+                    (j.uses.iter())
+                        .filter(|u| u.step == j.inst.step && u.phase == 0)
+                        .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
+                        .any(|u| {
+                            (self.bulk.users(u.channel).iter())
+                                .any(|&o| !same_window(&self.bulk.jobs[o], rw.engine))
+                        })
+                })
+            })
     }
 
     /// The active transfers reachable from `seeds` through shared resources (links, memories,
@@ -78,7 +100,7 @@ impl Fabric<'_> {
         };
         while let Some(id) = stack.pop() {
             let job = &b.jobs[id];
-            for u in &job.uses {
+            for u in job.uses.iter() {
                 let c = u.channel as usize;
                 if b.channel_reached[c] != mark {
                     b.channel_reached[c] = mark;
@@ -113,7 +135,7 @@ impl Fabric<'_> {
     /// settles in two or three rounds; the last solution is used as it is, so every capacity
     /// still holds).
     pub(super) fn loaded_shares(&self, jobs: &[&Job]) -> Vec<Share> {
-        let idle: Vec<&Demand> = jobs.iter().map(|j| &j.demand).collect();
+        let idle: Vec<&Demand> = jobs.iter().map(|j| &*j.demand).collect();
         let mut shares = self.bulk.fluid.solve(&idle);
         if jobs.len() < 2 {
             return shares;
@@ -142,7 +164,7 @@ impl Fabric<'_> {
         if !reads_meet_other_windows(jobs, &one_window) {
             return shares;
         }
-        let mut demands: Vec<Demand> = jobs.iter().map(|j| j.demand.clone()).collect();
+        let mut demands: Vec<Demand> = jobs.iter().map(|j| (*j.demand).clone()).collect();
         let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
         let mut loads: Vec<(ChannelId, usize, Load)> = Vec::with_capacity(on.len());
         let mut met: Vec<(usize, Load)> = Vec::new();
