@@ -26,9 +26,11 @@ pub(super) struct ChannelUsers {
 }
 
 impl ChannelUsers {
-    /// Adds (`sign` true) or takes away the uses of `job` on channel `c`.
-    pub(super) fn count(&mut self, job: &Job, c: ChannelId, sign: bool) {
-        for u in job.uses.iter().filter(|u| u.channel == c) {
+    /// Adds (`sign` true) or takes away the uses of `job` on channel `c` (`on`: their indices
+    /// in its uses).
+    pub(super) fn count(&mut self, job: &Job, on: &[u32], c: ChannelId, sign: bool) {
+        for u in on.iter().map(|&x| &job.uses[x as usize]) {
+            debug_assert_eq!(u.channel, c);
             let load = job.rate as u128 * u.weight;
             let key = (u.unit_wire, u.src);
             let at = self.units.binary_search_by(|e| e.0.cmp(&key));

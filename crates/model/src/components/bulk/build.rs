@@ -16,6 +16,8 @@ pub(super) struct Shape {
     reference: usize,
     demand: Rc<Demand>,
     uses: Rc<[Use]>,
+    /// Its channels, each once, with their uses ([`Job`]'s `channels`).
+    channels: Rc<[(ChannelId, Box<[u32]>)]>,
     bytes: u64,
     dram_crossings: u64,
     payload: bool,
@@ -195,6 +197,7 @@ impl Fabric<'_> {
             stages,
             demand: Rc::clone(&shape.demand),
             uses: Rc::clone(&shape.uses),
+            channels: Rc::clone(&shape.channels),
             bytes: shape.bytes,
             dram_crossings: shape.dram_crossings,
             payload: shape.payload,
@@ -422,11 +425,19 @@ impl Fabric<'_> {
             }
             _ => None,
         };
+        let mut channels: Vec<(ChannelId, Vec<u32>)> = Vec::new();
+        for (x, u) in (0u32..).zip(uses.iter()) {
+            match channels.iter_mut().find(|c| c.0 == u.channel) {
+                Some(c) => c.1.push(x),
+                None => channels.push((u.channel, vec![x])),
+            }
+        }
         Shape {
             stages,
             reference,
             demand: Rc::new(demand),
             uses: uses.into(),
+            channels: channels.into_iter().map(|(c, on)| (c, on.into())).collect(),
             bytes,
             dram_crossings: dram,
             payload,

@@ -116,6 +116,9 @@ pub struct Job {
     demand: std::rc::Rc<Demand>,
     /// The channels it uses (the window is only in `demand`), shared as `demand` is.
     uses: std::rc::Rc<[Use]>,
+    /// Its channels, each once, in the order of their first use, with the indices of their
+    /// uses in `uses` (a transfer joins and leaves a channel's users once).
+    channels: std::rc::Rc<[(ChannelId, Box<[u32]>)]>,
     /// Payload bytes, and host DRAM crossings.
     bytes: u64,
     dram_crossings: u64,
@@ -429,17 +432,16 @@ impl Fabric<'_> {
             .unwrap_or(0);
         let job = &mut self.bulk.jobs[id];
         job.resume_at = job.resume_at.max(held);
-        for k in 0..self.bulk.jobs[id].uses.len() {
-            let c = self.bulk.jobs[id].uses[k].channel;
-            // Once per channel however many of its uses are there (a job joins once).
-            if !self.bulk.jobs[id].uses[..k].iter().any(|u| u.channel == c) {
-                debug_assert!(!self.bulk.users(c).contains(&id));
-                let b = &mut self.bulk;
-                b.users_mut(c);
-                let users = &mut b.user_lists[b.user_slot[c as usize] as usize - 1];
-                users.jobs.push(id);
-                users.count(&b.jobs[id], c, true);
-            }
+        // Once per channel however many of its uses are there (a job joins once).
+        let channels = std::rc::Rc::clone(&self.bulk.jobs[id].channels);
+        for (c, on) in channels.iter() {
+            let c = *c;
+            debug_assert!(!self.bulk.users(c).contains(&id));
+            let b = &mut self.bulk;
+            b.users_mut(c);
+            let users = &mut b.user_lists[b.user_slot[c as usize] as usize - 1];
+            users.jobs.push(id);
+            users.count(&b.jobs[id], on, c, true);
         }
         if let Some(rw) = self.bulk.jobs[id].read {
             self.bulk.window_users[rw.engine.index()].push(id);
@@ -563,13 +565,14 @@ impl Fabric<'_> {
         self.bulk.solves += 1;
         let mark = self.bulk.solves;
         for &id in &done {
-            for k in 0..self.bulk.jobs[id].uses.len() {
-                let c = self.bulk.jobs[id].uses[k].channel;
+            let channels = std::rc::Rc::clone(&self.bulk.jobs[id].channels);
+            for (c, on) in channels.iter() {
+                let c = *c;
                 let b = &mut self.bulk;
                 let users = &mut b.user_lists[b.user_slot[c as usize] as usize - 1];
                 if let Some(at) = users.jobs.iter().position(|&j| j == id) {
                     users.jobs.remove(at);
-                    users.count(&b.jobs[id], c, false);
+                    users.count(&b.jobs[id], on, c, false);
                 }
                 if b.channel_reached[c as usize] != mark {
                     b.channel_reached[c as usize] = mark;
@@ -610,6 +613,7 @@ impl Fabric<'_> {
                 stages: std::mem::take(&mut j.stages),
                 demand: std::mem::take(&mut j.demand),
                 uses: std::mem::take(&mut j.uses),
+                channels: std::mem::take(&mut j.channels),
                 bound_by: std::mem::take(&mut j.bound_by),
                 ..*j
             }
