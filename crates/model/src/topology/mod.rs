@@ -12,6 +12,7 @@ pub mod leaf_spine;
 mod machine;
 pub mod network;
 pub mod pcie;
+pub mod rail_optimized;
 mod read_engines;
 mod route;
 pub mod spec;
