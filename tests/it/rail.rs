@@ -309,3 +309,73 @@ fn hosts_with_differing_nic_counts_are_refused() {
         "{e}"
     );
 }
+
+/// `gdrsim topo CONFIG --network` on the shipped rail-optimized study (4 nodes x 8 NICs, one
+/// unit, 4 spines, 1:1): 8 rail leaves + 4 spines; 32 NIC cables + 8 x 4 uplinks; each leaf 4
+/// host ports and 4 uplinks of 400 Gb/s; the bisection cuts the leaves into rails 0-3 and 4-7,
+/// each half 16 x 400 Gb/s of host ports and as much of uplinks: 6400 Gb/s. `--path` on the
+/// rail turns in its leaf; off it, crosses a spine.
+#[test]
+fn topo_network_prints_the_rail_fabric_and_a_path() {
+    let cfg = "configs/cluster-rail-optimized.toml";
+    let out = crate::support::ok(
+        &crate::support::gdrsim(&["topo", cfg, "--network"]),
+        "topo --network",
+    );
+    for want in [
+        "fabric: rail-optimized (routing: ecmp)",
+        "switches: 12 (8 leaf, 4 spine)",
+        "cables: 64 (32 NIC port to switch, 32 leaf to spine)",
+        "downlinks: 32 (leaf ports to NICs), uplinks: 32 (leaf ports to spines)",
+        "su0.rail7             4        4       1600     1600",
+        "bisection bandwidth: 6400 Gb/s",
+    ] {
+        assert!(out.contains(want), "{want:?} missing from:\n{out}");
+    }
+    let path = |p: &str| {
+        let args = ["topo", cfg, "--network", "--path", p];
+        crate::support::ok(&crate::support::gdrsim(&args), p)
+    };
+    let on = path("n0:nic3,n2:nic3");
+    assert!(
+        on.contains("path (QP 0): n0/nic3 -> su0.rail3 -> n2/nic3 (1 switch, 2 cables)"),
+        "{on}"
+    );
+    let off = path("n0:nic0,n2:nic5");
+    let line = off
+        .lines()
+        .find(|l| l.starts_with("path"))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("path (QP 0): n0/nic0 -> su0.rail0 -> spine")
+            && line.ends_with("-> su0.rail5 -> n2/nic5 (3 switches, 4 cables)"),
+        "{off}"
+    );
+    // A port the config does not have: exit 2, naming the option.
+    let bad = crate::support::gdrsim(&["topo", cfg, "--network", "--path", "n0:nic9,n1:nic0"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = crate::support::text(&bad.stderr);
+    assert!(
+        err.contains("--path") && err.contains("a NIC of host n0"),
+        "{err}"
+    );
+}
+
+/// The same on the leaf-spine study (16 one-NIC hosts, 8 a leaf, 2:1, 4 spines): 2 leaves +
+/// 4 spines, 16 + 8 cables, and a bisection of leaf 0's 4 uplinks of 100 Gb/s (its 8 host
+/// ports could send 800): 400 Gb/s.
+#[test]
+fn topo_network_prints_the_leaf_spine_bisection() {
+    let out = crate::support::ok(
+        &crate::support::gdrsim(&["topo", "configs/leaf-spine.toml", "--network"]),
+        "topo --network",
+    );
+    for want in [
+        "fabric: leaf-spine (routing: ecmp)",
+        "switches: 6 (2 leaf, 4 spine)",
+        "cables: 24 (16 NIC port to switch, 8 leaf to spine)",
+        "bisection bandwidth: 400 Gb/s",
+    ] {
+        assert!(out.contains(want), "{want:?} missing from:\n{out}");
+    }
+}

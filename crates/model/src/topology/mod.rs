@@ -8,6 +8,7 @@
 
 mod affinity;
 pub mod cpu_family;
+pub mod fabric_view;
 pub mod leaf_spine;
 mod machine;
 pub mod network;
