@@ -379,3 +379,35 @@ fn topo_network_prints_the_leaf_spine_bisection() {
         assert!(out.contains(want), "{want:?} missing from:\n{out}");
     }
 }
+
+/// The issue's PXN oracle. Two DGX H100 nodes, one unit: GPU 2 of node a sends to GPU 5 of
+/// node b. Its own NIC is nic2 (rail 2), the receiver's nic5 (rail 5): by GPUDirect from nic2
+/// the route crosses a spine (4 cables, 3 switches). NCCL's PXN relays the send over NVLink
+/// through GPU 5, the GPU of nic5, whose NIC is on the destination's rail: the flow leaves
+/// from nic5 and turns in rail leaf 5 (2 cables, 1 switch), and runs as `pxn`.
+#[test]
+fn pxn_keeps_a_cross_rail_send_on_the_destination_rail() {
+    let t = "name = \"pxn-rail\"\n[sim]\njitter = false\niterations = 2\nmin_iterations = 2\n\
+             [sweep]\nsizes = [\"1MiB\"]\npaths = [\"pxn\"]\nops = [\"write_imm\"]\n\
+             [output]\ncharts = []\n\
+             [network]\nfabric = \"rail-optimized\"\nhosts_per_unit = 2\n\
+             [[hosts]]\nname = \"a\"\npreset = \"dgx-h100\"\n\
+             [[hosts]]\nname = \"b\"\npreset = \"dgx-h100\"\n\
+             [[scenarios]]\nname = \"far\"\n\
+             sender = { host = \"a\", nic = \"nic5\", gpu = \"gpu2\" }\n\
+             receiver = { host = \"b\", nic = \"nic5\", gpu = \"gpu5\" }\n";
+    let cfg = config::parse(t, "pxn-rail.toml").unwrap_or_else(|e| panic!("{e}"));
+    let topo = scenario::topology(&cfg);
+    let hops = |a, z| topo.switch_path(a, z, 0).unwrap().0;
+    assert_eq!(hops((0, 5), (1, 5)), ["a/nic5", "su0.rail5", "b/nic5"]);
+    let own = hops((0, 2), (1, 5));
+    assert_eq!(own.len(), 5, "{own:?}");
+    assert!(own[2].starts_with("spine"), "{own:?}");
+    let s = crate::support::first_summary(&cfg, PathKind::Pxn, MIB);
+    assert!(
+        s.effective_path.is(PathKind::Pxn),
+        "{:?}: {}",
+        s.effective_path,
+        s.reason
+    );
+}
