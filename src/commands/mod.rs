@@ -66,7 +66,8 @@ pub enum Command {
     Calibrate(calibrate::Args),
     /// Validate a config and run nothing.
     Check(check::Args),
-    /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix.
+    /// Print each host's GPUs and NICs as an `nvidia-smi topo -m` matrix, or with --network
+    /// the fabric between the hosts (switches, cables, bisection, a path).
     Topo(topo::Args),
     /// List the built-in machine presets (`[[machines]] preset = "NAME"` in a config) and GPU
     /// and NIC models (`preset = "ID"` on a GPU or NIC entry), or print one.

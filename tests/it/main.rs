@@ -33,6 +33,7 @@ mod p2p_matrix;
 mod presets;
 mod properties;
 mod pxn;
+mod rail;
 mod references;
 mod report;
 mod slurm;

@@ -869,6 +869,32 @@ fn bad_input_switch_hops_in_a_leaf_spine_fabric() {
     );
 }
 
+/// A rail-optimized fabric whose units do not divide the hosts (the default config's two):
+/// exit 2 naming the key, what it must divide and the value found.
+#[test]
+fn bad_input_rail_units_that_do_not_divide_the_hosts() {
+    assert_edit_rejected(
+        "rail-units",
+        "switch_hops = 1\n",
+        "fabric = \"rail-optimized\"\nhosts_per_unit = 3\n",
+        &[
+            "key `network.hosts_per_unit`",
+            "divides the study's 2 hosts into whole scalable units",
+            "found 3",
+        ],
+    );
+    assert_edit_rejected(
+        "rail-unit-count",
+        "switch_hops = 1\n",
+        "fabric = \"rail-optimized\"\nhosts_per_unit = 1\nunits = 4\n",
+        &[
+            "key `network.units`",
+            "expected 2 (the study's 2 hosts",
+            "found 4",
+        ],
+    );
+}
+
 #[test]
 fn bad_input_unknown_fabric() {
     assert_edit_rejected(

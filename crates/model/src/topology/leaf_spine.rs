@@ -41,6 +41,8 @@ pub struct LeafSpine {
     pub uplinks: Vec<Vec<Cable>>,
     /// Spine switches.
     pub spines: usize,
+    /// Per leaf, its name in channel names.
+    pub leaf_names: Vec<String>,
     /// How flows pick among equal-cost paths.
     pub routing: Routing,
     /// Adaptive routing's choice per (source port, destination port, QP): (uplink index on
@@ -78,6 +80,20 @@ pub fn uplinks_for(downlinks: usize, (num, den): (u32, u32)) -> usize {
     (downlinks.saturating_mul(den as usize) / (num.max(1) as usize)).max(1)
 }
 
+/// Where a two-tier generator puts the ports and how it names its leaves: what the
+/// leaf-spine and rail-optimized fabrics differ in. The cabling, the channels and the routing
+/// are the same for both ([`two_tier`], [`LeafSpine`]).
+pub(super) struct Layout<'a> {
+    /// Leaf switches.
+    pub leaves: usize,
+    /// Spine switches.
+    pub spines: usize,
+    /// The leaf of NIC `nic` of host `host`: (host, nic) -> leaf, below `leaves`.
+    pub leaf_of: &'a dyn Fn(usize, usize) -> usize,
+    /// A leaf's name in channel names (`leaf3`, `su1.rail3`).
+    pub leaf_name: &'a dyn Fn(usize) -> String,
+}
+
 /// Instantiates every port's cable into its leaf and its leaf's port back, and every leaf's
 /// uplink cables, appending the ports to `ports` (adaptive routing's placement comes after,
 /// from [`LeafSpine::place_adaptively`]).
@@ -88,29 +104,50 @@ pub(super) fn build(
     ports: &mut Vec<Port>,
     first_port: &mut Vec<usize>,
 ) -> LeafSpine {
+    let per_leaf = spec.leaf_spine.hosts_per_leaf.max(1) as usize;
+    let layout = Layout {
+        leaves: hosts.len().div_ceil(per_leaf),
+        spines: spec.leaf_spine.spines.max(1) as usize,
+        leaf_of: &|h, _| h / per_leaf,
+        leaf_name: &|leaf| format!("leaf{leaf}"),
+    };
+    two_tier(b, hosts, spec, &layout, ports, first_port)
+}
+
+/// The two-tier fabric of `layout`: every port's cable into its leaf and the leaf's port back
+/// (host by host, NIC by NIC), then leaf by leaf its `uplinks_for` cables to the spines in
+/// turn.
+pub(super) fn two_tier(
+    b: &mut Builder,
+    hosts: &[HostSpec],
+    spec: &NetworkSpec,
+    layout: &Layout,
+    ports: &mut Vec<Port>,
+    first_port: &mut Vec<usize>,
+) -> LeafSpine {
     let ls = &spec.leaf_spine;
     let cable = spec.cable_m * spec.propagation_per_m;
     let hop = spec.switch_latency + cable;
-    let per_leaf = ls.hosts_per_leaf.max(1) as usize;
     let mut net = LeafSpine {
-        spines: ls.spines.max(1) as usize,
+        spines: layout.spines.max(1),
         routing: spec.routing,
+        leaf_names: (0..layout.leaves).map(layout.leaf_name).collect(),
         ..LeafSpine::default()
     };
     let nics = || hosts.iter().flat_map(|h| &h.machine.nics);
     let fastest = nics().map(|n| n.wire_rate).max().unwrap_or_default();
     let overhead = nics().map(|n| n.packet_overhead).max().unwrap_or(0);
     let ovh = [0, 0, 0, overhead, 0];
-    let leaves = hosts.len().div_ceil(per_leaf);
-    let mut downlinks = vec![0usize; leaves];
+    let mut downlinks = vec![0usize; layout.leaves];
     for (h, host) in hosts.iter().enumerate() {
-        let leaf = h / per_leaf;
         first_port.push(ports.len());
         for (n, nic) in host.machine.nics.iter().enumerate() {
+            let leaf = (layout.leaf_of)(h, n);
+            let leaf_name = &net.leaf_names[leaf];
             let name = format!("{}/{}", host.name, nic.name);
             let pkt = [0, 0, 0, nic.packet_overhead, 0];
             let up = b.add(
-                format!("wire:{name}>leaf{leaf}"),
+                format!("wire:{name}>{leaf_name}"),
                 ChannelKind::Wire,
                 nic.wire_rate,
                 cable,
@@ -118,7 +155,7 @@ pub(super) fn build(
                 None,
             );
             let down = b.add(
-                format!("leaf{leaf}>{name}"),
+                format!("{leaf_name}>{name}"),
                 ChannelKind::NetworkSwitch,
                 nic.wire_rate,
                 hop,
@@ -139,6 +176,7 @@ pub(super) fn build(
     }
     let rate = ls.spine_port.unwrap_or(fastest);
     for (leaf, &d) in downlinks.iter().enumerate() {
+        let leaf_name = &net.leaf_names[leaf];
         let u = uplinks_for(d, ls.oversubscription);
         let parallel = u.div_ceil(net.spines);
         let cables = (0..u)
@@ -152,7 +190,7 @@ pub(super) fn build(
                 Cable {
                     spine,
                     up: b.add(
-                        format!("leaf{leaf}>spine{spine}{tag}"),
+                        format!("{leaf_name}>spine{spine}{tag}"),
                         ChannelKind::NetworkSwitch,
                         rate,
                         hop,
@@ -160,7 +198,7 @@ pub(super) fn build(
                         None,
                     ),
                     down: b.add(
-                        format!("spine{spine}>leaf{leaf}{tag}"),
+                        format!("spine{spine}>{leaf_name}{tag}"),
                         ChannelKind::NetworkSwitch,
                         rate,
                         hop,
@@ -293,6 +331,7 @@ mod tests {
                 vec![cable(0, 4), cable(1, 6)],
             ],
             spines: 2,
+            leaf_names: vec!["leaf0".into(), "leaf1".into()],
             routing: Routing::Adaptive,
             assigned: BTreeMap::new(),
         };

@@ -8,10 +8,12 @@
 
 mod affinity;
 pub mod cpu_family;
+pub mod fabric_view;
 pub mod leaf_spine;
 mod machine;
 pub mod network;
 pub mod pcie;
+pub mod rail_optimized;
 mod read_engines;
 mod route;
 pub mod spec;

@@ -9,10 +9,13 @@
 //!
 //! With `fabric = "leaf-spine"` the ports hang off leaf switches instead and the leaves'
 //! cables to the spines are shared ([`super::leaf_spine`]); a route then depends on the flow's
-//! QP number as well as its two ports (ECMP).
+//! QP number as well as its two ports (ECMP). `fabric = "rail-optimized"` builds the same two
+//! tiers with NIC `i` of every host of a scalable unit on the unit's rail leaf `i`
+//! ([`super::rail_optimized`]).
 
 use super::leaf_spine::{self, LeafSpine};
 use super::machine::Builder;
+use super::rail_optimized;
 use super::spec::{Fabric, HostSpec, NetworkSpec, Routing};
 use super::*;
 
@@ -42,7 +45,7 @@ pub struct Network {
     pub first_port: Vec<usize>,
     /// Back-to-back cables (`switch_hops = 0`): (from port, to port, channel).
     pub cables: Vec<(usize, usize, ChannelId)>,
-    /// The leaves and spines, for `fabric = "leaf-spine"`.
+    /// The leaves and spines, for `fabric = "leaf-spine"` and `"rail-optimized"`.
     pub leaf_spine: Option<LeafSpine>,
 }
 
@@ -67,9 +70,13 @@ pub(super) fn build(
     spec: &NetworkSpec,
     flows: &[FlowPorts],
 ) -> Network {
-    if spec.fabric == Fabric::LeafSpine {
+    if spec.fabric.two_tier() {
         let mut net = Network::default();
-        let mut ls = leaf_spine::build(b, hosts, spec, &mut net.ports, &mut net.first_port);
+        let (ports, first) = (&mut net.ports, &mut net.first_port);
+        let mut ls = match spec.fabric {
+            Fabric::RailOptimized => rail_optimized::build(b, hosts, spec, ports, first),
+            _ => leaf_spine::build(b, hosts, spec, ports, first),
+        };
         if spec.routing == Routing::Adaptive {
             let keys: Vec<(usize, usize, u32)> = flows
                 .iter()

@@ -546,8 +546,11 @@ pub struct NetworkSpec {
     pub propagation_per_m: Ps,
     /// How the switches are laid out.
     pub fabric: Fabric,
-    /// The leaf-spine generator's numbers (read with `fabric = "leaf-spine"` only).
+    /// The leaf-spine generator's numbers (read with `fabric = "leaf-spine"`; its
+    /// oversubscription, leaf radix and spine port rate with `fabric = "rail-optimized"` too).
     pub leaf_spine: LeafSpineSpec,
+    /// The rail-optimized generator's numbers (read with `fabric = "rail-optimized"` only).
+    pub rail: RailSpec,
     /// How a flow picks one of several equal-cost paths.
     pub routing: Routing,
 }
@@ -562,17 +565,31 @@ pub enum Fabric {
     /// Two tiers: hosts on leaf switches, every leaf cabled to the spines; the leaf-to-spine
     /// and spine-to-leaf cables are shared by every flow that crosses them.
     LeafSpine,
+    /// Two tiers by rail: NIC `i` of every host of a scalable unit on the unit's rail leaf
+    /// `i`; every rail leaf of every unit cabled to the spines, which are shared by the units.
+    RailOptimized,
 }
 
 impl Fabric {
     /// Every fabric, in the order messages list them.
-    pub const ALL: [Fabric; 2] = [Fabric::SingleSwitch, Fabric::LeafSpine];
+    pub const ALL: [Fabric; 3] = [
+        Fabric::SingleSwitch,
+        Fabric::LeafSpine,
+        Fabric::RailOptimized,
+    ];
     /// The word a config writes.
     pub fn name(self) -> &'static str {
         match self {
             Fabric::SingleSwitch => "single-switch",
             Fabric::LeafSpine => "leaf-spine",
+            Fabric::RailOptimized => "rail-optimized",
         }
+    }
+
+    /// Whether the fabric is built as leaf and spine switches with shared cables (every
+    /// fabric but the single switch).
+    pub fn two_tier(self) -> bool {
+        self != Fabric::SingleSwitch
     }
 }
 
@@ -616,6 +633,20 @@ pub struct LeafSpineSpec {
     pub leaf_radix: u32,
     /// Rate of a leaf-spine cable (None: the fastest NIC port of the study).
     pub spine_port: Option<Rate>,
+}
+
+/// A rail-optimized fabric's numbers: hosts fill scalable units in config order,
+/// `hosts_per_unit` to a unit; a unit has one rail leaf per NIC of its hosts; the spines,
+/// `units x spines_per_unit` of them, are shared by every unit (as NVIDIA's DGX SuperPOD
+/// spine group is).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RailSpec {
+    /// Hosts of one scalable unit (every NIC port of each on its rail's leaf).
+    pub hosts_per_unit: u32,
+    /// Scalable units: the study's hosts must be `hosts_per_unit x units`.
+    pub units: u32,
+    /// Spine switches per unit.
+    pub spines_per_unit: u32,
 }
 
 #[cfg(test)]

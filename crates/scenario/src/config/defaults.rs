@@ -379,6 +379,15 @@ pub const SPINES: u32 = 2;
 pub const LEAF_RADIX: u32 = 64;
 /// Oversubscription 1:1 (non-blocking): as many uplinks as host ports. Setting.
 pub const OVERSUBSCRIPTION: (u32, u32) = (1, 1);
+/// Hosts per scalable unit of a rail-optimized fabric: NVIDIA's DGX SuperPOD (H100) scalable
+/// unit of 32 DGX H100 (DGX SuperPOD reference architecture, as issue #23 quotes it).
+pub const HOSTS_PER_UNIT: u32 = 32;
+/// Scalable units of a rail-optimized fabric. Setting (one unit).
+pub const UNITS: u32 = 1;
+/// Spines per scalable unit of a rail-optimized fabric: the DGX SuperPOD (H100) reference
+/// architecture's compute fabric for 4 units, 32 rail leaves and 16 spines (48 QM9700
+/// switches, as issue #23 quotes it), is 4 spines per unit.
+pub const SPINES_PER_UNIT: u32 = 4;
 /// Static ECMP: what switches do unless adaptive routing is enabled. Setting.
 pub const NET_ROUTING: Routing = Routing::Ecmp;
 

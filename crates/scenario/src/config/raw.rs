@@ -143,6 +143,12 @@ section! {
         leaf_radix: count[2, MAX_RADIX, "a number of switch ports"] = d::LEAF_RADIX
             => leaf_spine.leaf_radix; "NVIDIA QM9700 datasheet (64 NDR ports)",
         routing: pick<Routing> = d::NET_ROUTING => routing; "setting",
+        hosts_per_unit: count[1, MAX_COUNT, "a number of hosts"] = d::HOSTS_PER_UNIT
+            => rail.hosts_per_unit; "NVIDIA DGX SuperPOD H100 reference architecture (32 nodes a unit)",
+        units: count[1, MAX_COUNT, "a number of scalable units"] = d::UNITS
+            => rail.units; "setting",
+        spines_per_unit: count[1, MAX_SPINES, "a number of spine switches"] = d::SPINES_PER_UNIT
+            => rail.spines_per_unit; "NVIDIA DGX SuperPOD H100 reference architecture (16 spines for 4 units)",
     }
     also {
         /// Host ports over spine ports per leaf: an integer (2 is 2:1) or "num:den".

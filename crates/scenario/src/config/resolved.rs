@@ -29,30 +29,28 @@ fn section_table<S>(names: Vec<(&str, Value)>, spec: &S, resolved: fn(&S, &mut T
 }
 
 /// `[network]`: the single-switch fabric writes exactly its four keys (as before fabrics
-/// existed, so its resolved configs are unchanged and read back the same); a leaf-spine
-/// fabric writes its own keys instead of `switch_hops`, which it refuses.
+/// existed, so its resolved configs are unchanged and read back the same); a two-tier fabric
+/// writes its own keys instead of `switch_hops`, which it refuses, and not the other
+/// generator's (so a leaf-spine config resolves as before rail-optimized fabrics existed).
 fn network(n: &NetworkSpec) -> Value {
+    const LEAF_SPINE: [&str; 2] = ["hosts_per_leaf", "spines"];
+    const RAIL: [&str; 3] = ["hosts_per_unit", "units", "spines_per_unit"];
+    const SHARED: [&str; 2] = ["leaf_radix", "routing"];
     let mut t = Table::new();
     RawNetwork::resolved(n, &mut t);
-    match n.fabric {
-        Fabric::SingleSwitch => {
-            for k in [
-                "fabric",
-                "hosts_per_leaf",
-                "spines",
-                "leaf_radix",
-                "routing",
-            ] {
-                t.remove(k);
-            }
-        }
-        Fabric::LeafSpine => {
-            t.remove("switch_hops");
-            let (num, den) = n.leaf_spine.oversubscription;
-            t.insert("oversubscription".into(), s(&format!("{num}:{den}")));
-            if let Some(r) = n.leaf_spine.spine_port {
-                t.insert("spine_port_gbps".into(), rate(r));
-            }
+    let drop: Vec<&str> = match n.fabric {
+        Fabric::SingleSwitch => [&["fabric"][..], &LEAF_SPINE, &RAIL, &SHARED].concat(),
+        Fabric::LeafSpine => [&["switch_hops"][..], &RAIL].concat(),
+        Fabric::RailOptimized => [&["switch_hops"][..], &LEAF_SPINE].concat(),
+    };
+    for k in drop {
+        t.remove(k);
+    }
+    if n.fabric.two_tier() {
+        let (num, den) = n.leaf_spine.oversubscription;
+        t.insert("oversubscription".into(), s(&format!("{num}:{den}")));
+        if let Some(r) = n.leaf_spine.spine_port {
+            t.insert("spine_port_gbps".into(), rate(r));
         }
     }
     Value::Table(t)

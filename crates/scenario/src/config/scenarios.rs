@@ -398,8 +398,10 @@ pub(super) fn gpu_endpoint((h, m): (usize, &MachineSpec), g: usize, nic: usize) 
 /// whole number of uplinks, at least one (the generator's rule, `leaf_spine::uplinks_for`).
 pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
     use crate::topology::spec::Fabric;
-    if network.fabric != Fabric::LeafSpine {
-        return Ok(());
+    match network.fabric {
+        Fabric::SingleSwitch => return Ok(()),
+        Fabric::RailOptimized => return check_rails(cx, hosts, network),
+        Fabric::LeafSpine => {}
     }
     let ls = &network.leaf_spine;
     let (num, den) = ls.oversubscription;
@@ -431,6 +433,101 @@ pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -
                 ls.leaf_radix.to_string(),
             ));
         }
+    }
+    Ok(())
+}
+
+/// A rail-optimized fabric's numbers must add up: every host has the same number of NICs (one
+/// rail each), the hosts fill `units` units of `hosts_per_unit`, a rail leaf's host ports and
+/// uplinks fit its radix, the oversubscription divides its host ports into a whole number of
+/// uplinks, and the cables each spine takes from every rail leaf fit the same radix (one
+/// switch model throughout, as the DGX SuperPOD's QM9700 leaves and spines).
+fn check_rails(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
+    let rail = &network.rail;
+    let per_unit = rail.hosts_per_unit.max(1) as usize;
+    let Some(first) = hosts.first() else {
+        return Ok(());
+    };
+    let rails = first.machine.nics.len();
+    if let Some((i, h)) = (hosts.iter().enumerate()).find(|(_, h)| h.machine.nics.len() != rails) {
+        return Err(cx.err(
+            &format!("hosts[{i}].machine"),
+            format!(
+                "a machine with {rails} NICs, as host {} has (a rail-optimized fabric has one \
+                 rail per NIC, the same on every host)",
+                first.name
+            ),
+            format!(
+                "host {} (machine {:?}) with {} NICs",
+                h.name,
+                h.machine.name,
+                h.machine.nics.len()
+            ),
+        ));
+    }
+    if !hosts.len().is_multiple_of(per_unit) {
+        return Err(cx.err(
+            "network.hosts_per_unit",
+            format!(
+                "a number of hosts per unit that divides the study's {} hosts into whole \
+                 scalable units",
+                hosts.len()
+            ),
+            per_unit.to_string(),
+        ));
+    }
+    let units = hosts.len() / per_unit;
+    if units != rail.units as usize {
+        return Err(cx.err(
+            "network.units",
+            format!(
+                "{units} (the study's {} hosts over hosts_per_unit = {per_unit})",
+                hosts.len()
+            ),
+            rail.units.to_string(),
+        ));
+    }
+    let ls = &network.leaf_spine;
+    let (num, den) = ls.oversubscription;
+    // A rail leaf's host ports: one NIC of each host of its unit.
+    let scaled = per_unit.saturating_mul(den as usize);
+    if scaled < num as usize || !scaled.is_multiple_of(num as usize) {
+        return Err(cx.err(
+            "network.oversubscription",
+            format!(
+                "a ratio that divides a rail leaf's {per_unit} host ports (one per host of its \
+                 unit) into a whole number of uplinks, at least one"
+            ),
+            format!("{num}:{den}"),
+        ));
+    }
+    let uplinks = scaled / num as usize;
+    let radix = ls.leaf_radix as usize;
+    if per_unit.saturating_add(uplinks) > radix {
+        return Err(cx.err(
+            "network.leaf_radix",
+            format!(
+                "at least a rail leaf's {per_unit} host ports + {uplinks} uplinks = {} ports",
+                per_unit.saturating_add(uplinks)
+            ),
+            ls.leaf_radix.to_string(),
+        ));
+    }
+    // Uplink k goes to spine k mod spines: spine 0 takes the most, ceil(uplinks / spines)
+    // from each of the units x rails leaves.
+    let spines = units.saturating_mul(rail.spines_per_unit.max(1) as usize);
+    let leaves = units.saturating_mul(rails);
+    let spine_ports = leaves.saturating_mul(uplinks.div_ceil(spines));
+    if spine_ports > radix {
+        return Err(cx.err(
+            "network.leaf_radix",
+            format!(
+                "at least spine0's {spine_ports} ports ({} cables from each of the {leaves} rail \
+                 leaves; a rail-optimized fabric's spines have the leaves' radix)",
+                uplinks.div_ceil(spines)
+            ),
+            ls.leaf_radix.to_string(),
+        ));
     }
     Ok(())
 }

@@ -35,30 +35,67 @@ pub(super) fn convert(cx: &Cx, n: &RawNetwork) -> R<NetworkSpec> {
     let leaf_keys = [
         ("hosts_per_leaf", n.hosts_per_leaf.is_some()),
         ("spines", n.spines.is_some()),
+    ];
+    let rail_keys = [
+        ("hosts_per_unit", n.hosts_per_unit.is_some()),
+        ("units", n.units.is_some()),
+        ("spines_per_unit", n.spines_per_unit.is_some()),
+    ];
+    // Read by both two-tier generators.
+    let shared_keys = [
         ("oversubscription", n.oversubscription.is_some()),
         ("leaf_radix", n.leaf_radix.is_some()),
         ("spine_port_gbps", n.spine_port_gbps.is_some()),
         ("routing", n.routing.is_some()),
     ];
+    let set = |keys: &[(&'static str, bool)]| keys.iter().find(|k| k.1).map(|k| k.0);
+    let refuse = |k: &str, expected: &str| {
+        let found = format!("fabric = \"{}\"", network.fabric.name());
+        Err(cx.err(&format!("network.{k}"), expected, found))
+    };
     match network.fabric {
         Fabric::SingleSwitch => {
-            if let Some((k, _)) = leaf_keys.iter().find(|k| k.1) {
-                return Err(cx.err(
-                    &format!("network.{k}"),
+            if let Some(k) = set(&leaf_keys).or(set(&shared_keys)) {
+                return refuse(
+                    k,
                     "fabric = \"leaf-spine\" for a leaf-spine key (the single-switch fabric \
                      has no leaves or spines)",
-                    "fabric = \"single-switch\"",
-                ));
+                );
+            }
+            if let Some(k) = set(&rail_keys) {
+                return refuse(
+                    k,
+                    "fabric = \"rail-optimized\" for a rail-optimized key (the single-switch \
+                     fabric has no scalable units)",
+                );
             }
         }
-        Fabric::LeafSpine => {
+        Fabric::LeafSpine | Fabric::RailOptimized => {
             if let Some(h) = n.switch_hops {
                 return Err(cx.err(
                     "network.switch_hops",
-                    "no switch_hops with fabric = \"leaf-spine\" (one switch within a leaf, \
-                     three across the spines)",
+                    format!(
+                        "no switch_hops with fabric = \"{}\" (one switch within a leaf, \
+                         three across the spines)",
+                        network.fabric.name()
+                    ),
                     h.to_string(),
                 ));
+            }
+            let (other, theirs) = if network.fabric == Fabric::LeafSpine {
+                (set(&rail_keys), Fabric::RailOptimized)
+            } else {
+                (set(&leaf_keys), Fabric::LeafSpine)
+            };
+            if let Some(k) = other {
+                return refuse(
+                    k,
+                    &format!(
+                        "fabric = \"{}\" for this key (fabric = \"{}\" does not read it)",
+                        theirs.name(),
+                        network.fabric.name()
+                    ),
+                );
             }
         }
     }
