@@ -361,6 +361,42 @@ mod tests {
         assert_eq!(s.reduce, ReduceRule::NONE);
     }
 
+    /// The tree: each channel's size / channels in chunks of one step, lag 0 (chunk k waits for
+    /// chunk k), 8 in flight, no periodic reduction (the flows marked `reduce` pay it).
+    #[test]
+    fn the_tree_cuts_each_channels_share_into_steps() {
+        let mut c = ring(CollectiveKind::AllReduce, 2, 1, 1);
+        c.algorithm = Algorithm::Tree;
+        let s = schedule(&c, 2 << 20, NET);
+        assert_eq!(s.algorithm, Algorithm::Tree);
+        assert_eq!(
+            (s.message_bytes, s.messages, s.lag, s.window),
+            (512 << 10, 4, 0, 8)
+        );
+        assert_eq!(s.reduce, ReduceRule::NONE);
+        // 16 channels of 1 MiB: 64 KiB a channel, one chunk.
+        c.channels = 16;
+        let s = schedule(&c, 1 << 20, NET);
+        assert_eq!((s.data_bytes, s.messages), (64 << 10, 1));
+        // LL: 32 KiB of data a chunk, lines on the wire.
+        c.protocol = Protocol::Ll;
+        let s = schedule(&c, 1 << 20, NET);
+        assert_eq!(
+            (s.data_bytes, s.message_bytes, s.messages),
+            (32 << 10, 64 << 10, 2)
+        );
+        // LL128 on 2 x 8 GPUs, 16 channels, 1 MiB: NCCL halves 576,000 to 72,000 (not under
+        // 128 KiB: 144,000 > 131,072 halves once more), then to 18,000 (36,000 > 32,768).
+        let mut c = ring(CollectiveKind::AllReduce, 2, 8, 16);
+        c.algorithm = Algorithm::Tree;
+        c.protocol = Protocol::Ll128;
+        let s = schedule(&c, 1 << 20, NET);
+        assert_eq!((s.messages, s.data_bytes), (4, 16 << 10));
+        // 1 GiB: no halving, 576,000-byte chunks.
+        let s = schedule(&c, 1 << 30, NET);
+        assert_eq!(s.messages, (1u64 << 26).div_ceil(576_000) as u32);
+    }
+
     #[test]
     fn busbw_factors_are_nccl_tests() {
         assert_eq!(busbw_factor(CollectiveKind::AllReduce, 8), (14, 8));
