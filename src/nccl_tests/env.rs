@@ -34,7 +34,7 @@ pub struct Nccl {
     /// NCCL_PROTO where set (one protocol); unset, NCCL's tuner chooses per size.
     pub protocol: Option<Protocol>,
     /// NCCL_ALGO where set: Ring, Tree, or `Auto` for a list of both (NCCL's tuner chooses
-    /// between them per size); unset: Ring.
+    /// between them per size); unset: as both, NCCL's default.
     pub algorithm: Option<Algorithm>,
     /// NCCL_* variables set but not modelled (name=value).
     pub ignored: Vec<String>,

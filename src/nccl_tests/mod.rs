@@ -778,11 +778,12 @@ fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
         ),
         (None, None) => "NCCL's tuner".into(),
     };
-    let algo = match algorithm {
-        Algorithm::Tree => "NCCL_ALGO Tree",
-        Algorithm::Auto if auto => "NCCL_ALGO Ring,Tree",
-        _ if n.algorithm.is_some() => "NCCL_ALGO Ring",
-        _ => "NCCL_ALGO Ring (NCCL_ALGO unset: the ring, as NCCL_ALGO=Ring)",
+    let algo = match (algorithm, n.algorithm.is_some()) {
+        (Algorithm::Tree, _) => "NCCL_ALGO Tree",
+        (Algorithm::Auto, true) if auto => "NCCL_ALGO Ring,Tree",
+        (Algorithm::Auto, false) if auto => "NCCL_ALGO unset (NCCL's tuner: Ring or Tree)",
+        (_, true) => "NCCL_ALGO Ring",
+        (_, false) => "NCCL_ALGO unset (the ring, NCCL's only algorithm here)",
     };
     s.push_str(&format!(
         "# gdrsim: {algo}, {protocols}; {} channels ({})\n",

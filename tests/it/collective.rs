@@ -50,7 +50,7 @@ fn oracle(protocol: &str, wire: u64) {
         "\"16KiB\", \"32KiB\"",
         &format!(
             "[[scenarios]]\nname = \"ar\"\ncollective = {{ kind = \"all_reduce\", \
-             gpus_per_host = 1, channels = 1, protocol = \"{protocol}\" }}\n{pair}"
+             algorithm = \"ring\", gpus_per_host = 1, channels = 1, protocol = \"{protocol}\" }}\n{pair}"
         ),
     );
     let cfg = parse(&text);
@@ -394,7 +394,7 @@ fn dgx_a100_rings_leave_from_the_partner_gpu_without_pxn() {
          [network]\nswitch_hops = 1\n[[machines]]\nname = \"dgx\"\npreset = \"dgx-a100\"\n\
          [[hosts]]\nname = \"n0\"\nmachine = \"dgx\"\n[[hosts]]\nname = \"n1\"\nmachine = \"dgx\"\n\
          {}",
-        "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\", channels = 8 }\n"
+        "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\", algorithm = \"ring\", channels = 8 }\n"
     );
     let (_, out) = run_study("collective", "a100-rings", &text);
     let flows = csv_rows(&out.join("flows.csv"));

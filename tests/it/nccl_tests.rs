@@ -183,8 +183,8 @@ fn all_gather_rounds_sizes_and_honours_channels() {
     // NCCL's tuner picks LL for so few bytes.
     assert!(
         out.contains(
-            "# gdrsim: NCCL_ALGO Ring (NCCL_ALGO unset: the ring, as NCCL_ALGO=Ring), protocol \
-             by size as NCCL's tuner picks it for the ring: LL "
+            "# gdrsim: NCCL_ALGO unset (the ring, NCCL's only algorithm here), protocol by size \
+             as NCCL's tuner picks it for the ring: LL "
         ) && out.contains("; 2 channels"),
         "{out}"
     );

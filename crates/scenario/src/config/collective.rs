@@ -63,7 +63,7 @@ impl CollectiveKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
     /// Per size, the algorithm NCCL's tuner picks (all-reduce: ring or tree, its cost model,
-    /// [`crate::scenario::tuner`]; the other kinds: ring).
+    /// [`crate::scenario::tuner`]; the other kinds: ring). The default, as NCCL's.
     Auto,
     /// One ring per channel over every rank.
     Ring,
@@ -414,7 +414,7 @@ pub(super) fn convert(
         Some(RawCount::Count(n)) => return Err(cx.err(&k("channels"), expected, n.to_string())),
         Some(RawCount::Word(w)) => return Err(cx.err(&k("channels"), expected, format!("{w:?}"))),
     };
-    let algorithm = raw.algorithm.unwrap_or(Algorithm::Ring);
+    let algorithm = raw.algorithm.unwrap_or(Algorithm::Auto);
     if algorithm == Algorithm::Tree && raw.kind != CollectiveKind::AllReduce {
         return Err(cx.err(
             &k("algorithm"),
