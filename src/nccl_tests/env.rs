@@ -5,7 +5,7 @@
 
 use super::{CLI, parse_int};
 use crate::config::ConfigError;
-use crate::config::collective::Protocol;
+use crate::config::collective::{Algorithm, Protocol};
 
 /// The NCCL environment variables the command reads, from the environment and `--env`.
 pub const NCCL_VARS: [&str; 7] = [
@@ -38,13 +38,16 @@ pub struct Nccl {
     /// two-tier fabric (on the single-switch fabric every path is private and QPs change
     /// nothing).
     pub qps_per_connection: Option<u32>,
+    /// NCCL_ALGO where set: Ring, Tree, or `Auto` for a list of both (NCCL's tuner chooses
+    /// between them per size); unset: as both, NCCL's default.
+    pub algorithm: Option<Algorithm>,
     /// NCCL_* variables set but not modelled (name=value).
     pub ignored: Vec<String>,
 }
 
 impl Nccl {
     /// NCCL's settings from `vars` (name, value; a later one wins), refusing what the model
-    /// cannot run: NCCL_ALGO other than Ring, NCCL_PROTO other than one of Simple, LL and
+    /// cannot run: NCCL_ALGO other than Ring, Tree or a list of them, NCCL_PROTO other than one of Simple, LL and
     /// LL128, a GDR level below PIX.
     pub fn from_vars(vars: &[(String, String)]) -> Result<Nccl, ConfigError> {
         let get = |name: &str| {
@@ -53,18 +56,7 @@ impl Nccl {
                 .find(|(n, _)| n == name)
                 .map(|(_, v)| v.trim().to_string())
         };
-        let only = |name: &str, want: &str| -> Result<(), ConfigError> {
-            match get(name) {
-                Some(v) if !v.eq_ignore_ascii_case(want) => Err(ConfigError::new(
-                    CLI,
-                    name,
-                    format!("{want} or unset: only NCCL's Ring algorithm is modelled"),
-                    format!("{v:?}"),
-                )),
-                _ => Ok(()),
-            }
-        };
-        only("NCCL_ALGO", "Ring")?;
+        let algorithm = get("NCCL_ALGO").map(|v| algorithm(&v)).transpose()?;
         let protocol = get("NCCL_PROTO")
             .map(|v| {
                 [Protocol::Simple, Protocol::Ll, Protocol::Ll128]
@@ -129,6 +121,7 @@ impl Nccl {
             max_channels,
             protocol,
             qps_per_connection,
+            algorithm,
             ignored,
         })
     }
@@ -184,5 +177,36 @@ fn gdr_level(v: &str) -> Result<(Option<crate::topology::Affinity>, bool), Confi
             "one of NCCL's path types (LOC, PIX, PXB, P2C, PHB, SYS) or 0 to 4",
             format!("{v:?}"),
         )),
+    }
+}
+
+/// NCCL_ALGO (NCCL's `parseList`: names separated by commas, any case): Ring, Tree, or both
+/// (`Auto`: NCCL's tuner chooses between them per size); any other algorithm (NVLS, NVLSTree,
+/// CollnetDirect, CollnetChain, PAT), a `^` exclusion list or a per-function list is refused,
+/// naming the variable.
+fn algorithm(v: &str) -> Result<Algorithm, ConfigError> {
+    let refuse = || {
+        ConfigError::new(
+            CLI,
+            "NCCL_ALGO",
+            "Ring, Tree or Ring,Tree (the algorithms modelled), or unset",
+            format!("{v:?}"),
+        )
+    };
+    let (mut ring, mut tree) = (false, false);
+    for word in v.split(',').map(str::trim) {
+        if word.eq_ignore_ascii_case("ring") {
+            ring = true;
+        } else if word.eq_ignore_ascii_case("tree") {
+            tree = true;
+        } else {
+            return Err(refuse());
+        }
+    }
+    match (ring, tree) {
+        (true, true) => Ok(Algorithm::Auto),
+        (false, true) => Ok(Algorithm::Tree),
+        (true, false) => Ok(Algorithm::Ring),
+        (false, false) => Err(refuse()),
     }
 }

@@ -34,7 +34,7 @@ pub use env::{NCCL_VARS, Nccl};
 
 use anyhow::{Context, Result};
 
-use crate::config::collective::{CollectiveKind, Protocol};
+use crate::config::collective::{Algorithm, CollectiveKind, Protocol};
 use crate::config::{Config, ConfigError};
 use crate::scenario;
 use crate::study;
@@ -465,6 +465,9 @@ fn study_config(
         "protocol".into(),
         plan.nccl.protocol.unwrap_or(Protocol::Auto).name().into(),
     );
+    if let Some(a) = plan.nccl.algorithm {
+        coll.insert("algorithm".into(), a.name().into());
+    }
     if let Some(g) = gpus {
         coll.insert("gpus_per_host".into(), i64::from(g).into());
     }
@@ -548,7 +551,24 @@ pub fn prepare(config: Option<&std::path::Path>, a: &Args) -> Result<Prepared> {
 
 /// [`prepare`] of a config given as its text (and the name its errors give it).
 pub fn prepare_text((text, source): (&str, &str), a: &Args) -> Result<Prepared> {
-    let plan = a.resolve()?;
+    let mut plan = a.resolve()?;
+    match (plan.nccl.algorithm, plan.test.kind()) {
+        // NCCL's all-to-all is its p2p: NCCL_ALGO does not apply.
+        (_, CollectiveKind::AllToAll) => plan.nccl.algorithm = None,
+        (Some(Algorithm::Tree), k) if k != CollectiveKind::AllReduce => {
+            return Err(ConfigError::new(
+                CLI,
+                "NCCL_ALGO",
+                format!(
+                    "Ring, Ring,Tree or unset for {} (NCCL's tree runs all_reduce only)",
+                    plan.test.program()
+                ),
+                "\"Tree\"",
+            )
+            .into());
+        }
+        _ => {}
+    }
     let (text, source) = (text.to_string(), source.to_string());
     // The hosts and their GPUs come from the machine: read them from a first study at the
     // smallest size (every GPU of the smallest host, its channels NCCL's default), then
@@ -686,28 +706,35 @@ pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
     Ok(out)
 }
 
-/// The protocol of each run of sizes, "LL 8 B-512 KiB, LL128 1 MiB-64 MiB, Simple 128 MiB".
+/// The protocol of each run of sizes, "LL 8 B-512 KiB, LL128 1 MiB-64 MiB, Simple 128 MiB";
+/// where NCCL's tuner also picks the algorithm, "Tree/LL 8 B-128 KiB, ..., Ring/Simple 1 GiB".
 fn protocol_ranges(
     cfg: &crate::config::Config,
     c: &crate::config::collective::Collective,
     results: &[crate::stats::Summary],
 ) -> String {
-    let mut runs: Vec<(Protocol, u64, u64)> = Vec::new();
+    let mut runs: Vec<((Algorithm, Protocol), u64, u64)> = Vec::new();
     for r in results {
         let net = scenario::tuner::Net::of(cfg, r.path);
-        let p = scenario::tuner::choose(c, r.size_bytes, net);
+        let p = scenario::tuner::pick(c, r.size_bytes, net);
         match runs.last_mut() {
             Some(last) if last.0 == p => last.2 = r.size_bytes,
             _ => runs.push((p, r.size_bytes, r.size_bytes)),
         }
     }
+    let both = c.algorithm == Algorithm::Auto && c.kind == CollectiveKind::AllReduce;
     runs.iter()
-        .map(|&(p, a, b)| {
+        .map(|&((al, p), a, b)| {
             let (a, b) = (crate::units::fmt_bytes(a), crate::units::fmt_bytes(b));
-            if a == b {
-                format!("{} {a}", p.nccl_name())
+            let name = if both {
+                format!("{}/{}", al.nccl_name(), p.nccl_name())
             } else {
-                format!("{} {a}-{b}", p.nccl_name())
+                p.nccl_name().to_string()
+            };
+            if a == b {
+                format!("{name} {a}")
+            } else {
+                format!("{name} {a}-{b}")
             }
         })
         .collect::<Vec<_>>()
@@ -738,16 +765,41 @@ fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
         if p.plan.header.gpus == 1 { "" } else { "s" },
         names.len() as u32 * p.plan.header.gpus
     );
+    let algorithm = coll.map_or(Algorithm::Ring, |c| c.algorithm);
+    let auto =
+        algorithm == Algorithm::Auto && coll.is_some_and(|c| c.kind == CollectiveKind::AllReduce);
     let protocols = match (n.protocol, coll) {
+        (_, Some(c)) if auto => format!(
+            "algorithm{} by size as NCCL's tuner picks {}: {}",
+            if n.protocol.is_some() {
+                ""
+            } else {
+                " and protocol"
+            },
+            if n.protocol.is_some() { "it" } else { "them" },
+            protocol_ranges(&p.cfg, c, results)
+        ),
         (Some(p), _) => format!("NCCL_PROTO {}", p.nccl_name()),
         (None, Some(c)) => format!(
-            "protocol by size as NCCL's tuner picks it for the ring: {}",
+            "protocol by size as NCCL's tuner picks it for the {}: {}",
+            if algorithm == Algorithm::Tree {
+                "tree"
+            } else {
+                "ring"
+            },
             protocol_ranges(&p.cfg, c, results)
         ),
         (None, None) => "NCCL's tuner".into(),
     };
+    let algo = match (algorithm, n.algorithm.is_some()) {
+        (Algorithm::Tree, _) => "NCCL_ALGO Tree",
+        (Algorithm::Auto, true) if auto => "NCCL_ALGO Ring,Tree",
+        (Algorithm::Auto, false) if auto => "NCCL_ALGO unset (NCCL's tuner: Ring or Tree)",
+        (_, true) => "NCCL_ALGO Ring",
+        (_, false) => "NCCL_ALGO unset (the ring, NCCL's only algorithm here)",
+    };
     s.push_str(&format!(
-        "# gdrsim: NCCL_ALGO Ring (the only algorithm modelled), {protocols}; {} channels ({})\n",
+        "# gdrsim: {algo}, {protocols}; {} channels ({})\n",
         p.channels.0,
         if p.channels.1 {
             "NCCL's default for this machine, an estimate"
@@ -882,8 +934,15 @@ mod tests {
         };
         let n = Nccl::from_vars(&v(&[("NCCL_ALGO", "ring"), ("NCCL_PROTO", "Simple")])).unwrap();
         assert!(n.pxn.is_none() && n.gdr_level.is_none());
-        let e = Nccl::from_vars(&v(&[("NCCL_ALGO", "Tree")])).unwrap_err();
-        assert!(e.to_string().contains("NCCL_ALGO") && e.to_string().contains("Ring"));
+        assert_eq!(n.algorithm, Some(Algorithm::Ring));
+        let n = Nccl::from_vars(&v(&[("NCCL_ALGO", "Tree")])).unwrap();
+        assert_eq!(n.algorithm, Some(Algorithm::Tree));
+        let n = Nccl::from_vars(&v(&[("NCCL_ALGO", "Ring, tree")])).unwrap();
+        assert_eq!(n.algorithm, Some(Algorithm::Auto));
+        for bad in ["NVLS", "Tree,PAT", "^Ring", "allreduce:tree", ""] {
+            let e = Nccl::from_vars(&v(&[("NCCL_ALGO", bad)])).unwrap_err();
+            assert!(e.to_string().contains("NCCL_ALGO") && e.to_string().contains("Ring,Tree"));
+        }
         let n = Nccl::from_vars(&v(&[("NCCL_PROTO", "ll128")])).unwrap();
         assert_eq!(n.protocol, Some(Protocol::Ll128));
         let e = Nccl::from_vars(&v(&[("NCCL_PROTO", "LL,LL128")])).unwrap_err();

@@ -50,7 +50,7 @@ fn oracle(protocol: &str, wire: u64) {
         "\"16KiB\", \"32KiB\"",
         &format!(
             "[[scenarios]]\nname = \"ar\"\ncollective = {{ kind = \"all_reduce\", \
-             gpus_per_host = 1, channels = 1, protocol = \"{protocol}\" }}\n{pair}"
+             algorithm = \"ring\", gpus_per_host = 1, channels = 1, protocol = \"{protocol}\" }}\n{pair}"
         ),
     );
     let cfg = parse(&text);
@@ -88,6 +88,96 @@ fn oracle(protocol: &str, wire: u64) {
         (ar.bw_gbps - algbw).abs() / algbw < 1e-9,
         "{} vs {algbw}",
         ar.bw_gbps
+    );
+}
+
+/// The smallest tree all-reduce, closed form: 2 ranks (GPU0 of two hosts), one channel (tree
+/// 0: host n0's GPU is the root, n1's its only child), Simple, a 2 MiB buffer: NCCL's tree
+/// cuts the channel's 2 MiB into M = 4 chunks of one 512 KiB step. Derivation: the up edge
+/// (n1 -> n0) has nothing to wait for, so its 4 chunks are posted at once (4 < NCCL_STEPS in
+/// flight) and stream: the last lands at S4, the completion of a 4-message stream of 512 KiB
+/// over the pair = fill (one chunk's one-way time T) + 3 x the per-chunk time at the
+/// bottleneck. The root's down edge (n0 -> n1) sends chunk k once chunk k arrived and was
+/// reduced into its own (512 KiB at the GPU's reduce rate, R); chunks come down no faster than
+/// they went up over the same kind of path in the other direction, so none queues behind the
+/// one before, and the last lands one one-way time after it left: completion = S4 + R + T
+/// (pipeline depth 2 edges, 4 chunks). The two directions share no link direction's data:
+/// the oracle holds to 0.5%.
+#[test]
+fn the_smallest_tree_all_reduce_is_a_pipelined_stream_up_a_reduction_and_one_chunk_down() {
+    let chunk: u64 = 512 << 10;
+    let gpu0 = |h: &str| format!("{{ host = \"{h}\", nic = \"nic0\", gpu = \"gpu0\" }}");
+    let scenarios = format!(
+        "[[scenarios]]\nname = \"tree\"\ncollective = {{ kind = \"all_reduce\", \
+         algorithm = \"tree\", gpus_per_host = 1, channels = 1, protocol = \"simple\" }}\n\
+         [[scenarios]]\nname = \"one\"\nsender = {a}\nreceiver = {b}\n\
+         [[scenarios]]\nname = \"stream\"\nflows = [\n  {{ name = \"s\", sender = {a}, \
+         receiver = {b}, messages = 4 }},\n]\n",
+        a = gpu0("n1"),
+        b = gpu0("n0"),
+    );
+    let text = nodes(2, "\"512KiB\", \"2MiB\"", &scenarios).replace(
+        "min_iterations = 2\n",
+        "min_iterations = 2\nstream_window = 8\n",
+    );
+    let cfg = parse(&text);
+    let t = point(&cfg, "one", PathKind::GpuDirect, chunk)
+        .summary
+        .lat_model_ps;
+    let s4 = point(&cfg, "stream", PathKind::GpuDirect, chunk)
+        .summary
+        .lat_model_ps;
+    let r = cfg.hosts[0].machine.gpus[0].reduce.rate.tx_time(chunk);
+    let tree = point(&cfg, "tree", PathKind::GpuDirect, 4 * chunk).summary;
+    let expect = s4 + r + t;
+    eprintln!(
+        "tree all-reduce {} ps; S4 {s4} + R {r} + T {t} = {expect} ps",
+        tree.lat_model_ps
+    );
+    let err = crate::support::rel_diff(tree.lat_model_ps as f64, expect as f64);
+    assert!(
+        err < 0.005,
+        "{} against {expect} ({:.3}%)",
+        tree.lat_model_ps,
+        err * 100.0
+    );
+    // Two flows (one edge, both directions); the chain crosses both and holds the reduction.
+    assert_eq!(tree.flows, 2);
+    assert!(tree.chain.iter().any(|c| c.stage.name() == "reduce"));
+    let sum: u64 = tree.chain.iter().map(|c| c.critical_ps).sum();
+    assert_eq!(sum, tree.lat_model_ps);
+    // busbw = algbw x 2(n-1)/n, as for the ring.
+    let busbw = tree.busbw_gbps.expect("a collective has a busbw");
+    assert!((busbw - tree.bw_gbps).abs() < 1e-9);
+}
+
+/// `algorithm = "auto"` on 2 x DGX H100 runs, per size, the flows of what NCCL's tuner picks:
+/// the tree's at 1 MiB (16 channels x 15 edges x 2 directions = 480 flows), the ring's at 128
+/// MiB (16 channels x 16 edges = 256); `"tree"` on another kind is refused with the key.
+#[test]
+fn auto_runs_the_tree_or_the_ring_per_size() {
+    let text = nodes(
+        2,
+        "\"1MiB\", \"128MiB\"",
+        "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\", algorithm = \"auto\" }\n",
+    )
+    .replace("paths = [\"gpudirect\"]", "paths = [\"auto\"]");
+    let cfg = parse(&text);
+    let small = point(&cfg, "ar", PathKind::Auto, 1 << 20).summary;
+    assert_eq!(small.flows, 480);
+    let large = point(&cfg, "ar", PathKind::Auto, 128 << 20).summary;
+    assert_eq!(large.flows, 256);
+    let dir = scratch("collective", "tree-refused");
+    check_refuses(
+        &dir,
+        "tree-gather",
+        &nodes(
+            2,
+            "\"1MiB\"",
+            "[[scenarios]]\nname = \"x\"\ncollective = { kind = \"all_gather\", algorithm = \"tree\" }\n",
+        ),
+        "scenarios[0].collective.algorithm",
+        "all_reduce only",
     );
 }
 
@@ -304,7 +394,7 @@ fn dgx_a100_rings_leave_from_the_partner_gpu_without_pxn() {
          [network]\nswitch_hops = 1\n[[machines]]\nname = \"dgx\"\npreset = \"dgx-a100\"\n\
          [[hosts]]\nname = \"n0\"\nmachine = \"dgx\"\n[[hosts]]\nname = \"n1\"\nmachine = \"dgx\"\n\
          {}",
-        "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\", channels = 8 }\n"
+        "[[scenarios]]\nname = \"ar\"\ncollective = { kind = \"all_reduce\", algorithm = \"ring\", channels = 8 }\n"
     );
     let (_, out) = run_study("collective", "a100-rings", &text);
     let flows = csv_rows(&out.join("flows.csv"));

@@ -62,18 +62,34 @@ impl CollectiveKind {
 /// The algorithm that moves the data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
+    /// Per size, the algorithm NCCL's tuner picks (all-reduce: ring or tree, its cost model,
+    /// [`crate::scenario::tuner`]; the other kinds: ring). The default, as NCCL's.
+    Auto,
     /// One ring per channel over every rank.
     Ring,
+    /// NCCL's double binary tree across nodes, a chain inside each node (all-reduce only).
+    Tree,
 }
 
 impl Algorithm {
     /// Every value, in the order messages list their words.
-    pub const ALL: [Algorithm; 1] = [Algorithm::Ring];
+    pub const ALL: [Algorithm; 3] = [Algorithm::Auto, Algorithm::Ring, Algorithm::Tree];
 
     /// The word a config writes for the value.
     pub fn name(self) -> &'static str {
         match self {
+            Algorithm::Auto => "auto",
             Algorithm::Ring => "ring",
+            Algorithm::Tree => "tree",
+        }
+    }
+
+    /// NCCL's spelling (NCCL_ALGO, its logs).
+    pub fn nccl_name(self) -> &'static str {
+        match self {
+            Algorithm::Auto => "auto",
+            Algorithm::Ring => "Ring",
+            Algorithm::Tree => "Tree",
         }
     }
 }
@@ -145,6 +161,10 @@ pub struct Collective {
     pub channels: u32,
     /// What NCCL's tuner knows of the machine (its topology search's result).
     pub graph: NcclGraph,
+    /// The scenario's flows before this index are the rings' edges, from it the trees' (a
+    /// ring-only collective: the flow count; a tree-only one: 0; `auto` all-reduce has both,
+    /// and each size runs the set the tuner picks).
+    pub tree_start: usize,
 }
 
 /// A GPU generation as NCCL's tuner tables index it (by the lowest compute capability).
@@ -278,6 +298,16 @@ impl Collective {
     pub fn ranks(&self) -> u32 {
         self.hosts.len() as u32 * self.gpus_per_host
     }
+
+    /// The flows (of the scenario's `flows`) that run `algorithm`: the rings' edges or the
+    /// trees'.
+    pub fn flows_of(&self, algorithm: Algorithm, flows: usize) -> std::ops::Range<usize> {
+        let split = self.tree_start.min(flows);
+        match algorithm {
+            Algorithm::Tree => split..flows,
+            Algorithm::Ring | Algorithm::Auto => 0..split,
+        }
+    }
 }
 
 /// The most rings a collective may ask for (NCCL's MAXCHANNELS).
@@ -384,9 +414,18 @@ pub(super) fn convert(
         Some(RawCount::Count(n)) => return Err(cx.err(&k("channels"), expected, n.to_string())),
         Some(RawCount::Word(w)) => return Err(cx.err(&k("channels"), expected, format!("{w:?}"))),
     };
+    let algorithm = raw.algorithm.unwrap_or(Algorithm::Auto);
+    if algorithm == Algorithm::Tree && raw.kind != CollectiveKind::AllReduce {
+        return Err(cx.err(
+            &k("algorithm"),
+            "\"ring\" or \"auto\" (NCCL's tree runs all_reduce only)",
+            format!("\"tree\" for {}", raw.kind.name()),
+        ));
+    }
     let c = Collective {
         kind: raw.kind,
-        algorithm: raw.algorithm.unwrap_or(Algorithm::Ring),
+        algorithm,
+        tree_start: 0,
         protocol: raw.protocol.unwrap_or(Protocol::Auto),
         graph: nccl_graph(hosts, &chosen, gpus_per_host),
         hosts: chosen,
@@ -488,10 +527,19 @@ pub(super) fn convert(
                 });
             }
         }
-        return Ok((Collective { channels: 1, ..c }, deps));
+        let tree_start = deps.len();
+        return Ok((
+            Collective {
+                channels: 1,
+                tree_start,
+                ..c
+            },
+            deps,
+        ));
     }
+    let rings = c.algorithm != Algorithm::Tree;
     let mut deps = Vec::with_capacity(n * channels as usize);
-    for ch in 0..channels {
+    for ch in (0..channels).filter(|_| rings) {
         // (host, GPU) of each rank in ring order; flow `i` goes from rank `i` to rank `i + 1`
         // (the last back to the first).
         let ring: Vec<(usize, usize)> = c
@@ -523,6 +571,44 @@ pub(super) fn convert(
                 reduce: false,
                 messages: None,
             });
+        }
+    }
+    c.tree_start = deps.len();
+    if c.kind == CollectiveKind::AllReduce && c.algorithm != Algorithm::Ring {
+        // The in-node chain of each host for a channel: the ring's order (entry first).
+        let chain = |h: usize, ch: u32| -> Vec<(usize, usize)> {
+            let e = entry(h, ch);
+            let x = exit(h, ch, e);
+            (0..g_n)
+                .map(move |k| (e + k) % g_n)
+                .filter(move |&g| g != x)
+                .chain(std::iter::once(x))
+                .map(move |g| (h, g))
+                .collect()
+        };
+        for ch in 0..channels {
+            let chains: Vec<Vec<(usize, usize)>> = c.hosts.iter().map(|&h| chain(h, ch)).collect();
+            let base = flows.len();
+            for e in tree_edges(&chains, tree_of(ch, channels)) {
+                let (from, to) = e.ends;
+                flows.push(FlowSpec {
+                    sender: end(from, ch),
+                    receiver: end(to, ch),
+                    qp: 0,
+                });
+                deps.push(FlowDeps {
+                    name: format!(
+                        "c{ch} tree{} {} {}->{}",
+                        tree_of(ch, channels),
+                        if e.up { "up" } else { "down" },
+                        name(from),
+                        name(to)
+                    ),
+                    after: e.after.iter().map(|&j| (j + base, 0)).collect(),
+                    reduce: e.reduce,
+                    messages: None,
+                });
+            }
         }
     }
     Ok((c, deps))
@@ -576,4 +662,218 @@ fn default_channels(hosts: &[HostSpec], chosen: &[usize], gpus: u32) -> u32 {
         CHANNELS_PER_GPU.value * gpus
     };
     rings.clamp(2, MAX_CHANNELS)
+}
+
+/// Which of NCCL's two trees channel `ch` of `channels` runs: the first half tree 0, the
+/// second tree 1 (NCCL's `connectTrees`: channel c on tree 0, its copy c + nChannels on tree 1).
+pub fn tree_of(ch: u32, channels: u32) -> u32 {
+    u32::from(2 * u64::from(ch) >= u64::from(channels) && channels > 1)
+}
+
+/// NCCL's binary tree over `n` nodes (`ncclGetBtree`, `src/graph/trees.cc`): node `rank`'s
+/// parent, its two children (down0, down1) and which child of its parent it is (0: down0,
+/// 1: down1). Node 0 is the root.
+pub fn btree(n: usize, rank: usize) -> (Option<usize>, [Option<usize>; 2], u8) {
+    let mut bit = 1usize;
+    while bit < n {
+        if bit & rank != 0 {
+            break;
+        }
+        bit <<= 1;
+    }
+    if rank == 0 {
+        return (None, [None, (n > 1).then_some(bit >> 1)], 0);
+    }
+    let mut up = (rank ^ bit) | (bit << 1);
+    if up >= n {
+        up = rank ^ bit;
+    }
+    let child_type = u8::from(rank >= up);
+    let mut lowbit = bit >> 1;
+    let down0 = (lowbit != 0).then(|| rank - lowbit);
+    let mut down1 = (lowbit != 0).then(|| rank + lowbit);
+    while down1.is_some_and(|d| d >= n) {
+        down1 = (lowbit != 0).then(|| rank + lowbit);
+        lowbit >>= 1;
+    }
+    (Some(up), [down0, down1], child_type)
+}
+
+/// NCCL's double binary tree (`ncclGetDtree`): tree 0 is [`btree`]; tree 1 its mirror (node
+/// n - 1 - r) where `n` is even, else the btree shifted by one node.
+pub fn dtree(n: usize, rank: usize, tree: u32) -> (Option<usize>, [Option<usize>; 2], u8) {
+    if tree == 0 || n < 2 {
+        return btree(n, rank);
+    }
+    let odd = n % 2 == 1;
+    // Tree 1's rank r is the btree's rank map(r); the btree's rank x is tree 1's unmap(x).
+    let map = |r: usize| if odd { (r + n - 1) % n } else { n - 1 - r };
+    let unmap = |x: usize| if odd { (x + 1) % n } else { n - 1 - x };
+    let (u, [d0, d1], t) = btree(n, map(rank));
+    (u.map(unmap), [d0.map(unmap), d1.map(unmap)], t)
+}
+
+/// One edge of a channel's tree, one direction: a flow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeEdge {
+    /// Sender and receiver (host, GPU).
+    pub ends: ((usize, usize), (usize, usize)),
+    /// Reduce (towards the root) or broadcast (away from it).
+    pub up: bool,
+    /// The edges (indices into the channel's list) whose message k this edge's message k
+    /// waits for: an up edge its sender's children's up edges; a down edge from the root the
+    /// root's children's up edges; any other down edge the down edge into its sender.
+    pub after: Vec<usize>,
+    /// A reduction before each message: an up edge from a rank with children, and the
+    /// root's down edges (NCCL's `recvReduceCopySend`).
+    pub reduce: bool,
+}
+
+/// A channel's tree as NCCL connects it (`src/graph/connect.cc`): inside each node the chain
+/// `chains[node]` (element 0 faces the parent node, each GPU's parent the one before it);
+/// across nodes [`dtree`] `tree`, whose child nodes connect from their chain's first GPU to
+/// the parent node's second GPU (a down0 child) or first (a down1 child: NCCL's
+/// BALANCED_TREE pattern). Every up edge, then every down edge, rank by rank in node order.
+pub fn tree_edges(chains: &[Vec<(usize, usize)>], tree: u32) -> Vec<TreeEdge> {
+    let nodes = chains.len();
+    // Ranks as (node, position in its chain); parent of each.
+    let ranks: Vec<(usize, usize)> = (0..nodes)
+        .flat_map(|n| (0..chains[n].len()).map(move |i| (n, i)))
+        .collect();
+    let parent = |(n, i): (usize, usize)| -> Option<(usize, usize)> {
+        if i > 0 {
+            return Some((n, i - 1));
+        }
+        let (up, _, child_type) = dtree(nodes, n, tree);
+        up.map(|u| {
+            let last = chains[u].len().saturating_sub(1);
+            (u, if child_type == 0 { last.min(1) } else { 0 })
+        })
+    };
+    let children = |r: (usize, usize)| -> Vec<(usize, usize)> {
+        ranks
+            .iter()
+            .copied()
+            .filter(|&x| parent(x) == Some(r))
+            .collect()
+    };
+    let with_parent: Vec<(usize, usize)> = ranks
+        .iter()
+        .copied()
+        .filter(|&r| parent(r).is_some())
+        .collect();
+    let m = with_parent.len();
+    let up_index = |r: (usize, usize)| with_parent.iter().position(|&x| x == r);
+    let at = |(n, i): (usize, usize)| chains[n][i];
+    let mut edges = Vec::with_capacity(2 * m);
+    for &r in &with_parent {
+        let kids = children(r);
+        edges.push(TreeEdge {
+            ends: (at(r), at(parent(r).unwrap_or(r))),
+            up: true,
+            after: kids.iter().filter_map(|&k| up_index(k)).collect(),
+            reduce: !kids.is_empty(),
+        });
+    }
+    for &r in &with_parent {
+        let p = parent(r).unwrap_or(r);
+        let (after, reduce) = match parent(p) {
+            // The root: what its children sent up, reduced with its own.
+            None => (
+                children(p).iter().filter_map(|&k| up_index(k)).collect(),
+                true,
+            ),
+            Some(_) => (up_index(p).map(|j| m + j).into_iter().collect(), false),
+        };
+        edges.push(TreeEdge {
+            ends: (at(p), at(r)),
+            up: false,
+            after,
+            reduce,
+        });
+    }
+    edges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// NCCL's own illustration of its btree (`src/graph/trees.cc`, 14 ranks): 0 - 8, 8's
+    /// children 4 and 12, 12's 10 and 13 (13: xx101[0]), leaves 1, 3, ..., 13.
+    #[test]
+    fn btree_is_nccls() {
+        assert_eq!(btree(14, 0), (None, [None, Some(8)], 0));
+        assert_eq!(btree(14, 8), (Some(0), [Some(4), Some(12)], 1));
+        assert_eq!(btree(14, 4), (Some(8), [Some(2), Some(6)], 0));
+        assert_eq!(btree(14, 12), (Some(8), [Some(10), Some(13)], 1));
+        assert_eq!(btree(14, 13), (Some(12), [None, None], 1));
+        assert_eq!(btree(14, 1), (Some(2), [None, None], 0));
+        assert_eq!(btree(2, 0), (None, [None, Some(1)], 0));
+        assert_eq!(btree(2, 1), (Some(0), [None, None], 1));
+        assert_eq!(btree(1, 0), (None, [None, None], 0));
+    }
+
+    /// The second tree: the mirror for an even count (12 ranks: root 11, its child 3), the
+    /// shift by one for an odd count (13 ranks: root 1, its child 9); every rank has exactly
+    /// one parent but the root in both trees.
+    #[test]
+    fn dtree_mirrors_or_shifts() {
+        assert_eq!(dtree(12, 11, 1), (None, [None, Some(3)], 0));
+        assert_eq!(dtree(12, 3, 1).0, Some(11));
+        assert_eq!(dtree(13, 1, 1), (None, [None, Some(9)], 0));
+        assert_eq!(dtree(13, 9, 1).0, Some(1));
+        for n in 1..40 {
+            for t in 0..2 {
+                let roots = (0..n).filter(|&r| dtree(n, r, t).0.is_none()).count();
+                assert_eq!(roots, 1, "n {n} tree {t}");
+                for r in 0..n {
+                    if let Some(u) = dtree(n, r, t).0 {
+                        let (_, kids, _) = dtree(n, u, t);
+                        assert!(kids.contains(&Some(r)), "n {n} tree {t} rank {r}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn channels_split_between_the_two_trees() {
+        assert_eq!((0..16).map(|c| tree_of(c, 16)).sum::<u32>(), 8);
+        assert_eq!((tree_of(7, 16), tree_of(8, 16)), (0, 1));
+        assert_eq!(tree_of(0, 1), 0);
+    }
+
+    /// Two nodes of two GPUs, tree 0: node 1 is node 0's down1 child, so its chain head (b0)
+    /// sends up to node 0's head (a0), the root; a1 and b1 hang below their heads.
+    #[test]
+    fn tree_edges_chain_in_nodes_and_join_heads() {
+        let (a0, a1, b0, b1) = ((0, 0), (0, 1), (1, 0), (1, 1));
+        let e = tree_edges(&[vec![a0, a1], vec![b0, b1]], 0);
+        let view: Vec<_> = e
+            .iter()
+            .map(|e| (e.ends, e.up, e.after.clone(), e.reduce))
+            .collect();
+        assert_eq!(
+            view,
+            vec![
+                ((a1, a0), true, vec![], false),
+                ((b0, a0), true, vec![2], true),
+                ((b1, b0), true, vec![], false),
+                ((a0, a1), false, vec![0, 1], true),
+                ((a0, b0), false, vec![0, 1], true),
+                ((b0, b1), false, vec![4], false),
+            ]
+        );
+        // Tree 1 (the mirror) roots at node 1.
+        let e = tree_edges(&[vec![a0, a1], vec![b0, b1]], 1);
+        assert!(e.iter().any(|e| e.up && e.ends == (a0, b0)));
+        // Four nodes of one GPU: 0 <- 2 <- {1, 3}, node 2 reduces its two children.
+        let one: Vec<Vec<(usize, usize)>> = (0..4).map(|n| vec![(n, 0)]).collect();
+        let e = tree_edges(&one, 0);
+        assert_eq!(e.len(), 6);
+        let up2 = e.iter().position(|e| e.up && e.ends == ((2, 0), (0, 0)));
+        let up2 = &e[up2.expect("2 sends up to 0")];
+        assert!(up2.reduce && up2.after.len() == 2);
+    }
 }

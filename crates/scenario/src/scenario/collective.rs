@@ -24,7 +24,7 @@
 //! sees a line when it lands, with no separate flag (`nccl_p2p`).
 
 use crate::components::ReduceRule;
-use crate::config::collective::{Collective, CollectiveKind, Protocol};
+use crate::config::collective::{Algorithm, Collective, CollectiveKind, Protocol};
 
 /// NCCL_BUFFSIZE's default: 4 MiB per connection for the Simple protocol.
 pub const BUFF_BYTES: u64 = 4 << 20;
@@ -73,6 +73,9 @@ pub fn line_bytes(protocol: Protocol, data: u64) -> u64 {
 /// What each flow of a collective does at one size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Schedule {
+    /// The algorithm that runs (`algorithm`, or the tuner's choice for the size): only its
+    /// flows carry messages ([`Collective::flows_of`]).
+    pub algorithm: Algorithm,
     /// The protocol that moves the data (`protocol`, or the tuner's choice for the size).
     pub protocol: Protocol,
     /// Bytes of every message (one slice) on the links: its data, in LL and LL128 its lines.
@@ -96,7 +99,10 @@ pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
     if c.kind == CollectiveKind::AllToAll {
         return pairwise(c, size);
     }
-    let protocol = super::tuner::choose(c, size, net);
+    let (algorithm, protocol) = super::tuner::pick(c, size, net);
+    if algorithm == Algorithm::Tree {
+        return tree(c, size, protocol);
+    }
     let share = size.div_ceil(n * u64::from(c.channels)).max(1);
     let (loops, slices) = if protocol == Protocol::Simple {
         let chunk_max = step_bytes() * u64::from(CHUNK_STEPS);
@@ -140,6 +146,7 @@ pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
         Protocol::Ll | Protocol::Ll128 => STEPS,
     };
     Schedule {
+        algorithm: Algorithm::Ring,
         protocol,
         message_bytes: line_bytes(protocol, data_bytes),
         data_bytes,
@@ -147,6 +154,55 @@ pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
         lag: slices as u32,
         window: window.max(1),
         reduce,
+    }
+}
+
+/// The tree all-reduce's schedule (NCCL's `runTreeSplit`, `src/device/all_reduce.h`, and its
+/// chunking in `calcCollChunking`, `src/enqueue.cc`): each channel takes size / channels of
+/// the buffer (NCCL splits the count over channels, CBD) and moves it in chunks of one step
+/// (a tree gets one step per chunk and per slice in every protocol: Simple 512 KiB, LL 32 KiB
+/// of data, LL128 576,000 bytes, halved while the buffer is small against the tree's depth,
+/// NCCL's own loop for Tree/LL128), each chunk one message on every edge, NCCL_STEPS in flight
+/// per connection. Message k of an edge waits for message k of the edges that feed it (lag 0:
+/// a chunk goes up as soon as every child has sent it, and down as soon as the parent has
+/// it); the reductions are the flows' own (`FlowDeps::reduce`: a rank with children, and the
+/// root's sends down), at the GPU's reduce rate. Simplifications: every chunk of a point has
+/// one size (the share over the chunks, rounded up to a byte); the root and the split ranks'
+/// two thread groups (reduce up, broadcast down) run as independent flows with the full
+/// reduction rate each, where NCCL halves a rank's threads between them.
+fn tree(c: &Collective, size: u64, protocol: Protocol) -> Schedule {
+    let channels = u64::from(c.channels).max(1);
+    let share = size.div_ceil(channels).max(1);
+    let mut chunk = step_data_bytes(protocol);
+    if protocol == Protocol::Ll128 {
+        // NCCL: nstepsLL128 = 1 + log2i(nNodes) + 0.1 ppn; halve the chunk (not under 128
+        // KiB) while nBytes / (nChannels chunk) < nstepsLL128 x 64 / ppn, then (not under 32
+        // KiB) while it is < nstepsLL128 x 16 / ppn; in tenths, integers only.
+        let nodes = c.hosts.len().max(1) as u64;
+        let ppn = u64::from(c.gpus_per_host).max(1);
+        let steps10 = 10 + 10 * u64::from(nodes.ilog2()) + ppn;
+        let below = |chunk: u64, k: u64| {
+            let q = size / channels.saturating_mul(chunk).max(1);
+            q.saturating_mul(10 * ppn) < steps10 * k
+        };
+        while below(chunk, 64) && chunk > 131_072 {
+            chunk /= 2;
+        }
+        while below(chunk, 16) && chunk > 32_768 {
+            chunk /= 2;
+        }
+    }
+    let messages = share.div_ceil(chunk.max(1)).max(1);
+    let data_bytes = share.div_ceil(messages);
+    Schedule {
+        algorithm: Algorithm::Tree,
+        protocol,
+        message_bytes: line_bytes(protocol, data_bytes),
+        data_bytes,
+        messages: u32::try_from(messages).unwrap_or(u32::MAX),
+        lag: 0,
+        window: STEPS,
+        reduce: ReduceRule::NONE,
     }
 }
 
@@ -173,6 +229,7 @@ fn pairwise(c: &Collective, size: u64) -> Schedule {
     };
     let messages = bytes.div_ceil(chunk);
     Schedule {
+        algorithm: Algorithm::Ring,
         protocol: Protocol::Simple,
         message_bytes: bytes.div_ceil(messages),
         data_bytes: bytes.div_ceil(messages),
@@ -221,6 +278,7 @@ mod tests {
             algorithm: Algorithm::Ring,
             protocol: Protocol::Simple,
             graph: crate::config::collective::NcclGraph::default(),
+            tree_start: usize::MAX,
             hosts: (0..hosts).collect(),
             gpus_per_host: gpus,
             channels,
@@ -301,6 +359,42 @@ mod tests {
         let s = schedule(&ring(CollectiveKind::AllToAll, 1, 8, 1), 64 << 20, NET);
         assert_eq!((s.message_bytes, s.messages), (512 << 10, 16));
         assert_eq!(s.reduce, ReduceRule::NONE);
+    }
+
+    /// The tree: each channel's size / channels in chunks of one step, lag 0 (chunk k waits for
+    /// chunk k), 8 in flight, no periodic reduction (the flows marked `reduce` pay it).
+    #[test]
+    fn the_tree_cuts_each_channels_share_into_steps() {
+        let mut c = ring(CollectiveKind::AllReduce, 2, 1, 1);
+        c.algorithm = Algorithm::Tree;
+        let s = schedule(&c, 2 << 20, NET);
+        assert_eq!(s.algorithm, Algorithm::Tree);
+        assert_eq!(
+            (s.message_bytes, s.messages, s.lag, s.window),
+            (512 << 10, 4, 0, 8)
+        );
+        assert_eq!(s.reduce, ReduceRule::NONE);
+        // 16 channels of 1 MiB: 64 KiB a channel, one chunk.
+        c.channels = 16;
+        let s = schedule(&c, 1 << 20, NET);
+        assert_eq!((s.data_bytes, s.messages), (64 << 10, 1));
+        // LL: 32 KiB of data a chunk, lines on the wire.
+        c.protocol = Protocol::Ll;
+        let s = schedule(&c, 1 << 20, NET);
+        assert_eq!(
+            (s.data_bytes, s.message_bytes, s.messages),
+            (32 << 10, 64 << 10, 2)
+        );
+        // LL128 on 2 x 8 GPUs, 16 channels, 1 MiB: NCCL halves 576,000 to 72,000 (not under
+        // 128 KiB: 144,000 > 131,072 halves once more), then to 18,000 (36,000 > 32,768).
+        let mut c = ring(CollectiveKind::AllReduce, 2, 8, 16);
+        c.algorithm = Algorithm::Tree;
+        c.protocol = Protocol::Ll128;
+        let s = schedule(&c, 1 << 20, NET);
+        assert_eq!((s.messages, s.data_bytes), (4, 16 << 10));
+        // 1 GiB: no halving, 576,000-byte chunks.
+        let s = schedule(&c, 1 << 30, NET);
+        assert_eq!(s.messages, (1u64 << 26).div_ceil(576_000) as u32);
     }
 
     #[test]

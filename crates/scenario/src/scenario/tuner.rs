@@ -12,7 +12,9 @@
 //! ([`crate::config::collective::NcclGraph`]); the constants below are NCCL's, cited per table.
 
 use crate::config::PathKind;
-use crate::config::collective::{Collective, CollectiveKind, GpuArch, NcclGraph, Protocol};
+use crate::config::collective::{
+    Algorithm, Collective, CollectiveKind, GpuArch, NcclGraph, Protocol,
+};
 use crate::topology::Affinity;
 
 /// How a collective's edges between nodes reach their NICs at a point: the swept path and
@@ -101,24 +103,143 @@ fn proto_index(p: Protocol) -> usize {
 /// The protocol collective `c` runs at `size` bytes: its own, or NCCL's choice where `auto`.
 /// An all-to-all is NCCL's p2p (Simple chunks).
 pub fn choose(c: &Collective, size: u64, net: Net) -> Protocol {
+    pick(c, size, net).1
+}
+
+/// The algorithm and protocol collective `c` runs at `size` bytes: its own, or NCCL's choice
+/// where `auto` (NCCL's loops: Tree before Ring, LL before LL128 before Simple; the least
+/// estimated time wins, the first on a tie). Only what the model simulates competes: the
+/// tree for all-reduce (the other kinds run the ring, as NCCL's tuner skips its tree for
+/// them), in LL, LL128 (where NCCL leaves it on) and Simple.
+pub fn pick(c: &Collective, size: u64, net: Net) -> (Algorithm, Protocol) {
     if c.kind == CollectiveKind::AllToAll {
-        return Protocol::Simple;
+        return (Algorithm::Ring, Protocol::Simple);
     }
-    if c.protocol != Protocol::Auto {
-        return c.protocol;
+    let algorithms: &[Algorithm] = match (c.algorithm, c.kind) {
+        (Algorithm::Tree, _) => &[Algorithm::Tree],
+        (Algorithm::Auto, CollectiveKind::AllReduce) => &[Algorithm::Tree, Algorithm::Ring],
+        _ => &[Algorithm::Ring],
+    };
+    if let ([a], p) = (algorithms, c.protocol)
+        && p != Protocol::Auto
+    {
+        return (*a, p);
     }
-    let mut best = (f64::INFINITY, Protocol::Simple);
-    for p in ORDER {
-        if p == Protocol::Ll128 && !ll128_on(&c.graph, net) {
-            continue;
+    let protocols: &[Protocol] = match c.protocol {
+        Protocol::Auto => &ORDER,
+        ref p => std::slice::from_ref(p),
+    };
+    let mut best = (f64::INFINITY, algorithms[0], Protocol::Simple);
+    for &a in algorithms {
+        for &p in protocols {
+            if p == Protocol::Ll128 && !ll128_on(&c.graph, net) && c.protocol == Protocol::Auto {
+                continue;
+            }
+            let t = match a {
+                Algorithm::Tree => tree_time_us(c, p, size),
+                Algorithm::Ring | Algorithm::Auto => time_us(c, p, size),
+            };
+            if let Some(t) = t
+                && t < best.0
+            {
+                best = (t, a, p);
+            }
         }
-        if let Some(t) = time_us(c, p, size)
-            && t < best.0
-        {
-            best = (t, p);
-        }
     }
-    best.1
+    if best.0.is_infinite() {
+        // Nothing NCCL's model allows in the asked protocol (LL128 without NVLink): that
+        // protocol as the config asks, on the ring where the algorithm is NCCL's choice.
+        return (algorithms[algorithms.len() - 1], protocols[0]);
+    }
+    (best.1, best.2)
+}
+
+/// Tree base latencies, µs, LL / LL128 / Simple (`baseLatencies`, Tree row).
+const TREE_BASE_US: [f64; 3] = [6.8, 14.0, 8.4];
+/// Tree per-hop hardware latencies, µs: NVLink, PCIe (`hwLatencies`, Tree); the network's is
+/// [`NET_TREE_US`].
+const TREE_NVLINK_US: [f64; 3] = [0.6, 1.25, 4.0];
+const TREE_PCI_US: [f64; 3] = [1.0, 1.9, 4.0];
+/// The tree's bus bandwidth ceilings per channel, GB/s, by generation and nodes 1 / 2 / more
+/// (`perChMaxTreeBws`, all-reduce).
+const TREE_PER_CH: [[f64; 3]; 4] = [
+    [26.5, 18.5, 10.0],
+    [24.0, 23.6, 17.8],
+    [38.7, 41.4, 36.0],
+    [70.0, 42.8, 24.0],
+];
+/// The tree's LL128 ceilings per channel, GB/s (`perChMaxTreeLL128Bws`).
+const TREE_LL128_PER_CH: [[f64; 3]; 4] = [
+    [20.0, 20.0, 20.0],
+    [20.0, 20.0, 20.0],
+    [36.7, 36.7, 29.0],
+    [55.6, 31.67, 20.0],
+];
+/// NCCL's `treeCorrectionFactor` (`src/graph/tuning.cc`): the tree all-reduce's bandwidth
+/// times this by protocol and log2(bytes / 64), for 64 B up to 256 MiB.
+const TREE_CORRECTION: [[f64; 24]; 3] = [
+    [
+        1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8,
+        0.9, 1.0, 1.0, 1.0, 1.0, 1.0,
+    ],
+    [
+        1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9,
+        0.9, 0.9, 0.9, 1.0, 1.0, 1.0,
+    ],
+    [
+        0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8,
+        0.7, 0.7, 0.8, 0.9, 0.9, 0.9,
+    ],
+];
+
+/// NCCL's `log2i`: the floor of log2, -1 for 0.
+fn log2i(x: u64) -> i32 {
+    63 - x.leading_zeros() as i32
+}
+
+/// NCCL's estimate of collective `c` at `size` bytes as its tree all-reduce in protocol `p`,
+/// µs (`ncclTopoTuneModel`, `ncclTopoGetAlgoTime`): the tree's latency base + 2 ((ppn - 1)
+/// intra + log2(nodes) inter), its bus bandwidth the search's channels x their speed, at most
+/// 92% and the per-channel tree ceiling, LL a 3.8th of it (at most NCCL's LL ceiling), LL128
+/// 120/128 of it across nodes (7/9 in one node, at most the tree's LL128 ceiling), half of it
+/// as algorithm bandwidth, times NCCL's correction for the size. None for a kind other than
+/// all-reduce, and for LL128 where `time_us` leaves it off. The tree's search is taken to find
+/// the ring's channels at the ring's speed (an estimate: NCCL searches its BALANCED_TREE graph
+/// separately, with the same channel count).
+pub fn tree_time_us(c: &Collective, p: Protocol, size: u64) -> Option<f64> {
+    let g: &NcclGraph = &c.graph;
+    if c.kind != CollectiveKind::AllReduce || (p == Protocol::Ll128 && !g.nvlink) {
+        return None;
+    }
+    let nodes = g.nodes.max(1);
+    let ppn = f64::from(c.gpus_per_host);
+    let (ai, pi) = (arch_index(g.arch), proto_index(p));
+    let n_index = (nodes.min(3) - 1) as usize;
+    let row = if nodes == 1 { ai } else { usize::from(g.amd) };
+    let rings = f64::from(g.rings);
+    let mut bus = rings * f64::from(g.ring_mbps) / 1000.0;
+    bus = (bus * 0.92).min(rings * TREE_PER_CH[ai][n_index]);
+    match p {
+        Protocol::Ll => bus = (bus / 3.8).min(LL_MAX[row][n_index]),
+        Protocol::Ll128 => {
+            let eff = if nodes == 1 { 7.0 / 9.0 } else { 120.0 / 128.0 };
+            bus = (bus * eff).min(rings * TREE_LL128_PER_CH[ai][n_index]);
+        }
+        Protocol::Simple | Protocol::Auto => {}
+    }
+    let mut algbw = bus * 0.5;
+    let intra = if g.nvlink {
+        TREE_NVLINK_US[pi]
+    } else {
+        TREE_PCI_US[pi]
+    };
+    let lat = TREE_BASE_US[pi]
+        + 2.0 * ((ppn - 1.0) * intra + f64::from(log2i(u64::from(nodes))) * NET_TREE_US[pi]);
+    let log_size = log2i(size >> 6);
+    if (0..23).contains(&log_size) {
+        algbw *= TREE_CORRECTION[pi][log_size as usize];
+    }
+    Some(lat + size as f64 / (1000.0 * algbw))
 }
 
 /// NCCL's estimate of collective `c` at `size` bytes in protocol `p`, µs; None where NCCL
@@ -196,6 +317,7 @@ mod tests {
                 // CPU (PXN relays it).
                 exit_class: Affinity::Sys,
             },
+            tree_start: usize::MAX,
         }
     }
 
@@ -277,5 +399,94 @@ mod tests {
         c.graph.nvlink = false;
         assert_eq!(time_us(&c, Protocol::Ll128, 1 << 20), None);
         assert_ne!(choose(&c, 1 << 20, AUTO), Protocol::Ll128);
+    }
+
+    fn auto(nodes: u32) -> Collective {
+        Collective {
+            algorithm: Algorithm::Auto,
+            ..dgx_h100(nodes, CollectiveKind::AllReduce)
+        }
+    }
+
+    /// The tree's estimates on two DGX H100 (ppn 8, one network hop up and one down, 8
+    /// channels at 48 GB/s): latency LL 6.8 + 2 (7 x 0.6 + 5.0) = 25.2 µs, LL128 14 + 2 (7 x
+    /// 1.25 + 8.5) = 48.5, Simple 8.4 + 2 (7 x 4.0 + 14) = 92.4; bus bandwidth min(0.92 x 384,
+    /// 8 x 41.4) = 331.2, LL min(331.2 / 3.8, 39) = 39, LL128 min(331.2 x 120/128, 8 x 36.7) =
+    /// 293.6, halved as algorithm bandwidth, times NCCL's correction for the size.
+    #[test]
+    fn the_trees_estimate_is_nccls_formula() {
+        let c = auto(2);
+        let t = |p, s| tree_time_us(&c, p, s).unwrap();
+        // 64 B: log2(1) = 0, corrections LL 1.0, LL128 1.0, Simple 0.9.
+        assert!((t(Protocol::Ll, 64) - (25.2 + 64.0 / (1000.0 * 19.5))).abs() < 1e-6);
+        assert!((t(Protocol::Ll128, 64) - (48.5 + 64.0 / (1000.0 * 146.8))).abs() < 1e-6);
+        let simple = 92.4 + 64.0 / (1000.0 * 165.6 * 0.9);
+        assert!((t(Protocol::Simple, 64) - simple).abs() < 1e-6);
+        // 1 MiB: log2(16384) = 14, LL128's correction 0.6.
+        let ll128 = 48.5 + (1u64 << 20) as f64 / (1000.0 * 146.8 * 0.6);
+        assert!((t(Protocol::Ll128, 1 << 20) - ll128).abs() < 1e-6);
+        // Past 256 MiB no correction.
+        let big = 1u64 << 30;
+        assert!((t(Protocol::Simple, big) - (92.4 + big as f64 / 165_600.0)).abs() < 1e-3);
+        let mut ag = auto(2);
+        ag.kind = CollectiveKind::AllGather;
+        assert_eq!(tree_time_us(&ag, Protocol::Simple, 64), None);
+    }
+
+    /// NCCL's choices on 2 x DGX H100 (docs/nccl-facts §2, NCCL 2.30's tuning.cc with the
+    /// search's 8 channels x 48 GB/s): Tree/LL below 256 KiB, Tree/LL128 from 256 KiB to 16
+    /// MiB, Ring/LL128 at 32 and 64 MiB, Ring/Simple from 128 MiB.
+    #[test]
+    fn auto_on_two_dgx_h100_picks_as_nccls_table() {
+        let c = auto(2);
+        for k in 3..=30 {
+            let size = 1u64 << k;
+            let want = match size {
+                s if s < 256 << 10 => (Algorithm::Tree, Protocol::Ll),
+                s if s < 32 << 20 => (Algorithm::Tree, Protocol::Ll128),
+                s if s < 128 << 20 => (Algorithm::Ring, Protocol::Ll128),
+                _ => (Algorithm::Ring, Protocol::Simple),
+            };
+            assert_eq!(pick(&c, size, AUTO), want, "{size} bytes");
+        }
+        // A fixed protocol still chooses the algorithm; a fixed algorithm the protocol.
+        let mut s = auto(2);
+        s.protocol = Protocol::Simple;
+        assert_eq!(pick(&s, 8, AUTO), (Algorithm::Tree, Protocol::Simple));
+        assert_eq!(pick(&s, 1 << 30, AUTO), (Algorithm::Ring, Protocol::Simple));
+        let mut t = auto(2);
+        t.algorithm = Algorithm::Tree;
+        assert_eq!(pick(&t, 1 << 30, AUTO), (Algorithm::Tree, Protocol::Simple));
+        assert_eq!(pick(&t, 1 << 20, AUTO), (Algorithm::Tree, Protocol::Ll128));
+        // The ring alone is what it was.
+        let r = dgx_h100(2, CollectiveKind::AllReduce);
+        assert_eq!(pick(&r, 8, AUTO), (Algorithm::Ring, Protocol::Ll));
+        // Without LL128 (path gpudirect from the far GPU): LL, then the tree's Simple.
+        let net = Net {
+            path: PathKind::GpuDirect,
+            pxn: true,
+        };
+        assert_eq!(pick(&c, 1 << 20, net).1, Protocol::Ll);
+        // All-gather has no tree.
+        let mut ag = auto(2);
+        ag.kind = CollectiveKind::AllGather;
+        assert_eq!(pick(&ag, 8, AUTO).0, Algorithm::Ring);
+    }
+
+    /// 16 x DGX H100 (nodes > 2: the tree's ceilings 36.0 and 29.0 a channel, LL's 20.4; 4
+    /// network hops each way): the tree keeps every size up to 1 GiB (NCCL's table: Tree/LL,
+    /// Tree/LL128 to about 128 MiB, Tree/Simple to about 1 GiB, Ring/Simple above).
+    #[test]
+    fn auto_on_sixteen_dgx_h100_keeps_the_tree_longer() {
+        let c = auto(16);
+        assert_eq!(pick(&c, 8, AUTO), (Algorithm::Tree, Protocol::Ll));
+        assert_eq!(pick(&c, 64 << 10, AUTO), (Algorithm::Tree, Protocol::Ll));
+        assert_eq!(pick(&c, 1 << 20, AUTO), (Algorithm::Tree, Protocol::Ll128));
+        assert_eq!(pick(&c, 64 << 20, AUTO), (Algorithm::Tree, Protocol::Ll128));
+        assert_eq!(
+            pick(&c, 512 << 20, AUTO),
+            (Algorithm::Tree, Protocol::Simple)
+        );
+        assert_eq!(pick(&c, 8 << 30, AUTO), (Algorithm::Ring, Protocol::Simple));
     }
 }

@@ -74,7 +74,9 @@ impl Shape {
         let bytes = sched.map_or(size, |s| s.message_bytes);
         Shape {
             messages: match sched {
-                Some(s) => vec![s.messages; w.flows.len()],
+                Some(s) => (0..w.flows.len())
+                    .map(|i| if active(w, s, i) { s.messages } else { 0 })
+                    .collect(),
                 None => (0..w.flows.len())
                     .map(|i| messages(cfg, w, i, (size, path)))
                     .collect(),
@@ -96,6 +98,9 @@ impl Shape {
                         }
                     });
                     match sched {
+                        // A tree's rank with children reduces every chunk it sends up (and
+                        // the root every chunk it sends down): the flows marked `reduce`.
+                        Some(_) if d.reduce => ReduceRule::every(delay),
                         Some(s) => ReduceRule { delay, ..s.reduce },
                         None if d.reduce => ReduceRule::every(delay),
                         None => ReduceRule::NONE,
@@ -142,11 +147,21 @@ fn schedule(cfg: &Config, w: &Workload, (size, path): (u64, PathKind)) -> Option
         .map(|c| collective::schedule(c, size, Net::of(cfg, path)))
 }
 
+/// Whether flow `i` of a collective's workload runs at a size whose schedule is `s`: it is
+/// an edge of the algorithm the size runs (an `auto` all-reduce holds the rings' flows and
+/// the trees').
+fn active(w: &Workload, s: Schedule, i: usize) -> bool {
+    w.collective
+        .as_ref()
+        .is_none_or(|c| c.flows_of(s.algorithm, w.flows.len()).contains(&i))
+}
+
 /// Messages flow `i` carries: its `messages`, or the sweep's iterations for the size.
-/// A collective's: its schedule's.
+/// A collective's: its schedule's (none for the flows of the algorithm the size does not run).
 pub fn messages(cfg: &Config, w: &Workload, i: usize, at: (u64, PathKind)) -> u32 {
     match schedule(cfg, w, at) {
-        Some(s) => s.messages,
+        Some(s) if active(w, s, i) => s.messages,
+        Some(_) => 0,
         None => w.flows[i].messages.unwrap_or_else(|| iterations(cfg, at.0)),
     }
 }
@@ -166,7 +181,13 @@ pub fn message_bytes(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> u64 {
 /// worked out once: every flow carries its count).
 pub fn run_messages(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> u64 {
     match schedule(cfg, w, at) {
-        Some(s) => u64::from(s.messages).saturating_mul(w.flows.len() as u64),
+        Some(s) => {
+            let running = match &w.collective {
+                Some(c) => c.flows_of(s.algorithm, w.flows.len()).len(),
+                None => w.flows.len(),
+            };
+            u64::from(s.messages).saturating_mul(running as u64)
+        }
         None => (0..w.flows.len())
             .map(|i| u64::from(messages(cfg, w, i, at)))
             .sum(),
@@ -179,9 +200,66 @@ pub fn repeats(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> u32 {
     iterations(cfg, bytes.saturating_mul(run_messages(cfg, w, at).max(1)))
 }
 
-/// Simulates point `p`, whose scenario is the workload `w`.
+/// Simulates point `p`, whose scenario is the workload `w`. A collective whose scenario holds
+/// flows of two algorithms (an `auto` all-reduce: the rings' and the trees') runs those of the
+/// algorithm its schedule picks for the size, as a scenario of its own.
 pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> PointResult {
     let sc = &cfg.scenarios[p.scenario];
+    if let (Some(c), Some(s)) = (&w.collective, schedule(cfg, w, (p.size, p.path))) {
+        let run = c.flows_of(s.algorithm, w.flows.len());
+        if run.len() < w.flows.len() {
+            let (sc, w) = narrowed(sc, w, c, run);
+            return simulate_in(cfg, topo, p, &sc, &w);
+        }
+    }
+    simulate_in(cfg, topo, p, sc, w)
+}
+
+/// Scenario `sc` (workload `w`, collective `c`) with only the flows `run`: their gates
+/// renumbered, the collective's split moved to match (every flow one algorithm's).
+fn narrowed(
+    sc: &ScenarioSpec,
+    w: &Workload,
+    c: &crate::config::collective::Collective,
+    run: std::ops::Range<usize>,
+) -> (ScenarioSpec, Workload) {
+    let start = run.start;
+    let flows = w.flows[run.clone()]
+        .iter()
+        .map(|d| crate::config::FlowDeps {
+            after: d
+                .after
+                .iter()
+                .filter(|&&(on, _)| run.contains(&on))
+                .map(|&(on, lag)| (on - start, lag))
+                .collect(),
+            ..d.clone()
+        })
+        .collect();
+    let tree_start = if start == 0 { run.len() } else { 0 };
+    let w = Workload {
+        flows,
+        collective: Some(crate::config::collective::Collective {
+            tree_start,
+            ..c.clone()
+        }),
+    };
+    let sc = ScenarioSpec {
+        flows: sc.flows[run].to_vec(),
+        workload: Some(w.clone()),
+        ..sc.clone()
+    };
+    (sc, w)
+}
+
+/// Simulates point `p` of scenario `sc`, the workload `w`.
+fn simulate_in(
+    cfg: &Config,
+    topo: &Topology,
+    p: &Point,
+    sc: &ScenarioSpec,
+    w: &Workload,
+) -> PointResult {
     let shape = Shape::of(cfg, sc, w, (p.size, p.path));
     let built: Vec<paths::Built> = sc
         .flows

@@ -76,6 +76,44 @@ struct Work {
     problem: Problem,
     fill: FillScratch,
     fair: FairScratch,
+    last: LastSolve,
+}
+
+/// The last solve of several transfers: its demands, the capacities of the resources they
+/// use (in the order of their uses) and its shares. A solve is a function of exactly these,
+/// and a fabric often solves the same group again (transfers of many flows that end together
+/// and are followed by their next messages: an incast solves its 64 flows once per round).
+#[derive(Clone, Debug, Default)]
+struct LastSolve {
+    demands: Vec<Demand>,
+    capacities: Vec<u128>,
+    shares: Vec<Share>,
+}
+
+impl LastSolve {
+    fn matches(&self, demands: &[&Demand], capacity: &[u128]) -> bool {
+        self.demands.len() == demands.len()
+            && self.demands.iter().zip(demands).all(|(a, &b)| a == b)
+            && (demands.iter().flat_map(|d| d.uses.iter()))
+                .map(|u| capacity[u.0 as usize])
+                .eq(self.capacities.iter().copied())
+    }
+
+    fn keep(&mut self, demands: &[&Demand], capacity: &[u128], shares: &[Share]) {
+        self.demands.resize_with(demands.len(), Demand::default);
+        for (a, &b) in self.demands.iter_mut().zip(demands) {
+            a.uses.clone_from(&b.uses);
+        }
+        self.capacities.clear();
+        (self.capacities).extend(
+            demands
+                .iter()
+                .flat_map(|d| d.uses.iter())
+                .map(|u| capacity[u.0 as usize]),
+        );
+        self.shares.clear();
+        self.shares.extend_from_slice(shares);
+    }
 }
 
 /// Progressive filling's per-place and per-class tables ([`Fluid::fill`]).
@@ -162,11 +200,17 @@ impl Fluid {
             problem,
             fill,
             fair,
+            last,
         } = &mut *work;
+        if last.matches(demands, &self.capacity) {
+            return last.shares.clone();
+        }
         problem.build(demands, &self.capacity);
         let filled = self.fill(problem, fill);
         let shares = self.byte_fair(problem, fair, filled);
-        problem.class_of.iter().map(|&c| shares[c]).collect()
+        let shares: Vec<Share> = problem.class_of.iter().map(|&c| shares[c]).collect();
+        last.keep(demands, &self.capacity, &shares);
+        shares
     }
 
     /// The share of a transfer alone, without the tables of a solve: what progressive filling
