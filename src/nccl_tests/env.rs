@@ -1,6 +1,6 @@
 //! NCCL's environment as `gdrsim nccl-tests` reads it (the environment and `--env`): the
 //! variables the model honours (NCCL_ALGO, NCCL_PROTO, NCCL_NET_GDR_LEVEL, NCCL_PXN_DISABLE,
-//! NCCL_MIN/MAX_NCHANNELS), what each becomes in the generated study, and a refusal naming the
+//! NCCL_MIN/MAX_NCHANNELS, NCCL_IB_QPS_PER_CONNECTION), what each becomes in the generated study, and a refusal naming the
 //! variable for a value the model cannot run.
 
 use super::{CLI, parse_int};
@@ -8,13 +8,14 @@ use crate::config::ConfigError;
 use crate::config::collective::{Algorithm, Protocol};
 
 /// The NCCL environment variables the command reads, from the environment and `--env`.
-pub const NCCL_VARS: [&str; 6] = [
+pub const NCCL_VARS: [&str; 7] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_NET_GDR_LEVEL",
     "NCCL_PXN_DISABLE",
     "NCCL_MIN_NCHANNELS",
     "NCCL_MAX_NCHANNELS",
+    "NCCL_IB_QPS_PER_CONNECTION",
 ];
 
 /// NCCL's settings the run uses, from the environment and `--env`.
@@ -33,6 +34,10 @@ pub struct Nccl {
     pub max_channels: Option<u32>,
     /// NCCL_PROTO where set (one protocol); unset, NCCL's tuner chooses per size.
     pub protocol: Option<Protocol>,
+    /// NCCL_IB_QPS_PER_CONNECTION where set: the study's `[network] qps_per_connection` on a
+    /// two-tier fabric (on the single-switch fabric every path is private and QPs change
+    /// nothing).
+    pub qps_per_connection: Option<u32>,
     /// NCCL_ALGO where set: Ring, Tree, or `Auto` for a list of both (NCCL's tuner chooses
     /// between them per size); unset: as both, NCCL's default.
     pub algorithm: Option<Algorithm>,
@@ -90,6 +95,19 @@ impl Nccl {
         };
         let min_channels = channels("NCCL_MIN_NCHANNELS")?;
         let max_channels = channels("NCCL_MAX_NCHANNELS")?;
+        let qps_per_connection = get("NCCL_IB_QPS_PER_CONNECTION")
+            .map(|v| {
+                let max = crate::config::limits::MAX_QPS_PER_CONNECTION;
+                parse_int(
+                    "NCCL_IB_QPS_PER_CONNECTION",
+                    &v,
+                    1,
+                    max.into(),
+                    "queue pairs per connection (NCCL_IB_MAX_QPS is 128)",
+                )
+                .map(|q| q as u32)
+            })
+            .transpose()?;
         let mut ignored: Vec<String> = vars
             .iter()
             .filter(|(n, _)| !NCCL_VARS.contains(&n.as_str()))
@@ -102,6 +120,7 @@ impl Nccl {
             min_channels,
             max_channels,
             protocol,
+            qps_per_connection,
             algorithm,
             ignored,
         })

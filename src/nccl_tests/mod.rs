@@ -431,6 +431,19 @@ fn study_config(
             sim.insert("net_gdr_c2c".into(), (*c2c).into());
         }
     }
+    // NCCL_IB_QPS_PER_CONNECTION: read where the fabric has shared spines (the single-switch
+    // fabric refuses the key: its paths are private, so QPs change nothing there).
+    if let (Some(q), Some(toml::Value::Table(net))) =
+        (plan.nccl.qps_per_connection, doc.get_mut("network"))
+    {
+        let two_tier = net
+            .get("fabric")
+            .and_then(|f| f.as_str())
+            .is_some_and(|f| f != "single-switch");
+        if two_tier {
+            net.insert("qps_per_connection".into(), i64::from(q).into());
+        }
+    }
     let mut sweep = toml::Table::new();
     sweep.insert(
         "sizes".into(),

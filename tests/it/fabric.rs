@@ -308,3 +308,112 @@ fn ecmp_flows_get_the_max_min_rates_of_the_hashs_assignment() {
         );
     }
 }
+
+/// `qps_per_connection` (NCCL_IB_QPS_PER_CONNECTION): a flow's messages ride its Q QPs round
+/// robin and ECMP hashes each QP on its own, so one flow's messages can cross different
+/// spines. Fabric: 2 hosts a leaf, 1:1, 2 spines, so a leaf has 2 uplinks, one to each spine,
+/// and each spine one cable down to each leaf (the spine's hash has one choice); the source
+/// leaf's hash picks the spine: `ecmp_hash(src port, dst port, qp, 0) mod 2` (one NIC a host:
+/// port = host). Flow f's QPs are numbered `f x Q + k`. The two flows (leaf 0's hosts to the
+/// two hosts of another leaf) are picked, by the hash computed here, so that with one QP
+/// (QPs 0 and 1) both hash onto the same spine, and with two QPs (flow 0: QPs 0, 1; flow 1:
+/// QPs 2, 3) each flow's two QPs hash onto different spines.
+///
+/// Derivation. One QP: both flows share one uplink of rate r (the NIC's, spine_port_gbps's
+/// default) and the other is idle: max-min gives each r / 2, the aggregate r. Two QPs: a
+/// QP is a send queue whose messages go one after another, and the NIC serves a flow's two
+/// QPs side by side; so each flow has one message on each spine at a time, sharing its host
+/// cable (rate r): r / 2 each. Each uplink then carries one message of each flow, r / 2 + r /
+/// 2 = r, exactly its rate: nothing in the network binds and each flow runs at its NIC's
+/// rate r, the aggregate 2 r (within 1%).
+#[test]
+fn qps_per_connection_spreads_a_flows_messages_over_the_spines() {
+    let base = "fabric = \"leaf-spine\"\nhosts_per_leaf = 2\nspines = 2";
+    let spine = |from: usize, to: usize, qp: u32| leaf_spine::ecmp_hash(from, to, qp, 0) % 2;
+    // Candidate flows: hosts 0 and 1 (leaf 0) to the two hosts of leaf 1..7, in either order.
+    let flows = (1..8)
+        .flat_map(|leaf| {
+            [
+                [(0, 2 * leaf), (1, 2 * leaf + 1)],
+                [(0, 2 * leaf + 1), (1, 2 * leaf)],
+            ]
+        })
+        .find(|f| {
+            let collide = spine(f[0].0, f[0].1, 0) == spine(f[1].0, f[1].1, 1);
+            let split = |i: usize| {
+                let (a, b) = f[i];
+                let q = 2 * i as u32;
+                spine(a, b, q) != spine(a, b, q + 1)
+            };
+            collide && split(0) && split(1)
+        })
+        .expect("some pair of flows collides with one QP and splits with two");
+    let one = config(base, 16, &flows);
+    let two = config(&format!("{base}\nqps_per_connection = 2"), 16, &flows);
+    let r = nic_gbytes(&one);
+    // The routes as the topology gives them: one QP on one spine; two QPs on both.
+    let topo = scenario::topology(&one);
+    let up = |topo: &Topology, (a, b): (usize, usize), qp: u32| {
+        topo.wire_route((a, 0), (b, 0), qp).unwrap()[1]
+    };
+    assert_eq!(up(&topo, flows[0], 0), up(&topo, flows[1], 1));
+    let topo2 = scenario::topology(&two);
+    for (i, &f) in flows.iter().enumerate() {
+        let q = 2 * i as u32;
+        assert_ne!(up(&topo2, f, q), up(&topo2, f, q + 1));
+    }
+    let s1 = run(&one);
+    assert!(
+        rel_diff(s1.bw_gbps, r) < 0.01,
+        "one QP: {:.3} vs r {r:.3}",
+        s1.bw_gbps
+    );
+    for f in &s1.flow_rows {
+        assert!(
+            rel_diff(f.bw_gbps, r / 2.0) < 0.01,
+            "one QP, flow {}: {:.3}",
+            f.flow,
+            f.bw_gbps
+        );
+    }
+    let s2 = run(&two);
+    assert!(
+        rel_diff(s2.bw_gbps, 2.0 * r) < 0.01,
+        "two QPs: {:.3} vs 2r {:.3}",
+        s2.bw_gbps,
+        2.0 * r
+    );
+    for f in &s2.flow_rows {
+        assert!(
+            rel_diff(f.bw_gbps, r) < 0.01,
+            "two QPs, flow {}: {:.3}",
+            f.flow,
+            f.bw_gbps
+        );
+    }
+}
+
+/// `qps_per_connection` names its key: the single-switch fabric has no spines to spread over,
+/// and 0 or more than NCCL's 128 QPs are refused.
+#[test]
+fn qps_per_connection_is_checked() {
+    let text = |net: &str| {
+        format!(
+            "name = \"q\"\n[sweep]\nsizes = [\"1MiB\"]\npaths = [\"host\"]\nops = [\"write_imm\"]\n[network]\n{net}\n[[machines]]\nname = \"ws\"\npreset = \"workstation\"\n\
+             [[hosts]]\nname = \"a\"\nmachine = \"ws\"\n[[hosts]]\nname = \"b\"\nmachine = \"ws\"\n\
+             [[scenarios]]\nname = \"s\"\nflows = [{{ sender = {{ host = \"a\", nic = \"nic0\", buffer = \"host\" }}, receiver = {{ host = \"b\", nic = \"nic0\", buffer = \"host\" }} }}]\n"
+        )
+    };
+    for net in [
+        "qps_per_connection = 2",
+        "fabric = \"leaf-spine\"\nhosts_per_leaf = 1\nspines = 2\nqps_per_connection = 0",
+        "fabric = \"leaf-spine\"\nhosts_per_leaf = 1\nspines = 2\nqps_per_connection = 129",
+    ] {
+        let e = config::parse(&text(net), "q.toml")
+            .expect_err(net)
+            .to_string();
+        assert!(e.contains("network.qps_per_connection"), "{net}: {e}");
+    }
+    let ok = "fabric = \"leaf-spine\"\nhosts_per_leaf = 1\nspines = 2\nqps_per_connection = 128";
+    config::parse(&text(ok), "q.toml").unwrap_or_else(|e| panic!("{e}"));
+}

@@ -52,7 +52,7 @@ impl Fabric<'_> {
         }
         match copy {
             Copy::D2h { route, mps } => {
-                let route = self.route_of(inst.flow, route);
+                let route = self.route_of(inst.flow, inst.msg, route);
                 let n = size.div_ceil(mps).max(1);
                 self.step_state(inst).parts = n as u32;
                 let mut off = 0;
@@ -85,7 +85,7 @@ impl Fabric<'_> {
         match (self.copy_of(inst), phase) {
             (Copy::H2d { commit, .. }, 0) => {
                 self.read_done(&t, now, q);
-                let route = self.route_of(inst.flow, commit);
+                let route = self.route_of(inst.flow, inst.msg, commit);
                 self.relaunch(t, route, (inst.step, 1), now, q);
             }
             _ => self.copy_committed(inst, now, q),

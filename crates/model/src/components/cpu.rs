@@ -176,7 +176,7 @@ impl Fabric<'_> {
                 self.host_dram_touch((task.flow, task.msg), dram, bytes);
                 self.busy(task, now - started);
                 self.step_state(inst).started = started;
-                let route = self.route_of(task.flow, route);
+                let route = self.route_of(task.flow, task.msg, route);
                 let t = self.train(route, inst.with_phase(0), Unit::Write, last, now);
                 self.launch(t, now, q);
             }
@@ -258,7 +258,7 @@ impl Fabric<'_> {
             let size = self.plan_of(task.flow).size;
             self.host_dram_touch((task.flow, task.msg), dram, size);
         }
-        let route = self.route_of(task.flow, route);
+        let route = self.route_of(task.flow, task.msg, route);
         let t = self.train(
             route,
             (task.flow, task.msg, task.step, 0),

@@ -222,8 +222,10 @@ impl<'t> Fabric<'t> {
             .iter()
             .enumerate()
             .map(|(qp, plan)| {
-                plan.routes
-                    .iter()
+                // The first QP's routes, then each other QP's set (the same length, in order).
+                std::iter::once(&plan.routes)
+                    .chain(&plan.qp_routes)
+                    .flatten()
                     .map(|r| r.iter().map(|&c| topo.engine_unit(c, qp)).collect())
                     .collect()
             })
@@ -363,9 +365,23 @@ impl<'t> Fabric<'t> {
         self.flows[flow as usize].plan
     }
 
-    /// The fabric route of plan route `r` of `flow`.
-    pub fn route_of(&self, flow: u32, r: crate::plan::PlanRoute) -> RouteId {
-        self.flows[flow as usize].route_base + r as RouteId
+    /// The fabric route of plan route `r` of message `msg` of `flow`: with Q queue pairs
+    /// (`Plan::qp_routes`), message `m` rides QP `m mod Q` and takes that QP's route set,
+    /// laid out after the first one's (`route_base + (m mod Q) x routes + r`).
+    pub fn route_of(&self, flow: u32, msg: u32, r: crate::plan::PlanRoute) -> RouteId {
+        let f = &self.flows[flow as usize];
+        let plan = f.plan;
+        if plan.qp_routes.is_empty() {
+            return f.route_base + r as RouteId;
+        }
+        let set = msg as usize % (plan.qp_routes.len() + 1);
+        f.route_base + (set * plan.routes.len()) as RouteId + r as RouteId
+    }
+
+    /// The route set message `msg` of `flow` takes: its QP's index among the flow's QPs.
+    pub fn qp_set(&self, flow: u32, msg: u32) -> u32 {
+        let sets = self.flows[flow as usize].plan.qp_routes.len() as u32 + 1;
+        msg % sets
     }
 
     /// The source id of units entering `route` for `flow`: the route's first channel (the

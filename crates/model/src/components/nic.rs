@@ -73,7 +73,7 @@ impl Fabric<'_> {
         else {
             unreachable!("only a WQE passes the send engine")
         };
-        let route = self.route_of(inst.flow, engine);
+        let route = self.route_of(inst.flow, inst.msg, engine);
         let t = self.train(route, inst.with_phase(phase), Unit::Packet, bytes, now);
         self.launch(t, now, q);
     }
@@ -168,7 +168,7 @@ impl Fabric<'_> {
             (ready - m.bytes_out) / mtu * mtu
         };
         m.bytes_out += emit;
-        let route = self.step_route(inst.flow, inst.step);
+        let route = self.step_route(inst.flow, inst.msg, inst.step);
         let mut off = 0;
         while off < emit {
             let b = mtu.min(emit - off);
@@ -196,7 +196,7 @@ impl Fabric<'_> {
         }
         self.step_state(rx).bytes_in += t.payload;
         let at = t.head + mtt;
-        let route = self.step_route(t.flow, write_step);
+        let route = self.step_route(t.flow, t.msg, write_step);
         // One write TLP's time on the first link: a packet's TLPs leave back to back, so the
         // k-th of them is ready for the DMA-write stage only k TLP times after the first (that
         // spacing comes from the packet, and must not count as the PCIe write stage stretching
@@ -249,7 +249,7 @@ impl Fabric<'_> {
             unreachable!()
         };
         let bytes = self.nic_spec(nic).cqe_bytes;
-        let route = self.step_route(inst.flow, inst.step);
+        let route = self.step_route(inst.flow, inst.msg, inst.step);
         let c = self.train(route, inst.with_phase(0), Unit::Write, bytes, at);
         self.launch(c, now, q);
     }
@@ -260,7 +260,7 @@ impl Fabric<'_> {
         let StepKind::Packet { bytes, .. } = *self.kind(inst) else {
             unreachable!()
         };
-        let route = self.step_route(inst.flow, inst.step);
+        let route = self.step_route(inst.flow, inst.msg, inst.step);
         let a = self.train(route, inst.with_phase(0), Unit::Control, bytes, at);
         self.launch(a, now, q);
     }

@@ -91,8 +91,8 @@ impl Fabric<'_> {
         q: &mut Queue<Event>,
     ) {
         let routes = (
-            self.route_of(inst.flow, spec.req),
-            self.route_of(inst.flow, spec.cpl),
+            self.route_of(inst.flow, inst.msg, spec.req),
+            self.route_of(inst.flow, inst.msg, spec.cpl),
         );
         let who = inst.with_phase(0);
         let sizes = (spec.mrrs, spec.mps);

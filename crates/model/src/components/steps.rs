@@ -235,7 +235,7 @@ impl Fabric<'_> {
             (StepKind::NicTx { .. } | StepKind::Wire { .. }, _) => {
                 self.record(inst, (t.stage_in, t.stage_in), (t.head, t.head));
                 let next = plan.output(t.step).expect("packets stream on");
-                let route = self.step_route(t.flow, next);
+                let route = self.step_route(t.flow, t.msg, next);
                 self.relaunch(t, route, (next, 0), now, q);
             }
             (StepKind::NicRx { .. }, _) => {
@@ -282,7 +282,7 @@ impl Fabric<'_> {
     }
 
     /// The fabric route of the step's own route (NIC pipelines, wire, DMA write).
-    pub(super) fn step_route(&self, flow: u32, step: StepId) -> super::fabric::RouteId {
+    pub(super) fn step_route(&self, flow: u32, msg: u32, step: StepId) -> super::fabric::RouteId {
         let r = match self.plan_of(flow).steps[step as usize].kind {
             StepKind::NicTx { route, .. }
             | StepKind::Wire { route }
@@ -292,7 +292,7 @@ impl Fabric<'_> {
             | StepKind::Packet { route, .. } => route,
             ref k => unreachable!("{k:?} has no route of its own"),
         };
-        self.route_of(flow, r)
+        self.route_of(flow, msg, r)
     }
 
     /// Starts the next messages of `flow` that may start: while it has messages left, a free

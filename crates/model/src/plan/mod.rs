@@ -145,6 +145,12 @@ pub struct Plan {
     pub open_ends: Vec<bool>,
     /// A Send's receive queue, where it can run dry (see [`RecvQueue`]).
     pub recv_queue: Option<RecvQueue>,
+    /// The route sets of the flow's other queue pairs (`qps_per_connection` - 1 of them; empty
+    /// with one QP): set `k` replaces `routes` for the messages `m` with `m mod Q = k + 1`,
+    /// index for index. Only the network channels differ (ECMP hashes each QP onto its own
+    /// spines), so a flow's messages spread round robin over its QPs' paths as NCCL posts
+    /// them.
+    pub qp_routes: Vec<Vec<Vec<ChannelId>>>,
 }
 
 /// The steps of a message's RDMA that other code refers to by role: the receive queue, the
@@ -254,6 +260,7 @@ impl Plan {
             waiters: Vec::new(),
             outputs: Vec::new(),
             open_ends: Vec::new(),
+            qp_routes: Vec::new(),
             recv_queue: None,
         }
     }

@@ -553,6 +553,17 @@ pub struct NetworkSpec {
     pub rail: RailSpec,
     /// How a flow picks one of several equal-cost paths.
     pub routing: Routing,
+    /// Queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION): a flow's messages ride them
+    /// round robin, and ECMP hashes each QP on its own (0 reads as 1). Flow `i` of a scenario
+    /// has QP numbers `i x Q .. i x Q + Q - 1`, so one QP keeps QP `i`.
+    pub qps_per_connection: u32,
+}
+
+impl NetworkSpec {
+    /// The queue pairs of one connection (at least one).
+    pub fn qps(&self) -> u32 {
+        self.qps_per_connection.max(1)
+    }
 }
 
 /// The layout of the network's switches.

@@ -388,6 +388,9 @@ pub const UNITS: u32 = 1;
 /// architecture's compute fabric for 4 units, 32 rail leaves and 16 spines (48 QM9700
 /// switches, as issue #23 quotes it), is 4 spines per unit.
 pub const SPINES_PER_UNIT: u32 = 4;
+/// Queue pairs per connection: NCCL's default for NCCL_IB_QPS_PER_CONNECTION
+/// (`NCCL_PARAM(IbQpsPerConn, "IB_QPS_PER_CONNECTION", 1)`, src/transport/net_ib/connect.cc).
+pub const QPS_PER_CONNECTION: u32 = 1;
 /// Static ECMP: what switches do unless adaptive routing is enabled. Setting.
 pub const NET_ROUTING: Routing = Routing::Ecmp;
 

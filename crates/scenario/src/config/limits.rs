@@ -17,6 +17,8 @@ pub const MAX_PER_PAGE: Ps = 10_000 * units::PS_PER_US;
 pub const MAX_SWITCH_HOPS: u32 = 64;
 /// Spine switches of a leaf-spine fabric.
 pub const MAX_SPINES: u32 = 1024;
+/// Queue pairs per connection: NCCL's NCCL_IB_MAX_QPS (src/transport/net_ib/common.h).
+pub const MAX_QPS_PER_CONNECTION: u32 = 128;
 /// Ports of one switch.
 pub const MAX_RADIX: u32 = 4096;
 /// Either side of an oversubscription ratio.

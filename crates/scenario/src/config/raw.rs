@@ -9,7 +9,8 @@ use serde::Deserialize;
 
 use super::defaults as d;
 use super::limits::{
-    MAX_CABLE_M, MAX_COUNT, MAX_PER_PAGE, MAX_RADIX, MAX_SPINES, MAX_SWITCH_HOPS, MAX_WINDOW,
+    MAX_CABLE_M, MAX_COUNT, MAX_PER_PAGE, MAX_QPS_PER_CONNECTION, MAX_RADIX, MAX_SPINES,
+    MAX_SWITCH_HOPS, MAX_WINDOW,
 };
 use super::section::{ParamDoc, section};
 use super::{
@@ -149,6 +150,9 @@ section! {
             => rail.units; "setting",
         spines_per_unit: count[1, MAX_SPINES, "a number of spine switches"] = d::SPINES_PER_UNIT
             => rail.spines_per_unit; "NVIDIA DGX SuperPOD H100 reference architecture (16 spines for 4 units)",
+        qps_per_connection: count[1, MAX_QPS_PER_CONNECTION, "a number of queue pairs"]
+            = d::QPS_PER_CONNECTION => qps_per_connection;
+            "NCCL NCCL_IB_QPS_PER_CONNECTION default 1 (src/transport/net_ib/connect.cc)",
     }
     also {
         /// Host ports over spine ports per leaf: an integer (2 is 2:1) or "num:den".

@@ -35,7 +35,7 @@ fn section_table<S>(names: Vec<(&str, Value)>, spec: &S, resolved: fn(&S, &mut T
 fn network(n: &NetworkSpec) -> Value {
     const LEAF_SPINE: [&str; 2] = ["hosts_per_leaf", "spines"];
     const RAIL: [&str; 3] = ["hosts_per_unit", "units", "spines_per_unit"];
-    const SHARED: [&str; 2] = ["leaf_radix", "routing"];
+    const SHARED: [&str; 3] = ["leaf_radix", "routing", "qps_per_connection"];
     let mut t = Table::new();
     RawNetwork::resolved(n, &mut t);
     let drop: Vec<&str> = match n.fabric {
@@ -45,6 +45,11 @@ fn network(n: &NetworkSpec) -> Value {
     };
     for k in drop {
         t.remove(k);
+    }
+    // One QP per connection (NCCL's default) is written only when set otherwise, so configs
+    // from before the key resolve as they did.
+    if n.qps() == 1 {
+        t.remove("qps_per_connection");
     }
     if n.fabric.two_tier() {
         let (num, den) = n.leaf_spine.oversubscription;

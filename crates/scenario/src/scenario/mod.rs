@@ -93,12 +93,15 @@ pub fn topology(cfg: &Config) -> Topology {
         .iter()
         .flat_map(|sc| &sc.flows)
         .filter(|f| !f.is_intra())
-        .map(|f| topology::FlowPorts {
-            pair: (
-                (f.sender.host, f.sender.nic),
-                (f.receiver.host, f.receiver.nic),
-            ),
-            qp: f.qp,
+        .flat_map(|f| {
+            // Each of the flow's QPs is placed on its own (adaptive routing).
+            (0..cfg.network.qps()).map(move |k| topology::FlowPorts {
+                pair: (
+                    (f.sender.host, f.sender.nic),
+                    (f.receiver.host, f.receiver.nic),
+                ),
+                qp: paths::qp_number(&cfg.network, f.qp, k),
+            })
         })
         .collect();
     topology::build(&cfg.hosts, &cfg.network, &flows)

@@ -211,6 +211,49 @@ pub fn plan(
         // whole.
         (sides, sender, receiver, setup, _) = sides_of(cfg, flow, topo, PathKind::Staged, op, size);
     }
+    sides.qp = qp_number(&cfg.network, flow.qp, 0);
+    let mut plan = plan_of_sides(cfg, topo, &sides, (sender, receiver), op)?;
+    // The connection's other QPs: the same plan built again on each QP's number, of which
+    // only the network routes differ (ECMP hashes the QP); message m takes QP m mod Q's
+    // routes (`Plan::qp_routes`).
+    for k in 1..cfg.network.qps() {
+        let q_sides = Sides {
+            qp: qp_number(&cfg.network, flow.qp, k),
+            ..sides
+        };
+        let other = plan_of_sides(cfg, topo, &q_sides, (sender, receiver), op)?.0;
+        debug_assert_eq!(other.routes.len(), plan.0.routes.len());
+        debug_assert_eq!(other.steps.len(), plan.0.steps.len());
+        plan.0.qp_routes.push(other.routes);
+    }
+    let (plan, inline) = plan;
+    Ok(Built {
+        plan,
+        sides,
+        sender,
+        receiver,
+        setup,
+        reason,
+        inline,
+        bounce_buffers: bounce_buffers(cfg, size),
+    })
+}
+
+/// The QP number ECMP hashes for QP `k` of the connection of flow `flow_qp` (its index in its
+/// scenario): `flow_qp x Q + k` with Q queue pairs per connection, so one QP keeps the
+/// flow's index (saturating: the config's flow count and Q's bound keep it far below).
+pub fn qp_number(net: &crate::topology::spec::NetworkSpec, flow_qp: u32, k: u32) -> u32 {
+    flow_qp.saturating_mul(net.qps()).saturating_add(k)
+}
+
+/// The plan of one message of `sides` and whether its payload is inline.
+fn plan_of_sides(
+    cfg: &Config,
+    topo: &Topology,
+    sides: &Sides,
+    (sender, receiver): (SideMode, SideMode),
+    op: Op,
+) -> Result<(crate::plan::Plan, bool), RouteError> {
     // How the receiver learns of the data (a Read's requester polls its own CQE: the plan
     // builder does not ask).
     let how = match op {
@@ -227,27 +270,18 @@ pub fn plan(
         SideMode::Pipelined | SideMode::Relay | SideMode::Mapped
     ) || receiver == SideMode::Mapped;
     let (mut plan, inline) = match op {
-        Op::Read => (super::build::read(topo, &sides)?, false),
+        Op::Read => (super::build::read(topo, sides)?, false),
         Op::Write | Op::WriteImm | Op::Send if chunked => {
             let shape = (cfg.sim.chunk_bytes, cfg.sim.pipeline_depth);
-            (super::build::pipelined(topo, &sides, how, shape)?, false)
+            (super::build::pipelined(topo, sides, how, shape)?, false)
         }
-        Op::Write | Op::WriteImm | Op::Send => super::build::write(topo, &sides, how)?,
+        Op::Write | Op::WriteImm | Op::Send => super::build::write(topo, sides, how)?,
     };
     if matches!(op, Op::Send | Op::WriteImm) {
         let timer = crate::config::rnr_timer_ps(cfg.sim.min_rnr_timer);
         plan.recv_queue = crate::plan::RecvQueue::of(&plan.handles, cfg.sim.recv_depth, timer);
     }
-    Ok(Built {
-        plan,
-        sides,
-        sender,
-        receiver,
-        setup,
-        reason,
-        inline,
-        bounce_buffers: bounce_buffers(cfg, size),
-    })
+    Ok((plan, inline))
 }
 
 /// Bounce buffers a staged side allocates: one per message in flight in the streaming run.

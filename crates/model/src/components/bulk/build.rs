@@ -86,6 +86,7 @@ impl Fabric<'_> {
         &self,
         uses: &mut Vec<Use>,
         who: (u32, StepId),
+        set: u32,
         read: ReadSpec,
         bytes: u64,
     ) -> (
@@ -94,8 +95,8 @@ impl Fabric<'_> {
         u64,
     ) {
         let (req, cpl) = (
-            self.route_of(who.0, read.req),
-            self.route_of(who.0, read.cpl),
+            self.route_of(who.0, set, read.req),
+            self.route_of(who.0, set, read.cpl),
         );
         self.charge(uses, who, req, Unit::ReadRequest, (0, read.mrrs), bytes);
         let c = read.completion();
@@ -104,23 +105,23 @@ impl Fabric<'_> {
     }
 
     /// The completer memory of a read.
-    fn completer_of(&self, flow: u32, read: ReadSpec) -> ChannelId {
-        self.routes[self.route_of(flow, read.cpl) as usize][0]
+    fn completer_of(&self, flow: u32, set: u32, read: ReadSpec) -> ChannelId {
+        self.routes[self.route_of(flow, set, read.cpl) as usize][0]
     }
 
     /// One draw of the completer memory's access jitter, for a bulk read's first data (each
     /// access of a unit read draws its own).
-    fn read_jitter(&mut self, flow: u32, read: ReadSpec) -> Ps {
-        let mem = self.completer_of(flow, read);
+    fn read_jitter(&mut self, flow: u32, set: u32, read: ReadSpec) -> Ps {
+        let mem = self.completer_of(flow, set, read);
         self.servers[mem as usize].draw_jitter()
     }
 
     /// The round trip of one full read request on idle channels, with the completer's mean
     /// access jitter (its window weight).
-    fn read_rtt(&self, flow: u32, read: ReadSpec) -> Ps {
-        let req = self.specs(self.route_of(flow, read.req));
-        let cpl = self.specs(self.route_of(flow, read.cpl));
-        let mem = self.completer_of(flow, read);
+    fn read_rtt(&self, flow: u32, set: u32, read: ReadSpec) -> Ps {
+        let req = self.specs(self.route_of(flow, set, read.req));
+        let cpl = self.specs(self.route_of(flow, set, read.cpl));
+        let mem = self.completer_of(flow, set, read);
         self.servers[mem as usize].mean_jitter()
             + idle_transit(&req, Unit::ReadRequest, 0, 1).0
             + idle_transit(
@@ -154,18 +155,24 @@ impl Fabric<'_> {
     /// flow's shape for that chain ([`Shape`], worked out at the flow's first message and kept)
     /// with this message's draw of the completer's access jitter and its start.
     pub(super) fn build_job(&mut self, inst: Instance, t0: Ps) -> (Job, QueueKey) {
-        let Instance { flow, step, .. } = inst;
-        let shape = match self.bulk.shapes.get(&(flow, step)) {
+        let Instance { flow, step, msg } = inst;
+        // One shape per QP of the flow: its messages take their QP's routes.
+        let set = self.qp_set(flow, msg);
+        let shape = match self.bulk.shapes.get(&(flow, step, set)) {
             Some(shape) => Rc::clone(shape),
             None => {
-                let shape = Rc::new(self.shape(flow, step));
-                self.bulk.shapes.insert((flow, step), Rc::clone(&shape));
+                let shape = Rc::new(self.shape(flow, set, step));
+                self.bulk
+                    .shapes
+                    .insert((flow, step, set), Rc::clone(&shape));
                 shape
             }
         };
         // The jitter delays the first data, and with it every stage after the read's first
         // (as if drawn while the shape was worked out: the same values, the same draws).
-        let jitter = shape.jitter.map_or(0, |read| self.read_jitter(flow, read));
+        let jitter = shape
+            .jitter
+            .map_or(0, |read| self.read_jitter(flow, set, read));
         // A window's bytes in flight are those of the reads of the transfer that last started
         // under it, as when every transfer was worked out afresh.
         if let Some((r, in_flight)) = shape.window {
@@ -222,7 +229,7 @@ impl Fabric<'_> {
     /// message: its channels and weights, its stages on idle links before the completer's
     /// access jitter, its queue. Everything here follows from the plan and the topology, so a
     /// stream works it out once, not once per message.
-    fn shape(&mut self, flow: u32, first: StepId) -> Shape {
+    fn shape(&mut self, flow: u32, set: u32, first: StepId) -> Shape {
         let plan = self.plan_of(flow);
         let step = &plan.steps[first as usize];
         let (bytes, payload) = (step.bytes, step.payload);
@@ -243,9 +250,9 @@ impl Fabric<'_> {
         let first_bytes;
         match step.kind {
             StepKind::DmaRead { nic, read, .. } => {
-                let (req, cpl, c) = self.charge_read(&mut uses, (flow, first), read, bytes);
+                let (req, cpl, c) = self.charge_read(&mut uses, (flow, first), set, read, bytes);
                 count_dram(self, cpl);
-                window = Some((read.engine, read, self.read_rtt(flow, read)));
+                window = Some((read.engine, read, self.read_rtt(flow, set, read)));
                 let mtu = self.nic_spec(nic).mtu;
                 let packet = mtu.min(bytes);
                 first_bytes = packet;
@@ -266,7 +273,7 @@ impl Fabric<'_> {
                 let mut write = None;
                 while let Some(next) = plan.output(cur) {
                     let s = &plan.steps[next as usize];
-                    let r = self.step_route(flow, next);
+                    let r = self.step_route(flow, set, next);
                     let from = at;
                     match s.kind {
                         StepKind::NicTx { .. } | StepKind::NicRx { .. } => {
@@ -329,20 +336,25 @@ impl Fabric<'_> {
                         last_out: (wmtt + last) as i64,
                     });
                 }
-                key = QueueKey::Flow(flow);
+                // Each QP is its own send queue: the NIC interleaves its QPs' messages.
+                key = match set {
+                    0 => QueueKey::Flow(flow),
+                    qp => QueueKey::FlowQp(flow, qp),
+                };
             }
             StepKind::Memcpy { copy, gpu, .. } | StepKind::KernelCopy { copy, gpu } => {
                 let (lat, tlp) = match copy {
                     Copy::D2h { route, mps } => {
-                        let r = self.route_of(flow, route);
+                        let r = self.route_of(flow, set, route);
                         self.charge(&mut uses, (flow, first), r, Unit::Write, (mps, mps), bytes);
                         count_dram(self, r);
                         let tlp = mps.min(bytes);
                         (idle_transit(&self.specs(r), Unit::Write, tlp, 1).0, mps)
                     }
                     Copy::H2d { read, commit } => {
-                        let (req, cpl, c) = self.charge_read(&mut uses, (flow, first), read, bytes);
-                        let commit = self.route_of(flow, commit);
+                        let (req, cpl, c) =
+                            self.charge_read(&mut uses, (flow, first), set, read, bytes);
+                        let commit = self.route_of(flow, set, commit);
                         let from = uses.len();
                         self.charge(
                             &mut uses,
@@ -356,7 +368,7 @@ impl Fabric<'_> {
                             u.phase = 1;
                         }
                         count_dram(self, cpl);
-                        window = Some((read.engine, read, self.read_rtt(flow, read)));
+                        window = Some((read.engine, read, self.read_rtt(flow, set, read)));
                         let lat = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
                             + idle_transit(&self.specs(cpl), Unit::Completion, c.min(bytes), 1).0
                             + idle_transit(&self.specs(commit), Unit::Completion, c.min(bytes), 1)

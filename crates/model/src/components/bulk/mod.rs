@@ -46,8 +46,12 @@ use beside::ChannelUsers;
 /// GPU's copy engine in one direction (or its SMs, for a kernel's stores).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum QueueKey {
-    /// A flow's send queue (its NIC transfers go one after another).
+    /// A flow's send queue (its NIC transfers go one after another): its first QP's.
     Flow(u32),
+    /// The send queue of another QP `k` (1..Q) of a flow with `qps_per_connection` Q: the
+    /// NIC serves its QPs side by side, each in order. (The first QP keeps `Flow`, so one QP
+    /// queues exactly as before the key existed.)
+    FlowQp(u32, u32),
     /// A GPU's copies: its copy engine (by read-engine index) in one direction, or its SMs.
     Gpu {
         engine: ReadEngineId,
@@ -169,7 +173,7 @@ pub struct Bulks {
     pub jobs: Vec<Job>,
     /// Per flow and first step: the shape of its transfers of that chain, worked out at its
     /// first message (the rest of a stream's transfers copy it).
-    shapes: std::collections::HashMap<(u32, StepId), std::rc::Rc<build::Shape>>,
+    shapes: std::collections::HashMap<(u32, StepId, u32), std::rc::Rc<build::Shape>>,
     /// Slots of `jobs` whose transfers are done, for the next transfers to take: a stream's
     /// transfers take the memory of those in flight, not one slot per message.
     free_jobs: Vec<usize>,

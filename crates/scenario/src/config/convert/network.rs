@@ -47,6 +47,7 @@ pub(super) fn convert(cx: &Cx, n: &RawNetwork) -> R<NetworkSpec> {
         ("leaf_radix", n.leaf_radix.is_some()),
         ("spine_port_gbps", n.spine_port_gbps.is_some()),
         ("routing", n.routing.is_some()),
+        ("qps_per_connection", n.qps_per_connection.is_some()),
     ];
     let set = |keys: &[(&'static str, bool)]| keys.iter().find(|k| k.1).map(|k| k.0);
     let refuse = |k: &str, expected: &str| {
