@@ -3,6 +3,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::*;
+use crate::plan::StepId;
+use crate::topology::ChannelId;
 
 /// The hops of one message, by the stage of the step they belong to and what they are.
 pub(super) struct Hops<'a> {
@@ -11,7 +13,7 @@ pub(super) struct Hops<'a> {
     pub(super) plan: &'a crate::plan::Plan,
     pub(super) msg: u32,
     /// The steps walked (a pipelined message's first chunk), all when None.
-    pub(super) steps: Option<std::ops::Range<u16>>,
+    pub(super) steps: Option<std::ops::Range<StepId>>,
 }
 
 impl<'a> Hops<'a> {
@@ -39,13 +41,13 @@ impl<'a> Hops<'a> {
             .collect()
     }
 
-    pub(super) fn host_of(&self, ch: u32) -> Option<usize> {
-        self.topo.channels.get(ch as usize).and_then(|c| c.host)
+    pub(super) fn host_of(&self, ch: ChannelId) -> Option<usize> {
+        self.topo.channels.get(ch.index()).and_then(|c| c.host)
     }
 
     /// The channel's name without its host prefix ("node-a/pcie:sw0>nic0" -> "pcie:sw0>nic0").
-    pub(super) fn short(&self, ch: u32) -> String {
-        short_name(self.topo, self.rec, ch)
+    pub(super) fn short(&self, ch: ChannelId) -> String {
+        short_name(self.topo, self.rec, ch.0)
     }
 
     /// A route as the nodes it passes: links "pcie:a>b" give a and b; switches, root
@@ -89,7 +91,7 @@ impl<'a> Hops<'a> {
         let e = hops
             .iter()
             .map(|h| {
-                let c = &self.topo.channels[h.channel as usize];
+                let c = &self.topo.channels[h.channel.index()];
                 h.end + c.latency * u64::from(h.units > 0 && c.is_server())
             })
             .max()?;
@@ -151,7 +153,7 @@ pub(super) fn payload_bytes_over(
     run.recorder
         .hops
         .iter()
-        .filter(|h| h.msg == msg && kind(&topo.channels[h.channel as usize].kind))
+        .filter(|h| h.msg == msg && kind(&topo.channels[h.channel.index()].kind))
         .map(|h| hop_payload(topo, run, h))
         .sum()
 }
@@ -159,11 +161,11 @@ pub(super) fn payload_bytes_over(
 /// The message payload hop `h` carried: its data where its step moves the payload, the inline
 /// payload in the sender's MMIO write of the WQE, else none.
 fn hop_payload(topo: &Topology, run: &Recorded, h: &Hop) -> u64 {
-    if h.what.carries_data() && run.steps.steps[h.step as usize].payload {
+    if h.what.carries_data() && run.steps.steps[h.step.index()].payload {
         h.payload
     } else if run.inline
         && h.what == Movement::Mmio
-        && topo.channels[h.channel as usize].host == Some(run.plan.sender.host)
+        && topo.channels[h.channel.index()].host == Some(run.plan.sender.host)
     {
         run.plan.size
     } else {
@@ -179,7 +181,7 @@ fn hop_payload(topo: &Topology, run: &Recorded, h: &Hop) -> u64 {
 /// children), times the payload it moved. A 1 MiB GPUDirect message across the sockets passes
 /// two per side whether it moves in TLPs or in bulk.
 pub(super) fn root_complex_bytes(topo: &Topology, run: &Recorded, msg: u32) -> u64 {
-    let mut rc_of: HashMap<u32, (usize, usize)> = HashMap::new();
+    let mut rc_of: HashMap<ChannelId, (usize, usize)> = HashMap::new();
     for (h, host) in topo.hosts.iter().enumerate() {
         for (i, n) in host.nodes.iter().enumerate() {
             if let crate::topology::NodeKind::RootComplex(r) = n.kind {
@@ -200,8 +202,8 @@ pub(super) fn root_complex_bytes(topo: &Topology, run: &Recorded, msg: u32) -> u
         }
     }
     // Per movement: its first channel, the payload through it, the root complexes it met.
-    type Passes = (u32, u64, BTreeSet<(usize, usize)>);
-    let mut moves: HashMap<(u16, u64, Movement), Passes> = HashMap::new();
+    type Passes = (ChannelId, u64, BTreeSet<(usize, usize)>);
+    let mut moves: HashMap<(StepId, u64, Movement), Passes> = HashMap::new();
     for h in run.recorder.hops.iter().filter(|h| h.msg == msg) {
         let payload = hop_payload(topo, run, h);
         if payload == 0 {

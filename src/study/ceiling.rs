@@ -45,7 +45,7 @@ pub fn ceiling(cfg: &Config, topo: &Topology, sc: &config::ScenarioSpec) -> (f64
         }
     }
     let name = match limits.iter().max_by_key(|x| x.1).map(|x| x.0) {
-        Some(Limit::Channel(c)) => topo.channels[c as usize].name.clone(),
+        Some(Limit::Channel(c)) => topo.channels[c.index()].name.clone(),
         Some(Limit::Window(e)) => topo.engine_name(e),
         _ => "nothing".into(),
     };

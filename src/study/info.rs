@@ -53,7 +53,7 @@ fn run_info_one(cfg: &Config, command: &str) -> RunInfo {
                 .map(|r| {
                     r.channels
                         .iter()
-                        .map(|&c| topo.channels[c as usize].name.clone())
+                        .map(|&c| topo.channels[c.index()].name.clone())
                         .collect()
                 })
                 .unwrap_or_else(|e| vec![format!("(P2P refused: {e})")]);

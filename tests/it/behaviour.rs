@@ -582,7 +582,7 @@ fn the_flush_is_a_loopback_rdma_read_into_host_memory() {
     let flush_hops = |what: Movement| -> Vec<&gdrsim::record::Hop> {
         rec.hops
             .iter()
-            .filter(|h| h.what == what && rec.component_name(h.channel).starts_with("node-b/"))
+            .filter(|h| h.what == what && rec.component_name(h.channel.0).starts_with("node-b/"))
             .collect()
     };
     let post = flush_hops(Movement::Mmio);
@@ -599,24 +599,24 @@ fn the_flush_is_a_loopback_rdma_read_into_host_memory() {
     assert!(
         request
             .iter()
-            .all(|h| rec.component_name(h.channel).contains("nic0.")),
+            .all(|h| rec.component_name(h.channel.0).contains("nic0.")),
         "the request loops back inside the NIC: {:?}",
         request
             .iter()
-            .map(|h| rec.component_name(h.channel))
+            .map(|h| rec.component_name(h.channel.0))
             .collect::<Vec<_>>()
     );
     let gpu_read = rec
         .hops
         .iter()
         .filter(|h| h.what == Movement::PayloadRead && h.payload == 1)
-        .any(|h| rec.component_name(h.channel) == "node-b/gpu0.mem");
+        .any(|h| rec.component_name(h.channel.0) == "node-b/gpu0.mem");
     assert!(gpu_read, "one byte read from the receiver's GPU memory");
     let host_write = rec
         .hops
         .iter()
         .filter(|h| h.what == Movement::PayloadWrite && h.payload == 1)
-        .any(|h| rec.component_name(h.channel) == "node-b/cpu0.dram");
+        .any(|h| rec.component_name(h.channel.0) == "node-b/cpu0.dram");
     assert!(host_write, "the byte lands in host DRAM");
     let last_payload_write = rec
         .hops
@@ -645,7 +645,7 @@ fn blueflame_for_every_single_wqe_post_a_doorbell_and_a_wqe_fetch_only_when_told
     let posts = |cfg: &gdrsim::config::Config, path| {
         let (_, rec) = support::run_fabric(cfg, "PIX", path, 8, false, 1, 1);
         let sender =
-            |h: &&gdrsim::record::Hop| rec.component_name(h.channel).starts_with("node-a/");
+            |h: &&gdrsim::record::Hop| rec.component_name(h.channel.0).starts_with("node-a/");
         let mmio: Vec<u64> = rec
             .hops
             .iter()

@@ -169,7 +169,7 @@ fn text_of(b: &[u8]) -> String {
 fn dram_runs_at_the_familys_sustained_share_of_its_peak() {
     let rate_of = |cfg: &gdrsim::config::Config| {
         let topo = gdrsim::scenario::topology(cfg);
-        topo.channels[topo.hosts[0].dram[0] as usize].rate
+        topo.channels[(topo.hosts[0].dram[0]).index()].rate
     };
     let gbs = |g: u64| Rate::from_bytes_per_s(g * 1_000_000_000);
     let spr = default_cfg();

@@ -11,7 +11,7 @@ use crate::support::rel_diff;
 use gdrsim::config::{self, Config, PathKind};
 use gdrsim::scenario;
 use gdrsim::stats::Summary;
-use gdrsim::topology::{Topology, leaf_spine};
+use gdrsim::topology::{ChannelId, Topology, leaf_spine};
 
 const MIB: u64 = 1 << 20;
 
@@ -132,7 +132,7 @@ fn uplinks_beyond_the_spines_are_parallel_cables() {
     assert_eq!(count(&topo, |n| n.starts_with("spine1>leaf1#")), 4);
     assert_eq!(count(&topo, |n| n.contains(">spine")), 16);
     let ls = topo.network.leaf_spine.as_ref().unwrap();
-    let mut ups: Vec<u32> = ls.uplinks.iter().flatten().map(|c| c.up).collect();
+    let mut ups: Vec<ChannelId> = ls.uplinks.iter().flatten().map(|c| c.up).collect();
     ups.sort_unstable();
     ups.dedup();
     assert_eq!(ups.len(), 16, "every cable its own channel");
@@ -143,7 +143,7 @@ fn uplinks_beyond_the_spines_are_parallel_cables() {
 #[test]
 fn routes_turn_in_the_leaf_or_cross_one_spine_as_ecmp_hashes() {
     let topo = scenario::topology(&config(LEAF_SPINE_2_TO_1, 16, &cross_leaf()));
-    let name = |c: u32| topo.channels[c as usize].name.clone();
+    let name = |c: ChannelId| topo.channels[c.index()].name.clone();
     let same = topo.wire_route((0, 0), (1, 0), 0).unwrap();
     assert_eq!(
         same.iter().map(|&c| name(c)).collect::<Vec<_>>(),
@@ -245,10 +245,10 @@ fn non_blocking_leaf_spine_matches_the_single_switch() {
 /// Max-min fair rates (progressive filling) of flows over links of equal capacity 1, each flow
 /// given as the links it crosses: every unfrozen flow's rate rises together until a link
 /// saturates; its flows freeze at that rate.
-fn max_min(flows: &[Vec<u32>]) -> Vec<f64> {
+fn max_min(flows: &[Vec<ChannelId>]) -> Vec<f64> {
     let mut rate = vec![None; flows.len()];
     loop {
-        let mut links: std::collections::BTreeMap<u32, (f64, usize)> = Default::default();
+        let mut links: std::collections::BTreeMap<ChannelId, (f64, usize)> = Default::default();
         for (f, route) in flows.iter().enumerate() {
             for &l in route {
                 let e = links.entry(l).or_insert((1.0, 0));
@@ -285,12 +285,12 @@ fn ecmp_flows_get_the_max_min_rates_of_the_hashs_assignment() {
     let net = "fabric = \"leaf-spine\"\nhosts_per_leaf = 8\nspines = 4";
     let cfg = config(net, 16, &cross_leaf());
     let topo = scenario::topology(&cfg);
-    let routes: Vec<Vec<u32>> = cross_leaf()
+    let routes: Vec<Vec<ChannelId>> = cross_leaf()
         .iter()
         .enumerate()
         .map(|(qp, &(a, b))| topo.wire_route((a, 0), (b, 0), qp as u32).unwrap())
         .collect();
-    let mut load: std::collections::BTreeMap<u32, usize> = Default::default();
+    let mut load: std::collections::BTreeMap<ChannelId, usize> = Default::default();
     for c in routes.iter().flatten() {
         *load.entry(*c).or_default() += 1;
     }

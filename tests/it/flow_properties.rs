@@ -158,9 +158,9 @@ flows = [{flows}]
 /// (a unit during its service, a bulk transfer during a stretch at one rate).
 fn worst_load(cfg: &Config, rec: &Recorder) -> Result<(), String> {
     let topo = scenario::topology(cfg);
-    let mut edges: HashMap<u32, Vec<(u64, bool, f64)>> = HashMap::new();
+    let mut edges: HashMap<gdrsim::topology::ChannelId, Vec<(u64, bool, f64)>> = HashMap::new();
     for h in &rec.hops {
-        let Some(ch) = topo.channels.get(h.channel as usize) else {
+        let Some(ch) = topo.channels.get(h.channel.index()) else {
             continue;
         };
         if h.wire == 0 || !ch.is_server() {
@@ -178,7 +178,7 @@ fn worst_load(cfg: &Config, rec: &Recorder) -> Result<(), String> {
         e.push((h.end, false, rate));
     }
     for (c, mut e) in edges {
-        let ch = &topo.channels[c as usize];
+        let ch = &topo.channels[c.index()];
         let cap = ch.rate.bps() as f64 / 8.0 / 1e12; // bytes per ps
         // Ends before starts at the same instant: back-to-back service is not overlap.
         e.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -206,10 +206,10 @@ fn last_landing(cfg: &Config, rec: &Recorder, plans: &[Plan]) -> HashMap<(u32, u
     let topo = scenario::topology(cfg);
     let mut land: HashMap<(u32, u32), u64> = HashMap::new();
     for h in &rec.hops {
-        let kind = &topo.channels[h.channel as usize].kind;
+        let kind = &topo.channels[h.channel.index()].kind;
         let memory = matches!(kind, ChannelKind::HostMemory | ChannelKind::GpuMemory);
         let write = matches!(h.what, Movement::PayloadWrite | Movement::H2dWrite);
-        let payload = plans[h.flow as usize].steps[h.step as usize].payload;
+        let payload = plans[h.flow as usize].steps[h.step.index()].payload;
         if memory && write && payload {
             let e = land.entry((h.flow, h.msg)).or_insert(0);
             *e = (*e).max(h.end);

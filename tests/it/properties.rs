@@ -203,7 +203,7 @@ fn payload_bound_gbytes(cfg: &Config, path: PathKind) -> f64 {
         };
         let Ok(route) = route else { continue };
         for &c in &route.channels {
-            let ch = &topo.channels[c as usize];
+            let ch = &topo.channels[c.index()];
             let rate = match ch.kind {
                 ChannelKind::PcieLink {
                     generation, width, ..

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use crate::support::{csv_rows, run_study};
-use gdrsim::topology::{Flow, NodeKind, Place};
+use gdrsim::topology::{ChannelId, Flow, NodeKind, Place};
 
 /// A study of two hosts of `preset`: one scenario per (name, sender NIC, sender GPU, receiver
 /// NIC, receiver GPU), paths gpudirect and pxn, jitter off.
@@ -98,12 +98,12 @@ fn a_far_gpu_relays_through_the_nics_gpu_and_reaches_the_wire_rate() {
     let h = &topo.hosts[0];
     let gpu = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
     let latency =
-        |chs: &[u32]| -> u64 { chs.iter().map(|&c| topo.channels[c as usize].latency).sum() };
+        |chs: &[ChannelId]| -> u64 { chs.iter().map(|&c| topo.channels[c.index()].latency).sum() };
     let nv = h.route(gpu(0), gpu(4), Flow::Write).unwrap();
     let socket = h.nodes[h.node_index(NodeKind::Nic(4))].socket;
     let flag = h.route(gpu(0), Place::Memory(socket), Flow::Write).unwrap();
-    let mem = |g: usize| topo.channels[h.gpu_memory[g] as usize].latency;
-    let dram = topo.channels[h.dram[socket] as usize].latency;
+    let mem = |g: usize| topo.channels[h.gpu_memory[g].index()].latency;
+    let dram = topo.channels[h.dram[socket].index()].latency;
     let expected = mem(0)
         + latency(&nv.channels)
         + mem(4)

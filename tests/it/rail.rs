@@ -143,7 +143,7 @@ fn on_the_rail_one_leaf_off_the_rail_a_spine() {
     let names = |a, z| -> Vec<String> {
         let r = topo.wire_route(a, z, 0).unwrap();
         r.iter()
-            .map(|&c| topo.channels[c as usize].name.clone())
+            .map(|&c| topo.channels[c.index()].name.clone())
             .collect()
     };
     for i in 0..NICS {

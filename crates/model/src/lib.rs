@@ -17,6 +17,7 @@
 pub mod choice;
 pub mod components;
 pub mod engine;
+pub mod ids;
 pub mod plan;
 pub mod record;
 pub mod seed;

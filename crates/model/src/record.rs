@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use crate::ids::{ChannelId, StepId};
 use crate::plan::Movement;
 use crate::topology::Unit;
 use crate::units::Ps;
@@ -152,7 +153,7 @@ pub struct Span {
     /// The message of that flow's stream.
     pub msg: u32,
     /// The plan step it records.
-    pub step: u16,
+    pub step: StepId,
     /// What kind of work it was.
     pub stage: Stage,
     /// Which component did it (index into [`Recorder::component_names`]).
@@ -171,7 +172,14 @@ pub struct Span {
 
 impl Span {
     /// A control stage: one piece of work from `start` to `end`.
-    pub fn control(msg: u32, step: u16, stage: Stage, component: u32, start: Ps, end: Ps) -> Span {
+    pub fn control(
+        msg: u32,
+        step: StepId,
+        stage: Stage,
+        component: u32,
+        start: Ps,
+        end: Ps,
+    ) -> Span {
         Span {
             flow: 0,
             msg,
@@ -193,7 +201,7 @@ pub struct Descriptor {
     /// The message it belongs to.
     pub msg: u32,
     /// The plan step that built it.
-    pub step: u16,
+    pub step: StepId,
     /// The NIC that built it.
     pub component: u32,
     /// When the NIC built it, in picoseconds.
@@ -229,11 +237,11 @@ pub struct Hop {
     /// The message of that flow's stream.
     pub msg: u32,
     /// The plan step it belongs to.
-    pub step: u16,
+    pub step: StepId,
     /// Identifies the train across its hops (for flow arrows); unique within a run.
     pub train: u64,
-    /// The channel that carried it (a topology channel id).
-    pub channel: u32,
+    /// The channel that carried it.
+    pub channel: ChannelId,
     /// When the channel started and stopped carrying it (its service; for a bulk transfer, the
     /// stretch at one rate, the channel carrying it evenly).
     pub start: Ps,

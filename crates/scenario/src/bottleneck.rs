@@ -40,7 +40,7 @@ impl Bottleneck {
     /// The limit a bulk transfer was bound by, named on `topo`.
     pub fn of_limit(topo: &Topology, limit: Limit) -> Bottleneck {
         match limit {
-            Limit::Channel(c) => Bottleneck::Channel(topo.channels[c as usize].name.clone()),
+            Limit::Channel(c) => Bottleneck::Channel(topo.channels[c.index()].name.clone()),
             Limit::Window(e) => Bottleneck::Window(topo.engine_name(e)),
             Limit::None => Bottleneck::Unbounded,
         }

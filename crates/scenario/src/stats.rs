@@ -242,11 +242,11 @@ pub fn critical_chain<'a>(plan: &Plan, spans: &[&'a Span]) -> Vec<&'a Span> {
     // The first span of each step.
     let mut first: Vec<Option<&'a Span>> = vec![None; plan.steps.len()];
     for &s in spans.iter().rev() {
-        if let Some(slot) = first.get_mut(s.step as usize) {
+        if let Some(slot) = first.get_mut(s.step.index()) {
             *slot = Some(s);
         }
     }
-    let span_of = |step: StepId| first.get(step as usize).copied().flatten();
+    let span_of = |step: StepId| first.get(step.index()).copied().flatten();
     let met = |d: &Dep| {
         span_of(d.step).map(|s| match d.on {
             Milestone::LastIn => s.last_in,
@@ -259,7 +259,7 @@ pub fn critical_chain<'a>(plan: &Plan, spans: &[&'a Span]) -> Vec<&'a Span> {
         if let Some(s) = span_of(cur) {
             chain.push(s);
         }
-        let step = &plan.steps[cur as usize];
+        let step = &plan.steps[cur.index()];
         let pred = step.input.or_else(|| {
             step.deps
                 .iter()
@@ -352,13 +352,13 @@ fn tile(spans: &[&Span], end: Ps) -> [Ps; Stage::ALL.len()] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Step, StepKind};
+    use crate::plan::{Step, StepId, StepKind};
 
     fn stream(step: u16, stage: Stage, start: Ps, first_out: Ps, last_in: Ps, end: Ps) -> Span {
         Span {
             flow: 0,
             msg: 0,
-            step,
+            step: StepId(step),
             stage,
             component: 0,
             start,
@@ -373,7 +373,8 @@ mod tests {
     /// and a delivery step after the last.
     fn plan_of(deps: &[&[u16]]) -> Plan {
         let mut p = Plan::new(0);
-        for d in deps.iter().chain([&[deps.len() as u16 - 1][..]].iter()) {
+        let last = [deps.len() as u16 - 1];
+        for d in deps.iter().chain([&last[..]].iter()) {
             p.step(Step {
                 kind: StepKind::Finish,
                 stage: None,
@@ -381,7 +382,7 @@ mod tests {
                 deps: d
                     .iter()
                     .map(|&step| Dep {
-                        step,
+                        step: StepId(step),
                         on: Milestone::Done,
                     })
                     .collect(),
@@ -390,7 +391,7 @@ mod tests {
                 payload: false,
             });
         }
-        p.deliver = deps.len() as u16;
+        p.deliver = StepId::from_index(deps.len());
         p.link();
         p
     }
@@ -401,7 +402,7 @@ mod tests {
     fn the_bottleneck_stage_owns_its_busy_period() {
         let ns = 1_000;
         let spans = [
-            Span::control(0, 0, Stage::Post, 0, 0, 500 * ns),
+            Span::control(0, StepId(0), Stage::Post, 0, 0, 500 * ns),
             stream(
                 1,
                 Stage::DmaRead,
@@ -418,7 +419,14 @@ mod tests {
                 20_400_000 * ns,
                 21_700_000 * ns,
             ),
-            Span::control(0, 3, Stage::Poll, 0, 21_700_500 * ns, 21_700_600 * ns),
+            Span::control(
+                0,
+                StepId(3),
+                Stage::Poll,
+                0,
+                21_700_500 * ns,
+                21_700_600 * ns,
+            ),
         ];
         let refs: Vec<&Span> = spans.iter().collect();
         let end = 21_700_600 * ns;
@@ -452,15 +460,15 @@ mod tests {
     #[test]
     fn the_path_follows_the_dependency_met_last() {
         let spans = [
-            Span::control(0, 0, Stage::Register, 0, 0, 400),
-            Span::control(0, 1, Stage::MemcpyD2h, 0, 0, 900),
-            Span::control(0, 2, Stage::Post, 0, 900, 1_000),
+            Span::control(0, StepId(0), Stage::Register, 0, 0, 400),
+            Span::control(0, StepId(1), Stage::MemcpyD2h, 0, 0, 900),
+            Span::control(0, StepId(2), Stage::Post, 0, 900, 1_000),
         ];
         let refs: Vec<&Span> = spans.iter().collect();
         let plan = plan_of(&[&[], &[], &[0, 1]]);
         let chain: Vec<u16> = critical_chain(&plan, &refs)
             .iter()
-            .map(|s| s.step)
+            .map(|s| s.step.0)
             .collect();
         assert_eq!(chain, vec![1, 2]);
         let rows = critical_path(&plan, &refs, 1_000, |_| "c".into());

@@ -22,7 +22,7 @@ pub(super) fn busy(data: &mut TraceData, tracks: &Tracks, topo: &Topology, run: 
         let windows: Vec<(Ps, Ps, Ps)> = rec
             .hops
             .iter()
-            .filter(|h| h.channel as usize == c)
+            .filter(|h| h.channel.index() == c)
             .map(|h| {
                 let bytes = spec.wire_bytes(h.unit, h.payload, h.units);
                 (

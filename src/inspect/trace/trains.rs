@@ -32,12 +32,15 @@ pub(super) fn hops(data: &mut TraceData, tracks: &mut Tracks, run: &Recorded) {
     let staging_s = plan.sender.staging;
     let staging_r = plan.receiver.staging;
     for hop in &rec.hops {
-        let t = tracks.track(data, hop.channel);
+        let t = tracks.track(data, hop.channel.0);
         let request = hop.what.is_read() && hop.payload == 0;
         let mut args = vec![
             ("msg".into(), Arg::Int(hop.msg as u64)),
             ("train".into(), Arg::Int(hop.train)),
-            ("channel".into(), Arg::from(rec.component_name(hop.channel))),
+            (
+                "channel".into(),
+                Arg::from(rec.component_name(hop.channel.0)),
+            ),
             ("payload_bytes".into(), Arg::Int(hop.payload)),
             ("units".into(), Arg::Int(hop.units)),
             ("start_us".into(), us_exact(hop.start)),

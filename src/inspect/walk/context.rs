@@ -2,6 +2,7 @@
 //! plan, with the lookups the parts share (a stage's span, a component's name, a descriptor).
 
 use super::*;
+use crate::plan::StepId;
 use crate::scenario::paths::{SidePlan, Sides};
 use crate::topology::HostTopo;
 use crate::topology::spec::NicSpec;
@@ -31,8 +32,9 @@ impl<'a> PathCtx<'a> {
         // chunk's copy out of the GPU, or its store into the PXN relay or mapped host memory,
         // to the second's; from the first post to the second where the sender copies nothing,
         // as a GPUDirect sender facing NCCL's host path); the others repeat them, overlapped.
-        let of = |keep: &dyn Fn(u16) -> bool| -> Vec<u16> {
-            (0..run.steps.steps.len() as u16)
+        let of = |keep: &dyn Fn(StepId) -> bool| -> Vec<StepId> {
+            (0..run.steps.steps.len())
+                .map(StepId::from_index)
                 .filter(|&i| keep(i))
                 .collect()
         };
@@ -67,7 +69,7 @@ impl<'a> PathCtx<'a> {
         c.msg_bytes = d2h
             .first()
             .filter(|_| chunks > 1)
-            .map_or(size, |&s| run.steps.steps[s as usize].bytes);
+            .map_or(size, |&s| run.steps.steps[s.index()].bytes);
         c
     }
 
@@ -170,8 +172,8 @@ impl<'a> PathCtx<'a> {
 
 /// Whether step `i` is the sender's copy of one chunk out of its GPU: a cudaMemcpy DtoH, or a
 /// kernel's stores of the payload into its PXN relay or into mapped host memory.
-fn chunk_copy(plan: &crate::plan::Plan, i: u16) -> bool {
-    let step = &plan.steps[i as usize];
+fn chunk_copy(plan: &crate::plan::Plan, i: StepId) -> bool {
+    let step = &plan.steps[i.index()];
     match plan.stage(i) {
         Some(Stage::MemcpyD2h) => true,
         Some(Stage::Relay | Stage::KernelStore) => step.payload && step.kind.copy().is_some(),

@@ -37,7 +37,7 @@ pub(super) fn memcpy_step(
     let d2h = matches!(kind, StepKind::MemcpyD2h { .. });
     // With a pageable bounce buffer the driver copies through its own pinned buffer: after
     // the DMA into it (D2H), or before the DMA out of it (H2D).
-    let (driver, blocking) = match plan.steps[span.step as usize].kind {
+    let (driver, blocking) = match plan.steps[span.step.index()].kind {
         plan::StepKind::Memcpy {
             driver, blocking, ..
         } => (driver.map_or(0, |d| d.cost), blocking),

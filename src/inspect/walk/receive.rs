@@ -110,7 +110,7 @@ pub(super) fn kernel_load(c: &PathCtx, steps: &mut Vec<Step>) {
     let to = c.hosts[1].spec.gpus[st.gpu].name.clone();
     let reads = c.h.of(Some(Stage::KernelLoad), Movement::H2dRead);
     for s in c.spans(Stage::KernelLoad) {
-        let step = &c.run.steps.steps[s.step as usize];
+        let step = &c.run.steps.steps[s.step.index()];
         let hops: Vec<&Hop> = reads.iter().copied().filter(|h| h.step == s.step).collect();
         let route = c.h.nodes(&first_of(&hops, Unit::Completion));
         let kind = if step.payload {

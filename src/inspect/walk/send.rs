@@ -70,7 +70,7 @@ fn hand_over(
 ) {
     let units = c.h.of(Some(stage), Movement::D2h);
     for s in c.spans(stage) {
-        let st = &c.run.steps.steps[s.step as usize];
+        let st = &c.run.steps.steps[s.step.index()];
         let hops: Vec<&Hop> = units.iter().copied().filter(|h| h.step == s.step).collect();
         let route = c.h.nodes(&first_of(&hops, Unit::Write));
         let kind = match st.kind.copy() {

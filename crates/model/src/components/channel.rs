@@ -25,7 +25,8 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::topology::{ChannelKind, ChannelSpec, Unit};
+use crate::ids::TrainId;
+use crate::topology::{ChannelId, ChannelKind, ChannelSpec, Unit};
 use crate::units::Ps;
 
 /// Spread of the memory access-latency jitter (lognormal shape). Rows C10/C11 give medians and
@@ -37,9 +38,6 @@ pub const JITTER_SIGMA: f64 = 0.75;
 /// route header, whose DLID it routes on (IBTA spec vol. 1, 7.7: LRH, 8 bytes).
 pub const CUT_THROUGH_BYTES: u64 = 8;
 
-/// A unit's identity for the server: an index into the fabric's trains.
-pub type UnitId = u32;
-
 /// Who a unit comes from, for a server's round robin and ordering: the flow (or a device's own
 /// queue) and the channel where its route starts (the requester's or completer's own link or
 /// memory). Units of one source keep their order; sources take turns.
@@ -48,13 +46,13 @@ pub struct Source {
     /// The flow's index in the point, or a device queue's reserved number.
     pub flow: u32,
     /// The first channel of the unit's route.
-    pub channel: u32,
+    pub channel: ChannelId,
 }
 
 /// A source's waiting units (with their wire bytes) and its round-robin credit.
 struct Waiting {
     src: Source,
-    units: VecDeque<(UnitId, u64)>,
+    units: VecDeque<(TrainId, u64)>,
     deficit: u64,
     /// Whether its next turn starts a new round (credits it a quantum).
     fresh: bool,
@@ -120,7 +118,7 @@ impl Server {
     }
 
     /// Queues a unit of `src` of `wire` bytes behind that source's earlier units.
-    pub fn enqueue(&mut self, src: Source, unit: UnitId, wire: u64) {
+    pub fn enqueue(&mut self, src: Source, unit: TrainId, wire: u64) {
         match self.queues.iter_mut().find(|w| w.src == src) {
             Some(w) => w.units.push_back((unit, wire)),
             None => self.queues.push_back(Waiting {
@@ -136,7 +134,7 @@ impl Server {
     /// the front source is credited the largest head unit waiting; it sends while its credit
     /// covers its next unit, then goes to the back (keeping what is left of its credit while it
     /// has units; an emptied source leaves the rotation).
-    pub fn dequeue(&mut self) -> Option<UnitId> {
+    pub fn dequeue(&mut self) -> Option<TrainId> {
         let quantum = self.queues.iter().map(|w| w.units[0].1).max()?;
         loop {
             let w = self.queues.front_mut()?;
@@ -210,7 +208,7 @@ pub struct Servers<'t> {
     slot: Vec<u32>,
     made: Vec<Server>,
     /// The channel of each server in `made`.
-    made_for: Vec<u32>,
+    made_for: Vec<ChannelId>,
 }
 
 impl<'t> Servers<'t> {
@@ -239,7 +237,7 @@ impl<'t> Servers<'t> {
                 0
             };
             self.made.push(Server::new(median, self.seed, identity));
-            self.made_for.push(c as u32);
+            self.made_for.push(ChannelId::from_index(c));
             self.slot[c] = self.made.len() as u32;
         }
     }
@@ -247,7 +245,7 @@ impl<'t> Servers<'t> {
     /// The channels that have a server, ascending: every channel a point's units or
     /// transfers can have used (the routes' channels are made up front), found without a
     /// walk over every channel of the topology.
-    pub fn made_channels(&self) -> Vec<u32> {
+    pub fn made_channels(&self) -> Vec<ChannelId> {
         let mut ids = self.made_for.clone();
         ids.sort_unstable();
         ids
@@ -408,7 +406,10 @@ mod tests {
 
     /// Source number `flow` on channel 0.
     fn src(flow: u32) -> Source {
-        Source { flow, channel: 0 }
+        Source {
+            flow,
+            channel: ChannelId(0),
+        }
     }
 
     /// Round robin: two sources' waiting units alternate, each source's own units stay in
@@ -417,10 +418,10 @@ mod tests {
     fn waiting_sources_are_served_round_robin_in_their_own_order() {
         let mut s = Server::new(0, 0, 0);
         for (flow, unit) in [(1, 10), (1, 11), (1, 12), (2, 20), (2, 21)] {
-            s.enqueue(src(flow), unit, 100);
+            s.enqueue(src(flow), TrainId(unit), 100);
         }
-        let order: Vec<UnitId> = std::iter::from_fn(|| s.dequeue()).collect();
-        assert_eq!(order, vec![10, 20, 11, 21, 12]);
+        let order: Vec<TrainId> = std::iter::from_fn(|| s.dequeue()).collect();
+        assert_eq!(order, [10, 20, 11, 21, 12].map(TrainId).to_vec());
     }
 
     /// A source that keeps emptying its queue and coming back (one unit in flight at a time, as
@@ -430,15 +431,15 @@ mod tests {
     fn a_source_that_comes_back_waits_its_turn() {
         let mut s = Server::new(0, 0, 0);
         for unit in [10, 11, 12] {
-            s.enqueue(src(1), unit, 100);
+            s.enqueue(src(1), TrainId(unit), 100);
         }
         let mut served = Vec::new();
         for k in 0..3 {
-            s.enqueue(src(2), 20 + k, 100);
+            s.enqueue(src(2), TrainId(20 + k), 100);
             served.push(s.dequeue().unwrap());
             served.push(s.dequeue().unwrap());
         }
-        assert_eq!(served, vec![10, 20, 11, 21, 12, 22]);
+        assert_eq!(served, [10, 20, 11, 21, 12, 22].map(TrainId));
     }
 
     /// Fair in bytes: against 280-byte writes, 24-byte read requests go 11 at a time.
@@ -446,16 +447,16 @@ mod tests {
     fn small_units_share_a_link_by_bytes() {
         let mut s = Server::new(0, 0, 0);
         for k in 0..4 {
-            s.enqueue(src(1), k, 280);
+            s.enqueue(src(1), TrainId(k), 280);
         }
         for k in 0..30 {
-            s.enqueue(src(2), 100 + k, 24);
+            s.enqueue(src(2), TrainId(100 + k), 24);
         }
-        let order: Vec<UnitId> = std::iter::from_fn(|| s.dequeue()).take(14).collect();
-        let requests = |v: &[UnitId]| v.iter().filter(|&&u| u >= 100).count();
-        assert_eq!(order[0], 0);
+        let order: Vec<TrainId> = std::iter::from_fn(|| s.dequeue()).take(14).collect();
+        let requests = |v: &[TrainId]| v.iter().filter(|&&u| u >= TrainId(100)).count();
+        assert_eq!(order[0], TrainId(0));
         assert_eq!(requests(&order[1..12]), 11, "{order:?}");
-        assert_eq!(order[12], 1);
+        assert_eq!(order[12], TrainId(1));
     }
 
     #[test]

@@ -34,7 +34,7 @@ impl CopyEngine {
 
 impl Fabric<'_> {
     fn copy_of(&self, Instance { flow, step, .. }: Instance) -> Copy {
-        match self.plan_of(flow).steps[step as usize].kind.copy() {
+        match self.plan_of(flow).steps[step.index()].kind.copy() {
             Some((copy, _)) => copy,
             None => unreachable!("step {step} is not a copy"),
         }
@@ -44,7 +44,7 @@ impl Fabric<'_> {
     /// large copy, else TLP by TLP (D2H: posted writes; H2D: reads under its window).
     pub(super) fn start_copy(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
         let copy = self.copy_of(inst);
-        let step = &self.plan_of(inst.flow).steps[inst.step as usize];
+        let step = &self.plan_of(inst.flow).steps[inst.step.index()];
         let (size, payload) = (step.bytes, step.payload);
         if self.is_bulk(size) {
             self.bulk_start(inst, now, q);
@@ -105,8 +105,7 @@ impl Fabric<'_> {
     /// A copy's data all landed: a synchronous copy's thread returns after the completion
     /// signalling; an asynchronous one is done then, its thread long free.
     pub(super) fn copy_done(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
-        if let StepKind::KernelCopy { .. } = self.plan_of(inst.flow).steps[inst.step as usize].kind
-        {
+        if let StepKind::KernelCopy { .. } = self.plan_of(inst.flow).steps[inst.step.index()].kind {
             // A kernel's stores: done when they have landed.
             let from = self.step_state(inst).started;
             self.record_control(inst, from, now);
@@ -119,7 +118,7 @@ impl Fabric<'_> {
             blocking,
             copy,
             driver,
-        } = self.plan_of(inst.flow).steps[inst.step as usize].kind
+        } = self.plan_of(inst.flow).steps[inst.step.index()].kind
         else {
             unreachable!("not a copy")
         };
@@ -129,7 +128,7 @@ impl Fabric<'_> {
         if let (Copy::D2h { .. }, Some(d)) = (copy, driver) {
             // Into pageable memory: the driver copies out of its pinned buffer afterwards.
             sync += d.cost;
-            let bytes = 2 * self.plan_of(inst.flow).steps[inst.step as usize].bytes;
+            let bytes = 2 * self.plan_of(inst.flow).steps[inst.step.index()].bytes;
             self.host_dram_touch((inst.flow, inst.msg), d.dram, bytes);
         }
         if blocking {

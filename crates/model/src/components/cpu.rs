@@ -84,7 +84,7 @@ impl Fabric<'_> {
     /// The host whose CPU runs `task`.
     fn task_host(&self, task: Task) -> usize {
         let plan = self.plan_of(task.flow);
-        let thread = plan.steps[task.step as usize]
+        let thread = plan.steps[task.step.index()]
             .kind
             .thread()
             .expect("a thread step");
@@ -106,7 +106,7 @@ impl Fabric<'_> {
             };
             c.poll + phase + extra
         };
-        let busy = match self.plan_of(task.flow).steps[task.step as usize].kind {
+        let busy = match self.plan_of(task.flow).steps[task.step.index()].kind {
             StepKind::Register { cost, .. } | StepKind::CpuCopy { cost, .. } => cost,
             StepKind::Post { .. } => c.post,
             StepKind::Poll { extra, .. } => poll(self, extra),
@@ -119,7 +119,7 @@ impl Fabric<'_> {
                 // From pageable memory, the driver first copies into its pinned buffer.
                 match (copy, driver) {
                     (crate::plan::Copy::H2d { .. }, Some(d)) => {
-                        let size = self.plan_of(task.flow).steps[task.step as usize].bytes;
+                        let size = self.plan_of(task.flow).steps[task.step.index()].bytes;
                         self.host_dram_touch((task.flow, task.msg), d.dram, 2 * size);
                         launch + d.cost
                     }
@@ -138,7 +138,7 @@ impl Fabric<'_> {
             return;
         };
         let inst = task.inst();
-        let kind = &self.plan_of(task.flow).steps[task.step as usize].kind;
+        let kind = &self.plan_of(task.flow).steps[task.step.index()].kind;
         let reported = self.plan_of(task.flow).stage(task.step).is_some();
         match (kind, phase) {
             (StepKind::Memcpy { blocking: true, .. }, Phase::Busy) => {
@@ -213,7 +213,7 @@ impl Fabric<'_> {
     /// The CPU moved `bytes` of payload through host DRAM channel `dram` (a load or store
     /// stream, not a DMA: counted, not queued).
     pub(super) fn host_dram_touch(&mut self, (flow, msg): (u32, u32), dram: ChannelId, bytes: u64) {
-        self.servers[dram as usize].payload_bytes += bytes;
+        self.servers[dram.index()].payload_bytes += bytes;
         self.flows[flow as usize].msgs[msg as usize].host_mem_bytes += bytes;
     }
 
@@ -226,7 +226,7 @@ impl Fabric<'_> {
     /// The plan thread of `task`.
     fn task_thread(&self, task: Task) -> usize {
         let plan = self.plan_of(task.flow);
-        plan.steps[task.step as usize]
+        plan.steps[task.step.index()]
             .kind
             .thread()
             .expect("a thread step") as usize
@@ -249,7 +249,7 @@ impl Fabric<'_> {
             bytes,
             inline,
             ..
-        } = self.plan_of(task.flow).steps[task.step as usize].kind
+        } = self.plan_of(task.flow).steps[task.step.index()].kind
         else {
             unreachable!("only a post writes MMIO")
         };

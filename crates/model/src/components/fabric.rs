@@ -26,10 +26,7 @@ use crate::record::{Names, Recorder};
 use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
 use crate::units::Ps;
 
-pub type TrainId = u32;
-/// Index into the fabric's route table (all flows' routes); a route of one plan is its
-/// [`crate::plan::PlanRoute`], which [`Fabric::route_of`] maps here.
-pub type RouteId = u32;
+pub use crate::ids::{RouteId, TrainId};
 
 /// The flow number in the source id of a device's own queue (a copy engine's), shared by every
 /// flow (no flow has this number: a point's flows are far fewer than 2^32 - 1).
@@ -232,7 +229,7 @@ impl<'t> Fabric<'t> {
             .collect();
         let mut servers = Servers::new(&topo.channels, opts.jitter, opts.seed);
         for &c in flow_routes.iter().flatten().flatten() {
-            servers.make(c as usize);
+            servers.make(c.index());
         }
         let mut names = Names::new(topo.channel_names.clone());
         let mut routes = Vec::new();
@@ -242,7 +239,7 @@ impl<'t> Fabric<'t> {
         // Fabric CPU index of each shared process, once it has one.
         let mut process_cpu: Vec<Option<usize>> = Vec::new();
         for (plan, plan_routes) in plans.iter().zip(flow_routes) {
-            let route_base = routes.len() as RouteId;
+            let route_base = RouteId::from_index(routes.len());
             routes.extend(plan_routes);
             let actors = plan.actors.iter().map(|a| names.push(a.clone())).collect();
             let flow = flows.len() as u64;
@@ -293,7 +290,7 @@ impl<'t> Fabric<'t> {
                     .collect(),
                 roots: (plan.steps.iter().enumerate())
                     .filter(|(_, s)| s.deps.is_empty() && s.input.is_none())
-                    .map(|(i, _)| i as StepId)
+                    .map(|(i, _)| StepId::from_index(i))
                     .collect(),
                 open_ends: plan.open_end_count(),
                 window: 1,
@@ -372,10 +369,10 @@ impl<'t> Fabric<'t> {
         let f = &self.flows[flow as usize];
         let plan = f.plan;
         if plan.qp_routes.is_empty() {
-            return f.route_base + r as RouteId;
+            return RouteId(f.route_base.0 + u32::from(r.0));
         }
         let set = msg as usize % (plan.qp_routes.len() + 1);
-        f.route_base + (set * plan.routes.len()) as RouteId + r as RouteId
+        RouteId(f.route_base.0 + (set * plan.routes.len()) as u32 + u32::from(r.0))
     }
 
     /// The route set message `msg` of `flow` takes: its QP's index among the flow's QPs.
@@ -387,10 +384,10 @@ impl<'t> Fabric<'t> {
     /// The source id of units entering `route` for `flow`: the route's first channel (the
     /// requester's or completer's own link or memory) and the flow.
     pub(super) fn source(&self, route: RouteId, flow: u32) -> channel::Source {
-        let first = self.routes[route as usize]
+        let first = self.routes[route.index()]
             .first()
             .copied()
-            .unwrap_or(u32::MAX);
+            .unwrap_or(ChannelId(u32::MAX));
         channel::Source {
             flow,
             channel: first,
@@ -440,12 +437,12 @@ fn rnr_retry_period(topo: &Topology, plan: &Plan) -> Ps {
     let Some(rq) = plan.recv_queue else {
         return 0;
     };
-    let StepKind::Packet { route, bytes, .. } = plan.steps[rq.nak as usize].kind else {
+    let StepKind::Packet { route, bytes, .. } = plan.steps[rq.nak.index()].kind else {
         return rq.timer;
     };
-    let specs: Vec<&ChannelSpec> = plan.routes[route as usize]
+    let specs: Vec<&ChannelSpec> = plan.routes[route.index()]
         .iter()
-        .map(|&c| &topo.channels[c as usize])
+        .map(|&c| &topo.channels[c.index()])
         .collect();
     let (trip, _) = channel::idle_transit(&specs, Unit::Control, bytes, 1);
     (rq.timer + 2 * trip).max(1)

@@ -24,6 +24,7 @@ mod run;
 mod steps;
 mod units;
 
+use crate::ids::{ChannelId, StepId, TrainId};
 pub use bulk::Limit;
 pub use fabric::{Fabric, gating_message};
 pub use options::SimOptions;
@@ -40,9 +41,9 @@ pub use run::{FlowOutcome, Outcome};
 #[repr(u32)]
 pub enum Event {
     /// A unit reaches the next server of its route (or its destination).
-    Hop(u32),
+    Hop(TrainId),
     /// A server finished its unit and has units waiting.
-    ServerFree(u32),
+    ServerFree(ChannelId),
     /// A CPU thread finished its current piece of work.
     CpuDone {
         /// The thread's index in the fabric's CPU table.
@@ -62,7 +63,7 @@ pub enum Event {
         /// Index of the message in the flow's stream.
         msg: u32,
         /// Index of the step in the flow's plan.
-        step: u16,
+        step: StepId,
     },
     /// A bulk transfer's first data reached its reference point: it starts sharing.
     BulkReady(u32),
@@ -80,5 +81,5 @@ pub enum Event {
     Share,
     /// A unit that crossed a channel beside bulk transfers has had its room there: the part
     /// of the channel's rate it took while they caught up goes back to them.
-    UnitGone(u32),
+    UnitGone(ChannelId),
 }

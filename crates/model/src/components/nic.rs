@@ -40,7 +40,7 @@ impl Fabric<'_> {
     }
 
     fn step_of(&self, Instance { flow, step, .. }: Instance) -> &Step {
-        &self.plan_of(flow).steps[step as usize]
+        &self.plan_of(flow).steps[step.index()]
     }
 
     fn kind(&self, inst: Instance) -> &StepKind {
@@ -184,7 +184,7 @@ impl Fabric<'_> {
     pub(super) fn receive(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
         let rx = Instance::new(t.flow, t.msg, t.step);
         let plan = self.plan_of(t.flow);
-        let size = plan.steps[t.step as usize].bytes;
+        let size = plan.steps[t.step.index()].bytes;
         let write_step = plan.output(t.step).expect("received data is written");
         let wr = Instance::new(t.flow, t.msg, write_step);
         let StepKind::DmaWrite { nic, mps, .. } = *self.kind(wr) else {
@@ -201,11 +201,11 @@ impl Fabric<'_> {
         // k-th of them is ready for the DMA-write stage only k TLP times after the first (that
         // spacing comes from the packet, and must not count as the PCIe write stage stretching
         // the stream in the critical-path analysis).
-        let first = self.routes[route as usize][0] as usize;
+        let first = (self.routes[route.index()][0]).index();
         let tlp = self.channels[first]
             .rate
             .tx_time(self.channels[first].wire_bytes(Unit::Write, mps.min(t.payload.max(1)), 1));
-        let counts = plan.steps[write_step as usize].payload;
+        let counts = plan.steps[write_step.index()].payload;
         let n = t.payload.div_ceil(mps).max(1);
         let mut off = 0;
         for i in 0..n {
@@ -268,6 +268,6 @@ impl Fabric<'_> {
     /// The recorder component id of the step's actor.
     pub(super) fn actor_id(&self, Instance { flow, step, .. }: Instance) -> u32 {
         let f = &self.flows[flow as usize];
-        f.actors[f.plan.steps[step as usize].actor as usize]
+        f.actors[f.plan.steps[step.index()].actor as usize]
     }
 }

@@ -66,20 +66,20 @@ mod tests {
     fn flows_take_turns_one_request_at_a_time() {
         let mut w = ReadWindow::new(4, false);
         for id in [1, 2, 3] {
-            w.push(0, id);
+            w.push(0, TrainId(id));
         }
-        w.push(7, 10);
+        w.push(7, TrainId(10));
         let order: Vec<TrainId> = std::iter::from_fn(|| w.pop()).collect();
-        assert_eq!(order, [1, 10, 2, 3]);
+        assert_eq!(order, [1, 10, 2, 3].map(TrainId));
     }
 
     #[test]
     fn one_queue_keeps_the_order_of_arrival_across_flows() {
         let mut w = ReadWindow::new(4, true);
-        w.push(0, 1);
-        w.push(0, 2);
-        w.push(7, 10);
+        w.push(0, TrainId(1));
+        w.push(0, TrainId(2));
+        w.push(7, TrainId(10));
         let order: Vec<TrainId> = std::iter::from_fn(|| w.pop()).collect();
-        assert_eq!(order, [1, 2, 10]);
+        assert_eq!(order, [1, 2, 10].map(TrainId));
     }
 }

@@ -106,7 +106,7 @@ impl Fabric<'_> {
                 return;
             };
             self.window(engine).tags_free -= 1;
-            let t = &mut self.trains[id as usize];
+            let t = &mut self.trains[id.index()];
             t.head = now;
             t.stage_in = now;
             self.advance(id, now, q);
@@ -117,9 +117,9 @@ impl Fabric<'_> {
     /// (after its access jitter, one draw per read).
     pub(super) fn completer(&mut self, t: Train, rid: u32, now: Ps, q: &mut Queue<Event>) {
         let r = self.reads[rid as usize];
-        let first = self.routes[r.cpl_route as usize][0];
-        let jitter = if channel::is_memory(&self.channels[first as usize]) {
-            self.servers[first as usize].draw_jitter()
+        let first = self.routes[r.cpl_route.index()][0];
+        let jitter = if channel::is_memory(&self.channels[first.index()]) {
+            self.servers[first.index()].draw_jitter()
         } else {
             0
         };

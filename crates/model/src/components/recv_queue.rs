@@ -16,7 +16,7 @@ use super::Event;
 use super::fabric::{Fabric, Train};
 use super::steps::Instance;
 use crate::engine::Queue;
-use crate::plan::RecvQueue;
+use crate::plan::{RecvQueue, StepId};
 use crate::units::Ps;
 
 /// Data of a refused message, waiting at the receiving NIC.
@@ -51,7 +51,7 @@ impl Fabric<'_> {
     }
 
     /// Message `msg` starts: whether its receive WQE fetch may start with it (the WQE is posted).
-    pub(super) fn fetch_may_start(&mut self, flow: u32, msg: u32, step: u16) -> bool {
+    pub(super) fn fetch_may_start(&mut self, flow: u32, msg: u32, step: StepId) -> bool {
         let Some(rq) = self.recv_queue(flow) else {
             return true;
         };
@@ -107,7 +107,7 @@ impl Fabric<'_> {
     /// Starts message `msg`'s receive WQE fetch if it was held back for want of a posted WQE.
     fn start_fetch(
         &mut self,
-        (flow, msg, fetch): (u32, u32, u16),
+        (flow, msg, fetch): (u32, u32, StepId),
         when: Ps,
         now: Ps,
         q: &mut Queue<Event>,

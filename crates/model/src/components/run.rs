@@ -4,7 +4,7 @@
 use super::bulk::Limit;
 use super::fabric::{Fabric, Msg};
 use crate::engine::{self, Queue, RunStats};
-use crate::plan::{Milestone, StepKind};
+use crate::plan::{Milestone, StepId, StepKind};
 use crate::record::Span;
 use crate::topology::ChannelId;
 use crate::units::Ps;
@@ -130,8 +130,8 @@ impl Fabric<'_> {
             .collect();
         // Only channels with a server can have carried anything.
         let links = (self.servers.made_channels().into_iter())
-            .filter(|&c| self.channels[c as usize].is_server())
-            .map(|c| (c, self.channel_wire_bytes(c), self.servers[c as usize].busy))
+            .filter(|&c| self.channels[c.index()].is_server())
+            .map(|c| (c, self.channel_wire_bytes(c), self.servers[c.index()].busy))
             .filter(|l| l.1 > 0)
             .collect();
         let first = flows[0].clone();
@@ -170,7 +170,7 @@ impl Fabric<'_> {
                 continue;
             };
             for d in s.deps.iter().filter(|d| d.on == Milestone::LastIn) {
-                if let (Some(w), Some(c)) = (times[d.step as usize], times[i].as_mut())
+                if let (Some(w), Some(c)) = (times[d.step.index()], times[i].as_mut())
                     && w.end <= c.end
                 {
                     let s = w.end.max(c.start);
@@ -190,7 +190,7 @@ impl Fabric<'_> {
                 Some(Span {
                     flow,
                     msg,
-                    step: i as u16,
+                    step: StepId::from_index(i),
                     stage,
                     component: f.actors[s.actor as usize],
                     start: t.start,

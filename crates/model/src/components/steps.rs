@@ -36,7 +36,7 @@ impl Instance {
 
 impl Fabric<'_> {
     pub(super) fn step_state(&mut self, Instance { flow, msg, step }: Instance) -> &mut StepState {
-        &mut self.flows[flow as usize].msgs[msg as usize].steps[step as usize]
+        &mut self.flows[flow as usize].msgs[msg as usize].steps[step.index()]
     }
 
     /// Message `msg` of `flow` starts: every step that waits for nothing starts now.
@@ -73,7 +73,7 @@ impl Fabric<'_> {
         match milestone {
             Milestone::Done => {
                 let first = self.step_state(inst).done_at.replace(when).is_none();
-                if first && plan.open_ends.get(step as usize) == Some(&true) {
+                if first && plan.open_ends.get(step.index()) == Some(&true) {
                     let m = &mut self.flows[flow as usize].msgs[msg as usize];
                     m.open_ends -= 1;
                     if m.open_ends == 0 && !self.recorder.enabled {
@@ -85,7 +85,7 @@ impl Fabric<'_> {
             Milestone::LastIn => self.step_state(inst).last_in_at = Some(when),
             Milestone::Queued => {}
         }
-        for &(w, on) in &plan.waiters[step as usize] {
+        for &(w, on) in &plan.waiters[step.index()] {
             if on != milestone {
                 continue;
             }
@@ -104,7 +104,7 @@ impl Fabric<'_> {
     pub(super) fn start_step(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
         let Instance { flow, msg, step } = inst;
         let plan = self.flows[flow as usize].plan;
-        let kind = &plan.steps[step as usize].kind;
+        let kind = &plan.steps[step.index()].kind;
         let launches = matches!(
             kind,
             StepKind::DmaRead { .. } | StepKind::Cqe { .. } | StepKind::Packet { .. }
@@ -138,7 +138,7 @@ impl Fabric<'_> {
             StepKind::DmaRead { .. } => self.payload_read(inst, at, now, q),
             StepKind::NicTx { .. } => {
                 // Nothing streams in: the payload rode inside the WQE.
-                let bytes = plan.steps[step as usize].bytes;
+                let bytes = plan.steps[step.index()].bytes;
                 self.packetise(inst, bytes, at, now, q);
             }
             StepKind::Cqe { .. } => self.write_cqe(inst, at, now, q),
@@ -152,7 +152,7 @@ impl Fabric<'_> {
             }
             StepKind::Ordered { data, gap } => {
                 // TLP by TLP the servers kept the order: nothing to add.
-                let bulk = self.is_bulk(plan.steps[*data as usize].bytes);
+                let bulk = self.is_bulk(plan.steps[(*data).index()].bytes);
                 let end = if bulk { at + gap } else { at };
                 self.fire(inst, Milestone::Done, end, now, q);
             }
@@ -180,7 +180,7 @@ impl Fabric<'_> {
 
     /// A step deferred to `now` starts (a DMA read after its MTT lookup issues its requests).
     pub fn step_ready(&mut self, inst: Instance, now: Ps, q: &mut Queue<Event>) {
-        match self.plan_of(inst.flow).steps[inst.step as usize].kind {
+        match self.plan_of(inst.flow).steps[inst.step.index()].kind {
             StepKind::DmaRead { .. } => self.issue_payload_read(inst, now, q),
             _ => self.start_step(inst, now, now, q),
         }
@@ -190,7 +190,7 @@ impl Fabric<'_> {
     pub fn arrive(&mut self, t: Train, now: Ps, q: &mut Queue<Event>) {
         let inst = Instance::new(t.flow, t.msg, t.step);
         let plan = self.flows[t.flow as usize].plan;
-        match (&plan.steps[t.step as usize].kind, t.phase) {
+        match (&plan.steps[t.step.index()].kind, t.phase) {
             (StepKind::Post { .. }, _) => {
                 let from = self.step_state(inst).started;
                 self.record_control(inst, from, now);
@@ -246,7 +246,7 @@ impl Fabric<'_> {
             }
             (StepKind::DmaWrite { .. }, _) => {
                 self.record(inst, (t.stage_in, t.stage_in), (t.head, t.head));
-                let size = plan.steps[t.step as usize].bytes;
+                let size = plan.steps[t.step.index()].bytes;
                 let st = self.step_state(inst);
                 st.bytes_out += t.payload;
                 if st.bytes_out >= size {
@@ -283,7 +283,7 @@ impl Fabric<'_> {
 
     /// The fabric route of the step's own route (NIC pipelines, wire, DMA write).
     pub(super) fn step_route(&self, flow: u32, msg: u32, step: StepId) -> super::fabric::RouteId {
-        let r = match self.plan_of(flow).steps[step as usize].kind {
+        let r = match self.plan_of(flow).steps[step.index()].kind {
             StepKind::NicTx { route, .. }
             | StepKind::Wire { route }
             | StepKind::NicRx { route }

@@ -22,11 +22,11 @@ impl Fabric<'_> {
     pub fn new_train(&mut self, mut t: Train) -> TrainId {
         t.serial = self.next_serial();
         if let Some(id) = self.free_trains.pop() {
-            self.trains[id as usize] = t;
+            self.trains[id.index()] = t;
             id
         } else {
             self.trains.push(t);
-            (self.trains.len() - 1) as TrainId
+            TrainId::from_index(self.trains.len() - 1)
         }
     }
 
@@ -88,8 +88,8 @@ impl Fabric<'_> {
     /// server) or arrives.
     pub fn advance(&mut self, id: TrainId, now: Ps, q: &mut Queue<Event>) {
         loop {
-            let t = self.trains[id as usize];
-            let route = &self.routes[t.route as usize];
+            let t = self.trains[id.index()];
+            let route = &self.routes[t.route.index()];
             if t.hop as usize == route.len() {
                 if t.head > now {
                     q.schedule(t.head, Event::Hop(id));
@@ -103,11 +103,11 @@ impl Fabric<'_> {
                 return;
             }
             let c = route[t.hop as usize];
-            let spec = &self.channels[c as usize];
+            let spec = &self.channels[c.index()];
             if !spec.is_server() {
                 let latency = spec.latency;
                 self.record_hop(&t, c, (t.head, t.head + latency), 0);
-                let t = &mut self.trains[id as usize];
+                let t = &mut self.trains[id.index()];
                 t.head += latency;
                 t.hop += 1;
                 continue;
@@ -117,7 +117,7 @@ impl Fabric<'_> {
             // before it has fully arrived.
             let early = match (channel::cut_through(spec), t.hop) {
                 (true, hop) if hop > 0 => {
-                    let prev = &self.channels[route[hop as usize - 1] as usize];
+                    let prev = &self.channels[route[hop as usize - 1].index()];
                     let (u, _) = channel::service(prev, t.unit, t.payload);
                     u.saturating_sub(prev.rate.tx_time(channel::CUT_THROUGH_BYTES))
                 }
@@ -128,9 +128,9 @@ impl Fabric<'_> {
                 q.schedule(ready, Event::Hop(id));
                 return;
             }
-            if !self.servers[c as usize].idle(now) {
+            if !self.servers[c.index()].idle(now) {
                 let (_, wire) = channel::service(spec, t.unit, t.payload);
-                let srv = &mut self.servers[c as usize];
+                let srv = &mut self.servers[c.index()];
                 srv.enqueue(t.src, id, wire);
                 if !srv.wake_pending {
                     srv.wake_pending = true;
@@ -170,14 +170,14 @@ impl Fabric<'_> {
     fn serve(&mut self, c: ChannelId, id: TrainId, now: Ps, q: &mut Queue<Event>) {
         // From the topology's channels (not a borrow of the fabric): it outlives the calls below.
         let channels = self.channels;
-        let spec = &channels[c as usize];
-        let t = self.trains[id as usize];
+        let spec = &channels[c.index()];
+        let t = self.trains[id.index()];
         let (u, wire) = channel::service(spec, t.unit, t.payload);
         // Bulk transfers crossing this link leave the unit room, or wait while it serialises.
         // It leaves when its own service (and its wait) is over; the channel's records keep
         // it until the room the transfers leave it has carried its bytes.
         let (hold, room) = self.unit_beside_bulk(c, (t.src, now), u, q);
-        let srv = &mut self.servers[c as usize];
+        let srv = &mut self.servers[c.index()];
         let mut out = srv.serve(now, hold, u, wire);
         if channel::cut_through(spec) && t.hop > 0 {
             // ... but never leaves before it has arrived and its header has gone out.
@@ -197,7 +197,7 @@ impl Fabric<'_> {
             }
             engine.last_data = Some((c, head));
         }
-        let t = &mut self.trains[id as usize];
+        let t = &mut self.trains[id.index()];
         t.head = head;
         t.extra = 0;
         t.hop += 1;
@@ -205,12 +205,12 @@ impl Fabric<'_> {
 
     /// Server `c` finished its unit and has units waiting: serve the next, round robin.
     pub fn server_free(&mut self, c: ChannelId, now: Ps, q: &mut Queue<Event>) {
-        self.servers[c as usize].wake_pending = false;
-        let Some(id) = self.servers[c as usize].dequeue() else {
+        self.servers[c.index()].wake_pending = false;
+        let Some(id) = self.servers[c.index()].dequeue() else {
             return;
         };
         self.serve(c, id, now, q);
-        let srv = &mut self.servers[c as usize];
+        let srv = &mut self.servers[c.index()];
         if srv.has_waiting() {
             srv.wake_pending = true;
             q.schedule(srv.busy_until, Event::ServerFree(c));

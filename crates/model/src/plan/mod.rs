@@ -20,10 +20,7 @@ pub use step::{Copy, CqeKind, DriverCopy, Gather, PacketKind, ReadSpec, Step, St
 use crate::record::Stage;
 use crate::topology::ChannelId;
 
-/// Index of a step within its plan.
-pub type StepId = u16;
-/// Index of a route within its plan.
-pub type PlanRoute = u16;
+pub use crate::ids::{PlanRoute, StepId};
 
 /// Where a NIC or copy engine reads or writes a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,7 +186,7 @@ pub struct Handles {
 impl Handles {
     /// The same roles in a plan that holds these steps from `off` on.
     pub fn offset(self, off: StepId) -> Handles {
-        let at = |s: Option<StepId>| s.map(|s| s + off);
+        let at = |s: Option<StepId>| s.map(|s| StepId(s.0 + off.0));
         Handles {
             post: at(self.post),
             fetch: at(self.fetch),
@@ -255,7 +252,7 @@ impl Plan {
             steps: Vec::new(),
             actors: Vec::new(),
             threads: Vec::new(),
-            deliver: 0,
+            deliver: StepId(0),
             handles: Handles::default(),
             waiters: Vec::new(),
             outputs: Vec::new(),
@@ -268,7 +265,7 @@ impl Plan {
     /// Adds a route (a channel list) and returns its id.
     pub fn route(&mut self, channels: Vec<ChannelId>) -> PlanRoute {
         self.routes.push(channels);
-        (self.routes.len() - 1) as PlanRoute
+        PlanRoute::from_index(self.routes.len() - 1)
     }
 
     /// The index of the actor named `name`, added when new (names are unique).
@@ -288,13 +285,9 @@ impl Plan {
 
     /// Adds a step; `deps` must name earlier steps.
     pub fn step(&mut self, step: Step) -> StepId {
-        debug_assert!(
-            step.deps
-                .iter()
-                .all(|d| (d.step as usize) < self.steps.len())
-        );
+        debug_assert!(step.deps.iter().all(|d| d.step.index() < self.steps.len()));
         self.steps.push(step);
-        (self.steps.len() - 1) as StepId
+        StepId::from_index(self.steps.len() - 1)
     }
 
     /// Derives the waiter lists; call once after the last step is added.
@@ -302,14 +295,14 @@ impl Plan {
         let mut waiters = vec![Vec::new(); self.steps.len()];
         for (i, s) in self.steps.iter().enumerate() {
             for d in &s.deps {
-                waiters[d.step as usize].push((i as StepId, d.on));
+                waiters[d.step.index()].push((StepId::from_index(i), d.on));
             }
         }
         self.waiters = waiters;
         let mut outputs = vec![None; self.steps.len()];
         for (i, s) in self.steps.iter().enumerate().rev() {
             if let Some(from) = s.input {
-                outputs[from as usize] = Some(i as StepId);
+                outputs[from.index()] = Some(StepId::from_index(i));
             }
         }
         self.outputs = outputs;
@@ -328,22 +321,22 @@ impl Plan {
 
     /// The stage a step reports as, if any.
     pub fn stage(&self, step: StepId) -> Option<Stage> {
-        self.steps[step as usize].stage
+        self.steps[step.index()].stage
     }
 
     /// The step that feeds `step`'s data, if it streams from one.
     pub fn input(&self, step: StepId) -> Option<StepId> {
-        self.steps[step as usize].input
+        self.steps[step.index()].input
     }
 
     /// The first step that streams its data out of `step`.
     pub fn output(&self, step: StepId) -> Option<StepId> {
         if self.outputs.len() == self.steps.len() {
-            return self.outputs[step as usize];
+            return self.outputs[step.index()];
         }
         self.steps
             .iter()
             .position(|s| s.input == Some(step))
-            .map(|i| i as StepId)
+            .map(StepId::from_index)
     }
 }

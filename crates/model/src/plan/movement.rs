@@ -86,7 +86,7 @@ impl Movement {
 impl Plan {
     /// What a train of `step` in `phase` is.
     pub fn movement(&self, step: StepId, phase: u8) -> Movement {
-        match (&self.steps[step as usize].kind, phase) {
+        match (&self.steps[step.index()].kind, phase) {
             (StepKind::Post { .. }, _) => Movement::Mmio,
             (StepKind::WqeFetch { .. } | StepKind::RecvWqeFetch { .. }, 0) => Movement::WqeFetch,
             (StepKind::WqeFetch { .. }, _) => Movement::SendEngine,

@@ -2,8 +2,8 @@
 //! downlinks (host ports) and uplinks (cables to the spines), the bisection bandwidth, and the
 //! switches a flow crosses.
 
-use super::Topology;
 use super::spec::Fabric;
+use super::{ChannelId, Topology};
 
 /// One leaf of a two-tier fabric: its name, host ports and cables to the spines, and their
 /// capacities in bits per second.
@@ -52,7 +52,7 @@ impl Topology {
     /// its host ports. For the single switch, non-blocking: half the ports' rates.
     pub fn fabric_view(&self) -> FabricView {
         let net = &self.network;
-        let rate = |c: u32| u128::from(self.channels[c as usize].rate.bps());
+        let rate = |c: ChannelId| u128::from(self.channels[c.index()].rate.bps());
         // Every port's cable out: into its switch, or (back to back) to its peer.
         let all_ports: u128 = (net.ports.iter().filter_map(|p| p.uplink.map(rate)))
             .chain(net.cables.iter().map(|c| rate(c.2)))
@@ -125,7 +125,7 @@ impl Topology {
     ) -> Option<(Vec<String>, Vec<String>)> {
         let route = self.wire_route(a, z, qp)?;
         let names: Vec<String> = (route.iter())
-            .map(|&c| self.channels[c as usize].name.clone())
+            .map(|&c| self.channels[c.index()].name.clone())
             .collect();
         let net = &self.network;
         let port = |(h, n): (usize, usize)| net.ports[net.port_index(h, n)].name.clone();

@@ -319,10 +319,10 @@ mod tests {
     /// each spine; the same key placed again keeps its first choice.
     #[test]
     fn adaptive_placement_balances_the_cables() {
-        let cable = |spine, base: ChannelId| Cable {
+        let cable = |spine, base: u32| Cable {
             spine,
-            up: base,
-            down: base + 1,
+            up: ChannelId(base),
+            down: ChannelId(base + 1),
         };
         let mut ls = LeafSpine {
             leaf_of: vec![0, 0, 1, 1],
@@ -343,6 +343,6 @@ mod tests {
         }
         assert_eq!(ls.assigned.len(), 4);
         assert_eq!(per_spine, [2, 2]);
-        assert_eq!(ls.spine_hops(0, 2, 0), Some([0, 5]));
+        assert_eq!(ls.spine_hops(0, 2, 0), Some([ChannelId(0), ChannelId(5)]));
     }
 }

@@ -31,7 +31,7 @@ impl Builder {
             jitter_median: 0,
             segment: 0,
         });
-        (self.channels.len() - 1) as ChannelId
+        ChannelId::from_index(self.channels.len() - 1)
     }
     /// A link that carries whatever crosses it in packets of its own (NVLink, NVLink-C2C): one
     /// `header` per `mps` bytes of payload for writes, read requests and read data; network
@@ -53,7 +53,7 @@ impl Builder {
             [header, header, header, 0, 0],
             Some(host),
         );
-        self.channels[c as usize].segment = mps;
+        self.channels[c.index()].segment = mps;
         c
     }
     pub(super) fn latency_only(
@@ -94,7 +94,7 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
                 [0; 5],
                 Some(h),
             );
-            b.channels[id as usize].jitter_median = s.dram.jitter_median;
+            b.channels[id.index()].jitter_median = s.dram.jitter_median;
             id
         })
         .collect();
@@ -170,7 +170,7 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
                 [0; 5],
                 Some(h),
             );
-            b.channels[id as usize].jitter_median = g.memory.jitter_median;
+            b.channels[id.index()].jitter_median = g.memory.jitter_median;
             id
         })
         .collect();

@@ -30,9 +30,7 @@ use std::sync::Arc;
 use crate::units::{Ps, Rate};
 use spec::{HostSpec, MachineSpec, NetworkSpec};
 
-/// Index of a channel in [`Topology::channels`] (and of its name in a recorder's component
-/// names).
-pub type ChannelId = u32;
+pub use crate::ids::ChannelId;
 
 /// WQE fetches a NIC keeps in flight, apart from its data reads. Estimate: a NIC fetches
 /// descriptors through a queue of its own (ConnectX prefetches WQEs per send queue), so a new
@@ -404,7 +402,7 @@ impl Topology {
     /// `c`: unit `qp mod units` of the NIC whose engine `c` is, else `c` itself.
     pub fn engine_unit(&self, c: ChannelId, qp: usize) -> ChannelId {
         match self.engine_units.binary_search_by_key(&c, |e| e.0) {
-            Ok(i) => c + (qp % self.engine_units[i].1 as usize) as ChannelId,
+            Ok(i) => ChannelId(c.0 + (qp % self.engine_units[i].1 as usize) as u32),
             Err(_) => c,
         }
     }
@@ -416,7 +414,7 @@ impl Topology {
         route
             .channels
             .iter()
-            .map(|&c| &self.channels[c as usize])
+            .map(|&c| &self.channels[c.index()])
             .filter(|c| c.is_server() && !matches!(c.kind, ChannelKind::NicEngine))
             .map(|c| {
                 (
@@ -443,7 +441,7 @@ impl Topology {
     pub fn wire_ceiling(&self, route: &[ChannelId], mtu: u64) -> Option<(Rate, &str)> {
         route
             .iter()
-            .map(|&c| &self.channels[c as usize])
+            .map(|&c| &self.channels[c.index()])
             .filter(|c| c.is_server())
             .map(|c| {
                 (

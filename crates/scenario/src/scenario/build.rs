@@ -37,7 +37,7 @@ pub(super) fn add(
 
 /// Marks step `id` as moving `bytes` of data, the message's payload or not.
 pub(super) fn carries(p: &mut Plan, id: StepId, bytes: u64, payload: bool) -> StepId {
-    let s = &mut p.steps[id as usize];
+    let s = &mut p.steps[id.index()];
     s.bytes = bytes;
     s.payload = payload;
     id
@@ -69,28 +69,28 @@ fn after_queued(step: Option<StepId>) -> Vec<Dep> {
 /// elsewhere (GPU memory) the CQE may well land first; that is what the GPUDirect flush is for.
 fn poll_deps(p: &mut Plan, topo: &Topology, cqe: StepId, write: StepId) -> Vec<Dep> {
     let (StepKind::Cqe { nic, route, .. }, StepKind::DmaWrite { route: w, mps, .. }) =
-        (&p.steps[cqe as usize].kind, &p.steps[write as usize].kind)
+        (&p.steps[cqe.index()].kind, &p.steps[write.index()].kind)
     else {
         unreachable!("a poll's CQE announces a DMA write")
     };
-    let (cqe_route, data_route) = (&p.routes[*route as usize], &p.routes[*w as usize]);
+    let (cqe_route, data_route) = (&p.routes[(*route).index()], &p.routes[(*w).index()]);
     // Only data read by DMA can move as a bulk transfer (an inline payload goes TLP by TLP).
     let mut root = write;
-    while let Some(from) = p.steps[root as usize].input {
+    while let Some(from) = p.steps[root.index()].input {
         root = from;
     }
-    let read = matches!(p.steps[root as usize].kind, StepKind::DmaRead { .. });
+    let read = matches!(p.steps[root.index()].kind, StepKind::DmaRead { .. });
     let mut deps = vec![done(cqe)];
     if read && cqe_route.last().is_some() && cqe_route.last() == data_route.last() {
         let shared: Vec<&ChannelSpec> = cqe_route
             .iter()
             .filter(|c| data_route.contains(c))
-            .map(|&c| &topo.channels[c as usize])
+            .map(|&c| &topo.channels[c.index()])
             .collect();
         let cqe_bytes = topo.hosts[nic.host].spec.nics[nic.nic].cqe_bytes;
-        let size = p.steps[write as usize].bytes;
+        let size = p.steps[write.index()].bytes;
         let gap = ordering_gap(&shared, cqe_bytes, size, (*mps).max(1));
-        let actor = p.steps[cqe as usize].actor;
+        let actor = p.steps[cqe.index()].actor;
         let kind = StepKind::Ordered { data: write, gap };
         deps.push(done(add(p, kind, None, actor, vec![done(write)], None)));
     }
@@ -180,9 +180,9 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     let tr = p.thread(r.host, r.cpu_socket);
 
     // Routes.
-    let mut mmio = [0; 2];
-    let mut cqe = [0; 2];
-    let mut engine = [0; 2];
+    let mut mmio = [PlanRoute(0); 2];
+    let mut cqe = [PlanRoute(0); 2];
+    let mut engine = [PlanRoute(0); 2];
     for (i, side) in [s, r].iter().enumerate() {
         (mmio[i], cqe[i], engine[i]) = nic_routes(&mut p, topo, side)?;
     }
@@ -1284,13 +1284,13 @@ pub fn pipelined(
         .map(|st| p.actor(format!("{}/{}.ce", rh.name, rh.spec.gpus[st.gpu].name)));
     let roles = first.handles;
     let role = |step: Option<StepId>| step.expect("write() names every role of a write");
-    let r_cpu = first.steps[first.deliver as usize].actor;
-    let s_cpu = first.steps[role(roles.post) as usize].actor;
+    let r_cpu = first.steps[first.deliver.index()].actor;
+    let s_cpu = first.steps[(role(roles.post)).index()].actor;
     let d2h_kind = match s_copy {
         SendCopy::Memcpy(st) => Some(copy_from_gpu(&mut p, topo, &s, st, ts, false)?),
         _ => None,
     };
-    let ack = first.steps[role(roles.ack) as usize].clone();
+    let ack = first.steps[(role(roles.ack)).index()].clone();
 
     let (mut spolls, mut credits, mut joins) = (Vec::new(), Vec::new(), Vec::new());
     let mut last_deps = Vec::new();
@@ -1358,7 +1358,7 @@ pub fn pipelined(
             (None, SendCopy::Memcpy(_)) => unreachable!("a staging sender has its copy"),
         };
         // The chunk's RDMA, its steps renumbered; its own delivery and finish become joins.
-        let off = p.steps.len() as StepId;
+        let off = StepId::from_index(p.steps.len());
         let at = cp.handles.offset(off);
         if k == 0 {
             p.handles = at;
@@ -1366,9 +1366,9 @@ pub fn pipelined(
         for st in &cp.steps {
             let mut st = st.clone();
             for d in &mut st.deps {
-                d.step += off;
+                d.step = StepId(d.step.0 + off.0);
             }
-            st.input = st.input.map(|i| i + off);
+            st.input = st.input.map(|i| StepId(i.0 + off.0));
             if matches!(st.kind, StepKind::Deliver | StepKind::Finish) {
                 st.kind = StepKind::Wait { ps: 0 };
                 st.stage = None;
@@ -1378,7 +1378,7 @@ pub fn pipelined(
         // The chunk's post waits for its copy; its delivery is its poll (both ends are host
         // bounce buffers: no flush, no copy), joined with its last byte's write.
         let post = role(at.post);
-        p.steps[post as usize].deps.extend(d2h.map(done));
+        p.steps[post.index()].deps.extend(d2h.map(done));
         let (rpoll, write_step) = (role(at.poll), role(at.write));
         spolls.push(role(at.send_poll));
         joins.push(role(at.finish));
@@ -1578,7 +1578,7 @@ mod tests {
             "{role}: {step:?} in {:?}",
             plan.handles
         );
-        step.map(|s| &plan.steps[s as usize].kind)
+        step.map(|s| &plan.steps[s.index()].kind)
     }
 
     /// Every builder names each role of its plan, and the step a role names is what the role
@@ -1620,7 +1620,7 @@ mod tests {
                 Some(StepKind::WqeFetch { .. })
             ));
             if let Some(read) = h.read {
-                let s = &p.steps[read as usize];
+                let s = &p.steps[read.index()];
                 assert!(
                     matches!(s.kind, StepKind::DmaRead { .. }) && s.payload,
                     "{case}"
@@ -1648,7 +1648,7 @@ mod tests {
             assert!(cqe.is_none_or(|k| matches!(k, StepKind::Cqe { kind, .. } if kind == &want)));
             named(p, "poll", h.poll, one_receive);
             if let Some(poll) = h.poll {
-                assert_eq!(p.steps[poll as usize].stage, Some(Stage::Poll), "{case}");
+                assert_eq!(p.steps[poll.index()].stage, Some(Stage::Poll), "{case}");
             }
             let ack = named(p, "ack", h.ack, op != Op::Read && one_receive);
             assert!(ack.is_none_or(|k| matches!(

@@ -25,7 +25,7 @@ mod routes {
             .channels
             .iter()
             .map(|&c| {
-                let n = &topo.channels[c as usize].name;
+                let n = &topo.channels[c.index()].name;
                 n.split_once('/').map_or(n.clone(), |x| x.1.to_string())
             })
             .collect();
@@ -45,7 +45,7 @@ mod routes {
         let names = |r: &Route| -> Vec<String> {
             r.channels
                 .iter()
-                .map(|&c| topo.channels[c as usize].name.clone())
+                .map(|&c| topo.channels[c.index()].name.clone())
                 .collect()
         };
         let gpu = Place::Device(h.node_index(NodeKind::Gpu(0)));
@@ -54,7 +54,7 @@ mod routes {
         assert_eq!(names(&r), ["gh-a/c2c:gpu0>grace"]);
         // C2C packetises on its own: it does not cap the route's MPS (no PCIe link here).
         assert_eq!(r.mps, 4096);
-        let c2c = &topo.channels[r.channels[0] as usize];
+        let c2c = &topo.channels[r.channels[0].index()];
         assert_eq!(c2c.wire_bytes(Unit::Write, 4096, 1), 4096 + 16 * 16);
         assert_eq!(c2c.wire_bytes(Unit::Write, 64, 1), 64 + 16);
         let r = h.route(nic, gpu, Flow::Write).unwrap();

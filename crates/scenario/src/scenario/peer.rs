@@ -117,7 +117,7 @@ pub fn copy(
         let nvlink = back
             .channels
             .iter()
-            .any(|&c| matches!(topo.channels[c as usize].kind, ChannelKind::NvLink { .. }));
+            .any(|&c| matches!(topo.channels[c.index()].kind, ChannelKind::NvLink { .. }));
         let engine = if nvlink {
             topo.gpu_nvlink_engine(host, by)
         } else {

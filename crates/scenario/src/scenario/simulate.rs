@@ -275,7 +275,7 @@ pub(super) fn link_rows(
     st.links
         .iter()
         .map(|&(c, bytes, _)| {
-            let spec = &topo.channels[c as usize];
+            let spec = &topo.channels[c.index()];
             let capacity = spec.rate.gbytes_per_s();
             let rate = if secs > 0.0 {
                 bytes as f64 / secs / 1e9
@@ -314,7 +314,7 @@ pub(super) fn bottleneck(
     }
     let span = span.max(1) as f64;
     let channels = st.links.iter().map(|&(c, bytes, _)| {
-        let spec = &topo.channels[c as usize];
+        let spec = &topo.channels[c.index()];
         let busy = spec.rate.tx_time(bytes.min(u64::MAX as u128) as u64) as f64 / span;
         (busy, Bottleneck::Channel(spec.name.clone()))
     });

@@ -89,8 +89,8 @@ impl Fabric<'_> {
         service: Ps,
         q: &mut Queue<Event>,
     ) -> (Ps, Ps) {
-        let spec = &self.channels[c as usize];
-        let cap = self.bulk.fluid.capacity[c as usize];
+        let spec = &self.channels[c.index()];
+        let cap = self.bulk.fluid.capacity[c.index()];
         let users = self.bulk.channel_users(c).filter(|u| !u.jobs.is_empty());
         let none = users.is_none();
         let (load, queued, bound) = users.map_or((0, 0, false), |u| {
@@ -98,7 +98,7 @@ impl Fabric<'_> {
             (u.load, queued, u.bound > 0)
         });
         // The link's own rate: its capacity with the rooms of units still being carried.
-        let full = cap + self.bulk.reserved[c as usize];
+        let full = cap + self.bulk.reserved[c.index()];
         // Serialised in what the rooms of units before it leave (all of the link without them).
         let serialised = match full == cap {
             true => service,
@@ -106,7 +106,7 @@ impl Fabric<'_> {
         };
         if none {
             let hold = serialised;
-            let held = &mut self.bulk.unit_until[c as usize];
+            let held = &mut self.bulk.unit_until[c.index()];
             *held = (*held).max(now + hold);
             return (hold, hold);
         }
@@ -129,23 +129,23 @@ impl Fabric<'_> {
                 // Its share of the link's rate while its room carries it (no more than
                 // `free`), so that a transfer that speeds up meanwhile cannot take it.
                 let reserve = (service as u128 * full).div_ceil(room as u128).min(free);
-                self.bulk.fluid.capacity[c as usize] -= reserve;
-                self.bulk.reserved[c as usize] += reserve;
+                self.bulk.fluid.capacity[c.index()] -= reserve;
+                self.bulk.reserved[c.index()] += reserve;
                 self.bulk.reserves.push((c, reserve, now + room));
                 // One wake-up per channel, at the earliest of its rooms' ends.
-                let at = &mut self.bulk.gone_at[c as usize];
+                let at = &mut self.bulk.gone_at[c.index()];
                 if *at == 0 || now + room < *at {
                     *at = now + room;
                     q.schedule(now + room, Event::UnitGone(c));
                 }
             }
-            let held = &mut self.bulk.unit_until[c as usize];
+            let held = &mut self.bulk.unit_until[c.index()];
             *held = (*held).max(now + hold);
             return (hold, room);
         }
         // They wait while it is serialised.
         let hold = serialised;
-        let held = &mut self.bulk.unit_until[c as usize];
+        let held = &mut self.bulk.unit_until[c.index()];
         *held = (*held).max(now + hold);
         self.bulk_progress(now);
         for &id in users_in(&self.bulk.user_slot, &self.bulk.user_lists, c) {
@@ -159,7 +159,7 @@ impl Fabric<'_> {
     /// The rooms of units carried on channel `c` until now go back to its transfers, which a
     /// solve shares out where the link binds one of them.
     pub(in crate::components) fn unit_gone(&mut self, c: ChannelId, now: Ps, q: &mut Queue<Event>) {
-        self.bulk.gone_at[c as usize] = 0;
+        self.bulk.gone_at[c.index()] = 0;
         let (mut back, mut next) = (0, Ps::MAX);
         self.bulk.reserves.retain(|&(ch, reserve, until)| {
             let gone = ch == c && until <= now;
@@ -170,14 +170,14 @@ impl Fabric<'_> {
             !gone
         });
         if next != Ps::MAX {
-            self.bulk.gone_at[c as usize] = next;
+            self.bulk.gone_at[c.index()] = next;
             q.schedule(next, Event::UnitGone(c));
         }
         if back == 0 {
             return;
         }
-        self.bulk.fluid.capacity[c as usize] += back;
-        self.bulk.reserved[c as usize] -= back;
+        self.bulk.fluid.capacity[c.index()] += back;
+        self.bulk.reserved[c.index()] -= back;
         let users = self.bulk.users(c);
         if users
             .iter()

@@ -37,9 +37,9 @@ pub(super) struct Shape {
 
 impl Fabric<'_> {
     fn specs(&self, route: crate::components::fabric::RouteId) -> Vec<&ChannelSpec> {
-        self.routes[route as usize]
+        self.routes[route.index()]
             .iter()
-            .map(|&c| &self.channels[c as usize])
+            .map(|&c| &self.channels[c.index()])
             .collect()
     }
 
@@ -63,8 +63,8 @@ impl Fabric<'_> {
             false => (per, payload),
         };
         let src = self.source(route, flow);
-        for &c in &self.routes[route as usize] {
-            let spec = &self.channels[c as usize];
+        for &c in &self.routes[route.index()] {
+            let spec = &self.channels[c.index()];
             if spec.is_server() {
                 let one = spec.wire_bytes(unit, per, 1);
                 uses.push(Use {
@@ -106,14 +106,14 @@ impl Fabric<'_> {
 
     /// The completer memory of a read.
     fn completer_of(&self, flow: u32, set: u32, read: ReadSpec) -> ChannelId {
-        self.routes[self.route_of(flow, set, read.cpl) as usize][0]
+        self.routes[(self.route_of(flow, set, read.cpl)).index()][0]
     }
 
     /// One draw of the completer memory's access jitter, for a bulk read's first data (each
     /// access of a unit read draws its own).
     fn read_jitter(&mut self, flow: u32, set: u32, read: ReadSpec) -> Ps {
         let mem = self.completer_of(flow, set, read);
-        self.servers[mem as usize].draw_jitter()
+        self.servers[mem.index()].draw_jitter()
     }
 
     /// The round trip of one full read request on idle channels, with the completer's mean
@@ -122,7 +122,7 @@ impl Fabric<'_> {
         let req = self.specs(self.route_of(flow, set, read.req));
         let cpl = self.specs(self.route_of(flow, set, read.cpl));
         let mem = self.completer_of(flow, set, read);
-        self.servers[mem as usize].mean_jitter()
+        self.servers[mem.index()].mean_jitter()
             + idle_transit(&req, Unit::ReadRequest, 0, 1).0
             + idle_transit(
                 &cpl,
@@ -231,16 +231,16 @@ impl Fabric<'_> {
     /// stream works it out once, not once per message.
     fn shape(&mut self, flow: u32, set: u32, first: StepId) -> Shape {
         let plan = self.plan_of(flow);
-        let step = &plan.steps[first as usize];
+        let step = &plan.steps[first.index()];
         let (bytes, payload) = (step.bytes, step.payload);
         let mut uses: Vec<Use> = Vec::new();
         let mut stages = Vec::new();
         let mut window = None;
         let mut dram = 0u64;
         let mut count_dram = |fab: &Fabric, route: crate::components::fabric::RouteId| {
-            dram += fab.routes[route as usize]
+            dram += fab.routes[route.index()]
                 .iter()
-                .filter(|&&c| channel::is_host_memory(&fab.channels[c as usize]))
+                .filter(|&&c| channel::is_host_memory(&fab.channels[c.index()]))
                 .count() as u64;
         };
         let reference;
@@ -272,7 +272,7 @@ impl Fabric<'_> {
                 let mut cur = first;
                 let mut write = None;
                 while let Some(next) = plan.output(cur) {
-                    let s = &plan.steps[next as usize];
+                    let s = &plan.steps[next.index()];
                     let r = self.step_route(flow, set, next);
                     let from = at;
                     match s.kind {
@@ -313,7 +313,7 @@ impl Fabric<'_> {
                     s.last_in = s.first_in as i64 - ref_out;
                 }
                 if let Some((w, r, mps)) = write {
-                    let wnic = match plan.steps[w as usize].kind {
+                    let wnic = match plan.steps[w.index()].kind {
                         StepKind::DmaWrite { nic, .. } => nic,
                         _ => unreachable!(),
                     };
@@ -399,11 +399,11 @@ impl Fabric<'_> {
         let mut demand = Demand::default();
         for u in &uses {
             // A server channel is a fluid resource (its rate), made when first used.
-            let spec = &self.channels[u.channel as usize];
+            let spec = &self.channels[u.channel.index()];
             if !spec.is_server() {
                 continue;
             }
-            let r = u.channel as Res;
+            let r = u.channel.0 as Res;
             if self.bulk.fluid.capacity[r as usize] == 0 {
                 let rate = spec.rate.bps() as u128 * WEIGHT_ONE / 8;
                 self.bulk.fluid.set(r, rate, false);

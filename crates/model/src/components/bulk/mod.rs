@@ -260,7 +260,7 @@ impl Bulks {
     /// The limit fluid resource `r` stands for.
     fn limit_of(&self, r: Res) -> Limit {
         match (r as usize).checked_sub(self.channels) {
-            None => Limit::Channel(r as ChannelId),
+            None => Limit::Channel(ChannelId(r)),
             Some(engine) => Limit::Window(ReadEngineId(engine as u32)),
         }
     }
@@ -277,16 +277,16 @@ impl Bulks {
 
     /// The list of the active transfers on channel `c`, made when first needed.
     fn users_mut(&mut self, c: ChannelId) -> &mut ChannelUsers {
-        if self.user_slot[c as usize] == 0 {
+        if self.user_slot[c.index()] == 0 {
             self.user_lists.push(ChannelUsers::default());
-            self.user_slot[c as usize] = self.user_lists.len() as u32;
+            self.user_slot[c.index()] = self.user_lists.len() as u32;
         }
-        &mut self.user_lists[self.user_slot[c as usize] as usize - 1]
+        &mut self.user_lists[self.user_slot[c.index()] as usize - 1]
     }
 
     /// Channel `c`'s active transfers with their aggregates (`None` before any used it).
     fn channel_users(&self, c: ChannelId) -> Option<&ChannelUsers> {
-        match self.user_slot[c as usize] {
+        match self.user_slot[c.index()] {
             0 => None,
             s => Some(&self.user_lists[s as usize - 1]),
         }
@@ -300,7 +300,7 @@ impl Bulks {
             return;
         }
         for u in job.uses.iter() {
-            let s = self.user_slot[u.channel as usize];
+            let s = self.user_slot[u.channel.index()];
             debug_assert!(s > 0, "an active transfer is on its channels' lists");
             let users = &mut self.user_lists[s as usize - 1];
             users.load = users.load - job.rate as u128 * u.weight + rate as u128 * u.weight;
@@ -309,7 +309,7 @@ impl Bulks {
             if let Limit::Channel(c) = limit
                 && job.uses.iter().any(|u| u.channel == c)
             {
-                let users = &mut self.user_lists[self.user_slot[c as usize] as usize - 1];
+                let users = &mut self.user_lists[self.user_slot[c.index()] as usize - 1];
                 match sign {
                     true => users.bound += 1,
                     false => users.bound -= 1,
@@ -342,7 +342,7 @@ fn same_window(job: &Job, engine: ReadEngineId) -> bool {
 /// The active transfers on channel `c` (`Bulks::user_slot` into `Bulks::user_lists`): a
 /// function of the two fields, so that a caller may hold them while it changes the transfers.
 fn users_in<'a>(slot: &[u32], lists: &'a [ChannelUsers], c: ChannelId) -> &'a [usize] {
-    match slot[c as usize] {
+    match slot[c.index()] {
         0 => &[],
         s => &lists[s as usize - 1].jobs,
     }
@@ -431,7 +431,7 @@ impl Fabric<'_> {
         let held = self.bulk.jobs[id]
             .uses
             .iter()
-            .map(|u| self.bulk.unit_until[u.channel as usize])
+            .map(|u| self.bulk.unit_until[u.channel.index()])
             .max()
             .unwrap_or(0);
         let job = &mut self.bulk.jobs[id];
@@ -443,7 +443,7 @@ impl Fabric<'_> {
             debug_assert!(!self.bulk.users(c).contains(&id));
             let b = &mut self.bulk;
             b.users_mut(c);
-            let users = &mut b.user_lists[b.user_slot[c as usize] as usize - 1];
+            let users = &mut b.user_lists[b.user_slot[c.index()] as usize - 1];
             users.jobs.push(id);
             users.count(&b.jobs[id], on, c, true);
         }
@@ -503,7 +503,7 @@ impl Fabric<'_> {
             }
             for u in job.uses.iter() {
                 let wire = moved * u.weight / WEIGHT_ONE;
-                self.bulk.wire_bytes[u.channel as usize] += wire;
+                self.bulk.wire_bytes[u.channel.index()] += wire;
                 if record {
                     let plan = self.flows[job.inst.flow as usize].plan;
                     self.recorder.hops.push(Hop {
@@ -573,13 +573,13 @@ impl Fabric<'_> {
             for (c, on) in channels.iter() {
                 let c = *c;
                 let b = &mut self.bulk;
-                let users = &mut b.user_lists[b.user_slot[c as usize] as usize - 1];
+                let users = &mut b.user_lists[b.user_slot[c.index()] as usize - 1];
                 if let Some(at) = users.jobs.iter().position(|&j| j == id) {
                     users.jobs.remove(at);
                     users.count(&b.jobs[id], on, c, false);
                 }
-                if b.channel_reached[c as usize] != mark {
-                    b.channel_reached[c as usize] = mark;
+                if b.channel_reached[c.index()] != mark {
+                    b.channel_reached[c.index()] = mark;
                     neighbours.extend(self.bulk.users(c));
                 }
             }
@@ -660,7 +660,7 @@ impl Fabric<'_> {
             } else {
                 at(s.last_in).clamp(start, end)
             };
-            let kind = &plan.steps[s.step as usize].kind;
+            let kind = &plan.steps[s.step.index()].kind;
             match kind {
                 StepKind::Memcpy { .. } | StepKind::KernelCopy { .. } => {}
                 _ => {
@@ -680,14 +680,14 @@ impl Fabric<'_> {
         if let Some(w) = job
             .stages
             .iter()
-            .find(|s| matches!(plan.steps[s.step as usize].kind, StepKind::DmaWrite { .. }))
+            .find(|s| matches!(plan.steps[s.step.index()].kind, StepKind::DmaWrite { .. }))
         {
             self.scatter_descriptor(Instance::new(flow, msg, w.step), job.t0 + w.first_in);
         }
         // Milestones, in chain order, never before now.
         for s in &job.stages {
             let inst = Instance::new(flow, msg, s.step);
-            match plan.steps[s.step as usize].kind {
+            match plan.steps[s.step.index()].kind {
                 StepKind::Memcpy { .. } | StepKind::KernelCopy { .. } => {
                     self.copy_done(inst, now, q)
                 }
@@ -726,7 +726,7 @@ impl Fabric<'_> {
 
     /// Wire bytes put on channel `c` by units and transfers.
     pub fn channel_wire_bytes(&self, c: ChannelId) -> u128 {
-        self.servers[c as usize].wire_bytes + self.bulk.wire_bytes[c as usize] / SCALE
+        self.servers[c.index()].wire_bytes + self.bulk.wire_bytes[c.index()] / SCALE
     }
 }
 

@@ -101,7 +101,7 @@ impl Fabric<'_> {
         while let Some(id) = stack.pop() {
             let job = &b.jobs[id];
             for u in job.uses.iter() {
-                let c = u.channel as usize;
+                let c = u.channel.index();
                 if b.channel_reached[c] != mark {
                     b.channel_reached[c] = mark;
                     let users = users_in(&b.user_slot, &b.user_lists, u.channel);
@@ -175,7 +175,7 @@ impl Fabric<'_> {
             loads.clear();
             loads.extend(on.iter().map(|&(c, k, x)| {
                 let u = &jobs[k].uses[x];
-                let cap = self.channels[c as usize].rate.bps() as f64 / 8.0;
+                let cap = self.channels[c.index()].rate.bps() as f64 / 8.0;
                 let bytes = shares[k].rate as f64 * u.weight as f64 / WEIGHT_ONE as f64;
                 let load = Load {
                     rho: bytes / cap,
@@ -224,7 +224,7 @@ impl Fabric<'_> {
                     before.0 = u.unit;
                     before.1.clear();
                     before.1.extend(met.iter().map(|m| m.0));
-                    let cap = self.channels[u.channel as usize].rate.bps() as f64 / 8.0;
+                    let cap = self.channels[u.channel.index()].rate.bps() as f64 / 8.0;
                     extra += queueing::wait_ps(
                         &others,
                         units,
