@@ -241,7 +241,9 @@ impl<'t> Fabric<'t> {
         for (plan, plan_routes) in plans.iter().zip(flow_routes) {
             let route_base = RouteId::from_index(routes.len());
             routes.extend(plan_routes);
-            let actors = plan.actors.iter().map(|a| names.push(a.clone())).collect();
+            let actors = (plan.actors.iter())
+                .map(|a| names.push(a.name(topo)))
+                .collect();
             let flow = flows.len() as u64;
             let threads = plan
                 .threads

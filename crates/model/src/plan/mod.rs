@@ -11,9 +11,11 @@
 //! Routes are resolved once, when the plan is built, into lists of channel ids: the fabric, the
 //! chart ceilings, `walk` and `trace` all read the same plain data.
 
+mod actor;
 mod movement;
 mod step;
 
+pub use actor::Actor;
 pub use movement::Movement;
 pub use step::{Copy, CqeKind, DriverCopy, Gather, PacketKind, ReadSpec, Step, StepKind};
 
@@ -122,8 +124,8 @@ pub struct Plan {
     pub routes: Vec<Vec<ChannelId>>,
     /// The steps, in an order where every dependency names an earlier step.
     pub steps: Vec<Step>,
-    /// Names of the actors steps are recorded against (threads, NICs, copy engines, the network).
-    pub actors: Vec<String>,
+    /// The actors steps are recorded against (CPUs, NICs, copy engines, SMs, the network).
+    pub actors: Vec<Actor>,
     /// CPU threads, referred to by steps by index. A message plan's are its sender's thread,
     /// then its receiver's; a copy's is the one thread that drives it.
     pub threads: Vec<Thread>,
@@ -268,12 +270,12 @@ impl Plan {
         PlanRoute::from_index(self.routes.len() - 1)
     }
 
-    /// The index of the actor named `name`, added when new (names are unique).
-    pub fn actor(&mut self, name: String) -> u32 {
-        if let Some(i) = self.actors.iter().position(|a| *a == name) {
+    /// The index of actor `a` in this plan, added when new.
+    pub fn actor(&mut self, a: Actor) -> u32 {
+        if let Some(i) = self.actors.iter().position(|&b| b == a) {
             return i as u32;
         }
-        self.actors.push(name);
+        self.actors.push(a);
         (self.actors.len() - 1) as u32
     }
 

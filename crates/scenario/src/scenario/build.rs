@@ -8,8 +8,8 @@
 
 use super::paths::{SidePlan, Sides, Staging};
 use crate::plan::{
-    Buffer, Copy, CqeKind, Dep, DriverCopy, Gather, GpuRef, Handles, Milestone, NicRef, PacketKind,
-    Plan, PlanRoute, ReadSpec, Step, StepId, StepKind,
+    Actor, Buffer, Copy, CqeKind, Dep, DriverCopy, Gather, GpuRef, Handles, Milestone, NicRef,
+    PacketKind, Plan, PlanRoute, ReadSpec, Step, StepId, StepKind,
 };
 use crate::record::Stage;
 use crate::topology::spec::inline_wqe_bytes;
@@ -157,23 +157,26 @@ pub fn write(topo: &Topology, sides: &Sides, how: Receive) -> Result<(Plan, bool
     // Actors (recorded against), in a fixed order: each side's thread, NIC and copy engine.
     let mut actors = [(0, 0, 0); 2];
     for (i, side) in [s, r].iter().enumerate() {
-        let host = &topo.hosts[side.host];
-        let cpu = p.actor(format!(
-            "{}/{}.cpu",
-            host.name, host.spec.sockets[side.cpu_socket].name
-        ));
-        let nic = p.actor(format!("{}/{}", host.name, host.spec.nics[side.nic].name));
+        let host = side.host;
+        let cpu = p.actor(Actor::Cpu {
+            host,
+            socket: side.cpu_socket,
+        });
+        let nic = p.actor(Actor::Nic {
+            host,
+            nic: side.nic,
+        });
         let gpu = side.staging.map(|st| st.gpu).or(match side.nic_buffer {
             Buffer::Gpu { gpu, .. } => Some(gpu),
             Buffer::Host { .. } => None,
         });
         let ce = match gpu {
-            Some(g) => p.actor(format!("{}/{}.ce", host.name, host.spec.gpus[g].name)),
+            Some(gpu) => p.actor(Actor::CopyEngine { host, gpu }),
             None => cpu,
         };
         actors[i] = (cpu, nic, ce);
     }
-    let network = p.actor("network".into());
+    let network = p.actor(Actor::Network);
     let (s_cpu, s_nic_a, s_ce) = actors[0];
     let (r_cpu, r_nic_a, r_ce) = actors[1];
     let ts = p.thread(s.host, s.cpu_socket);
@@ -716,8 +719,10 @@ fn kernel_store(
     after: Vec<StepId>,
     bytes: u64,
 ) -> Result<StepId, RouteError> {
-    let sh = &topo.hosts[s.host];
-    let sm = p.actor(format!("{}/{}.sm", sh.name, sh.spec.gpus[st.gpu].name));
+    let sm = p.actor(Actor::Sm {
+        host: s.host,
+        gpu: st.gpu,
+    });
     let (copy, gpu) = d2h_copy(p, topo, s, st)?;
     let deps = after.into_iter().map(done).collect();
     let kind = StepKind::KernelCopy { gpu, copy };
@@ -765,8 +770,10 @@ fn kernel_load(
     after: StepId,
     bytes: u64,
 ) -> Result<StepId, RouteError> {
-    let rh = &topo.hosts[r.host];
-    let sm = p.actor(format!("{}/{}.sm", rh.name, rh.spec.gpus[st.gpu].name));
+    let sm = p.actor(Actor::Sm {
+        host: r.host,
+        gpu: st.gpu,
+    });
     let flag_st = Staging {
         bounce_socket: r.cpu_socket,
         ..st
@@ -831,10 +838,10 @@ fn copy_to_gpu_as(
             bytes: size,
             store: Some((p.route(c), size.clamp(1, WC_BUFFER_BYTES))),
         };
-        let cpu = p.actor(format!(
-            "{}/{}.cpu",
-            rh.name, rh.spec.sockets[r.cpu_socket].name
-        ));
+        let cpu = p.actor(Actor::Cpu {
+            host: r.host,
+            socket: r.cpu_socket,
+        });
         return Ok(add(
             p,
             kind,
@@ -881,7 +888,7 @@ fn last_byte_poll(
         }
         Buffer::Gpu { gpu, .. } => {
             let g = &host.spec.gpus[gpu];
-            let actor = p.actor(format!("{}/{}.sm", host.name, g.name));
+            let actor = p.actor(Actor::Sm { host: r.host, gpu });
             let kind = StepKind::Wait {
                 ps: g.memory.latency,
             };
@@ -1016,21 +1023,22 @@ pub fn read(topo: &Topology, sides: &Sides) -> Result<Plan, RouteError> {
     let size = sides.size;
     let mut p = Plan::new(size);
     let actor = |p: &mut Plan, side: &SidePlan| {
-        let host = &topo.hosts[side.host];
-        let cpu = format!(
-            "{}/{}.cpu",
-            host.name, host.spec.sockets[side.cpu_socket].name
-        );
-        let nic = format!("{}/{}", host.name, host.spec.nics[side.nic].name);
-        (p.actor(cpu), p.actor(nic))
+        let (host, socket, nic) = (side.host, side.cpu_socket, side.nic);
+        (
+            p.actor(Actor::Cpu { host, socket }),
+            p.actor(Actor::Nic { host, nic }),
+        )
     };
     let (s_cpu, s_nic_a) = actor(&mut p, &s);
     let (r_cpu, r_nic_a) = actor(&mut p, &r);
     let r_ce = match r.staging {
-        Some(st) => p.actor(format!("{}/{}.ce", rh.name, rh.spec.gpus[st.gpu].name)),
+        Some(st) => p.actor(Actor::CopyEngine {
+            host: r.host,
+            gpu: st.gpu,
+        }),
         None => r_cpu,
     };
-    let network = p.actor("network".into());
+    let network = p.actor(Actor::Network);
     let ts = p.thread(s.host, s.cpu_socket);
     let tr = p.thread(r.host, r.cpu_socket);
     let (s_ref, r_ref) = (
@@ -1272,20 +1280,23 @@ pub fn pipelined(
     let shared_routes = first.routes.len();
     // write() runs the sender on thread 0 and the receiver on thread 1.
     let (ts, tr) = (0u16, 1u16);
-    let (sh, rh) = (&topo.hosts[s.host], &topo.hosts[r.host]);
     let s_ce = match s_copy {
-        SendCopy::Memcpy(st) => {
-            Some(p.actor(format!("{}/{}.ce", sh.name, sh.spec.gpus[st.gpu].name)))
-        }
+        SendCopy::Memcpy(st) => Some(p.actor(Actor::CopyEngine {
+            host: s.host,
+            gpu: st.gpu,
+        })),
         _ => None,
     };
-    let r_ce = r_st
-        .filter(|st| !st.kernel)
-        .map(|st| p.actor(format!("{}/{}.ce", rh.name, rh.spec.gpus[st.gpu].name)));
+    let r_ce = r_st.filter(|st| !st.kernel).map(|st| {
+        p.actor(Actor::CopyEngine {
+            host: r.host,
+            gpu: st.gpu,
+        })
+    });
     let roles = first.handles;
     let role = |step: Option<StepId>| step.expect("write() names every role of a write");
     let r_cpu = first.steps[first.deliver.index()].actor;
-    let s_cpu = first.steps[(role(roles.post)).index()].actor;
+    let s_cpu = first.steps[role(roles.post).index()].actor;
     let d2h_kind = match s_copy {
         SendCopy::Memcpy(st) => Some(copy_from_gpu(&mut p, topo, &s, st, ts, false)?),
         _ => None,
@@ -1483,8 +1494,8 @@ pub fn memcpy(
     };
     let mut p = Plan::new(size);
     let thread = p.thread(host, socket);
-    let cpu = p.actor(format!("{}/{}.cpu", h.name, h.spec.sockets[socket].name));
-    let ce = p.actor(format!("{}/{}.ce", h.name, h.spec.gpus[gpu].name));
+    let cpu = p.actor(Actor::Cpu { host, socket });
+    let ce = p.actor(Actor::CopyEngine { host, gpu });
     let copy = if h2d {
         // The copy waits for nothing: a Wait of zero stands for "the stream reached it".
         let ready = add(&mut p, StepKind::Wait { ps: 0 }, None, cpu, vec![], None);

@@ -14,7 +14,7 @@ use super::paths::Built;
 use crate::config::FlowSpec;
 use crate::config::collective::Protocol;
 use crate::effective::SideMode;
-use crate::plan::{Copy, GpuRef, Plan, StepKind};
+use crate::plan::{Actor, Copy, GpuRef, Plan, StepKind};
 use crate::record::Stage;
 use crate::topology::{Flow, NodeKind, Place, RouteError, Topology};
 
@@ -34,7 +34,7 @@ pub fn plan(
     let (src, dst) = super::peer::gpu_pair(flow);
     let at = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
     let mut p = Plan::new(size);
-    let sm = |p: &mut Plan, g: usize| p.actor(format!("{}/{}.sm", h.name, h.spec.gpus[g].name));
+    let sm = |p: &mut Plan, gpu: usize| p.actor(Actor::Sm { host, gpu });
     let (tx, rx) = (sm(&mut p, src), sm(&mut p, dst));
     let route = h.route(at(src), at(dst), Flow::Write)?;
     let mut c = vec![h.gpu_memory[src]];

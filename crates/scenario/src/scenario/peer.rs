@@ -4,7 +4,7 @@
 //! reads); staged through pinned host memory when peer access is off; or within one GPU.
 
 use super::build::{add, carries, done};
-use crate::plan::{Copy, GpuRef, Plan, ReadSpec, StepId, StepKind};
+use crate::plan::{Actor, Copy, GpuRef, Plan, ReadSpec, StepId, StepKind};
 use crate::record::Stage;
 use crate::topology::{ChannelKind, Flow, HostTopo, NodeKind, Place, RouteError, Topology};
 
@@ -54,12 +54,11 @@ pub fn copy(
     let socket = |g: usize| h.nodes[h.node_index(NodeKind::Gpu(g))].socket;
     let mut p = Plan::new(size);
     let thread = p.thread(host, socket(src));
-    let cpu = p.actor(format!(
-        "{}/{}.cpu",
-        h.name,
-        h.spec.sockets[socket(src)].name
-    ));
-    let ce = |p: &mut Plan, g: usize| p.actor(format!("{}/{}.ce", h.name, h.spec.gpus[g].name));
+    let cpu = p.actor(Actor::Cpu {
+        host,
+        socket: socket(src),
+    });
+    let ce = |p: &mut Plan, gpu: usize| p.actor(Actor::CopyEngine { host, gpu });
     let gpu = |g: usize| GpuRef { host, gpu: g };
     let at = |g: usize| Place::Device(h.node_index(NodeKind::Gpu(g)));
     let memcpy = |p: &mut Plan, on: usize, copy: Copy, after: Vec<StepId>, bytes: u64| {

@@ -11,7 +11,7 @@
 
 use super::build::{add, carries, done};
 use crate::config::Config;
-use crate::plan::{Copy, GpuRef, Plan, StepId, StepKind};
+use crate::plan::{Actor, Copy, GpuRef, Plan, StepId, StepKind};
 use crate::record::Stage;
 use crate::topology::{Affinity, Flow, NodeKind, Place, RouteError, Topology, Unit};
 
@@ -100,7 +100,7 @@ pub fn hand_over(
 ) -> Result<StepId, RouteError> {
     let h = &topo.hosts[host];
     let gpu_at = |x: usize| Place::Device(h.node_index(NodeKind::Gpu(x)));
-    let sm = p.actor(format!("{}/{}.sm", h.name, h.spec.gpus[from].name));
+    let sm = p.actor(Actor::Sm { host, gpu: from });
     let gpu = GpuRef { host, gpu: from };
     // The chunk: loads from the user's buffer, stores over NVLink into the relay's buffer.
     let nv = h.route(gpu_at(from), gpu_at(via), Flow::Write)?;
