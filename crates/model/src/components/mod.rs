@@ -15,6 +15,7 @@ pub(crate) mod fluid;
 pub mod footprint;
 mod nic;
 mod options;
+mod paged;
 mod queueing;
 mod read_window;
 mod reads;

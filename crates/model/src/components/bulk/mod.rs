@@ -32,6 +32,7 @@ use super::Event;
 use super::channel::{self, idle_transit, idle_transit_of};
 use super::fabric::{Fabric, StageTimes};
 use super::fluid::{self, Demand, Fluid, Res, Share, WEIGHT_ONE};
+use super::paged::Paged;
 use super::queueing::{self, Load};
 use super::recv_queue::Held;
 use super::steps::Instance;
@@ -183,7 +184,7 @@ pub struct Bulks {
     /// Active transfers on each channel (a unit serialised there goes beside them or makes
     /// them wait): per channel,
     /// 1 + its list's index in `user_lists`, 0 while no transfer has used it.
-    user_slot: Vec<u32>,
+    user_slot: Paged<u32>,
     user_lists: Vec<ChannelUsers>,
     /// Active transfers reading under each read window (by engine): with `users`, who shares
     /// a resource with whom, so that a start or an end re-solves only the transfers it can
@@ -198,23 +199,23 @@ pub struct Bulks {
     share_due: bool,
     /// Per channel and per read window: the solve that last read its users (or the end of
     /// transfers that last took them, [`Fabric::fluid_event`]).
-    channel_reached: Vec<u64>,
+    channel_reached: Paged<u64>,
     window_reached: Vec<u64>,
     solves: u64,
     /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
-    unit_until: Vec<Ps>,
+    unit_until: Paged<Ps>,
     /// Units carried beside transfers in their room: (channel, the capacity their bytes take
     /// there, until when). Few at a time: each lasts while its link catches up.
     reserves: Vec<(ChannelId, u128, Ps)>,
     /// Per channel: the capacity those units take there now (the sum of its `reserves`).
-    reserved: Vec<u128>,
+    reserved: Paged<u128>,
     /// Per channel: when its next [`Event::UnitGone`] is due (0: none).
-    gone_at: Vec<Ps>,
+    gone_at: Paged<Ps>,
     version: u64,
     /// Payload bytes the transfers moved through host DRAM.
     pub host_mem_bytes: u64,
     /// Wire bytes the transfers put on each channel, in 1e-12 bytes.
-    pub wire_bytes: Vec<u128>,
+    pub wire_bytes: Paged<u128>,
     /// Time each limit bound a transfer while it moved, summed over the transfers, in
     /// picoseconds: a limit that binds many transfers for long (a shared link) weighs more
     /// than one a fast transfer meets briefly, however many bytes that one moves.
@@ -236,23 +237,23 @@ impl Bulks {
             active: Vec::new(),
             queues: Vec::new(),
             queue_index: std::collections::HashMap::new(),
-            user_slot: vec![0; channels],
+            user_slot: Paged::new(channels),
             user_lists: Vec::new(),
             window_users: vec![Vec::new(); windows.len()],
             window_jobs: vec![0; windows.len()],
             reached: Vec::new(),
             pending: Vec::new(),
             share_due: false,
-            channel_reached: vec![0; channels],
+            channel_reached: Paged::new(channels),
             window_reached: vec![0; windows.len()],
             solves: 0,
-            unit_until: vec![0; channels],
+            unit_until: Paged::new(channels),
             reserves: Vec::new(),
-            reserved: vec![0; channels],
-            gone_at: vec![0; channels],
+            reserved: Paged::new(channels),
+            gone_at: Paged::new(channels),
             version: 0,
             host_mem_bytes: 0,
-            wire_bytes: vec![0; channels],
+            wire_bytes: Paged::new(channels),
             limits: Vec::new(),
         }
     }
@@ -341,7 +342,7 @@ fn same_window(job: &Job, engine: ReadEngineId) -> bool {
 
 /// The active transfers on channel `c` (`Bulks::user_slot` into `Bulks::user_lists`): a
 /// function of the two fields, so that a caller may hold them while it changes the transfers.
-fn users_in<'a>(slot: &[u32], lists: &'a [ChannelUsers], c: ChannelId) -> &'a [usize] {
+fn users_in<'a>(slot: &Paged<u32>, lists: &'a [ChannelUsers], c: ChannelId) -> &'a [usize] {
     match slot[c.index()] {
         0 => &[],
         s => &lists[s as usize - 1].jobs,

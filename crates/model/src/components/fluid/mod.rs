@@ -26,6 +26,8 @@ use std::collections::BinaryHeap;
 
 use problem::Problem;
 
+use super::paged::Paged;
+
 /// Weights are fixed point with this many units per 1.0.
 pub const WEIGHT_ONE: u128 = 1 << 16;
 /// A transfer that nothing limits moves at this payload rate (bytes/s): 100 TB/s.
@@ -63,9 +65,9 @@ pub struct Share {
 /// C x [`WEIGHT_ONE`]).
 #[derive(Clone, Debug, Default)]
 pub struct Fluid {
-    pub capacity: Vec<u128>,
+    pub capacity: Paged<u128>,
     /// Per resource: shared fairly in rate (a read window) rather than in bytes (a link).
-    rate_fair: Vec<bool>,
+    rate_fair: Paged<bool>,
     /// The tables and scratch of a solve, kept for the next one (see [`problem`]).
     work: RefCell<Work>,
 }
@@ -91,7 +93,7 @@ struct LastSolve {
 }
 
 impl LastSolve {
-    fn matches(&self, demands: &[&Demand], capacity: &[u128]) -> bool {
+    fn matches(&self, demands: &[&Demand], capacity: &Paged<u128>) -> bool {
         self.demands.len() == demands.len()
             && self.demands.iter().zip(demands).all(|(a, &b)| a == b)
             && (demands.iter().flat_map(|d| d.uses.iter()))
@@ -99,7 +101,7 @@ impl LastSolve {
                 .eq(self.capacities.iter().copied())
     }
 
-    fn keep(&mut self, demands: &[&Demand], capacity: &[u128], shares: &[Share]) {
+    fn keep(&mut self, demands: &[&Demand], capacity: &Paged<u128>, shares: &[Share]) {
         self.demands.resize_with(demands.len(), Demand::default);
         for (a, &b) in self.demands.iter_mut().zip(demands) {
             a.uses.clone_from(&b.uses);
@@ -150,8 +152,8 @@ impl Fluid {
     /// uses, not the topology (the zeroed tables are pages the system maps when touched).
     pub fn with_resources(n: usize) -> Fluid {
         Fluid {
-            capacity: vec![0; n],
-            rate_fair: vec![false; n],
+            capacity: Paged::new(n),
+            rate_fair: Paged::new(n),
             work: RefCell::default(),
         }
     }

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use super::{Demand, Res};
+use crate::components::paged::Paged;
 
 /// The classes of one solve and the resources they use (see the module documentation).
 #[derive(Clone, Debug, Default)]
@@ -39,7 +40,7 @@ pub(super) struct Problem {
     /// Scratch: classes by the digest of their demand, each resource's place while it is
     /// touched, the next free slot of each place's users.
     index: HashMap<u64, usize>,
-    place_of: Vec<u32>,
+    place_of: Paged<u32>,
     next: Vec<usize>,
 }
 
@@ -54,7 +55,7 @@ pub(super) struct UserF {
 
 impl Problem {
     /// Rebuilds the tables for `demands` over resources of capacities `capacity`.
-    pub fn build(&mut self, demands: &[&Demand], capacity: &[u128]) {
+    pub fn build(&mut self, demands: &[&Demand], capacity: &Paged<u128>) {
         // Classes in order of first appearance (the map only finds them: deterministic).
         self.classes.clear();
         self.class_of.clear();
@@ -82,7 +83,7 @@ impl Problem {
         self.touched.sort_unstable();
         self.touched.dedup();
         if self.place_of.len() < capacity.len() {
-            self.place_of.resize(capacity.len(), 0);
+            self.place_of = Paged::new(capacity.len());
         }
         for (i, &r) in self.touched.iter().enumerate() {
             self.place_of[r as usize] = i as u32;
