@@ -149,7 +149,7 @@ impl Fluid {
     /// `n` resources whose capacities are set when first used ([`Fluid::set`]): a fabric's
     /// resources are numbered by its channels and read windows up front, but made (their
     /// capacities written) only for what its transfers use, so setting up a point costs what it
-    /// uses, not the topology (the zeroed tables are pages the system maps when touched).
+    /// uses, not the topology (the tables are [`Paged`]: a page is allocated when first written).
     pub fn with_resources(n: usize) -> Fluid {
         Fluid {
             capacity: Paged::new(n),
