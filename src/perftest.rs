@@ -511,13 +511,15 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
     let m = &cfg.hosts[flow.sender.host].machine;
     let nic = &m.nics[flow.sender.nic];
     let mut out = String::new();
-    if !a.latency() && a.cq_mod.is_some_and(|c| c > 1) && !a.run_all {
-        if a.sizes.iter().any(|&s| s > MSG_SIZE_CQ_MOD_LIMIT) {
-            // force_dependecies' warning where -Q keeps moderation on a large message.
-            out.push_str(LINE);
-            out.push_str("Warning: Large message requested and CQ moderation enabled\n");
-            out.push_str("Warning: It can lead to inaccurate results\n");
-        }
+    // force_dependecies' warning where -Q keeps moderation on a large message.
+    if !a.latency()
+        && a.cq_mod.is_some_and(|c| c > 1)
+        && !a.run_all
+        && a.sizes.iter().any(|&s| s > MSG_SIZE_CQ_MOD_LIMIT)
+    {
+        out.push_str(LINE);
+        out.push_str("Warning: Large message requested and CQ moderation enabled\n");
+        out.push_str("Warning: It can lead to inaccurate results\n");
     }
     // The banner as ctx_print_test_info prints it (the lines this model has values for).
     out.push_str(LINE);
