@@ -28,7 +28,7 @@ impl Fabric<'_> {
             return false;
         }
         let h = &f.plan.handles;
-        match f.plan.steps[inst.step as usize].kind {
+        match f.plan.steps[inst.step.index()].kind {
             StepKind::Cqe {
                 kind: CqeKind::Send | CqeKind::Read,
                 ..
@@ -45,7 +45,7 @@ impl Fabric<'_> {
 /// Whether step `c` of the flow's plan is a Read's requester completion.
 fn is_read_cqe(f: &FlowRun<'_>, c: crate::plan::StepId) -> bool {
     matches!(
-        f.plan.steps[c as usize].kind,
+        f.plan.steps[c.index()].kind,
         StepKind::Cqe {
             kind: CqeKind::Read,
             ..
