@@ -6,8 +6,21 @@
 //! - Bandwidth tests stream `-n` messages (default 5000) with `-t` in flight (default 128).
 //!   *BW average* is all bytes over the time from the first post to the last completion;
 //!   *BW peak* is the best rate over any run of messages from post i to completion j, j on the
-//!   CQ-moderation grid (every 100th message, and the last); MiB/sec divides by 2^20 and
+//!   CQ-moderation grid (every cq_mod-th message, and the last); MiB/sec divides by 2^20 and
 //!   `--report_gbits` gives 1e9 bit/s; *MsgRate* is messages per second / 1e6.
+//! - CQ moderation (`-Q`/`--cq-mod`, src/perftest_parameters.c force_dependecies and
+//!   src/perftest_resources.c run_iter_bw): a bandwidth test's poster asks for a completion on
+//!   every cq_mod-th work request only (index k with k % cq_mod = cq_mod - 1, and the last),
+//!   and each completion it polls frees cq_mod slots of its `-t` window. cq_mod is 100
+//!   (DEF_CQ_MOD) unless `-Q` says otherwise; it is 1 for a size above 8192 B
+//!   (MSG_SIZE_CQ_MOD_LIMIT) when `-Q` is not given and `-a` is not either (perftest keeps it
+//!   for `-a`, whose sizes share one setting); it is never above the TX depth. An unsignaled
+//!   work request's NIC writes no completion and the posting thread polls none, so at small
+//!   sizes the thread posts about 100 messages per poll instead of one. RDMA Read tests print
+//!   and report on perftest's setting but simulate a completion per read: the model's window
+//!   of a read stream is the NIC's outstanding reads (max_rd_atomic), not perftest's deeper
+//!   TX depth, and freeing it only every cq_mod-th read would idle the NIC where perftest's
+//!   queue keeps it busy.
 //! - Latency tests take `-n` samples (default 1000), `n - 1` post-to-post deltas of a ping-pong:
 //!   one round trip, reported halved for Write and Send (RDMA Read reports the whole round trip).
 //!   Sorted, the two largest dropped; t_typical is the median (perftest's rule for an even
@@ -34,8 +47,15 @@ use crate::units::{PS_PER_S, Ps};
 
 const LINE: &str =
     "---------------------------------------------------------------------------------------\n";
-/// perftest's CQ moderation (DEF_CQ_MOD).
-const CQ_MOD: usize = 100;
+/// perftest's default CQ moderation of a bandwidth test (DEF_CQ_MOD).
+pub const DEF_CQ_MOD: u32 = 100;
+/// perftest's bounds on `-Q` (MIN_CQ_MOD, MAX_CQ_MOD).
+const MIN_CQ_MOD: u32 = 1;
+/// See [`MIN_CQ_MOD`].
+const MAX_CQ_MOD: u32 = 1024;
+/// Above this size, perftest turns CQ moderation off unless `-Q` or `-a` is given
+/// (MSG_SIZE_CQ_MOD_LIMIT, bytes).
+const MSG_SIZE_CQ_MOD_LIMIT: u64 = 8192;
 /// perftest's LAT_MEASURE_TAIL: the largest samples dropped.
 const TAIL: usize = 2;
 /// The most messages a test may ask for.
@@ -161,6 +181,12 @@ pub struct Args {
     pub use_cuda: bool,
     /// Bandwidth in Gb/s (`--report_gbits`) instead of MiB/s.
     pub report_gbits: bool,
+    /// CQ moderation asked for (`-Q`/`--cq-mod`, bandwidth tests): a completion every this
+    /// many work requests. None: perftest's default ([`DEF_CQ_MOD`], or 1 above 8192 B
+    /// without `-a`).
+    pub cq_mod: Option<u32>,
+    /// Every size of [`all_sizes`] (`-a`): perftest then keeps CQ moderation at every size.
+    pub run_all: bool,
 }
 
 /// perftest's `-a` sizes: 2 B to 8 MiB.
@@ -180,7 +206,8 @@ fn with_inline(cfg: &Config, inline: u64) -> Config {
 }
 
 /// How one size runs: the operation on which path, `total` messages per QP with `window` in
-/// flight on each, over `qps` QPs, one way or both (`duplex`).
+/// flight on each, over `qps` QPs, one way or both (`duplex`), a completion asked for every
+/// `signal` messages, reported on perftest's CQ-moderation grid `cq_mod`.
 #[derive(Clone, Copy)]
 struct Stream {
     path: PathKind,
@@ -190,13 +217,16 @@ struct Stream {
     total: u32,
     qps: u32,
     duplex: bool,
+    signal: u32,
+    cq_mod: u32,
 }
 
 /// Per side (the scenario's sender, then with `duplex` its receiver sending back), the
 /// (post, completion) times of its messages over all its QPs: posts in time order beside
 /// completions in time order, as perftest's tposted and tcompleted arrays hold them (each
-/// counts posts and polls, not messages). All QPs of both sides run at once on one fabric,
-/// so they share its links and NICs.
+/// counts posts and polls, not messages: a polled completion counts the cq_mod messages it
+/// stands for, so every message of its group completes when it does). All QPs of both sides
+/// run at once on one fabric, so they share its links and NICs.
 fn sides(cfg: &Config, si: usize, s: Stream) -> Result<Vec<Vec<(Ps, Ps)>>> {
     let topo = scenario::topology(cfg);
     let built = ways(cfg, &topo, si, s)?;
@@ -213,6 +243,9 @@ fn sides(cfg: &Config, si: usize, s: Stream) -> Result<Vec<Vec<(Ps, Ps)>>> {
     let seed = scenario::point_seed(cfg.seed, si, s.path, s.op, s.size);
     let opts = scenario::sim_options(cfg, seed);
     let mut f = Fabric::with_processes(&topo, &plans, opts, &processes);
+    for flow in 0..plans.len() {
+        f.set_signal_every(flow, s.signal);
+    }
     let out = f.run(s.window, s.total);
     if out.stats.past_horizon {
         anyhow::bail!("the run passed the simulator's horizon");
@@ -225,12 +258,25 @@ fn sides(cfg: &Config, si: usize, s: Stream) -> Result<Vec<Vec<(Ps, Ps)>>> {
                 .iter()
                 .flat_map(|f| f.messages.iter().map(|m| m.0))
                 .collect();
-            let mut done: Vec<Ps> = side
+            // Each signaled message's completion with the messages it completes (run_iter_bw:
+            // ccnt += cq_mod, the last group what is left), polled in time order.
+            let mut polled: Vec<(Ps, usize)> = side
                 .iter()
-                .flat_map(|f| f.messages.iter().map(|m| m.1))
+                .flat_map(|f| {
+                    let n = f.messages.len();
+                    let k = (s.signal as usize).min(s.window as usize).max(1);
+                    f.messages
+                        .iter()
+                        .enumerate()
+                        .filter(move |&(i, _)| i % k == k - 1 || i + 1 == n)
+                        .map(move |(i, m)| (m.1, i + 1 - i / k * k))
+                })
                 .collect();
+            polled.sort_unstable();
+            let done = polled
+                .into_iter()
+                .flat_map(|(t, fill)| std::iter::repeat_n(t, fill));
             posts.sort_unstable();
-            done.sort_unstable();
             posts.into_iter().zip(done).collect()
         })
         .collect())
@@ -253,8 +299,10 @@ fn ways(cfg: &Config, topo: &Topology, si: usize, s: Stream) -> Result<Vec<paths
         .collect()
 }
 
-/// BW peak, BW average (bytes/s) and MsgRate (Mpps), as print_report_bw computes them.
-pub fn bw_figures(m: &[(Ps, Ps)], size: u64) -> (f64, f64, f64) {
+/// BW peak, BW average (bytes/s) and MsgRate (Mpps), as print_report_bw computes them, the
+/// peak's completions on the grid of CQ moderation `cq_mod`.
+pub fn bw_figures(m: &[(Ps, Ps)], size: u64, cq_mod: u32) -> (f64, f64, f64) {
+    let cq_mod = cq_mod.max(1) as usize;
     let n = m.len();
     if n == 0 {
         return (0.0, 0.0, 0.0);
@@ -267,12 +315,12 @@ pub fn bw_figures(m: &[(Ps, Ps)], size: u64) -> (f64, f64, f64) {
     let rate = n as f64 / total / 1e6;
     let mut best = m[0].1.saturating_sub(m[0].0) as f64;
     for i in 0..n {
-        let mut j = (i + 1).div_ceil(CQ_MOD) * CQ_MOD - 1;
+        let mut j = (i + 1).div_ceil(cq_mod) * cq_mod - 1;
         while j < n {
             best = best.min(m[j].1.saturating_sub(m[i].0) as f64 / (j - i + 1) as f64);
-            j += CQ_MOD;
+            j += cq_mod;
         }
-        if !n.is_multiple_of(CQ_MOD) {
+        if !n.is_multiple_of(cq_mod) {
             let j = n - 1;
             best = best.min(m[j].1.saturating_sub(m[i].0) as f64 / (j - i + 1) as f64);
         }
@@ -305,14 +353,30 @@ pub fn lat_figures(mut delta: Vec<f64>) -> [f64; 7] {
     ]
 }
 
-/// A test ready to run: its config (with perftest's inline size), scenario, iterations and
-/// window, after perftest's own refusals.
+/// A test ready to run: its config (with perftest's inline size), scenario, iterations,
+/// window and CQ moderation, after perftest's own refusals.
 struct Setup {
     cfg: Config,
     si: usize,
     iters: u32,
     tx_depth: u32,
     inline: u64,
+    cq_mod: u32,
+}
+
+/// The CQ moderation perftest settles on for a bandwidth test of `a` at `size` with
+/// `tx_depth` in flight (force_dependecies): `-Q` or DEF_CQ_MOD, 1 above
+/// MSG_SIZE_CQ_MOD_LIMIT where neither `-Q` nor `-a` was given, at most the TX depth. 1 for a
+/// latency test (its ping-pong polls every message).
+fn cq_mod(a: &Args, size: u64, tx_depth: u32) -> u32 {
+    if a.latency() {
+        return 1;
+    }
+    let mut c = a.cq_mod.unwrap_or(DEF_CQ_MOD);
+    if size > MSG_SIZE_CQ_MOD_LIMIT && !a.run_all && a.cq_mod.is_none() {
+        c = 1;
+    }
+    c.min(tx_depth).max(1)
 }
 
 fn setup(cfg: &Config, a: &Args) -> Result<Setup> {
@@ -405,6 +469,22 @@ fn setup(cfg: &Config, a: &Args) -> Result<Setup> {
         .tx_depth
         .unwrap_or(if a.latency() { 1 } else { 128 })
         .min(iters.max(1));
+    if let Some(c) = a.cq_mod
+        && !(MIN_CQ_MOD..=MAX_CQ_MOD).contains(&c)
+    {
+        return Err(ConfigError::new(
+            "command line",
+            "-Q",
+            format!(
+                "a CQ moderation from {MIN_CQ_MOD} to {MAX_CQ_MOD} (perftest's MIN_CQ_MOD and \
+                 MAX_CQ_MOD)"
+            ),
+            c.to_string(),
+        )
+        .into());
+    }
+    // One setting for the run: perftest decides it once, on `-s` (or for `-a`).
+    let cq_mod = cq_mod(a, a.sizes.first().copied().unwrap_or(0), tx_depth);
     let si = crate::inspect::network_scenario(cfg, a.scenario.as_deref(), "perftest")?;
     let inline = a.test.inline(a.use_cuda);
     Ok(Setup {
@@ -413,6 +493,7 @@ fn setup(cfg: &Config, a: &Args) -> Result<Setup> {
         iters,
         tx_depth,
         inline,
+        cq_mod,
     })
 }
 
@@ -424,11 +505,22 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
         iters,
         tx_depth,
         inline,
+        cq_mod,
     } = setup(cfg, a)?;
     let flow = cfg.scenarios[si].first();
     let m = &cfg.hosts[flow.sender.host].machine;
     let nic = &m.nics[flow.sender.nic];
     let mut out = String::new();
+    // force_dependecies' warning where -Q keeps moderation on a large message.
+    if !a.latency()
+        && a.cq_mod.is_some_and(|c| c > 1)
+        && !a.run_all
+        && a.sizes.iter().any(|&s| s > MSG_SIZE_CQ_MOD_LIMIT)
+    {
+        out.push_str(LINE);
+        out.push_str("Warning: Large message requested and CQ moderation enabled\n");
+        out.push_str("Warning: It can lead to inaccurate results\n");
+    }
     // The banner as ctx_print_test_info prints it (the lines this model has values for).
     out.push_str(LINE);
     out.push_str(&format!("                    {}\n", a.test.title(a.duplex)));
@@ -443,7 +535,7 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
     out.push_str(" Connection type : RC\t\tUsing SRQ      : OFF\n");
     out.push_str(&format!(" TX depth        : {tx_depth}\n"));
     if !a.latency() {
-        out.push_str(&format!(" CQ Moderation   : {CQ_MOD}\n"));
+        out.push_str(&format!(" CQ Moderation   : {cq_mod}\n"));
     }
     out.push_str(&format!(" Mtu             : {}[B]\n", nic.mtu));
     out.push_str(" Link type       : IB\n");
@@ -472,7 +564,7 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
     } else {
         1_048_576.0
     };
-    for row in measure(&cfg, si, a, iters, tx_depth)? {
+    for row in measure(&cfg, si, a, iters, tx_depth, cq_mod)? {
         out.push_str(&match row {
             Row::Lat { size, f } => format!(
                 " {:<7} {}          {:<7.2}        {:<7.2}      {:<7.2}  \t       {:<7.2}     \t{:<7.2}\t\t{:<7.2} \t\t{:<7.2}\n",
@@ -523,7 +615,14 @@ fn outstanding_reads(cfg: &Config, e: &crate::config::Endpoint) -> u32 {
 /// The run of each size of the test on scenario `si` of `cfg`: a latency test's round trips
 /// one message at a time, a bandwidth test's messages `tx_depth` in flight per QP (RDMA Reads
 /// no more than the NICs keep outstanding).
-fn streams(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Vec<Stream> {
+fn streams(
+    cfg: &Config,
+    si: usize,
+    a: &Args,
+    iters: u32,
+    tx_depth: u32,
+    cq_mod: u32,
+) -> Vec<Stream> {
     let path = if a.use_cuda {
         PathKind::GpuDirect
     } else {
@@ -542,6 +641,8 @@ fn streams(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Vec<
                 total: iters,
                 qps: a.qps,
                 duplex: a.duplex,
+                signal: 1,
+                cq_mod,
             };
             if a.latency() {
                 // A round trip: the message there and the one back; Read's is one message.
@@ -559,8 +660,14 @@ fn streams(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Vec<
                 if a.duplex {
                     window = window.min(outstanding_reads(cfg, &flow.sender));
                 }
+                // A completion per read (see the module's note on CQ moderation).
+                return Stream { window, ..stream };
             }
-            Stream { window, ..stream }
+            Stream {
+                window,
+                signal: cq_mod,
+                ..stream
+            }
         })
         .collect()
 }
@@ -570,7 +677,7 @@ fn streams(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Vec<
 pub fn runs(cfg: &Config, a: &Args) -> Result<Vec<(String, u64, u64)>> {
     let s = setup(cfg, a)?;
     let topo = scenario::topology(&s.cfg);
-    streams(&s.cfg, s.si, a, s.iters, s.tx_depth)
+    streams(&s.cfg, s.si, a, s.iters, s.tx_depth, s.cq_mod)
         .into_iter()
         .map(|st| {
             let built = ways(&s.cfg, &topo, s.si, st)?;
@@ -611,10 +718,17 @@ pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
 }
 
 /// The figures of every size of the test on scenario `si` of `cfg` (its inline already set).
-fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Result<Vec<Row>> {
+fn measure(
+    cfg: &Config,
+    si: usize,
+    a: &Args,
+    iters: u32,
+    tx_depth: u32,
+    cq_mod: u32,
+) -> Result<Vec<Row>> {
     let op = a.test.op();
     let mut rows = Vec::new();
-    for stream in streams(cfg, si, a, iters, tx_depth) {
+    for stream in streams(cfg, si, a, iters, tx_depth, cq_mod) {
         let size = stream.size;
         if a.latency() {
             let msgs = sides(cfg, si, stream)?.swap_remove(0);
@@ -635,7 +749,7 @@ fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Resu
             let each = sides(cfg, si, stream)?;
             // print_full_bw_report adds the remote side's report to the local one.
             let (peak, avg, rate) = each.iter().fold((0.0, 0.0, 0.0), |(p, a, r), m| {
-                let (mp, ma, mr) = bw_figures(m, size);
+                let (mp, ma, mr) = bw_figures(m, size, stream.cq_mod);
                 (p + mp, a + ma, r + mr)
             });
             rows.push(Row::Bw {
@@ -652,7 +766,7 @@ fn measure(cfg: &Config, si: usize, a: &Args, iters: u32, tx_depth: u32) -> Resu
 /// The figures of the test as `run` prints them, without the text.
 pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<Row>> {
     let s = setup(cfg, a)?;
-    measure(&s.cfg, s.si, a, s.iters, s.tx_depth)
+    measure(&s.cfg, s.si, a, s.iters, s.tx_depth, s.cq_mod)
 }
 
 impl Args {
@@ -683,7 +797,7 @@ mod tests {
     fn bandwidth_figures_follow_perftest() {
         // 1000 messages of 4096 B posted at once, one completing every 100 ns after 2 µs.
         let m: Vec<(Ps, Ps)> = (0..1000u64).map(|i| (0, 2_000_000 + i * 100_000)).collect();
-        let (peak, avg, rate) = bw_figures(&m, 4096);
+        let (peak, avg, rate) = bw_figures(&m, 4096, 100);
         let total = 101.9e-6;
         assert!((avg - 4096.0 * 1000.0 / total).abs() < 1.0, "average {avg}");
         assert!((rate - 1000.0 / total / 1e6).abs() < 1e-9, "{rate}");
@@ -698,12 +812,39 @@ mod tests {
         let m: Vec<(Ps, Ps)> = (0..1000u64)
             .map(|i| (if i < 128 { 0 } else { done(i - 128) }, done(i)))
             .collect();
-        let (peak, avg, _) = bw_figures(&m, 4096);
+        let (peak, avg, _) = bw_figures(&m, 4096, 100);
         assert!(peak > avg * 1.01, "peak {peak} average {avg}");
         assert!(
             peak <= 4096.0 / 100e-9 * 1.0001,
             "no run beats the completion interval"
         );
+    }
+
+    /// force_dependecies' CQ moderation: DEF_CQ_MOD, 1 above 8192 B unless -Q or -a, never
+    /// above the TX depth; 1 for a latency test.
+    #[test]
+    fn cq_moderation_follows_perftest() {
+        let a = |test, cq_mod, run_all| Args {
+            test,
+            scenario: None,
+            sizes: vec![64],
+            iters: None,
+            tx_depth: None,
+            qps: 1,
+            duplex: false,
+            use_cuda: false,
+            report_gbits: false,
+            cq_mod,
+            run_all,
+        };
+        assert_eq!(cq_mod(&a(Test::WriteBw, None, false), 64, 128), 100);
+        assert_eq!(cq_mod(&a(Test::WriteBw, None, false), 8192, 128), 100);
+        assert_eq!(cq_mod(&a(Test::WriteBw, None, false), 8193, 128), 1);
+        assert_eq!(cq_mod(&a(Test::WriteBw, None, true), 1 << 23, 128), 100);
+        assert_eq!(cq_mod(&a(Test::SendBw, Some(7), false), 1 << 20, 128), 7);
+        assert_eq!(cq_mod(&a(Test::ReadBw, Some(500), false), 64, 128), 128);
+        assert_eq!(cq_mod(&a(Test::WriteBw, None, false), 64, 10), 10);
+        assert_eq!(cq_mod(&a(Test::WriteLat, None, false), 2, 1), 1);
     }
 
     /// ctx_print_test_info's title: verb, `Bidirectional` for -b, BW or Latency, `Test`.

@@ -315,6 +315,8 @@ fn perftest_args(e: &Entry, file: &str) -> Result<perftest::Args> {
         duplex: false,
         use_cuda: e.use_cuda,
         report_gbits: true,
+        cq_mod: None,
+        run_all: false,
     })
 }
 

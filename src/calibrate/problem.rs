@@ -39,6 +39,8 @@ impl Problem<'_> {
                     duplex,
                     use_cuda: gpu,
                     report_gbits: false,
+                    cq_mod: None,
+                    run_all: false,
                 },
             ),
             RunKey::Nvbandwidth(tc) => Emulation::Nvbandwidth(self.opts.nvbandwidth_args(tc)),

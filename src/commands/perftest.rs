@@ -42,6 +42,10 @@ pub struct Args {
     /// Report Gb/sec instead of MiB/sec.
     #[arg(long = "report_gbits")]
     pub report_gbits: bool,
+    /// CQ moderation of a bandwidth test: a completion every N work requests, 1 to 1024
+    /// (perftest's default: 100, or 1 above 8192 B without -a; never above the TX depth).
+    #[arg(short = 'Q', long = "cq-mod", value_name = "N")]
+    pub cq_mod: Option<u32>,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -60,6 +64,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         bidirectional,
         use_cuda,
         report_gbits,
+        cq_mod,
         limits,
     } = a;
     gdrsim::perftest::Test::parse(&test)
@@ -79,6 +84,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 duplex: bidirectional,
                 use_cuda: use_cuda.is_some(),
                 report_gbits,
+                cq_mod,
+                run_all: all,
             })
         })
         .and_then(|a| Ok((a, limits.limits()?)))

@@ -35,7 +35,9 @@ fn table(csv: &str) -> (Vec<String>, Vec<BTreeMap<String, String>>) {
 }
 
 /// perftest logs of the GPU (`--use_cuda`) write bandwidth sweep with the config's window and
-/// message count, and of the GPU send latency sweep, read into one measured-data CSV.
+/// message count, and a completion per message (`-Q 1`: a study's streams poll every one, where
+/// perftest's `-a` would moderate them), and of the GPU send latency sweep, read into one
+/// measured-data CSV.
 fn measured_csv(dir: &Path) -> PathBuf {
     let runs: [(&str, &[&str]); 2] = [
         (
@@ -49,6 +51,8 @@ fn measured_csv(dir: &Path) -> PathBuf {
                 "16",
                 "-n",
                 "64",
+                "-Q",
+                "1",
             ],
         ),
         (

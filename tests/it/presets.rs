@@ -541,3 +541,59 @@ fn device_models_set_their_devices_in_a_config() {
     );
     assert!(e.contains("connectx-7, connectx-8, bluefield-3"), "{e}");
 }
+
+/// Issue #28 item 10, the copy engine's read windows per GPU model: a GPU entry naming a model
+/// takes its windows where a row or a documented estimate gives them. b200-sxm: 256 over PCIe
+/// and 2048 over NVLink (estimates: twice the Gen5 and NVLink 4 parts' for twice the rate);
+/// h200-sxm: 128 (row M2) and 1024 (row L4); an L40S keeps the defaults (rows D9 and D11
+/// disagree on a window for Ada); a window written on the entry wins over the model's.
+/// `presets b200-sxm` prints both windows with their sources.
+#[test]
+fn device_models_set_the_copy_engines_read_windows() {
+    let text = "name = \"windows\"\n[sweep]\nsizes = [\"4MiB\"]\npaths = [\"gpudirect\"]\n\
+        [[machines]]\nname = \"box\"\npreset = \"pcie-gen5-2s\"\n\
+        [[machines.gpus]]\nname = \"gpu0\"\npreset = \"b200-sxm\"\n\
+        [[machines.gpus]]\nname = \"gpu1\"\npreset = \"h200-sxm\"\n\
+        [[machines.gpus]]\nname = \"gpu2\"\npreset = \"l40s\"\n\
+        [[machines.gpus]]\nname = \"gpu3\"\npreset = \"b200-sxm\"\nce_read_window = 64\n\
+        [[hosts]]\nname = \"a\"\nmachine = \"box\"\n[[hosts]]\nname = \"b\"\nmachine = \"box\"\n\
+        [[scenarios]]\nname = \"B200\"\nsender = { host = \"a\", nic = \"nic0\", gpu = \"gpu0\" }\n\
+        receiver = { host = \"b\", nic = \"nic0\", gpu = \"gpu0\" }\n";
+    let dir = scratch("presets", "ce-windows");
+    let c = dir.join("c.toml");
+    fs::write(&c, text).unwrap();
+    let params = ok(&gdrsim(&["params", s(&c)]), "params");
+    let value = |gpu: usize, key: &str| {
+        let key = format!("machines[0].gpus[{gpu}].{key} ");
+        params
+            .lines()
+            .find(|l| l.starts_with(&key))
+            .unwrap_or_else(|| panic!("{key}\n{params}"))
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let windows = |gpu| {
+        (
+            value(gpu, "ce_read_window"),
+            value(gpu, "ce_nvlink_read_window"),
+        )
+    };
+    assert_eq!(windows(0), ("256".into(), "2048".into()));
+    assert_eq!(windows(1), ("128".into(), "1024".into()));
+    assert_eq!(windows(2), ("128".into(), "1024".into()), "the defaults");
+    assert_eq!(
+        windows(3),
+        ("64".into(), "2048".into()),
+        "the entry's key wins"
+    );
+    let show = ok(&gdrsim(&["presets", "b200-sxm"]), "presets b200-sxm");
+    assert!(
+        show.contains("ce_read_window") && show.contains("ce_nvlink_read_window"),
+        "{show}"
+    );
+    assert!(show.contains("estimate (no measurement"), "{show}");
+    let show = ok(&gdrsim(&["presets", "h200-sxm"]), "presets h200-sxm");
+    assert!(show.contains("row M2") && show.contains("row L4"), "{show}");
+}

@@ -451,8 +451,9 @@ fn perftest_queue_pairs_share_one_process_and_both_directions_add_up() {
 /// Issue #28 item 7: a NIC's send engine has `processing_units`; QP `q` uses unit `q mod
 /// units`, each spacing its WQEs by `wqe_interval_ns` times the units. With 4 units and 100 ns
 /// (10 Mpps in all, 2.5 per QP) one QP of 64-byte ib_write_bw runs at its unit's 2.5 Mpps, two
-/// QPs at twice that, and four reach the one posting thread's bound (post plus poll, about
-/// 5.3 Mpps), never the NIC's aggregate. The default (one unit) leaves one QP at the whole
+/// QPs at twice that, and four more, up to the one posting thread's bound (a post per message
+/// and, with perftest's CQ moderation, a poll per 100: about 10 Mpps) and never above the
+/// NIC's aggregate. The default (one unit) leaves one QP at the whole
 /// engine's rate: the shipped figures do not move, and an explicit `processing_units = 1`
 /// prints the same report byte for byte.
 #[test]
@@ -534,4 +535,41 @@ fn validate_fails_when_a_passing_row_stops_passing() {
     let bad = write_config("validation-bad", "[[row]]\nid = 3\n");
     let o = gdrsim(&["validate", "--set", s(&bad)]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}
+
+/// Issue #28: perftest's CQ moderation (`-Q`/`--cq-mod`; perftest_parameters.c
+/// force_dependecies, perftest_resources.c run_iter_bw). A bandwidth test asks for a completion
+/// on every 100th work request by default, so at 64 B the posting thread pays a post per
+/// message and a poll per 100: one QP of ib_write_bw nears one post per 100 ns (10 Mpps)
+/// instead of a post and a poll per message (`-Q 1`: about 5.3 Mpps). The banner prints what
+/// perftest settles on: 100 at 64 B, 1 above 8192 B unless `-Q` asks (then perftest's warning),
+/// never above the TX depth; `-Q` outside 1 to 1024 is refused, naming the key.
+#[test]
+fn perftest_moderates_completions_as_perftest_does() {
+    let bw = |extra: &[&str]| {
+        let mut a = vec!["perftest", "ib_write_bw", "-n", "2000"];
+        a.extend_from_slice(extra);
+        bw_row(&a)
+    };
+    let (out, _, _, _, moderated) = bw(&["-s", "64"]);
+    assert!(out.contains(" CQ Moderation   : 100\n"), "{out}");
+    let (out, _, _, _, every) = bw(&["-s", "64", "-Q", "1"]);
+    assert!(out.contains(" CQ Moderation   : 1\n"), "{out}");
+    assert!(
+        moderated > every * 1.6 && moderated <= 10.0,
+        "64 B: {moderated} Mpps moderated, {every} with a completion per message"
+    );
+    let (out, ..) = bw(&["-s", "65536"]);
+    assert!(out.contains(" CQ Moderation   : 1\n"), "{out}");
+    assert!(!out.contains("Warning"), "{out}");
+    let (out, ..) = bw(&["-s", "65536", "-Q", "100"]);
+    assert!(out.contains(" CQ Moderation   : 100\n"), "{out}");
+    assert!(out.contains("Warning: Large message requested and CQ moderation enabled\n"));
+    let (out, ..) = bw(&["-s", "64", "-t", "50"]);
+    assert!(out.contains(" CQ Moderation   : 50\n"), "{out}");
+    for q in ["0", "1025"] {
+        let o = gdrsim(&["perftest", "ib_write_bw", "-Q", q]);
+        assert_eq!(o.status.code(), Some(2), "-Q {q}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("key `-Q`"), "{}", text(&o.stderr));
+    }
 }

@@ -163,6 +163,9 @@ pub struct FlowRun<'t> {
     pub reduce: super::ReduceRule,
     /// Messages it carries whatever [`Fabric::run`] is asked (a workload flow's `messages`).
     pub fixed_total: Option<u32>,
+    /// Its poster asks for a completion on every `signal_every`-th work request and on the last
+    /// (perftest's CQ moderation, see [`Fabric::set_signal_every`]); 1: on every one.
+    pub signal_every: u32,
     /// The time each limit bound its bulk transfers, summed over them (its own share of the
     /// fabric's limits).
     pub limits: Vec<(super::bulk::Limit, u128)>,
@@ -305,6 +308,7 @@ impl<'t> Fabric<'t> {
                 dependents: Vec::new(),
                 reduce: super::ReduceRule::NONE,
                 fixed_total: None,
+                signal_every: 1,
                 limits: Vec::new(),
             });
         }

@@ -22,6 +22,7 @@ mod reads;
 mod recv_queue;
 mod reduce_rule;
 mod run;
+mod signal;
 mod steps;
 mod units;
 

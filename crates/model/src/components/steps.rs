@@ -103,6 +103,13 @@ impl Fabric<'_> {
     /// before `now`'s event, but a NIC may schedule work for a later time).
     pub(super) fn start_step(&mut self, inst: Instance, at: Ps, now: Ps, q: &mut Queue<Event>) {
         let Instance { flow, msg, step } = inst;
+        if self.unsignaled(inst) {
+            // A work request without a completion: its NIC writes none and its thread polls
+            // none; what waits for them waits for nothing.
+            self.fire(inst, Milestone::Queued, at, now, q);
+            self.fire(inst, Milestone::Done, at, now, q);
+            return;
+        }
         let plan = self.flows[flow as usize].plan;
         let kind = &plan.steps[step.index()].kind;
         let launches = matches!(
@@ -167,7 +174,7 @@ impl Fabric<'_> {
             StepKind::Finish => {
                 let f = &mut self.flows[flow as usize];
                 f.msgs[msg as usize].finished = Some(now);
-                f.finished += 1;
+                f.credit(msg);
                 self.start_ready(flow, now, q);
                 // Nothing waits for it: its end counts only towards the message's retirement.
                 self.fire(inst, Milestone::Done, now, now, q);

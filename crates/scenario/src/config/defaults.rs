@@ -282,8 +282,11 @@ pub fn memcpy_costs(cc: (u32, u32)) -> (Ps, Ps) {
 pub const CE_COPY: Ps = ns(1_600);
 /// Copy-engine outstanding reads for H2D. H100 reaches >= 52 GB/s in both directions on Gen5
 /// (row D15), so its window covers the round trip even behind a switch (128 x 512 B = 64 KiB
-/// over ~0.8 µs). Older GPUs read with fewer (rows D8/D9: H2D 5-10% below D2H, i.e. ~28 x 512 B
-/// over ~0.6 µs on Gen4); set it per GPU model.
+/// over ~0.8 µs). Older GPUs may read with fewer (rows D8/D9: H2D 5-10% below D2H, i.e. ~28 x
+/// 512 B over ~0.6 µs on Gen4); the device models (`preset` on a GPU, config/device.rs) set it
+/// per model where a row gives it. Ada (L40S, L4) keeps this default: 28 reproduces row D9's
+/// 23.85 GB/s on a Gen4 x16 root port, but would halve H2D behind two PCIe switches (12.75
+/// GB/s on configs/dgx-a100.toml's GPU0) where row D11's 8-GPU Ada server reads at 23.9-26.4.
 pub const CE_READ_WINDOW: u32 = 128;
 /// Copy-engine outstanding reads of a peer GPU over NVLink (P2P reads, cudaMemcpyPeer with the
 /// destination's engine). Estimate: NVLink reads run at the write rate on HGX H100 boards

@@ -63,6 +63,9 @@ pub struct GpuModel {
     /// The copy engine's outstanding PCIe reads (`ce_read_window`); None: the default (128,
     /// row D15).
     pub ce_read_window: Option<Cited<u32>>,
+    /// The copy engine's outstanding reads of a peer GPU over NVLink
+    /// (`ce_nvlink_read_window`); None: the default (1024, an estimate from row L4).
+    pub ce_nvlink_read_window: Option<Cited<u32>>,
     /// What is measured of its copy engine over PCIe (host to device, device to host), as a
     /// reader checks the model against; "none" where nothing is.
     pub copy_engine: Cited<&'static str>,
@@ -100,7 +103,12 @@ pub const GPUS: [GpuModel; 9] = [
             (12, 25),
             "row D19 (H100 PCIe: NVLink bridge, 600 GB/s both ways)",
         )),
-        ce_read_window: None,
+        ce_read_window: Some(cited(
+            128,
+            "row D15 (H100: host to device >= 52 GB/s on Gen5, as device to host: the reads keep \
+             pace with the link)",
+        )),
+        ce_nvlink_read_window: None,
         copy_engine: cited("at least 52 GB/s each way on Gen5", "row D15"),
     },
     GpuModel {
@@ -114,7 +122,16 @@ pub const GPUS: [GpuModel; 9] = [
             (18, 25),
             "row D19 (H100 SXM: 18 NVLink 4 links, 900 GB/s both ways)",
         )),
-        ce_read_window: None,
+        ce_read_window: Some(cited(
+            128,
+            "row D15 (H100: host to device >= 52 GB/s on Gen5, as device to host: the reads keep \
+             pace with the link)",
+        )),
+        ce_nvlink_read_window: Some(cited(
+            1024,
+            "row L4 (HGX H100: copy-engine reads of a peer 370-373 GB/s, the writes' rate of \
+             row L5; 1024 x 512 B cover the round trip through the NVSwitch)",
+        )),
         copy_engine: cited("at least 52 GB/s each way on Gen5", "row D15"),
     },
     GpuModel {
@@ -134,7 +151,15 @@ pub const GPUS: [GpuModel; 9] = [
             (18, 25),
             "row D20 (H200 SXM: 18 NVLink 4 links, 900 GB/s both ways)",
         )),
-        ce_read_window: None,
+        ce_read_window: Some(cited(
+            128,
+            "row M2 (H200 SXM, Gen5 x16: host to device 55.48 GB/s, device to host 55.29: the \
+             reads keep pace with the link)",
+        )),
+        ce_nvlink_read_window: Some(cited(
+            1024,
+            "row L4 (measured on HGX H100: the same NVLink 4 and NVSwitch generation)",
+        )),
         copy_engine: cited(
             "55.48 GB/s host to device, 55.29 device to host at 1 GiB, Gen5 x16",
             "row M2",
@@ -151,7 +176,12 @@ pub const GPUS: [GpuModel; 9] = [
             (18, 25),
             "row D20 (H200 NVL: 2- or 4-way NVLink bridge, 900 GB/s both ways)",
         )),
-        ce_read_window: None,
+        ce_read_window: Some(cited(
+            128,
+            "row M2 (measured on the H200 SXM: host to device at the device-to-host rate on \
+             Gen5 x16)",
+        )),
+        ce_nvlink_read_window: None,
         copy_engine: cited(
             "none of its own (the H200 SXM's row M2: 55.5 GB/s at Gen5 x16)",
             "row M2",
@@ -171,11 +201,20 @@ pub const GPUS: [GpuModel; 9] = [
             (18, 50),
             "row D21 (B200: 18 NVLink 5 links, 1.8 TB/s both ways)",
         )),
-        ce_read_window: None,
-        copy_engine: cited(
-            "none",
-            "estimate (the default window, row D15's Gen5 figure)",
-        ),
+        ce_read_window: Some(cited(
+            256,
+            "estimate (no measurement: twice the Gen5 parts' 128 of rows D15 and M2 for Gen6's \
+             twice the rate; at 128 a Gen6 x16 GPU behind a PCIe switch reads at 78.5 GB/s of \
+             the link's 112.6, gdrsim nvbandwidth on the default machine with its links at \
+             Gen6)",
+        )),
+        ce_nvlink_read_window: Some(cited(
+            2048,
+            "estimate (no measurement: twice row L4's 1024 for NVLink 5's twice the rate, so \
+             peer reads keep pace with peer writes as on HGX H100, rows L4 and L5; at 1024 the \
+             hgx-b200 preset's reads run at 549.6 GB/s against its writes' 796.9)",
+        )),
+        copy_engine: cited("none", "estimate (no measurement of its own)"),
     },
     GpuModel {
         id: "a100-pcie",
@@ -191,7 +230,12 @@ pub const GPUS: [GpuModel; 9] = [
             (12, 25),
             "row D22 (A100 PCIe: NVLink bridge for 2 GPUs, 600 GB/s both ways)",
         )),
-        ce_read_window: None,
+        ce_read_window: Some(cited(
+            128,
+            "row D25 (A100: host to device and device to host both about 25-26 GB/s on Gen4: \
+             the reads keep pace with the link)",
+        )),
+        ce_nvlink_read_window: None,
         copy_engine: cited("at least 23 GB/s each way on Gen4", "row D15"),
     },
     GpuModel {
@@ -208,7 +252,12 @@ pub const GPUS: [GpuModel; 9] = [
             (12, 25),
             "row D22 (A100 SXM: 12 NVLink 3 links, 600 GB/s both ways)",
         )),
-        ce_read_window: None,
+        ce_read_window: Some(cited(
+            128,
+            "row D25 (A100: host to device and device to host both about 25-26 GB/s on Gen4: \
+             the reads keep pace with the link)",
+        )),
+        ce_nvlink_read_window: None,
         copy_engine: cited("at least 23 GB/s each way on Gen4", "row D15"),
     },
     GpuModel {
@@ -220,6 +269,7 @@ pub const GPUS: [GpuModel; 9] = [
         pcie: cited((4, 16), "row D23 (L40S: PCIe Gen4 x16)"),
         nvlink: None,
         ce_read_window: None,
+        ce_nvlink_read_window: None,
         copy_engine: cited(
             "none of its own (row D9, an RTX 4090 of the same AD102 chip on Gen4 x16: pinned \
              23.85 GB/s host to device, 26.55 device to host)",
@@ -235,6 +285,7 @@ pub const GPUS: [GpuModel; 9] = [
         pcie: cited((4, 16), "row D24 (L4: PCIe Gen4 x16)"),
         nvlink: None,
         ce_read_window: None,
+        ce_nvlink_read_window: None,
         copy_engine: cited("none", "estimate (the default window)"),
     },
 ];
@@ -329,6 +380,12 @@ impl GpuModel {
         if let Some(w) = self.ce_read_window {
             t.insert("ce_read_window".into(), Value::Integer(w.value.into()));
         }
+        if let Some(w) = self.ce_nvlink_read_window {
+            t.insert(
+                "ce_nvlink_read_window".into(),
+                Value::Integer(w.value.into()),
+            );
+        }
         t
     }
 
@@ -362,6 +419,13 @@ impl GpuModel {
         }
         if let Some(w) = self.ce_read_window {
             rows.push(("ce_read_window".into(), w.value.to_string(), w.source));
+        }
+        if let Some(w) = self.ce_nvlink_read_window {
+            rows.push((
+                "ce_nvlink_read_window".into(),
+                w.value.to_string(),
+                w.source,
+            ));
         }
         let (g, w) = self.pcie.value;
         rows.push(("PCIe link".into(), format!("Gen{g} x{w}"), self.pcie.source));
@@ -829,6 +893,7 @@ mod tests {
                     Some(g.pcie.source),
                     g.nvlink.map(|c| c.source),
                     g.ce_read_window.map(|c| c.source),
+                    g.ce_nvlink_read_window.map(|c| c.source),
                     Some(g.copy_engine.source),
                 ]
             })
