@@ -1412,6 +1412,9 @@ pub fn pipelined(
                 credits.push(credit);
                 last_deps.extend([done(h2d), done(write_step)]);
             }
+            // A GPUDirect receiver that flushes has the chunk once its flush is done: the
+            // chunk's own delivery (now a wait), after the flush and the last byte's write.
+            _ if sides.flush => last_deps.push(done(off + cp.deliver)),
             _ => last_deps.extend([done(rpoll), done(write_step)]),
         }
     }
