@@ -101,6 +101,93 @@ fn ivybridge_refuses_p2p_across_sockets_unless_the_config_allows_it() {
     assert_eq!(m.socket_links[0].p2p_write, P2p::Refused);
 }
 
+/// The default machine as a platform of 2014 (NVIDIA's GPUDirect RDMA platform study of that
+/// year: Kepler GPUs, FDR InfiniBand, PCIe Gen3, Xeon E5): both sockets of `family`, every link
+/// Gen3, every GPU of compute capability 3.5 (cudaMemcpy at its Kepler-era 4.5 + 2.0 us, rows
+/// D1, D2; receives flushed), the NIC at FDR's 54.54 Gb/s data rate (row S1: 4 x 14.0625 Gb/s,
+/// 64/66), and the family's DRAM rate and socket link.
+fn platform_2014(family: &str) -> gdrsim::config::Config {
+    let text = gdrsim::config::DEFAULT_TOML
+        .replace(
+            "cpu_family = \"sapphire-rapids\"",
+            &format!("cpu_family = \"{family}\""),
+        )
+        .replace("generation = 5", "generation = 3")
+        .replace(
+            "compute_capability = \"9.0\"",
+            "compute_capability = \"3.5\"",
+        )
+        .replace(
+            "model = \"H100 PCIe\"\n\n",
+            "model = \"H100 PCIe\"\ncompute_capability = \"3.5\"\n\n",
+        )
+        .replace("wire_rate_gbps = 400", "wire_rate_gbps = 54.54");
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            ![
+                "memcpy_launch_ns",
+                "memcpy_sync_ns",
+                "dram_rate_gbps",
+                "rate_gbps = \"128GB/s\"",
+            ]
+            .iter()
+            .any(|k| l.starts_with(k))
+        })
+        .collect();
+    let cfg =
+        gdrsim::config::parse(&kept.join("\n"), "2014.toml").unwrap_or_else(|e| panic!("{e}"));
+    let m = &cfg.hosts[0].machine;
+    assert!(m.gpus.iter().all(|g| g.compute_capability == (3, 5)));
+    cfg
+}
+
+/// The crossover of GPUDirect and staging comes out of the platform. On Ivy Bridge, whose root
+/// complex caps P2P reads at 3.5 GB/s (row B1, estimate), GPUDirect through it (PHB) is faster
+/// than MVAPICH2-style pipelined staging (256 KiB chunks, row B6) up to 256 KiB and slower from
+/// 512 KiB: the study's "GDR faster up to a few hundred KB" (81.3 against 96.4 us at 256 KiB,
+/// 156.2 against 135.1 at 512 KiB; GPUDirect streams at the 3.5 GB/s cap, staging at FDR's
+/// 6.7). On Haswell, whose root complex forwards P2P reads at 10.34 GB/s (row P11), more than
+/// FDR carries, the same machine keeps GPUDirect ahead at every size to 16 MiB.
+#[test]
+fn an_old_platforms_p2p_read_cap_makes_staging_overtake_gpudirect_past_a_few_hundred_kib() {
+    let lat =
+        |cfg: &gdrsim::config::Config, path, size| model_latency(cfg, "PHB", path, size, false);
+    let (direct, piped) = (PathKind::GpuDirect, PathKind::StagedPipelined);
+    let ivb = platform_2014("ivybridge");
+    for size in [4u64 << 10, 64 << 10, 256 << 10] {
+        assert!(
+            lat(&ivb, direct, size) < lat(&ivb, piped, size),
+            "Ivy Bridge, {size} B: GPUDirect {} ps, pipelined staging {} ps",
+            lat(&ivb, direct, size),
+            lat(&ivb, piped, size)
+        );
+    }
+    for size in [512u64 << 10, 16 << 20] {
+        assert!(
+            lat(&ivb, piped, size) < lat(&ivb, direct, size),
+            "Ivy Bridge, {size} B: pipelined staging {} ps, GPUDirect {} ps",
+            lat(&ivb, piped, size),
+            lat(&ivb, direct, size)
+        );
+    }
+    let big = 16u64 << 20;
+    let gdr_bw = summary(&ivb, "PHB", direct, big).bw_gbps;
+    assert!(
+        gdr_bw <= 3.5 * 1.001 && gdr_bw > 3.3,
+        "GPUDirect at the read cap: {gdr_bw}"
+    );
+    let hsw = platform_2014("haswell");
+    for size in [256u64 << 10, 512 << 10, big] {
+        assert!(
+            lat(&hsw, direct, size) < lat(&hsw, piped, size),
+            "Haswell, {size} B: GPUDirect {} ps, pipelined staging {} ps",
+            lat(&hsw, direct, size),
+            lat(&hsw, piped, size)
+        );
+    }
+}
+
 /// An unknown family is bad input: exit 2, the key named, the accepted words listed.
 #[test]
 fn an_unknown_family_is_refused_naming_the_key() {

@@ -360,3 +360,51 @@ fn the_bottleneck_of_relayed_flows_is_the_wire_they_wait_on() {
     assert!(num(r, "bw_GBps") > 95.0, "{r:?}");
     assert!(r["bottleneck"].starts_with("wire:"), "{r:?}");
 }
+
+/// NCCL's GPUDirect sender (`auto` on GPU4, PIX to NIC4) pays the hand-over PXN's relay pays
+/// after its NVLink store: the kernel's 16-byte flag into the proxy's host memory and one poll
+/// (row G7), stage `kernel_store`, exactly the flag's transit into DRAM and the poll; perftest's
+/// (`gpudirect`) posts at once, and the two differ by exactly that stage.
+#[test]
+fn nccls_gpudirect_sender_hands_each_chunk_to_its_proxy_and_perftests_does_not() {
+    let text = study(
+        "dgx-h100",
+        &[("near", "nic4", "gpu4", "nic4", "gpu4")],
+        "[\"8B\"]",
+    )
+    .replace("[\"gpudirect\", \"pxn\"]", "[\"gpudirect\", \"auto\"]");
+    let (rows, stages, cfg) = run("near-auto", &text);
+    let auto = row(&rows, "near", "auto", "8");
+    assert_eq!(auto["effective_path"], "gpudirect", "{auto:?}");
+    let direct = row(&rows, "near", "gpudirect", "8");
+    let stage = |path: &str, name: &str| {
+        stages
+            .iter()
+            .find(|r| r["path"] == path && r["size_bytes"] == "8" && r["stage"] == name)
+            .map(|r| num(r, "critical_us"))
+    };
+    assert_eq!(stage("gpudirect", "kernel_store"), None);
+    let topo = gdrsim::scenario::topology(&cfg);
+    let h = &topo.hosts[0];
+    let socket = h.nodes[h.node_index(NodeKind::Nic(4))].socket;
+    let gpu = Place::Device(h.node_index(NodeKind::Gpu(4)));
+    let flag = h.route(gpu, Place::Memory(socket), Flow::Write).unwrap();
+    let expected: u64 = flag
+        .channels
+        .iter()
+        .map(|&c| topo.channels[c.index()].latency)
+        .sum::<u64>()
+        + topo.channels[h.dram[socket].index()].latency
+        + cfg.hosts[0].machine.cpu.poll;
+    let got = stage("auto", "kernel_store").expect("a kernel_store stage") * 1e6;
+    // Serialisation of a 16-byte flag adds a few ps per channel.
+    assert!(
+        got >= expected as f64 && got < expected as f64 + 5_000.0,
+        "hand-over {got} ps against {expected} ps"
+    );
+    let extra = (num(auto, "lat_model_us") - num(direct, "lat_model_us")) * 1e6;
+    assert!(
+        (extra - got).abs() < 1.0,
+        "auto - gpudirect {extra} ps, stage {got} ps"
+    );
+}

@@ -752,7 +752,8 @@ fn the_pxn_walk_hands_the_chunk_over_nvlink_to_the_relay_before_the_post() {
                     total: size,
                     relay: true,
                     copy_in: false,
-                    kernel: false
+                    kernel: false,
+                    handover: false
                 }
             );
             // The walked chunk's DMA read, packets and DMA write count its bytes, not the

@@ -30,8 +30,10 @@ impl<'a> PathCtx<'a> {
         let plan = run.plan;
         // A pipelined message is walked by its first chunk (its steps run from the first
         // chunk's copy out of the GPU, or its store into the PXN relay or mapped host memory,
-        // to the second's; from the first post to the second where the sender copies nothing,
-        // as a GPUDirect sender facing NCCL's host path); the others repeat them, overlapped.
+        // to the second's; from the first kernel's flag to the second where NCCL's GPUDirect
+        // sender copies nothing; from the first post to the second where the sender neither
+        // copies nor hands over, as a perftest-like GPUDirect sender facing NCCL's host path);
+        // the others repeat them, overlapped.
         let of = |keep: &dyn Fn(StepId) -> bool| -> Vec<StepId> {
             (0..run.steps.steps.len())
                 .map(StepId::from_index)
@@ -39,9 +41,23 @@ impl<'a> PathCtx<'a> {
                 .collect()
         };
         let mut d2h = of(&|i| chunk_copy(&run.steps, i));
+        let mut chunk_payload = None;
         if d2h.len() <= 1 {
+            let flags = of(&|i| {
+                let step = &run.steps.steps[i.index()];
+                run.steps.stage(i) == Some(Stage::KernelStore)
+                    && !step.payload
+                    && step.kind.copy().is_some()
+            });
             let posts = of(&|i| run.steps.stage(i) == Some(Stage::Post));
-            if posts.len() > 1 {
+            if d2h.is_empty() && flags.len() > 1 {
+                // The chunk's size is its first payload step's (the flag carries none).
+                let first = (flags[0].index()..flags[1].index())
+                    .find(|&i| run.steps.steps[i].payload)
+                    .unwrap_or(flags[0].index());
+                d2h = flags;
+                chunk_payload = Some(run.steps.steps[first].bytes);
+            } else if posts.len() > 1 {
                 d2h = posts;
             }
         }
@@ -66,10 +82,11 @@ impl<'a> PathCtx<'a> {
             msg_bytes: size,
             chunks,
         };
-        c.msg_bytes = d2h
-            .first()
-            .filter(|_| chunks > 1)
-            .map_or(size, |&s| run.steps.steps[s.index()].bytes);
+        c.msg_bytes = chunk_payload.unwrap_or_else(|| {
+            d2h.first()
+                .filter(|_| chunks > 1)
+                .map_or(size, |&s| run.steps.steps[s.index()].bytes)
+        });
         c
     }
 

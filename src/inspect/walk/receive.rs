@@ -159,6 +159,7 @@ pub(super) fn delivery(c: &PathCtx, steps: &mut Vec<Step>) {
                 copy_in: c.plan.receiver.staging.is_some(),
                 kernel: c.plan.sender.staging.is_some_and(|st| st.kernel)
                     || c.plan.receiver.staging.is_some_and(|st| st.kernel),
+                handover: c.plan.sender.handover,
             },
         ));
     }

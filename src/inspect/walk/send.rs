@@ -112,8 +112,18 @@ pub(super) fn relay(c: &PathCtx, steps: &mut Vec<Step>) {
 }
 
 /// NCCL's host path, the first chunk's hand-over: the sending kernel's stores into mapped host
-/// memory, its flag after them, the proxy thread's poll that finds it.
+/// memory, its flag after them, the proxy thread's poll that finds it. NCCL's GPUDirect sender
+/// (`auto`): the kernel's flag, the proxy's poll.
 pub(super) fn kernel_store(c: &PathCtx, steps: &mut Vec<Step>) {
+    if let (true, plan::Buffer::Gpu { gpu, .. }) =
+        (c.plan.sender.handover, c.plan.sender.nic_buffer)
+    {
+        let via = c.hosts[0].spec.gpus[gpu].name.clone();
+        let stores = |_: Stores| unreachable!("a GPUDirect sender's kernel stores only its flag");
+        let found = || StepKind::ProxyPoll { via: via.clone() };
+        hand_over(c, Stage::KernelStore, steps, stores, found);
+        return;
+    }
     let Some(st) = c.plan.sender.staging.filter(|st| st.kernel) else {
         return;
     };

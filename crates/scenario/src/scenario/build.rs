@@ -1250,11 +1250,12 @@ pub fn pipelined(
     // receiver copies each out of a bounce buffer, or takes it in its GPU (GPUDirect).
     // (NCCL's host path on the receiving side alone: the sender posts each chunk from its own
     // buffer, GPU or host memory, with no copy.)
-    let s_copy = match (s.staging, s.relay) {
-        (Some(st), _) if st.kernel => SendCopy::Kernel(st),
-        (Some(st), _) => SendCopy::Memcpy(st),
-        (None, Some(relay)) => SendCopy::Relay(relay),
-        (None, None) => SendCopy::None,
+    let s_copy = match (s.staging, s.relay, s.nic_buffer) {
+        (Some(st), _, _) if st.kernel => SendCopy::Kernel(st),
+        (Some(st), _, _) => SendCopy::Memcpy(st),
+        (None, Some(relay), _) => SendCopy::Relay(relay),
+        (None, None, Buffer::Gpu { gpu, .. }) if s.handover => SendCopy::Flag(gpu),
+        (None, None, _) => SendCopy::None,
     };
     let r_st = r.staging;
     // One chunk's RDMA between the chunk buffers (registered once, in setup), flushed where
@@ -1262,6 +1263,7 @@ pub fn pipelined(
     let bounce = |side: SidePlan| SidePlan {
         staging: None,
         relay: None,
+        handover: false,
         register: 0,
         ..side
     };
@@ -1353,6 +1355,17 @@ pub fn pipelined(
                 after,
                 bytes,
             )?),
+            // NCCL's GPUDirect sender: the kernel's flag once the chunk's slot is free (its
+            // stores of the chunk into NCCL's buffer, in the same GPU's memory, are not
+            // modelled), then the proxy's poll.
+            (None, SendCopy::Flag(gpu)) => Some(super::relay::signal(
+                &mut p,
+                topo,
+                (s.host, gpu, s.cpu_socket),
+                (ts, s_cpu),
+                after.into_iter().map(done).collect(),
+                Stage::KernelStore,
+            )?),
             (None, SendCopy::None) if after.is_empty() => None,
             // Nothing to copy: the post waits for the free slot itself.
             (None, SendCopy::None) => {
@@ -1423,6 +1436,9 @@ pub fn pipelined(
                 credits.push(credit);
                 last_deps.extend([done(h2d), done(write_step)]);
             }
+            // A GPUDirect receiver that flushes has the chunk once its flush is done: the
+            // chunk's own delivery (now a wait), after the flush and the last byte's write.
+            _ if sides.flush => last_deps.push(done(StepId(off.0 + cp.deliver.0))),
             _ => last_deps.extend([done(rpoll), done(write_step)]),
         }
     }
@@ -1457,6 +1473,9 @@ enum SendCopy {
     Kernel(Staging),
     /// PXN's hand-over to the relay GPU.
     Relay(super::paths::Relay),
+    /// NCCL's GPUDirect sender: the kernel's flag to the proxy for each chunk (GPU index),
+    /// the NIC reading the GPU's buffer.
+    Flag(usize),
     /// None: the NIC reads the sender's own buffer (GPUDirect or host memory).
     None,
 }
@@ -1480,6 +1499,7 @@ pub fn memcpy(
         nic_buffer: Buffer::Host { socket, addr },
         staging: None,
         relay: None,
+        handover: false,
         register: 0,
         deregister: 0,
     };

@@ -57,6 +57,10 @@ pub struct SidePlan {
     pub staging: Option<Staging>,
     /// PXN: the copy over NVLink into the relay GPU's buffer (`nic_buffer`), if any.
     pub relay: Option<Relay>,
+    /// NCCL's GPUDirect sender (`auto`): the GPU's kernel hands each chunk to the proxy
+    /// thread (its flag into the proxy's host memory, found by polling) before the proxy
+    /// posts it, as PXN's relay does; a perftest-like sender (`gpudirect`) posts at once.
+    pub handover: bool,
     /// Registration cost paid per transfer on this side (0 with a registration cache).
     pub register: Ps,
     /// Deregistration paid after each transfer (`per_transfer`: ibv_dereg_mr once the work
@@ -265,10 +269,12 @@ fn plan_of_sides(
     // check refuses those paths with a Read), so its plan is the one Read.
     // NCCL's host path on either side moves the message in chunks (the other side posts or
     // takes each chunk as it would alone).
+    // So does NCCL's GPUDirect sender (`auto`): its kernel hands each chunk to the proxy.
     let chunked = matches!(
         sender,
         SideMode::Pipelined | SideMode::Relay | SideMode::Mapped
-    ) || receiver == SideMode::Mapped;
+    ) || receiver == SideMode::Mapped
+        || sides.sender.handover;
     let (mut plan, inline) = match op {
         Op::Read => (super::build::read(topo, sides)?, false),
         Op::Write | Op::WriteImm | Op::Send if chunked => {
@@ -390,6 +396,7 @@ fn sides_of(
             nic_buffer: host_buf,
             staging: None,
             relay: None,
+            handover: false,
             register: 0,
             deregister: 0,
         };
@@ -489,7 +496,10 @@ fn sides_of(
                     bus: va + m.gpus[g].bar_offset,
                 };
                 let (plan, setup) = registered(buf, reg.gpu_cost(size), reg.gpu_dereg_cost(size));
-                (plan, mode, setup)
+                // NCCL's kernel hands a sender's chunks to its proxy (`auto` is NCCL's
+                // choice; an RDMA Read's source takes no part with its CPU).
+                let handover = sender && path == PathKind::Auto && op != Op::Read;
+                (SidePlan { handover, ..plan }, mode, setup)
             }
         };
         (plan, mode, setup, reason)

@@ -247,6 +247,7 @@ pub(super) fn gpu_side(
         },
         staging: None,
         relay: None,
+        handover: false,
         register: 0,
         deregister: 0,
     }

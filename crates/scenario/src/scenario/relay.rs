@@ -122,6 +122,35 @@ pub fn hand_over(
     );
     carries(p, data, bytes, true);
     // The flag, stored after the data (the kernel fences between them).
+    signal(
+        p,
+        topo,
+        (host, from, socket),
+        (thread, actor),
+        vec![done(data)],
+        Stage::Relay,
+    )
+}
+
+/// The kernel of GPU `from` hands a chunk to its proxy thread: it stores the chunk's flag (the
+/// FIFO entry and the tail, [`FLAG_BYTES`]) into the proxy's host memory on `socket`, once the
+/// milestones `deps` are met, and the proxy thread (`thread`, on `actor`), polling its FIFO,
+/// finds it. NCCL's net transport (`src/transport/net.cc`, `sendProxyProgress`: the proxy posts
+/// a step once `connFifo[slot].size` and `recvMem->tail` say the kernel has filled it; both
+/// live in host memory whatever NCCL_GDRCOPY_ENABLE says, which maps only the receive tail and
+/// the send head into GPU memory). Reported as `stage`. Returns the poll.
+pub fn signal(
+    p: &mut Plan,
+    topo: &Topology,
+    (host, from, socket): (usize, usize, usize),
+    (thread, actor): (u16, u32),
+    deps: Vec<crate::plan::Dep>,
+    stage: Stage,
+) -> Result<StepId, RouteError> {
+    let h = &topo.hosts[host];
+    let gpu_at = |x: usize| Place::Device(h.node_index(NodeKind::Gpu(x)));
+    let sm = p.actor(Actor::Sm { host, gpu: from });
+    let gpu = GpuRef { host, gpu: from };
     let up = h.route(gpu_at(from), Place::Memory(socket), Flow::Write)?;
     let mut c = up.channels;
     c.push(h.dram[socket]);
@@ -132,14 +161,14 @@ pub fn hand_over(
     let flag = add(
         p,
         StepKind::KernelCopy { gpu, copy },
-        Some(Stage::Relay),
+        Some(stage),
         sm,
-        vec![done(data)],
+        deps,
         None,
     );
     carries(p, flag, FLAG_BYTES, false);
     // The proxy thread, polling its FIFO, finds it.
     let kind = StepKind::Poll { thread, extra: 0 };
-    let poll = add(p, kind, Some(Stage::Relay), actor, vec![done(flag)], None);
+    let poll = add(p, kind, Some(stage), actor, vec![done(flag)], None);
     Ok(poll)
 }

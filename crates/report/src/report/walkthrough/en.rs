@@ -516,10 +516,11 @@ impl Phrases for English {
                 relay,
                 copy_in,
                 kernel,
+                handover,
             } => format!(
                 "the other {} of {bytes} bytes follow these steps, overlapped through the ring of {}; the last one's {} completes the {total} bytes",
                 plural(*more, "chunk", "chunks"),
-                if *relay { "the relay GPU's chunk buffers" } else if *kernel { "mapped host buffers" } else { "bounce buffers" },
+                if *relay { "the relay GPU's chunk buffers" } else if *kernel { "mapped host buffers" } else if *handover { "NCCL's chunk buffers in GPU memory" } else { "bounce buffers" },
                 match (*kernel, *copy_in) {
                     (true, true) => "kernel load",
                     (false, true) => "cudaMemcpyHtoD",

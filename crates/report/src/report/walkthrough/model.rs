@@ -345,6 +345,9 @@ pub enum StepKind {
         copy_in: bool,
         /// Whether the copies are the kernels' stores and loads (NCCL's host path).
         kernel: bool,
+        /// Whether they go through NCCL's chunk buffers in GPU memory (NCCL's GPUDirect
+        /// sender, its kernel handing each chunk to the proxy).
+        handover: bool,
     },
     /// PXN: the sending GPU's kernel (already running: no launch, no CPU thread) stores the
     /// chunk over NVLink into the relay GPU's buffer.

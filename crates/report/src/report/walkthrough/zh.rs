@@ -484,12 +484,15 @@ impl Phrases for Chinese {
                 relay,
                 copy_in,
                 kernel,
+                handover,
             } => format!(
                 "其余 {more} 个 {bytes} 字节的分块重复上述步骤，经{}环重叠进行；最后一块的{}完成全部 {total} 字节",
                 if *relay {
                     "中继GPU的分块缓冲区"
                 } else if *kernel {
                     "映射的主机缓冲区"
+                } else if *handover {
+                    "GPU显存中的NCCL分块缓冲区"
                 } else {
                     "中转缓冲区"
                 },
