@@ -448,3 +448,31 @@ fn params_lists_the_channel_defaults_of_a_study_with_collectives() {
     let plain = crate::support::ok(&crate::support::gdrsim(&["params"]), "params");
     assert!(!plain.contains("nccl.channels"), "{plain}");
 }
+
+/// NCCL flushes a GPUDirect receive for its Simple protocol only (`src/transport/net.cc`,
+/// `recvProxyProgress`: `p == NCCL_PROTO_SIMPLE && needFlush`): on two DGX A100 (compute
+/// capability 8.0, which needs the flush) a Simple ring all-reduce's cross-node receives flush
+/// and an LL or LL128 one's do not, so LL runs without the flush's loopback read and is no
+/// slower than it would be with it.
+#[test]
+fn a100_rings_flush_their_receives_in_simple_only() {
+    let ring = |protocol: &str| {
+        let text = nodes(2, "\"64KiB\"", "")
+            .replace("preset = \"dgx-h100\"", "preset = \"dgx-a100\"")
+            + &format!(
+                "[[scenarios]]\nname = \"ar\"\ncollective = {{ kind = \"all_reduce\", \
+                 algorithm = \"ring\", gpus_per_host = 1, channels = 1, protocol = \
+                 \"{protocol}\" }}\n"
+            );
+        let cfg = parse(&text);
+        let s = point(&cfg, "ar", PathKind::GpuDirect, 64 << 10).summary;
+        let flushes = s.stages.iter().any(|r| r.stage.name() == "flush");
+        (flushes, s.lat_model_ps)
+    };
+    let (simple_flushes, _) = ring("simple");
+    assert!(simple_flushes, "Simple's receives into an A100 flush");
+    for protocol in ["ll", "ll128"] {
+        let (flushes, _) = ring(protocol);
+        assert!(!flushes, "{protocol}'s receives do not flush");
+    }
+}

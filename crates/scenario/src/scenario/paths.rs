@@ -204,6 +204,20 @@ pub fn plan(
     op: Op,
     size: u64,
 ) -> Result<Built, RouteError> {
+    plan_flushing(cfg, flow, topo, (path, op, size), true)
+}
+
+/// As [`plan`], with the GPUDirect receive flush only where `flush_allowed`: NCCL flushes for
+/// its Simple protocol only (`src/transport/net.cc`, `recvProxyProgress`: it flushes where
+/// `p == NCCL_PROTO_SIMPLE && needFlush`), whose consumer reads the data after the flag; LL and LL128
+/// carry a flag in every line, so their receiver needs no flush.
+pub fn plan_flushing(
+    cfg: &Config,
+    flow: &FlowSpec,
+    topo: &Topology,
+    (path, op, size): (PathKind, Op, u64),
+    flush_allowed: bool,
+) -> Result<Built, RouteError> {
     if flow.is_intra() {
         return super::peer::flow_plan(topo, flow, path, op, size);
     }
@@ -215,6 +229,7 @@ pub fn plan(
         // whole.
         (sides, sender, receiver, setup, _) = sides_of(cfg, flow, topo, PathKind::Staged, op, size);
     }
+    sides.flush &= flush_allowed;
     sides.qp = qp_number(&cfg.network, flow.qp, 0);
     let mut plan = plan_of_sides(cfg, topo, &sides, (sender, receiver), op)?;
     // The connection's other QPs: the same plan built again on each QP's number, of which

@@ -41,7 +41,9 @@ pub fn plan(
     if collective && f.is_intra() {
         super::nccl_p2p::plan(topo, f, bytes, protocol)
     } else {
-        paths::plan(cfg, f, topo, path, op, bytes)
+        // NCCL flushes a GPUDirect receive for Simple only.
+        let simple = !matches!(protocol, Protocol::Ll | Protocol::Ll128);
+        paths::plan_flushing(cfg, f, topo, (path, op, bytes), simple)
     }
 }
 
