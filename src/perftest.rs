@@ -450,39 +450,27 @@ fn setup(cfg: &Config, a: &Args) -> Result<Setup> {
         )
         .into());
     }
-    if let Some(t) = a.tx_depth
-        && !(MIN_TX..=MAX_TX).contains(&t)
-    {
-        return Err(ConfigError::new(
-            "command line",
-            "-t",
-            format!(
-                "a TX depth from {MIN_TX} to {MAX_TX} (perftest: \" Tx depth should be between \
-                 {MIN_TX} and {MAX_TX}\")"
-            ),
-            t.to_string(),
-        )
-        .into());
-    }
+    in_range(
+        ("-t", a.tx_depth),
+        MIN_TX..=MAX_TX,
+        format!(
+            "a TX depth from {MIN_TX} to {MAX_TX} (perftest: \" Tx depth should be between \
+             {MIN_TX} and {MAX_TX}\")"
+        ),
+    )?;
     // perftest's force_dependecies: an iterations run never keeps more in flight than it posts.
     let tx_depth = a
         .tx_depth
         .unwrap_or(if a.latency() { 1 } else { 128 })
         .min(iters.max(1));
-    if let Some(c) = a.cq_mod
-        && !(MIN_CQ_MOD..=MAX_CQ_MOD).contains(&c)
-    {
-        return Err(ConfigError::new(
-            "command line",
-            "-Q",
-            format!(
-                "a CQ moderation from {MIN_CQ_MOD} to {MAX_CQ_MOD} (perftest's MIN_CQ_MOD and \
-                 MAX_CQ_MOD)"
-            ),
-            c.to_string(),
-        )
-        .into());
-    }
+    in_range(
+        ("-Q", a.cq_mod),
+        MIN_CQ_MOD..=MAX_CQ_MOD,
+        format!(
+            "a CQ moderation from {MIN_CQ_MOD} to {MAX_CQ_MOD} (perftest's MIN_CQ_MOD and \
+             MAX_CQ_MOD)"
+        ),
+    )?;
     // One setting for the run: perftest decides it once, on `-s` (or for `-a`).
     let cq_mod = cq_mod(a, a.sizes.first().copied().unwrap_or(0), tx_depth);
     let si = crate::inspect::network_scenario(cfg, a.scenario.as_deref(), "perftest")?;
@@ -785,6 +773,24 @@ pub fn command(
     let cfg = study::load_config(config)?;
     study::admit(&study::source_name(config), &work(&cfg, a)?, limits)?;
     run(&cfg, a)
+}
+
+/// Refuses option `flag`'s value where it is given and outside `range` (what perftest accepts),
+/// saying what is `expected`.
+fn in_range(
+    (flag, value): (&str, Option<u32>),
+    range: std::ops::RangeInclusive<u32>,
+    expected: String,
+) -> Result<(), ConfigError> {
+    match value {
+        Some(v) if !range.contains(&v) => Err(ConfigError::new(
+            "command line",
+            flag,
+            expected,
+            v.to_string(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
