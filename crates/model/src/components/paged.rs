@@ -102,7 +102,10 @@ mod tests {
         assert_eq!(t[PAGE + 7], 10);
         assert_eq!(t[PAGE + 8], 0);
         assert_eq!(t[0], 0);
-        assert_eq!(t.pages.iter().filter(|p| p.is_some()).count(), 1);
+        // Two pages written: the pushed entry's (the last) and entry PAGE + 7's; reads
+        // allocate none.
+        assert_eq!(t.pages.iter().filter(|p| p.is_some()).count(), 2);
+        assert!(t.pages[0].is_none() && t.pages[2].is_none());
     }
 
     #[test]
