@@ -263,12 +263,15 @@ fn sides(cfg: &Config, si: usize, s: Stream) -> Result<Vec<Vec<(Ps, Ps)>>> {
             let mut polled: Vec<(Ps, usize)> = side
                 .iter()
                 .flat_map(|f| {
-                    let n = f.messages.len();
-                    let k = (s.signal as usize).min(s.window as usize).max(1);
+                    let n = f.messages.len() as u32;
+                    let k = s.signal.min(s.window).max(1) as usize;
+                    let signaled = move |i: usize| {
+                        crate::components::signaled(i as u32, s.signal, s.window, n)
+                    };
                     f.messages
                         .iter()
                         .enumerate()
-                        .filter(move |&(i, _)| i % k == k - 1 || i + 1 == n)
+                        .filter(move |&(i, _)| signaled(i))
                         .map(move |(i, m)| (m.1, i + 1 - i / k * k))
                 })
                 .collect();
@@ -487,14 +490,15 @@ fn setup(cfg: &Config, a: &Args) -> Result<Setup> {
 
 /// Runs the test on the config's scenario and returns perftest's text.
 pub fn run(cfg: &Config, a: &Args) -> Result<String> {
+    let setup = setup(cfg, a)?;
     let Setup {
-        cfg,
+        ref cfg,
         si,
         iters,
         tx_depth,
         inline,
         cq_mod,
-    } = setup(cfg, a)?;
+    } = setup;
     let flow = cfg.scenarios[si].first();
     let m = &cfg.hosts[flow.sender.host].machine;
     let nic = &m.nics[flow.sender.nic];
@@ -535,7 +539,7 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
     } else {
         out.push_str(&format!(
             " Outstand reads  : {}\n",
-            outstanding_reads(&cfg, &flow.receiver)
+            outstanding_reads(cfg, &flow.receiver)
         ));
     }
     out.push_str(LINE);
@@ -552,7 +556,7 @@ pub fn run(cfg: &Config, a: &Args) -> Result<String> {
     } else {
         1_048_576.0
     };
-    for row in measure(&cfg, si, a, iters, tx_depth, cq_mod)? {
+    for row in measure(&setup, a)? {
         out.push_str(&match row {
             Row::Lat { size, f } => format!(
                 " {:<7} {}          {:<7.2}        {:<7.2}      {:<7.2}  \t       {:<7.2}     \t{:<7.2}\t\t{:<7.2} \t\t{:<7.2}\n",
@@ -603,14 +607,15 @@ fn outstanding_reads(cfg: &Config, e: &crate::config::Endpoint) -> u32 {
 /// The run of each size of the test on scenario `si` of `cfg`: a latency test's round trips
 /// one message at a time, a bandwidth test's messages `tx_depth` in flight per QP (RDMA Reads
 /// no more than the NICs keep outstanding).
-fn streams(
-    cfg: &Config,
-    si: usize,
-    a: &Args,
-    iters: u32,
-    tx_depth: u32,
-    cq_mod: u32,
-) -> Vec<Stream> {
+fn streams(s: &Setup, a: &Args) -> Vec<Stream> {
+    let Setup {
+        ref cfg,
+        si,
+        iters,
+        tx_depth,
+        cq_mod,
+        ..
+    } = *s;
     let path = if a.use_cuda {
         PathKind::GpuDirect
     } else {
@@ -665,7 +670,7 @@ fn streams(
 pub fn runs(cfg: &Config, a: &Args) -> Result<Vec<(String, u64, u64)>> {
     let s = setup(cfg, a)?;
     let topo = scenario::topology(&s.cfg);
-    streams(&s.cfg, s.si, a, s.iters, s.tx_depth, s.cq_mod)
+    streams(&s, a)
         .into_iter()
         .map(|st| {
             let built = ways(&s.cfg, &topo, s.si, st)?;
@@ -706,17 +711,11 @@ pub fn work(cfg: &Config, a: &Args) -> Result<study::Work> {
 }
 
 /// The figures of every size of the test on scenario `si` of `cfg` (its inline already set).
-fn measure(
-    cfg: &Config,
-    si: usize,
-    a: &Args,
-    iters: u32,
-    tx_depth: u32,
-    cq_mod: u32,
-) -> Result<Vec<Row>> {
+fn measure(s: &Setup, a: &Args) -> Result<Vec<Row>> {
+    let (cfg, si, iters) = (&s.cfg, s.si, s.iters);
     let op = a.test.op();
     let mut rows = Vec::new();
-    for stream in streams(cfg, si, a, iters, tx_depth, cq_mod) {
+    for stream in streams(s, a) {
         let size = stream.size;
         if a.latency() {
             let msgs = sides(cfg, si, stream)?.swap_remove(0);
@@ -754,7 +753,7 @@ fn measure(
 /// The figures of the test as `run` prints them, without the text.
 pub fn figures(cfg: &Config, a: &Args) -> Result<Vec<Row>> {
     let s = setup(cfg, a)?;
-    measure(&s.cfg, s.si, a, s.iters, s.tx_depth, s.cq_mod)
+    measure(&s, a)
 }
 
 impl Args {

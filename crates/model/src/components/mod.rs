@@ -32,6 +32,7 @@ pub use fabric::{Fabric, gating_message};
 pub use options::SimOptions;
 pub use reduce_rule::ReduceRule;
 pub use run::{FlowOutcome, Outcome};
+pub use signal::signaled;
 
 /// Everything that can happen in the simulated hardware.
 ///

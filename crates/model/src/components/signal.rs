@@ -53,12 +53,19 @@ fn is_read_cqe(f: &FlowRun<'_>, c: crate::plan::StepId) -> bool {
     )
 }
 
+/// Whether message `msg` of `total` asks for a completion where its poster asks on every
+/// `every`-th with `window` in flight: perftest's rule (k % every = every - 1, or the last),
+/// never fewer than one a window (a poster that asked for none while its window is full would
+/// wait for ever). The fabric runs by it and perftest's report groups completions by it.
+pub fn signaled(msg: u32, every: u32, window: u32, total: u32) -> bool {
+    let k = every.min(window);
+    k <= 1 || msg % k == k - 1 || msg + 1 == total
+}
+
 impl FlowRun<'_> {
-    /// Whether message `msg` asks for a completion. Never fewer than one a window: a poster
-    /// that asked for none while its window is full would wait for ever.
+    /// Whether message `msg` asks for a completion ([`signaled`]).
     pub(super) fn signaled(&self, msg: u32) -> bool {
-        let k = self.signal_every.min(self.window);
-        k <= 1 || msg % k == k - 1 || msg + 1 == self.total
+        signaled(msg, self.signal_every, self.window, self.total)
     }
 
     /// Message `msg` is over: the slots its completion frees. Every message frees its own
