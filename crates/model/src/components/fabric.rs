@@ -373,18 +373,17 @@ impl<'t> Fabric<'t> {
     /// laid out after the first one's (`route_base + (m mod Q) x routes + r`).
     pub fn route_of(&self, flow: u32, msg: u32, r: crate::plan::PlanRoute) -> RouteId {
         let f = &self.flows[flow as usize];
-        let plan = f.plan;
-        if plan.qp_routes.is_empty() {
-            return RouteId(f.route_base.0 + u32::from(r.0));
-        }
-        let set = msg as usize % (plan.qp_routes.len() + 1);
-        RouteId(f.route_base.0 + (set * plan.routes.len()) as u32 + u32::from(r.0))
+        let set = self.qp_set(flow, msg) as usize;
+        RouteId(f.route_base.0 + (set * f.plan.routes.len()) as u32 + u32::from(r.0))
     }
 
-    /// The route set message `msg` of `flow` takes: its QP's index among the flow's QPs.
+    /// The route set message `msg` of `flow` takes: its QP's index among the flow's QPs (0,
+    /// without a division, where it has one QP).
     pub fn qp_set(&self, flow: u32, msg: u32) -> u32 {
-        let sets = self.flows[flow as usize].plan.qp_routes.len() as u32 + 1;
-        msg % sets
+        match self.flows[flow as usize].plan.qp_routes.len() {
+            0 => 0,
+            others => msg % (others as u32 + 1),
+        }
     }
 
     /// The source id of units entering `route` for `flow`: the route's first channel (the
