@@ -55,6 +55,15 @@ index_type! {
     StepId(u16)
 }
 
+impl StepId {
+    /// This step's id in a plan that holds its plan's steps from `off` on (a chunk's plan
+    /// appended to a pipelined one).
+    #[inline]
+    pub fn shifted(self, off: StepId) -> StepId {
+        StepId(self.0 + off.0)
+    }
+}
+
 index_type! {
     /// A route of one plan: an entry of [`crate::plan::Plan::routes`]; the fabric maps it to
     /// its own [`RouteId`] per flow (and QP).

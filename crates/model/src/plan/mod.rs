@@ -188,7 +188,7 @@ pub struct Handles {
 impl Handles {
     /// The same roles in a plan that holds these steps from `off` on.
     pub fn offset(self, off: StepId) -> Handles {
-        let at = |s: Option<StepId>| s.map(|s| StepId(s.0 + off.0));
+        let at = |s: Option<StepId>| s.map(|s| s.shifted(off));
         Handles {
             post: at(self.post),
             fetch: at(self.fetch),

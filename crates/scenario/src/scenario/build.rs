@@ -1390,9 +1390,9 @@ pub fn pipelined(
         for st in &cp.steps {
             let mut st = st.clone();
             for d in &mut st.deps {
-                d.step = StepId(d.step.0 + off.0);
+                d.step = d.step.shifted(off);
             }
-            st.input = st.input.map(|i| StepId(i.0 + off.0));
+            st.input = st.input.map(|i| i.shifted(off));
             if matches!(st.kind, StepKind::Deliver | StepKind::Finish) {
                 st.kind = StepKind::Wait { ps: 0 };
                 st.stage = None;
@@ -1438,7 +1438,7 @@ pub fn pipelined(
             }
             // A GPUDirect receiver that flushes has the chunk once its flush is done: the
             // chunk's own delivery (now a wait), after the flush and the last byte's write.
-            _ if sides.flush => last_deps.push(done(StepId(off.0 + cp.deliver.0))),
+            _ if sides.flush => last_deps.push(done(cp.deliver.shifted(off))),
             _ => last_deps.extend([done(rpoll), done(write_step)]),
         }
     }
