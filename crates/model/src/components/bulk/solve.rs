@@ -2,6 +2,8 @@
 //! through shared links, memories and read windows, solved by [`crate::components::fluid`] with
 //! each read's window weight its round trip under the others' load.
 
+use std::collections::HashMap;
+
 use super::*;
 
 /// Whether some read's requests or completions share a channel with a transfer that is not
@@ -25,6 +27,19 @@ fn reads_meet_other_windows(
                 .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
                 .any(|u| mixed(u.channel))
     })
+}
+
+/// What one read use's wait depends on besides the round's loads ([`Fabric::loaded_shares`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct WaitKey {
+    engine: ReadEngineId,
+    channel: ChannelId,
+    unit: u8,
+    units: u32,
+    unit_wire: u64,
+    /// The channel before on the route, where its unit is the same and other windows'
+    /// transfers are met there: those met on both queue in tandem.
+    tandem_on: Option<ChannelId>,
 }
 
 /// Rounds of the loaded round-trip fixed point ([`Fabric::loaded_shares`]).
@@ -167,9 +182,9 @@ impl Fabric<'_> {
         let mut demands: Vec<Demand> = jobs.iter().map(|j| (*j.demand).clone()).collect();
         let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
         let mut loads: Vec<(ChannelId, usize, Load)> = Vec::with_capacity(on.len());
-        let mut met: Vec<(usize, Load)> = Vec::new();
         let mut others: Vec<Load> = Vec::new();
-        let mut before: (Unit, Vec<usize>) = (Unit::Control, Vec::new());
+        let mut tandem_with: Vec<usize> = Vec::new();
+        let mut waits: HashMap<WaitKey, f64> = HashMap::new();
         for _ in 0..LOADED_ROUNDS {
             // Every transfer's load on every channel it uses: (channel, transfer, load).
             loads.clear();
@@ -184,13 +199,26 @@ impl Fabric<'_> {
                 };
                 (c, k, load)
             }));
+            // The transfers under another window than `engine` on channel `c`, ascending
+            // (`loads` is sorted by channel, then transfer), with their loads.
+            let met = |c: ChannelId, engine: ReadEngineId| {
+                let from = loads.partition_point(|l| l.0 < c);
+                loads[from..]
+                    .iter()
+                    .take_while(move |l| l.0 == c)
+                    .filter(move |l| !same_window(jobs[l.1], engine))
+            };
+            // A wait is a function of the window, the channel and unit, the channel before it
+            // on the route (whose transfers queue in tandem) and the loads: the transfers of
+            // one window on one route (a NIC's reads for many flows) ask the same question.
+            waits.clear();
             let mut changed = false;
             for (k, j) in jobs.iter().enumerate() {
                 let Some(rw) = j.read else { continue };
                 let mut extra = 0.0;
-                // The transfers met on the previous channel of the same route (tandem waits).
-                before.0 = Unit::Control;
-                before.1.clear();
+                // The read use before on the route: its channel and unit, and whether other
+                // windows' transfers are met there (tandem waits).
+                let mut before: Option<(ChannelId, Unit, bool)> = None;
                 for u in j
                     .uses
                     .iter()
@@ -202,34 +230,40 @@ impl Fabric<'_> {
                         _ => continue,
                     };
                     let w = one_window.partition_point(|o| o.0 < u.channel);
-                    if one_window.get(w).is_some_and(|o| o.1 == Some(rw.engine)) {
-                        before.0 = u.unit;
-                        before.1.clear();
+                    let alone = one_window.get(w).is_some_and(|o| o.1 == Some(rw.engine));
+                    let tandem_on = before
+                        .filter(|&(_, unit, met_others)| unit == u.unit && met_others)
+                        .map(|b| b.0);
+                    before = Some((u.channel, u.unit, !alone));
+                    if alone {
                         continue;
                     }
-                    let from = loads.partition_point(|l| l.0 < u.channel);
-                    met.clear();
-                    met.extend(
-                        loads[from..]
-                            .iter()
-                            .take_while(|l| l.0 == u.channel)
-                            .filter(|l| l.1 != k && !same_window(jobs[l.1], rw.engine))
-                            .map(|l| (l.1, l.2)),
-                    );
-                    others.clear();
-                    others.extend(met.iter().map(|&(o, l)| Load {
-                        tandem: before.0 == u.unit && before.1.contains(&o),
-                        ..l
-                    }));
-                    before.0 = u.unit;
-                    before.1.clear();
-                    before.1.extend(met.iter().map(|m| m.0));
-                    let cap = self.channels[u.channel.index()].rate.bps() as f64 / 8.0;
-                    extra += queueing::wait_ps(
-                        &others,
+                    let key = WaitKey {
+                        engine: rw.engine,
+                        channel: u.channel,
+                        unit: u.unit as u8,
                         units,
-                        u.unit_wire as f64 / cap * PS_PER_S as f64,
-                    );
+                        unit_wire: u.unit_wire,
+                        tandem_on,
+                    };
+                    let wait = *waits.entry(key).or_insert_with(|| {
+                        tandem_with.clear();
+                        if let Some(c) = tandem_on {
+                            tandem_with.extend(met(c, rw.engine).map(|l| l.1));
+                        }
+                        others.clear();
+                        others.extend(met(u.channel, rw.engine).map(|l| Load {
+                            tandem: tandem_with.binary_search(&l.1).is_ok(),
+                            ..l.2
+                        }));
+                        let cap = self.channels[u.channel.index()].rate.bps() as f64 / 8.0;
+                        queueing::wait_ps(
+                            &others,
+                            units,
+                            u.unit_wire as f64 / cap * PS_PER_S as f64,
+                        )
+                    });
+                    extra += wait;
                 }
                 let weight = rw.idle_rtt as u128 + extra.round() as u128;
                 if demands[k].uses[rw.at].1 != weight {
