@@ -41,6 +41,9 @@ pub(super) struct Problem {
     /// touched, the next free slot of each place's users.
     index: HashMap<u64, usize>,
     place_of: Paged<u32>,
+    /// Per resource, the build that last met it (a mark without clearing), and the builds.
+    seen: Paged<u64>,
+    builds: u64,
     next: Vec<usize>,
 }
 
@@ -76,15 +79,24 @@ impl Problem {
             self.classes[c].1 += 1;
             self.class_of.push(c);
         }
-        self.touched.clear();
-        for &(k, _) in &self.classes {
-            self.touched.extend(demands[k].uses.iter().map(|u| u.0));
-        }
-        self.touched.sort_unstable();
-        self.touched.dedup();
+        // The distinct resources, marked as first met, then sorted: a few thousand where the
+        // uses of a large group number hundreds of thousands (sorting those was a solve's
+        // largest cost).
         if self.place_of.len() < capacity.len() {
             self.place_of = Paged::new(capacity.len());
+            self.seen = Paged::new(capacity.len());
         }
+        self.builds += 1;
+        self.touched.clear();
+        for &(k, _) in &self.classes {
+            for &(r, _) in &demands[k].uses {
+                if self.seen[r as usize] != self.builds {
+                    self.seen[r as usize] = self.builds;
+                    self.touched.push(r);
+                }
+            }
+        }
+        self.touched.sort_unstable();
         for (i, &r) in self.touched.iter().enumerate() {
             self.place_of[r as usize] = i as u32;
         }
