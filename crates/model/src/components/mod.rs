@@ -29,7 +29,7 @@ mod units;
 use crate::ids::{ChannelId, StepId, TrainId};
 pub use bulk::Limit;
 pub use fabric::{Fabric, gating_message};
-pub use options::SimOptions;
+pub use options::{Sharing, SimOptions};
 pub use reduce_rule::ReduceRule;
 pub use run::{FlowOutcome, Outcome};
 pub use signal::signaled;

@@ -19,6 +19,36 @@ pub struct SimOptions {
     /// and a bulk transfer's hops grow with the square of the transfers it shares links with
     /// (a stretch per transfer at each rate change): 1024 flows of 1 MiB held 1 GB of them.
     pub traffic: bool,
+    /// When a start or an end of a bulk transfer re-solves the sharing: at once, or batched
+    /// with those that follow shortly when very many transfers are in flight.
+    pub sharing: Sharing,
+}
+
+/// When the bulk transfers' rates are re-solved after a start or an end.
+///
+/// Exactly (at once, after every event of the instant) while fewer than `exact_below`
+/// transfers are active. With more, a re-solve waits `defer_ppm` millionths of the active
+/// transfers' mean time left, so that the starts and ends of that span are shared out in one
+/// solve: a solve costs the whole sharing group, and an all-to-all of 16 nodes (16,256 flows,
+/// one group) starts or ends a transfer every few nanoseconds. What the wait costs: a transfer
+/// that starts idles until the solve, capacity an ended transfer frees idles until it, and
+/// nothing else changes (no rate is raised without a solve, so no resource ever exceeds its
+/// capacity). The lost throughput is at most about three waits per transfer (its start, the
+/// capacity its end frees, a flow's next message): `3 x defer_ppm` millionths of its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sharing {
+    /// Re-solve at once while fewer transfers than this are active.
+    pub exact_below: u32,
+    /// Otherwise wait this many millionths of the active transfers' mean time left.
+    pub defer_ppm: u32,
+}
+
+impl Sharing {
+    /// Every re-solve at once, however many transfers (the tests' and checks' reference).
+    pub const EXACT: Sharing = Sharing {
+        exact_below: u32::MAX,
+        defer_ppm: 0,
+    };
 }
 
 impl SimOptions {

@@ -82,6 +82,10 @@ section! {
             => recv_depth; "perftest DEF_RX_SEND (src/perftest_parameters.h)",
         min_rnr_timer: count[0, 31, "the verbs' RNR timer code (IBTA table 45: 12 is 0.64 ms)"]
             = d::MIN_RNR_TIMER => min_rnr_timer; "perftest MIN_RNR_TIMER",
+        exact_sharing_below: count[1, u32::MAX, "a number of bulk transfers in flight"]
+            = d::EXACT_SHARING_BELOW => exact_sharing_below; "setting",
+        sharing_wait_ppm: count[0, 100_000, "millionths of the transfers' mean time left"]
+            = d::SHARING_WAIT_PPM => sharing_wait_ppm; "setting",
     }
     also {
         /// Removed; refused with a note.

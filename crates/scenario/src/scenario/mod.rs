@@ -18,7 +18,7 @@ pub mod workload;
 
 pub use simulate::{PointResult, perftest_bw_average, simulate_point, stream_shape};
 
-use crate::components::SimOptions;
+use crate::components::{Sharing, SimOptions};
 use crate::config::collective::Protocol;
 use crate::config::{Config, Op, PathKind};
 pub use crate::seed::{mix, stable_hash};
@@ -119,6 +119,10 @@ pub fn sim_options(cfg: &Config, seed: u64) -> SimOptions {
         seed,
         record: false,
         traffic: false,
+        sharing: Sharing {
+            exact_below: cfg.sim.exact_sharing_below,
+            defer_ppm: cfg.sim.sharing_wait_ppm,
+        },
     }
 }
 

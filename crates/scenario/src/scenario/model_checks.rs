@@ -95,7 +95,7 @@ mod routes {
 
 /// Stream memory (was `components::run`'s own test).
 mod streams {
-    use crate::components::{Fabric, SimOptions};
+    use crate::components::{Fabric, Sharing, SimOptions};
     use crate::config::{DEFAULT_TOML, Op, PathKind, parse};
 
     /// A stream's step states are reused once its messages are delivered and finished, so its
@@ -132,6 +132,7 @@ mod streams {
                                 seed: 1,
                                 record,
                                 traffic: false,
+                                sharing: Sharing::EXACT,
                             };
                             // Step-state vectors a run of `n` messages made (kept or pooled).
                             let made = |n: u32| {
@@ -161,7 +162,7 @@ mod streams {
 /// through a window of 4 make as many slots, at most a few per message in flight.
 #[test]
 fn a_stream_reuses_the_slots_of_its_done_transfers() {
-    use crate::components::{Fabric, SimOptions};
+    use crate::components::{Fabric, Sharing, SimOptions};
     use crate::config::{DEFAULT_TOML, Op, PathKind, parse};
     let cfg = parse(DEFAULT_TOML, "default").unwrap();
     let topo = super::topology(&cfg);
@@ -175,6 +176,7 @@ fn a_stream_reuses_the_slots_of_its_done_transfers() {
             seed: 1,
             record: false,
             traffic: false,
+            sharing: Sharing::EXACT,
         };
         let slots = |n: u32| {
             let mut f = Fabric::new(&topo, &[&b.plan], opts);
@@ -195,7 +197,7 @@ fn a_stream_reuses_the_slots_of_its_done_transfers() {
 /// two identical transfers over one route each get half of what one gets alone, bound by the
 /// same channel.
 mod bulk_shares {
-    use crate::components::{Fabric, Limit, SimOptions};
+    use crate::components::{Fabric, Limit, Sharing, SimOptions};
     use crate::config::{DEFAULT_TOML, Op, PathKind, parse};
 
     /// Derivation: a transfer alone moves at its route's narrowest rate r (the fluid solve's
@@ -214,6 +216,7 @@ mod bulk_shares {
             seed: 1,
             record: false,
             traffic: false,
+            sharing: Sharing::EXACT,
         };
         for path in [PathKind::Host, PathKind::GpuDirect] {
             let b =

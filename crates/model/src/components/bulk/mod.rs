@@ -194,9 +194,10 @@ pub struct Bulks {
     window_jobs: Vec<u32>,
     /// Per transfer: the solve that last reached it (a visited mark without clearing).
     reached: Vec<u64>,
-    /// Transfers whose groups a solve due now will share out ([`Event::Share`]).
+    /// Transfers whose groups the pending solve will share out ([`Event::Share`]), and when
+    /// it is due (now, or later where [`crate::components::Sharing`] batches re-solves).
     pending: Vec<usize>,
-    share_due: bool,
+    share_at: Option<Ps>,
     /// Per channel and per read window: the solve that last read its users (or the end of
     /// transfers that last took them, [`Fabric::fluid_event`]).
     channel_reached: Paged<u64>,
@@ -243,7 +244,7 @@ impl Bulks {
             window_jobs: vec![0; windows.len()],
             reached: Vec::new(),
             pending: Vec::new(),
-            share_due: false,
+            share_at: None,
             channel_reached: Paged::new(channels),
             window_reached: vec![0; windows.len()],
             solves: 0,
@@ -457,20 +458,50 @@ impl Fabric<'_> {
     /// Re-solves the sharing groups of `seeds` once every event already due now has run: the
     /// transfers that start or end at one instant are shared out once, not once each. Nothing
     /// moves between two events of one instant, so the rates are those of a solve after each.
+    /// With very many transfers active the solve waits a little longer ([`Fabric::share_wait`]).
     fn bulk_solve_soon(&mut self, seeds: &[usize], now: Ps, q: &mut Queue<Event>) {
         if seeds.is_empty() {
             return;
         }
-        if !self.bulk.share_due {
-            self.bulk.share_due = true;
-            q.schedule(now, Event::Share);
+        if self.bulk.share_at.is_none() {
+            let at = now + self.share_wait(now);
+            self.bulk.share_at = Some(at);
+            q.schedule(at, Event::Share);
         }
         self.bulk.pending.extend_from_slice(seeds);
     }
 
-    /// The pending solve is due.
+    /// How long a re-solve asked for at `now` waits: nothing while fewer transfers than
+    /// [`crate::components::Sharing::exact_below`] are active, else `defer_ppm` millionths of
+    /// the mean time left of those that have a rate (see [`crate::components::Sharing`]).
+    fn share_wait(&self, now: Ps) -> Ps {
+        let sharing = self.opts.sharing;
+        let active = &self.bulk.active;
+        if sharing.defer_ppm == 0 || active.len() < sharing.exact_below as usize {
+            return 0;
+        }
+        let (mut left, mut moving) = (0u128, 0u128);
+        for &id in active {
+            let job = &self.bulk.jobs[id];
+            if job.rate > 0 {
+                left += u128::from(end_of(job).saturating_sub(now));
+                moving += 1;
+            }
+        }
+        // A mean time left below 2^64 ps (half a year) times a ppm below 2^32 fits a u128.
+        match left.checked_div(moving) {
+            Some(mean) => {
+                (mean.min(u128::from(u64::MAX)) * u128::from(sharing.defer_ppm) / 1_000_000) as Ps
+            }
+            None => 0,
+        }
+    }
+
+    /// The pending solve is due: every transfer moves up to now at the rates it had (the
+    /// solve may come after the events that asked for it), then the groups are shared out.
     pub(super) fn bulk_share(&mut self, now: Ps, q: &mut Queue<Event>) {
-        self.bulk.share_due = false;
+        self.bulk.share_at = None;
+        self.bulk_progress(now);
         let seeds = std::mem::take(&mut self.bulk.pending);
         self.bulk_solve(&seeds, now, q);
     }
@@ -539,7 +570,7 @@ impl Fabric<'_> {
             .iter()
             .map(|&id| end_of(&self.bulk.jobs[id]))
             .min();
-        if let Some(at) = next {
+        if let Some(at) = next.filter(|&at| at != Ps::MAX) {
             q.schedule(at.max(now), Event::Fluid(self.bulk.version));
         }
     }
@@ -597,8 +628,9 @@ impl Fabric<'_> {
             self.bulk_done(id, now, q);
         }
         self.bulk_solve_soon(&neighbours, now, q);
-        if !self.bulk.share_due {
-            // No one shared with them: the others' rates stand; only the next end moves.
+        if self.bulk.share_at != Some(now) {
+            // No one shared with them, or the solve comes later: the others' rates stand
+            // until then; only the next end moves.
             self.bulk_schedule(now, q);
         }
     }
@@ -745,6 +777,10 @@ fn idle_rate(fluid: &Fluid, demand: &Demand) -> u128 {
 
 /// When an active transfer's last byte passes its reference point at its current rate.
 fn end_of(job: &Job) -> Ps {
+    if job.rate == 0 {
+        // Started, not yet shared out (a solve that waits, [`crate::components::Sharing`]).
+        return Ps::MAX;
+    }
     let from = job.at.max(job.resume_at);
-    from + job.remaining.div_ceil(job.rate.max(1) as u128) as Ps
+    from.saturating_add(Ps::try_from(job.remaining.div_ceil(job.rate as u128)).unwrap_or(Ps::MAX))
 }
