@@ -285,6 +285,97 @@ fn switch_path<'a>(route: impl Iterator<Item = &'a Role>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Op, PathKind};
+    use crate::scenario::paths;
+
+    /// 16 workstation hosts (one NIC each), 8 a leaf, 2:1 over 4 spines, ECMP, two QPs a
+    /// connection; host i of leaf 0 writes to host i of leaf 1, and host 0 to host 1 (one leaf).
+    fn cross_leaf() -> crate::config::Config {
+        let hosts: String = (0..16)
+            .map(|i| format!("[[hosts]]\nname = \"n{i}\"\nmachine = \"ws\"\n"))
+            .collect();
+        let flow = |a: usize, b: usize| {
+            format!(
+                r#"{{ sender = {{ host = "n{a}", nic = "nic0", buffer = "host" }}, receiver = {{ host = "n{b}", nic = "nic0", buffer = "host" }} }}"#
+            )
+        };
+        let mut flows: Vec<String> = (0..8).map(|i| flow(i, 8 + i)).collect();
+        flows.push(flow(0, 1));
+        let text = format!(
+            "name = \"t\"\n[sweep]\nsizes = [\"1MiB\"]\npaths = [\"host\"]\nops = [\"write_imm\"]\n[network]\nfabric = \"leaf-spine\"\nhosts_per_leaf = 8\nspines = 4\n\
+             oversubscription = 2\nqps_per_connection = 2\n[[machines]]\nname = \"ws\"\n\
+             preset = \"workstation\"\n{hosts}[[scenarios]]\nname = \"x\"\nflows = [{}]\n",
+            flows.join(", ")
+        );
+        crate::config::parse(&text, "t.toml").unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    /// The flows and QPs on every cable are those whose routes, asked of the topology QP by QP
+    /// (an independent reading of the same ECMP hash), cross it; the groups are the leaf's 4
+    /// uplinks and the 4 cables into a leaf; the same-leaf flow turns in its leaf.
+    #[test]
+    fn each_cable_carries_the_flows_whose_routes_cross_it() {
+        let cfg = cross_leaf();
+        let topo = crate::scenario::topology(&cfg);
+        let sc = &cfg.scenarios[0];
+        let built: Vec<paths::Built> = (sc.flows.iter())
+            .map(|f| paths::plan(&cfg, f, &topo, PathKind::Host, Op::WriteImm, 1 << 20).unwrap())
+            .collect();
+        let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
+        let (load, switch_paths) = fabric_load(&topo, &plans).expect("a switch fabric");
+        assert_eq!(load.routing, PathChoice::Ecmp);
+        let mut expect: std::collections::BTreeMap<String, (BTreeSet<u32>, u32)> =
+            Default::default();
+        for (i, f) in sc.flows.iter().enumerate() {
+            for k in 0..2 {
+                let qp = paths::qp_number(&cfg.network, f.qp, k);
+                let route = topo
+                    .wire_route(
+                        (f.sender.host, f.sender.nic),
+                        (f.receiver.host, f.receiver.nic),
+                        qp,
+                    )
+                    .unwrap();
+                for c in route {
+                    let e = expect
+                        .entry(topo.channels[c.index()].name.clone())
+                        .or_default();
+                    e.0.insert(i as u32);
+                    e.1 += 1;
+                }
+            }
+        }
+        let got: std::collections::BTreeMap<String, (BTreeSet<u32>, u32)> = (load.cables.iter())
+            .map(|c| {
+                (
+                    c.channel.clone(),
+                    (c.flows.iter().copied().collect(), c.qps),
+                )
+            })
+            .collect();
+        assert_eq!(got, expect);
+        for c in &load.cables {
+            match c.cable {
+                Cable::Uplink => {
+                    assert_eq!((c.group, c.group_flows, c.leaf_ports), (4, 8, 8), "{c:?}");
+                    assert!(c.from == "leaf0" && c.to.starts_with("spine"), "{c:?}");
+                }
+                Cable::Downlink => assert_eq!((c.group, c.group_flows), (4, 8), "{c:?}"),
+                Cable::PortUp | Cable::PortDown => assert_eq!(c.group, 1, "{c:?}"),
+            }
+            assert!((c.line_gbps - 12.5).abs() < 1e-9, "EDR 100 Gb/s: {c:?}");
+        }
+        assert_eq!(switch_paths[8], "leaf0", "n0 -> n1 turns in its leaf");
+        for p in &switch_paths[..8] {
+            for qp in p.split(';') {
+                let nodes: Vec<&str> = qp.split('>').collect();
+                assert!(
+                    nodes.len() == 3 && nodes[0] == "leaf0" && nodes[2] == "leaf1",
+                    "{p}"
+                );
+            }
+        }
+    }
 
     fn role(cable: Cable, from: &str, to: &str) -> Role {
         Role {
