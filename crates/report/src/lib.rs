@@ -9,8 +9,8 @@
 #![warn(missing_docs)]
 
 pub use gdrsim_scenario::{
-    bottleneck, choice, components, config, effective, engine, plan, progress, record, scenario,
-    seed, stats, topology, units,
+    bottleneck, choice, components, config, effective, engine, fabric_load, plan, progress, record,
+    scenario, seed, stats, topology, units,
 };
 
 pub mod report;

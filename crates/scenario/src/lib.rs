@@ -14,6 +14,7 @@ pub use gdrsim_model::{choice, components, engine, plan, record, seed, topology,
 pub mod bottleneck;
 pub mod config;
 pub mod effective;
+pub mod fabric_load;
 pub mod progress;
 pub mod scenario;
 pub mod stats;

@@ -97,6 +97,11 @@ pub struct Summary {
     /// its completion time, in time order (chain.csv); their shares sum to `workload_ps`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chain: Vec<ChainRow>,
+    /// In a switch fabric (`fabric = "leaf-spine"`, `"rail-optimized"`): the cables the
+    /// flows' routes loaded, with the flows on each (report.md names a binding one and why);
+    /// None elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<crate::fabric_load::FabricLoad>,
     /// The sweep variant the row ran on (`[sweep] vary`, as its label: results.csv's
     /// `variant` column); empty without a sweep.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -148,6 +153,11 @@ pub struct FlowRow {
     /// flow); None: flows.csv shows the point's bottleneck.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<Bottleneck>,
+    /// The switches its payload crossed in a switch fabric (`leaf0>spine2>leaf1`; its QPs'
+    /// paths joined by `;` where they differ), as [`crate::fabric_load`] reads them from its
+    /// routes; empty outside a switch fabric (flows.csv then has no `switch_path` column).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub switch_path: String,
 }
 
 /// One channel direction in a point's streaming run.

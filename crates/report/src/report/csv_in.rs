@@ -198,6 +198,7 @@ impl Cells<'_> {
                 _ => Some(self.float(super::csv_out::BUSBW_COLUMN)?),
             },
             chain: Vec::new(),
+            fabric: None,
             variant: self.get(super::csv_out::VARIANT_COLUMN).to_string(),
         })
     }

@@ -53,6 +53,12 @@ pub const FLOWS_HEADER: [&str; 13] = [
     "bottleneck",
 ];
 
+/// The flows.csv column after `bottleneck` where a flow crossed a switch fabric
+/// (`fabric = "leaf-spine"`, `"rail-optimized"`): the switches its payload crossed
+/// (`leaf0>spine2>leaf1`). A study on the single-switch network has no such column, so its
+/// files keep their bytes.
+pub const SWITCH_PATH_COLUMN: &str = "switch_path";
+
 /// The links.csv header: the point's scenario, path, op and size, then one channel direction's
 /// columns ([`crate::stats::LinkRow`]).
 pub const LINKS_HEADER: [&str; 9] = [
@@ -300,28 +306,40 @@ pub fn stages_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
 pub fn flows_csv(rows: &[Summary]) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let sweep = swept(rows);
-    w.write_record(with_variant(&FLOWS_HEADER, sweep))?;
+    let fabric = rows
+        .iter()
+        .any(|r| r.flow_rows.iter().any(|f| !f.switch_path.is_empty()));
+    let mut header = FLOWS_HEADER.to_vec();
+    if fabric {
+        header.push(SWITCH_PATH_COLUMN);
+    }
+    w.write_record(with_variant(&header, sweep))?;
     for r in rows {
         for fl in &r.flow_rows {
-            w.write_record(row_cells(
-                &[
-                    r.scenario.as_str(),
-                    r.path.name(),
-                    r.op.name(),
-                    &r.size_bytes.to_string(),
-                    &fl.flow.to_string(),
-                    &fl.sender,
-                    &fl.receiver,
-                    fl.class.name(),
-                    fl.effective_path.name(),
-                    &ps_to_us_exact(fl.lat_model_ps),
-                    &f(fl.lat_mean_us),
-                    &f(fl.bw_gbps),
-                    &fl.bottleneck.as_ref().unwrap_or(&r.bottleneck).to_string(),
-                    &r.variant,
-                ],
-                sweep,
-            ))?;
+            let bottleneck = fl.bottleneck.as_ref().unwrap_or(&r.bottleneck).to_string();
+            let (size, flow) = (r.size_bytes.to_string(), fl.flow.to_string());
+            let (lat_model, lat_mean) = (ps_to_us_exact(fl.lat_model_ps), f(fl.lat_mean_us));
+            let bw = f(fl.bw_gbps);
+            let mut cells = vec![
+                r.scenario.as_str(),
+                r.path.name(),
+                r.op.name(),
+                &size,
+                &flow,
+                &fl.sender,
+                &fl.receiver,
+                fl.class.name(),
+                fl.effective_path.name(),
+                &lat_model,
+                &lat_mean,
+                &bw,
+                &bottleneck,
+            ];
+            if fabric {
+                cells.push(&fl.switch_path);
+            }
+            cells.push(&r.variant);
+            w.write_record(row_cells(&cells, sweep))?;
         }
     }
     Ok(w.into_inner()?)

@@ -68,6 +68,7 @@ pub fn render(dir: &Path, info: &RunInfo, rows: &[Summary], charts: &[PathBuf]) 
     gdrcopy_crossovers(&mut out, &m);
     time_goes(&mut out, info, &m);
     super::contention::contention(&mut out, info, &m);
+    super::network::network(&mut out, info.output.compare_size, &m);
     charts_section(&mut out, dir, charts);
     reproduce(&mut out, dir, info);
     out

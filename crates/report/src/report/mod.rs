@@ -12,6 +12,7 @@ pub mod csv_out;
 pub mod decision;
 pub mod folder;
 pub mod markdown;
+mod network;
 pub mod output_dir;
 pub mod overlay;
 pub mod stdout;

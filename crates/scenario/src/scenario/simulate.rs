@@ -184,6 +184,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
             flow_row(cfg, topo, p, (i, flow, b), figures)
         })
         .collect::<Vec<_>>();
+    let (flow_rows, fabric) = with_fabric(topo, &plans, flow_rows);
     let summary = Summary {
         variant: String::new(),
         scenario: sc.name.clone(),
@@ -211,6 +212,7 @@ pub fn simulate_point(cfg: &Config, topo: &Topology, p: &Point) -> PointResult {
         workload_ps: None,
         busbw_gbps: None,
         chain: Vec::new(),
+        fabric,
     };
     PointResult {
         summary,
@@ -240,7 +242,24 @@ pub(super) fn flow_row(
         lat_mean_us: stats::latency_stats(jittered).mean_us,
         bw_gbps: perftest_bw_average(messages, p.size).0,
         bottleneck: None,
+        switch_path: String::new(),
     }
+}
+
+/// `rows` with each flow's switch path, and the cables the flows' routes (`plans`, in flow
+/// order) loaded, where `topo`'s network is a switch fabric; `rows` as they are elsewhere.
+pub(super) fn with_fabric(
+    topo: &Topology,
+    plans: &[&Plan],
+    mut rows: Vec<FlowRow>,
+) -> (Vec<FlowRow>, Option<crate::fabric_load::FabricLoad>) {
+    let Some((load, paths)) = crate::fabric_load::fabric_load(topo, plans) else {
+        return (rows, None);
+    };
+    for (row, path) in rows.iter_mut().zip(paths) {
+        row.switch_path = path;
+    }
+    (rows, Some(load))
 }
 
 /// From the first message's start to the last one's delivery.

@@ -14,7 +14,9 @@ use rayon::prelude::*;
 use super::Point;
 use super::collective::{self, Schedule};
 use super::paths;
-use super::simulate::{PointResult, bottleneck, flow_row, iterations, link_rows, longest_limit};
+use super::simulate::{
+    PointResult, bottleneck, flow_row, iterations, link_rows, longest_limit, with_fabric,
+};
 use super::tuner::Net;
 use crate::components::{Fabric, FlowOutcome, ReduceRule, gating_message};
 use crate::config::PathKind;
@@ -362,6 +364,7 @@ fn simulate_in(
             row
         })
         .collect();
+    let (flow_rows, fabric) = with_fabric(topo, &plans, flow_rows);
     let flows = sc.flows.len() as u64;
     // The flow the row's class, path and reason describe: the first; a collective's first
     // that crosses the network (its edges inside a node are all NCCL's P2P transport).
@@ -400,6 +403,7 @@ fn simulate_in(
             bw_gbps * num as f64 / den as f64
         }),
         chain,
+        fabric,
     };
     PointResult {
         summary,

@@ -36,8 +36,15 @@ struct Bar<'a> {
 }
 
 /// The busiest channels (busy at least 0.5%), those loaded alike (busy within half a percent point, rate within
-/// 0.5%) merged into one entry with their count, at most `keep` entries.
-fn busiest(links: &[LinkRow], keep: usize) -> Vec<(&LinkRow, usize)> {
+/// 0.5%) merged into one entry with their count, at most `keep` entries. An entry is named by
+/// its busiest channel, or by its busiest switch fabric leaf-spine cable (`spine`) where it
+/// merged one: where the spine cables are as busy as the NIC ports, the bar names a spine
+/// cable (a study without a switch fabric has none, and keeps its bars).
+fn busiest<'a>(
+    links: &'a [LinkRow],
+    keep: usize,
+    spine: &dyn Fn(&str) -> bool,
+) -> Vec<(&'a LinkRow, usize)> {
     let mut sorted: Vec<&LinkRow> = links.iter().filter(|l| l.busy >= 0.005).collect();
     sorted.sort_by(|a, b| b.busy.total_cmp(&a.busy).then(a.channel.cmp(&b.channel)));
     let mut out: Vec<(&LinkRow, usize)> = Vec::new();
@@ -48,7 +55,10 @@ fn busiest(links: &[LinkRow], keep: usize) -> Vec<(&LinkRow, usize)> {
                 if (first.busy - l.busy).abs() < 0.005
                     && (first.rate_gbps - l.rate_gbps).abs() <= 0.005 * first.rate_gbps =>
             {
-                *n += 1
+                *n += 1;
+                if spine(&l.channel) && !spine(&first.channel) {
+                    *first = l;
+                }
             }
             _ if full => break,
             _ => out.push((l, 1)),
@@ -96,7 +106,10 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
             else {
                 continue;
             };
-            let links = busiest(&row.links, per_group);
+            let fabric = row.fabric.as_ref();
+            let cable = |name: &str| fabric.and_then(|f| f.cable(name));
+            let spine = |name: &str| cable(name).is_some_and(|c| c.cable.is_spine());
+            let links = busiest(&row.links, per_group, &spine);
             if links.is_empty() {
                 continue;
             }
@@ -106,9 +119,14 @@ pub fn draw<DB: DrawingBackend>(root: &style::Area<DB>, ctx: &Ctx) -> Result<()>
             });
             slot += 1;
             for (link, n) in links {
-                let label = match n {
-                    1 => link.channel.clone(),
-                    n => format!("{} (+{} alike)", link.channel, n - 1),
+                let label = match (n, cable(&link.channel)) {
+                    (1, Some(c)) if c.cable.is_spine() => {
+                        let flows = c.flows.len();
+                        let s = if flows == 1 { "" } else { "s" };
+                        format!("{}: {flows} flow{s}", link.channel)
+                    }
+                    (1, _) => link.channel.clone(),
+                    (n, _) => format!("{} (+{} alike)", link.channel, n - 1),
                 };
                 bars.push(Bar {
                     slot,
@@ -245,4 +263,46 @@ fn draw_panel<DB: DrawingBackend>(
             .plot()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(channel: &str, busy: f64) -> LinkRow {
+        LinkRow {
+            channel: channel.into(),
+            bytes: 1,
+            busy,
+            rate_gbps: busy * 12.5,
+            capacity_gbps: 12.5,
+        }
+    }
+
+    /// Loaded alike with the NIC ports (within half a percent point), a spine cable names
+    /// their bar; a busier channel still leads, and without a fabric the busiest names it.
+    #[test]
+    fn spine_cables_lead_their_busy_share() {
+        let links = [
+            link("a0/pcie:nic0>rc0", 1.0),
+            link("wire:a0/nic0>leaf0", 0.999),
+            link("leaf0>spine1", 0.998),
+            link("spine1>leaf1", 0.5),
+            link("a0/cpu0.dram", 0.2),
+        ];
+        let spine = |n: &str| n.contains("spine");
+        let names = |v: Vec<(&LinkRow, usize)>| -> Vec<String> {
+            v.iter()
+                .map(|(l, n)| format!("{} x{n}", l.channel))
+                .collect()
+        };
+        assert_eq!(
+            names(busiest(&links, 3, &spine)),
+            ["leaf0>spine1 x3", "spine1>leaf1 x1", "a0/cpu0.dram x1"]
+        );
+        assert_eq!(
+            names(busiest(&links, 3, &|_| false)),
+            ["a0/pcie:nic0>rc0 x3", "spine1>leaf1 x1", "a0/cpu0.dram x1"]
+        );
+    }
 }

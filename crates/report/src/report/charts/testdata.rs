@@ -175,6 +175,7 @@ pub fn row(scenario: (&str, &str, f64, f64), path: &str, size: u64) -> Summary {
         workload_ps: None,
         busbw_gbps: None,
         chain: Vec::new(),
+        fabric: None,
     }
 }
 
