@@ -642,8 +642,17 @@ pub struct LeafSpineSpec {
     pub oversubscription: (u32, u32),
     /// Ports of one leaf switch.
     pub leaf_radix: u32,
+    /// Ports of one spine switch (None: the leaves' radix, one switch model throughout).
+    pub spine_radix: Option<u32>,
     /// Rate of a leaf-spine cable (None: the fastest NIC port of the study).
     pub spine_port: Option<Rate>,
+}
+
+impl LeafSpineSpec {
+    /// Ports of one spine switch: `spine_radix`, or the leaves' radix where it is not set.
+    pub fn spine_radix(&self) -> u32 {
+        self.spine_radix.unwrap_or(self.leaf_radix)
+    }
 }
 
 /// A rail-optimized fabric's numbers: hosts fill scalable units in config order,

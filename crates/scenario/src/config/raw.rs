@@ -159,6 +159,8 @@ section! {
         oversubscription: Option<Q>,
         /// Rate of a leaf-spine cable; absent: the fastest NIC port.
         spine_port_gbps: Option<Q>,
+        /// Ports of a spine switch; absent: `leaf_radix`.
+        spine_radix: Option<u32>,
     }
 }
 
@@ -178,6 +180,15 @@ pub const FABRIC_PARAMS: &[ParamDoc] = &[
             min: super::limits::MIN_RATE_BPS,
         },
         source: "setting (default: the fastest NIC port's wire rate)",
+    },
+    ParamDoc {
+        key: "spine_radix",
+        unit: "count",
+        domain: super::Domain::Count {
+            lo: 2,
+            hi: MAX_RADIX as u64,
+        },
+        source: "setting (default: leaf_radix, one switch model throughout)",
     },
 ];
 

@@ -57,6 +57,10 @@ fn network(n: &NetworkSpec) -> Value {
         if let Some(r) = n.leaf_spine.spine_port {
             t.insert("spine_port_gbps".into(), rate(r));
         }
+        // Written only where set, so configs from before the key resolve as they did.
+        if let Some(r) = n.leaf_spine.spine_radix {
+            t.insert("spine_radix".into(), int(u64::from(r)));
+        }
     }
     Value::Table(t)
 }

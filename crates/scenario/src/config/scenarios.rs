@@ -394,8 +394,9 @@ pub(super) fn gpu_endpoint((h, m): (usize, &MachineSpec), g: usize, nic: usize) 
 }
 
 /// A leaf-spine fabric's numbers must add up for the hosts it carries: every leaf's host
-/// ports and uplinks fit its radix, and the oversubscription divides its host ports into a
-/// whole number of uplinks, at least one (the generator's rule, `leaf_spine::uplinks_for`).
+/// ports and uplinks fit its radix, the oversubscription divides its host ports into a
+/// whole number of uplinks, at least one (the generator's rule, `leaf_spine::uplinks_for`),
+/// and the cables the busiest spine takes fit the spines' radix.
 pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
     use crate::topology::spec::Fabric;
     match network.fabric {
@@ -406,6 +407,7 @@ pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -
     let ls = &network.leaf_spine;
     let (num, den) = ls.oversubscription;
     let per_leaf = ls.hosts_per_leaf.max(1) as usize;
+    let mut uplinks_per_leaf = Vec::new();
     for (leaf, on) in hosts.chunks(per_leaf).enumerate() {
         let ports: usize = on.iter().map(|h| h.machine.nics.len()).sum();
         let scaled = ports * den as usize;
@@ -433,6 +435,47 @@ pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -
                 ls.leaf_radix.to_string(),
             ));
         }
+        uplinks_per_leaf.push(uplinks);
+    }
+    check_spine_ports(
+        cx,
+        network,
+        &uplinks_per_leaf,
+        ls.spines.max(1) as usize,
+        "",
+    )
+}
+
+/// The cables the busiest spine takes must fit `spine_radix`: uplink `k` of a leaf goes to
+/// spine `k mod spines` (the generator's rule), so spine 0 takes `ceil(u / spines)` of each
+/// leaf's `u` uplinks. `what` adds to the message what the leaves are (" rail").
+fn check_spine_ports(
+    cx: &Cx,
+    network: &NetworkSpec,
+    uplinks_per_leaf: &[usize],
+    spines: usize,
+    what: &str,
+) -> R<()> {
+    let ls = &network.leaf_spine;
+    let ports: usize = uplinks_per_leaf.iter().map(|u| u.div_ceil(spines)).sum();
+    let radix = ls.spine_radix();
+    if ports > radix as usize {
+        let most = uplinks_per_leaf.iter().max().copied().unwrap_or(0);
+        return Err(cx.err(
+            "network.spine_radix",
+            format!(
+                "at least spine0's {ports} ports (up to {} cables from each of the {}{what} \
+                 leaves{})",
+                most.div_ceil(spines),
+                uplinks_per_leaf.len(),
+                if ls.spine_radix.is_none() {
+                    "; spine_radix defaults to leaf_radix"
+                } else {
+                    ""
+                }
+            ),
+            radix.to_string(),
+        ));
     }
     Ok(())
 }
@@ -440,8 +483,9 @@ pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -
 /// A rail-optimized fabric's numbers must add up: every host has the same number of NICs (one
 /// rail each), the hosts fill `units` units of `hosts_per_unit`, a rail leaf's host ports and
 /// uplinks fit its radix, the oversubscription divides its host ports into a whole number of
-/// uplinks, and the cables each spine takes from every rail leaf fit the same radix (one
-/// switch model throughout, as the DGX SuperPOD's QM9700 leaves and spines).
+/// uplinks, and the cables each spine takes from every rail leaf fit `spine_radix` (by
+/// default the leaves' radix: one switch model throughout, as the DGX SuperPOD's QM9700
+/// leaves and spines).
 fn check_rails(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
     let rail = &network.rail;
     let per_unit = rail.hosts_per_unit.max(1) as usize;
@@ -513,23 +557,9 @@ fn check_rails(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
             ls.leaf_radix.to_string(),
         ));
     }
-    // Uplink k goes to spine k mod spines: spine 0 takes the most, ceil(uplinks / spines)
-    // from each of the units x rails leaves.
     let spines = units.saturating_mul(rail.spines_per_unit.max(1) as usize);
     let leaves = units.saturating_mul(rails);
-    let spine_ports = leaves.saturating_mul(uplinks.div_ceil(spines));
-    if spine_ports > radix {
-        return Err(cx.err(
-            "network.leaf_radix",
-            format!(
-                "at least spine0's {spine_ports} ports ({} cables from each of the {leaves} rail \
-                 leaves; a rail-optimized fabric's spines have the leaves' radix)",
-                uplinks.div_ceil(spines)
-            ),
-            ls.leaf_radix.to_string(),
-        ));
-    }
-    Ok(())
+    check_spine_ports(cx, network, &vec![uplinks; leaves], spines, " rail")
 }
 
 /// The names of `hosts`, the first and last of a long list.

@@ -3,7 +3,7 @@
 //! hand, and the refusal of keys the chosen fabric does not read.
 
 use super::super::defaults as d;
-use super::super::limits::{MAX_DURATION, MAX_RATIO};
+use super::super::limits::{MAX_DURATION, MAX_RADIX, MAX_RATIO};
 use super::super::raw::{Q, RawNetwork};
 use super::quantity::{Cx, R, fmt_ps};
 use crate::topology::spec::{Fabric, NetworkSpec};
@@ -30,6 +30,16 @@ pub(super) fn convert(cx: &Cx, n: &RawNetwork) -> R<NetworkSpec> {
         None => None,
         q => Some(cx.rate(q, "network.spine_port_gbps", Default::default())?),
     };
+    network.leaf_spine.spine_radix = match n.spine_radix {
+        None => None,
+        v => Some(cx.count_in(
+            v,
+            "network.spine_radix",
+            0,
+            2..=MAX_RADIX,
+            "a number of switch ports",
+        )?),
+    };
     // A key the fabric does not read is a mistake (a leaf-spine study whose `fabric` line
     // was forgotten), not something to ignore.
     let leaf_keys = [
@@ -45,6 +55,7 @@ pub(super) fn convert(cx: &Cx, n: &RawNetwork) -> R<NetworkSpec> {
     let shared_keys = [
         ("oversubscription", n.oversubscription.is_some()),
         ("leaf_radix", n.leaf_radix.is_some()),
+        ("spine_radix", n.spine_radix.is_some()),
         ("spine_port_gbps", n.spine_port_gbps.is_some()),
         ("routing", n.routing.is_some()),
         ("qps_per_connection", n.qps_per_connection.is_some()),
