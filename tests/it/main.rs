@@ -13,6 +13,7 @@ mod compare;
 mod contention;
 mod cpu_family;
 mod fabric;
+mod fat_tree;
 mod flow_properties;
 mod fuzz_configs;
 mod gate;
