@@ -60,6 +60,17 @@ pub struct LeafSpine {
     pub assigned: BTreeMap<(usize, usize, u32), Vec<ChannelId>>,
 }
 
+/// The state of an adaptive search ([`LeafSpine::least_loaded`]): the tier where the path
+/// turns, the switches above its destination leaf, the loads, the path so far, and the best
+/// whole path found with its cost.
+struct Search<'a> {
+    top: usize,
+    above_z: &'a [BTreeSet<usize>],
+    load: &'a BTreeMap<ChannelId, u32>,
+    path: Vec<ChannelId>,
+    best: Option<((u32, u32), Vec<ChannelId>)>,
+}
+
 /// The ECMP hash: FNV-1a (64-bit) over the little-endian bytes of the source port,
 /// destination port, QP number and `hop` (which switch hashes: 0 the source leaf, 1 the
 /// spine), each as a u64, then MurmurHash3's 64-bit finalizer (fmix64). The finalizer is
@@ -348,27 +359,46 @@ impl LeafSpine {
             .collect()
     }
 
-    /// Every equal-cost path from leaf `a` to leaf `z`, as its channels between the leaves,
-    /// in the order of its choices (the first hop's first, then the next hop's).
-    fn paths(&self, a: usize, z: usize) -> Vec<Vec<ChannelId>> {
-        let Some((top, above_z)) = self.meeting(a, z) else {
-            return Vec::new();
+    /// The least-loaded equal-cost path from leaf `a` to leaf `z` under `load` (flows placed
+    /// per channel): the least (busiest cable's load, sum of its cables' loads), the first in
+    /// the order of its choices (the first hop's first, then the next hop's) among equals.
+    /// Depth first over the choices, abandoning a partial path as soon as its cost is no less
+    /// than the best found: a path's cost only grows as it extends, so this finds what
+    /// trying every path would, without trying a fat tree's tens of thousands per flow.
+    fn least_loaded(
+        &self,
+        a: usize,
+        z: usize,
+        load: &BTreeMap<ChannelId, u32>,
+    ) -> Option<Vec<ChannelId>> {
+        let (top, above_z) = self.meeting(a, z)?;
+        let mut search = Search {
+            top,
+            above_z: &above_z,
+            load,
+            path: Vec::with_capacity(2 * top),
+            best: None,
         };
-        let mut done = Vec::new();
-        let mut stack = vec![(a, Vec::new())];
-        while let Some((x, path)) = stack.pop() {
-            let h = path.len();
-            if h == 2 * top {
-                done.push(path);
-                continue;
-            }
-            for (c, next) in self.next_hops(h, x, top, &above_z).into_iter().rev() {
-                let mut p = path.clone();
-                p.push(c);
-                stack.push((next, p));
-            }
+        self.search(&mut search, a, (0, 0));
+        search.best.map(|b| b.1)
+    }
+
+    /// One step of [`Self::least_loaded`]'s search from switch `x`, the partial path's cost so
+    /// far `cost`.
+    fn search(&self, s: &mut Search, x: usize, cost: (u32, u32)) {
+        if s.best.as_ref().is_some_and(|b| cost >= b.0) {
+            return;
         }
-        done
+        if s.path.len() == 2 * s.top {
+            s.best = Some((cost, s.path.clone()));
+            return;
+        }
+        for (c, next) in self.next_hops(s.path.len(), x, s.top, s.above_z) {
+            let l = s.load.get(&c).copied().unwrap_or(0);
+            s.path.push(c);
+            self.search(s, next, (cost.0.max(l), cost.1 + l));
+            s.path.pop();
+        }
     }
 
     /// Adaptive routing at route-build time: every distinct (source, destination, QP) of the
@@ -383,15 +413,8 @@ impl LeafSpine {
             if a == z || self.assigned.contains_key(&key) {
                 continue;
             }
-            let mut best: Option<((u32, u32), Vec<ChannelId>)> = None;
-            for path in self.paths(a, z) {
-                let loads = path.iter().map(|c| load.get(c).copied().unwrap_or(0));
-                let cost = (loads.clone().max().unwrap_or(0), loads.sum());
-                if best.as_ref().is_none_or(|b| cost < b.0) {
-                    best = Some((cost, path));
-                }
-            }
-            if let Some((_, path)) = best {
+            let best = self.least_loaded(a, z, &load);
+            if let Some(path) = best {
                 for &c in &path {
                     *load.entry(c).or_default() += 1;
                 }
@@ -522,7 +545,6 @@ mod tests {
             ..LeafSpine::default()
         };
         assert_eq!(ls.tiers_above(), 2);
-        assert_eq!(ls.paths(0, 1).len(), 2);
         let core = (ecmp_hash(0, 2, 0, 1) % 2) as u32;
         let r = ls.spine_hops(0, 2, 0).unwrap();
         assert_eq!(
