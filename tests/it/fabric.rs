@@ -77,6 +77,18 @@ fn cross_leaf() -> Vec<(usize, usize)> {
     (0..8).map(|i| (i, 8 + i)).collect()
 }
 
+/// Every flow of `s` within 1% of `rate` GB/s (`what` says what the rate is).
+pub(crate) fn each_flow_at(s: &Summary, rate: f64, what: &str) {
+    for f in &s.flow_rows {
+        assert!(
+            rel_diff(f.bw_gbps, rate) < 0.01,
+            "flow {} got {:.3}, {what} is {rate:.3} GB/s",
+            f.flow,
+            f.bw_gbps
+        );
+    }
+}
+
 /// The NIC's payload rate in GB/s: 100 Gb/s less its per-packet headers at the MTU.
 pub(crate) fn nic_gbytes(cfg: &Config) -> f64 {
     let nic = &cfg.hosts[0].machine.nics[0];
@@ -206,15 +218,7 @@ fn two_to_one_leaf_spine_halves_a_cross_leaf_exchange() {
         8.0 * r / 2.0
     );
     assert_eq!(s.flow_rows.len(), 8);
-    for f in &s.flow_rows {
-        assert!(
-            rel_diff(f.bw_gbps, r / 2.0) < 0.01,
-            "flow {} got {:.3}, half its NIC is {:.3} GB/s",
-            f.flow,
-            f.bw_gbps,
-            r / 2.0
-        );
-    }
+    each_flow_at(&s, r / 2.0, "half its NIC");
     let bound = s.bottleneck.channel().unwrap_or_default();
     assert!(
         bound.starts_with("leaf0>spine") || bound.starts_with("spine"),

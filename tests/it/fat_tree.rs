@@ -5,7 +5,7 @@
 //! The hosts, flows and the rate `r` of a flow alone are the leaf-spine cases' (`fabric.rs`):
 //! workstation hosts, one 100 Gb/s NIC each, host memory to host memory, 16 MiB messages.
 
-use crate::fabric::{config, nic_gbytes, run};
+use crate::fabric::{config, each_flow_at, nic_gbytes, run};
 use crate::support::rel_diff;
 use gdrsim::config;
 use gdrsim::scenario;
@@ -75,14 +75,7 @@ fn core_oversubscription_halves_an_exchange_between_pods() {
     let r = nic_gbytes(&full);
     let s = run(&full);
     assert_eq!(s.flow_rows.len(), 4);
-    for f in &s.flow_rows {
-        assert!(
-            rel_diff(f.bw_gbps, r) < 0.01,
-            "flow {} got {:.3}, its NIC's rate is {r:.3} GB/s",
-            f.flow,
-            f.bw_gbps
-        );
-    }
+    each_flow_at(&s, r, "its NIC's rate");
     let half = config(
         "fabric = \"fat-tree\"\nhosts_per_leaf = 2\npods = 2\nspines_per_pod = 2\ncores = 2\n\
          core_oversubscription = 2\nrouting = \"adaptive\"",
@@ -96,15 +89,7 @@ fn core_oversubscription_halves_an_exchange_between_pods() {
         s.bw_gbps,
         2.0 * r
     );
-    for f in &s.flow_rows {
-        assert!(
-            rel_diff(f.bw_gbps, r / 2.0) < 0.01,
-            "flow {} got {:.3}, half its NIC is {:.3} GB/s",
-            f.flow,
-            f.bw_gbps,
-            r / 2.0
-        );
-    }
+    each_flow_at(&s, r / 2.0, "half its NIC");
     let bound = s.bottleneck.channel().unwrap_or_default();
     assert!(bound.contains("core"), "bound by {bound}");
 }

@@ -457,6 +457,15 @@ impl LeafSpine {
 mod tests {
     use super::*;
 
+    /// A cable up to switch `to` whose channels are `base` (up) and `base + 1` (down).
+    fn cable(to: usize, base: u32) -> Cable {
+        Cable {
+            to,
+            up: ChannelId(base),
+            down: ChannelId(base + 1),
+        }
+    }
+
     /// 2:1 halves the host ports, 3:2 takes two thirds, 1:1 matches them; a leaf always keeps
     /// one uplink (the config refuses ratios that would leave none).
     #[test]
@@ -483,11 +492,6 @@ mod tests {
     /// each spine; the same key placed again keeps its first choice.
     #[test]
     fn adaptive_placement_balances_the_cables() {
-        let cable = |to, base: u32| Cable {
-            to,
-            up: ChannelId(base),
-            down: ChannelId(base + 1),
-        };
         let mut ls = LeafSpine {
             leaf_of: vec![0, 0, 1, 1],
             uplinks: vec![
@@ -524,11 +528,6 @@ mod tests {
     /// adaptive routing spreads two flows over the two cores.
     #[test]
     fn paths_between_pods_cross_a_core() {
-        let cable = |to, base: u32| Cable {
-            to,
-            up: ChannelId(base),
-            down: ChannelId(base + 1),
-        };
         let mut ls = LeafSpine {
             leaf_of: vec![0, 0, 1, 1],
             uplinks: vec![vec![cable(0, 0)], vec![cable(1, 2)]],
