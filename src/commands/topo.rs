@@ -93,7 +93,7 @@ fn fabric(cfg: &Config, topo: &Topology, ends: Option<Ends>, qp: u32) -> String 
     let v = topo.fabric_view();
     let spec = &cfg.network;
     let mut t = format!("fabric: {}", v.fabric.name());
-    if v.fabric.two_tier() {
+    if v.fabric.tiered() {
         t += &format!(" (routing: {})", spec.routing.name());
     }
     t += "\n";
@@ -101,7 +101,7 @@ fn fabric(cfg: &Config, topo: &Topology, ends: Option<Ends>, qp: u32) -> String 
     let tiers: Vec<String> = v.tiers.iter().map(|(n, c)| format!("{c} {n}")).collect();
     if v.tiers.is_empty() {
         t += "switches: none (NIC ports cabled back to back)\n";
-    } else if v.fabric.two_tier() {
+    } else if v.fabric.tiered() {
         t += &format!("switches: {switches} ({})\n", tiers.join(", "));
     } else {
         t += &format!(
@@ -110,7 +110,22 @@ fn fabric(cfg: &Config, topo: &Topology, ends: Option<Ends>, qp: u32) -> String 
             v.tiers[0].1
         );
     }
-    if v.fabric.two_tier() {
+    if v.core_cables > 0 {
+        t += &format!(
+            "cables: {} ({} NIC port to switch, {} leaf to spine, {} spine to core)\n",
+            v.host_cables + v.spine_cables + v.core_cables,
+            v.host_cables,
+            v.spine_cables,
+            v.core_cables
+        );
+        let tier = |n: &str| v.tiers.iter().find(|x| x.0 == n).map_or(0, |x| x.1);
+        t += &format!(
+            "pods: {} ({} leaves and {} spines a pod)\n",
+            v.pods,
+            tier("leaf") / v.pods.max(1),
+            tier("spine") / v.pods.max(1)
+        );
+    } else if v.fabric.tiered() {
         t += &format!(
             "cables: {} ({} NIC port to switch, {} leaf to spine)\n",
             v.host_cables + v.spine_cables,
@@ -144,7 +159,9 @@ fn fabric(cfg: &Config, topo: &Topology, ends: Option<Ends>, qp: u32) -> String 
     t += &format!(
         "bisection bandwidth: {} Gb/s ({})\n",
         gbps(v.bisection_bps),
-        if v.leaves.len() > 1 {
+        if v.pods > 1 {
+            "one direction, pods cut into two halves in order: the lesser half's min(host ports, leaf uplinks, spine uplinks to the cores)"
+        } else if v.leaves.len() > 1 {
             "one direction, leaves cut into two halves in order: the lesser half's min(host ports, uplinks)"
         } else {
             "one direction, half the NIC ports"

@@ -17,7 +17,7 @@ const MIB: u64 = 1 << 20;
 
 /// `hosts` workstation hosts n0.., the `[network]` lines `net`, and one scenario of the flows
 /// `(sender host, receiver host)`.
-fn config(net: &str, hosts: usize, flows: &[(usize, usize)]) -> Config {
+pub(crate) fn config(net: &str, hosts: usize, flows: &[(usize, usize)]) -> Config {
     let hosts: String = (0..hosts)
         .map(|i| format!("[[hosts]]\nname = \"n{i}\"\nmachine = \"ws\"\n"))
         .collect();
@@ -60,7 +60,7 @@ flows = [{flows}]
     config::parse(&text, "fabric.toml").unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-fn run(cfg: &Config) -> Summary {
+pub(crate) fn run(cfg: &Config) -> Summary {
     crate::support::first_summary(cfg, PathKind::Host, 16 * MIB)
 }
 
@@ -77,8 +77,20 @@ fn cross_leaf() -> Vec<(usize, usize)> {
     (0..8).map(|i| (i, 8 + i)).collect()
 }
 
+/// Every flow of `s` within 1% of `rate` GB/s (`what` says what the rate is).
+pub(crate) fn each_flow_at(s: &Summary, rate: f64, what: &str) {
+    for f in &s.flow_rows {
+        assert!(
+            rel_diff(f.bw_gbps, rate) < 0.01,
+            "flow {} got {:.3}, {what} is {rate:.3} GB/s",
+            f.flow,
+            f.bw_gbps
+        );
+    }
+}
+
 /// The NIC's payload rate in GB/s: 100 Gb/s less its per-packet headers at the MTU.
-fn nic_gbytes(cfg: &Config) -> f64 {
+pub(crate) fn nic_gbytes(cfg: &Config) -> f64 {
     let nic = &cfg.hosts[0].machine.nics[0];
     nic.wire_rate
         .scale(nic.mtu, nic.mtu + nic.packet_overhead)
@@ -117,7 +129,7 @@ fn leaf_spine_builds_one_channel_per_cable_direction_and_tier() {
         .expect("a leaf-spine fabric");
     assert_eq!((ls.leaves(), ls.spines), (2, 4));
     for leaf in &ls.uplinks {
-        let spines: Vec<usize> = leaf.iter().map(|c| c.spine).collect();
+        let spines: Vec<usize> = leaf.iter().map(|c| c.to).collect();
         assert_eq!(spines, [0, 1, 2, 3]);
     }
 }
@@ -206,15 +218,7 @@ fn two_to_one_leaf_spine_halves_a_cross_leaf_exchange() {
         8.0 * r / 2.0
     );
     assert_eq!(s.flow_rows.len(), 8);
-    for f in &s.flow_rows {
-        assert!(
-            rel_diff(f.bw_gbps, r / 2.0) < 0.01,
-            "flow {} got {:.3}, half its NIC is {:.3} GB/s",
-            f.flow,
-            f.bw_gbps,
-            r / 2.0
-        );
-    }
+    each_flow_at(&s, r / 2.0, "half its NIC");
     let bound = s.bottleneck.channel().unwrap_or_default();
     assert!(
         bound.starts_with("leaf0>spine") || bound.starts_with("spine"),
@@ -416,4 +420,45 @@ fn qps_per_connection_is_checked() {
     }
     let ok = "fabric = \"leaf-spine\"\nhosts_per_leaf = 1\nspines = 2\nqps_per_connection = 128";
     config::parse(&text(ok), "q.toml").unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// `spine_radix` (default: `leaf_radix`) bounds the cables a spine takes: 8 leaves of 4 hosts,
+/// 1:1, each leaf's 4 uplinks over 2 spines, so each spine takes 2 cables from each of the 8
+/// leaves, 16 ports. 15 is refused naming the key, 16 fits, and a leaf radix of 8 (4 host
+/// ports + 4 uplinks) with the default spine radix refuses the spines, naming spine_radix.
+#[test]
+fn spine_radix_bounds_the_cables_a_spine_takes() {
+    let hosts = "[[hosts]]\nname = \"a\"\nmachine = \"ws\"\ncount = 32\n";
+    let text = |net: &str| {
+        format!(
+            "name = \"q\"\n[sweep]\nsizes = [\"1MiB\"]\npaths = [\"host\"]\nops = [\"write_imm\"]\n[network]\n{net}\n[[machines]]\nname = \"ws\"\npreset = \"workstation\"\n{hosts}\
+             [[scenarios]]\nname = \"s\"\nflows = [{{ sender = {{ host = \"a0\", nic = \"nic0\", buffer = \"host\" }}, receiver = {{ host = \"a31\", nic = \"nic0\", buffer = \"host\" }} }}]\n"
+        )
+    };
+    let base = "fabric = \"leaf-spine\"\nhosts_per_leaf = 4\nspines = 2";
+    let e = config::parse(&text(&format!("{base}\nspine_radix = 15")), "q.toml").expect_err("15");
+    assert_eq!(
+        (e.key.as_str(), e.found.as_str()),
+        ("network.spine_radix", "15"),
+        "{e}"
+    );
+    assert!(e.expected.contains("spine0's 16 ports"), "{e}");
+    let ok = config::parse(&text(&format!("{base}\nspine_radix = 16")), "q.toml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ok.network.leaf_spine.spine_radix(), 16);
+    let e = config::parse(&text(&format!("{base}\nleaf_radix = 8")), "q.toml").expect_err("8");
+    assert_eq!(
+        (e.key.as_str(), e.found.as_str()),
+        ("network.spine_radix", "8"),
+        "{e}"
+    );
+    // Set, it is written into the resolved config; unset, it is not (configs from before
+    // the key resolve as they did).
+    assert!(config::to_toml(&ok).contains("spine_radix = 16"));
+    let plain = config::parse(&text(&format!("{base}\nleaf_radix = 16")), "q.toml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!config::to_toml(&plain).contains("spine_radix"));
+    // A two-tier key: the single switch refuses it.
+    let e = config::parse(&text("spine_radix = 16"), "q.toml").expect_err("single");
+    assert_eq!(e.key, "network.spine_radix", "{e}");
 }

@@ -14,6 +14,7 @@ mod contention;
 mod cpu_family;
 mod fabric;
 mod fabric_report;
+mod fat_tree;
 mod flow_properties;
 mod fuzz_configs;
 mod gate;

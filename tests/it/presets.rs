@@ -597,3 +597,59 @@ fn device_models_set_the_copy_engines_read_windows() {
     let show = ok(&gdrsim(&["presets", "h200-sxm"]), "presets h200-sxm");
     assert!(show.contains("row M2") && show.contains("row L4"), "{show}");
 }
+
+/// Network presets (`[network] preset = "NAME"`): `gdrsim presets` lists each, prints each as
+/// a `[network]` table with every key's source; a config naming one gets its fabric (the
+/// SuperPOD unit: 32 DGX H100, 8 rail leaves, 4 spines, 12 switches), a key written beside it
+/// overrides the preset's (routing), the resolved config spells the keys out, and an unknown
+/// name is exit 2 naming `network.preset`.
+#[test]
+fn network_presets_fill_the_fabrics_keys() {
+    use gdrsim::config::network_preset::NETWORK_PRESETS;
+    let list = ok(&gdrsim(&["presets"]), "gdrsim presets");
+    for p in &NETWORK_PRESETS {
+        assert!(
+            list.lines().any(|l| l.starts_with(&format!("{} ", p.name))),
+            "{list}"
+        );
+        let shown = ok(&gdrsim(&["presets", p.name]), p.name);
+        assert!(shown.contains("[network]\n"), "{shown}");
+        for k in p.keys {
+            assert!(
+                shown.contains(&format!("{} = {}", k.key, k.value)),
+                "{shown}"
+            );
+            assert!(shown.contains(k.source), "{shown}");
+        }
+    }
+    let dir = scratch("presets", "network");
+    let body = |net: &str| {
+        format!(
+            "name = \"su\"\n[sweep]\nsizes = [\"1MiB\"]\npaths = [\"host\"]\nops = [\"write_imm\"]\n\
+             [network]\n{net}\n[[hosts]]\nname = \"node\"\ncount = 32\npreset = \"dgx-h100\"\n\
+             [[scenarios]]\nname = \"s\"\nflows = [{{ sender = {{ host = \"node0\", nic = \"nic0\", buffer = \"host\" }}, receiver = {{ host = \"node31\", nic = \"nic3\", buffer = \"host\" }} }}]\n"
+        )
+    };
+    let cfg = write(
+        &dir,
+        "su.toml",
+        &body("preset = \"superpod-h100-su\"\nrouting = \"adaptive\""),
+    );
+    let out = ok(&gdrsim(&["topo", s(&cfg), "--network"]), "topo --network");
+    assert!(
+        out.starts_with("fabric: rail-optimized (routing: adaptive)\n"),
+        "{out}"
+    );
+    assert!(out.contains("switches: 12 (8 leaf, 4 spine)"), "{out}");
+    let resolved = gdrsim::config::to_toml(&gdrsim::config::load(&cfg).unwrap());
+    assert!(resolved.contains("hosts_per_unit = 32"), "{resolved}");
+    assert!(!resolved.contains("preset = \"superpod"), "{resolved}");
+    let bad = write(&dir, "bad.toml", &body("preset = \"superpod\""));
+    let o = gdrsim(&["topo", s(&bad), "--network"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("network.preset") && err.contains("superpod-h100-su"),
+        "{err}"
+    );
+}

@@ -128,7 +128,7 @@ fn rail_leaves_carry_nic_i_of_every_host_of_their_unit() {
         );
     }
     for leaf in &ls.uplinks {
-        let spines: Vec<usize> = leaf.iter().map(|c| c.spine).collect();
+        let spines: Vec<usize> = leaf.iter().map(|c| c.to).collect();
         assert_eq!(spines, [0, 1, 2, 3]);
     }
 }
@@ -261,13 +261,30 @@ fn rail_numbers_that_do_not_add_up_name_their_key() {
     );
     assert!(e.expected.contains("80 ports"), "{e}");
     // 4 units x 4 rails = 16 leaves, each with 2 cables to each of the 4 spines: 32 ports
-    // a spine, beyond a 16-port radix (the leaves themselves, 8 + 8, fit).
-    let e = err(
-        &format!("{rail}\nhosts_per_unit = 8\nunits = 4\nspines_per_unit = 1\nleaf_radix = 16"),
-        32,
+    // a spine, beyond a 16-port radix (the leaves themselves, 8 + 8, fit). The spines have
+    // the leaves' radix unless spine_radix says otherwise, and the check names spine_radix.
+    let small =
+        format!("{rail}\nhosts_per_unit = 8\nunits = 4\nspines_per_unit = 1\nleaf_radix = 16");
+    let e = err(&small, 32);
+    assert_eq!(
+        (e.key.as_str(), e.found.as_str()),
+        ("network.spine_radix", "16"),
+        "{e}"
     );
-    assert_eq!(e.key, "network.leaf_radix", "{e}");
     assert!(e.expected.contains("spine0's 32 ports"), "{e}");
+    assert!(e.expected.contains("defaults to leaf_radix"), "{e}");
+    // 31 spine ports are one short; 32 take them.
+    let e = err(&format!("{small}\nspine_radix = 31"), 32);
+    assert_eq!(
+        (e.key.as_str(), e.found.as_str()),
+        ("network.spine_radix", "31"),
+        "{e}"
+    );
+    config::parse(
+        &text(&format!("{small}\nspine_radix = 32"), 32, &ONE),
+        "rail.toml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     // 3 host ports a leaf cannot be 2:1.
     let e = err(
         &format!("{rail}\nhosts_per_unit = 3\noversubscription = 2"),

@@ -895,16 +895,50 @@ fn bad_input_rail_units_that_do_not_divide_the_hosts() {
     );
 }
 
+/// Issue #23: spines and cores beyond their radix are refused by the binary (exit 2) naming
+/// the key. The default config's two hosts, one a leaf, each leaf's uplinks doubled (1:2).
+#[test]
+fn bad_input_switch_ports_beyond_their_radix() {
+    let ls =
+        "fabric = \"leaf-spine\"\nhosts_per_leaf = 1\nspines = 1\noversubscription = \"1:2\"\n";
+    assert_edit_rejected(
+        "ls-spine-radix",
+        "switch_hops = 1\n",
+        &format!("{ls}spine_radix = 3\n"),
+        &["key `network.spine_radix`", "spine0's", "found 3"],
+    );
+    let ft = "fabric = \"fat-tree\"\nhosts_per_leaf = 1\npods = 2\nspines_per_pod = 1\ncores = 1\n\
+              oversubscription = \"1:2\"\n";
+    assert_edit_rejected(
+        "ft-spine-radix",
+        "switch_hops = 1\n",
+        &format!("{ft}spine_radix = 3\n"),
+        &["key `network.spine_radix`", "pod0.spine0's", "found 3"],
+    );
+    assert_edit_rejected(
+        "ft-core-radix",
+        "switch_hops = 1\n",
+        &format!("{ft}core_radix = 3\n"),
+        &["key `network.core_radix`", "core0's", "found 3"],
+    );
+    assert_edit_rejected(
+        "ft-pods",
+        "switch_hops = 1\n",
+        "fabric = \"fat-tree\"\nhosts_per_leaf = 1\npods = 3\n",
+        &["key `network.pods`", "into whole pods", "found 3"],
+    );
+}
+
 #[test]
 fn bad_input_unknown_fabric() {
     assert_edit_rejected(
-        "ls-fat-tree",
+        "ls-dragonfly",
         "switch_hops = 1\n",
-        "fabric = \"fat-tree\"\n",
+        "fabric = \"dragonfly\"\n",
         &[
             "key `network.fabric`",
-            "single-switch, leaf-spine",
-            "fat-tree",
+            "single-switch, leaf-spine, rail-optimized, fat-tree",
+            "dragonfly",
         ],
     );
 }

@@ -26,7 +26,8 @@ pub struct LeafView {
 pub struct FabricView {
     /// The layout.
     pub fabric: Fabric,
-    /// Switches per tier, lowest first: ("leaf", n), ("spine", m); the single-switch fabric's
+    /// Switches per tier, lowest first: ("leaf", n), ("spine", m), a fat tree's ("core", c);
+    /// the single-switch fabric's
     /// `switch_hops` switches as one tier ("switch", hops) per path, none back to back.
     pub tiers: Vec<(&'static str, usize)>,
     /// NIC ports, each with its cable into the first switch (or its peer, back to back).
@@ -35,6 +36,10 @@ pub struct FabricView {
     pub host_cables: usize,
     /// Cables between leaves and spines.
     pub spine_cables: usize,
+    /// Cables between spines and cores (a fat tree's; 0 otherwise).
+    pub core_cables: usize,
+    /// Pods (a fat tree's; 1 otherwise).
+    pub pods: usize,
     /// Per leaf (two-tier fabrics only).
     pub leaves: Vec<LeafView>,
     /// Bandwidth across the network's bisection, one direction, bits/s (see
@@ -49,7 +54,9 @@ impl Topology {
     /// one half to the other is the lesser of the two halves' `min(host ports, uplinks)`
     /// capacity (traffic from a half leaves through its leaves' uplinks and cannot exceed
     /// what its hosts send); with one leaf, nothing crosses a spine and the bisection is half
-    /// its host ports. For the single switch, non-blocking: half the ports' rates.
+    /// its host ports. A fat tree of several pods is cut between whole pods (the first
+    /// `pods / 2`), and each half is also bounded by its spines' cables to the cores. For the
+    /// single switch, non-blocking: half the ports' rates.
     pub fn fabric_view(&self) -> FabricView {
         let net = &self.network;
         let rate = |c: ChannelId| u128::from(self.channels[c.index()].rate.bps());
@@ -73,6 +80,8 @@ impl Topology {
                     net.cables.len() / 2
                 },
                 spine_cables: 0,
+                core_cables: 0,
+                pods: 1,
                 leaves: Vec::new(),
                 bisection_bps: all_ports / 2,
             };
@@ -97,17 +106,37 @@ impl Topology {
             let up: u128 = ls.iter().map(|l| l.up_bps).sum();
             down.min(up)
         };
-        let bisection_bps = if half == 0 {
+        let core_bps = |spines: std::ops::Range<usize>| -> u128 {
+            (ls.core_uplinks[spines].iter().flatten())
+                .map(|c| rate(c.up))
+                .sum()
+        };
+        let bisection_bps = if ls.pods > 1 {
+            // Whole pods: the first pods / 2 against the rest, each side also bounded by its
+            // spines' cables to the cores.
+            let (per_pod, spines) = (leaves.len() / ls.pods, ls.spines / ls.pods);
+            let cut = ls.pods / 2;
+            let (a, b) = leaves.split_at(cut * per_pod);
+            let core_a = core_bps(0..cut * spines);
+            let core_b = core_bps(cut * spines..ls.spines);
+            side(a).min(core_a).min(side(b).min(core_b))
+        } else if half == 0 {
             leaves.first().map_or(0, |l| l.down_bps / 2)
         } else {
             side(&leaves[..half]).min(side(&leaves[half..]))
         };
+        let mut tiers = vec![("leaf", leaves.len()), ("spine", ls.spines)];
+        if ls.cores > 0 {
+            tiers.push(("core", ls.cores));
+        }
         FabricView {
             fabric: self.network_spec.fabric,
-            tiers: vec![("leaf", leaves.len()), ("spine", ls.spines)],
+            tiers,
             ports: net.ports.len(),
             host_cables: net.ports.len(),
             spine_cables: leaves.iter().map(|l| l.uplinks).sum(),
+            core_cables: ls.core_uplinks.iter().map(Vec::len).sum(),
+            pods: ls.pods,
             leaves,
             bisection_bps,
         }

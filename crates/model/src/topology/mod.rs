@@ -9,6 +9,7 @@
 mod affinity;
 pub mod cpu_family;
 pub mod fabric_view;
+pub mod fat_tree;
 pub mod leaf_spine;
 mod machine;
 pub mod network;

@@ -11,8 +11,10 @@
 //! cables to the spines are shared ([`super::leaf_spine`]); a route then depends on the flow's
 //! QP number as well as its two ports (ECMP). `fabric = "rail-optimized"` builds the same two
 //! tiers with NIC `i` of every host of a scalable unit on the unit's rail leaf `i`
-//! ([`super::rail_optimized`]).
+//! ([`super::rail_optimized`]). `fat-tree` adds a third tier: pods of leaves with their own
+//! spines, cabled to core switches ([`super::fat_tree`]).
 
+use super::fat_tree;
 use super::leaf_spine::{self, LeafSpine};
 use super::machine::Builder;
 use super::rail_optimized;
@@ -45,7 +47,8 @@ pub struct Network {
     pub first_port: Vec<usize>,
     /// Back-to-back cables (`switch_hops = 0`): (from port, to port, channel).
     pub cables: Vec<(usize, usize, ChannelId)>,
-    /// The leaves and spines, for `fabric = "leaf-spine"` and `"rail-optimized"`.
+    /// The leaves, spines and cores, for `fabric = "leaf-spine"`, `"rail-optimized"` and
+    /// `"fat-tree"`.
     pub leaf_spine: Option<LeafSpine>,
 }
 
@@ -70,11 +73,12 @@ pub(super) fn build(
     spec: &NetworkSpec,
     flows: &[FlowPorts],
 ) -> Network {
-    if spec.fabric.two_tier() {
+    if spec.fabric.tiered() {
         let mut net = Network::default();
         let (ports, first) = (&mut net.ports, &mut net.first_port);
         let mut ls = match spec.fabric {
             Fabric::RailOptimized => rail_optimized::build(b, hosts, spec, ports, first),
+            Fabric::FatTree => fat_tree::build(b, hosts, spec, ports, first),
             _ => leaf_spine::build(b, hosts, spec, ports, first),
         };
         if spec.routing == Routing::Adaptive {

@@ -59,6 +59,9 @@ pub(super) fn build(
     let layout = Layout {
         leaves: units * rails,
         spines,
+        group_spines: spines,
+        group_of: &|_| 0,
+        spine_name: &leaf_spine::spine_name,
         leaf_of: &|h, n| leaf_of(per_unit, rails, h, n),
         leaf_name: &|leaf| leaf_name(rails, leaf),
     };

@@ -551,6 +551,9 @@ pub struct NetworkSpec {
     pub leaf_spine: LeafSpineSpec,
     /// The rail-optimized generator's numbers (read with `fabric = "rail-optimized"` only).
     pub rail: RailSpec,
+    /// The fat-tree generator's numbers above its leaves (read with `fabric = "fat-tree"`
+    /// only; its leaves are `leaf_spine`'s: hosts per leaf, oversubscription, radixes).
+    pub fat_tree: FatTreeSpec,
     /// How a flow picks one of several equal-cost paths.
     pub routing: Routing,
     /// Queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION): a flow's messages ride them
@@ -579,14 +582,18 @@ pub enum Fabric {
     /// Two tiers by rail: NIC `i` of every host of a scalable unit on the unit's rail leaf
     /// `i`; every rail leaf of every unit cabled to the spines, which are shared by the units.
     RailOptimized,
+    /// Three tiers: hosts on leaves, leaves grouped into pods each with its own spines, every
+    /// pod's spines cabled to the core switches.
+    FatTree,
 }
 
 impl Fabric {
     /// Every fabric, in the order messages list them.
-    pub const ALL: [Fabric; 3] = [
+    pub const ALL: [Fabric; 4] = [
         Fabric::SingleSwitch,
         Fabric::LeafSpine,
         Fabric::RailOptimized,
+        Fabric::FatTree,
     ];
     /// The word a config writes.
     pub fn name(self) -> &'static str {
@@ -594,12 +601,13 @@ impl Fabric {
             Fabric::SingleSwitch => "single-switch",
             Fabric::LeafSpine => "leaf-spine",
             Fabric::RailOptimized => "rail-optimized",
+            Fabric::FatTree => "fat-tree",
         }
     }
 
-    /// Whether the fabric is built as leaf and spine switches with shared cables (every
-    /// fabric but the single switch).
-    pub fn two_tier(self) -> bool {
+    /// Whether the fabric is built as tiers of switches (leaves, spines, and the fat-tree's
+    /// cores) with shared cables: every fabric but the single switch.
+    pub fn tiered(self) -> bool {
         self != Fabric::SingleSwitch
     }
 }
@@ -642,8 +650,17 @@ pub struct LeafSpineSpec {
     pub oversubscription: (u32, u32),
     /// Ports of one leaf switch.
     pub leaf_radix: u32,
+    /// Ports of one spine switch (None: the leaves' radix, one switch model throughout).
+    pub spine_radix: Option<u32>,
     /// Rate of a leaf-spine cable (None: the fastest NIC port of the study).
     pub spine_port: Option<Rate>,
+}
+
+impl LeafSpineSpec {
+    /// Ports of one spine switch: `spine_radix`, or the leaves' radix where it is not set.
+    pub fn spine_radix(&self) -> u32 {
+        self.spine_radix.unwrap_or(self.leaf_radix)
+    }
 }
 
 /// A rail-optimized fabric's numbers: hosts fill scalable units in config order,
@@ -658,6 +675,23 @@ pub struct RailSpec {
     pub units: u32,
     /// Spine switches per unit.
     pub spines_per_unit: u32,
+}
+
+/// A fat tree's numbers above its leaves: the leaves (`hosts_per_leaf` hosts each, in config
+/// order) fill `pods` pods in order, each pod with `spines_per_pod` spines of its own; every
+/// pod spine has `cables from its leaves / core_oversubscription` uplinks to the `cores`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FatTreeSpec {
+    /// Pods: groups of leaves with their own spines.
+    pub pods: u32,
+    /// Spine switches of one pod.
+    pub spines_per_pod: u32,
+    /// Core switches, shared by every pod.
+    pub cores: u32,
+    /// Leaf-facing over core-facing ports of a spine, as numerator and denominator.
+    pub core_oversubscription: (u32, u32),
+    /// Ports of one core switch (None: the spines' radix).
+    pub core_radix: Option<u32>,
 }
 
 #[cfg(test)]

@@ -398,6 +398,12 @@ pub const UNITS: u32 = 1;
 /// architecture's compute fabric for 4 units, 32 rail leaves and 16 spines (48 QM9700
 /// switches, as issue #23 quotes it), is 4 spines per unit.
 pub const SPINES_PER_UNIT: u32 = 4;
+/// Pods of a fat tree. Setting (two: the smallest tree with a core tier to cross).
+pub const PODS: u32 = 2;
+/// Spines of one fat-tree pod. Setting.
+pub const SPINES_PER_POD: u32 = 2;
+/// Core switches of a fat tree. Setting.
+pub const CORES: u32 = 4;
 /// Queue pairs per connection: NCCL's default for NCCL_IB_QPS_PER_CONNECTION
 /// (`NCCL_PARAM(IbQpsPerConn, "IB_QPS_PER_CONNECTION", 1)`, src/transport/net_ib/connect.cc).
 pub const QPS_PER_CONNECTION: u32 = 1;

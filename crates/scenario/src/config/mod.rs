@@ -11,6 +11,7 @@ pub mod defaults;
 pub mod device;
 mod error;
 pub mod limits;
+pub mod network_preset;
 mod options;
 pub mod params;
 pub mod plausible;

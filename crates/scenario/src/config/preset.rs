@@ -138,8 +138,9 @@ pub fn list() -> String {
     s.push_str(
         "\nA model sets its device's keys that the entry does not write, and the generation and \
          width of the link down to it where the link leaves them out; `gdrsim presets ID` \
-         prints its figures with their sources.\n",
+         prints its figures with their sources.\n\n",
     );
+    s.push_str(&super::network_preset::list());
     s
 }
 
@@ -149,15 +150,18 @@ pub fn show(name: &str) -> Result<String, ConfigError> {
     find(name)
         .map(|p| p.toml.to_string())
         .or_else(|| super::device::show(name))
+        .or_else(|| super::network_preset::show(name))
         .ok_or_else(|| {
             ConfigError::new(
                 "command line",
                 "NAME",
                 format!(
-                    "the name of a built-in preset ({}) or device model ({}, {})",
+                    "the name of a built-in preset ({}), device model ({}, {}) or network \
+                     preset ({})",
                     names(),
                     super::device::gpu_ids(),
-                    super::device::nic_ids()
+                    super::device::nic_ids(),
+                    super::network_preset::names()
                 ),
                 format!("{name:?}"),
             )
@@ -226,7 +230,8 @@ fn named(v: &Value, key: &str, file: &str) -> Result<&'static Preset, ConfigErro
 
 /// Applies every `preset` key of `doc` in place; whether there was one.
 fn expand_doc(doc: &mut Table, file: &str) -> Result<bool, ConfigError> {
-    let mut used = false;
+    // [network] preset = "NAME": the fabric's keys the user leaves out.
+    let mut used = super::network_preset::apply(doc, file)?;
     if let Some(Value::Array(machines)) = doc.get_mut("machines") {
         for (i, m) in machines.iter_mut().enumerate() {
             let Value::Table(t) = m else { continue };

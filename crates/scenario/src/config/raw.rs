@@ -154,6 +154,11 @@ section! {
             => rail.units; "setting",
         spines_per_unit: count[1, MAX_SPINES, "a number of spine switches"] = d::SPINES_PER_UNIT
             => rail.spines_per_unit; "NVIDIA DGX SuperPOD H100 reference architecture (16 spines for 4 units)",
+        pods: count[1, MAX_COUNT, "a number of pods"] = d::PODS => fat_tree.pods; "setting",
+        spines_per_pod: count[1, MAX_SPINES, "a number of spine switches"] = d::SPINES_PER_POD
+            => fat_tree.spines_per_pod; "setting",
+        cores: count[1, MAX_SPINES, "a number of core switches"] = d::CORES
+            => fat_tree.cores; "setting",
         qps_per_connection: count[1, MAX_QPS_PER_CONNECTION, "a number of queue pairs"]
             = d::QPS_PER_CONNECTION => qps_per_connection;
             "NCCL NCCL_IB_QPS_PER_CONNECTION default 1 (src/transport/net_ib/connect.cc)",
@@ -163,6 +168,12 @@ section! {
         oversubscription: Option<Q>,
         /// Rate of a leaf-spine cable; absent: the fastest NIC port.
         spine_port_gbps: Option<Q>,
+        /// Ports of a spine switch; absent: `leaf_radix`.
+        spine_radix: Option<u32>,
+        /// A fat tree's spine ports to leaves over ports to cores: as `oversubscription`.
+        core_oversubscription: Option<Q>,
+        /// Ports of a fat tree's core switch; absent: the spines' radix.
+        core_radix: Option<u32>,
     }
 }
 
@@ -182,6 +193,30 @@ pub const FABRIC_PARAMS: &[ParamDoc] = &[
             min: super::limits::MIN_RATE_BPS,
         },
         source: "setting (default: the fastest NIC port's wire rate)",
+    },
+    ParamDoc {
+        key: "spine_radix",
+        unit: "count",
+        domain: super::Domain::Count {
+            lo: 2,
+            hi: MAX_RADIX as u64,
+        },
+        source: "setting (default: leaf_radix, one switch model throughout)",
+    },
+    ParamDoc {
+        key: "core_oversubscription",
+        unit: "ratio",
+        domain: super::Domain::Text,
+        source: "setting (default 1: non-blocking)",
+    },
+    ParamDoc {
+        key: "core_radix",
+        unit: "count",
+        domain: super::Domain::Count {
+            lo: 2,
+            hi: MAX_RADIX as u64,
+        },
+        source: "setting (default: the spines' radix)",
     },
 ];
 

@@ -29,19 +29,22 @@ fn section_table<S>(names: Vec<(&str, Value)>, spec: &S, resolved: fn(&S, &mut T
 }
 
 /// `[network]`: the single-switch fabric writes exactly its four keys (as before fabrics
-/// existed, so its resolved configs are unchanged and read back the same); a two-tier fabric
+/// existed, so its resolved configs are unchanged and read back the same); a tiered fabric
 /// writes its own keys instead of `switch_hops`, which it refuses, and not the other
-/// generator's (so a leaf-spine config resolves as before rail-optimized fabrics existed).
+/// generators' (so a leaf-spine config resolves as before rail-optimized and fat-tree fabrics
+/// existed).
 fn network(n: &NetworkSpec) -> Value {
     const LEAF_SPINE: [&str; 2] = ["hosts_per_leaf", "spines"];
     const RAIL: [&str; 3] = ["hosts_per_unit", "units", "spines_per_unit"];
+    const FAT: [&str; 3] = ["pods", "spines_per_pod", "cores"];
     const SHARED: [&str; 3] = ["leaf_radix", "routing", "qps_per_connection"];
     let mut t = Table::new();
     RawNetwork::resolved(n, &mut t);
     let drop: Vec<&str> = match n.fabric {
-        Fabric::SingleSwitch => [&["fabric"][..], &LEAF_SPINE, &RAIL, &SHARED].concat(),
-        Fabric::LeafSpine => [&["switch_hops"][..], &RAIL].concat(),
-        Fabric::RailOptimized => [&["switch_hops"][..], &LEAF_SPINE].concat(),
+        Fabric::SingleSwitch => [&["fabric"][..], &LEAF_SPINE, &RAIL, &FAT, &SHARED].concat(),
+        Fabric::LeafSpine => [&["switch_hops"][..], &RAIL, &FAT].concat(),
+        Fabric::RailOptimized => [&["switch_hops"][..], &LEAF_SPINE, &FAT].concat(),
+        Fabric::FatTree => [&["switch_hops", "spines"][..], &RAIL].concat(),
     };
     for k in drop {
         t.remove(k);
@@ -51,11 +54,22 @@ fn network(n: &NetworkSpec) -> Value {
     if n.qps() == 1 {
         t.remove("qps_per_connection");
     }
-    if n.fabric.two_tier() {
+    if n.fabric.tiered() {
         let (num, den) = n.leaf_spine.oversubscription;
         t.insert("oversubscription".into(), s(&format!("{num}:{den}")));
         if let Some(r) = n.leaf_spine.spine_port {
             t.insert("spine_port_gbps".into(), rate(r));
+        }
+        // Written only where set, so configs from before the key resolve as they did.
+        if let Some(r) = n.leaf_spine.spine_radix {
+            t.insert("spine_radix".into(), int(u64::from(r)));
+        }
+    }
+    if n.fabric == Fabric::FatTree {
+        let (num, den) = n.fat_tree.core_oversubscription;
+        t.insert("core_oversubscription".into(), s(&format!("{num}:{den}")));
+        if let Some(r) = n.fat_tree.core_radix {
+            t.insert("core_radix".into(), int(u64::from(r)));
         }
     }
     Value::Table(t)

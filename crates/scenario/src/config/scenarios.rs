@@ -394,18 +394,32 @@ pub(super) fn gpu_endpoint((h, m): (usize, &MachineSpec), g: usize, nic: usize) 
 }
 
 /// A leaf-spine fabric's numbers must add up for the hosts it carries: every leaf's host
-/// ports and uplinks fit its radix, and the oversubscription divides its host ports into a
-/// whole number of uplinks, at least one (the generator's rule, `leaf_spine::uplinks_for`).
+/// ports and uplinks fit its radix, the oversubscription divides its host ports into a
+/// whole number of uplinks, at least one (the generator's rule, `leaf_spine::uplinks_for`),
+/// and the cables the busiest spine takes fit the spines' radix.
 pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
     use crate::topology::spec::Fabric;
     match network.fabric {
-        Fabric::SingleSwitch => return Ok(()),
-        Fabric::RailOptimized => return check_rails(cx, hosts, network),
-        Fabric::LeafSpine => {}
+        Fabric::SingleSwitch => Ok(()),
+        Fabric::RailOptimized => check_rails(cx, hosts, network),
+        Fabric::FatTree => check_fat_tree(cx, hosts, network),
+        Fabric::LeafSpine => {
+            let uplinks = check_leaves(cx, hosts, network)?;
+            let spines = network.leaf_spine.spines.max(1) as usize;
+            check_spine_ports(cx, network, &uplinks, spines, "")
+        }
     }
+}
+
+/// The leaves of a leaf-spine fabric or a fat tree (`hosts_per_leaf` hosts each, in config
+/// order): the oversubscription divides each leaf's host ports into a whole number of
+/// uplinks, at least one, and its host ports and uplinks fit `leaf_radix`. Answers each
+/// leaf's uplinks.
+fn check_leaves(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<Vec<usize>> {
     let ls = &network.leaf_spine;
     let (num, den) = ls.oversubscription;
     let per_leaf = ls.hosts_per_leaf.max(1) as usize;
+    let mut uplinks_per_leaf = Vec::new();
     for (leaf, on) in hosts.chunks(per_leaf).enumerate() {
         let ports: usize = on.iter().map(|h| h.machine.nics.len()).sum();
         let scaled = ports * den as usize;
@@ -433,6 +447,154 @@ pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -
                 ls.leaf_radix.to_string(),
             ));
         }
+        uplinks_per_leaf.push(uplinks);
+    }
+    Ok(uplinks_per_leaf)
+}
+
+/// A fat tree's numbers must add up: its leaves as a leaf-spine's ([`check_leaves`]); the
+/// leaves fill `pods` whole pods; every pod spine takes at least one cable from its leaves;
+/// `core_oversubscription` divides a spine's cables from its leaves into a whole number of
+/// uplinks to the cores, at least one; a spine's cables (from its leaves and to the cores) fit
+/// `spine_radix`; every core takes at least one cable, and no more than `core_radix` (by
+/// default the spines'). The cabling is the generator's ([`crate::topology::fat_tree`]).
+fn check_fat_tree(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
+    use crate::topology::fat_tree::{cables_to_spine, core_of};
+    let uplinks = check_leaves(cx, hosts, network)?;
+    let (ls, ft) = (&network.leaf_spine, &network.fat_tree);
+    let leaves = uplinks.len();
+    let pods = ft.pods.max(1) as usize;
+    if leaves == 0 {
+        return Ok(());
+    }
+    if !leaves.is_multiple_of(pods) {
+        return Err(cx.err(
+            "network.pods",
+            format!(
+                "a number of pods that divides the study's {leaves} leaves ({} hosts, \
+                 hosts_per_leaf = {}) into whole pods",
+                hosts.len(),
+                ls.hosts_per_leaf
+            ),
+            pods.to_string(),
+        ));
+    }
+    let per_pod_leaves = leaves / pods;
+    let per_pod = ft.spines_per_pod.max(1) as usize;
+    let cores = ft.cores.max(1) as usize;
+    let (num, den) = ft.core_oversubscription;
+    let spine_radix = ls.spine_radix();
+    let mut per_core = vec![0usize; cores];
+    for s in 0..pods.saturating_mul(per_pod) {
+        let (p, j) = (s / per_pod, s % per_pod);
+        let pod = &uplinks[p * per_pod_leaves..(p + 1) * per_pod_leaves];
+        let down: usize = pod.iter().map(|&u| cables_to_spine(u, j, per_pod)).sum();
+        if down == 0 {
+            return Err(cx.err(
+                "network.spines_per_pod",
+                format!(
+                    "at most {} spines a pod (a leaf's uplinks go to its pod's spines in turn, \
+                     and pod{p}.spine{j} would take none)",
+                    pod.iter().copied().max().unwrap_or(0)
+                ),
+                per_pod.to_string(),
+            ));
+        }
+        let scaled = down.saturating_mul(den as usize);
+        if scaled < num as usize || !scaled.is_multiple_of(num as usize) {
+            return Err(cx.err(
+                "network.core_oversubscription",
+                format!(
+                    "a ratio that divides pod{p}.spine{j}'s {down} cables from its leaves into a \
+                     whole number of uplinks to the cores, at least one"
+                ),
+                format!("{num}:{den}"),
+            ));
+        }
+        let up = scaled / num as usize;
+        if down.saturating_add(up) > spine_radix as usize {
+            return Err(cx.err(
+                "network.spine_radix",
+                format!(
+                    "at least pod{p}.spine{j}'s {down} cables from its leaves + {up} to the \
+                     cores = {} ports{}",
+                    down.saturating_add(up),
+                    if ls.spine_radix.is_none() {
+                        "; spine_radix defaults to leaf_radix"
+                    } else {
+                        ""
+                    }
+                ),
+                spine_radix.to_string(),
+            ));
+        }
+        for k in 0..up {
+            per_core[core_of(j, k, per_pod, cores)] += 1;
+        }
+    }
+    if let Some(c) = per_core.iter().position(|&n| n == 0) {
+        let used = per_core.iter().filter(|&&n| n > 0).count();
+        return Err(cx.err(
+            "network.cores",
+            format!(
+                "at most {used} cores (the pod spines' uplinks reach {used}: pod spine j's \
+                 uplink k goes to core (j x ceil(cores / spines_per_pod) + k) mod cores, and \
+                 core{c} would take no cable)"
+            ),
+            cores.to_string(),
+        ));
+    }
+    let core_radix = ft.core_radix.unwrap_or(spine_radix) as usize;
+    let (c, most) = (per_core.iter().enumerate())
+        .max_by_key(|&(c, &n)| (n, std::cmp::Reverse(c)))
+        .map_or((0, 0), |(c, &n)| (c, n));
+    if most > core_radix {
+        return Err(cx.err(
+            "network.core_radix",
+            format!(
+                "at least core{c}'s {most} ports (cables from the {pods} pods' spines){}",
+                if ft.core_radix.is_none() {
+                    "; core_radix defaults to the spines' radix"
+                } else {
+                    ""
+                }
+            ),
+            core_radix.to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// The cables the busiest spine takes must fit `spine_radix`: uplink `k` of a leaf goes to
+/// spine `k mod spines` (the generator's rule), so spine 0 takes `ceil(u / spines)` of each
+/// leaf's `u` uplinks. `what` adds to the message what the leaves are (" rail").
+fn check_spine_ports(
+    cx: &Cx,
+    network: &NetworkSpec,
+    uplinks_per_leaf: &[usize],
+    spines: usize,
+    what: &str,
+) -> R<()> {
+    let ls = &network.leaf_spine;
+    let ports: usize = uplinks_per_leaf.iter().map(|u| u.div_ceil(spines)).sum();
+    let radix = ls.spine_radix();
+    if ports > radix as usize {
+        let most = uplinks_per_leaf.iter().max().copied().unwrap_or(0);
+        return Err(cx.err(
+            "network.spine_radix",
+            format!(
+                "at least spine0's {ports} ports (up to {} cables from each of the {}{what} \
+                 leaves{})",
+                most.div_ceil(spines),
+                uplinks_per_leaf.len(),
+                if ls.spine_radix.is_none() {
+                    "; spine_radix defaults to leaf_radix"
+                } else {
+                    ""
+                }
+            ),
+            radix.to_string(),
+        ));
     }
     Ok(())
 }
@@ -440,8 +602,9 @@ pub(super) fn check_fabric(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -
 /// A rail-optimized fabric's numbers must add up: every host has the same number of NICs (one
 /// rail each), the hosts fill `units` units of `hosts_per_unit`, a rail leaf's host ports and
 /// uplinks fit its radix, the oversubscription divides its host ports into a whole number of
-/// uplinks, and the cables each spine takes from every rail leaf fit the same radix (one
-/// switch model throughout, as the DGX SuperPOD's QM9700 leaves and spines).
+/// uplinks, and the cables each spine takes from every rail leaf fit `spine_radix` (by
+/// default the leaves' radix: one switch model throughout, as the DGX SuperPOD's QM9700
+/// leaves and spines).
 fn check_rails(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
     let rail = &network.rail;
     let per_unit = rail.hosts_per_unit.max(1) as usize;
@@ -513,23 +676,9 @@ fn check_rails(cx: &Cx, hosts: &[HostSpec], network: &NetworkSpec) -> R<()> {
             ls.leaf_radix.to_string(),
         ));
     }
-    // Uplink k goes to spine k mod spines: spine 0 takes the most, ceil(uplinks / spines)
-    // from each of the units x rails leaves.
     let spines = units.saturating_mul(rail.spines_per_unit.max(1) as usize);
     let leaves = units.saturating_mul(rails);
-    let spine_ports = leaves.saturating_mul(uplinks.div_ceil(spines));
-    if spine_ports > radix {
-        return Err(cx.err(
-            "network.leaf_radix",
-            format!(
-                "at least spine0's {spine_ports} ports ({} cables from each of the {leaves} rail \
-                 leaves; a rail-optimized fabric's spines have the leaves' radix)",
-                uplinks.div_ceil(spines)
-            ),
-            ls.leaf_radix.to_string(),
-        ));
-    }
-    Ok(())
+    check_spine_ports(cx, network, &vec![uplinks; leaves], spines, " rail")
 }
 
 /// The names of `hosts`, the first and last of a long list.

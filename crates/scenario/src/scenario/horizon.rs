@@ -148,12 +148,10 @@ fn message_bound(cfg: &Config, topo: &Topology, size: u64, chunked: bool) -> Bou
             None => {}
         }
     }
-    // A leaf-spine route crosses the host cable, leaf to spine, spine to leaf, leaf port.
-    let spine_hops = if topo.network.leaf_spine.is_some() {
-        4
-    } else {
-        0
-    };
+    // A leaf-spine route crosses the host cable, leaf to spine, spine to leaf, leaf port; a
+    // fat tree's between pods two more (spine to core, core to spine).
+    let spine_hops =
+        (topo.network.leaf_spine.as_ref()).map_or(0, |ls| 2 + 2 * ls.tiers_above() as u128);
     let hops = topo
         .network
         .ports
