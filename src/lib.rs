@@ -64,7 +64,7 @@
 
 pub use gdrsim_model::{components, engine, plan, record, seed, topology, units};
 pub use gdrsim_report::report;
-pub use gdrsim_scenario::{bottleneck, config, effective, progress, scenario, stats};
+pub use gdrsim_scenario::{bottleneck, config, effective, fabric_load, progress, scenario, stats};
 
 pub mod app;
 pub mod calibrate;

@@ -150,3 +150,36 @@ fn fat_tree_numbers_that_do_not_add_up_name_their_key() {
     assert_eq!(e.key, "network.cores");
     assert!(e.expected.contains("fat-tree"), "{e}");
 }
+
+/// The outputs name a fat tree's core tier: every flow between pods has a switch path of five
+/// switches through a core (flows.csv's `switch_path`), and the cables the routes put flows
+/// on include pod spines' uplinks to the cores, counted from those paths (report.md's network
+/// section reads them): with 2 cores at 2:1 each core uplink of pod 0 carries its share of
+/// the 4 flows, so the flows over pod 0's core uplinks add up to 4.
+#[test]
+fn outputs_name_the_core_tier() {
+    let cfg = config(
+        "fabric = \"fat-tree\"\nhosts_per_leaf = 2\npods = 2\nspines_per_pod = 2\ncores = 2\n\
+         core_oversubscription = 2\nrouting = \"adaptive\"",
+        8,
+        &across_pods(),
+    );
+    let s = run(&cfg);
+    for f in &s.flow_rows {
+        let hops: Vec<&str> = f.switch_path.split('>').collect();
+        assert_eq!(hops.len(), 5, "{}", f.switch_path);
+        assert!(hops[2].starts_with("core"), "{}", f.switch_path);
+    }
+    let load = s.fabric.as_ref().expect("a switch fabric's load");
+    let up: Vec<_> = (load.cables.iter())
+        .filter(|c| {
+            c.cable == gdrsim::fabric_load::Cable::CoreUplink && c.from.starts_with("pod0.")
+        })
+        .collect();
+    assert!(!up.is_empty(), "no core uplink in {:?}", load.cables);
+    assert_eq!(up.iter().map(|c| c.flows.len()).sum::<usize>(), 4);
+    assert!(
+        up.iter()
+            .all(|c| c.cable.word() == "core uplink" && c.cable.is_up())
+    );
+}

@@ -24,6 +24,10 @@ pub enum Cable {
     Uplink,
     /// A spine's downlink to a leaf (`spine1>leaf3`).
     Downlink,
+    /// A fat tree's pod spine's uplink to a core (`pod0.spine1>core2`).
+    CoreUplink,
+    /// A core's downlink to a pod spine (`core2>pod1.spine1`).
+    CoreDownlink,
     /// A leaf's port into a NIC (`leaf3>b0/nic0`).
     PortDown,
 }
@@ -35,13 +39,20 @@ impl Cable {
             Cable::PortUp => "NIC port cable",
             Cable::Uplink => "uplink",
             Cable::Downlink => "downlink",
+            Cable::CoreUplink => "core uplink",
+            Cable::CoreDownlink => "core downlink",
             Cable::PortDown => "leaf port",
         }
     }
 
-    /// Whether it joins a leaf and a spine (where routing chooses among equal-cost cables).
+    /// Whether it joins two switches (where routing chooses among equal-cost cables).
     pub fn is_spine(self) -> bool {
-        matches!(self, Cable::Uplink | Cable::Downlink)
+        !matches!(self, Cable::PortUp | Cable::PortDown)
+    }
+
+    /// Whether it goes up the tree (a leaf's or a pod spine's uplink).
+    pub fn is_up(self) -> bool {
+        matches!(self, Cable::Uplink | Cable::CoreUplink)
     }
 }
 
@@ -146,6 +157,23 @@ fn roles(topo: &Topology) -> Option<(Vec<Option<Role>>, Groups)> {
         for c in cables {
             set(c.up, Cable::Uplink, up);
             set(c.down, Cable::Downlink, down);
+        }
+    }
+    // A fat tree's pod spines: their uplinks to the cores, and the cables from the cores into
+    // each (a group per spine and direction; its "ports" are the cables from its leaves).
+    for (spine, cables) in ls.core_uplinks.iter().enumerate() {
+        let from_leaves = ls
+            .uplinks
+            .iter()
+            .flatten()
+            .filter(|c| c.to == spine)
+            .count() as u32;
+        let (up, down) = (groups.len(), groups.len() + 1);
+        groups.push((cables.len() as u32, from_leaves));
+        groups.push((cables.len() as u32, from_leaves));
+        for c in cables {
+            set(c.up, Cable::CoreUplink, up);
+            set(c.down, Cable::CoreDownlink, down);
         }
     }
     for p in &topo.network.ports {
@@ -266,7 +294,7 @@ fn switch_path<'a>(route: impl Iterator<Item = &'a Role>) -> String {
     for r in route {
         match r.cable {
             Cable::PortUp => nodes.push(&r.to),
-            Cable::Uplink | Cable::Downlink => {
+            Cable::Uplink | Cable::Downlink | Cable::CoreUplink | Cable::CoreDownlink => {
                 if nodes.is_empty() {
                     nodes.push(&r.from);
                 }
@@ -362,6 +390,7 @@ mod tests {
                 }
                 Cable::Downlink => assert_eq!((c.group, c.group_flows), (4, 8), "{c:?}"),
                 Cable::PortUp | Cable::PortDown => assert_eq!(c.group, 1, "{c:?}"),
+                Cable::CoreUplink | Cable::CoreDownlink => panic!("two tiers have no core: {c:?}"),
             }
             assert!((c.line_gbps - 12.5).abs() < 1e-9, "EDR 100 Gb/s: {c:?}");
         }

@@ -160,23 +160,19 @@ fn why(c: &CableLoad, routing: PathChoice) -> String {
         };
         return format!("{what} routed {way} one NIC port");
     }
-    let (leaf, cables) = match c.cable {
-        Cable::Uplink => (c.from.as_str(), "uplinks"),
-        _ => (
-            c.to.split('#').next().unwrap_or(&c.to),
-            "cables from the spines",
-        ),
+    let into = c.to.split('#').next().unwrap_or(&c.to);
+    let (leaf, cables, ports) = match c.cable {
+        Cable::Uplink => (c.from.as_str(), "uplinks", "host ports"),
+        Cable::CoreUplink => (c.from.as_str(), "core uplinks", "cables from its leaves"),
+        Cable::CoreDownlink => (into, "cables from the cores", "cables from its leaves"),
+        _ => (into, "cables from the spines", "host ports"),
     };
     let group = c.group.max(1);
     let even = c.group_flows.div_ceil(group);
     let spread = format!(
         "an even spread of the {} flows {} {leaf} over its {group} {cables} puts {even} on each",
         c.group_flows,
-        if c.cable == Cable::Uplink {
-            "leaving"
-        } else {
-            "into"
-        },
+        if c.cable.is_up() { "leaving" } else { "into" },
     );
     if n > even {
         match routing {
@@ -190,7 +186,7 @@ fn why(c: &CableLoad, routing: PathChoice) -> String {
         let ratio = if c.leaf_ports > group {
             let g = gcd(c.leaf_ports, group);
             format!(
-                " ({} host ports over {group} {cables}: {}:{} oversubscribed)",
+                " ({} {ports} over {group} {cables}: {}:{} oversubscribed)",
                 c.leaf_ports,
                 c.leaf_ports / g,
                 group / g
@@ -202,11 +198,7 @@ fn why(c: &CableLoad, routing: PathChoice) -> String {
             "{what} routed over it, as evenly as can be: {} flows {} {leaf} share its {group} \
              {cables}{ratio}",
             c.group_flows,
-            if c.cable == Cable::Uplink {
-                "leaving"
-            } else {
-                "into"
-            },
+            if c.cable.is_up() { "leaving" } else { "into" },
         )
     } else {
         format!("{what} routed over it, no more than one a cable")
