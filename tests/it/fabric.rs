@@ -372,14 +372,7 @@ fn qps_per_connection_spreads_a_flows_messages_over_the_spines() {
         "one QP: {:.3} vs r {r:.3}",
         s1.bw_gbps
     );
-    for f in &s1.flow_rows {
-        assert!(
-            rel_diff(f.bw_gbps, r / 2.0) < 0.01,
-            "one QP, flow {}: {:.3}",
-            f.flow,
-            f.bw_gbps
-        );
-    }
+    each_flow_at(&s1, r / 2.0, "one QP: half r");
     let s2 = run(&two);
     assert!(
         rel_diff(s2.bw_gbps, 2.0 * r) < 0.01,
@@ -387,14 +380,7 @@ fn qps_per_connection_spreads_a_flows_messages_over_the_spines() {
         s2.bw_gbps,
         2.0 * r
     );
-    for f in &s2.flow_rows {
-        assert!(
-            rel_diff(f.bw_gbps, r) < 0.01,
-            "two QPs, flow {}: {:.3}",
-            f.flow,
-            f.bw_gbps
-        );
-    }
+    each_flow_at(&s2, r, "two QPs: r");
 }
 
 /// `qps_per_connection` names its key: the single-switch fabric has no spines to spread over,

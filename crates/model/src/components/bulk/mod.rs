@@ -198,6 +198,9 @@ pub struct Bulks {
     /// it is due (now, or later where [`crate::components::Sharing`] batches re-solves).
     pending: Vec<usize>,
     share_at: Option<Ps>,
+    /// The pending solve comes after the instant that asked for it (transfers must first
+    /// move up to it at their old rates).
+    share_late: bool,
     /// Per channel and per read window: the solve that last read its users (or the end of
     /// transfers that last took them, [`Fabric::fluid_event`]).
     channel_reached: Paged<u64>,
@@ -245,6 +248,7 @@ impl Bulks {
             reached: Vec::new(),
             pending: Vec::new(),
             share_at: None,
+            share_late: false,
             channel_reached: Paged::new(channels),
             window_reached: vec![0; windows.len()],
             solves: 0,
@@ -466,6 +470,7 @@ impl Fabric<'_> {
         if self.bulk.share_at.is_none() {
             let at = now + self.share_wait(now);
             self.bulk.share_at = Some(at);
+            self.bulk.share_late = at > now;
             q.schedule(at, Event::Share);
         }
         self.bulk.pending.extend_from_slice(seeds);
@@ -497,11 +502,14 @@ impl Fabric<'_> {
         }
     }
 
-    /// The pending solve is due: every transfer moves up to now at the rates it had (the
-    /// solve may come after the events that asked for it), then the groups are shared out.
+    /// The pending solve is due: where it waited, every transfer first moves up to now at the
+    /// rates it had (a solve due at once finds them there already), then the groups are
+    /// shared out.
     pub(super) fn bulk_share(&mut self, now: Ps, q: &mut Queue<Event>) {
         self.bulk.share_at = None;
-        self.bulk_progress(now);
+        if std::mem::take(&mut self.bulk.share_late) {
+            self.bulk_progress(now);
+        }
         let seeds = std::mem::take(&mut self.bulk.pending);
         self.bulk_solve(&seeds, now, q);
     }
