@@ -147,10 +147,16 @@ impl Fabric<'_> {
         let hold = serialised;
         let held = &mut self.bulk.unit_until[c.index()];
         *held = (*held).max(now + hold);
-        self.bulk_progress(now);
-        for &id in users_in(&self.bulk.user_slot, &self.bulk.user_lists, c) {
+        if !self.lazy() {
+            self.bulk_progress(now);
+        }
+        let users = users_in(&self.bulk.user_slot, &self.bulk.user_lists, c).to_vec();
+        for id in users {
+            // Up to now at its rate, then paused: its end moves.
+            self.progress_one(id, now);
             let job = &mut self.bulk.jobs[id];
             job.resume_at = job.resume_at.max(now + hold);
+            self.bulk.note_end(id);
         }
         self.bulk_schedule(now, q);
         (hold, hold)
@@ -184,7 +190,9 @@ impl Fabric<'_> {
             .any(|&id| self.bulk.jobs[id].bound == Limit::Channel(c))
         {
             let seeds = users.to_vec();
-            self.bulk_progress(now);
+            if !self.lazy() {
+                self.bulk_progress(now);
+            }
             self.bulk_solve_soon(&seeds, now, q);
         }
     }

@@ -221,6 +221,7 @@ impl Fabric<'_> {
             bound_by: Vec::new(),
             serial: 0,
             read: shape.read,
+            inherit: None,
         };
         (job, shape.key)
     }

@@ -26,7 +26,8 @@ mod beside;
 mod build;
 mod solve;
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::Event;
 use super::channel::{self, idle_transit, idle_transit_of};
@@ -151,6 +152,9 @@ pub struct Job {
     /// For a read under a window: where its window weight sits in `demand.uses`, its idle round
     /// trip, and the completions of one full request (its units on the completion route).
     read: Option<ReadWeight>,
+    /// The rate and limit it takes over from the transfer before it in its queue, which ended
+    /// as this one joined ([`Fabric::hands_over`]).
+    inherit: Option<(u64, Limit)>,
 }
 
 /// A read's window weight: its round trip, idle plus the expected queueing behind the other
@@ -206,6 +210,11 @@ pub struct Bulks {
     channel_reached: Paged<u64>,
     window_reached: Vec<u64>,
     solves: u64,
+    /// The active transfers' ends (when each one's last byte passes at its rate), earliest
+    /// first: an entry whose transfer has since changed rate or ended is passed over
+    /// ([`Bulks::next_end`]), so the next end costs a heap operation, not a scan of every
+    /// transfer in flight.
+    ends: BinaryHeap<Reverse<(Ps, usize)>>,
     /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
     unit_until: Paged<Ps>,
     /// Units carried beside transfers in their room: (channel, the capacity their bytes take
@@ -252,6 +261,7 @@ impl Bulks {
             channel_reached: Paged::new(channels),
             window_reached: vec![0; windows.len()],
             solves: 0,
+            ends: BinaryHeap::new(),
             unit_until: Paged::new(channels),
             reserves: Vec::new(),
             reserved: Paged::new(channels),
@@ -325,6 +335,36 @@ impl Bulks {
         let job = &mut self.jobs[id];
         job.rate = rate;
         job.bound = bound;
+    }
+
+    /// Notes transfer `id`'s end at its rate now in the heap of ends (its old entries go
+    /// stale). The heap is rebuilt from the active transfers when stale entries outnumber
+    /// them, so it holds O(active) entries.
+    fn note_end(&mut self, id: usize) {
+        let end = end_of(&self.jobs[id]);
+        if end != Ps::MAX {
+            self.ends.push(Reverse((end, id)));
+        }
+        if self.ends.len() > 2 * self.active.len() + 1024 {
+            let jobs = &self.jobs;
+            let live = (self.active.iter())
+                .map(|&id| Reverse((end_of(&jobs[id]), id)))
+                .filter(|e| e.0.0 != Ps::MAX);
+            self.ends = live.collect();
+        }
+    }
+
+    /// The earliest end among the active transfers (None: none has a rate), passing over
+    /// stale entries of the heap of ends.
+    fn next_end(&mut self) -> Option<Ps> {
+        while let Some(&Reverse((at, id))) = self.ends.peek() {
+            let job = &self.jobs[id];
+            if job.state == State::Active && end_of(job) == at {
+                return Some(at);
+            }
+            self.ends.pop();
+        }
+        None
     }
 
     /// The index of `key`'s queue (numbered in order of first use; the map only finds them).
@@ -426,12 +466,20 @@ impl Fabric<'_> {
             && self.bulk.jobs[id].stages.iter().any(|s| s.step == rq.write)
             && self.rnr_gate(flow, msg, Held::Bulk(id), now).is_none()
         {
+            if self.bulk.jobs[id].inherit.take().is_some() {
+                // The capacity its predecessor frees is not taken after all: those that
+                // shared with the predecessor share it out.
+                let seeds = self.neighbours_of(id);
+                self.bulk_solve_soon(&seeds, now, q);
+            }
             return;
         }
         let job = &mut self.bulk.jobs[id];
         job.state = State::Active;
         job.at = now;
-        self.bulk_progress(now);
+        if !self.lazy() {
+            self.bulk_progress(now);
+        }
         self.bulk.active.push(id);
         // A unit in service on one of its channels holds it back as it does the others.
         let held = self.bulk.jobs[id]
@@ -456,7 +504,47 @@ impl Fabric<'_> {
         if let Some(rw) = self.bulk.jobs[id].read {
             self.bulk.window_users[rw.engine.index()].push(id);
         }
-        self.bulk_solve_soon(&[id], now, q);
+        match self.bulk.jobs[id].inherit.take() {
+            Some((rate, bound)) => {
+                self.rerate(id, rate, bound, now);
+                self.bulk_schedule(now, q);
+            }
+            None => self.bulk_solve_soon(&[id], now, q),
+        }
+    }
+
+    /// The active transfers on transfer `id`'s channels and under its read window.
+    fn neighbours_of(&self, id: usize) -> Vec<usize> {
+        let job = &self.bulk.jobs[id];
+        let mut seeds: Vec<usize> = (job.channels.iter())
+            .flat_map(|(c, _)| self.bulk.users(*c).iter().copied())
+            .collect();
+        if let Some(rw) = job.read {
+            seeds.extend(&self.bulk.window_users[rw.engine.index()]);
+        }
+        seeds
+    }
+
+    /// Whether ended transfer `id` hands its rate over to the next transfer of its queue
+    /// (a flow's next message) instead of its sharing group being solved again: where re-solves
+    /// are batched, when that transfer joins at this instant (its latency overlapped) with the
+    /// same demand (the same chain of the same flow). The solve
+    /// would see the same demands as before, so the rates it gave stand: the next message
+    /// takes the capacity its predecessor frees, as a stream does, instead of idling at rate 0
+    /// while its neighbours wait for a batched solve to share that capacity out. (Where the
+    /// next one is refused for want of a receive, [`Fabric::bulk_ready`] has them solved.)
+    fn hands_over(&self, id: usize, now: Ps) -> bool {
+        let job = &self.bulk.jobs[id];
+        if !self.lazy() || job.rate == 0 {
+            return false;
+        }
+        let Some(&next) = self.bulk.queues[job.queue].1.get(1) else {
+            return false;
+        };
+        let n = &self.bulk.jobs[next];
+        n.state == State::Queued
+            && n.t0 + n.latency <= now
+            && std::rc::Rc::ptr_eq(&n.demand, &job.demand)
     }
 
     /// Re-solves the sharing groups of `seeds` once every event already due now has run: the
@@ -507,7 +595,7 @@ impl Fabric<'_> {
     /// shared out.
     pub(super) fn bulk_share(&mut self, now: Ps, q: &mut Queue<Event>) {
         self.bulk.share_at = None;
-        if std::mem::take(&mut self.bulk.share_late) {
+        if std::mem::take(&mut self.bulk.share_late) && !self.lazy() {
             self.bulk_progress(now);
         }
         let seeds = std::mem::take(&mut self.bulk.pending);
@@ -516,69 +604,92 @@ impl Fabric<'_> {
 
     /// Moves every active transfer's bytes up to `now` at its current rate.
     fn bulk_progress(&mut self, now: Ps) {
+        for k in 0..self.bulk.active.len() {
+            let id = self.bulk.active[k];
+            self.progress_one(id, now);
+        }
+    }
+
+    /// Whether transfers move lazily: with many active (where re-solves are batched,
+    /// [`crate::components::Sharing`]) a transfer's bytes are counted up to now only when its
+    /// rate or pause changes or it ends, not at every other transfer's event, so that an event
+    /// costs what it touches rather than every transfer in flight. Counting is exact either
+    /// way (a transfer moves at one rate between two counts); eagerly, every event counts every
+    /// transfer, which only splits the traffic records into more stretches.
+    fn lazy(&self) -> bool {
+        let s = self.opts.sharing;
+        s.defer_ppm > 0 && self.bulk.active.len() >= s.exact_below as usize
+    }
+
+    /// Moves transfer `id`'s bytes up to `now` at its current rate.
+    fn progress_one(&mut self, id: usize, now: Ps) {
         let record = self.recorder.traffic;
-        for &id in &self.bulk.active {
-            let job = &mut self.bulk.jobs[id];
-            let from = job.at.max(job.resume_at);
-            job.at = now;
-            if now <= from || job.rate == 0 {
-                continue;
+        let job = &mut self.bulk.jobs[id];
+        let from = job.at.max(job.resume_at);
+        job.at = now;
+        if now <= from || job.rate == 0 {
+            return;
+        }
+        let moved = (job.rate as u128 * (now - from) as u128).min(job.remaining);
+        job.remaining -= moved;
+        // For the records: the whole payload bytes through after this stretch less those
+        // through before it, so a transfer's records sum to its bytes however many
+        // stretches it moves in.
+        let payload = match record {
+            true => {
+                let through = |left: u128| (job.bytes as u128 * SCALE - left) / SCALE;
+                (through(job.remaining) - through(job.remaining + moved)) as u64
             }
-            let moved = (job.rate as u128 * (now - from) as u128).min(job.remaining);
-            job.remaining -= moved;
-            // For the records: the whole payload bytes through after this stretch less those
-            // through before it, so a transfer's records sum to its bytes however many
-            // stretches it moves in.
-            let payload = match record {
-                true => {
-                    let through = |left: u128| (job.bytes as u128 * SCALE - left) / SCALE;
-                    (through(job.remaining) - through(job.remaining + moved)) as u64
-                }
-                false => 0,
-            };
-            let spent = u128::from(now - from);
-            match job.bound_by.iter_mut().find(|b| b.0 == job.bound) {
-                Some(b) => (b.1, b.2) = (b.1 + moved, b.2 + spent),
-                None => job.bound_by.push((job.bound, moved, spent)),
-            }
-            for u in job.uses.iter() {
-                let wire = moved * u.weight / WEIGHT_ONE;
-                self.bulk.wire_bytes[u.channel.index()] += wire;
-                if record {
-                    let plan = self.flows[job.inst.flow as usize].plan;
-                    self.recorder.hops.push(Hop {
-                        flow: job.inst.flow,
-                        msg: job.inst.msg,
-                        step: u.step,
-                        train: job.serial,
-                        channel: u.channel,
-                        start: from,
-                        end: now,
-                        payload: if u.unit == Unit::ReadRequest {
-                            0
-                        } else {
-                            payload
-                        },
-                        units: 0,
-                        unit: u.unit,
-                        what: plan.movement(u.step, u.phase),
-                        wire: (wire / SCALE) as u64,
-                    });
-                }
+            false => 0,
+        };
+        let spent = u128::from(now - from);
+        match job.bound_by.iter_mut().find(|b| b.0 == job.bound) {
+            Some(b) => (b.1, b.2) = (b.1 + moved, b.2 + spent),
+            None => job.bound_by.push((job.bound, moved, spent)),
+        }
+        for u in job.uses.iter() {
+            let wire = moved * u.weight / WEIGHT_ONE;
+            self.bulk.wire_bytes[u.channel.index()] += wire;
+            if record {
+                let plan = self.flows[job.inst.flow as usize].plan;
+                self.recorder.hops.push(Hop {
+                    flow: job.inst.flow,
+                    msg: job.inst.msg,
+                    step: u.step,
+                    train: job.serial,
+                    channel: u.channel,
+                    start: from,
+                    end: now,
+                    payload: if u.unit == Unit::ReadRequest {
+                        0
+                    } else {
+                        payload
+                    },
+                    units: 0,
+                    unit: u.unit,
+                    what: plan.movement(u.step, u.phase),
+                    wire: (wire / SCALE) as u64,
+                });
             }
         }
+    }
+
+    /// Transfer `id` (active) gets `rate` and `bound` from `now`: it first moves up to now at
+    /// the rate it had, and its end goes into the heap of ends.
+    pub(super) fn rerate(&mut self, id: usize, rate: u64, bound: Limit, now: Ps) {
+        let job = &self.bulk.jobs[id];
+        if job.rate == rate && job.bound == bound {
+            return;
+        }
+        self.progress_one(id, now);
+        self.bulk.set_rate(id, rate, bound);
+        self.bulk.note_end(id);
     }
 
     /// Schedules the earliest end among the active transfers (one event for all of them).
     fn bulk_schedule(&mut self, now: Ps, q: &mut Queue<Event>) {
         self.bulk.version += 1;
-        let next = self
-            .bulk
-            .active
-            .iter()
-            .map(|&id| end_of(&self.bulk.jobs[id]))
-            .min();
-        if let Some(at) = next.filter(|&at| at != Ps::MAX) {
+        if let Some(at) = self.bulk.next_end() {
             q.schedule(at.max(now), Event::Fluid(self.bulk.version));
         }
     }
@@ -588,14 +699,30 @@ impl Fabric<'_> {
         if version != self.bulk.version {
             return;
         }
-        self.bulk_progress(now);
-        let done: Vec<usize> = self
-            .bulk
-            .active
-            .iter()
-            .copied()
-            .filter(|&id| self.bulk.jobs[id].remaining == 0)
-            .collect();
+        let done: Vec<usize> = match self.lazy() {
+            // The transfers due by now, from the heap of ends, each moved up to now.
+            true => {
+                let mut done = Vec::new();
+                while self.bulk.next_end().is_some_and(|at| at <= now) {
+                    let Some(std::cmp::Reverse((_, id))) = self.bulk.ends.pop() else {
+                        break;
+                    };
+                    if !done.contains(&id) {
+                        self.progress_one(id, now);
+                        debug_assert_eq!(self.bulk.jobs[id].remaining, 0);
+                        done.push(id);
+                    }
+                }
+                done.sort_unstable();
+                done
+            }
+            false => {
+                self.bulk_progress(now);
+                (self.bulk.active.iter().copied())
+                    .filter(|&id| self.bulk.jobs[id].remaining == 0)
+                    .collect()
+            }
+        };
         if done.is_empty() {
             self.bulk_schedule(now, q);
             return;
@@ -609,6 +736,13 @@ impl Fabric<'_> {
         self.bulk.solves += 1;
         let mark = self.bulk.solves;
         for &id in &done {
+            // Its successor takes its rate over: nothing changes for those beside it.
+            let handed = self.hands_over(id, now);
+            if handed {
+                let job = &self.bulk.jobs[id];
+                let next = self.bulk.queues[job.queue].1[1];
+                self.bulk.jobs[next].inherit = Some((job.rate, job.bound));
+            }
             let channels = std::rc::Rc::clone(&self.bulk.jobs[id].channels);
             for (c, on) in channels.iter() {
                 let c = *c;
@@ -618,7 +752,7 @@ impl Fabric<'_> {
                     users.jobs.remove(at);
                     users.count(&b.jobs[id], on, c, false);
                 }
-                if b.channel_reached[c.index()] != mark {
+                if !handed && b.channel_reached[c.index()] != mark {
                     b.channel_reached[c.index()] = mark;
                     neighbours.extend(self.bulk.users(c));
                 }
@@ -626,7 +760,7 @@ impl Fabric<'_> {
             if let Some(rw) = self.bulk.jobs[id].read {
                 let e = rw.engine.index();
                 self.bulk.window_users[e].retain(|&j| j != id);
-                if self.bulk.window_reached[e] != mark {
+                if !handed && self.bulk.window_reached[e] != mark {
                     self.bulk.window_reached[e] = mark;
                     neighbours.extend(&self.bulk.window_users[e]);
                 }

@@ -62,7 +62,7 @@ impl Fabric<'_> {
         for (k, s) in shares.into_iter().enumerate() {
             let id = group[k];
             let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
-            self.bulk.set_rate(id, s.rate.max(1), limit);
+            self.rerate(id, s.rate.max(1), limit, now);
         }
         self.bulk_schedule(now, q);
     }
