@@ -129,6 +129,7 @@ impl Fabric<'_> {
             })
             .collect();
         // Only channels with a server can have carried anything.
+        self.bulk.flush_all_wire();
         let links = (self.servers.made_channels().into_iter())
             .filter(|&c| self.channels[c.index()].is_server())
             .map(|c| (c, self.channel_wire_bytes(c), self.servers[c.index()].busy))

@@ -152,11 +152,11 @@ impl Fabric<'_> {
         }
         let users = users_in(&self.bulk.user_slot, &self.bulk.user_lists, c).to_vec();
         for id in users {
-            // Up to now at its rate, then paused: its end moves.
+            // Up to now at its rate, then paused: its end moves later (its entry in the heap
+            // of ends is put back there when met, [`Bulks::next_end`]).
             self.progress_one(id, now);
             let job = &mut self.bulk.jobs[id];
             job.resume_at = job.resume_at.max(now + hold);
-            self.bulk.note_end(id);
         }
         self.bulk_schedule(now, q);
         (hold, hold)

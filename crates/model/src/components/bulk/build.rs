@@ -222,6 +222,7 @@ impl Fabric<'_> {
             serial: 0,
             read: shape.read,
             inherit: None,
+            unwired: 0,
         };
         (job, shape.key)
     }

@@ -155,6 +155,9 @@ pub struct Job {
     /// The rate and limit it takes over from the transfer before it in its queue, which ended
     /// as this one joined ([`Fabric::hands_over`]).
     inherit: Option<(u64, Limit)>,
+    /// Payload moved (1e-12 bytes) not yet counted on its channels' wire bytes (lazily moved
+    /// transfers count them once, at their end: [`Bulks::flush_wire`]).
+    unwired: u128,
 }
 
 /// A read's window weight: its round trip, idle plus the expected queueing behind the other
@@ -215,6 +218,8 @@ pub struct Bulks {
     /// ([`Bulks::next_end`]), so the next end costs a heap operation, not a scan of every
     /// transfer in flight.
     ends: BinaryHeap<Reverse<(Ps, usize)>>,
+    /// The loaded rounds' table of uses by channel ([`solve::ByChannel`]).
+    by_channel: std::cell::RefCell<solve::ByChannel>,
     /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
     unit_until: Paged<Ps>,
     /// Units carried beside transfers in their room: (channel, the capacity their bytes take
@@ -262,6 +267,7 @@ impl Bulks {
             window_reached: vec![0; windows.len()],
             solves: 0,
             ends: BinaryHeap::new(),
+            by_channel: std::cell::RefCell::new(solve::ByChannel::new(channels)),
             unit_until: Paged::new(channels),
             reserves: Vec::new(),
             reserved: Paged::new(channels),
@@ -337,6 +343,25 @@ impl Bulks {
         job.bound = bound;
     }
 
+    /// Counts the payload transfer `id` moved and did not count yet on its channels' wire
+    /// bytes.
+    fn flush_wire(&mut self, id: usize) {
+        let job = &mut self.jobs[id];
+        let moved = std::mem::take(&mut job.unwired);
+        if moved > 0 {
+            for u in job.uses.iter() {
+                self.wire_bytes[u.channel.index()] += moved * u.weight / WEIGHT_ONE;
+            }
+        }
+    }
+
+    /// Every transfer's uncounted wire bytes (the end of a run).
+    pub(super) fn flush_all_wire(&mut self) {
+        for id in 0..self.jobs.len() {
+            self.flush_wire(id);
+        }
+    }
+
     /// Notes transfer `id`'s end at its rate now in the heap of ends (its old entries go
     /// stale). The heap is rebuilt from the active transfers when stale entries outnumber
     /// them, so it holds O(active) entries.
@@ -355,14 +380,21 @@ impl Bulks {
     }
 
     /// The earliest end among the active transfers (None: none has a rate), passing over
-    /// stale entries of the heap of ends.
+    /// stale entries of the heap of ends. Every active transfer has an entry at or before its
+    /// end: a new rate notes its end ([`Bulks::note_end`]); a pause only moves it later, and
+    /// its entry, met here, is put back at the later end.
     fn next_end(&mut self) -> Option<Ps> {
         while let Some(&Reverse((at, id))) = self.ends.peek() {
             let job = &self.jobs[id];
-            if job.state == State::Active && end_of(job) == at {
+            let end = end_of(job);
+            if job.state == State::Active && end == at {
                 return Some(at);
             }
             self.ends.pop();
+            // A pause moves an end later without an entry of its own: it is put back here.
+            if job.state == State::Active && end > at && end != Ps::MAX {
+                self.ends.push(Reverse((end, id)));
+            }
         }
         None
     }
@@ -624,6 +656,7 @@ impl Fabric<'_> {
     /// Moves transfer `id`'s bytes up to `now` at its current rate.
     fn progress_one(&mut self, id: usize, now: Ps) {
         let record = self.recorder.traffic;
+        let lazy = self.lazy();
         let job = &mut self.bulk.jobs[id];
         let from = job.at.max(job.resume_at);
         job.at = now;
@@ -646,6 +679,12 @@ impl Fabric<'_> {
         match job.bound_by.iter_mut().find(|b| b.0 == job.bound) {
             Some(b) => (b.1, b.2) = (b.1 + moved, b.2 + spent),
             None => job.bound_by.push((job.bound, moved, spent)),
+        }
+        if !record && lazy {
+            // Its channels' wire bytes when it ends ([`Bulks::flush_wire`]): a unit that
+            // pauses every transfer of a busy link then costs each of them a few additions.
+            job.unwired += moved;
+            return;
         }
         for u in job.uses.iter() {
             let wire = moved * u.weight / WEIGHT_ONE;
@@ -785,6 +824,7 @@ impl Fabric<'_> {
         if let Some(rw) = &self.bulk.jobs[id].read {
             self.bulk.window_jobs[rw.engine.index()] -= 1;
         }
+        self.bulk.flush_wire(id);
         let job = {
             let j = &mut self.bulk.jobs[id];
             j.state = State::Done;

@@ -42,6 +42,30 @@ struct WaitKey {
     tandem_on: Option<ChannelId>,
 }
 
+/// The tables of [`Fabric::uses_by_channel`], kept between solves: per channel, the table that
+/// last met it (a mark without clearing) and its place among the distinct channels.
+#[derive(Debug)]
+pub(super) struct ByChannel {
+    stamp: u64,
+    seen: Paged<u64>,
+    slot: Paged<u32>,
+    channels: Vec<ChannelId>,
+    next: Vec<usize>,
+}
+
+impl ByChannel {
+    /// Tables for `channels` channels.
+    pub(super) fn new(channels: usize) -> ByChannel {
+        ByChannel {
+            stamp: 0,
+            seen: Paged::new(channels),
+            slot: Paged::new(channels),
+            channels: Vec::new(),
+            next: Vec::new(),
+        }
+    }
+}
+
 /// Rounds of the loaded round-trip fixed point ([`Fabric::loaded_shares`]).
 const LOADED_ROUNDS: usize = 3;
 
@@ -144,6 +168,52 @@ impl Fabric<'_> {
             .collect()
     }
 
+    /// Every use of `jobs` as (channel, transfer, use), by channel, then transfer, then use:
+    /// a counting sort over the distinct channels (a few thousand in the largest groups)
+    /// instead of a sort of every use (hundreds of thousands), in the same order.
+    fn uses_by_channel(&self, jobs: &[&Job]) -> Vec<(ChannelId, usize, usize)> {
+        let mut scratch = self.bulk.by_channel.borrow_mut();
+        let ByChannel {
+            stamp,
+            seen,
+            slot,
+            channels,
+            next,
+        } = &mut *scratch;
+        *stamp += 1;
+        channels.clear();
+        for u in jobs.iter().flat_map(|j| j.uses.iter()) {
+            if seen[u.channel.index()] != *stamp {
+                seen[u.channel.index()] = *stamp;
+                channels.push(u.channel);
+            }
+        }
+        channels.sort_unstable();
+        // Where each channel's uses begin: the counts' running sum.
+        next.clear();
+        next.resize(channels.len(), 0);
+        for (i, c) in channels.iter().enumerate() {
+            slot[c.index()] = i as u32;
+        }
+        for u in jobs.iter().flat_map(|j| j.uses.iter()) {
+            next[slot[u.channel.index()] as usize] += 1;
+        }
+        let mut total = 0;
+        for n in next.iter_mut() {
+            (*n, total) = (total, total + *n);
+        }
+        // Transfers in order, each one's uses in order: each channel's run comes out sorted.
+        let mut on = vec![(ChannelId(0), 0, 0); total];
+        for (k, j) in jobs.iter().enumerate() {
+            for (x, u) in j.uses.iter().enumerate() {
+                let at = &mut next[slot[u.channel.index()] as usize];
+                on[*at] = (u.channel, k, x);
+                *at += 1;
+            }
+        }
+        on
+    }
+
     /// Max-min fair rates of `jobs`, with each read's window weight its round trip under the
     /// load the others put on its routes: solved with idle round trips, then
     /// [`LOADED_ROUNDS`] times with the queueing each solution implies (a fixed point that
@@ -157,17 +227,7 @@ impl Fabric<'_> {
         }
         // Every transfer's use of every channel: (channel, transfer, use), by channel, then
         // transfer, then use; the same in every round (only the loads change).
-        let mut on: Vec<(ChannelId, usize, usize)> = jobs
-            .iter()
-            .enumerate()
-            .flat_map(|(k, j)| {
-                j.uses
-                    .iter()
-                    .enumerate()
-                    .map(move |(x, u)| (u.channel, k, x))
-            })
-            .collect();
-        on.sort_unstable();
+        let on = self.uses_by_channel(jobs);
         // Per channel: the one read window every transfer on it reads under, if they all do
         // (then none of them waits for another: the window already holds them).
         let mut one_window: Vec<(ChannelId, Option<ReadEngineId>)> = Vec::new();
@@ -181,32 +241,32 @@ impl Fabric<'_> {
         }
         let mut demands: Vec<Demand> = jobs.iter().map(|j| (*j.demand).clone()).collect();
         let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
-        let mut loads: Vec<(ChannelId, usize, Load)> = Vec::with_capacity(on.len());
         let mut others: Vec<Load> = Vec::new();
         let mut tandem_with: Vec<usize> = Vec::new();
         let mut waits: HashMap<WaitKey, f64> = HashMap::new();
         for _ in 0..LOADED_ROUNDS {
-            // Every transfer's load on every channel it uses: (channel, transfer, load).
-            loads.clear();
-            loads.extend(on.iter().map(|&(c, k, x)| {
+            // Transfer `k`'s load on channel `c` by its use `x` at this round's rates: worked
+            // out only on the channels a read waits on (not every use of the group).
+            let rates = &shares;
+            let load = move |c: ChannelId, k: usize, x: usize| {
                 let u = &jobs[k].uses[x];
                 let cap = self.channels[c.index()].rate.bps() as f64 / 8.0;
-                let bytes = shares[k].rate as f64 * u.weight as f64 / WEIGHT_ONE as f64;
-                let load = Load {
+                let bytes = rates[k].rate as f64 * u.weight as f64 / WEIGHT_ONE as f64;
+                Load {
                     rho: bytes / cap,
                     unit_ps: u.unit_wire as f64 / cap * PS_PER_S as f64,
                     tandem: false,
-                };
-                (c, k, load)
-            }));
+                }
+            };
             // The transfers under another window than `engine` on channel `c`, ascending
-            // (`loads` is sorted by channel, then transfer), with their loads.
+            // (`on` is sorted by channel, then transfer), with their loads.
             let met = |c: ChannelId, engine: ReadEngineId| {
-                let from = loads.partition_point(|l| l.0 < c);
-                loads[from..]
+                let from = on.partition_point(|l| l.0 < c);
+                on[from..]
                     .iter()
                     .take_while(move |l| l.0 == c)
                     .filter(move |l| !same_window(jobs[l.1], engine))
+                    .map(move |&(c, k, x)| (c, k, load(c, k, x)))
             };
             // A wait is a function of the window, the channel and unit, the channel before it
             // on the route (whose transfers queue in tandem) and the loads: the transfers of
