@@ -499,12 +499,14 @@ proptest! {
     /// Batched re-solves (`[sim] sharing_wait_ppm`, here 2%, on from two transfers) only ever
     /// hold a rate back until the solve: no channel goes above its capacity, and the streaming
     /// bandwidth and the one-message completion stay within the wait's bound of the exact
-    /// solve's. Derivation: a transfer waits at most `ppm` of the mean time left (at most its
-    /// own length where the transfers run in step) before its first solve: `ppm` of its time;
-    /// capacity that its end frees idles as long: `ppm` again; and with one message in flight
-    /// a flow's next message starts after that end, within the same wait: `3 x ppm` bounds
-    /// the loss (measured: at most 2.3 x ppm over these cases; a solve that never came, or
-    /// came for the wrong group, costs far more).
+    /// solve's. Derivation: a transfer waits at most `ppm` of the mean span of the transfers
+    /// in flight (its own length where they run in step) before its first solve: `ppm` of its
+    /// time; capacity that its end frees idles as long: `ppm` again; a next message refused
+    /// for want of a receive waits again: `3 x ppm`. A short message among longer ones waits
+    /// `ppm` of their longer span, and others' deferred starts can speed it up as much: `4 x
+    /// ppm` bounds it (measured: at most 3.15 x ppm over these cases, 2.3 x when the wait was
+    /// `ppm` of the mean time left; a solve that never came, or came for the wrong group,
+    /// costs far more).
     #[test]
     fn batched_sharing_stays_within_capacity_and_near_the_exact_solve(
         m in mix(),
@@ -519,7 +521,7 @@ proptest! {
         for l in &b.links {
             prop_assert!(l.busy <= 1.0 + 1e-9, "{} busy {}", l.channel, l.busy);
         }
-        let bound = 3.0 * f64::from(ppm) / 1e6;
+        let bound = 4.0 * f64::from(ppm) / 1e6;
         prop_assert!(
             support::rel_diff(b.bw_gbps, exact.bw_gbps) <= bound,
             "streaming {} GB/s batched, {} exact ({} flows, {} {} B)",

@@ -28,18 +28,21 @@ pub struct SimOptions {
 ///
 /// Exactly (at once, after every event of the instant) while fewer than `exact_below`
 /// transfers are active. With more, a re-solve waits `defer_ppm` millionths of the active
-/// transfers' mean time left, so that the starts and ends of that span are shared out in one
-/// solve: a solve costs the whole sharing group, and an all-to-all of 16 nodes (16,256 flows,
-/// one group) starts or ends a transfer every few nanoseconds. What the wait costs: a transfer
-/// that starts idles until the solve, capacity an ended transfer frees idles until it, and
-/// nothing else changes (no rate is raised without a solve, so no resource ever exceeds its
-/// capacity). The lost throughput is at most about three waits per transfer (its start, the
-/// capacity its end frees, a flow's next message): `3 x defer_ppm` millionths of its time.
+/// transfers' mean span (from joining the sharing to their end at their rate now), so that
+/// the starts and ends of that wait are shared out in one solve: a solve costs the whole
+/// sharing group, and an all-to-all of 16 nodes (16,256 flows, one group) starts or ends a
+/// transfer every few nanoseconds. What the wait costs: a transfer that starts idles until
+/// the solve, capacity an ended transfer frees idles until it, and nothing else changes (no
+/// rate is raised without a solve, so no resource ever exceeds its capacity). A flow's next
+/// message that joins as the one before it ends takes over its rate without a solve (the
+/// demands are the same). The lost throughput is at most about four waits per transfer:
+/// `4 x defer_ppm` millionths of its time. In this mode the loaded round trips of a solve
+/// start from those of the last one and stop within `defer_ppm` millionths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sharing {
     /// Re-solve at once while fewer transfers than this are active.
     pub exact_below: u32,
-    /// Otherwise wait this many millionths of the active transfers' mean time left.
+    /// Otherwise wait this many millionths of the active transfers' mean span.
     pub defer_ppm: u32,
 }
 

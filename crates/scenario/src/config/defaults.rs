@@ -40,8 +40,8 @@ pub const COALESCE_ABOVE: u64 = 512;
 /// every start and end re-solves at once: exact max-min sharing). Setting: the studies of one
 /// or a few hosts stay exact; an all-to-all of 16 nodes holds 16,256.
 pub const EXACT_SHARING_BELOW: u32 = 256;
-/// How long such a re-solve waits, in millionths of the transfers' mean time left: at most
-/// about three times as much throughput is lost (0.6%). Setting.
+/// How long such a re-solve waits, in millionths of the transfers' mean span: at most
+/// about four times as much throughput is lost (0.8%). Setting.
 pub const SHARING_WAIT_PPM: u32 = 2_000;
 /// Registration paid once, in setup (a registration cache that never misses). Setting.
 pub const REGISTRATION: Registration = Registration::Cached;

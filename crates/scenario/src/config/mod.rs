@@ -121,7 +121,7 @@ pub struct SimConfig {
     /// Bulk transfers in flight from which a re-solve of their rates may wait
     /// (`sharing_wait_ppm`) to batch the starts and ends that follow; below, every one is exact.
     pub exact_sharing_below: u32,
-    /// How long such a re-solve waits: millionths of the transfers' mean time left.
+    /// How long such a re-solve waits: millionths of the transfers' mean span.
     pub sharing_wait_ppm: u32,
 }
 

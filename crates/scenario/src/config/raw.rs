@@ -84,7 +84,7 @@ section! {
             = d::MIN_RNR_TIMER => min_rnr_timer; "perftest MIN_RNR_TIMER",
         exact_sharing_below: count[1, u32::MAX, "a number of bulk transfers in flight"]
             = d::EXACT_SHARING_BELOW => exact_sharing_below; "setting",
-        sharing_wait_ppm: count[0, 100_000, "millionths of the transfers' mean time left"]
+        sharing_wait_ppm: count[0, 100_000, "millionths of the transfers' mean span"]
             = d::SHARING_WAIT_PPM => sharing_wait_ppm; "setting",
     }
     also {

@@ -223,6 +223,8 @@ impl Fabric<'_> {
             read: shape.read,
             inherit: None,
             unwired: 0,
+            joined: t0,
+            rtt: 0,
         };
         (job, shape.key)
     }

@@ -155,9 +155,14 @@ pub struct Job {
     /// The rate and limit it takes over from the transfer before it in its queue, which ended
     /// as this one joined ([`Fabric::hands_over`]).
     inherit: Option<(u64, Limit)>,
+    /// When it joined the sharing (its span's start, [`Fabric::share_wait`]).
+    joined: Ps,
     /// Payload moved (1e-12 bytes) not yet counted on its channels' wire bytes (lazily moved
     /// transfers count them once, at their end: [`Bulks::flush_wire`]).
     unwired: u128,
+    /// Its window weight (round trip under load) at its last solve, 0 if none: where solves
+    /// start warm ([`solve::Rounds::Warm`]) the next one starts from it.
+    rtt: u128,
 }
 
 /// A read's window weight: its round trip, idle plus the expected queueing behind the other
@@ -480,7 +485,7 @@ impl Fabric<'_> {
             }
         }
         let refs: Vec<&Job> = jobs.iter().collect();
-        self.loaded_shares(&refs)
+        (self.loaded_shares(&refs, solve::Rounds::Cold).0)
             .into_iter()
             .map(|s| {
                 let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
@@ -509,6 +514,7 @@ impl Fabric<'_> {
         let job = &mut self.bulk.jobs[id];
         job.state = State::Active;
         job.at = now;
+        job.joined = now;
         if !self.lazy() {
             self.bulk_progress(now);
         }
@@ -598,23 +604,27 @@ impl Fabric<'_> {
 
     /// How long a re-solve asked for at `now` waits: nothing while fewer transfers than
     /// [`crate::components::Sharing::exact_below`] are active, else `defer_ppm` millionths of
-    /// the mean time left of those that have a rate (see [`crate::components::Sharing`]).
+    /// the mean span of those that have a rate, from joining the sharing to their end at their
+    /// rate now (see [`crate::components::Sharing`]). The span, not the time left: what a
+    /// wait costs a transfer is a share of its whole time, and transfers near their end (the
+    /// last messages of an all-to-all's flows) would otherwise make every wait tiny and the
+    /// solves as many as the ends.
     fn share_wait(&self, now: Ps) -> Ps {
         let sharing = self.opts.sharing;
         let active = &self.bulk.active;
         if sharing.defer_ppm == 0 || active.len() < sharing.exact_below as usize {
             return 0;
         }
-        let (mut left, mut moving) = (0u128, 0u128);
+        let (mut span, mut moving) = (0u128, 0u128);
         for &id in active {
             let job = &self.bulk.jobs[id];
             if job.rate > 0 {
-                left += u128::from(end_of(job).saturating_sub(now));
+                span += u128::from(end_of(job).max(now) - job.joined);
                 moving += 1;
             }
         }
-        // A mean time left below 2^64 ps (half a year) times a ppm below 2^32 fits a u128.
-        match left.checked_div(moving) {
+        // A mean span below 2^64 ps (half a year) times a ppm below 2^32 fits a u128.
+        match span.checked_div(moving) {
             Some(mean) => {
                 (mean.min(u128::from(u64::MAX)) * u128::from(sharing.defer_ppm) / 1_000_000) as Ps
             }
@@ -780,7 +790,9 @@ impl Fabric<'_> {
             if handed {
                 let job = &self.bulk.jobs[id];
                 let next = self.bulk.queues[job.queue].1[1];
-                self.bulk.jobs[next].inherit = Some((job.rate, job.bound));
+                let (inherit, rtt) = (Some((job.rate, job.bound)), job.rtt);
+                let n = &mut self.bulk.jobs[next];
+                (n.inherit, n.rtt) = (inherit, rtt);
             }
             let channels = std::rc::Rc::clone(&self.bulk.jobs[id].channels);
             for (c, on) in channels.iter() {

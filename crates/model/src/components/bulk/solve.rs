@@ -69,6 +69,19 @@ impl ByChannel {
 /// Rounds of the loaded round-trip fixed point ([`Fabric::loaded_shares`]).
 const LOADED_ROUNDS: usize = 3;
 
+/// Where the loaded round trips of a solve start ([`Fabric::loaded_shares`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rounds {
+    /// From the idle round trips, up to [`LOADED_ROUNDS`] rounds while any weight changes:
+    /// the exact solve, a function of the demands alone.
+    Cold,
+    /// Where re-solves are batched ([`crate::components::Sharing`]): from the round trip each
+    /// read had at its last solve (a group solved again and again changes little between two
+    /// solves), stopping once no round trip moves by more than `tol_ppm` millionths (the
+    /// batching's own tolerance). A solve then costs one or two fluid solves, not four.
+    Warm { tol_ppm: u32 },
+}
+
 impl Fabric<'_> {
     /// New max-min rates for the active transfers that share a resource, directly or through
     /// others, with `seeds` (a transfer that started, or those that shared with one that
@@ -79,14 +92,26 @@ impl Fabric<'_> {
     pub(super) fn bulk_solve(&mut self, seeds: &[usize], now: Ps, q: &mut Queue<Event>) {
         let group = self.sharing_group(seeds);
         let jobs: Vec<&Job> = group.iter().map(|&id| &self.bulk.jobs[id]).collect();
-        let shares = match self.reads_meet_others(&jobs) {
-            true => self.loaded_shares(&jobs),
-            false => (self.bulk.fluid).solve(&jobs.iter().map(|j| &*j.demand).collect::<Vec<_>>()),
+        let (shares, rtts) = match self.reads_meet_others(&jobs) {
+            true => {
+                let rounds = match self.lazy() {
+                    true => Rounds::Warm {
+                        tol_ppm: self.opts.sharing.defer_ppm,
+                    },
+                    false => Rounds::Cold,
+                };
+                self.loaded_shares(&jobs, rounds)
+            }
+            false => {
+                let idle: Vec<&Demand> = jobs.iter().map(|j| &*j.demand).collect();
+                ((self.bulk.fluid).solve(&idle), Vec::new())
+            }
         };
         for (k, s) in shares.into_iter().enumerate() {
             let id = group[k];
             let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
             self.rerate(id, s.rate.max(1), limit, now);
+            self.bulk.jobs[id].rtt = rtts.get(k).copied().unwrap_or(0);
         }
         self.bulk_schedule(now, q);
     }
@@ -219,11 +244,14 @@ impl Fabric<'_> {
     /// [`LOADED_ROUNDS`] times with the queueing each solution implies (a fixed point that
     /// settles in two or three rounds; the last solution is used as it is, so every capacity
     /// still holds).
-    pub(super) fn loaded_shares(&self, jobs: &[&Job]) -> Vec<Share> {
+    ///
+    /// Also gives the window weight (round trip) each read was solved with (0: not a read, or
+    /// idle round trips throughout), for a warm start of the next solve.
+    pub(super) fn loaded_shares(&self, jobs: &[&Job], rounds: Rounds) -> (Vec<Share>, Vec<u128>) {
         let idle: Vec<&Demand> = jobs.iter().map(|j| &*j.demand).collect();
-        let mut shares = self.bulk.fluid.solve(&idle);
+        let solve_idle = || (self.bulk.fluid.solve(&idle), Vec::new());
         if jobs.len() < 2 {
-            return shares;
+            return solve_idle();
         }
         // Every transfer's use of every channel: (channel, transfer, use), by channel, then
         // transfer, then use; the same in every round (only the loads change).
@@ -237,10 +265,18 @@ impl Fabric<'_> {
             one_window.push((run[0].0, engine.filter(|_| same)));
         }
         if !reads_meet_other_windows(jobs, &one_window) {
-            return shares;
+            return solve_idle();
         }
         let mut demands: Vec<Demand> = jobs.iter().map(|j| (*j.demand).clone()).collect();
+        if let Rounds::Warm { .. } = rounds {
+            for (d, j) in demands.iter_mut().zip(jobs) {
+                if let Some(rw) = j.read.filter(|_| j.rtt > 0) {
+                    d.uses[rw.at].1 = j.rtt;
+                }
+            }
+        }
         let solve = |d: &[Demand]| self.bulk.fluid.solve(&d.iter().collect::<Vec<_>>());
+        let mut shares = solve(&demands);
         let mut others: Vec<Load> = Vec::new();
         let mut tandem_with: Vec<usize> = Vec::new();
         let mut waits: HashMap<WaitKey, f64> = HashMap::new();
@@ -326,8 +362,15 @@ impl Fabric<'_> {
                     extra += wait;
                 }
                 let weight = rw.idle_rtt as u128 + extra.round() as u128;
-                if demands[k].uses[rw.at].1 != weight {
-                    demands[k].uses[rw.at].1 = weight;
+                let old = &mut demands[k].uses[rw.at].1;
+                let moved = match rounds {
+                    Rounds::Cold => *old != weight,
+                    Rounds::Warm { tol_ppm } => {
+                        old.abs_diff(weight) * 1_000_000 > *old * u128::from(tol_ppm)
+                    }
+                };
+                if moved {
+                    *old = weight;
                     changed = true;
                 }
             }
@@ -336,6 +379,9 @@ impl Fabric<'_> {
             }
             shares = solve(&demands);
         }
-        shares
+        let rtts = (demands.iter().zip(jobs))
+            .map(|(d, j)| j.read.map_or(0, |rw| d.uses[rw.at].1))
+            .collect();
+        (shares, rtts)
     }
 }
