@@ -327,11 +327,11 @@ fn hosts_with_differing_nic_counts_are_refused() {
     );
 }
 
-/// `gdrsim topo CONFIG --network` on the shipped rail-optimized study (4 nodes x 8 NICs, one
-/// unit, 4 spines, 1:1): 8 rail leaves + 4 spines; 32 NIC cables + 8 x 4 uplinks; each leaf 4
-/// host ports and 4 uplinks of 400 Gb/s; the bisection cuts the leaves into rails 0-3 and 4-7,
-/// each half 16 x 400 Gb/s of host ports and as much of uplinks: 6400 Gb/s. `--path` on the
-/// rail turns in its leaf; off it, crosses a spine.
+/// `gdrsim topo CONFIG --network` on the shipped rail-optimized study (16 nodes x 8 NICs, one
+/// unit, 4 spines, 1:1): 8 rail leaves + 4 spines; 128 NIC cables + 8 x 16 uplinks; each leaf
+/// 16 host ports and 16 uplinks of 400 Gb/s; the bisection cuts the leaves into rails 0-3 and
+/// 4-7, each half 64 x 400 Gb/s of host ports and as much of uplinks: 25600 Gb/s. `--path` on
+/// the rail turns in its leaf; off it, crosses a spine.
 #[test]
 fn topo_network_prints_the_rail_fabric_and_a_path() {
     let cfg = "configs/cluster-rail-optimized.toml";
@@ -342,10 +342,10 @@ fn topo_network_prints_the_rail_fabric_and_a_path() {
     for want in [
         "fabric: rail-optimized (routing: ecmp)",
         "switches: 12 (8 leaf, 4 spine)",
-        "cables: 64 (32 NIC port to switch, 32 leaf to spine)",
-        "downlinks: 32 (leaf ports to NICs), uplinks: 32 (leaf ports to spines)",
-        "su0.rail7             4        4       1600     1600",
-        "bisection bandwidth: 6400 Gb/s",
+        "cables: 256 (128 NIC port to switch, 128 leaf to spine)",
+        "downlinks: 128 (leaf ports to NICs), uplinks: 128 (leaf ports to spines)",
+        "su0.rail7            16       16       6400     6400",
+        "bisection bandwidth: 25600 Gb/s",
     ] {
         assert!(out.contains(want), "{want:?} missing from:\n{out}");
     }
