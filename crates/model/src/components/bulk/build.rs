@@ -221,7 +221,7 @@ impl Fabric<'_> {
             bound_by: Vec::new(),
             serial: 0,
             read: shape.read,
-            inherit: None,
+            inherits: false,
             unwired: 0,
             joined: t0,
             rtt: 0,

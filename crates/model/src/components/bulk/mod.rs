@@ -152,9 +152,9 @@ pub struct Job {
     /// For a read under a window: where its window weight sits in `demand.uses`, its idle round
     /// trip, and the completions of one full request (its units on the completion route).
     read: Option<ReadWeight>,
-    /// The rate and limit it takes over from the transfer before it in its queue, which ended
-    /// as this one joined ([`Fabric::hands_over`]).
-    inherit: Option<(u64, Limit)>,
+    /// Its `rate` and `bound`, set before it joins, are those of the transfer before it in its
+    /// queue, which ended as this one joined ([`Fabric::hands_over`]).
+    inherits: bool,
     /// When it joined the sharing (its span's start, [`Fabric::share_wait`]).
     joined: Ps,
     /// Payload moved (1e-12 bytes) not yet counted on its channels' wire bytes (lazily moved
@@ -162,7 +162,7 @@ pub struct Job {
     unwired: u128,
     /// Its window weight (round trip under load) at its last solve, 0 if none: where solves
     /// start warm ([`solve::Rounds::Warm`]) the next one starts from it.
-    rtt: u128,
+    rtt: u64,
 }
 
 /// A read's window weight: its round trip, idle plus the expected queueing behind the other
@@ -503,9 +503,11 @@ impl Fabric<'_> {
             && self.bulk.jobs[id].stages.iter().any(|s| s.step == rq.write)
             && self.rnr_gate(flow, msg, Held::Bulk(id), now).is_none()
         {
-            if self.bulk.jobs[id].inherit.take().is_some() {
+            let job = &mut self.bulk.jobs[id];
+            if std::mem::take(&mut job.inherits) {
                 // The capacity its predecessor frees is not taken after all: those that
                 // shared with the predecessor share it out.
+                (job.rate, job.bound) = (0, Limit::None);
                 let seeds = self.neighbours_of(id);
                 self.bulk_solve_soon(&seeds, now, q);
             }
@@ -542,12 +544,13 @@ impl Fabric<'_> {
         if let Some(rw) = self.bulk.jobs[id].read {
             self.bulk.window_users[rw.engine.index()].push(id);
         }
-        match self.bulk.jobs[id].inherit.take() {
-            Some((rate, bound)) => {
-                self.rerate(id, rate, bound, now);
+        // Joining counted its inherited rate on its channels' loads ([`ChannelUsers::count`]).
+        match std::mem::take(&mut self.bulk.jobs[id].inherits) {
+            true => {
+                self.bulk.note_end(id);
                 self.bulk_schedule(now, q);
             }
-            None => self.bulk_solve_soon(&[id], now, q),
+            false => self.bulk_solve_soon(&[id], now, q),
         }
     }
 
@@ -790,9 +793,9 @@ impl Fabric<'_> {
             if handed {
                 let job = &self.bulk.jobs[id];
                 let next = self.bulk.queues[job.queue].1[1];
-                let (inherit, rtt) = (Some((job.rate, job.bound)), job.rtt);
+                let (rate, bound, rtt) = (job.rate, job.bound, job.rtt);
                 let n = &mut self.bulk.jobs[next];
-                (n.inherit, n.rtt) = (inherit, rtt);
+                (n.rate, n.bound, n.rtt, n.inherits) = (rate, bound, rtt, true);
             }
             let channels = std::rc::Rc::clone(&self.bulk.jobs[id].channels);
             for (c, on) in channels.iter() {

@@ -111,7 +111,8 @@ impl Fabric<'_> {
             let id = group[k];
             let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
             self.rerate(id, s.rate.max(1), limit, now);
-            self.bulk.jobs[id].rtt = rtts.get(k).copied().unwrap_or(0);
+            let rtt = rtts.get(k).copied().unwrap_or(0);
+            self.bulk.jobs[id].rtt = u64::try_from(rtt).unwrap_or(u64::MAX);
         }
         self.bulk_schedule(now, q);
     }
@@ -271,7 +272,7 @@ impl Fabric<'_> {
         if let Rounds::Warm { .. } = rounds {
             for (d, j) in demands.iter_mut().zip(jobs) {
                 if let Some(rw) = j.read.filter(|_| j.rtt > 0) {
-                    d.uses[rw.at].1 = j.rtt;
+                    d.uses[rw.at].1 = u128::from(j.rtt);
                 }
             }
         }
