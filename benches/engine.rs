@@ -2,7 +2,8 @@
 //! concurrent 1 GiB flows (one per rail of a DGX H100-class node), 64 flows through one PCIe link,
 //! a 1 GiB PXN message relayed over NVLink, one sweep point, the whole default sweep and
 //! dgx-h100 study, the 8x8 p2p matrix of a DGX H100, and one flow among 2 and 128 hosts (the cost
-//! of an event should not grow with the hosts defined), and a ring all-reduce of 2 x DGX H100.
+//! of an event should not grow with the hosts defined), a ring all-reduce of 2 x DGX H100, and
+//! an NCCL all-to-all of 4 and 16 DGX H100 nodes on a rail-optimized fabric.
 //! Run with `cargo bench`.
 
 use divan::counter::ItemsCount;
@@ -370,6 +371,32 @@ fn all_reduce_of_two_dgx_h100(b: Bencher, size: u64) {
         op,
         size,
         seed: scenario::point_seed(cfg.seed, 0, PathKind::Auto, op, size),
+        variant: 0,
+    };
+    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
+}
+
+/// configs/cluster-rail-optimized.toml's NCCL all-to-all at `nodes` DGX H100 nodes (one rail
+/// unit), 1 MiB a pair of ranks (8 chunks of 128 KiB): one point, the noise-free run and its
+/// jittered repeat. 16 nodes is the shipped study and issue #23's figure (16,256 flows in one
+/// sharing group, re-solves batched).
+#[divan::bench(args = [4usize, 16], sample_count = 1, sample_size = 1)]
+fn all_to_all_on_the_rail_fabric(b: Bencher, nodes: usize) {
+    let text = include_str!("../configs/cluster-rail-optimized.toml")
+        .replace("\ncount = 16\n", &format!("\ncount = {nodes}\n"))
+        .replace(
+            "\nhosts_per_unit = 16 ",
+            &format!("\nhosts_per_unit = {nodes} "),
+        );
+    let cfg = config::parse(&text, "cluster-rail-optimized.toml").unwrap();
+    let topo = scenario::topology(&cfg);
+    let (path, op, size) = (PathKind::GpuDirect, Op::WriteImm, (nodes as u64 * 8) << 20);
+    let p = Point {
+        scenario: 0,
+        path,
+        op,
+        size,
+        seed: scenario::point_seed(cfg.seed, 0, path, op, size),
         variant: 0,
     };
     b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));

@@ -66,8 +66,37 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
         };
         messages(i).saturating_mul(per_message)
     });
-    per_flow.fold(0u64, u64::saturating_add).max(1)
+    let events = per_flow.fold(0u64, u64::saturating_add);
+    events
+        .saturating_add(sharing_events(cfg, sc, p, size))
+        .max(1)
 }
+
+/// CPU of the batched re-solves of a workload whose flows run at once as bulk transfers, in
+/// events' worth, per run, per flow to the power [`SHARING_POWER`]: the flows of an NCCL
+/// all-to-all share one group, and each solve costs the group (see [`SHARING_EVENTS`]). Zero
+/// below `exact_sharing_below` flows, where the events already tell the cost.
+fn sharing_events(cfg: &Config, sc: &crate::config::ScenarioSpec, p: &Point, size: u64) -> u64 {
+    let flows = sc.flows.len();
+    let Some(w) = &sc.workload else { return 0 };
+    let bulk = !cfg.sim.granularity.tlp() && size > cfg.sim.coalesce_above;
+    if flows < cfg.sim.exact_sharing_below as usize || !bulk {
+        return 0;
+    }
+    let runs = 1 + u64::from(super::workload::repeats(cfg, w, (p.size, p.path)));
+    let per_run = SHARING_EVENTS * (flows as f64).powf(SHARING_POWER);
+    (per_run.min(u64::MAX as f64) as u64).saturating_mul(runs)
+}
+
+/// Events' worth of CPU one run's re-solves of a sharing group of F flows cost, per
+/// F^[`SHARING_POWER`]. Measured on NCCL all-to-alls of 4, 8 and 16 DGX H100 nodes on the
+/// rail-optimized fabric (992, 4,032 and 16,256 flows of 8 x 128 KiB; 9d32653): CPU beyond
+/// their estimated events 1.3, 8.7 and 60-80 s for two runs, about 9e-5 s x F^1.4 a pair of
+/// runs, 67 events at 1.5e6 events a second per run.
+const SHARING_EVENTS: f64 = 67.0;
+/// How the re-solves' cost grows with the flows of the group: each solve costs the group, and
+/// a larger group ends more transfers apart, so it solves more often.
+const SHARING_POWER: f64 = 1.4;
 
 /// Events of one movement of `bytes` of data: TLP by TLP up to `coalesce_above_bytes` (or
 /// always, with `granularity = "tlp"`), one bulk transfer above.
