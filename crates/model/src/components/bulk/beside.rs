@@ -147,9 +147,7 @@ impl Fabric<'_> {
         let hold = serialised;
         let held = &mut self.bulk.unit_until[c.index()];
         *held = (*held).max(now + hold);
-        if !self.lazy() {
-            self.bulk_progress(now);
-        }
+        self.bulk_progress(now);
         let users = users_in(&self.bulk.user_slot, &self.bulk.user_lists, c).to_vec();
         for id in users {
             // Up to now at its rate, then paused: its end moves later (its entry in the heap
@@ -190,9 +188,7 @@ impl Fabric<'_> {
             .any(|&id| self.bulk.jobs[id].bound == Limit::Channel(c))
         {
             let seeds = users.to_vec();
-            if !self.lazy() {
-                self.bulk_progress(now);
-            }
+            self.bulk_progress(now);
             self.bulk_solve_soon(&seeds, now, q);
         }
     }

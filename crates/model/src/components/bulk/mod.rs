@@ -517,9 +517,7 @@ impl Fabric<'_> {
         job.state = State::Active;
         job.at = now;
         job.joined = now;
-        if !self.lazy() {
-            self.bulk_progress(now);
-        }
+        self.bulk_progress(now);
         self.bulk.active.push(id);
         // A unit in service on one of its channels holds it back as it does the others.
         let held = self.bulk.jobs[id]
@@ -566,7 +564,7 @@ impl Fabric<'_> {
         seeds
     }
 
-    /// Whether ended transfer `id` hands its rate over to the next transfer of its queue
+    /// The next transfer of ended transfer `id`'s queue, if `id` hands its rate over to it
     /// (a flow's next message) instead of its sharing group being solved again: where re-solves
     /// are batched, when that transfer joins at this instant (its latency overlapped) with the
     /// same demand (the same chain of the same flow). The solve
@@ -574,18 +572,17 @@ impl Fabric<'_> {
     /// takes the capacity its predecessor frees, as a stream does, instead of idling at rate 0
     /// while its neighbours wait for a batched solve to share that capacity out. (Where the
     /// next one is refused for want of a receive, [`Fabric::bulk_ready`] has them solved.)
-    fn hands_over(&self, id: usize, now: Ps) -> bool {
+    fn hands_over(&self, id: usize, now: Ps) -> Option<usize> {
         let job = &self.bulk.jobs[id];
         if !self.lazy() || job.rate == 0 {
-            return false;
+            return None;
         }
-        let Some(&next) = self.bulk.queues[job.queue].1.get(1) else {
-            return false;
-        };
+        let &next = self.bulk.queues[job.queue].1.get(1)?;
         let n = &self.bulk.jobs[next];
-        n.state == State::Queued
+        let takes = n.state == State::Queued
             && n.t0 + n.latency <= now
-            && std::rc::Rc::ptr_eq(&n.demand, &job.demand)
+            && std::rc::Rc::ptr_eq(&n.demand, &job.demand);
+        takes.then_some(next)
     }
 
     /// Re-solves the sharing groups of `seeds` once every event already due now has run: the
@@ -613,11 +610,10 @@ impl Fabric<'_> {
     /// last messages of an all-to-all's flows) would otherwise make every wait tiny and the
     /// solves as many as the ends.
     fn share_wait(&self, now: Ps) -> Ps {
-        let sharing = self.opts.sharing;
-        let active = &self.bulk.active;
-        if sharing.defer_ppm == 0 || active.len() < sharing.exact_below as usize {
+        if !self.lazy() {
             return 0;
         }
+        let active = &self.bulk.active;
         let (mut span, mut moving) = (0u128, 0u128);
         for &id in active {
             let job = &self.bulk.jobs[id];
@@ -629,7 +625,8 @@ impl Fabric<'_> {
         // A mean span below 2^64 ps (half a year) times a ppm below 2^32 fits a u128.
         match span.checked_div(moving) {
             Some(mean) => {
-                (mean.min(u128::from(u64::MAX)) * u128::from(sharing.defer_ppm) / 1_000_000) as Ps
+                (mean.min(u128::from(u64::MAX)) * u128::from(self.opts.sharing.defer_ppm)
+                    / 1_000_000) as Ps
             }
             None => 0,
         }
@@ -640,15 +637,19 @@ impl Fabric<'_> {
     /// shared out.
     pub(super) fn bulk_share(&mut self, now: Ps, q: &mut Queue<Event>) {
         self.bulk.share_at = None;
-        if std::mem::take(&mut self.bulk.share_late) && !self.lazy() {
+        if std::mem::take(&mut self.bulk.share_late) {
             self.bulk_progress(now);
         }
         let seeds = std::mem::take(&mut self.bulk.pending);
         self.bulk_solve(&seeds, now, q);
     }
 
-    /// Moves every active transfer's bytes up to `now` at its current rate.
+    /// Moves every active transfer's bytes up to `now` at its current rate, unless they move
+    /// lazily ([`Fabric::lazy`]: each then moves when its own rate, pause or end asks).
     fn bulk_progress(&mut self, now: Ps) {
+        if self.lazy() {
+            return;
+        }
         for k in 0..self.bulk.active.len() {
             let id = self.bulk.active[k];
             self.progress_one(id, now);
@@ -789,10 +790,10 @@ impl Fabric<'_> {
         let mark = self.bulk.solves;
         for &id in &done {
             // Its successor takes its rate over: nothing changes for those beside it.
-            let handed = self.hands_over(id, now);
-            if handed {
+            let next = self.hands_over(id, now);
+            let handed = next.is_some();
+            if let Some(next) = next {
                 let job = &self.bulk.jobs[id];
-                let next = self.bulk.queues[job.queue].1[1];
                 let (rate, bound, rtt) = (job.rate, job.bound, job.rtt);
                 let n = &mut self.bulk.jobs[next];
                 (n.rate, n.bound, n.rtt, n.inherits) = (rate, bound, rtt, true);
