@@ -11,6 +11,7 @@ pub(crate) mod channel;
 mod copy;
 mod cpu;
 pub(crate) mod fabric;
+mod fast_hash;
 pub(crate) mod fluid;
 pub mod footprint;
 mod nic;

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use super::*;
+use crate::components::fast_hash::{FastHash, u128_to_f64};
 
 /// Whether some read's requests or completions share a channel with a transfer that is not
 /// under the same read window (else no read waits for another job's units: every round trip
@@ -30,7 +31,7 @@ fn reads_meet_other_windows(
 }
 
 /// What one read use's wait depends on besides the round's loads ([`Fabric::loaded_shares`]).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct WaitKey {
     engine: ReadEngineId,
     channel: ChannelId,
@@ -43,7 +44,8 @@ struct WaitKey {
 }
 
 /// The tables of [`Fabric::uses_by_channel`], kept between solves: per channel, the table that
-/// last met it (a mark without clearing) and its place among the distinct channels.
+/// last met it (a mark without clearing) and its place among the distinct channels; per place,
+/// where its run of uses begins; and the loaded rounds' waits ([`Fabric::loaded_shares`]).
 #[derive(Debug)]
 pub(super) struct ByChannel {
     stamp: u64,
@@ -51,6 +53,9 @@ pub(super) struct ByChannel {
     slot: Paged<u32>,
     channels: Vec<ChannelId>,
     next: Vec<usize>,
+    /// Place `i`'s uses are `starts[i]..starts[i + 1]` of the table.
+    starts: Vec<usize>,
+    waits: HashMap<WaitKey, f64, FastHash>,
 }
 
 impl ByChannel {
@@ -62,6 +67,8 @@ impl ByChannel {
             slot: Paged::new(channels),
             channels: Vec::new(),
             next: Vec::new(),
+            starts: Vec::new(),
+            waits: HashMap::default(),
         }
     }
 }
@@ -205,6 +212,8 @@ impl Fabric<'_> {
             slot,
             channels,
             next,
+            starts,
+            ..
         } = &mut *scratch;
         *stamp += 1;
         channels.clear();
@@ -228,6 +237,9 @@ impl Fabric<'_> {
         for n in next.iter_mut() {
             (*n, total) = (total, total + *n);
         }
+        starts.clear();
+        starts.extend_from_slice(next);
+        starts.push(total);
         // Transfers in order, each one's uses in order: each channel's run comes out sorted.
         let mut on = vec![(ChannelId(0), 0, 0); total];
         for (k, j) in jobs.iter().enumerate() {
@@ -268,6 +280,19 @@ impl Fabric<'_> {
         if !reads_meet_other_windows(jobs, &one_window) {
             return solve_idle();
         }
+        // A channel's place among the distinct channels, which is its run in `on` and its entry
+        // in `one_window` (both in channel order).
+        let mut scratch = self.bulk.by_channel.borrow_mut();
+        let ByChannel {
+            slot,
+            starts,
+            waits,
+            ..
+        } = &mut *scratch;
+        let run = |c: ChannelId| {
+            let i = slot[c.index()] as usize;
+            starts[i]..starts[i + 1]
+        };
         let mut demands: Vec<Demand> = jobs.iter().map(|j| (*j.demand).clone()).collect();
         if let Rounds::Warm { .. } = rounds {
             for (d, j) in demands.iter_mut().zip(jobs) {
@@ -280,7 +305,6 @@ impl Fabric<'_> {
         let mut shares = solve(&demands);
         let mut others: Vec<Load> = Vec::new();
         let mut tandem_with: Vec<usize> = Vec::new();
-        let mut waits: HashMap<WaitKey, f64> = HashMap::new();
         for _ in 0..LOADED_ROUNDS {
             // Transfer `k`'s load on channel `c` by its use `x` at this round's rates: worked
             // out only on the channels a read waits on (not every use of the group).
@@ -288,7 +312,7 @@ impl Fabric<'_> {
             let load = move |c: ChannelId, k: usize, x: usize| {
                 let u = &jobs[k].uses[x];
                 let cap = self.channels[c.index()].rate.bps() as f64 / 8.0;
-                let bytes = rates[k].rate as f64 * u.weight as f64 / WEIGHT_ONE as f64;
+                let bytes = rates[k].rate as f64 * u128_to_f64(u.weight) / WEIGHT_ONE as f64;
                 Load {
                     rho: bytes / cap,
                     unit_ps: u.unit_wire as f64 / cap * PS_PER_S as f64,
@@ -298,10 +322,8 @@ impl Fabric<'_> {
             // The transfers under another window than `engine` on channel `c`, ascending
             // (`on` is sorted by channel, then transfer), with their loads.
             let met = |c: ChannelId, engine: ReadEngineId| {
-                let from = on.partition_point(|l| l.0 < c);
-                on[from..]
+                on[run(c)]
                     .iter()
-                    .take_while(move |l| l.0 == c)
                     .filter(move |l| !same_window(jobs[l.1], engine))
                     .map(move |&(c, k, x)| (c, k, load(c, k, x)))
             };
@@ -326,8 +348,8 @@ impl Fabric<'_> {
                         Unit::Completion => rw.completions,
                         _ => continue,
                     };
-                    let w = one_window.partition_point(|o| o.0 < u.channel);
-                    let alone = one_window.get(w).is_some_and(|o| o.1 == Some(rw.engine));
+                    let w = slot[u.channel.index()] as usize;
+                    let alone = one_window[w].1 == Some(rw.engine);
                     let tandem_on = before
                         .filter(|&(_, unit, met_others)| unit == u.unit && met_others)
                         .map(|b| b.0);

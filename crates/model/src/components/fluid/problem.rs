@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use super::{Demand, Res};
+use crate::components::fast_hash::{FastHash, u128_to_f64};
 use crate::components::paged::Paged;
 
 /// The classes of one solve and the resources they use (see the module documentation).
@@ -39,7 +40,7 @@ pub(super) struct Problem {
     pub weights_f: Vec<f64>,
     /// Scratch: classes by the digest of their demand, each resource's place while it is
     /// touched, the next free slot of each place's users.
-    index: HashMap<u64, usize>,
+    index: HashMap<u64, usize, FastHash>,
     place_of: Paged<u32>,
     /// Per resource, the build that last met it (a mark without clearing), and the builds.
     seen: Paged<u64>,
@@ -138,16 +139,16 @@ impl Problem {
         for &(j, w) in &self.users {
             let m = self.classes[j].1;
             self.users_f.push(UserF {
-                w: w as f64,
-                m: m as f64,
-                wm: (w * m) as f64,
+                w: u128_to_f64(w),
+                m: u128_to_f64(m),
+                wm: u128_to_f64(w * m),
             });
         }
         self.capacity_f.clear();
         self.weights_f.clear();
         for i in 0..n {
             self.capacity_f
-                .push(capacity[self.touched[i] as usize] as f64);
+                .push(u128_to_f64(capacity[self.touched[i] as usize]));
             let at = self.user_at[i]..self.user_at[i + 1];
             self.weights_f
                 .push(self.users_f[at].iter().map(|u| u.wm).sum::<f64>());
