@@ -397,6 +397,49 @@ fn topo_network_prints_the_leaf_spine_bisection() {
     }
 }
 
+/// NCCL's all-to-all with PXN (`NCCL_P2P_PXN_LEVEL` 2, `ncclTopoGetNetDev`): GPU i's send to
+/// GPU j of another node leaves through nic j, relayed over NVLink by GPU j, so on a
+/// rail-optimized fabric every inter-node byte stays on its rail leaf and no spine carries
+/// any. By GPUDirect (PXN off) 7/8 of them change rail and cross a spine; `auto` with
+/// `sim.pxn = false` does the same.
+#[test]
+fn pxn_keeps_an_all_to_all_off_the_spines() {
+    let t = |pxn: bool| {
+        format!(
+            "name = \"a2a-rail\"\n[sim]\njitter = false\niterations = 1\nmin_iterations = 1\n\
+             pxn = {pxn}\n[sweep]\nsizes = [\"4MiB\"]\npaths = [\"gpudirect\", \"auto\"]\n\
+             ops = [\"write_imm\"]\n[output]\ncharts = []\n\
+             [network]\nfabric = \"rail-optimized\"\nhosts_per_unit = 2\n\
+             [[hosts]]\nname = \"n\"\ncount = 2\npreset = \"dgx-h100\"\n\
+             [[scenarios]]\nname = \"a2a\"\ncollective = {{ kind = \"all_to_all\" }}\n"
+        )
+    };
+    let spine_bytes = |cfg: &Config, path: PathKind| -> u64 {
+        let s = crate::support::first_summary(cfg, path, 4 << 20);
+        let bytes = |p: &str| -> u64 {
+            (s.links.iter())
+                .filter(|l| l.channel.contains(p))
+                .map(|l| l.bytes)
+                .sum()
+        };
+        assert!(bytes("rail") > 0, "no rail bytes: {:?}", s.links);
+        bytes("spine")
+    };
+    let on = config::parse(&t(true), "a2a-rail.toml").unwrap_or_else(|e| panic!("{e}"));
+    let off = config::parse(&t(false), "a2a-rail.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(spine_bytes(&on, PathKind::Auto), 0);
+    // 2 nodes x 8 GPUs x 8 remote GPUs x 256 KiB, 7/8 of them across a spine (twice: up
+    // and down), payload plus headers.
+    let crossing = 2 * 8 * 7 * (256 << 10) * 2;
+    for (cfg, path) in [(&on, PathKind::GpuDirect), (&off, PathKind::Auto)] {
+        let b = spine_bytes(cfg, path);
+        assert!(
+            b >= crossing && b < crossing * 11 / 10,
+            "{path:?}: {b} against {crossing}"
+        );
+    }
+}
+
 /// The issue's PXN oracle. Two DGX H100 nodes, one unit: GPU 2 of node a sends to GPU 5 of
 /// node b. Its own NIC is nic2 (rail 2), the receiver's nic5 (rail 5): by GPUDirect from nic2
 /// the route crosses a spine (4 cables, 3 switches). NCCL's PXN relays the send over NVLink

@@ -519,11 +519,17 @@ pub(super) fn convert(
                     receiver: own(b),
                     qp: 0,
                 });
+                // NCCL's P2P NIC with PXN: the one local to the GPU of the receiver's index.
+                let pxn = near[a.0]
+                    .get(b.1)
+                    .copied()
+                    .filter(|&nic| a.0 != b.0 && Some(nic) != near[a.0].get(a.1).copied());
                 deps.push(FlowDeps {
                     name: format!("{}->{}", name(a), name(b)),
                     after: Vec::new(),
                     reduce: false,
                     messages: None,
+                    pxn_sender: pxn.map(|nic| at(a, Some(nic))),
                 });
             }
         }
@@ -570,6 +576,7 @@ pub(super) fn convert(
                 after: vec![(first + (i + n - 1) % n, 1)],
                 reduce: false,
                 messages: None,
+                pxn_sender: None,
             });
         }
     }
@@ -607,6 +614,7 @@ pub(super) fn convert(
                     after: e.after.iter().map(|&j| (j + base, 0)).collect(),
                     reduce: e.reduce,
                     messages: None,
+                    pxn_sender: None,
                 });
             }
         }

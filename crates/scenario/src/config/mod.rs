@@ -222,6 +222,12 @@ pub struct FlowDeps {
     pub reduce: bool,
     /// Messages it carries; None: the sweep's iteration rules for the size.
     pub messages: Option<u32>,
+    /// Where NCCL's PXN is on (path `auto` with `sim.pxn`, or `pxn`), the sender it would
+    /// send from instead: an all-to-all's send to another node goes out through the NIC of the
+    /// sender's node that is local to the GPU of the receiver's index (NCCL's
+    /// `ncclTopoGetNetDev`, `NCCL_P2P_PXN_LEVEL` 2), relayed over NVLink by that NIC's GPU,
+    /// so that it stays on the receiver's rail. None: it sends through its own NIC.
+    pub pxn_sender: Option<Endpoint>,
 }
 
 impl ScenarioSpec {

@@ -190,6 +190,7 @@ fn workload_of(cx: &Cx, key: &str, list: &[RawFlow]) -> R<Option<Workload>> {
             after,
             reduce: f.reduce.unwrap_or(false),
             messages: f.messages,
+            pxn_sender: None,
         });
     }
     if let Some(cycle) = zero_lag_cycle(&flows) {

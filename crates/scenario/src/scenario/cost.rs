@@ -47,10 +47,10 @@ pub fn estimate(cfg: &Config, topo: &Topology, p: &Point) -> u64 {
         let repeats = u64::from(super::workload::repeats(cfg, w, at));
         u64::from(super::workload::messages(cfg, w, i, at)).saturating_mul(1 + repeats)
     };
-    let per_flow = sc.flows.iter().enumerate().map(|(i, f)| {
+    let per_flow = sc.flows.iter().enumerate().map(|(i, _)| {
         // The modes do not depend on the size: a small plan tells them.
         let Ok(built) =
-            super::workload::plan(cfg, topo, sc, f, (p.path, p.op), (8, Protocol::Simple))
+            super::workload::plan(cfg, topo, sc, i, (p.path, p.op), (8, Protocol::Simple))
         else {
             return 0;
         };

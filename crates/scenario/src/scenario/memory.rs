@@ -43,10 +43,8 @@ pub struct PointMemory {
 /// run and its jittered repeats run side by side).
 pub fn point(cfg: &Config, topo: &Topology, p: &Point, threads: usize) -> PointMemory {
     let sc = &cfg.scenarios[p.scenario];
-    let Ok(built) = sc
-        .flows
-        .iter()
-        .map(|f| {
+    let Ok(built) = (0..sc.flows.len())
+        .map(|i| {
             let msg = sc.workload.as_ref().map_or(
                 (p.size, crate::config::collective::Protocol::Simple),
                 |w| {
@@ -56,7 +54,7 @@ pub fn point(cfg: &Config, topo: &Topology, p: &Point, threads: usize) -> PointM
                     )
                 },
             );
-            super::workload::plan(cfg, topo, sc, f, (p.path, p.op), msg)
+            super::workload::plan(cfg, topo, sc, i, (p.path, p.op), msg)
         })
         .collect::<Result<Vec<_>, _>>()
     else {

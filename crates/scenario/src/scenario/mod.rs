@@ -144,9 +144,9 @@ pub fn check_plans(cfg: &Config, topo: &Topology) -> Result<(), (String, String,
     for (si, sc) in cfg.scenarios.iter().enumerate() {
         for &path in &cfg.paths {
             for &op in &cfg.ops {
-                for f in &sc.flows {
+                for i in 0..sc.flows.len() {
                     if let Err(e) =
-                        workload::plan(cfg, topo, sc, f, (path, op), (size, Protocol::Simple))
+                        workload::plan(cfg, topo, sc, i, (path, op), (size, Protocol::Simple))
                     {
                         let why = match op {
                             Op::Read => {

@@ -22,24 +22,28 @@ use crate::components::{Fabric, FlowOutcome, ReduceRule, gating_message};
 use crate::config::PathKind;
 use crate::config::collective::Protocol;
 use crate::config::{Config, ScenarioSpec, Workload};
+use crate::effective::SideMode;
 use crate::plan::Plan;
 use crate::record::{Recorder, Span, Stage};
 use crate::stats::{self, ChainRow, FlowRow, StageRow, Summary};
 use crate::topology::Topology;
 use crate::units::Ps;
 
-/// The plan of one message of `bytes` of flow `f` of scenario `sc`: a collective's edge inside
+/// The plan of one message of `bytes` of flow `i` of scenario `sc`: a collective's edge inside
 /// a node is NCCL's P2P transport in `protocol` (Simple stores a flag after the data, LL and
-/// LL128 carry it in their lines); every other flow's is its path's.
+/// LL128 carry it in their lines); every other flow's is its path's, from the sender NCCL's
+/// PXN picks where it is on ([`pxn_flow`]).
 pub fn plan(
     cfg: &Config,
     topo: &Topology,
     sc: &ScenarioSpec,
-    f: &crate::config::FlowSpec,
+    i: usize,
     (path, op): (crate::config::PathKind, crate::config::Op),
     (bytes, protocol): (u64, Protocol),
 ) -> Result<paths::Built, crate::topology::RouteError> {
     let collective = sc.workload.as_ref().is_some_and(|w| w.collective.is_some());
+    let pxn = pxn_flow(cfg, topo, sc, i, path);
+    let f = pxn.as_ref().unwrap_or(&sc.flows[i]);
     if collective && f.is_intra() {
         super::nccl_p2p::plan(topo, f, bytes, protocol)
     } else {
@@ -47,6 +51,30 @@ pub fn plan(
         let simple = !matches!(protocol, Protocol::Ll | Protocol::Ll128);
         paths::plan_flushing(cfg, f, topo, (path, op, bytes), simple)
     }
+}
+
+/// Flow `i` of `sc` as NCCL sends it with PXN on `path`, where that changes its sender: its
+/// workload names a PXN sender (an all-to-all's send to another rail), PXN is on (`pxn`, or
+/// `auto` with `sim.pxn`), and that NIC's GPU relays for the sending GPU (NCCL's condition:
+/// NVLink between the two, GPUDirect from the relay to its NIC, [`super::relay::relay_gpu`]).
+/// Otherwise NCCL sends through the GPU's own NIC: None.
+fn pxn_flow(
+    cfg: &Config,
+    topo: &Topology,
+    sc: &ScenarioSpec,
+    i: usize,
+    path: PathKind,
+) -> Option<crate::config::FlowSpec> {
+    let on = path == PathKind::Pxn || (path == PathKind::Auto && cfg.sim.pxn);
+    let s = sc.workload.as_ref()?.flows.get(i)?.pxn_sender.clone()?;
+    let f = &sc.flows[i];
+    let g = f.sender.gpu?;
+    (on && super::relay::relay_gpu(cfg, topo, s.host, (g, s.nic)).is_ok()).then(|| {
+        crate::config::FlowSpec {
+            sender: s,
+            ..f.clone()
+        }
+    })
 }
 
 /// First start to last delivery over every flow of a run.
@@ -265,15 +293,13 @@ fn simulate_in(
     w: &Workload,
 ) -> PointResult {
     let shape = Shape::of(cfg, sc, w, (p.size, p.path));
-    let built: Vec<paths::Built> = sc
-        .flows
-        .iter()
-        .map(|f| {
+    let built: Vec<paths::Built> = (0..sc.flows.len())
+        .map(|i| {
             plan(
                 cfg,
                 topo,
                 sc,
-                f,
+                i,
                 (p.path, p.op),
                 (shape.message_bytes, shape.protocol),
             )
@@ -369,7 +395,15 @@ fn simulate_in(
     // The flow the row's class, path and reason describe: the first; a collective's first
     // that crosses the network (its edges inside a node are all NCCL's P2P transport).
     let shown = match &w.collective {
-        Some(_) => sc.flows.iter().position(|f| !f.is_intra()).unwrap_or(0),
+        Some(_) => {
+            let crossing = |i: &usize| !sc.flows[*i].is_intra();
+            let relayed = |i: &usize| flow_rows[*i].effective_path.sender == SideMode::Relay;
+            (0..sc.flows.len())
+                .filter(crossing)
+                .find(relayed)
+                .or_else(|| (0..sc.flows.len()).find(crossing))
+                .unwrap_or(0)
+        }
         None => 0,
     };
     let summary = Summary {
