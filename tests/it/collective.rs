@@ -268,6 +268,26 @@ fn an_all_to_all_is_every_pair_sending_its_share_in_p2p_chunks() {
     assert!((busbw - a2a.bw_gbps / 2.0).abs() < 1e-9 * busbw.max(1.0));
 }
 
+/// NCCL's kernel stores each peer's data in thread blocks of its own, so an all-to-all inside
+/// one DGX H100 moves each GPU's data to its seven peers side by side, and every GPU's
+/// NVLink (18 links x 25 GB/s = 450 GB/s each way through the NVSwitch) carries its share at
+/// once. busbw (algbw x 7/8) is each GPU's payload rate out: at 8 MiB it must be within the
+/// links' 450 GB/s and above 300 (the model's NVLink payload ceiling is about 89% of the
+/// links, 400 GB/s, row N10). With each GPU's stores in one queue, peer after peer, every GPU
+/// started with the same peer and waited on its one NVLink in: 97 GB/s.
+#[test]
+fn a_gpus_stores_to_different_peers_go_side_by_side() {
+    let text = nodes(
+        1,
+        "\"8MiB\"",
+        "[[scenarios]]\nname = \"a2a\"\ncollective = { kind = \"all_to_all\", gpus_per_host = 8 }\n",
+    );
+    let s = point(&parse(&text), "a2a", PathKind::GpuDirect, 8 << 20).summary;
+    assert_eq!(s.flows, 56);
+    let busbw = s.busbw_gbps.unwrap();
+    assert!(busbw > 300.0 && busbw <= 450.0, "busbw {busbw} GB/s");
+}
+
 /// A collective's mistakes are refused by `check` with the key and what it expects.
 #[test]
 fn collective_mistakes_are_refused_with_the_key() {

@@ -390,12 +390,13 @@ impl Fabric<'_> {
                     last_out: 0,
                 });
                 reference = 0;
-                // A copy engine's copies queue in its direction; a kernel's stores (PXN) in a
-                // queue of the GPU's SMs, beside its copy engines.
+                // A copy engine's copies queue in its direction; a kernel's stores (NCCL's
+                // P2P, PXN, its host path) in a queue of the GPU's SMs per flow, beside its
+                // copy engines ([`QueueKey::Gpu`]).
                 key = QueueKey::Gpu {
                     engine: self.topo.gpu_engine(gpu.host, gpu.gpu),
                     h2d: matches!(copy, Copy::H2d { .. }),
-                    sms: matches!(step.kind, StepKind::KernelCopy { .. }),
+                    sms: matches!(step.kind, StepKind::KernelCopy { .. }).then_some(flow),
                 };
             }
             ref k => unreachable!("{k:?} is not a bulk transfer"),

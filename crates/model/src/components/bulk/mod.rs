@@ -45,7 +45,8 @@ use crate::units::{PS_PER_S, Ps};
 use beside::ChannelUsers;
 
 /// The queue a transfer waits in behind the transfers before it: its flow's send queue, or a
-/// GPU's copy engine in one direction (or its SMs, for a kernel's stores).
+/// GPU's copy engine in one direction (or, for a kernel's stores, the SMs storing one flow's
+/// data).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum QueueKey {
     /// A flow's send queue (its NIC transfers go one after another): its first QP's.
@@ -54,11 +55,15 @@ enum QueueKey {
     /// NIC serves its QPs side by side, each in order. (The first QP keeps `Flow`, so one QP
     /// queues exactly as before the key existed.)
     FlowQp(u32, u32),
-    /// A GPU's copies: its copy engine (by read-engine index) in one direction, or its SMs.
+    /// A GPU's copies: its copy engine (by read-engine index) in one direction, or (`sms`:
+    /// the flow) its SMs' stores of one flow. A copy engine copies one request after another;
+    /// NCCL's kernel runs each channel, and each peer of a grouped send, in thread blocks of
+    /// their own, so the stores of different flows (a ring's channels, an all-to-all's
+    /// peers, PXN's relays) go side by side, sharing the links, each flow's in order.
     Gpu {
         engine: ReadEngineId,
         h2d: bool,
-        sms: bool,
+        sms: Option<u32>,
     },
 }
 
