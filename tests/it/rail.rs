@@ -428,6 +428,24 @@ fn pxn_keeps_an_all_to_all_off_the_spines() {
     let on = config::parse(&t(true), "a2a-rail.toml").unwrap_or_else(|e| panic!("{e}"));
     let off = config::parse(&t(false), "a2a-rail.toml").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(spine_bytes(&on, PathKind::Auto), 0);
+    // flows.csv names each relayed flow as it ran: from the receiver's rail ("n0/gpu2 via
+    // nic5" to "n1/gpu5 via nic5").
+    let rows = crate::support::first_summary(&on, PathKind::Auto, 4 << 20).flow_rows;
+    let nic = |e: &str| e.rsplit(" via ").next().unwrap_or_default().to_string();
+    let host = |e: &str| e.split('/').next().unwrap_or_default().to_string();
+    let across: Vec<_> = (rows.iter())
+        .filter(|r| host(&r.sender) != host(&r.receiver))
+        .collect();
+    assert_eq!(across.len(), 2 * 8 * 8);
+    for r in across {
+        assert_eq!(
+            nic(&r.sender),
+            nic(&r.receiver),
+            "{} -> {}",
+            r.sender,
+            r.receiver
+        );
+    }
     // 2 nodes x 8 GPUs x 8 remote GPUs x 256 KiB, 7/8 of them across a spine (twice: up
     // and down), payload plus headers.
     let crossing = 2 * 8 * 7 * (256 << 10) * 2;

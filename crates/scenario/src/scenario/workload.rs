@@ -377,6 +377,9 @@ fn simulate_in(
         .zip(&built)
         .enumerate()
         .map(|(i, (flow, b))| {
+            // A flow PXN sends from another NIC is named as it ran (its sender via that NIC).
+            let pxn = pxn_flow(cfg, topo, sc, i, p.path);
+            let flow = pxn.as_ref().unwrap_or(flow);
             let mine = &model.flows[i].messages;
             let (s, e) = mine[0];
             let mut row = flow_row(
