@@ -365,14 +365,7 @@ fn all_reduce_of_two_dgx_h100(b: Bencher, size: u64) {
     let cfg = config::parse(text, "collectives.toml").unwrap();
     let topo = scenario::topology(&cfg);
     let op = Op::WriteImm;
-    let p = Point {
-        scenario: 0,
-        path: PathKind::Auto,
-        op,
-        size,
-        seed: scenario::point_seed(cfg.seed, 0, PathKind::Auto, op, size),
-        variant: 0,
-    };
+    let p = Point::at(cfg.seed, 0, PathKind::Auto, op, size);
     b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
 }
 
@@ -391,13 +384,6 @@ fn all_to_all_on_the_rail_fabric(b: Bencher, nodes: usize) {
     let cfg = config::parse(&text, "cluster-rail-optimized.toml").unwrap();
     let topo = scenario::topology(&cfg);
     let (path, op, size) = (PathKind::GpuDirect, Op::WriteImm, (nodes as u64 * 8) << 20);
-    let p = Point {
-        scenario: 0,
-        path,
-        op,
-        size,
-        seed: scenario::point_seed(cfg.seed, 0, path, op, size),
-        variant: 0,
-    };
+    let p = Point::at(cfg.seed, 0, path, op, size);
     b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
 }

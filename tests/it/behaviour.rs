@@ -1008,14 +1008,7 @@ fn every_op_streams_both_ways_at_twice_the_one_way_rate() {
     let topo = gdrsim::scenario::topology(&cfg);
     let bw = |scenario: &str, path, op| {
         let si = scenario_index(&cfg, scenario);
-        let p = gdrsim::scenario::Point {
-            scenario: si,
-            path,
-            op,
-            size: 64 << 20,
-            seed: gdrsim::scenario::point_seed(cfg.seed, si, path, op, 64 << 20),
-            variant: 0,
-        };
+        let p = gdrsim::scenario::Point::at(cfg.seed, si, path, op, 64 << 20);
         gdrsim::scenario::simulate_point(&cfg, &topo, &p)
             .summary
             .bw_gbps
@@ -1123,14 +1116,7 @@ fn a_send_without_a_posted_receive_draws_rnr_naks_and_waits_the_timer() {
         ]);
         let topo = gdrsim::scenario::topology(&cfg);
         let size = 4096;
-        let p = gdrsim::scenario::Point {
-            scenario: 0,
-            path: PathKind::GpuDirect,
-            op,
-            size,
-            seed: gdrsim::scenario::point_seed(cfg.seed, 0, PathKind::GpuDirect, op, size),
-            variant: 0,
-        };
+        let p = gdrsim::scenario::Point::at(cfg.seed, 0, PathKind::GpuDirect, op, size);
         let (window, messages) = gdrsim::scenario::stream_shape(&cfg, size);
         (
             gdrsim::scenario::simulate_point(&cfg, &topo, &p).summary,

@@ -172,14 +172,7 @@ fn within_capacity(m: &Mix, path: PathKind, op: Op, size: u64) -> Result<(), Tes
     let text = config_of(m, &[path], op, &[size]);
     let cfg = config::parse(&text, "mix.toml")
         .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-    let p = Point {
-        scenario: 0,
-        path,
-        op,
-        size,
-        seed: scenario::point_seed(cfg.seed, 0, path, op, size),
-        variant: 0,
-    };
+    let p = Point::at(cfg.seed, 0, path, op, size);
     let r = scenario::simulate_point(&cfg, &scenario::topology(&cfg), &p);
     let s = &r.summary;
     for l in &s.links {
@@ -448,14 +441,7 @@ fn batched_from(text: &str, below: u32, ppm: u32) -> String {
 /// The summary of `text`'s point (its one scenario) at `path`, write_imm, `size`.
 fn run_point(text: &str, path: PathKind, size: u64) -> gdrsim::stats::Summary {
     let cfg = config::parse(text, "mix.toml").expect("parses");
-    let p = Point {
-        scenario: 0,
-        path,
-        op: Op::WriteImm,
-        size,
-        seed: scenario::point_seed(cfg.seed, 0, path, Op::WriteImm, size),
-        variant: 0,
-    };
+    let p = Point::at(cfg.seed, 0, path, Op::WriteImm, size);
     scenario::simulate_point(&cfg, &scenario::topology(&cfg), &p).summary
 }
 

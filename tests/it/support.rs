@@ -56,14 +56,7 @@ pub fn scenario_index(cfg: &Config, name: &str) -> usize {
 pub fn point_of(cfg: &Config, scenario: &str, path: PathKind, size: u64) -> Point {
     let si = scenario_index(cfg, scenario);
     let op = gdrsim::config::Op::WriteImm;
-    Point {
-        scenario: si,
-        path,
-        op,
-        size,
-        seed: scenario::point_seed(cfg.seed, si, path, op, size),
-        variant: 0,
-    }
+    Point::at(cfg.seed, si, path, op, size)
 }
 
 /// Simulates one point as `gdrsim run` does.

@@ -135,14 +135,7 @@ fn check_well_formed(doc: &Value) -> Vec<&Value> {
 }
 
 fn point(cfg: &Config, si: usize, (path, op): (PathKind, Op), size: u64) -> Point {
-    Point {
-        scenario: si,
-        path,
-        op,
-        size,
-        seed: scenario::point_seed(cfg.seed, si, path, op, size),
-        variant: 0,
-    }
+    Point::at(cfg.seed, si, path, op, size)
 }
 
 /// One message: the stage slices are stages.csv's rows, and the message's extent is lat_model.

@@ -196,14 +196,7 @@ fn agrees_with_its_point(
     (si, path, op, size): (usize, PathKind, Op, u64),
     p: &walkthrough::PathWalk,
 ) -> gdrsim::stats::Summary {
-    let point = Point {
-        scenario: si,
-        path,
-        op,
-        size,
-        seed: scenario::point_seed(cfg.seed, si, path, op, size),
-        variant: 0,
-    };
+    let point = Point::at(cfg.seed, si, path, op, size);
     let r = scenario::simulate_point(cfg, topo, &point).summary;
     assert_eq!(p.latency_ps, r.lat_model_ps, "{si} {path:?} {size}");
     assert_eq!(p.host_mem_bytes, r.host_mem_bytes);

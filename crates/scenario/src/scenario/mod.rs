@@ -43,6 +43,21 @@ pub struct Point {
     pub variant: usize,
 }
 
+impl Point {
+    /// The point of scenario `scenario`, `path`, `op` and `size` without a sweep variant, with
+    /// its seed from the config's `seed` ([`point_seed`]): what `gdrsim run` simulates there.
+    pub fn at(seed: u64, scenario: usize, path: PathKind, op: Op, size: u64) -> Point {
+        Point {
+            scenario,
+            path,
+            op,
+            size,
+            seed: point_seed(seed, scenario, path, op, size),
+            variant: 0,
+        }
+    }
+}
+
 /// All points of a config, in output order: variant (where the config sweeps parameters),
 /// then scenario, then path, then op, then size. Every variant's points have the seeds of the
 /// study without a sweep, so variants differ by their values, not by their random draws.
