@@ -26,8 +26,8 @@ pub struct SimOptions {
 
 /// When the bulk transfers' rates are re-solved after a start or an end.
 ///
-/// Exactly (at once, after every event of the instant) while fewer than `exact_below`
-/// transfers are active. With more, a re-solve waits `defer_ppm` millionths of the active
+/// Exactly (at once, after every event of the instant) until `exact_below` transfers are
+/// active at once. From then on, to the end of the run, a re-solve waits `defer_ppm` millionths of the active
 /// transfers' mean span (from joining the sharing to their end at their rate now), so that
 /// the starts and ends of that wait are shared out in one solve: a solve costs the whole
 /// sharing group, and an all-to-all of 16 nodes (16,256 flows, one group) starts or ends a
@@ -40,7 +40,7 @@ pub struct SimOptions {
 /// start from those of the last one and stop within `defer_ppm` millionths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sharing {
-    /// Re-solve at once while fewer transfers than this are active.
+    /// Re-solve at once until this many transfers are active at once.
     pub exact_below: u32,
     /// Otherwise wait this many millionths of the active transfers' mean span.
     pub defer_ppm: u32,

@@ -118,8 +118,9 @@ pub struct SimConfig {
     pub recv_depth: u32,
     /// Op `send`: the RNR timer code (see [`rnr_timer_ps`]).
     pub min_rnr_timer: u32,
-    /// Bulk transfers in flight from which a re-solve of their rates may wait
-    /// (`sharing_wait_ppm`) to batch the starts and ends that follow; below, every one is exact.
+    /// Bulk transfers in flight at once from which, to the end of the run, a re-solve of their
+    /// rates may wait (`sharing_wait_ppm`) to batch the starts and ends that follow; until
+    /// then, every one is exact.
     pub exact_sharing_below: u32,
     /// How long such a re-solve waits: millionths of the transfers' mean span.
     pub sharing_wait_ppm: u32,

@@ -218,6 +218,13 @@ pub struct Bulks {
     /// The pending solve comes after the instant that asked for it (transfers must first
     /// move up to it at their old rates).
     share_late: bool,
+    /// Whether re-solves are batched ([`Fabric::lazy`]): from the first time
+    /// [`crate::components::Sharing::exact_below`] transfers are in flight to the end of the
+    /// run. Not while that many are in flight at each instant: a run whose transfers hover
+    /// about the threshold (a two-node ring all-reduce's 256 flows) switched between the two at
+    /// every few events, and paid an exact solve of its whole group at each start and end of
+    /// the stretches below it (4 GiB: 61 s instead of 18).
+    batching: bool,
     /// Per channel and per read window: the solve that last read its users (or the end of
     /// transfers that last took them, [`Fabric::fluid_event`]).
     channel_reached: Paged<u64>,
@@ -276,6 +283,7 @@ impl Bulks {
             channel_reached: Paged::new(channels),
             window_reached: vec![0; windows.len()],
             solves: 0,
+            batching: false,
             ends: BinaryHeap::new(),
             by_channel: std::cell::RefCell::new(solve::ByChannel::new(channels)),
             unit_until: Paged::new(channels),
@@ -524,6 +532,7 @@ impl Fabric<'_> {
         job.joined = now;
         self.bulk_progress(now);
         self.bulk.active.push(id);
+        self.bulk.batching |= self.bulk.active.len() >= self.opts.sharing.exact_below as usize;
         // A unit in service on one of its channels holds it back as it does the others.
         let held = self.bulk.jobs[id]
             .uses
@@ -607,8 +616,9 @@ impl Fabric<'_> {
         self.bulk.pending.extend_from_slice(seeds);
     }
 
-    /// How long a re-solve asked for at `now` waits: nothing while fewer transfers than
-    /// [`crate::components::Sharing::exact_below`] are active, else `defer_ppm` millionths of
+    /// How long a re-solve asked for at `now` waits: nothing until
+    /// [`crate::components::Sharing::exact_below`] transfers were active at once, then
+    /// `defer_ppm` millionths of
     /// the mean span of those that have a rate, from joining the sharing to their end at their
     /// rate now (see [`crate::components::Sharing`]). The span, not the time left: what a
     /// wait costs a transfer is a share of its whole time, and transfers near their end (the
@@ -669,7 +679,7 @@ impl Fabric<'_> {
     /// transfer, which only splits the traffic records into more stretches.
     fn lazy(&self) -> bool {
         let s = self.opts.sharing;
-        s.defer_ppm > 0 && self.bulk.active.len() >= s.exact_below as usize
+        s.defer_ppm > 0 && self.bulk.batching
     }
 
     /// Moves transfer `id`'s bytes up to `now` at its current rate.
