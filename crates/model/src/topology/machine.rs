@@ -417,6 +417,7 @@ pub(super) fn build_host(b: &mut Builder, h: usize, host: &HostSpec) -> HostTopo
         socket_links,
         edges,
         adjacent,
+        paths: Default::default(),
     }
 }
 

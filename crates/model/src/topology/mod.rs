@@ -13,6 +13,7 @@ pub mod fat_tree;
 pub mod leaf_spine;
 mod machine;
 pub mod network;
+mod path_memo;
 pub mod pcie;
 pub mod rail_optimized;
 mod read_engines;
@@ -209,6 +210,8 @@ pub struct HostTopo {
     pub edges: Vec<Edge>,
     /// Per node, the indices into `edges` of the edges that touch it.
     pub adjacent: Vec<Vec<usize>>,
+    /// The paths searched in this graph so far (a path depends on the graph alone).
+    pub paths: path_memo::PathMemo,
 }
 
 /// An edge of a host's graph between nodes `a` and `b`.

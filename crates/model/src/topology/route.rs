@@ -77,8 +77,7 @@ impl fmt::Display for RouteError {
 
 impl std::error::Error for RouteError {}
 
-/// One step of a path through a host's graph: the node reached and the edge taken to it.
-type Hop = (usize, Option<usize>);
+use super::path_memo::Hop;
 
 impl HostTopo {
     /// The node a place sits at: its socket for cores and memory, else the device itself.
@@ -92,16 +91,18 @@ impl HostTopo {
     /// The path from `from` to `to` under the routing policy: between two GPUs, over NVLink
     /// where their NVLinks (and NVSwitches) join them, as the CUDA driver routes peer copies;
     /// everything else over PCIe and the socket links.
-    fn node_path(&self, from: Place, to: Place, acs: bool) -> Vec<Hop> {
+    /// Searched once per question and kept ([`super::path_memo`]).
+    fn node_path(&self, from: Place, to: Place, acs: bool) -> std::sync::Arc<Vec<Hop>> {
         let gpu = |p: Place| matches!(p, Place::Device(n) if matches!(self.nodes[n].kind, NodeKind::Gpu(_)));
-        if gpu(from)
-            && gpu(to)
-            && let Some(path) = self.search(from, to, acs, true)
-        {
-            return path;
-        }
-        self.search(from, to, acs, false)
-            .expect("every place of a validated host is reachable over PCIe")
+        let gpus = gpu(from) && gpu(to);
+        let key = (self.node_of(from), self.node_of(to), acs, gpus);
+        self.paths.get_or(key, || {
+            if gpus && let Some(path) = self.search(from, to, acs, true) {
+                return path;
+            }
+            self.search(from, to, acs, false)
+                .expect("every place of a validated host is reachable over PCIe")
+        })
     }
 
     /// A breadth-first search over the host's graph (fewest hops, ties to the edge listed

@@ -131,7 +131,7 @@ impl Fabric<'_> {
                 let reserve = (service as u128 * full).div_ceil(room as u128).min(free);
                 self.bulk.fluid.capacity[c.index()] -= reserve;
                 self.bulk.reserved[c.index()] += reserve;
-                self.bulk.reserves.push((c, reserve, now + room));
+                self.bulk.reserves[c.index()].push((reserve, now + room));
                 // One wake-up per channel, at the earliest of its rooms' ends.
                 let at = &mut self.bulk.gone_at[c.index()];
                 if *at == 0 || now + room < *at {
@@ -165,10 +165,10 @@ impl Fabric<'_> {
     pub(in crate::components) fn unit_gone(&mut self, c: ChannelId, now: Ps, q: &mut Queue<Event>) {
         self.bulk.gone_at[c.index()] = 0;
         let (mut back, mut next) = (0, Ps::MAX);
-        self.bulk.reserves.retain(|&(ch, reserve, until)| {
-            let gone = ch == c && until <= now;
+        self.bulk.reserves[c.index()].retain(|&(reserve, until)| {
+            let gone = until <= now;
             back += if gone { reserve } else { 0 };
-            if ch == c && !gone {
+            if !gone {
                 next = next.min(until);
             }
             !gone

@@ -239,9 +239,12 @@ pub struct Bulks {
     by_channel: std::cell::RefCell<solve::ByChannel>,
     /// Until when a unit holds each channel (a transfer that starts meanwhile waits too).
     unit_until: Paged<Ps>,
-    /// Units carried beside transfers in their room: (channel, the capacity their bytes take
-    /// there, until when). Few at a time: each lasts while its link catches up.
-    reserves: Vec<(ChannelId, u128, Ps)>,
+    /// Per channel, the units carried beside transfers in their room: (the capacity their
+    /// bytes take there, until when). Few at a time on a channel: each lasts while its link
+    /// catches up; kept per channel, as a unit's end looks at its own channel's only (a list
+    /// of every channel's made each end cost every unit in flight: 16,256 flows on NCCL's
+    /// host path held thousands).
+    reserves: Paged<Vec<(u128, Ps)>>,
     /// Per channel: the capacity those units take there now (the sum of its `reserves`).
     reserved: Paged<u128>,
     /// Per channel: when its next [`Event::UnitGone`] is due (0: none).
@@ -287,7 +290,7 @@ impl Bulks {
             ends: BinaryHeap::new(),
             by_channel: std::cell::RefCell::new(solve::ByChannel::new(channels)),
             unit_until: Paged::new(channels),
-            reserves: Vec::new(),
+            reserves: Paged::new(channels),
             reserved: Paged::new(channels),
             gone_at: Paged::new(channels),
             version: 0,
