@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 /// A node of the host's graph, and the edge it was entered by (none for the first).
 pub(super) type Hop = (usize, Option<usize>);
 
-/// What a path is asked by: from node, to node, whether ACS redirect applies (peer-to-peer),
-/// whether both ends are GPUs (then NVLink is tried first).
-pub(super) type PathKey = (usize, usize, bool, bool);
+/// What a path is asked by: from node, to node, whether ACS redirect applies (peer-to-peer).
+/// (Whether NVLink is tried first follows from the nodes: both GPUs.)
+pub(super) type PathKey = (usize, usize, bool);
 
 /// The paths found so far (shared by the threads that plan points side by side).
 #[derive(Default)]
@@ -55,11 +55,11 @@ mod tests {
     fn a_path_is_searched_once_and_kept() {
         let memo = PathMemo::default();
         let mut searches = 0;
-        let a = memo.get_or((0, 3, false, false), || {
+        let a = memo.get_or((0, 3, false), || {
             searches += 1;
             vec![(0, None), (3, Some(1))]
         });
-        let b = memo.get_or((0, 3, false, false), || {
+        let b = memo.get_or((0, 3, false), || {
             searches += 1;
             Vec::new()
         });
@@ -68,9 +68,9 @@ mod tests {
             (1, &vec![(0, None), (3, Some(1))], &*a)
         );
         // Another question is searched on its own.
-        let c = memo.get_or((0, 3, true, false), || vec![(0, None)]);
+        let c = memo.get_or((0, 3, true), || vec![(0, None)]);
         assert_eq!(c.len(), 1);
         assert_eq!(format!("{memo:?}"), "PathMemo(2 paths)");
-        assert_eq!(memo.clone().get_or((0, 3, true, false), Vec::new).len(), 1);
+        assert_eq!(memo.clone().get_or((0, 3, true), Vec::new).len(), 1);
     }
 }

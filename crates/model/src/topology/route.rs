@@ -95,7 +95,7 @@ impl HostTopo {
     fn node_path(&self, from: Place, to: Place, acs: bool) -> std::sync::Arc<Vec<Hop>> {
         let gpu = |p: Place| matches!(p, Place::Device(n) if matches!(self.nodes[n].kind, NodeKind::Gpu(_)));
         let gpus = gpu(from) && gpu(to);
-        let key = (self.node_of(from), self.node_of(to), acs, gpus);
+        let key = (self.node_of(from), self.node_of(to), acs);
         self.paths.get_or(key, || {
             if gpus && let Some(path) = self.search(from, to, acs, true) {
                 return path;

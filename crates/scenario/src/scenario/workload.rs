@@ -41,9 +41,21 @@ pub fn plan(
     (path, op): (crate::config::PathKind, crate::config::Op),
     (bytes, protocol): (u64, Protocol),
 ) -> Result<paths::Built, crate::topology::RouteError> {
-    let collective = sc.workload.as_ref().is_some_and(|w| w.collective.is_some());
     let pxn = pxn_flow(cfg, topo, sc, i, path);
     let f = pxn.as_ref().unwrap_or(&sc.flows[i]);
+    plan_sent(cfg, topo, sc, f, (path, op), (bytes, protocol))
+}
+
+/// [`plan`] of flow `f` as it is sent (its sender PXN's where [`pxn_flow`] says so).
+fn plan_sent(
+    cfg: &Config,
+    topo: &Topology,
+    sc: &ScenarioSpec,
+    f: &crate::config::FlowSpec,
+    (path, op): (crate::config::PathKind, crate::config::Op),
+    (bytes, protocol): (u64, Protocol),
+) -> Result<paths::Built, crate::topology::RouteError> {
+    let collective = sc.workload.as_ref().is_some_and(|w| w.collective.is_some());
     if collective && f.is_intra() {
         super::nccl_p2p::plan(topo, f, bytes, protocol)
     } else {
@@ -293,17 +305,16 @@ fn simulate_in(
     w: &Workload,
 ) -> PointResult {
     let shape = Shape::of(cfg, sc, w, (p.size, p.path));
-    let built: Vec<paths::Built> = (0..sc.flows.len())
-        .map(|i| {
-            plan(
-                cfg,
-                topo,
-                sc,
-                i,
-                (p.path, p.op),
-                (shape.message_bytes, shape.protocol),
-            )
-            .expect("plans were checked")
+    // Each flow as it is sent (PXN's sender where it relays), asked once: its plan and its
+    // row both name it.
+    let sent: Vec<Option<crate::config::FlowSpec>> = (0..sc.flows.len())
+        .map(|i| pxn_flow(cfg, topo, sc, i, p.path))
+        .collect();
+    let built: Vec<paths::Built> = (sc.flows.iter().zip(&sent))
+        .map(|(f, pxn)| {
+            let f = pxn.as_ref().unwrap_or(f);
+            let at = (shape.message_bytes, shape.protocol);
+            plan_sent(cfg, topo, sc, f, (p.path, p.op), at).expect("plans were checked")
         })
         .collect();
     let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
@@ -378,8 +389,7 @@ fn simulate_in(
         .enumerate()
         .map(|(i, (flow, b))| {
             // A flow PXN sends from another NIC is named as it ran (its sender via that NIC).
-            let pxn = pxn_flow(cfg, topo, sc, i, p.path);
-            let flow = pxn.as_ref().unwrap_or(flow);
+            let flow = sent[i].as_ref().unwrap_or(flow);
             let mine = &model.flows[i].messages;
             let (s, e) = mine[0];
             let mut row = flow_row(
