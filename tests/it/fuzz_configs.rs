@@ -55,13 +55,13 @@ fn configs() -> Vec<(String, String)> {
     v
 }
 
-/// A shipped cluster study (16 nodes at 128 MiB, half a minute a point) at 4 nodes and 1 MiB:
-/// the same keys to mutate, a second a point (each accepted mutation runs two points).
+/// A shipped cluster study (16 nodes at 128 MiB, minutes a point) at 2 nodes and 1 MiB: the
+/// same keys to mutate, a fraction of a second a point (each accepted mutation runs two).
 fn four_nodes(text: &str) -> String {
     let mut t = text.to_string();
     for (from, to) in [
-        ("\ncount = 16\n", "\ncount = 4\n"),
-        ("\nhosts_per_unit = 16 ", "\nhosts_per_unit = 4 "),
+        ("\ncount = 16\n", "\ncount = 2\n"),
+        ("\nhosts_per_unit = 16 ", "\nhosts_per_unit = 2 "),
         ("sizes = [\"128MiB\"]", "sizes = [\"1MiB\"]"),
     ] {
         if from.contains("hosts_per_unit") && !t.contains(from) {
