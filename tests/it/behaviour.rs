@@ -804,7 +804,9 @@ fn a_send_fetches_its_receive_wqe_off_the_critical_path() {
 /// default) and NCCL's host path beyond it (kernels store into and load from mapped host
 /// memory, `oracles.rs` composes it); no GPUDirect read of a GPU before Ampere; and then runs
 /// that path, saying why: NCCL's GPUDirect sender pays its kernel's hand-over to the proxy (the
-/// flag's trip into host memory and the proxy's poll, row G7), which perftest's does not.
+/// flag's trip into host memory and the proxy's poll, row G7), and its receiver the proxy's
+/// hand-over back (the kernel's load of the tail from host memory, a PCIe round trip), which
+/// perftest's do not.
 #[test]
 fn auto_picks_what_nccl_would_and_says_why() {
     let cfg = default_cfg();
@@ -813,8 +815,10 @@ fn auto_picks_what_nccl_would_and_says_why() {
     let direct = summary(&cfg, "PIX", PathKind::GpuDirect, 4096).lat_model_ps;
     let poll = cfg.hosts[0].machine.cpu.poll;
     let handover = auto.lat_model_ps - direct;
+    // The poll and two trips between the GPU and host memory (the flag's store one way, the
+    // tail's load there and back), each under 1 us.
     assert!(
-        handover > poll && handover < poll + 1_000_000,
+        handover > poll + 1_000_000 && handover < poll + 3_000_000,
         "PIX: auto runs gpudirect after the kernel's hand-over: {} against {direct} ps",
         auto.lat_model_ps
     );

@@ -322,8 +322,8 @@ fn staged_latency_is_memcpy_d2h_plus_host_path_plus_memcpy_h2d() {
 ///   the host path: the proxy posts the chunk from host memory to host memory (the host-path
 ///     oracle: post, BlueFlame, NIC, wire, NIC, payload and CQE in DRAM, poll + repost);
 ///   kernel load: the receiving kernel's load of the proxy's 16-byte flag (read request up the
-///     link, root complex, DRAM, completion down, commit in GPU memory: load(16)), then its load
-///     of the payload the same way (load(size)).
+///     link, root complex, DRAM, completion down into the kernel's registers: seen(16)), then
+///     its load of the payload, which it commits in GPU memory (load(size)).
 /// The penalty against GPUDirect is then a few microseconds, not a cudaMemcpy pair's ~8.
 #[test]
 fn nccl_host_path_is_kernel_stores_plus_host_path_plus_kernel_loads() {
@@ -342,16 +342,15 @@ fn nccl_host_path_is_kernel_stores_plus_host_path_plus_kernel_loads() {
             + dram.rate.tx_time(b)
             + dram.latency
     };
-    let load = |b: u64| {
+    let seen = |b: u64| {
         (link.tx_time(24) + lat)
             + rc
             + dram.rate.tx_time(b)
             + dram.latency
             + rc
             + (link.tx_time(b + 20) + lat)
-            + g.memory.rate.tx_time(b)
-            + g.memory.latency
     };
+    let load = |b: u64| seen(b) + g.memory.rate.tx_time(b) + g.memory.latency;
     for size in [8u64, 128] {
         let s = summary(&cfg, "PHB", PathKind::Auto, size);
         assert_eq!(s.effective_path.name(), "nccl_host", "{}", s.reason);
@@ -359,7 +358,7 @@ fn nccl_host_path_is_kernel_stores_plus_host_path_plus_kernel_loads() {
             + store(16)
             + m.cpu.poll
             + host_path_oracle(&cfg, size).total
-            + load(16)
+            + seen(16)
             + load(size);
         let got = model_latency(&cfg, "PHB", PathKind::Auto, size, false);
         assert!(

@@ -166,7 +166,8 @@ fn without_a_relay_pxn_sends_by_gpudirect_and_says_why() {
 
 /// `auto` is what NCCL does: PXN by default on the far placement, and without it
 /// (`pxn = false`, as NCCL_PXN_DISABLE=1) host staging on the far sending side, GPUDirect on
-/// the receiving one.
+/// the receiving one. `auto`'s GPUDirect receiver is NCCL's, which `pxn`'s is not: its kernel
+/// sees each chunk at its load of the proxy's tail (stage `kernel_load`), the one difference.
 #[test]
 fn auto_relays_as_nccl_does_unless_pxn_is_off() {
     let text = study(
@@ -175,18 +176,27 @@ fn auto_relays_as_nccl_does_unless_pxn_is_off() {
         "[\"4KiB\"]",
     )
     .replace("\"gpudirect\", \"pxn\"", "\"pxn\", \"auto\"");
-    let (rows, _, _) = run("auto-on", &text);
+    let (rows, stages, _) = run("auto-on", &text);
     let (auto, pxn) = (
         row(&rows, "far", "auto", "4096"),
         row(&rows, "far", "pxn", "4096"),
     );
+    let load = |path: &str| {
+        stages
+            .iter()
+            .find(|r| r["path"] == path && r["stage"] == "kernel_load")
+            .map(|r| num(r, "critical_us"))
+    };
+    assert_eq!(load("pxn"), None);
+    let tail = load("auto").expect("auto's receiver loads the proxy's tail");
+    let extra = num(auto, "lat_model_us") - num(pxn, "lat_model_us");
+    assert!((extra - tail).abs() < 1e-6, "{extra} us against {tail} us");
     assert_eq!(auto["effective_path"], "pxn");
     assert!(
         auto["reason"]
             .starts_with("sender: gpu0 -> NV18 -> gpu4, PIX to nic4 -> PXN; receiver: PIX within"),
         "{auto:?}"
     );
-    assert_eq!(auto["lat_model_us"], pxn["lat_model_us"]);
     let (rows, _, _) = run(
         "auto-off",
         &text.replace("jitter = false\n", "jitter = false\npxn = false\n"),
@@ -363,8 +373,11 @@ fn the_bottleneck_of_relayed_flows_is_the_wire_they_wait_on() {
 
 /// NCCL's GPUDirect sender (`auto` on GPU4, PIX to NIC4) pays the hand-over PXN's relay pays
 /// after its NVLink store: the kernel's 16-byte flag into the proxy's host memory and one poll
-/// (row G7), stage `kernel_store`, exactly the flag's transit into DRAM and the poll; perftest's
-/// (`gpudirect`) posts at once, and the two differ by exactly that stage.
+/// (row G7), stage `kernel_store`, exactly the flag's transit into DRAM and the poll. Its
+/// receiver pays the proxy's hand-over back (`recvProxyProgress` stores the tail, the kernel
+/// loads it over PCIe), stage `kernel_load`, exactly one read's round trip from the GPU to the
+/// proxy's DRAM. perftest's (`gpudirect`) posts at once and has the data at its poll: the two
+/// differ by exactly those two stages.
 #[test]
 fn nccls_gpudirect_sender_hands_each_chunk_to_its_proxy_and_perftests_does_not() {
     let text = study(
@@ -402,9 +415,28 @@ fn nccls_gpudirect_sender_hands_each_chunk_to_its_proxy_and_perftests_does_not()
         got >= expected as f64 && got < expected as f64 + 5_000.0,
         "hand-over {got} ps against {expected} ps"
     );
+    assert_eq!(stage("gpudirect", "kernel_load"), None);
+    let rh = &topo.hosts[1];
+    let rgpu = Place::Device(rh.node_index(NodeKind::Gpu(4)));
+    let rsocket = rh.nodes[rh.node_index(NodeKind::Nic(4))].socket;
+    let latency = |f: Flow, from, to| -> u64 {
+        let r = rh.route(from, to, f).unwrap();
+        r.channels
+            .iter()
+            .map(|&c| topo.channels[c.index()].latency)
+            .sum()
+    };
+    let round_trip = latency(Flow::ReadRequest, rgpu, Place::Memory(rsocket))
+        + topo.channels[rh.dram[rsocket].index()].latency
+        + latency(Flow::ReadCompletion, Place::Memory(rsocket), rgpu);
+    let load = stage("auto", "kernel_load").expect("a kernel_load stage") * 1e6;
+    assert!(
+        load >= round_trip as f64 && load < round_trip as f64 + 5_000.0,
+        "tail load {load} ps against a round trip of {round_trip} ps"
+    );
     let extra = (num(auto, "lat_model_us") - num(direct, "lat_model_us")) * 1e6;
     assert!(
-        (extra - got).abs() < 1.0,
-        "auto - gpudirect {extra} ps, stage {got} ps"
+        (extra - got - load).abs() < 1.0,
+        "auto - gpudirect {extra} ps, stages {got} + {load} ps"
     );
 }

@@ -774,7 +774,8 @@ fn the_pxn_walk_hands_the_chunk_over_nvlink_to_the_relay_before_the_post() {
         assert!(p.copies.is_empty(), "no cudaMemcpy");
     }
 
-    // auto picks PXN here and walks the same steps.
+    // auto picks PXN here and walks the same steps, and then NCCL's receiving hand-over:
+    // after the poll, the kernel's load of the proxy's tail (pxn's receiver is perftest's).
     let auto = walkthrough::render(
         &inspect::walk(&cfg, 0, (PathKind::Auto, Op::WriteImm), 4096).unwrap(),
         Lang::En,
@@ -782,7 +783,15 @@ fn the_pxn_walk_hands_the_chunk_over_nvlink_to_the_relay_before_the_post() {
     let first = section(&auto, "=== [1] PXN path (auto)", "=== [2] GPUDirect");
     assert!(first.contains("note: auto runs what NCCL would choose here: pxn"));
     let table = |t: &str| t[t.find("    #").unwrap()..].to_string();
-    assert_eq!(table(first), table(pxn));
+    let poll = "and reposts a receive WQE\n";
+    let (auto_t, pxn_t) = (table(first), table(pxn));
+    let (a, b) = (auto_t.find(poll).unwrap(), pxn_t.find(poll).unwrap());
+    assert_eq!(auto_t[..a], pxn_t[..b], "the same steps up to the receiving poll");
+    let after = auto_t[a + poll.len()..].lines().next().unwrap_or_default();
+    assert!(
+        after.contains("the receiving kernel, spinning on it, loads it over PCIe"),
+        "{after}"
+    );
 
     // Chinese: the same steps, in Chinese.
     let zh = walkthrough::render(&w, Lang::Zh);

@@ -102,22 +102,24 @@ pub(super) fn copy_in(c: &PathCtx, steps: &mut Vec<Step>, copies: &mut Vec<(Stri
 }
 
 /// NCCL's host path, the first chunk into the GPU: the receiving kernel's load of the proxy's
-/// flag, then its loads of the chunk from mapped host memory.
+/// flag, then its loads of the chunk from mapped host memory. NCCL's GPUDirect receiver
+/// (`auto`): the kernel's load of the proxy's flag alone (the chunk is in its GPU already).
 pub(super) fn kernel_load(c: &PathCtx, steps: &mut Vec<Step>) {
-    let Some(st) = c.plan.receiver.staging.filter(|st| st.kernel) else {
+    let staging = c.plan.receiver.staging.filter(|st| st.kernel);
+    if staging.is_none() && !c.plan.receiver.handover {
         return;
-    };
-    let to = c.hosts[1].spec.gpus[st.gpu].name.clone();
+    }
     let reads = c.h.of(Some(Stage::KernelLoad), Movement::H2dRead);
     for s in c.spans(Stage::KernelLoad) {
         let step = &c.run.steps.steps[s.step.index()];
         let hops: Vec<&Hop> = reads.iter().copied().filter(|h| h.step == s.step).collect();
         let route = c.h.nodes(&first_of(&hops, Unit::Completion));
-        let kind = if step.payload {
+        let kind = if let Some(st) = staging.filter(|_| step.payload) {
+            let to = c.hosts[1].spec.gpus[st.gpu].name.clone();
             let mrrs = c.hosts[1].spec.gpus[st.gpu].copy_engine.mrrs;
             StepKind::HostLoad {
                 from: st.bounce_addr,
-                to: (to.clone(), st.gpu_va),
+                to: (to, st.gpu_va),
                 bytes: step.bytes,
                 reads: count(&hops, Unit::ReadRequest).unwrap_or(step.bytes.div_ceil(mrrs)),
                 route,

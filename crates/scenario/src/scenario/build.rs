@@ -774,11 +774,43 @@ fn kernel_load(
         host: r.host,
         gpu: st.gpu,
     });
+    let flag = tail_load(p, topo, r, st, after)?;
+    let (copy, gpu) = h2d_copy(p, topo, r, st)?;
+    let kind = StepKind::KernelCopy { gpu, copy };
+    let data = add(p, kind, Some(Stage::KernelLoad), sm, vec![done(flag)], None);
+    Ok(carries(p, data, bytes, true))
+}
+
+/// The receiving proxy's hand-over of a chunk to the kernel once its poll `after` found it
+/// (`recvProxyProgress` stores `recvMem->tail` in its host memory; the kernel of GPU
+/// `st.gpu`, spinning on it, sees it by a load over PCIe: one read of the flag's bytes from
+/// the host memory of the proxy's socket, a round trip). NCCL's host path pays it before its
+/// load of the chunk, a GPUDirect receiver (`auto`) before its kernel reads the chunk in its
+/// own memory. Returns the load.
+fn tail_load(
+    p: &mut Plan,
+    topo: &Topology,
+    r: &SidePlan,
+    st: Staging,
+    after: StepId,
+) -> Result<StepId, RouteError> {
+    let sm = p.actor(Actor::Sm {
+        host: r.host,
+        gpu: st.gpu,
+    });
     let flag_st = Staging {
         bounce_socket: r.cpu_socket,
         ..st
     };
     let (copy, gpu) = h2d_copy(p, topo, r, flag_st)?;
+    // The kernel's load lands in its registers, not in GPU memory: nothing to commit.
+    let copy = match copy {
+        Copy::H2d { read, .. } => Copy::H2d {
+            read,
+            commit: p.route(Vec::new()),
+        },
+        d2h => d2h,
+    };
     let kind = StepKind::KernelCopy { gpu, copy };
     let flag = add(
         p,
@@ -788,11 +820,7 @@ fn kernel_load(
         vec![done(after)],
         None,
     );
-    carries(p, flag, super::relay::FLAG_BYTES, false);
-    let (copy, gpu) = h2d_copy(p, topo, r, st)?;
-    let kind = StepKind::KernelCopy { gpu, copy };
-    let data = add(p, kind, Some(Stage::KernelLoad), sm, vec![done(flag)], None);
-    Ok(carries(p, data, bytes, true))
+    Ok(carries(p, flag, super::relay::FLAG_BYTES, false))
 }
 
 /// A CPU's write-combining buffer: stores to a write-combined mapping (GDRCopy's BAR1) leave
@@ -1435,6 +1463,28 @@ pub fn pipelined(
                 );
                 credits.push(credit);
                 last_deps.extend([done(h2d), done(write_step)]);
+            }
+            // NCCL's GPUDirect receiver (`auto`, Simple): its kernel has the chunk once it
+            // has seen the proxy's tail, stored after the poll (and the flush).
+            (None, _) if r.handover => {
+                let found = match sides.flush {
+                    true => cp.deliver.shifted(off),
+                    false => rpoll,
+                };
+                let Buffer::Gpu { gpu, va, .. } = r.nic_buffer else {
+                    unreachable!("a receiver hands over only from a GPU buffer")
+                };
+                let st = Staging {
+                    gpu,
+                    gpu_va: va,
+                    bounce_socket: r.cpu_socket,
+                    bounce_addr: 0,
+                    by_cpu: false,
+                    pageable: false,
+                    kernel: true,
+                };
+                let seen = tail_load(&mut p, topo, &r, st, found)?;
+                last_deps.extend([done(seen), done(write_step)]);
             }
             // A GPUDirect receiver that flushes has the chunk once its flush is done: the
             // chunk's own delivery (now a wait), after the flush and the last byte's write.

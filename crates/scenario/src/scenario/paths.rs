@@ -57,9 +57,12 @@ pub struct SidePlan {
     pub staging: Option<Staging>,
     /// PXN: the copy over NVLink into the relay GPU's buffer (`nic_buffer`), if any.
     pub relay: Option<Relay>,
-    /// NCCL's GPUDirect sender (`auto`): the GPU's kernel hands each chunk to the proxy
+    /// NCCL's GPUDirect side (`auto`). A sender's kernel hands each chunk to the proxy
     /// thread (its flag into the proxy's host memory, found by polling) before the proxy
-    /// posts it, as PXN's relay does; a perftest-like sender (`gpudirect`) posts at once.
+    /// posts it, as PXN's relay does. A receiver's proxy hands each received chunk back to
+    /// the kernel (Simple only): it stores the tail into its host memory, which the kernel,
+    /// spinning on it, sees by a load over PCIe. A perftest-like side (`gpudirect`) posts at
+    /// once and has the data when its poll is done.
     pub handover: bool,
     /// Registration cost paid per transfer on this side (0 with a registration cache).
     pub register: Ps,
@@ -230,6 +233,9 @@ pub fn plan_flushing(
         (sides, sender, receiver, setup, _) = sides_of(cfg, flow, topo, PathKind::Staged, op, size);
     }
     sides.flush &= flush_allowed;
+    // The receiving kernel waits on the proxy's tail for Simple only: LL and LL128 find
+    // their data by the flags in its lines (`recvProxyProgress` stores the tail either way).
+    sides.receiver.handover &= flush_allowed;
     sides.qp = qp_number(&cfg.network, flow.qp, 0);
     let mut plan = plan_of_sides(cfg, topo, &sides, (sender, receiver), op)?;
     // The connection's other QPs: the same plan built again on each QP's number, of which
@@ -284,12 +290,13 @@ fn plan_of_sides(
     // check refuses those paths with a Read), so its plan is the one Read.
     // NCCL's host path on either side moves the message in chunks (the other side posts or
     // takes each chunk as it would alone).
-    // So does NCCL's GPUDirect sender (`auto`): its kernel hands each chunk to the proxy.
+    // So does NCCL's GPUDirect side (`auto`): its kernel and proxy hand each chunk over.
     let chunked = matches!(
         sender,
         SideMode::Pipelined | SideMode::Relay | SideMode::Mapped
     ) || receiver == SideMode::Mapped
-        || sides.sender.handover;
+        || sides.sender.handover
+        || sides.receiver.handover;
     let (mut plan, inline) = match op {
         Op::Read => (super::build::read(topo, sides)?, false),
         Op::Write | Op::WriteImm | Op::Send if chunked => {
@@ -511,9 +518,10 @@ fn sides_of(
                     bus: va + m.gpus[g].bar_offset,
                 };
                 let (plan, setup) = registered(buf, reg.gpu_cost(size), reg.gpu_dereg_cost(size));
-                // NCCL's kernel hands a sender's chunks to its proxy (`auto` is NCCL's
-                // choice; an RDMA Read's source takes no part with its CPU).
-                let handover = sender && path == PathKind::Auto && op != Op::Read;
+                // NCCL's kernel hands a sender's chunks to its proxy, and a receiver's
+                // proxy hands them back to its kernel (`auto` is NCCL's choice; an RDMA
+                // Read's source takes no part with its CPU, and its plan is the one Read).
+                let handover = path == PathKind::Auto && op != Op::Read;
                 (SidePlan { handover, ..plan }, mode, setup)
             }
         };
