@@ -250,8 +250,10 @@ fn text_of(b: &[u8]) -> String {
 }
 
 /// Host DRAM runs at the share of its datasheet peak that sustained DMA reaches: a family's
-/// `dram_efficiency_pct` (75, an estimate, row C20) scales the socket's DRAM channel; an explicit
-/// key overrides it; a socket with no family runs at the rate it is given.
+/// `dram_efficiency_pct` (Sapphire Rapids 80, a measured STREAM triad, row C23; 75, an
+/// estimate, row C20, where no family measurement was found) scales the socket's DRAM
+/// channel; an explicit key overrides it; a socket with no family runs at the rate it is
+/// given.
 #[test]
 fn dram_runs_at_the_familys_sustained_share_of_its_peak() {
     let rate_of = |cfg: &gdrsim::config::Config| {
@@ -261,8 +263,8 @@ fn dram_runs_at_the_familys_sustained_share_of_its_peak() {
     let gbs = |g: u64| Rate::from_bytes_per_s(g * 1_000_000_000);
     let spr = default_cfg();
     assert_eq!(spr.hosts[0].machine.sockets[0].dram.rate, gbs(300));
-    assert_eq!(spr.hosts[0].machine.sockets[0].dram_efficiency_pct, 75);
-    assert_eq!(rate_of(&spr), gbs(225));
+    assert_eq!(spr.hosts[0].machine.sockets[0].dram_efficiency_pct, 80);
+    assert_eq!(rate_of(&spr), gbs(240));
     let given = cfg_with(&[(
         "dram_jitter_ns = 27               # C10",
         "dram_efficiency_pct = 90\ndram_jitter_ns = 27               # C10",
@@ -274,7 +276,23 @@ fn dram_runs_at_the_familys_sustained_share_of_its_peak() {
     let text = ok(&out, "params");
     assert!(
         text.lines()
-            .any(|l| l.contains("dram_efficiency_pct") && l.contains("row C20")),
+            .any(|l| l.contains("dram_efficiency_pct") && l.contains("row C23")),
         "params lists the family's source"
     );
+    // Every family's share is a measurement (rows C21-C25) or, where none was found, the
+    // estimate of row C20; and within what STREAM-class measurements reach.
+    for f in gdrsim::topology::CpuFamily::ALL {
+        let Some(d) = f.defaults() else { continue };
+        let e = d.dram_efficiency_pct;
+        assert!((70..=95).contains(&e.value), "{}: {}", f.name(), e.value);
+        let cited = [
+            "row C20", "row C21", "row C22", "row C23", "row C24", "row C25",
+        ];
+        assert!(
+            cited.iter().any(|r| e.source.contains(r)),
+            "{}: {}",
+            f.name(),
+            e.source
+        );
+    }
 }

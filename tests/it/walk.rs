@@ -786,7 +786,11 @@ fn the_pxn_walk_hands_the_chunk_over_nvlink_to_the_relay_before_the_post() {
     let poll = "and reposts a receive WQE\n";
     let (auto_t, pxn_t) = (table(first), table(pxn));
     let (a, b) = (auto_t.find(poll).unwrap(), pxn_t.find(poll).unwrap());
-    assert_eq!(auto_t[..a], pxn_t[..b], "the same steps up to the receiving poll");
+    assert_eq!(
+        auto_t[..a],
+        pxn_t[..b],
+        "the same steps up to the receiving poll"
+    );
     let after = auto_t[a + poll.len()..].lines().next().unwrap_or_default();
     assert!(
         after.contains("the receiving kernel, spinning on it, loads it over PCIe"),

@@ -128,9 +128,10 @@ const BDW: Cited<Rate> = cite(
     gbs(6_000),
     "row P11 (NCCL BDW_QPI_BW: Intel before Skylake)",
 );
-/// Sustained DMA against the DRAM's datasheet peak: STREAM-class measurements of server CPUs
-/// sustain about 70-85% of peak (row C20); one value for every family until a measurement per
-/// platform replaces it.
+/// Sustained DMA against the DRAM's datasheet peak where no measurement of the family was
+/// found: STREAM-class measurements of server CPUs sustain about 70-85% of peak (row C20).
+/// The families with a published STREAM figure take theirs (rows C21-C24): DMA streams one
+/// way, so STREAM Triad's mix of reads and writes is the cautious side of what it reaches.
 const DRAM_EFFICIENCY: Cited<u32> = cite(
     75,
     "estimate (row C20: sustained DMA and STREAM reach ~70-85% of the datasheet peak)",
@@ -185,14 +186,14 @@ impl CpuFamily {
                  cap: Cited<Rate>,
                  rc_read: Cited<Option<Rate>>,
                  rc_write: Cited<Option<Rate>>,
-                 dram: Cited<Rate>| FamilyDefaults {
+                 (dram, efficiency): (Cited<Rate>, Cited<u32>)| FamilyDefaults {
             socket_link_rate: link,
             socket_p2p: p2p,
             socket_p2p_rate: cap,
             rc_p2p_read_rate: rc_read,
             rc_p2p_write_rate: rc_write,
             dram_rate: dram,
-            dram_efficiency_pct: DRAM_EFFICIENCY,
+            dram_efficiency_pct: efficiency,
         };
         Some(match self {
             F::None => return None,
@@ -208,7 +209,10 @@ impl CpuFamily {
                     "estimate (row B1: P2P reads severely limited)",
                 ),
                 RC_GEN3,
-                cite(gbs(51_200), "datasheet (4 x DDR3-1600)"),
+                (
+                    cite(gbs(51_200), "datasheet (4 x DDR3-1600)"),
+                    DRAM_EFFICIENCY,
+                ),
             ),
             F::IvyBridge => d(
                 cite(
@@ -222,7 +226,10 @@ impl CpuFamily {
                     "estimate (row B1: P2P reads severely limited)",
                 ),
                 RC_GEN3,
-                cite(gbs(59_700), "datasheet (4 x DDR3-1866)"),
+                (
+                    cite(gbs(59_700), "datasheet (4 x DDR3-1866)"),
+                    DRAM_EFFICIENCY,
+                ),
             ),
             F::Haswell => d(
                 cite(
@@ -233,7 +240,10 @@ impl CpuFamily {
                 BDW,
                 RC_GEN3,
                 RC_GEN3,
-                cite(gbs(68_200), "datasheet (4 x DDR4-2133)"),
+                (
+                    cite(gbs(68_200), "datasheet (4 x DDR4-2133)"),
+                    DRAM_EFFICIENCY,
+                ),
             ),
             F::Broadwell => d(
                 cite(
@@ -244,7 +254,13 @@ impl CpuFamily {
                 BDW,
                 RC_GEN3,
                 RC_GEN3,
-                cite(gbs(76_800), "datasheet (4 x DDR4-2400)"),
+                (
+                    cite(gbs(76_800), "datasheet (4 x DDR4-2400)"),
+                    cite(
+                        84,
+                        "row C21 (STREAM: 65 of 76.8 GB/s on a Broadwell-EP socket, 84.6%)",
+                    ),
+                ),
             ),
             F::SkylakeSp => d(
                 cite(
@@ -255,7 +271,13 @@ impl CpuFamily {
                 SKL,
                 RC_GEN3,
                 RC_GEN3,
-                cite(gbs(128_000), "datasheet (6 x DDR4-2666)"),
+                (
+                    cite(gbs(128_000), "datasheet (6 x DDR4-2666)"),
+                    cite(
+                        76,
+                        "row C22 (STREAM Triad 190-199 of 256 GB/s on two Xeon Scalable, 74-78%)",
+                    ),
+                ),
             ),
             F::IcelakeSp => d(
                 cite(
@@ -269,7 +291,13 @@ impl CpuFamily {
                 ),
                 RC_GEN4,
                 RC_GEN4,
-                cite(gbs(204_800), "datasheet (8 x DDR4-3200)"),
+                (
+                    cite(gbs(204_800), "datasheet (8 x DDR4-3200)"),
+                    cite(
+                        83,
+                        "row C23 (likwid-bench triad 169.5 of 204.8 GB/s on a Xeon 8360Y socket)",
+                    ),
+                ),
             ),
             F::SapphireRapids => d(
                 cite(
@@ -280,9 +308,15 @@ impl CpuFamily {
                 cite(gbs(22_000), "row P11 (NCCL SRP_QPI_BW)"),
                 RC_GEN5,
                 RC_GEN5,
-                cite(
-                    gbs(300_000),
-                    "datasheet (8 x DDR5-4800 = 307 GB/s), rounded down as the built-in default",
+                (
+                    cite(
+                        gbs(300_000),
+                        "datasheet (8 x DDR5-4800 = 307 GB/s), rounded down as the built-in default",
+                    ),
+                    cite(
+                        80,
+                        "row C23 (likwid-bench triad 247.2 of 307.2 GB/s on a Xeon 8470 socket)",
+                    ),
                 ),
             ),
             F::EmeraldRapids => d(
@@ -294,7 +328,13 @@ impl CpuFamily {
                 cite(gbs(40_000), "row P11 (NCCL ERP_QPI_BW)"),
                 RC_GEN5,
                 RC_GEN5,
-                cite(gbs(358_400), "datasheet (8 x DDR5-5600)"),
+                (
+                    cite(gbs(358_400), "datasheet (8 x DDR5-5600)"),
+                    cite(
+                        80,
+                        "estimate (as sapphire-rapids, row C23: its memory controller at DDR5-5600)",
+                    ),
+                ),
             ),
             F::EpycRome => d(
                 cite(
@@ -305,7 +345,13 @@ impl CpuFamily {
                 AMD,
                 RC_AMD,
                 RC_AMD,
-                cite(gbs(204_800), "datasheet (8 x DDR4-3200)"),
+                (
+                    cite(gbs(204_800), "datasheet (8 x DDR4-3200)"),
+                    cite(
+                        85,
+                        "row C24 (STREAM Triad 350 of 409.6 GB/s on two EPYC 7V12, 85.4%)",
+                    ),
+                ),
             ),
             F::EpycMilan => d(
                 cite(
@@ -316,7 +362,13 @@ impl CpuFamily {
                 AMD,
                 RC_AMD,
                 RC_AMD,
-                cite(gbs(204_800), "datasheet (8 x DDR4-3200)"),
+                (
+                    cite(gbs(204_800), "datasheet (8 x DDR4-3200)"),
+                    cite(
+                        83,
+                        "row C24 (STREAM Triad 330-350 of 409.6 GB/s on two EPYC 7V73X, 81-85%)",
+                    ),
+                ),
             ),
             F::EpycGenoa => d(
                 cite(
@@ -327,7 +379,13 @@ impl CpuFamily {
                 AMD,
                 RC_AMD,
                 RC_AMD,
-                cite(gbs(460_800), "datasheet (12 x DDR5-4800)"),
+                (
+                    cite(gbs(460_800), "datasheet (12 x DDR5-4800)"),
+                    cite(
+                        83,
+                        "row C24 (STREAM Triad 750-780 of 921.6 GB/s on two EPYC 9V33X, 81-85%)",
+                    ),
+                ),
             ),
             F::Grace => d(
                 cite(
@@ -338,7 +396,14 @@ impl CpuFamily {
                 cite(gbs(6_000), "row P11 (NCCL ARM_BW)"),
                 RC_NONE_EST,
                 RC_NONE_EST,
-                cite(gbs(500_000), "datasheet (GH200: LPDDR5X up to ~500 GB/s)"),
+                (
+                    cite(gbs(500_000), "datasheet (GH200: LPDDR5X up to ~500 GB/s)"),
+                    cite(
+                        75,
+                        "estimate (row C20; row C25: STREAM Triad 80-95% of peak on a GH200 120 GB, \
+                         288-342 GB/s on a GH200 480 GB: no one share of 500 GB/s fits both)",
+                    ),
+                ),
             ),
             F::Power9 => d(
                 cite(gbs(64_000), "estimate (POWER9 X-bus between two sockets)"),
@@ -346,7 +411,10 @@ impl CpuFamily {
                 cite(gbs(32_000), "row P11 (NCCL P9_BW)"),
                 RC_NONE_EST,
                 RC_NONE_EST,
-                cite(gbs(170_600), "datasheet (8 x DDR4-2666)"),
+                (
+                    cite(gbs(170_600), "datasheet (8 x DDR4-2666)"),
+                    DRAM_EFFICIENCY,
+                ),
             ),
         })
     }

@@ -1599,8 +1599,9 @@ mod tests {
     /// after the data's tail. Behind a full TLP and a 1-byte tail on two links and a memory
     /// (the default's receive route, less its zero-service root complex and switch) the
     /// recursion gives what `gdrsim trace` of 65,537 B TLP by TLP shows: the 1-byte tail
-    /// waits for the full TLP at the memory, and the CQE lands 1.130 ns after it (the DRAM at
-    /// its family's sustained 75% of peak, 225 GB/s; 1.344 ns at the full 300).
+    /// waits for the full TLP at the memory, and the CQE lands 1.183 ns after it (the DRAM at
+    /// its family's sustained 80% of peak, 240 GB/s, row C23; 1.130 ns at 75%, 1.344 ns at the
+    /// full 300).
     #[test]
     fn ordering_gap_follows_the_tail_through_each_server() {
         use super::{ChannelSpec, Unit, ordering_gap};
@@ -1613,7 +1614,7 @@ mod tests {
         assert_eq!(ordering_gap(&[link], 64, 65537, 256), service(link, 64));
         assert_eq!(ordering_gap(&[link], 64, 256, 256), service(link, 64));
         let route = [spec("node-b/pcie:nic0>sw0"), link, spec("node-b/cpu0.dram")];
-        assert_eq!(ordering_gap(&route, 64, 65537, 256), 1130);
+        assert_eq!(ordering_gap(&route, 64, 65537, 256), 1183);
     }
 
     /// A pipelined message keeps its configured chunk until it would need more than
