@@ -405,3 +405,58 @@ fn measured_reads_the_output_back() {
     assert_eq!(read, printed);
     assert_eq!(m.last().unwrap().statistic, "avg_busbw");
 }
+
+/// The README quotes `all_reduce_perf -b 8 -e 1G -f 8 -g 8` on the built-in machine; its
+/// figures are what the command prints (they had drifted from it after physics changes that
+/// nothing tied to the text): the time at 8 B and 16 MiB, the busbw at 1 GiB, each to the
+/// precision the README gives.
+#[test]
+fn the_readmes_all_reduce_figures_are_what_the_command_prints() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let text = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let anchor = "On the built-in machine `all_reduce_perf -b 8 -e 1G -f 8 -g 8`";
+    let at = text.find(anchor).expect("the README quotes the command");
+    let para = &text[at..(at + 900).min(text.len())];
+    // The number written just before `what` in the paragraph.
+    let quoted = |what: &str| -> String {
+        let end = para
+            .find(what)
+            .unwrap_or_else(|| panic!("{what:?} in: {para}"));
+        let words: Vec<&str> = para[..end].split_whitespace().collect();
+        words.last().expect("a figure").to_string()
+    };
+    let out = nccl_tests(&[
+        "all_reduce_perf",
+        "-b",
+        "8",
+        "-e",
+        "1G",
+        "-f",
+        "8",
+        "-g",
+        "8",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let row = |size: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .find(|f| f.first().map(String::as_str) == Some(size))
+            .unwrap_or_else(|| panic!("a row of {size} B in:\n{stdout}"))
+    };
+    // Fields: size count type redop root time algbw busbw #wrong ...
+    let one = |x: &str| format!("{:.1}", figure(x));
+    assert_eq!(quoted("µs at 8 B"), one(&row("8")[5]), "8 B");
+    assert_eq!(quoted("µs at 16 MiB"), one(&row("16777216")[5]), "16 MiB");
+    assert_eq!(
+        quoted("GB/s busbw at 1 GiB"),
+        one(&row("1073741824")[7]),
+        "1 GiB"
+    );
+}
