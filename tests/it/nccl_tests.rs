@@ -48,6 +48,15 @@ fn figure(s: &str) -> f64 {
     s.parse().unwrap_or_else(|_| panic!("a figure: {s:?}"))
 }
 
+/// The size rows of a report (the lines that are not `#` comments), each split into its
+/// fields: size count type redop root, then time algbw busbw #wrong out of place and in place.
+fn rows(out: &str) -> Vec<Vec<&str>> {
+    out.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect()
+}
+
 #[test]
 fn all_reduce_prints_nccl_tests_layout_line_for_line() {
     let cfg = small_config("layout");
@@ -188,11 +197,8 @@ fn all_gather_rounds_sizes_and_honours_channels() {
         ) && out.contains("; 2 channels"),
         "{out}"
     );
-    let row = out
-        .lines()
-        .find(|l| !l.starts_with('#') && !l.is_empty())
-        .unwrap();
-    let f: Vec<&str> = row.split_whitespace().collect();
+    let all = rows(&out);
+    let f = &all[0];
     // 250 floats / 2 ranks = 125, down to 124 (16 bytes' worth); the buffer 124 x 2 x 4.
     assert_eq!(&f[..5], &["992", "124", "float", "none", "-1"]);
     assert_eq!(f[8], "N/A");
@@ -222,23 +228,17 @@ fn alltoall_runs_every_pair_and_gdr_off_is_the_host_path() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     };
-    let row = |out: &str| -> Vec<String> {
-        let r = out
-            .lines()
-            .find(|l| !l.starts_with('#') && !l.is_empty())
-            .unwrap();
-        r.split_whitespace().map(String::from).collect()
-    };
     let on = run("NCCL_NET_GDR_LEVEL=PXB");
     let off = run("NCCL_NET_GDR_LEVEL=LOC");
     assert!(off.contains("# gdrsim: path nccl_host"), "{off}");
-    let (a, b) = (row(&on), row(&off));
+    let (on_rows, off_rows) = (rows(&on), rows(&off));
+    let (a, b) = (&on_rows[0], &off_rows[0]);
     // 262144 floats / 4 ranks = 65536 a peer (already a multiple of 4); 1 MiB in all.
     assert_eq!(&a[..5], &["1048576", "65536", "float", "none", "-1"]);
-    let (algbw, busbw) = (figure(&a[6]), figure(&a[7]));
+    let (algbw, busbw) = (figure(a[6]), figure(a[7]));
     assert!((busbw - algbw * 3.0 / 4.0).abs() <= 0.01, "{algbw} {busbw}");
     assert!(
-        figure(&b[5]) > figure(&a[5]),
+        figure(b[5]) > figure(a[5]),
         "GDR off {} us, on {} us",
         b[5],
         a[5]
@@ -273,13 +273,7 @@ fn nccl_algo_tree_runs_the_tree_and_ring_tree_lets_the_tuner_pick() {
         );
         String::from_utf8(o.stdout).unwrap()
     };
-    let time = |out: &str| -> f64 {
-        let r = out
-            .lines()
-            .find(|l| !l.starts_with('#') && !l.is_empty())
-            .unwrap();
-        figure(r.split_whitespace().nth(5).unwrap())
-    };
+    let time = |out: &str| -> f64 { figure(rows(out)[0][5]) };
     let tree = run("NCCL_ALGO=Tree");
     let ring = run("NCCL_ALGO=Ring");
     let both = run("NCCL_ALGO=ring,TREE");
@@ -389,13 +383,9 @@ fn measured_reads_the_output_back() {
     assert_eq!(m[0].detail, "out-of-place;float;sum");
     assert_eq!(m[0].size_bytes, Some(1 << 20));
     assert_eq!(m[0].iterations, Some(20));
-    let printed: Vec<f64> = out
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .flat_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            [f[7].parse::<f64>().unwrap(), f[11].parse().unwrap()]
-        })
+    let printed: Vec<f64> = rows(&out)
+        .iter()
+        .flat_map(|f| [f[7].parse::<f64>().unwrap(), f[11].parse().unwrap()])
         .collect();
     let read: Vec<f64> = m
         .iter()
@@ -443,20 +433,17 @@ fn the_readmes_all_reduce_figures_are_what_the_command_prints() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let row = |size: &str| -> Vec<String> {
-        stdout
-            .lines()
-            .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
-            .find(|f| f.first().map(String::as_str) == Some(size))
+    let all = rows(&stdout);
+    let row = |size: &str| {
+        (all.iter().find(|f| f[0] == size))
             .unwrap_or_else(|| panic!("a row of {size} B in:\n{stdout}"))
     };
-    // Fields: size count type redop root time algbw busbw #wrong ...
     let one = |x: &str| format!("{:.1}", figure(x));
-    assert_eq!(quoted("µs at 8 B"), one(&row("8")[5]), "8 B");
-    assert_eq!(quoted("µs at 16 MiB"), one(&row("16777216")[5]), "16 MiB");
+    assert_eq!(quoted("µs at 8 B"), one(row("8")[5]), "8 B");
+    assert_eq!(quoted("µs at 16 MiB"), one(row("16777216")[5]), "16 MiB");
     assert_eq!(
         quoted("GB/s busbw at 1 GiB"),
-        one(&row("1073741824")[7]),
+        one(row("1073741824")[7]),
         "1 GiB"
     );
 }

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use crate::support::{csv_rows, run_study};
-use gdrsim::topology::{ChannelId, Flow, NodeKind, Place};
+use gdrsim::topology::{ChannelId, Flow, HostTopo, NodeKind, Place};
 
 /// A study of two hosts of `preset`: one scenario per (name, sender NIC, sender GPU, receiver
 /// NIC, receiver GPU), paths gpudirect and pxn, jitter off.
@@ -398,15 +398,16 @@ fn nccls_gpudirect_sender_hands_each_chunk_to_its_proxy_and_perftests_does_not()
     };
     assert_eq!(stage("gpudirect", "kernel_store"), None);
     let topo = gdrsim::scenario::topology(&cfg);
+    // The channels' latencies along a route of host `h`.
+    let latency = |h: &HostTopo, f: Flow, from, to| -> u64 {
+        (h.route(from, to, f).unwrap().channels.iter())
+            .map(|&c| topo.channels[c.index()].latency)
+            .sum()
+    };
     let h = &topo.hosts[0];
     let socket = h.nodes[h.node_index(NodeKind::Nic(4))].socket;
     let gpu = Place::Device(h.node_index(NodeKind::Gpu(4)));
-    let flag = h.route(gpu, Place::Memory(socket), Flow::Write).unwrap();
-    let expected: u64 = flag
-        .channels
-        .iter()
-        .map(|&c| topo.channels[c.index()].latency)
-        .sum::<u64>()
+    let expected = latency(h, Flow::Write, gpu, Place::Memory(socket))
         + topo.channels[h.dram[socket].index()].latency
         + cfg.hosts[0].machine.cpu.poll;
     let got = stage("auto", "kernel_store").expect("a kernel_store stage") * 1e6;
@@ -419,16 +420,9 @@ fn nccls_gpudirect_sender_hands_each_chunk_to_its_proxy_and_perftests_does_not()
     let rh = &topo.hosts[1];
     let rgpu = Place::Device(rh.node_index(NodeKind::Gpu(4)));
     let rsocket = rh.nodes[rh.node_index(NodeKind::Nic(4))].socket;
-    let latency = |f: Flow, from, to| -> u64 {
-        let r = rh.route(from, to, f).unwrap();
-        r.channels
-            .iter()
-            .map(|&c| topo.channels[c.index()].latency)
-            .sum()
-    };
-    let round_trip = latency(Flow::ReadRequest, rgpu, Place::Memory(rsocket))
+    let round_trip = latency(rh, Flow::ReadRequest, rgpu, Place::Memory(rsocket))
         + topo.channels[rh.dram[rsocket].index()].latency
-        + latency(Flow::ReadCompletion, Place::Memory(rsocket), rgpu);
+        + latency(rh, Flow::ReadCompletion, Place::Memory(rsocket), rgpu);
     let load = stage("auto", "kernel_load").expect("a kernel_load stage") * 1e6;
     assert!(
         load >= round_trip as f64 && load < round_trip as f64 + 5_000.0,

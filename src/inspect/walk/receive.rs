@@ -106,9 +106,6 @@ pub(super) fn copy_in(c: &PathCtx, steps: &mut Vec<Step>, copies: &mut Vec<(Stri
 /// (`auto`): the kernel's load of the proxy's flag alone (the chunk is in its GPU already).
 pub(super) fn kernel_load(c: &PathCtx, steps: &mut Vec<Step>) {
     let staging = c.plan.receiver.staging.filter(|st| st.kernel);
-    if staging.is_none() && !c.plan.receiver.handover {
-        return;
-    }
     let reads = c.h.of(Some(Stage::KernelLoad), Movement::H2dRead);
     for s in c.spans(Stage::KernelLoad) {
         let step = &c.run.steps.steps[s.step.index()];

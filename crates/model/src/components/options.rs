@@ -29,10 +29,9 @@ pub struct SimOptions {
 /// Exactly (at once, after every event of the instant) until `exact_below` transfers are
 /// active at once. From then on, to the end of the run, a re-solve waits `defer_ppm`
 /// millionths of the active transfers' mean span (from joining the sharing to their end at
-/// their rate now), so that
-/// the starts and ends of that wait are shared out in one solve: a solve costs the whole
-/// sharing group, and an all-to-all of 16 nodes (16,256 flows, one group) starts or ends a
-/// transfer every few nanoseconds. What the wait costs: a transfer that starts idles until
+/// their rate now), so that the starts and ends of that wait are shared out in one solve: a
+/// solve costs the whole sharing group, and an all-to-all of 16 nodes (16,256 flows, one
+/// group) starts or ends a transfer every few nanoseconds. What the wait costs: a transfer that starts idles until
 /// the solve, capacity an ended transfer frees idles until it, and nothing else changes (no
 /// rate is raised without a solve, so no resource ever exceeds its capacity). A flow's next
 /// message that joins as the one before it ends takes over its rate without a solve (the

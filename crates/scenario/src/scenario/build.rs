@@ -677,19 +677,35 @@ fn h2d_copy(
     r: &SidePlan,
     st: Staging,
 ) -> Result<(Copy, GpuRef), RouteError> {
-    let rh = &topo.hosts[r.host];
-    let g = Place::Device(rh.node_index(NodeKind::Gpu(st.gpu)));
-    let bounce = Place::Memory(st.bounce_socket);
-    let req = p.route(rh.route(g, bounce, Flow::ReadRequest)?.channels);
-    let back = rh.route(bounce, g, Flow::ReadCompletion)?;
-    let mut c = vec![rh.dram[st.bounce_socket]];
+    h2d_read(p, topo, (r.host, st.gpu), st.bounce_socket, true)
+}
+
+/// GPU `gpu` of `host` reading the host memory of `socket` under its read window; the data
+/// then committed into GPU memory (`commits`: a copy's), or taken in the reader's registers
+/// (a kernel's load of a flag: nothing to commit).
+fn h2d_read(
+    p: &mut Plan,
+    topo: &Topology,
+    (host, gpu): (usize, usize),
+    socket: usize,
+    commits: bool,
+) -> Result<(Copy, GpuRef), RouteError> {
+    let rh = &topo.hosts[host];
+    let g = Place::Device(rh.node_index(NodeKind::Gpu(gpu)));
+    let memory = Place::Memory(socket);
+    let req = p.route(rh.route(g, memory, Flow::ReadRequest)?.channels);
+    let back = rh.route(memory, g, Flow::ReadCompletion)?;
+    let mut c = vec![rh.dram[socket]];
     c.extend(back.channels);
     let cpl = p.route(c);
-    let commit = p.route(vec![rh.gpu_memory[st.gpu]]);
-    let ce = rh.spec.gpus[st.gpu].copy_engine;
+    let commit = p.route(match commits {
+        true => vec![rh.gpu_memory[gpu]],
+        false => Vec::new(),
+    });
+    let ce = rh.spec.gpus[gpu].copy_engine;
     let copy = Copy::H2d {
         read: ReadSpec {
-            engine: topo.gpu_engine(r.host, st.gpu),
+            engine: topo.gpu_engine(host, gpu),
             req,
             cpl,
             mrrs: ce.mrrs,
@@ -697,11 +713,7 @@ fn h2d_copy(
         },
         commit,
     };
-    let gpu = GpuRef {
-        host: r.host,
-        gpu: st.gpu,
-    };
-    Ok((copy, gpu))
+    Ok((copy, GpuRef { host, gpu }))
 }
 
 /// NCCL's host path, sending side, for one chunk of `bytes` (`net.cc` without GPUDirect: the
@@ -774,7 +786,7 @@ fn kernel_load(
         host: r.host,
         gpu: st.gpu,
     });
-    let flag = tail_load(p, topo, r, st, after)?;
+    let flag = tail_load(p, topo, r, st.gpu, after)?;
     let (copy, gpu) = h2d_copy(p, topo, r, st)?;
     let kind = StepKind::KernelCopy { gpu, copy };
     let data = add(p, kind, Some(Stage::KernelLoad), sm, vec![done(flag)], None);
@@ -782,35 +794,20 @@ fn kernel_load(
 }
 
 /// The receiving proxy's hand-over of a chunk to the kernel once its poll `after` found it
-/// (`recvProxyProgress` stores `recvMem->tail` in its host memory; the kernel of GPU
-/// `st.gpu`, spinning on it, sees it by a load over PCIe: one read of the flag's bytes from
-/// the host memory of the proxy's socket, a round trip). NCCL's host path pays it before its
-/// load of the chunk, a GPUDirect receiver (`auto`) before its kernel reads the chunk in its
-/// own memory. Returns the load.
+/// (`recvProxyProgress` stores `recvMem->tail` in its host memory; the kernel of GPU `gpu`,
+/// spinning on it, sees it by a load over PCIe: one read of the flag's bytes from the host
+/// memory of the proxy's socket, a round trip into its registers). NCCL's host path pays it
+/// before its load of the chunk, a GPUDirect receiver (`auto`) before its kernel reads the
+/// chunk in its own memory. Returns the load.
 fn tail_load(
     p: &mut Plan,
     topo: &Topology,
     r: &SidePlan,
-    st: Staging,
+    gpu: usize,
     after: StepId,
 ) -> Result<StepId, RouteError> {
-    let sm = p.actor(Actor::Sm {
-        host: r.host,
-        gpu: st.gpu,
-    });
-    let flag_st = Staging {
-        bounce_socket: r.cpu_socket,
-        ..st
-    };
-    let (copy, gpu) = h2d_copy(p, topo, r, flag_st)?;
-    // The kernel's load lands in its registers, not in GPU memory: nothing to commit.
-    let copy = match copy {
-        Copy::H2d { read, .. } => Copy::H2d {
-            read,
-            commit: p.route(Vec::new()),
-        },
-        d2h => d2h,
-    };
+    let sm = p.actor(Actor::Sm { host: r.host, gpu });
+    let (copy, gpu) = h2d_read(p, topo, (r.host, gpu), r.cpu_socket, false)?;
     let kind = StepKind::KernelCopy { gpu, copy };
     let flag = add(
         p,
@@ -1471,19 +1468,10 @@ pub fn pipelined(
                     true => cp.deliver.shifted(off),
                     false => rpoll,
                 };
-                let Buffer::Gpu { gpu, va, .. } = r.nic_buffer else {
+                let Buffer::Gpu { gpu, .. } = r.nic_buffer else {
                     unreachable!("a receiver hands over only from a GPU buffer")
                 };
-                let st = Staging {
-                    gpu,
-                    gpu_va: va,
-                    bounce_socket: r.cpu_socket,
-                    bounce_addr: 0,
-                    by_cpu: false,
-                    pageable: false,
-                    kernel: true,
-                };
-                let seen = tail_load(&mut p, topo, &r, st, found)?;
+                let seen = tail_load(&mut p, topo, &r, gpu, found)?;
                 last_deps.extend([done(seen), done(write_step)]);
             }
             // A GPUDirect receiver that flushes has the chunk once its flush is done: the

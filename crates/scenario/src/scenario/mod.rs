@@ -152,12 +152,12 @@ pub fn point_seed(seed: u64, si: usize, path: PathKind, op: Op, size: u64) -> u6
 
 /// The largest size [`check_plans`] builds plans at (64 KiB: one chunk of every pipelined
 /// path, a few hundred bytes a pair of ranks in a 128-rank all-to-all).
-pub const CHECK_SIZE_CAP: u64 = 64 << 10;
+const CHECK_SIZE_CAP: u64 = 64 << 10;
 
 /// Builds the plan of every flow of every scenario for every path and op of the study, so that
 /// a combination no route allows (an RDMA Read from a GPU whose NIC may not read it
 /// peer-to-peer) is refused before any work, naming the scenario. Routes do not depend on the
-/// size, so the plans are built at the sweep's smallest size, at most [`CHECK_SIZE_CAP`]: a
+/// size, so the plans are built at the sweep's smallest size, at most `CHECK_SIZE_CAP`: a
 /// plan's steps grow with its chunks, and a 16-node all-to-all at 128 MiB took 100 s to plan.
 /// Returns (key, expected, found) for the config error.
 pub fn check_plans(cfg: &Config, topo: &Topology) -> Result<(), (String, String, String)> {

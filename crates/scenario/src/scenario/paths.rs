@@ -210,16 +210,17 @@ pub fn plan(
     plan_flushing(cfg, flow, topo, (path, op, size), true)
 }
 
-/// As [`plan`], with the GPUDirect receive flush only where `flush_allowed`: NCCL flushes for
-/// its Simple protocol only (`src/transport/net.cc`, `recvProxyProgress`: it flushes where
-/// `p == NCCL_PROTO_SIMPLE && needFlush`), whose consumer reads the data after the flag; LL and LL128
-/// carry a flag in every line, so their receiver needs no flush.
+/// As [`plan`], for an NCCL protocol: `simple` (NCCL's Simple) or not (LL, LL128). Only a
+/// Simple receiver waits for the GPUDirect receive flush and for its proxy's tail
+/// (`src/transport/net.cc`, `recvProxyProgress`: it flushes where `p == NCCL_PROTO_SIMPLE &&
+/// needFlush` and stores the tail for every protocol, on which only Simple's kernel spins);
+/// LL and LL128 carry a flag in every line, which their receiving kernel polls instead.
 pub fn plan_flushing(
     cfg: &Config,
     flow: &FlowSpec,
     topo: &Topology,
     (path, op, size): (PathKind, Op, u64),
-    flush_allowed: bool,
+    simple: bool,
 ) -> Result<Built, RouteError> {
     if flow.is_intra() {
         return super::peer::flow_plan(topo, flow, path, op, size);
@@ -232,10 +233,8 @@ pub fn plan_flushing(
         // whole.
         (sides, sender, receiver, setup, _) = sides_of(cfg, flow, topo, PathKind::Staged, op, size);
     }
-    sides.flush &= flush_allowed;
-    // The receiving kernel waits on the proxy's tail for Simple only: LL and LL128 find
-    // their data by the flags in its lines (`recvProxyProgress` stores the tail either way).
-    sides.receiver.handover &= flush_allowed;
+    sides.flush &= simple;
+    sides.receiver.handover &= simple;
     sides.qp = qp_number(&cfg.network, flow.qp, 0);
     let mut plan = plan_of_sides(cfg, topo, &sides, (sender, receiver), op)?;
     // The connection's other QPs: the same plan built again on each QP's number, of which

@@ -59,7 +59,7 @@ fn plan_sent(
     if collective && f.is_intra() {
         super::nccl_p2p::plan(topo, f, bytes, protocol)
     } else {
-        // NCCL flushes a GPUDirect receive for Simple only.
+        // Only a Simple receiver waits for the flush and for its proxy's tail.
         let simple = !matches!(protocol, Protocol::Ll | Protocol::Ll128);
         paths::plan_flushing(cfg, f, topo, (path, op, bytes), simple)
     }
