@@ -298,6 +298,49 @@ fn staged_flows_on_one_port_stay_within_its_rate() {
     assert!(found.is_empty(), "above capacity:\n{}", found.join("\n"));
 }
 
+/// A memory that can saturate still holds its transfers in one sharing group (a memory that
+/// cannot does not: the solver leaves it out of the groups, `Bulks::slack`). Staged flows
+/// cross host DRAM twice (the GPU's copy in, the NIC's read out); with the socket's DRAM at
+/// 20 GB/s (of which `dram_efficiency_pct` runs) sixteen flows at 400G would put far more
+/// on it, so it binds: it is the bottleneck, busy to within a few percent of 1 and never
+/// above, and the aggregate is what it carries over its two crossings. Were it taken for a
+/// slack memory, each flow would be solved alone and the DRAM run far above its rate.
+#[test]
+fn a_memory_that_binds_holds_its_flows_together() {
+    let m = Mix {
+        flows: (0..16).map(|i| (i % 2, 0, false, false)).collect(),
+        nics: [(400, 4096), (400, 4096)],
+        window: 4,
+        messages: 16,
+        coalesce: 512,
+    };
+    let text = config_of(&m, &[PathKind::Staged], Op::WriteImm, &[1 << 20]);
+    let text = text.replace(
+        "dram_rate_gbps = \"300GB/s\"",
+        "dram_rate_gbps = \"20GB/s\"",
+    );
+    let (_, out) = support::run_study("capacity", "dram", &text);
+    let dram: Vec<_> = support::csv_rows(&out.join("links.csv"))
+        .into_iter()
+        .filter(|l| l["channel"].ends_with(".dram") && l["busy"].parse::<f64>().unwrap() > 0.5)
+        .collect();
+    assert!(!dram.is_empty(), "no DRAM carried the staging");
+    for l in &dram {
+        let busy: f64 = l["busy"].parse().unwrap();
+        assert!(
+            (0.9..=1.0 + 1e-9).contains(&busy),
+            "{} busy {busy}",
+            l["channel"]
+        );
+    }
+    let rows = support::csv_rows(&out.join("results.csv"));
+    assert!(
+        rows[0]["bottleneck"].ends_with(".dram"),
+        "bottleneck {}",
+        rows[0]["bottleneck"]
+    );
+}
+
 /// When the last of `m`'s flows has its message delivered, from the first one's start, when
 /// they all send one message of `size` at once, noise-free (the run a point's `lat_model`
 /// comes from), picoseconds.

@@ -19,6 +19,11 @@ pub(super) struct ChannelUsers {
     pub(super) load: u128,
     /// How many of them this channel binds.
     pub(super) bound: u32,
+    /// Their tightest channels ([`Bulks::tightest`]), each with how many of them it is
+    /// tightest for and the largest ratio (fixed point, [`WEIGHT_ONE`] = 1) of such a transfer's
+    /// weight here to its weight there, kept while any of them is here (a bound on their
+    /// load in any solve: [`Bulks::slack`]).
+    pub(super) peaks: Vec<(Res, u32, u128)>,
     /// Their uses here by (wire bytes of one unit, source), counted and in ascending order: a
     /// unit waits behind the largest unit of a source not its own. A sorted list, not a map:
     /// a channel's users come from few sizes and a start or end moves a few entries.
@@ -27,8 +32,14 @@ pub(super) struct ChannelUsers {
 
 impl ChannelUsers {
     /// Adds (`sign` true) or takes away the uses of `job` on channel `c` (`on`: their indices
-    /// in its uses).
-    pub(super) fn count(&mut self, job: &Job, on: &[u32], c: ChannelId, sign: bool) {
+    /// in its uses), whose tightest channel is `tight` ([`Bulks::tightest`]).
+    pub(super) fn count(
+        &mut self,
+        job: &Job,
+        on: &[u32],
+        c: ChannelId,
+        (tight, sign): (Option<(Res, u128)>, bool),
+    ) {
         for u in on.iter().map(|&x| &job.uses[x as usize]) {
             debug_assert_eq!(u.channel, c);
             let load = job.rate as u128 * u.weight;
@@ -46,6 +57,23 @@ impl ChannelUsers {
             match sign {
                 true => self.load += load,
                 false => self.load -= load,
+            }
+        }
+        let weight: u128 = on.iter().map(|&x| job.uses[x as usize].weight).sum();
+        if let Some((r, there)) = tight.filter(|_| weight > 0) {
+            let ratio = (weight.saturating_mul(WEIGHT_ONE)).div_ceil(there);
+            let at = self.peaks.iter().position(|e| e.0 == r);
+            match (sign, at) {
+                (true, Some(i)) => {
+                    self.peaks[i].1 += 1;
+                    self.peaks[i].2 = self.peaks[i].2.max(ratio);
+                }
+                (true, None) => self.peaks.push((r, 1, ratio)),
+                (false, Some(i)) if self.peaks[i].1 > 1 => self.peaks[i].1 -= 1,
+                (false, Some(i)) => {
+                    self.peaks.swap_remove(i);
+                }
+                (false, None) => debug_assert!(false, "a transfer taken away was counted"),
             }
         }
         if job.bound == Limit::Channel(c) {

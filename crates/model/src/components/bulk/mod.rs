@@ -420,6 +420,48 @@ impl Bulks {
         None
     }
 
+    /// Channel resource `r`'s capacity with the rooms of units it carries given back: its
+    /// rate, fixed once a transfer first used it.
+    fn full_capacity(&self, r: Res) -> u128 {
+        self.fluid.capacity[r as usize] + self.reserved[r as usize]
+    }
+
+    /// A transfer of `demand`'s tightest channel with its weight there: the one whose rate
+    /// (a unit's room given back) over that weight is least. No solve gives the transfers
+    /// whose tightest channel it is more than its rate there, and the answer is the same at
+    /// the transfer's start and end (channel rates are fixed; a read window's bytes in
+    /// flight follow the reads under it, so a window is not taken). None where it uses no
+    /// channel.
+    fn tightest(&self, demand: &Demand) -> Option<(Res, u128)> {
+        (demand.uses.iter())
+            .filter(|u| u.1 > 0 && (u.0 as usize) < self.channels)
+            .min_by_key(|&&(r, weight)| self.full_capacity(r) / weight)
+            .copied()
+    }
+
+    /// Whether channel `c` (of spec `spec`) is a memory its transfers cannot saturate
+    /// ([`Fabric::slack_memory`]): grouped by their tightest resource, those of one group
+    /// put on it at most that resource's capacity times their largest ratio of weights
+    /// here and there, and the sum is below its capacity.
+    fn slack(&self, c: ChannelId, spec: &ChannelSpec) -> bool {
+        if !channel::is_memory(spec) {
+            return false;
+        }
+        let Some(users) = self.channel_users(c) else {
+            return false;
+        };
+        let cap = self.fluid.capacity[c.index()];
+        let mut most: u128 = 0;
+        for &(r, _, ratio) in &users.peaks {
+            let load = (self.full_capacity(r).saturating_mul(ratio)).div_ceil(WEIGHT_ONE);
+            most = most.saturating_add(load);
+            if most >= cap {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The index of `key`'s queue (numbered in order of first use; the map only finds them).
     fn queue(&mut self, key: QueueKey) -> usize {
         let next = self.queues.len();
@@ -501,7 +543,7 @@ impl Fabric<'_> {
             }
         }
         let refs: Vec<&Job> = jobs.iter().collect();
-        (self.loaded_shares(&refs, solve::Rounds::Cold).0)
+        (self.loaded_shares(&refs, solve::Rounds::Cold, None).0)
             .into_iter()
             .map(|s| {
                 let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
@@ -543,6 +585,7 @@ impl Fabric<'_> {
             .map(|u| self.bulk.unit_until[u.channel.index()])
             .max()
             .unwrap_or(0);
+        let tight = self.bulk.tightest(&self.bulk.jobs[id].demand);
         let job = &mut self.bulk.jobs[id];
         job.resume_at = job.resume_at.max(held);
         // Once per channel however many of its uses are there (a job joins once).
@@ -554,7 +597,7 @@ impl Fabric<'_> {
             b.users_mut(c);
             let users = &mut b.user_lists[b.user_slot[c.index()] as usize - 1];
             users.jobs.push(id);
-            users.count(&b.jobs[id], on, c, true);
+            users.count(&b.jobs[id], on, c, (tight, true));
         }
         if let Some(rw) = self.bulk.jobs[id].read {
             self.bulk.window_users[rw.engine.index()].push(id);
@@ -683,6 +726,20 @@ impl Fabric<'_> {
     fn lazy(&self) -> bool {
         let s = self.opts.sharing;
         s.defer_ppm > 0 && self.bulk.batching
+    }
+
+    /// Whether channel `c` is a memory that no solve can saturate while its transfers are
+    /// those on it now ([`Bulks::slack`]). Such a memory does not join its transfers into one
+    /// sharing group: it binds none of them whatever their rates, so the max-min rates are
+    /// those of the groups without it. (An H100's 3.35 TB/s HBM is shared by its NVLink
+    /// stores and its NIC's reads: through it, every transfer of a node's collective was one
+    /// group, and every start or end re-solved them all.) What the memory still does is
+    /// delay reads' completions by the others' load: [`Fabric::loaded_shares`] counts the
+    /// transfers outside the group at their rates as they stand, which a start or end of
+    /// theirs changes without re-solving the group (a completion's wait at a memory far from
+    /// saturation is picoseconds against a round trip of a microsecond).
+    fn slack_memory(&self, c: ChannelId) -> bool {
+        self.bulk.slack(c, &self.channels[c.index()])
     }
 
     /// Moves transfer `id`'s bytes up to `now` at its current rate.
@@ -817,15 +874,19 @@ impl Fabric<'_> {
                 (n.rate, n.bound, n.rtt, n.inherits) = (rate, bound, rtt, true);
             }
             let channels = std::rc::Rc::clone(&self.bulk.jobs[id].channels);
+            let tight = self.bulk.tightest(&self.bulk.jobs[id].demand);
             for (c, on) in channels.iter() {
                 let c = *c;
+                // A memory that could not saturate with it bound no one: its end frees
+                // nothing there that another transfer could take.
+                let slack = self.slack_memory(c);
                 let b = &mut self.bulk;
                 let users = &mut b.user_lists[b.user_slot[c.index()] as usize - 1];
                 if let Some(at) = users.jobs.iter().position(|&j| j == id) {
                     users.jobs.remove(at);
-                    users.count(&b.jobs[id], on, c, false);
+                    users.count(&b.jobs[id], on, c, (tight, false));
                 }
-                if !handed && b.channel_reached[c.index()] != mark {
+                if !handed && !slack && b.channel_reached[c.index()] != mark {
                     b.channel_reached[c.index()] = mark;
                     neighbours.extend(self.bulk.users(c));
                 }

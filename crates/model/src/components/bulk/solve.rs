@@ -98,6 +98,9 @@ impl Fabric<'_> {
     /// the others keep theirs and a start or end costs what its group holds, not the fabric.
     pub(super) fn bulk_solve(&mut self, seeds: &[usize], now: Ps, q: &mut Queue<Event>) {
         let group = self.sharing_group(seeds);
+        // The solve that marked the group ([`Fabric::sharing_group`]): a transfer on one of
+        // its memories without that mark is outside it.
+        let mark = self.bulk.solves;
         let jobs: Vec<&Job> = group.iter().map(|&id| &self.bulk.jobs[id]).collect();
         let (shares, rtts) = match self.reads_meet_others(&jobs) {
             true => {
@@ -107,7 +110,7 @@ impl Fabric<'_> {
                     },
                     false => Rounds::Cold,
                 };
-                self.loaded_shares(&jobs, rounds)
+                self.loaded_shares(&jobs, rounds, Some(mark))
             }
             false => {
                 let idle: Vec<&Demand> = jobs.iter().map(|j| &*j.demand).collect();
@@ -129,23 +132,24 @@ impl Fabric<'_> {
     /// rounds of [`Fabric::loaded_shares`] would change nothing ([`reads_meet_other_windows`]
     /// would say so after sorting every use of the group), and the idle solve is the answer.
     fn reads_meet_others(&self, jobs: &[&Job]) -> bool {
-        jobs.len() >= 2
-            && jobs.iter().any(|j| {
-                j.read.is_some_and(|rw| {
-                    (j.uses.iter())
-                        .filter(|u| u.step == j.inst.step && u.phase == 0)
-                        .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
-                        .any(|u| {
-                            (self.bulk.users(u.channel).iter())
-                                .any(|&o| !same_window(&self.bulk.jobs[o], rw.engine))
-                        })
-                })
+        jobs.iter().any(|j| {
+            j.read.is_some_and(|rw| {
+                (j.uses.iter())
+                    .filter(|u| u.step == j.inst.step && u.phase == 0)
+                    .filter(|u| matches!(u.unit, Unit::ReadRequest | Unit::Completion))
+                    .any(|u| {
+                        (self.bulk.users(u.channel).iter())
+                            .any(|&o| !same_window(&self.bulk.jobs[o], rw.engine))
+                    })
             })
+        })
     }
 
-    /// The active transfers reachable from `seeds` through shared resources (links, memories,
-    /// read windows), in the order of the active list (the order a solve of all of them sees).
+    /// The active transfers reachable from `seeds` through shared resources (links, memories
+    /// that could saturate, read windows), in the order of the active list (the order a solve
+    /// of all of them sees). Each is marked with this solve's number (`reached`).
     fn sharing_group(&mut self, seeds: &[usize]) -> Vec<usize> {
+        let specs = &self.channels;
         let b = &mut self.bulk;
         b.solves += 1;
         let mark = b.solves;
@@ -174,7 +178,7 @@ impl Fabric<'_> {
             let job = &b.jobs[id];
             for u in job.uses.iter() {
                 let c = u.channel.index();
-                if b.channel_reached[c] != mark {
+                if b.channel_reached[c] != mark && !b.slack(u.channel, &specs[c]) {
                     b.channel_reached[c] = mark;
                     let users = users_in(&b.user_slot, &b.user_lists, u.channel);
                     reach(users, &mut b.reached, &mut stack);
@@ -260,10 +264,30 @@ impl Fabric<'_> {
     ///
     /// Also gives the window weight (round trip) each read was solved with (0: not a read, or
     /// idle round trips throughout), for a warm start of the next solve.
-    pub(super) fn loaded_shares(&self, jobs: &[&Job], rounds: Rounds) -> (Vec<Share>, Vec<u128>) {
+    ///
+    /// `members`: the mark of the sharing group `jobs` are ([`Fabric::sharing_group`]), if
+    /// they are one. A memory that cannot saturate does not join its transfers into the group
+    /// ([`Fabric::slack_memory`]), but a read's completions still queue there behind them: the
+    /// transfers on the group's memories without the mark are counted at their standing
+    /// rates.
+    pub(super) fn loaded_shares(
+        &self,
+        jobs: &[&Job],
+        rounds: Rounds,
+        members: Option<u64>,
+    ) -> (Vec<Share>, Vec<u128>) {
         let idle: Vec<&Demand> = jobs.iter().map(|j| &*j.demand).collect();
         let solve_idle = || (self.bulk.fluid.solve(&idle), Vec::new());
-        if jobs.len() < 2 {
+        // Those outside the group on channel `c` (only a slack memory has any).
+        let outside = move |c: ChannelId| {
+            let users = match members {
+                Some(_) if channel::is_memory(&self.channels[c.index()]) => self.bulk.users(c),
+                _ => &[],
+            };
+            (users.iter().copied())
+                .filter(move |&o| members.is_some_and(|mark| self.bulk.reached[o] != mark))
+        };
+        if jobs.len() < 2 && members.is_none() {
             return solve_idle();
         }
         // Every transfer's use of every channel: (channel, transfer, use), by channel, then
@@ -274,7 +298,10 @@ impl Fabric<'_> {
         let mut one_window: Vec<(ChannelId, Option<ReadEngineId>)> = Vec::new();
         for run in on.chunk_by(|a, b| a.0 == b.0) {
             let engine = jobs[run[0].1].read.map(|r| r.engine);
-            let same = engine.is_some_and(|e| run.iter().all(|l| same_window(jobs[l.1], e)));
+            let same = engine.is_some_and(|e| {
+                run.iter().all(|l| same_window(jobs[l.1], e))
+                    && outside(run[0].0).all(|o| same_window(&self.bulk.jobs[o], e))
+            });
             one_window.push((run[0].0, engine.filter(|_| same)));
         }
         if !reads_meet_other_windows(jobs, &one_window) {
@@ -309,23 +336,36 @@ impl Fabric<'_> {
             // Transfer `k`'s load on channel `c` by its use `x` at this round's rates: worked
             // out only on the channels a read waits on (not every use of the group).
             let rates = &shares;
-            let load = move |c: ChannelId, k: usize, x: usize| {
-                let u = &jobs[k].uses[x];
+            // Use `u` at `rate` on channel `c`.
+            let load_at = move |c: ChannelId, rate: u64, u: &Use| {
                 let cap = self.channels[c.index()].rate.bps() as f64 / 8.0;
-                let bytes = rates[k].rate as f64 * u128_to_f64(u.weight) / WEIGHT_ONE as f64;
+                let bytes = rate as f64 * u128_to_f64(u.weight) / WEIGHT_ONE as f64;
                 Load {
                     rho: bytes / cap,
                     unit_ps: u.unit_wire as f64 / cap * PS_PER_S as f64,
                     tandem: false,
                 }
             };
-            // The transfers under another window than `engine` on channel `c`, ascending
-            // (`on` is sorted by channel, then transfer), with their loads.
+            let load =
+                move |c: ChannelId, k: usize, x: usize| load_at(c, rates[k].rate, &jobs[k].uses[x]);
+            // The transfers under another window than `engine` on channel `c`, with their
+            // loads: the group's ascending (`on` is sorted by channel, then transfer), then
+            // those outside it (numbered after the group: `jobs.len()` + their slot).
             let met = |c: ChannelId, engine: ReadEngineId| {
-                on[run(c)]
+                let inside = on[run(c)]
                     .iter()
                     .filter(move |l| !same_window(jobs[l.1], engine))
-                    .map(move |&(c, k, x)| (c, k, load(c, k, x)))
+                    .map(move |&(c, k, x)| (c, k, load(c, k, x)));
+                let beyond = outside(c)
+                    .filter(move |&o| !same_window(&self.bulk.jobs[o], engine))
+                    .flat_map(move |o| {
+                        let j = &self.bulk.jobs[o];
+                        let on_c = (j.channels.iter()).find(|e| e.0 == c);
+                        (on_c.map_or(&[][..], |e| &e.1[..]).iter()).map(move |&x| {
+                            (c, jobs.len() + o, load_at(c, j.rate, &j.uses[x as usize]))
+                        })
+                    });
+                inside.chain(beyond)
             };
             // A wait is a function of the window, the channel and unit, the channel before it
             // on the route (whose transfers queue in tandem) and the loads: the transfers of
@@ -369,6 +409,8 @@ impl Fabric<'_> {
                         tandem_with.clear();
                         if let Some(c) = tandem_on {
                             tandem_with.extend(met(c, rw.engine).map(|l| l.1));
+                            // Those outside the group come after, in no order.
+                            tandem_with.sort_unstable();
                         }
                         others.clear();
                         others.extend(met(u.channel, rw.engine).map(|l| Load {
