@@ -20,10 +20,11 @@ pub(super) struct ChannelUsers {
     /// How many of them this channel binds.
     pub(super) bound: u32,
     /// Their tightest channels ([`Bulks::tightest`]), each with how many of them it is
-    /// tightest for and the largest ratio (fixed point, [`WEIGHT_ONE`] = 1) of such a transfer's
-    /// weight here to its weight there, kept while any of them is here (a bound on their
-    /// load in any solve: [`Bulks::slack`]).
+    /// tightest for and the most they can put here: that channel's rate times the largest
+    /// ratio of such a transfer's weight here to its weight there, kept while any of them is
+    /// here. With `most`, their sum: a bound on the load here in any solve ([`Bulks::slack`]).
     pub(super) peaks: Vec<(Res, u32, u128)>,
+    pub(super) most: u128,
     /// Their uses here by (wire bytes of one unit, source), counted and in ascending order: a
     /// unit waits behind the largest unit of a source not its own. A sorted list, not a map:
     /// a channel's users come from few sizes and a start or end moves a few entries.
@@ -38,7 +39,7 @@ impl ChannelUsers {
         job: &Job,
         on: &[u32],
         c: ChannelId,
-        (tight, sign): (Option<(Res, u128)>, bool),
+        (tight, sign): (Option<Tight>, bool),
     ) {
         for u in on.iter().map(|&x| &job.uses[x as usize]) {
             debug_assert_eq!(u.channel, c);
@@ -60,17 +61,27 @@ impl ChannelUsers {
             }
         }
         let weight: u128 = on.iter().map(|&x| job.uses[x as usize].weight).sum();
-        if let Some((r, there)) = tight.filter(|_| weight > 0) {
-            let ratio = (weight.saturating_mul(WEIGHT_ONE)).div_ceil(there);
-            let at = self.peaks.iter().position(|e| e.0 == r);
+        if let Some(t) = tight.filter(|_| weight > 0) {
+            // Its rate is at most `t.rate / t.weight` with the others whose tightest channel
+            // it is: what they put here is at most t.rate x (weight here / weight there).
+            let most = (t.rate.saturating_mul(weight)).div_ceil(t.weight);
+            let at = self.peaks.iter().position(|e| e.0 == t.channel);
             match (sign, at) {
                 (true, Some(i)) => {
                     self.peaks[i].1 += 1;
-                    self.peaks[i].2 = self.peaks[i].2.max(ratio);
+                    let old = self.peaks[i].2;
+                    if most > old {
+                        self.peaks[i].2 = most;
+                        self.most = self.most.saturating_add(most - old);
+                    }
                 }
-                (true, None) => self.peaks.push((r, 1, ratio)),
+                (true, None) => {
+                    self.peaks.push((t.channel, 1, most));
+                    self.most = self.most.saturating_add(most);
+                }
                 (false, Some(i)) if self.peaks[i].1 > 1 => self.peaks[i].1 -= 1,
                 (false, Some(i)) => {
+                    self.most = self.most.saturating_sub(self.peaks[i].2);
                     self.peaks.swap_remove(i);
                 }
                 (false, None) => debug_assert!(false, "a transfer taken away was counted"),

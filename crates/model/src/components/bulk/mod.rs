@@ -432,34 +432,24 @@ impl Bulks {
     /// the transfer's start and end (channel rates are fixed; a read window's bytes in
     /// flight follow the reads under it, so a window is not taken). None where it uses no
     /// channel.
-    fn tightest(&self, demand: &Demand) -> Option<(Res, u128)> {
+    fn tightest(&self, demand: &Demand) -> Option<Tight> {
         (demand.uses.iter())
             .filter(|u| u.1 > 0 && (u.0 as usize) < self.channels)
-            .min_by_key(|&&(r, weight)| self.full_capacity(r) / weight)
-            .copied()
+            .map(|&(channel, weight)| Tight {
+                channel,
+                weight,
+                rate: self.full_capacity(channel),
+            })
+            .min_by_key(|t| t.rate / t.weight)
     }
 
     /// Whether channel `c` (of spec `spec`) is a memory its transfers cannot saturate
-    /// ([`Fabric::slack_memory`]): grouped by their tightest resource, those of one group
-    /// put on it at most that resource's capacity times their largest ratio of weights
-    /// here and there, and the sum is below its capacity.
+    /// ([`Fabric::slack_memory`]): grouped by their tightest channel, those of one group
+    /// put on it at most that channel's rate times their largest ratio of weights here and
+    /// there, and the sum ([`ChannelUsers::most`]) is below its capacity.
     fn slack(&self, c: ChannelId, spec: &ChannelSpec) -> bool {
-        if !channel::is_memory(spec) {
-            return false;
-        }
-        let Some(users) = self.channel_users(c) else {
-            return false;
-        };
-        let cap = self.fluid.capacity[c.index()];
-        let mut most: u128 = 0;
-        for &(r, _, ratio) in &users.peaks {
-            let load = (self.full_capacity(r).saturating_mul(ratio)).div_ceil(WEIGHT_ONE);
-            most = most.saturating_add(load);
-            if most >= cap {
-                return false;
-            }
-        }
-        true
+        channel::is_memory(spec)
+            && (self.channel_users(c)).is_some_and(|u| u.most < self.fluid.capacity[c.index()])
     }
 
     /// The index of `key`'s queue (numbered in order of first use; the map only finds them).
@@ -487,6 +477,15 @@ fn users_in<'a>(slot: &Paged<u32>, lists: &'a [ChannelUsers], c: ChannelId) -> &
         0 => &[],
         s => &lists[s as usize - 1].jobs,
     }
+}
+
+/// A transfer's tightest channel ([`Bulks::tightest`]): the resource, the transfer's weight
+/// there and its rate (capacity, a unit's room given back).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tight {
+    channel: Res,
+    weight: u128,
+    rate: u128,
 }
 
 /// Picoseconds-per-second scale of the remaining bytes.
@@ -879,7 +878,8 @@ impl Fabric<'_> {
                 let c = *c;
                 // A memory that could not saturate with it bound no one: its end frees
                 // nothing there that another transfer could take.
-                let slack = self.slack_memory(c);
+                let slack =
+                    !handed && self.bulk.channel_reached[c.index()] != mark && self.slack_memory(c);
                 let b = &mut self.bulk;
                 let users = &mut b.user_lists[b.user_slot[c.index()] as usize - 1];
                 if let Some(at) = users.jobs.iter().position(|&j| j == id) {
