@@ -369,18 +369,23 @@ fn all_reduce_of_two_dgx_h100(b: Bencher, size: u64) {
     b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
 }
 
+/// configs/cluster-rail-optimized.toml with `nodes` DGX H100 nodes in its one rail unit.
+fn rail_unit_of(nodes: usize) -> String {
+    include_str!("../configs/cluster-rail-optimized.toml")
+        .replace("\ncount = 16\n", &format!("\ncount = {nodes}\n"))
+        .replace(
+            "\nhosts_per_unit = 16 ",
+            &format!("\nhosts_per_unit = {nodes} "),
+        )
+}
+
 /// configs/cluster-rail-optimized.toml's NCCL all-to-all at `nodes` DGX H100 nodes (one rail
 /// unit), 1 MiB a pair of ranks (8 chunks of 128 KiB): one point, the noise-free run and its
 /// jittered repeat. 16 nodes is the shipped study and issue #23's figure (16,256 flows in one
 /// sharing group, re-solves batched).
 #[divan::bench(args = [4usize, 16], sample_count = 1, sample_size = 1)]
 fn all_to_all_on_the_rail_fabric(b: Bencher, nodes: usize) {
-    let text = include_str!("../configs/cluster-rail-optimized.toml")
-        .replace("\ncount = 16\n", &format!("\ncount = {nodes}\n"))
-        .replace(
-            "\nhosts_per_unit = 16 ",
-            &format!("\nhosts_per_unit = {nodes} "),
-        );
+    let text = rail_unit_of(nodes);
     let cfg = config::parse(&text, "cluster-rail-optimized.toml").unwrap();
     let topo = scenario::topology(&cfg);
     let (path, op, size) = (PathKind::GpuDirect, Op::WriteImm, (nodes as u64 * 8) << 20);
@@ -391,21 +396,15 @@ fn all_to_all_on_the_rail_fabric(b: Bencher, nodes: usize) {
 /// configs/cluster-rail-optimized.toml's all-reduce as NCCL's ring at 1 GiB on `nodes` DGX
 /// H100 nodes (one rail unit, PXN off): one point, the noise-free run and its jittered repeat
 /// (16 nodes: 128 ranks, 2,048 flows of 508 slices of 256 KiB). Issue #24's figure: under
-/// 10 s a point. Each GPU's
-/// memory holds NVLink and NIC transfers together, but cannot saturate: the solver keeps
-/// such a memory out of the sharing groups (without that, about 5 minutes of CPU).
+/// 10 s a point. Each GPU's memory holds NVLink and NIC transfers together, but cannot
+/// saturate: the solver keeps such a memory out of the sharing groups (without that, about 5
+/// minutes of CPU).
 #[divan::bench(args = [4usize, 16], sample_count = 1, sample_size = 1)]
 fn ring_all_reduce_on_the_rail_fabric(b: Bencher, nodes: usize) {
-    let text = include_str!("../configs/cluster-rail-optimized.toml")
-        .replace("\ncount = 16\n", &format!("\ncount = {nodes}\n"))
-        .replace(
-            "\nhosts_per_unit = 16 ",
-            &format!("\nhosts_per_unit = {nodes} "),
-        )
-        .replace(
-            "collective = { kind = \"all_reduce\" }",
-            "collective = { kind = \"all_reduce\", algorithm = \"ring\" }",
-        );
+    let text = rail_unit_of(nodes).replace(
+        "collective = { kind = \"all_reduce\" }",
+        "collective = { kind = \"all_reduce\", algorithm = \"ring\" }",
+    );
     let cfg = config::parse(&text, "cluster-rail-optimized.toml").unwrap();
     let topo = scenario::topology(&cfg);
     let p = Point::at(cfg.seed, 1, PathKind::GpuDirect, Op::WriteImm, 1 << 30);
