@@ -247,6 +247,19 @@ fn above_capacity(out: &std::path::Path, ceiling: f64) -> Vec<String> {
     found
 }
 
+/// `flows` flows from node-a to node-b, one way, all through nic0's 400G port (4 KiB MTU),
+/// spread over the first `gpus` GPUs in turn, `window` messages of a stream of `messages` in
+/// flight each, bulk above 512 B.
+fn one_port(flows: usize, gpus: usize, window: u32, messages: u32) -> Mix {
+    Mix {
+        flows: (0..flows).map(|i| (i % gpus, 0, false, false)).collect(),
+        nics: [(400, 4096), (400, 4096)],
+        window,
+        messages,
+        coalesce: 512,
+    }
+}
+
 /// Issue #27 item 3's symptom, through the binary: eight flows from one GPU under the NIC's
 /// switch share a 400G port (49.69 GB/s of payload at 4 KiB packets), one message in flight
 /// each. Each message's first packet crossed outside the sharing (during its latency phase,
@@ -254,13 +267,7 @@ fn above_capacity(out: &std::path::Path, ceiling: f64) -> Vec<String> {
 /// the aggregate 50.24 GB/s at 128 and 256 KiB (fixed in fed7d27; this keeps it fixed).
 #[test]
 fn eight_flows_on_one_port_stay_within_its_rate() {
-    let m = Mix {
-        flows: vec![(0, 0, false, false); 8],
-        nics: [(400, 4096), (400, 4096)],
-        window: 1,
-        messages: 64,
-        coalesce: 512,
-    };
+    let m = one_port(8, 1, 1, 64);
     let text = config_of(
         &m,
         &[PathKind::Host, PathKind::GpuDirect],
@@ -284,13 +291,7 @@ fn eight_flows_on_one_port_stay_within_its_rate() {
 /// (256 flows: 1.020 and 50.69).
 #[test]
 fn staged_flows_on_one_port_stay_within_its_rate() {
-    let m = Mix {
-        flows: (0..32).map(|i| (i % 4, 0, false, false)).collect(),
-        nics: [(400, 4096), (400, 4096)],
-        window: 1,
-        messages: 8,
-        coalesce: 512,
-    };
+    let m = one_port(32, 4, 1, 8);
     let text = config_of(&m, &[PathKind::Staged], Op::WriteImm, &[128 << 10]);
     let (c, out) = support::run_study("capacity", "staged", &text);
     let cfg = config::load(&c).unwrap();
@@ -307,13 +308,7 @@ fn staged_flows_on_one_port_stay_within_its_rate() {
 /// slack memory, each flow would be solved alone and the DRAM run far above its rate.
 #[test]
 fn a_memory_that_binds_holds_its_flows_together() {
-    let m = Mix {
-        flows: (0..16).map(|i| (i % 2, 0, false, false)).collect(),
-        nics: [(400, 4096), (400, 4096)],
-        window: 4,
-        messages: 16,
-        coalesce: 512,
-    };
+    let m = one_port(16, 2, 4, 16);
     let text = config_of(&m, &[PathKind::Staged], Op::WriteImm, &[1 << 20]);
     let text = text.replace(
         "dram_rate_gbps = \"300GB/s\"",

@@ -31,12 +31,12 @@ pub struct SimOptions {
 /// millionths of the active transfers' mean span (from joining the sharing to their end at
 /// their rate now), so that the starts and ends of that wait are shared out in one solve: a
 /// solve costs the whole sharing group, and an all-to-all of 16 nodes (16,256 flows, one
-/// group) starts or ends a transfer every few nanoseconds. What the wait costs: a transfer that starts idles until
-/// the solve, capacity an ended transfer frees idles until it, and nothing else changes (no
-/// rate is raised without a solve, so no resource ever exceeds its capacity). A flow's next
-/// message that joins as the one before it ends takes over its rate without a solve (the
-/// demands are the same). The lost throughput is at most about four waits per transfer:
-/// `4 x defer_ppm` millionths of its time. In this mode the loaded round trips of a solve
+/// group) starts or ends a transfer every few nanoseconds. What the wait costs: a transfer
+/// that starts idles until the solve, capacity an ended transfer frees idles until it, and
+/// nothing else changes (no rate is raised without a solve, so no resource ever exceeds its
+/// capacity). A flow's next message that joins as the one before it ends takes over its
+/// rate without a solve (the demands are the same). The lost throughput is at most about
+/// four waits per transfer: `4 x defer_ppm` millionths of its time. In this mode the loaded round trips of a solve
 /// start from those of the last one and stop within `defer_ppm` millionths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sharing {

@@ -19,11 +19,10 @@ pub(super) struct ChannelUsers {
     pub(super) load: u128,
     /// How many of them this channel binds.
     pub(super) bound: u32,
-    /// Their tightest channels ([`Bulks::tightest`]), each with how many of them it is
-    /// tightest for and the most they can put here: that channel's rate times the largest
-    /// ratio of such a transfer's weight here to its weight there, kept while any of them is
-    /// here. With `most`, their sum: a bound on the load here in any solve ([`Bulks::slack`]).
-    pub(super) peaks: Vec<(Res, u32, u128)>,
+    /// On a memory: its transfers grouped by their tightest channel ([`Bulks::tightest`]),
+    /// each group with the most it can put here.
+    peaks: Vec<Peak>,
+    /// The sum of `peaks`: a bound on the load here in any solve ([`Bulks::slack`]).
     pub(super) most: u128,
     /// Their uses here by (wire bytes of one unit, source), counted and in ascending order: a
     /// unit waits behind the largest unit of a source not its own. A sorted list, not a map:
@@ -31,15 +30,27 @@ pub(super) struct ChannelUsers {
     units: Vec<((u64, channel::Source), u32)>,
 }
 
+/// The transfers on a memory whose tightest channel is `channel`: how many, and the most
+/// they can put on the memory (that channel's rate times the largest ratio of such a
+/// transfer's weight on the memory to its weight there), kept while any of them is on it.
+#[derive(Clone, Debug)]
+struct Peak {
+    channel: Res,
+    users: u32,
+    most: u128,
+}
+
 impl ChannelUsers {
     /// Adds (`sign` true) or takes away the uses of `job` on channel `c` (`on`: their indices
-    /// in its uses), whose tightest channel is `tight` ([`Bulks::tightest`]).
+    /// in its uses). `tight`: on a memory, the job's tightest channel ([`Bulks::tightest`]),
+    /// for the bound on the memory's load; None elsewhere (nothing reads a link's bound).
     pub(super) fn count(
         &mut self,
         job: &Job,
         on: &[u32],
         c: ChannelId,
-        (tight, sign): (Option<Tight>, bool),
+        tight: Option<Tight>,
+        sign: bool,
     ) {
         for u in on.iter().map(|&x| &job.uses[x as usize]) {
             debug_assert_eq!(u.channel, c);
@@ -60,38 +71,49 @@ impl ChannelUsers {
                 false => self.load -= load,
             }
         }
-        let weight: u128 = on.iter().map(|&x| job.uses[x as usize].weight).sum();
-        if let Some(t) = tight.filter(|_| weight > 0) {
-            // Its rate is at most `t.rate / t.weight` with the others whose tightest channel
-            // it is: what they put here is at most t.rate x (weight here / weight there).
-            let most = (t.rate.saturating_mul(weight)).div_ceil(t.weight);
-            let at = self.peaks.iter().position(|e| e.0 == t.channel);
-            match (sign, at) {
-                (true, Some(i)) => {
-                    self.peaks[i].1 += 1;
-                    let old = self.peaks[i].2;
-                    if most > old {
-                        self.peaks[i].2 = most;
-                        self.most = self.most.saturating_add(most - old);
-                    }
-                }
-                (true, None) => {
-                    self.peaks.push((t.channel, 1, most));
-                    self.most = self.most.saturating_add(most);
-                }
-                (false, Some(i)) if self.peaks[i].1 > 1 => self.peaks[i].1 -= 1,
-                (false, Some(i)) => {
-                    self.most = self.most.saturating_sub(self.peaks[i].2);
-                    self.peaks.swap_remove(i);
-                }
-                (false, None) => debug_assert!(false, "a transfer taken away was counted"),
-            }
+        if let Some(t) = tight {
+            self.count_peak(job, on, t, sign);
         }
         if job.bound == Limit::Channel(c) {
             match sign {
                 true => self.bound += 1,
                 false => self.bound -= 1,
             }
+        }
+    }
+
+    /// Adds or takes away `job`'s uses `on` this memory in its tightest channel `t`'s group
+    /// ([`Peak`]). Its rate is at most `t.rate / t.weight` with the others of the group: what
+    /// they put here is at most t.rate x (weight here / weight there).
+    fn count_peak(&mut self, job: &Job, on: &[u32], t: Tight, sign: bool) {
+        let weight: u128 = on.iter().map(|&x| job.uses[x as usize].weight).sum();
+        if weight == 0 {
+            return;
+        }
+        let most = (t.rate.saturating_mul(weight)).div_ceil(t.weight);
+        let at = self.peaks.iter().position(|p| p.channel == t.channel);
+        match (sign, at) {
+            (true, Some(i)) => {
+                let p = &mut self.peaks[i];
+                p.users += 1;
+                if most > p.most {
+                    self.most = self.most.saturating_add(most - p.most);
+                    p.most = most;
+                }
+            }
+            (true, None) => {
+                self.peaks.push(Peak {
+                    channel: t.channel,
+                    users: 1,
+                    most,
+                });
+                self.most = self.most.saturating_add(most);
+            }
+            (false, Some(i)) if self.peaks[i].users > 1 => self.peaks[i].users -= 1,
+            (false, Some(i)) => {
+                self.most = self.most.saturating_sub(self.peaks.swap_remove(i).most);
+            }
+            (false, None) => debug_assert!(false, "a transfer taken away was counted"),
         }
     }
 

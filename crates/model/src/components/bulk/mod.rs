@@ -592,11 +592,12 @@ impl Fabric<'_> {
         for (c, on) in channels.iter() {
             let c = *c;
             debug_assert!(!self.bulk.users(c).contains(&id));
+            let tight = self.on_memory(c, tight);
             let b = &mut self.bulk;
             b.users_mut(c);
             let users = &mut b.user_lists[b.user_slot[c.index()] as usize - 1];
             users.jobs.push(id);
-            users.count(&b.jobs[id], on, c, (tight, true));
+            users.count(&b.jobs[id], on, c, tight, true);
         }
         if let Some(rw) = self.bulk.jobs[id].read {
             self.bulk.window_users[rw.engine.index()].push(id);
@@ -741,6 +742,12 @@ impl Fabric<'_> {
         self.bulk.slack(c, &self.channels[c.index()])
     }
 
+    /// A transfer's tightest channel `tight` where channel `c` is a memory (whose load bound
+    /// [`Bulks::slack`] reads), None on any other channel.
+    fn on_memory(&self, c: ChannelId, tight: Option<Tight>) -> Option<Tight> {
+        tight.filter(|_| channel::is_memory(&self.channels[c.index()]))
+    }
+
     /// Moves transfer `id`'s bytes up to `now` at its current rate.
     fn progress_one(&mut self, id: usize, now: Ps) {
         let record = self.recorder.traffic;
@@ -876,17 +883,19 @@ impl Fabric<'_> {
             let tight = self.bulk.tightest(&self.bulk.jobs[id].demand);
             for (c, on) in channels.iter() {
                 let c = *c;
-                // A memory that could not saturate with it bound no one: its end frees
-                // nothing there that another transfer could take.
-                let slack =
-                    !handed && self.bulk.channel_reached[c.index()] != mark && self.slack_memory(c);
+                // Not a memory that could not saturate with it: that bound no one, and its end
+                // frees nothing there that another transfer could take.
+                let take = !handed
+                    && self.bulk.channel_reached[c.index()] != mark
+                    && !self.slack_memory(c);
+                let tight = self.on_memory(c, tight);
                 let b = &mut self.bulk;
                 let users = &mut b.user_lists[b.user_slot[c.index()] as usize - 1];
                 if let Some(at) = users.jobs.iter().position(|&j| j == id) {
                     users.jobs.remove(at);
-                    users.count(&b.jobs[id], on, c, (tight, false));
+                    users.count(&b.jobs[id], on, c, tight, false);
                 }
-                if !handed && !slack && b.channel_reached[c.index()] != mark {
+                if take {
                     b.channel_reached[c.index()] = mark;
                     neighbours.extend(self.bulk.users(c));
                 }

@@ -278,14 +278,15 @@ impl Fabric<'_> {
     ) -> (Vec<Share>, Vec<u128>) {
         let idle: Vec<&Demand> = jobs.iter().map(|j| &*j.demand).collect();
         let solve_idle = || (self.bulk.fluid.solve(&idle), Vec::new());
-        // Those outside the group on channel `c` (only a slack memory has any).
+        // Those outside the group on channel `c`: only a slack memory has any (the group's
+        // walk crossed every other channel of its transfers).
         let outside = move |c: ChannelId| {
-            let users = match members {
-                Some(_) if channel::is_memory(&self.channels[c.index()]) => self.bulk.users(c),
-                _ => &[],
+            let mark = members.filter(|_| self.bulk.slack(c, &self.channels[c.index()]));
+            let users = match mark {
+                Some(_) => self.bulk.users(c),
+                None => &[],
             };
-            (users.iter().copied())
-                .filter(move |&o| members.is_some_and(|mark| self.bulk.reached[o] != mark))
+            (users.iter().copied()).filter(move |&o| Some(self.bulk.reached[o]) != mark)
         };
         if jobs.len() < 2 && members.is_none() {
             return solve_idle();
