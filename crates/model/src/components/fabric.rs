@@ -22,7 +22,7 @@ pub(crate) use super::reads::{ReadReq, read_completions};
 use super::steps::Instance;
 use crate::engine::{Handler, Queue};
 use crate::plan::{Plan, StepId, StepKind};
-use crate::record::{Names, Recorder};
+use crate::record::{Names, Recorder, Span};
 use crate::topology::{ChannelId, ChannelSpec, Topology, Unit};
 use crate::units::Ps;
 
@@ -118,6 +118,10 @@ pub struct Msg {
     pub cpu_busy: Ps,
     pub host_mem_bytes: u64,
     pub steps: Vec<StepState>,
+    /// A recording run's spans of this message, taken when it retired (its step states went
+    /// back to the pool), so a recording run's memory too is bounded by its messages in flight
+    /// and its spans, not by its step states.
+    pub spans: Box<[Span]>,
     /// A Send: RNR NAKs it drew, its data held at the receiving NIC, and whether its receive
     /// WQE fetch waits for the WQE to be posted ([`super::recv_queue`]).
     pub rnr_naks: u32,

@@ -62,8 +62,8 @@ pub struct Outcome {
 
 impl Fabric<'_> {
     /// The step-state vectors flow `flow` holds: (kept with a message, pooled for reuse). A
-    /// stream's memory is bounded by its messages in flight, not by the messages it sent; a
-    /// recording run keeps every message's (its spans need them).
+    /// stream's memory is bounded by its messages in flight, not by the messages it sent (a
+    /// recording run keeps a retired message's spans instead).
     pub fn step_state_vectors(&self, flow: usize) -> (usize, usize) {
         let f = &self.flows[flow];
         let kept = f.msgs.iter().filter(|m| !m.steps.is_empty()).count();
@@ -92,9 +92,15 @@ impl Fabric<'_> {
         }
         let stats = engine::run(self, &mut q);
         if self.recorder.enabled {
+            // In message order: those retired kept theirs, the others still hold their steps.
             for flow in 0..self.flows.len() {
                 for msg in 0..self.flows[flow].total {
-                    for span in self.message_spans(flow as u32, msg) {
+                    let m = &mut self.flows[flow].msgs[msg as usize];
+                    let spans = match m.steps.is_empty() {
+                        true => std::mem::take(&mut m.spans).into_vec(),
+                        false => self.message_spans(flow as u32, msg),
+                    };
+                    for span in spans {
                         self.recorder.span(span);
                     }
                 }

@@ -76,7 +76,7 @@ impl Fabric<'_> {
                 if first && plan.open_ends.get(step.index()) == Some(&true) {
                     let m = &mut self.flows[flow as usize].msgs[msg as usize];
                     m.open_ends -= 1;
-                    if m.open_ends == 0 && !self.recorder.enabled {
+                    if m.open_ends == 0 {
                         self.retiring.push((flow, msg));
                     }
                 }
@@ -330,9 +330,13 @@ impl Fabric<'_> {
     }
 
     /// Message `msg` of `flow` has ended every open end of its plan: nothing of it is left to
-    /// run, so what the run reports of it is kept in the message and its step states go back
-    /// to the flow's pool (see [`Fabric::retiring`]).
+    /// run, so what the run reports of it (and, recording, its spans) is kept in the message
+    /// and its step states go back to the flow's pool (see [`Fabric::retiring`]).
     pub(super) fn retire(&mut self, flow: u32, msg: u32) {
+        if self.recorder.enabled {
+            let spans = self.message_spans(flow, msg).into_boxed_slice();
+            self.flows[flow as usize].msgs[msg as usize].spans = spans;
+        }
         let f = &mut self.flows[flow as usize];
         let m = &mut f.msgs[msg as usize];
         (m.received, m.written) = message_bytes(f.plan, &m.steps);

@@ -258,6 +258,9 @@ pub struct Bulks {
     /// picoseconds: a limit that binds many transfers for long (a shared link) weighs more
     /// than one a fast transfer meets briefly, however many bytes that one moves.
     pub limits: Vec<(Limit, u128)>,
+    /// Per limit (its [`Bulks::limit_index`]): its place in `limits`, plus one (0: not yet
+    /// there), so a done transfer adds its time in constant time however many limits bound.
+    limit_slot: Paged<u32>,
 }
 
 impl Bulks {
@@ -297,6 +300,29 @@ impl Bulks {
             host_mem_bytes: 0,
             wire_bytes: Paged::new(channels),
             limits: Vec::new(),
+            limit_slot: Paged::new(channels + windows.len() + 1),
+        }
+    }
+
+    /// Where limit `l` is numbered in [`Bulks::limit_slot`]: channels, then read windows, then
+    /// `None`.
+    fn limit_index(&self, l: Limit) -> usize {
+        match l {
+            Limit::Channel(c) => c.index(),
+            Limit::Window(e) => self.channels + e.index(),
+            Limit::None => self.channels + self.windows.len(),
+        }
+    }
+
+    /// Adds `time` to the time limit `l` bound a transfer (in first-bound order).
+    fn add_limit_time(&mut self, l: Limit, time: u128) {
+        let i = self.limit_index(l);
+        match self.limit_slot[i] {
+            0 => {
+                self.limits.push((l, time));
+                self.limit_slot[i] = self.limits.len() as u32;
+            }
+            slot => self.limits[slot as usize - 1].1 += time,
         }
     }
 
@@ -948,10 +974,7 @@ impl Fabric<'_> {
                 job.bytes * job.dram_crossings;
         }
         for &(limit, _, time) in &job.bound_by {
-            match self.bulk.limits.iter_mut().find(|l| l.0 == limit) {
-                Some(l) => l.1 += time,
-                None => self.bulk.limits.push((limit, time)),
-            }
+            self.bulk.add_limit_time(limit, time);
             let mine = &mut self.flows[flow as usize].limits;
             match mine.iter_mut().find(|l| l.0 == limit) {
                 Some(l) => l.1 += time,
