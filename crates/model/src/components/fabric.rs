@@ -118,10 +118,6 @@ pub struct Msg {
     pub cpu_busy: Ps,
     pub host_mem_bytes: u64,
     pub steps: Vec<StepState>,
-    /// A recording run's spans of this message, taken when it retired (its step states went
-    /// back to the pool), so a recording run's memory too is bounded by its messages in flight
-    /// and its spans, not by its step states.
-    pub spans: Box<[Span]>,
     /// A Send: RNR NAKs it drew, its data held at the receiving NIC, and whether its receive
     /// WQE fetch waits for the WQE to be posted ([`super::recv_queue`]).
     pub rnr_naks: u32,
@@ -139,6 +135,10 @@ pub struct FlowRun<'t> {
     /// Fabric CPU index of each plan thread.
     pub threads: Vec<usize>,
     pub msgs: Vec<Msg>,
+    /// A recording run's spans of each message, taken when it retired (its step states went
+    /// back to the pool), so that a recording run's step states too are bounded by its
+    /// messages in flight (empty when not recording: a message's state does not grow).
+    pub spans: Vec<Box<[Span]>>,
     /// Step-state vectors of retired messages, for the next ones to start with.
     pub pool: Vec<Vec<StepState>>,
     /// The step states a message starts with (each step waiting for all its dependencies),
@@ -288,6 +288,7 @@ impl<'t> Fabric<'t> {
                 actors,
                 threads,
                 msgs: Vec::new(),
+                spans: Vec::new(),
                 pool: Vec::new(),
                 fresh: plan
                     .steps

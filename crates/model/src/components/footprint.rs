@@ -1,7 +1,7 @@
 //! What a fabric run keeps in memory until it ends, for the cost gate's estimate
 //! (gdrsim's `scenario::cost`): every message's state (kept so that the outcome can be read
-//! after the run; a recording run keeps a record per step of its plan too, which a run that
-//! does not record gives back as each message ends), and the fixed part of every bulk
+//! after the run; a recording run keeps its spans too; the records of its steps go back to
+//! the flow's pool as each message ends, recording or not), and the fixed part of every bulk
 //! transfer (an upper bound: a done transfer gives back its lists, and a later transfer takes
 //! its slot, so a stream holds the slots of its transfers in flight). Units in flight
 //! (trains, reads, pending events) are reused and bounded by the windows, so they are left
@@ -41,19 +41,19 @@ fn bytes_of<T>() -> u64 {
 
 /// Bytes one message of `plan` keeps until its run ends, run with `opts`: its state, a
 /// bulk transfer per chain of streaming steps above the coalescing threshold (a staged message
-/// has three, a chunked one three per chunk), and with recording on, a record per step and a
-/// span per reported step. A run that does not record gives a message's step records back
-/// when it ends ([`steps_in_flight`]).
+/// has three, a chunked one three per chunk), and with recording on, a span per reported step
+/// (in an array of its own). A run gives a message's step records back when it ends
+/// ([`steps_in_flight`]).
 pub fn message_bytes(plan: &Plan, opts: &SimOptions) -> u64 {
     let bulks = bulk_chains(plan, opts);
-    let (steps, spans) = match opts.record {
-        true => (
-            step_array(plan),
-            plan.steps.iter().filter(|s| s.stage.is_some()).count() as u64 * bytes_of::<Span>(),
-        ),
-        false => (0, 0),
+    let spans = match opts.record {
+        true => {
+            let reported = plan.steps.iter().filter(|s| s.stage.is_some()).count() as u64;
+            bytes_of::<Box<[Span]>>() + reported * bytes_of::<Span>() + ALLOC_HEADER
+        }
+        false => 0,
     };
-    bytes_of::<Msg>() + steps + bulks * (bytes_of::<Job>() + BULK_MARK) + OUTCOME + spans
+    bytes_of::<Msg>() + bulks * (bytes_of::<Job>() + BULK_MARK) + OUTCOME + spans
 }
 
 /// One message's step records, with the allocator's header.
@@ -61,9 +61,9 @@ fn step_array(plan: &Plan) -> u64 {
     plan.steps.len() as u64 * bytes_of::<StepState>() + ALLOC_HEADER
 }
 
-/// Bytes of step records a flow of `plan` holds at once in a run that does not record and
-/// keeps at most `window` messages in flight: those in flight and those ending, at most twice
-/// the window (`components::run`'s pool test), whatever the messages it carries.
+/// Bytes of step records a flow of `plan` holds at once in a run that keeps at most `window`
+/// messages in flight: those in flight and those ending, at most twice the window
+/// (`components::run`'s pool test), whatever the messages it carries.
 pub fn steps_in_flight(plan: &Plan, window: u64) -> u64 {
     2 * window.max(1) * step_array(plan)
 }
@@ -87,10 +87,7 @@ pub fn run_bytes<'p>(
 ) -> u64 {
     flows.into_iter().fold(0u64, |sum, (plan, messages)| {
         let each = message_bytes(plan, opts);
-        let pooled = match opts.record {
-            true => 0,
-            false => steps_in_flight(plan, window.min(messages)),
-        };
+        let pooled = steps_in_flight(plan, window.min(messages));
         let flow = FLOW_SETUP.saturating_add(pooled);
         sum.saturating_add(flow.saturating_add(messages.saturating_mul(each)))
     })

@@ -83,6 +83,10 @@ impl Fabric<'_> {
             f.window = window.max(1);
             f.total = f.fixed_total.unwrap_or(total).max(1);
             f.msgs = vec![Msg::default(); f.total as usize];
+            f.spans = match self.recorder.enabled {
+                true => vec![Box::default(); f.total as usize],
+                false => Vec::new(),
+            };
             f.next = 0;
             f.finished = 0;
             f.limits.clear();
@@ -95,9 +99,9 @@ impl Fabric<'_> {
             // In message order: those retired kept theirs, the others still hold their steps.
             for flow in 0..self.flows.len() {
                 for msg in 0..self.flows[flow].total {
-                    let m = &mut self.flows[flow].msgs[msg as usize];
-                    let spans = match m.steps.is_empty() {
-                        true => std::mem::take(&mut m.spans).into_vec(),
+                    let f = &mut self.flows[flow];
+                    let spans = match f.msgs[msg as usize].steps.is_empty() {
+                        true => std::mem::take(&mut f.spans[msg as usize]).into_vec(),
                         false => self.message_spans(flow as u32, msg),
                     };
                     for span in spans {

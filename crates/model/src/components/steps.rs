@@ -335,7 +335,7 @@ impl Fabric<'_> {
     pub(super) fn retire(&mut self, flow: u32, msg: u32) {
         if self.recorder.enabled {
             let spans = self.message_spans(flow, msg).into_boxed_slice();
-            self.flows[flow as usize].msgs[msg as usize].spans = spans;
+            self.flows[flow as usize].spans[msg as usize] = spans;
         }
         let f = &mut self.flows[flow as usize];
         let m = &mut f.msgs[msg as usize];
