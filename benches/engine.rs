@@ -398,7 +398,8 @@ fn all_to_all_on_the_rail_fabric(b: Bencher, nodes: usize) {
 /// (16 nodes: 128 ranks, 2,048 flows of 508 slices of 256 KiB). Issue #24's figure: under
 /// 10 s a point. Each GPU's memory holds NVLink and NIC transfers together, but cannot
 /// saturate: the solver keeps such a memory out of the sharing groups (without that, about 5
-/// minutes of CPU).
+/// minutes of CPU). NCCL P2P's tail flag is a wait of its idle crossing, not a unit (as a
+/// unit, nearly half of the run's events: 10.6 s wall, now 7.0 s).
 #[divan::bench(args = [4usize, 16], sample_count = 1, sample_size = 1)]
 fn ring_all_reduce_on_the_rail_fabric(b: Bencher, nodes: usize) {
     let text = rail_unit_of(nodes).replace(
