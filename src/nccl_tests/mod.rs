@@ -22,7 +22,8 @@
 //! NCCL's ring, in the protocol NCCL_PROTO names or else NCCL's tuner picks per size), on path
 //! `auto` (NCCL's choice per GPU-NIC pair, PXN as
 //! `NCCL_PXN_DISABLE` says, GPUDirect up to `NCCL_NET_GDR_LEVEL`). The time printed is the
-//! point's mean completion time over its jittered repeats (`[sim]` of the config); out-of-place
+//! point's mean completion time over its jittered repeats (`[sim]` of the config), which are
+//! all that runs (no noise-free run: nothing printed comes from it); out-of-place
 //! and in-place print the same figures (the model moves the same bytes); `-n` and `-w` are
 //! printed, not simulated; a size of 0 bytes (all-gather and reduce-scatter below 16 bytes a
 //! rank) is not simulated and prints zeros. Sizes 1 B and above are simulated, up to 16 GiB.
@@ -613,7 +614,8 @@ pub fn prepare_text((text, source): (&str, &str), a: &Args) -> Result<Prepared> 
     })
 }
 
-/// What the run is about to simulate, for the cost gate: the study's points.
+/// What the run is about to simulate, for the cost gate: the study's points (as `run` would
+/// simulate them, their noise-free runs included: an upper bound, as only their repeats run).
 pub fn work(p: &Prepared) -> study::Work {
     let ids: Vec<usize> = (0..scenario::plan(&p.cfg).len()).collect();
     study::study_work(&p.cfg, &ids, study::threads(0))
@@ -622,13 +624,18 @@ pub fn work(p: &Prepared) -> study::Work {
 /// Per row of the sweep, its size and what nccl-tests prints for it.
 pub type Rows = Vec<(Size, layout::Figures)>;
 
-/// Simulates every size: the points' results, and the [`Rows`] (a 0-byte row, not simulated,
-/// zeros).
-pub fn simulate(p: &Prepared, quiet: bool) -> Result<(Vec<crate::stats::Summary>, Rows)> {
+/// One simulated size: its point and its jittered repeats (nccl-tests' time is their mean).
+pub type Simulated = (scenario::Point, scenario::workload::Repeats);
+
+/// Simulates every size: the points with their repeats, and the [`Rows`] (a 0-byte row, not
+/// simulated, zeros). Only the repeats run: nothing printed comes from a point's noise-free
+/// run ([`study::simulate_repeats`]).
+pub fn simulate(p: &Prepared, quiet: bool) -> Result<(Vec<Simulated>, Rows)> {
     let points = scenario::plan(&p.cfg);
     let progress = crate::progress::Progress::new(points.len() as u64, quiet, "nccl-tests");
-    let results = study::simulate(&p.cfg, &points, 0, &progress)?;
+    let repeats = study::simulate_repeats(&p.cfg, &points, 0, &progress)?;
     progress.finish();
+    let results: Vec<Simulated> = points.into_iter().zip(repeats).collect();
     let coll = p.cfg.scenarios[0]
         .workload
         .as_ref()
@@ -638,7 +645,7 @@ pub fn simulate(p: &Prepared, quiet: bool) -> Result<(Vec<crate::stats::Summary>
     let (num, den) = scenario::collective::busbw_factor(coll.kind, ranks);
     let factor = num as f64 / den as f64;
     let figures = |bytes: u64| -> layout::Figures {
-        let Some(s) = results.iter().find(|s| s.size_bytes == bytes) else {
+        let Some((_, s)) = results.iter().find(|(pt, _)| pt.size == bytes) else {
             return layout::Figures {
                 time_us: 0.0,
                 algbw: 0.0,
@@ -659,6 +666,11 @@ pub fn simulate(p: &Prepared, quiet: bool) -> Result<(Vec<crate::stats::Summary>
     };
     let rows = p.rows.iter().map(|&r| (r, figures(r.bytes))).collect();
     Ok((results, rows))
+}
+
+/// The workload of the generated study's one scenario, the collective.
+fn coll_workload(p: &Prepared) -> Option<&crate::config::Workload> {
+    p.cfg.scenarios.first().and_then(|s| s.workload.as_ref())
 }
 
 /// Simulates every size and returns nccl-tests' text.
@@ -711,15 +723,15 @@ pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
 fn protocol_ranges(
     cfg: &crate::config::Config,
     c: &crate::config::collective::Collective,
-    results: &[crate::stats::Summary],
+    results: &[Simulated],
 ) -> String {
     let mut runs: Vec<((Algorithm, Protocol), u64, u64)> = Vec::new();
-    for r in results {
+    for (r, _) in results {
         let net = scenario::tuner::Net::of(cfg, r.path);
-        let p = scenario::tuner::pick(c, r.size_bytes, net);
+        let p = scenario::tuner::pick(c, r.size, net);
         match runs.last_mut() {
-            Some(last) if last.0 == p => last.2 = r.size_bytes,
-            _ => runs.push((p, r.size_bytes, r.size_bytes)),
+            Some(last) if last.0 == p => last.2 = r.size,
+            _ => runs.push((p, r.size, r.size)),
         }
     }
     let both = c.algorithm == Algorithm::Auto && c.kind == CollectiveKind::AllReduce;
@@ -743,7 +755,7 @@ fn protocol_ranges(
 
 /// gdrsim's `#` lines: what was simulated, NCCL's settings and the path the edges between
 /// hosts took.
-fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
+fn notes(p: &Prepared, results: &[Simulated]) -> String {
     let coll = p.cfg.scenarios[0]
         .workload
         .as_ref()
@@ -814,15 +826,15 @@ fn notes(p: &Prepared, results: &[crate::stats::Summary]) -> String {
             p.cfg.sim.net_gdr_level.name()
         ),
     };
-    let mut crossing: Vec<String> = Vec::new();
-    if let Some(largest) = results.last() {
-        for f in &largest.flow_rows {
-            let name = f.effective_path.name().to_string();
-            if f.sender.contains(" via ") && !crossing.contains(&name) {
-                crossing.push(name);
-            }
+    // The paths of the flows between hosts at the largest size (results.csv's
+    // `effective_path` of those rows).
+    let crossing: Vec<String> = match (results.last(), coll_workload(p)) {
+        (Some((largest, _)), Some(w)) => {
+            let topo = scenario::topology(&p.cfg);
+            scenario::workload::crossing_paths(&p.cfg, &topo, largest, w)
         }
-    }
+        _ => Vec::new(),
+    };
     let path = match n.path() {
         "auto" => "path auto (NCCL's choice per GPU-NIC pair)",
         _ => "path nccl_host (GPUDirect off: NCCL's host path for every GPU)",
@@ -866,6 +878,58 @@ pub fn command(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the command prints comes from the repeats alone, and they are the full points'
+    /// repeats: on two DGX H100 (4 GPUs each, PXN's relays and the P2P transport both in the
+    /// collective) the time of every size (1 KiB, 64 KiB and 4 MiB) is, bit for bit, the mean
+    /// latency the full simulation of the same point reports, and the edges between hosts
+    /// are named as its rows name them.
+    #[test]
+    fn the_repeats_alone_give_the_full_points_figures() {
+        let text = "name = \"nt\"\nseed = 3\n[sim]\niterations = 2\nmin_iterations = 1\n\
+                    [network]\nswitch_hops = 1\n[[machines]]\nname = \"dgx\"\n\
+                    preset = \"dgx-h100\"\n[[hosts]]\nname = \"a\"\nmachine = \"dgx\"\n\
+                    [[hosts]]\nname = \"b\"\nmachine = \"dgx\"\n";
+        let args = Args {
+            test: "all_reduce_perf".into(),
+            min_bytes: Some("1K".into()),
+            max_bytes: Some("64M".into()),
+            step_factor: Some("64".into()),
+            gpus: Some("4".into()),
+            ..Default::default()
+        };
+        let p = prepare_text((text, "nt.toml"), &args).unwrap();
+        let (lean, rows) = simulate(&p, true).unwrap();
+        assert_eq!(lean.len(), 3);
+        let points = scenario::plan(&p.cfg);
+        let progress = crate::progress::Progress::new(points.len() as u64, true, "test");
+        let full = study::simulate(&p.cfg, &points, 0, &progress).unwrap();
+        for (((pt, r), s), (size, f)) in lean.iter().zip(&full).zip(&rows) {
+            assert_eq!((pt.size, size.bytes), (s.size_bytes, s.size_bytes));
+            assert_eq!(
+                r.lat.mean_us.to_bits(),
+                s.lat.mean_us.to_bits(),
+                "{}",
+                s.size_bytes
+            );
+            assert_eq!(f.time_us.to_bits(), s.lat.mean_us.to_bits());
+            assert!(r.events > 0 && !r.past_horizon);
+        }
+        let topo = scenario::topology(&p.cfg);
+        let (largest, _) = lean.last().unwrap();
+        let w = coll_workload(&p).unwrap();
+        let named = scenario::workload::crossing_paths(&p.cfg, &topo, largest, w);
+        let last = full.last().unwrap();
+        let mut want: Vec<String> = Vec::new();
+        for f in last.flow_rows.iter().filter(|f| f.sender.contains(" via ")) {
+            let name = f.effective_path.name().to_string();
+            if !want.contains(&name) {
+                want.push(name);
+            }
+        }
+        assert!(!want.is_empty());
+        assert_eq!(named, want);
+    }
 
     #[test]
     fn sizes_follow_parsesize_and_the_sweep() {

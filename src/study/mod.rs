@@ -17,4 +17,4 @@ pub use gate::{DEFAULT_MAX_EVENTS, Limits, Work, admit};
 pub use info::run_info;
 pub use load::{load_config, plausibility, source_name};
 pub(crate) use simulate::past_horizon;
-pub use simulate::simulate;
+pub use simulate::{simulate, simulate_repeats};

@@ -45,16 +45,60 @@ pub fn simulate(
     Ok(results.into_iter().map(|r| r.0).collect())
 }
 
+/// Simulates only the jittered repeats of `points` of `cfg`, each a workload's (a
+/// collective's), on `jobs` threads (0 = all cores), in point order: what `gdrsim nccl-tests`
+/// prints, without the noise-free run each point's full row also takes
+/// ([`scenario::workload::simulate_repeats`]). The same horizon backstop as [`simulate`].
+pub fn simulate_repeats(
+    cfg: &Config,
+    points: &[scenario::Point],
+    jobs: usize,
+    progress: &Progress,
+) -> Result<Vec<scenario::workload::Repeats>> {
+    let topos = scenario::topologies(cfg);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("starting worker threads")?;
+    let results = pool.install(|| {
+        points
+            .par_iter()
+            .map(|p| {
+                let c = cfg.variant(p.variant);
+                let sc = &c.scenarios[p.scenario];
+                let w = sc.workload.as_ref().with_context(|| {
+                    format!(
+                        "scenario {:?} is not a workload: no repeats of its own",
+                        sc.name
+                    )
+                })?;
+                let r = scenario::workload::simulate_repeats(c, &topos[p.variant], p, w);
+                progress.inc();
+                match r.past_horizon {
+                    true => Err(past_horizon_at("config", (&sc.name, p.path, p.size)).into()),
+                    false => Ok(r),
+                }
+            })
+            .collect::<Vec<Result<_>>>()
+    });
+    results.into_iter().collect()
+}
+
 /// The error of a point whose run passed the simulator's horizon; `file` names where its
 /// config came from ("config", or a sensitivity variant).
 pub(crate) fn past_horizon(file: &str, s: &Summary) -> ConfigError {
+    past_horizon_at(file, (&s.scenario, s.path, s.size_bytes))
+}
+
+/// [`past_horizon`] of the point of scenario `name` on `path` at `size` bytes.
+fn past_horizon_at(
+    file: &str,
+    (name, path, size): (&str, crate::config::PathKind, u64),
+) -> ConfigError {
     ConfigError::new(
         file,
         "[sim] and the machines' durations and rates",
         "runs that end within the simulator's horizon of 2^62 ps (53 days simulated)",
-        format!(
-            "scenario {:?}, path {}, {} bytes: an event beyond it",
-            s.scenario, s.path, s.size_bytes
-        ),
+        format!("scenario {name:?}, path {path}, {size} bytes: an event beyond it"),
     )
 }

@@ -248,15 +248,129 @@ pub fn repeats(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> u32 {
 /// flows of two algorithms (an `auto` all-reduce: the rings' and the trees') runs those of the
 /// algorithm its schedule picks for the size, as a scenario of its own.
 pub fn simulate(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> PointResult {
+    as_run(cfg, p, w, |sc, w| simulate_in(cfg, topo, p, sc, w))
+}
+
+/// What the jittered repeats of a workload point give on their own: the statistics of their
+/// completion times, the events they took and whether any passed the simulator's horizon.
+#[derive(Clone, Debug)]
+pub struct Repeats {
+    /// Statistics of the repeats' completion times.
+    pub lat: stats::LatencyStats,
+    /// Events the repeats took, all together.
+    pub events: u64,
+    /// Whether a repeat passed the simulator's horizon (its times are not results).
+    pub past_horizon: bool,
+}
+
+/// Simulates only the jittered repeats of point `p` (workload `w`), the same runs as
+/// [`simulate`]'s (same seeds, same figures), without its noise-free run and what is read
+/// from it (stages, critical chain, links, bottleneck): what `gdrsim nccl-tests` prints, the
+/// mean completion over the repeats, needs nothing else (a third of a large point's work).
+pub fn simulate_repeats(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Repeats {
+    as_run(cfg, p, w, |sc, w| {
+        let setup = Setup::of(cfg, topo, p, sc, w);
+        let plans = setup.plans();
+        let n = repeats(cfg, w, (p.size, p.path));
+        let runs: Vec<_> = (0..n)
+            .into_par_iter()
+            .map(|i| repeat_run(cfg, topo, p, (&plans, &setup.shape), i))
+            .collect();
+        let samples: Vec<Ps> = runs.iter().map(|r| r.2).collect();
+        Repeats {
+            lat: stats::latency_stats(&samples),
+            events: runs.iter().map(|r| r.0).sum(),
+            past_horizon: runs.iter().any(|r| r.1),
+        }
+    })
+}
+
+/// The names of the effective paths the flows of point `p` (workload `w`) that cross the
+/// network take, each once, in flow order (results.csv's `effective_path` of those rows).
+pub fn crossing_paths(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Vec<String> {
+    as_run(cfg, p, w, |sc, w| {
+        let setup = Setup::of(cfg, topo, p, sc, w);
+        let mut names: Vec<String> = Vec::new();
+        for (i, b) in setup.built.iter().enumerate() {
+            let flow = setup.sent[i].as_ref().unwrap_or(&sc.flows[i]);
+            let name = b.effective().name().to_string();
+            let crosses = !flow.is_intra() || flow.sender.gpu.is_none();
+            if crosses && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    })
+}
+
+/// Calls `f` with the scenario and workload point `p` runs: `w`'s, or where a collective's
+/// scenario holds flows of two algorithms (an `auto` all-reduce: the rings' and the trees'),
+/// those of the algorithm its schedule picks for the size, as a scenario of its own.
+fn as_run<R>(
+    cfg: &Config,
+    p: &Point,
+    w: &Workload,
+    f: impl FnOnce(&ScenarioSpec, &Workload) -> R,
+) -> R {
     let sc = &cfg.scenarios[p.scenario];
     if let (Some(c), Some(s)) = (&w.collective, schedule(cfg, w, (p.size, p.path))) {
         let run = c.flows_of(s.algorithm, w.flows.len());
         if run.len() < w.flows.len() {
             let (sc, w) = narrowed(sc, w, c, run);
-            return simulate_in(cfg, topo, p, &sc, &w);
+            return f(&sc, &w);
         }
     }
-    simulate_in(cfg, topo, p, sc, w)
+    f(sc, w)
+}
+
+/// A workload point's flows as they run: its shape, each flow as it is sent (PXN's sender
+/// where it relays, asked once: its plan and its row both name it) and their plans.
+struct Setup {
+    shape: Shape,
+    sent: Vec<Option<crate::config::FlowSpec>>,
+    built: Vec<paths::Built>,
+}
+
+impl Setup {
+    fn of(cfg: &Config, topo: &Topology, p: &Point, sc: &ScenarioSpec, w: &Workload) -> Self {
+        let shape = Shape::of(cfg, sc, w, (p.size, p.path));
+        let sent: Vec<Option<crate::config::FlowSpec>> = (0..sc.flows.len())
+            .map(|i| pxn_flow(cfg, topo, sc, i, p.path))
+            .collect();
+        let built: Vec<paths::Built> = (sc.flows.iter().zip(&sent))
+            .map(|(f, pxn)| {
+                let f = pxn.as_ref().unwrap_or(f);
+                let at = (shape.message_bytes, shape.protocol);
+                plan_sent(cfg, topo, sc, f, (p.path, p.op), at).expect("plans were checked")
+            })
+            .collect();
+        Setup { shape, sent, built }
+    }
+
+    fn plans(&self) -> Vec<&Plan> {
+        self.built.iter().map(|b| &b.plan).collect()
+    }
+}
+
+/// Jittered repeat `i` of point `p`, its flows' `plans` run to `shape`: (events, whether it
+/// passed the horizon, its completion, each flow's message latencies).
+fn repeat_run(
+    cfg: &Config,
+    topo: &Topology,
+    p: &Point,
+    (plans, shape): (&[&Plan], &Shape),
+    i: u32,
+) -> (u64, bool, Ps, Vec<Vec<Ps>>) {
+    let opts = super::sim_options(cfg, super::mix(p.seed, &[1, i as u64]));
+    let mut f = fabric(topo, plans, shape, opts);
+    let out = f.run(shape.window, 1);
+    let own: Vec<Vec<Ps>> = out
+        .flows
+        .iter()
+        .map(|fl| fl.messages.iter().map(|(s, e)| e - s).collect())
+        .collect();
+    let sample = completion_of(&out.flows);
+    (out.stats.events, out.stats.past_horizon, sample, own)
 }
 
 /// Scenario `sc` (workload `w`, collective `c`) with only the flows `run`: their gates
@@ -304,19 +418,7 @@ fn simulate_in(
     sc: &ScenarioSpec,
     w: &Workload,
 ) -> PointResult {
-    let shape = Shape::of(cfg, sc, w, (p.size, p.path));
-    // Each flow as it is sent (PXN's sender where it relays), asked once: its plan and its
-    // row both name it.
-    let sent: Vec<Option<crate::config::FlowSpec>> = (0..sc.flows.len())
-        .map(|i| pxn_flow(cfg, topo, sc, i, p.path))
-        .collect();
-    let built: Vec<paths::Built> = (sc.flows.iter().zip(&sent))
-        .map(|(f, pxn)| {
-            let f = pxn.as_ref().unwrap_or(f);
-            let at = (shape.message_bytes, shape.protocol);
-            plan_sent(cfg, topo, sc, f, (p.path, p.op), at).expect("plans were checked")
-        })
-        .collect();
+    let Setup { shape, sent, built } = Setup::of(cfg, topo, p, sc, w);
     let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
     let window = shape.window;
 
@@ -335,18 +437,7 @@ fn simulate_in(
         let recorder = std::mem::take(&mut f.recorder);
         (model, recorder)
     };
-    let repeat = |i: u32| {
-        let opts = super::sim_options(cfg, super::mix(p.seed, &[1, i as u64]));
-        let mut f = fabric(topo, &plans, &shape, opts);
-        let out = f.run(window, 1);
-        let own: Vec<Vec<Ps>> = out
-            .flows
-            .iter()
-            .map(|fl| fl.messages.iter().map(|(s, e)| e - s).collect())
-            .collect();
-        let sample = completion_of(&out.flows);
-        (out.stats.events, out.stats.past_horizon, sample, own)
-    };
+    let repeat = |i: u32| repeat_run(cfg, topo, p, (&plans, &shape), i);
     let ((model, recorder), runs) = rayon::join(noise_free, || {
         (0..n).into_par_iter().map(repeat).collect::<Vec<_>>()
     });
