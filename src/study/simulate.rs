@@ -8,6 +8,7 @@ use crate::config::{Config, ConfigError};
 use crate::progress::Progress;
 use crate::scenario;
 use crate::stats::Summary;
+use crate::topology::Topology;
 
 /// Simulates `points` of `cfg` on `jobs` threads (0 = all cores). Results come back in
 /// point order whatever the thread count, so output is byte-identical for any `jobs`. Each
@@ -18,25 +19,14 @@ pub fn simulate(
     jobs: usize,
     progress: &Progress,
 ) -> Result<Vec<Summary>> {
-    // One topology per sweep variant (one without a sweep).
-    let topos = scenario::topologies(cfg);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .context("starting worker threads")?;
-    let results = pool.install(|| {
-        points
-            .par_iter()
-            .map(|p| {
-                let mut r = scenario::simulate_point(cfg.variant(p.variant), &topos[p.variant], p);
-                progress.inc();
-                if cfg.sweep.is_some() {
-                    r.summary.variant = cfg.variant_label(p.variant).to_string();
-                }
-                (r.summary, r.past_horizon)
-            })
-            .collect::<Vec<_>>()
-    });
+    let results = each_point(cfg, points, jobs, |c, topo, p| {
+        let mut r = scenario::simulate_point(c, topo, p);
+        progress.inc();
+        if cfg.sweep.is_some() {
+            r.summary.variant = cfg.variant_label(p.variant).to_string();
+        }
+        (r.summary, r.past_horizon)
+    })?;
     // The static bound (scenario::horizon) refuses such configs first; this is the backstop
     // that keeps a wrapped time from ever becoming a result.
     if let Some((s, _)) = results.iter().find(|r| r.1) {
@@ -55,33 +45,44 @@ pub fn simulate_repeats(
     jobs: usize,
     progress: &Progress,
 ) -> Result<Vec<scenario::workload::Repeats>> {
+    let results = each_point(cfg, points, jobs, |c, topo, p| -> Result<_> {
+        let sc = &c.scenarios[p.scenario];
+        let w = sc.workload.as_ref().with_context(|| {
+            format!(
+                "scenario {:?} is not a workload: no repeats of its own",
+                sc.name
+            )
+        })?;
+        let r = scenario::workload::simulate_repeats(c, topo, p, w);
+        progress.inc();
+        match r.past_horizon {
+            true => Err(past_horizon_at("config", (&sc.name, p.path, p.size)).into()),
+            false => Ok(r),
+        }
+    })?;
+    results.into_iter().collect()
+}
+
+/// `f` of every point of `points` (with its sweep variant's config and topology) on `jobs`
+/// worker threads (0 = all cores), in point order whatever the thread count.
+fn each_point<T: Send>(
+    cfg: &Config,
+    points: &[scenario::Point],
+    jobs: usize,
+    f: impl Fn(&Config, &Topology, &scenario::Point) -> T + Sync,
+) -> Result<Vec<T>> {
+    // One topology per sweep variant (one without a sweep).
     let topos = scenario::topologies(cfg);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
         .context("starting worker threads")?;
-    let results = pool.install(|| {
+    Ok(pool.install(|| {
         points
             .par_iter()
-            .map(|p| {
-                let c = cfg.variant(p.variant);
-                let sc = &c.scenarios[p.scenario];
-                let w = sc.workload.as_ref().with_context(|| {
-                    format!(
-                        "scenario {:?} is not a workload: no repeats of its own",
-                        sc.name
-                    )
-                })?;
-                let r = scenario::workload::simulate_repeats(c, &topos[p.variant], p, w);
-                progress.inc();
-                match r.past_horizon {
-                    true => Err(past_horizon_at("config", (&sc.name, p.path, p.size)).into()),
-                    false => Ok(r),
-                }
-            })
-            .collect::<Vec<Result<_>>>()
-    });
-    results.into_iter().collect()
+            .map(|p| f(cfg.variant(p.variant), &topos[p.variant], p))
+            .collect()
+    }))
 }
 
 /// The error of a point whose run passed the simulator's horizon; `file` names where its
