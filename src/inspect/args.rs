@@ -47,7 +47,7 @@ pub fn network_scenario(
             format!(
                 "a scenario of one transfer between two hosts ({command} follows one transfer; a \
                  collective's figures are in `gdrsim run`'s results.csv, chain.csv and \
-                 flows.csv)"
+                 flows.csv, its timeline in `gdrsim trace`)"
             ),
             format!(
                 "`{}`, a collective ({}, {} ranks, {} flows)",

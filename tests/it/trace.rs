@@ -427,3 +427,92 @@ fn an_output_file_at_an_existing_folder_is_refused() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A collective's trace (issue #24): `gdrsim trace` of configs/collectives.toml's all-reduce
+/// at 1 MiB writes the whole workload, well formed (nested per thread, flows forward), one
+/// track per flow named as the flow (`c0 n0/gpu0->n0/gpu1`, the lanes of its overlapping
+/// messages after it), a `msg K` slice per message; `--messages` other than 1 and a trace too
+/// large to open (the 16-node ring at 1 GiB) are refused before any work, exit 2, no file.
+#[test]
+fn a_collective_is_traced_whole_one_track_per_flow() {
+    let dir = std::env::temp_dir().join(format!("gdrsim-trace-coll-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("ar.json");
+    let args = |size: &str, messages: &str, config: &str, out: &std::path::Path| {
+        let mut a = vec!["trace".to_string(), config.to_string()];
+        if config.ends_with("collectives.toml") {
+            a.extend(["--scenario".into(), "all_reduce 2x8".into()]);
+        }
+        a.extend(
+            [
+                "--path",
+                "gpudirect",
+                "--size",
+                size,
+                "--messages",
+                messages,
+                "--out",
+            ]
+            .map(String::from),
+        );
+        a.push(out.to_str().unwrap().to_string());
+        a
+    };
+    let run = |a: Vec<String>| gdrsim(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(args("1MiB", "1", "configs/collectives.toml", &out));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("256 flows, 7680 messages, completion "),
+        "{said}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let slices = check_well_formed(&doc);
+    let threads: Vec<&str> = events(&doc)
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    let tracks: Vec<&&str> = threads.iter().filter(|t| !t.contains(" #")).collect();
+    assert_eq!(tracks.len(), 256, "{threads:?}");
+    assert!(
+        tracks
+            .iter()
+            .all(|t| t.starts_with('c') && t.contains("->"))
+    );
+    assert!(threads.contains(&"c0 n0/gpu0->n0/gpu1"), "{threads:?}");
+    let messages = slices.iter().filter(|s| s["cat"] == "message").count();
+    assert_eq!(messages, 7680);
+    assert_eq!(doc["otherData"]["flows"], 256);
+
+    // Refused before any work: no file.
+    let bad = dir.join("bad.json");
+    let o = run(args("1MiB", "2", "configs/collectives.toml", &bad));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("key `--messages`: expected 1 for a workload")
+    );
+    let big = include_str!("../../configs/cluster-rail-optimized.toml");
+    let cfg = dir.join("rail.toml");
+    std::fs::write(
+        &cfg,
+        big.replace(
+            "collective = { kind = \"all_reduce\" }",
+            "collective = { kind = \"all_reduce\", algorithm = \"ring\" }",
+        ),
+    )
+    .unwrap();
+    let mut a = args("1GiB", "1", cfg.to_str().unwrap(), &bad);
+    a.splice(
+        2..2,
+        ["--scenario".to_string(), "all_reduce 16x8".to_string()],
+    );
+    let o = run(a);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("key `--size`: expected a trace of at most 128 MiB"),
+        "{err}"
+    );
+    assert!(!bad.exists());
+}

@@ -303,6 +303,38 @@ pub fn crossing_paths(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) ->
     })
 }
 
+/// One flow of a workload point as its records show it: its name (a collective's edge:
+/// channel, sender rank, receiver rank), its sender's host, its messages and the spans each
+/// of them records (its plan's reported steps).
+#[derive(Clone, Debug)]
+pub struct FlowRecords {
+    /// The flow's name (`FlowDeps::name`).
+    pub name: String,
+    /// Index of its sender's host in the config.
+    pub host: usize,
+    /// Messages it carries at the point's size.
+    pub messages: u32,
+    /// Spans a message of it records.
+    pub spans_each: u32,
+}
+
+/// The flows point `p` (workload `w`) runs, numbered as its results and records number them
+/// (an `auto` all-reduce runs one algorithm's flows only).
+pub fn flow_records(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Vec<FlowRecords> {
+    as_run(cfg, p, w, |sc, w| {
+        let setup = Setup::of(cfg, topo, p, sc, w);
+        (w.flows.iter().zip(&sc.flows).zip(&setup.built))
+            .zip(&setup.shape.messages)
+            .map(|(((d, f), b), &messages)| FlowRecords {
+                name: d.name.clone(),
+                host: f.sender.host,
+                messages,
+                spans_each: b.plan.steps.iter().filter(|s| s.stage.is_some()).count() as u32,
+            })
+            .collect()
+    })
+}
+
 /// Calls `f` with the scenario and workload point `p` runs: `w`'s, or where a collective's
 /// scenario holds flows of two algorithms (an `auto` all-reduce: the rings' and the trees'),
 /// those of the algorithm its schedule picks for the size, as a scenario of its own.
