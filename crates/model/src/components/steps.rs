@@ -330,8 +330,9 @@ impl Fabric<'_> {
     }
 
     /// Message `msg` of `flow` has ended every open end of its plan: nothing of it is left to
-    /// run, so what the run reports of it (and, recording, its spans) is kept in the message
-    /// and its step states go back to the flow's pool (see [`Fabric::retiring`]).
+    /// run, so what the run reports of it is kept in the message (and, recording, its spans
+    /// in the flow's `spans`) and its step states go back to the flow's pool (see
+    /// [`Fabric::retiring`]).
     pub(super) fn retire(&mut self, flow: u32, msg: u32) {
         if self.recorder.enabled {
             let spans = self.message_spans(flow, msg).into_boxed_slice();
