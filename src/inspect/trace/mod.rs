@@ -143,15 +143,8 @@ pub fn run_trace(
     // gigabytes here while it is built).
     let topo = &scenario::topology(&cfg);
     check_point(&cfg, topo, si, path, op)?;
-    if cfg.scenarios[si].workload.is_some() {
-        return trace_workload(
-            config,
-            (&cfg, topo, si),
-            (path, op),
-            (size, messages),
-            out,
-            limits,
-        );
+    if let Some(shape) = workload::Shape::of(&cfg, topo, si, (path, op), size) {
+        return trace_workload(config, (&cfg, topo), &shape, messages, out, limits);
     }
     let run = super::cost::recorded(&cfg, topo, si, (path, op), size, messages);
     let events = run.events;
@@ -236,12 +229,14 @@ const WORKLOAD_SLICE_BYTES: u64 = 1024;
 /// gated as any trace (events and memory, then the file's size) before any work.
 fn trace_workload(
     config: Option<&Path>,
-    (cfg, topo, si): (&Config, &Topology, usize),
-    (path, op): (PathKind, Op),
-    (size, messages): (u64, u32),
+    (cfg, topo): (&Config, &Topology),
+    shape: &workload::Shape,
+    messages: u32,
     out: &Path,
     limits: &crate::study::Limits,
 ) -> Result<TraceRun> {
+    let p = &shape.point;
+    let (name, path, size) = (&cfg.scenarios[p.scenario].name, p.path, p.size);
     if messages != 1 {
         return Err(ConfigError::new(
             CLI,
@@ -251,16 +246,14 @@ fn trace_workload(
         )
         .into());
     }
-    let shape = workload::Shape::of(cfg, topo, si, (path, op), size);
-    let p = scenario::Point::at(cfg.seed, si, path, op, size);
-    let events = scenario::cost::estimate(cfg, topo, &p);
+    let events = scenario::cost::estimate(cfg, topo, p);
     let slices = shape.slices();
-    let memory = scenario::memory::point(cfg, topo, &p, 1)
+    let memory = scenario::memory::point(cfg, topo, p, 1)
         .working
         .saturating_add(slices.saturating_mul(WORKLOAD_SLICE_BYTES));
     let over = format!(
         "{} of {} on path {} ({} flows, {} messages)",
-        cfg.scenarios[si].name,
+        name,
         crate::units::fmt_bytes(size),
         path.name(),
         shape.flows.len(),
@@ -284,7 +277,7 @@ fn trace_workload(
         )
         .into());
     }
-    let data = workload::trace(cfg, topo, si, (path, op), size, &shape);
+    let data = workload::trace(cfg, topo, shape);
     let stats = crate::report::trace::write(out, &data)?;
     let completion = metadata_text(&data, "completion_us");
     let summary = format!(
@@ -297,7 +290,7 @@ fn trace_workload(
         stats.threads,
         stats.flows,
         stats.bytes,
-        cfg.scenarios[si].name,
+        name,
         path.name(),
         size,
         shape.flows.len(),

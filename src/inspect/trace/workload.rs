@@ -6,29 +6,36 @@
 //! noise-free run, the one whose stages and critical chain `gdrsim run` reports.
 
 use super::*;
+use crate::config::Workload;
 
-/// What a workload trace will hold, from its plans, before any work: its flows, messages and
-/// slices.
-pub(in crate::inspect) struct Shape {
+/// What a workload trace will hold, from its plans, before any work: its point, its workload
+/// and its flows (with their messages and slices).
+pub(in crate::inspect) struct Shape<'c> {
+    /// The point traced.
+    pub point: scenario::Point,
+    /// Its scenario's workload.
+    pub workload: &'c Workload,
     /// Each flow as the records number them.
     pub flows: Vec<scenario::workload::FlowRecords>,
 }
 
-impl Shape {
-    /// The flows of scenario `si`'s workload at (`path`, `op`, `size`).
+impl<'c> Shape<'c> {
+    /// Scenario `si`'s workload at (`path`, `op`, `size`); None where it is not a workload.
     pub fn of(
-        cfg: &Config,
+        cfg: &'c Config,
         topo: &Topology,
         si: usize,
         (path, op): (PathKind, Op),
         size: u64,
-    ) -> Self {
-        let p = scenario::Point::at(cfg.seed, si, path, op, size);
-        let flows = match &cfg.scenarios[si].workload {
-            Some(w) => scenario::workload::flow_records(cfg, topo, &p, w),
-            None => Vec::new(),
-        };
-        Shape { flows }
+    ) -> Option<Self> {
+        let workload = cfg.scenarios[si].workload.as_ref()?;
+        let point = scenario::Point::at(cfg.seed, si, path, op, size);
+        let flows = scenario::workload::flow_records(cfg, topo, &point, workload);
+        Some(Shape {
+            point,
+            workload,
+            flows,
+        })
     }
 
     /// Messages over every flow.
@@ -44,18 +51,11 @@ impl Shape {
     }
 }
 
-/// The trace of scenario `si`'s workload at (`path`, `op`, `size`), whose flows are `shape`.
-pub(super) fn trace(
-    cfg: &Config,
-    topo: &Topology,
-    si: usize,
-    (path, op): (PathKind, Op),
-    size: u64,
-    shape: &Shape,
-) -> TraceData {
-    let p = scenario::Point::at(cfg.seed, si, path, op, size);
-    let r = scenario::simulate_point(cfg, topo, &p);
-    let rec = &r.recorder;
+/// The trace of the workload point `shape`.
+pub(super) fn trace(cfg: &Config, topo: &Topology, shape: &Shape) -> TraceData {
+    let p = &shape.point;
+    let (completion, rec) = scenario::workload::simulate_noise_free(cfg, topo, p, shape.workload);
+    let rec = &rec;
     let mut data = TraceData {
         processes: topo.hosts.iter().map(|h| h.name.clone()).collect(),
         ..TraceData::default()
@@ -115,16 +115,18 @@ pub(super) fn trace(
         }
         data.flows.push(chain);
     }
-    let sc = &cfg.scenarios[si];
     data.metadata = vec![
         ("generator".into(), Arg::from("gdrsim trace")),
         ("config".into(), Arg::from(cfg.name.as_str())),
-        ("scenario".into(), Arg::from(sc.name.as_str())),
-        ("path".into(), Arg::from(path.name())),
-        ("size_bytes".into(), Arg::Int(size)),
+        (
+            "scenario".into(),
+            Arg::from(cfg.scenarios[p.scenario].name.as_str()),
+        ),
+        ("path".into(), Arg::from(p.path.name())),
+        ("size_bytes".into(), Arg::Int(p.size)),
         ("flows".into(), Arg::Int(shape.flows.len() as u64)),
         ("messages".into(), Arg::Int(shape.messages())),
-        ("completion_us".into(), us_exact(r.summary.lat_model_ps)),
+        ("completion_us".into(), us_exact(completion)),
         (
             "times".into(),
             Arg::from(
@@ -161,9 +163,9 @@ mod tests {
         let topo = scenario::topology(&cfg);
         let at = (PathKind::GpuDirect, Op::WriteImm);
         let size = 256 << 10;
-        let shape = Shape::of(&cfg, &topo, 0, at, size);
+        let shape = Shape::of(&cfg, &topo, 0, at, size).unwrap();
         assert_eq!(shape.flows.len(), 8);
-        let data = trace(&cfg, &topo, 0, at, size, &shape);
+        let data = trace(&cfg, &topo, &shape);
         assert_eq!(data.processes, vec!["a".to_string(), "b".to_string()]);
         assert_eq!(data.tracks.len(), 8);
         for (t, f) in shape.flows.iter().enumerate() {

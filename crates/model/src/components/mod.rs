@@ -29,6 +29,7 @@ mod units;
 
 use crate::ids::{ChannelId, StepId, TrainId};
 pub use bulk::Limit;
+pub use channel::idle_transit;
 pub use fabric::{Fabric, gating_message};
 pub use options::{Sharing, SimOptions};
 pub use reduce_rule::ReduceRule;

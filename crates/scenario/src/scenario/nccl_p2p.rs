@@ -11,6 +11,7 @@
 
 use super::build::{add, carries, done};
 use super::paths::Built;
+use crate::components::idle_transit;
 use crate::config::FlowSpec;
 use crate::config::collective::Protocol;
 use crate::effective::SideMode;
@@ -24,20 +25,13 @@ pub const TAIL_BYTES: u64 = 8;
 
 /// When the tail flag, stored right after the data has landed, lands in the receiver's memory:
 /// its write's crossing of `route` (the sender's memory, the links, the receiver's memory) on
-/// idle channels, each server its service of the write's wire bytes, each channel its
-/// latency. Under load the write would also wait behind a unit of the other channels' data at
-/// each link (a 4 KiB NVLink write is about 9 ns at 450 GB/s), which this leaves out: a
-/// slice of Simple moves in microseconds, and a unit of its own per slice, crossing a route
-/// of half a dozen channels among the bulk transfers, cost the simulation more events than
-/// the data did.
+/// idle channels ([`idle_transit`], the latency part of any bulk transfer). Under load the
+/// write would also wait behind a unit of the other channels' data at each link (a 4 KiB
+/// NVLink write is about 9 ns at 450 GB/s), which this leaves out: a slice of Simple moves in
+/// microseconds, and a unit of its own per slice, crossing a route of half a dozen channels
+/// among the bulk transfers, cost the simulation more events than the data did.
 fn tail_crossing(route: &[&ChannelSpec]) -> Ps {
-    route
-        .iter()
-        .map(|c| match c.is_server() {
-            true => c.rate.tx_time(c.wire_bytes(Unit::Write, TAIL_BYTES, 1)) + c.latency,
-            false => c.latency,
-        })
-        .sum()
+    idle_transit(route, Unit::Write, TAIL_BYTES, 1).0
 }
 
 /// The plan of one slice of `size` bytes (lines in LL and LL128) from the sender's GPU to the

@@ -270,18 +270,23 @@ pub struct Repeats {
 pub fn simulate_repeats(cfg: &Config, topo: &Topology, p: &Point, w: &Workload) -> Repeats {
     as_run(cfg, p, w, |sc, w| {
         let setup = Setup::of(cfg, topo, p, sc, w);
-        let plans = setup.plans();
-        let n = repeats(cfg, w, (p.size, p.path));
-        let runs: Vec<_> = (0..n)
-            .into_par_iter()
-            .map(|i| repeat_run(cfg, topo, p, (&plans, &setup.shape), i))
-            .collect();
-        let samples: Vec<Ps> = runs.iter().map(|r| r.2).collect();
-        Repeats {
-            lat: stats::latency_stats(&samples),
-            events: runs.iter().map(|r| r.0).sum(),
-            past_horizon: runs.iter().any(|r| r.1),
-        }
+        run_repeats(cfg, topo, p, w, (&setup.plans(), &setup.shape)).0
+    })
+}
+
+/// Simulates only the noise-free run of point `p` (workload `w`), recording its spans, the
+/// same run as [`simulate`]'s: its completion time and its recorder (what `gdrsim trace`
+/// draws).
+pub fn simulate_noise_free(
+    cfg: &Config,
+    topo: &Topology,
+    p: &Point,
+    w: &Workload,
+) -> (Ps, Recorder) {
+    as_run(cfg, p, w, |sc, w| {
+        let setup = Setup::of(cfg, topo, p, sc, w);
+        let (model, recorder) = noise_free_run(cfg, topo, p, (&setup.plans(), &setup.shape));
+        (completion_of(&model.flows), recorder)
     })
 }
 
@@ -384,25 +389,63 @@ impl Setup {
     }
 }
 
-/// Jittered repeat `i` of point `p`, its flows' `plans` run to `shape`: (events, whether it
-/// passed the horizon, its completion, each flow's message latencies).
-fn repeat_run(
+/// The noise-free run of point `p`, its flows' `plans` run to `shape`, recording spans: its
+/// outcome and its recorder.
+fn noise_free_run(
     cfg: &Config,
     topo: &Topology,
     p: &Point,
     (plans, shape): (&[&Plan], &Shape),
-    i: u32,
-) -> (u64, bool, Ps, Vec<Vec<Ps>>) {
-    let opts = super::sim_options(cfg, super::mix(p.seed, &[1, i as u64]));
+) -> (crate::components::Outcome, Recorder) {
+    let opts = super::sim_options(cfg, p.seed)
+        .noise_free()
+        .recording_spans();
     let mut f = fabric(topo, plans, shape, opts);
-    let out = f.run(shape.window, 1);
-    let own: Vec<Vec<Ps>> = out
-        .flows
-        .iter()
-        .map(|fl| fl.messages.iter().map(|(s, e)| e - s).collect())
+    let model = f.run(shape.window, 1);
+    let recorder = std::mem::take(&mut f.recorder);
+    (model, recorder)
+}
+
+/// The jittered repeats of point `p` (workload `w`), its flows' `plans` run to `shape`, side
+/// by side on the study's worker threads and taken in order: what they give together, and
+/// each flow's message latencies over them.
+fn run_repeats(
+    cfg: &Config,
+    topo: &Topology,
+    p: &Point,
+    w: &Workload,
+    (plans, shape): (&[&Plan], &Shape),
+) -> (Repeats, Vec<Vec<Ps>>) {
+    let n = repeats(cfg, w, (p.size, p.path));
+    let runs: Vec<_> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let opts = super::sim_options(cfg, super::mix(p.seed, &[1, i as u64]));
+            let mut f = fabric(topo, plans, shape, opts);
+            let out = f.run(shape.window, 1);
+            (out.stats, completion_of(&out.flows), out.flows)
+        })
         .collect();
-    let sample = completion_of(&out.flows);
-    (out.stats.events, out.stats.past_horizon, sample, own)
+    let mut own: Vec<Vec<Ps>> = vec![Vec::new(); plans.len()];
+    let mut samples = Vec::with_capacity(runs.len());
+    let (mut events, mut past_horizon) = (0, false);
+    for (st, sample, flows) in runs {
+        events += st.events;
+        past_horizon |= st.past_horizon;
+        samples.push(sample);
+        for (o, fl) in own.iter_mut().zip(&flows) {
+            o.extend(fl.messages.iter().map(|(s, e)| e - s));
+        }
+    }
+    let lat = stats::latency_stats(&samples);
+    (
+        Repeats {
+            lat,
+            events,
+            past_horizon,
+        },
+        own,
+    )
 }
 
 /// Scenario `sc` (workload `w`, collective `c`) with only the flows `run`: their gates
@@ -450,8 +493,9 @@ fn simulate_in(
     sc: &ScenarioSpec,
     w: &Workload,
 ) -> PointResult {
-    let Setup { shape, sent, built } = Setup::of(cfg, topo, p, sc, w);
-    let plans: Vec<&Plan> = built.iter().map(|b| &b.plan).collect();
+    let setup = Setup::of(cfg, topo, p, sc, w);
+    let Setup { shape, sent, built } = &setup;
+    let plans = setup.plans();
     let window = shape.window;
 
     // The noise-free workload (completion time, stages, chain, links, each flow's figures) and
@@ -459,36 +503,17 @@ fn simulate_in(
     // on the study's worker threads, and come back in order (the results do not depend on
     // how many threads there are).
     let total_msgs = run_messages(cfg, w, (p.size, p.path));
+    let ((model, recorder), (reps, own)) = rayon::join(
+        || noise_free_run(cfg, topo, p, (&plans, shape)),
+        || run_repeats(cfg, topo, p, w, (&plans, shape)),
+    );
+    let events = model.stats.events + reps.events;
+    let past_horizon = model.stats.past_horizon || reps.past_horizon;
     let n = repeats(cfg, w, (p.size, p.path));
-    let noise_free = || {
-        let opts = super::sim_options(cfg, p.seed)
-            .noise_free()
-            .recording_spans();
-        let mut f = fabric(topo, &plans, &shape, opts);
-        let model = f.run(window, 1);
-        let recorder = std::mem::take(&mut f.recorder);
-        (model, recorder)
-    };
-    let repeat = |i: u32| repeat_run(cfg, topo, p, (&plans, &shape), i);
-    let ((model, recorder), runs) = rayon::join(noise_free, || {
-        (0..n).into_par_iter().map(repeat).collect::<Vec<_>>()
-    });
-    let mut events = model.stats.events;
     let completion = completion_of(&model.flows);
-    let chain = critical_chain(cfg, sc, w, &shape, &plans, &recorder, &model.flows);
+    let chain = critical_chain(cfg, sc, w, shape, &plans, &recorder, &model.flows);
     let stages = stage_rows(&chain);
-    let mut samples = Vec::with_capacity(n as usize);
-    let mut own: Vec<Vec<Ps>> = vec![Vec::new(); sc.flows.len()];
-    let mut past_horizon = model.stats.past_horizon;
-    for (run_events, past, sample, mine) in runs {
-        events += run_events;
-        past_horizon |= past;
-        samples.push(sample);
-        for (o, m) in own.iter_mut().zip(mine) {
-            o.extend(m);
-        }
-    }
-    let lat = stats::latency_stats(&samples);
+    let lat = reps.lat;
     let mean_s = lat.mean_us / 1e6;
     // A collective's bandwidth is nccl-tests' algbw: its buffer over its time.
     let bytes = match &w.collective {
@@ -508,7 +533,7 @@ fn simulate_in(
     let flow_rows: Vec<FlowRow> = sc
         .flows
         .iter()
-        .zip(&built)
+        .zip(built)
         .enumerate()
         .map(|(i, (flow, b))| {
             // A flow PXN sends from another NIC is named as it ran (its sender via that NIC).

@@ -304,12 +304,12 @@ impl Bulks {
         }
     }
 
-    /// Where limit `l` is numbered in [`Bulks::limit_slot`]: channels, then read windows, then
-    /// `None`.
+    /// Where limit `l` is numbered in [`Bulks::limit_slot`]: as its fluid resource
+    /// ([`Bulks::limit_of`]'s inverse), `None` after every resource.
     fn limit_index(&self, l: Limit) -> usize {
         match l {
             Limit::Channel(c) => c.index(),
-            Limit::Window(e) => self.channels + e.index(),
+            Limit::Window(e) => self.window_res(e) as usize,
             Limit::None => self.channels + self.windows.len(),
         }
     }
