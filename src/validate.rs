@@ -395,7 +395,7 @@ fn model(cfg: &config::Config, e: &Entry, file: &str) -> Result<f64> {
 fn nccl_model(e: &Entry, file: &str) -> Result<f64> {
     let p = nccl_prepared(e, file)?;
     let (_, rows) = nccl_tests::simulate(&p, true)?;
-    let Some((_, f)) = rows.first() else {
+    let Some(f) = rows.first().map(|r| r.figures) else {
         anyhow::bail!("row {}: no size simulated", e.id);
     };
     Ok(match e.figure.as_str() {

@@ -1,5 +1,6 @@
 //! `gdrsim nccl-tests`: run one of nccl-tests' collectives (all_reduce_perf, all_gather_perf,
-//! reduce_scatter_perf, alltoall_perf) on the simulated machine and print nccl-tests' report.
+//! reduce_scatter_perf, alltoall_perf, broadcast_perf, sendrecv_perf) on the simulated machine
+//! and print nccl-tests' report.
 
 use std::path::PathBuf;
 
@@ -12,7 +13,7 @@ use super::args::LimitArgs;
 #[derive(clap::Args)]
 pub struct Args {
     /// The test, as nccl-tests' binary is named (all_reduce_perf, all_gather_perf,
-    /// reduce_scatter_perf, alltoall_perf).
+    /// reduce_scatter_perf, alltoall_perf, broadcast_perf, sendrecv_perf).
     pub test: String,
     /// Config file: its hosts, machines, network and [sim] (default: a built-in two-node DGX
     /// H100 machine); every host takes part.
@@ -47,6 +48,9 @@ pub struct Args {
     /// Validation: #wrong is printed (0) when above 0, N/A when 0.
     #[arg(short = 'c', long = "check", allow_hyphen_values = true)]
     pub check: Option<String>,
+    /// Root rank of broadcast_perf (default 0; -1: every rank in turn, a sweep each).
+    #[arg(short = 'r', long = "root", allow_hyphen_values = true)]
+    pub root: Option<String>,
     /// An NCCL variable, NAME=VALUE, over the environment's (NCCL_ALGO, NCCL_PROTO,
     /// NCCL_NET_GDR_LEVEL, NCCL_PXN_DISABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS); repeatable.
     #[arg(long = "env", value_name = "NAME=VALUE")]
@@ -100,6 +104,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         dtype,
         op,
         check,
+        root,
         env,
         quiet,
         limits,
@@ -117,6 +122,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         dtype,
         op,
         check,
+        root,
         env,
     };
     let limits = limits.limits()?;

@@ -8,12 +8,22 @@
 //! integers) but is not one is an error.
 //!
 //! Each row gives, per placement (detail `out-of-place` or `in-place`, then the type and the
-//! reduction), the time (latency, statistic `avg`: nccl-tests' mean over its iterations, µs),
+//! reduction, and `root N` where the row has a root), the time (latency, statistic `avg`: nccl-tests' mean over its iterations, µs),
 //! algbw and busbw (bandwidth, statistics `algbw` and `busbw`, GB/s); the footer the average
 //! bus bandwidth (statistic `avg_busbw`, no size).
 
 use super::{Measurement, bad, non_negative, quoted};
 use crate::config::ConfigError;
+
+/// A row's detail with its root where it has one (broadcast, reduce: `;root N`; the
+/// others print -1, which adds nothing), so that `-r -1`'s sweeps, one per root, stay apart.
+fn root_detail(detail: String, root: &str) -> String {
+    if root == "-1" {
+        detail
+    } else {
+        format!("{detail};root {root}")
+    }
+}
 
 /// Whether line `t` (trimmed) is one only nccl-tests prints.
 pub fn is_nccl_tests_line(t: &str) -> bool {
@@ -142,7 +152,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Measurement>, ConfigError> {
                     line,
                     tool: "nccl-tests".into(),
                     test: test.clone(),
-                    detail: format!("{placement};{};{}", f[2], f[3]),
+                    detail: root_detail(format!("{placement};{};{}", f[2], f[3]), f[4]),
                     device: device.clone(),
                     memory: "gpu".into(),
                     size_bytes: Some(size),
@@ -212,6 +222,21 @@ node-01:12345:12345 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>
         let avg = m.last().unwrap();
         assert_eq!((avg.statistic.as_str(), avg.value), ("avg_busbw", 95.3025));
         assert!(super::super::sniff(log).is_some());
+    }
+
+    /// broadcast_perf's rows carry their root (two sweeps under `-r -1` stay apart); a
+    /// sendrecv's in-place `N/A` is read as the figures before it.
+    #[test]
+    fn a_rows_root_is_in_its_detail() {
+        let log = "# Collective test starting: broadcast_perf\n\
+#                                                              out-of-place                       in-place          \n\
+        1024           256     float    none       0    12.10    0.08    0.08      0    12.00    0.09    0.09      0\n\
+        1024           256     float    none       1    12.30    0.08    0.08      0    12.20    0.08    0.08    N/A\n";
+        let m = parse("b.log", log).unwrap();
+        assert_eq!(m[0].detail, "out-of-place;float;none;root 0");
+        assert_eq!(m[6].detail, "out-of-place;float;none;root 1");
+        assert_eq!(m[9].detail, "in-place;float;none;root 1");
+        assert_eq!(m[9].value, 12.20);
     }
 
     #[test]

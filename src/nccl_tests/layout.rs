@@ -116,18 +116,19 @@ pub struct Figures {
 }
 
 /// One size's row: size, count, type, redop, root, then out-of-place and in-place figures;
-/// `#wrong` 0 where validated, `N/A` where not (`-c 0`).
+/// `#wrong` 0 where that placement is validated, `N/A` where not (`-c 0`; sendrecv's
+/// in-place, which nccl-tests does not check).
 pub fn row(
     (size, count): (u64, u64),
     (dtype, redop, root): (&str, &str, i32),
     placements: [Figures; 2],
-    validated: bool,
+    validated: [bool; 2],
 ) -> String {
     let mut s = format!(
         "{size:>12}  {count:>12}  {dtype:>8}  {redop:>6}  {:>6}",
         root.to_string()
     );
-    for f in placements {
+    for (f, validated) in placements.into_iter().zip(validated) {
         s.push_str(&format!(
             "  {:>7}  {:>6}  {:>6}",
             float_str(f.time_us, 7),
@@ -276,10 +277,15 @@ mod tests {
             busbw: 43.22,
         };
         assert_eq!(
-            row((1048576, 262144), ("float", "sum", -1), [f, f], true),
+            row((1048576, 262144), ("float", "sum", -1), [f, f], [true; 2]),
             "     1048576        262144     float     sum      -1    45.50   23.05   43.22       0    45.50   23.05   43.22       0\n"
         );
-        assert!(row((8, 2), ("float", "sum", -1), [f, f], false).ends_with("    N/A\n"));
+        assert!(row((8, 2), ("float", "sum", -1), [f, f], [false; 2]).ends_with("    N/A\n"));
+        let sendrecv = row((8, 2), ("float", "sum", -1), [f, f], [true, false]);
+        assert!(
+            sendrecv.ends_with("       0    45.50   23.05   43.22    N/A\n"),
+            "{sendrecv}"
+        );
         assert_eq!(
             footer("all_reduce_perf", 43.2156789),
             "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 43.2157 \n#\n# Collective test concluded: all_reduce_perf\n#\n\n"

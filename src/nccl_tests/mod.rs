@@ -62,22 +62,26 @@ pub enum Test {
     ReduceScatter,
     /// alltoall_perf.
     AllToAll,
+    /// broadcast_perf.
+    Broadcast,
+    /// sendrecv_perf.
+    SendRecv,
 }
 
 impl Test {
     /// Every test with its program name.
-    pub const ALL: [(&'static str, Test); 4] = [
+    pub const ALL: [(&'static str, Test); 6] = [
         ("all_reduce_perf", Test::AllReduce),
         ("all_gather_perf", Test::AllGather),
         ("reduce_scatter_perf", Test::ReduceScatter),
         ("alltoall_perf", Test::AllToAll),
+        ("broadcast_perf", Test::Broadcast),
+        ("sendrecv_perf", Test::SendRecv),
     ];
 
     /// nccl-tests programs the model has no collective for yet.
-    pub const NOT_YET: [&'static str; 7] = [
+    pub const NOT_YET: [&'static str; 5] = [
         "alltoallv_perf",
-        "broadcast_perf",
-        "sendrecv_perf",
         "reduce_perf",
         "gather_perf",
         "scatter_perf",
@@ -93,7 +97,10 @@ impl Test {
         let names: Vec<&str> = Test::ALL.iter().map(|(n, _)| *n).collect();
         let expected = format!("one of {}", names.join(", "));
         let found = if Test::NOT_YET.contains(&s) {
-            format!("{s}, which is not modelled yet (only NCCL's ring collectives are)")
+            format!(
+                "{s}, which is not modelled yet (NCCL's ring and tree collectives, all-to-all \
+                 and sendrecv are)"
+            )
         } else {
             format!("{s:?}")
         };
@@ -112,6 +119,8 @@ impl Test {
             Test::AllGather => CollectiveKind::AllGather,
             Test::ReduceScatter => CollectiveKind::ReduceScatter,
             Test::AllToAll => CollectiveKind::AllToAll,
+            Test::Broadcast => CollectiveKind::Broadcast,
+            Test::SendRecv => CollectiveKind::SendRecv,
         }
     }
 }
@@ -161,6 +170,8 @@ pub struct Args {
     pub op: Option<String>,
     /// `-c`.
     pub check: Option<String>,
+    /// `-r`.
+    pub root: Option<String>,
     /// NCCL variables: the environment's `NCCL_*` ones, then `--env NAME=VALUE` (later wins).
     pub env: Vec<(String, String)>,
 }
@@ -183,8 +194,11 @@ pub struct Plan {
     pub header: layout::Header,
     /// `-d` and its size.
     pub dtype: (&'static str, u64),
-    /// `-o` (all-gather prints `none`).
+    /// `-o` (all-gather, all-to-all and broadcast print `none`).
     pub op: &'static str,
+    /// `-r`: a broadcast's root rank, or -1 for every rank in turn (nccl-tests' default 0);
+    /// checked against the ranks with the machine.
+    pub root: i64,
     /// `-b` to `-e` by `-f` or `-i`, before the per-collective rounding.
     pub raw_sizes: Vec<u64>,
     /// NCCL's settings.
@@ -291,7 +305,7 @@ pub fn row_sizes(test: Test, raw: &[u64], dtype: u64, ranks: u64) -> Vec<Size> {
         .map(|&size| {
             let count = size / dtype;
             match test {
-                Test::AllReduce => Size {
+                Test::AllReduce | Test::Broadcast | Test::SendRecv => Size {
                     bytes: count * dtype,
                     count,
                 },
@@ -346,6 +360,14 @@ impl Args {
         let iters = int("-n", &self.iters, 20, 1, 1 << 30, "iterations")?;
         let warmup = int("-w", &self.warmup, 1, 0, 1 << 30, "warm-up iterations")?;
         let check = int("-c", &self.check, 1, 0, 1 << 30, "validation rounds")?;
+        let root = int(
+            "-r",
+            &self.root,
+            0,
+            -1,
+            1 << 20,
+            "a root rank (-1: every rank)",
+        )?;
         let dtype = match self.dtype.as_deref().map(str::trim) {
             None => ("float", 4),
             Some(d) => *TYPES.iter().find(|t| t.0 == d).ok_or_else(|| {
@@ -388,11 +410,12 @@ impl Args {
                 validation: check,
             },
             dtype,
-            op: if matches!(test, Test::AllGather | Test::AllToAll) {
+            op: if matches!(test, Test::AllGather | Test::AllToAll | Test::Broadcast) {
                 "none"
             } else {
                 op
             },
+            root,
             raw_sizes,
             nccl,
         })
@@ -400,13 +423,15 @@ impl Args {
 }
 
 /// The config the run simulates: `source`'s `[sim]`, `[network]`, machines and hosts, with
-/// NCCL's settings in `[sim]`, the sizes in `[sweep]` on path `auto`, and the collective as its
-/// only scenario over every host (`channels`: a count, or NCCL's default where None).
+/// NCCL's settings in `[sim]`, the sizes in `[sweep]` on path `auto`, and the collective over
+/// every host (`channels`: a count, or NCCL's default where None) as its scenarios, one per
+/// root of `roots` (None: no root, a kind without one).
 fn study_config(
     (text, file): (&str, &str),
     plan: &Plan,
     sizes: &[u64],
     (gpus, channels): (Option<u32>, Option<u32>),
+    roots: &[Option<u32>],
 ) -> Result<Config, ConfigError> {
     let mut doc: toml::Table = match toml::from_str(text) {
         Ok(d) => d,
@@ -476,13 +501,24 @@ fn study_config(
         "channels".into(),
         channels.map_or_else(|| "auto".into(), |c| i64::from(c).into()),
     );
-    let mut sc = toml::Table::new();
-    sc.insert("name".into(), plan.test.program().into());
-    sc.insert("collective".into(), coll.into());
-    doc.insert(
-        "scenarios".into(),
-        toml::Value::Array(vec![toml::Value::Table(sc)]),
-    );
+    let scenarios = roots
+        .iter()
+        .map(|root| {
+            let mut coll = coll.clone();
+            let mut name = plan.test.program().to_string();
+            if let Some(r) = root {
+                coll.insert("root".into(), i64::from(*r).into());
+                if roots.len() > 1 {
+                    name = format!("{name} root {r}");
+                }
+            }
+            let mut sc = toml::Table::new();
+            sc.insert("name".into(), name.into());
+            sc.insert("collective".into(), coll.into());
+            toml::Value::Table(sc)
+        })
+        .collect();
+    doc.insert("scenarios".into(), toml::Value::Array(scenarios));
     let text = toml::to_string(&doc)
         .map_err(|e| ConfigError::new(file, "", "a config gdrsim can rewrite", format!("{e}")))?;
     let cfg = crate::config::parse(&text, file)?;
@@ -532,6 +568,9 @@ pub struct Prepared {
     pub cfg: Config,
     /// Per size of the sweep, the row's size and count.
     pub rows: Vec<Size>,
+    /// Per scenario of the study, the root column of its rows: a broadcast's root (each rank
+    /// in turn for `-r -1`, a sweep each), -1 for the other kinds.
+    pub roots: Vec<i32>,
     /// The channels the rings run (and whether NCCL's default).
     pub channels: (u32, bool),
     /// Where the machine came from.
@@ -554,8 +593,8 @@ pub fn prepare(config: Option<&std::path::Path>, a: &Args) -> Result<Prepared> {
 pub fn prepare_text((text, source): (&str, &str), a: &Args) -> Result<Prepared> {
     let mut plan = a.resolve()?;
     match (plan.nccl.algorithm, plan.test.kind()) {
-        // NCCL's all-to-all is its p2p: NCCL_ALGO does not apply.
-        (_, CollectiveKind::AllToAll) => plan.nccl.algorithm = None,
+        // NCCL's all-to-all and sendrecv are its p2p: NCCL_ALGO does not apply.
+        (_, CollectiveKind::AllToAll | CollectiveKind::SendRecv) => plan.nccl.algorithm = None,
         (Some(Algorithm::Tree), k) if k != CollectiveKind::AllReduce => {
             return Err(ConfigError::new(
                 CLI,
@@ -574,13 +613,15 @@ pub fn prepare_text((text, source): (&str, &str), a: &Args) -> Result<Prepared> 
     // The hosts and their GPUs come from the machine: read them from a first study at the
     // smallest size (every GPU of the smallest host, its channels NCCL's default), then
     // check -g and build the real one.
-    let probe = study_config((&text, &source), &plan, &[1], (None, None))?;
+    let root0 = [(plan.test == Test::Broadcast).then_some(0)];
+    let probe = study_config((&text, &source), &plan, &[1], (None, None), &root0)?;
     check_gpus(&probe, plan.header.gpus)?;
     let probe = study_config(
         (&text, &source),
         &plan,
         &[1],
         (Some(plan.header.gpus), None),
+        &root0,
     )?;
     let Some(coll) = probe.scenarios[0]
         .workload
@@ -590,6 +631,24 @@ pub fn prepare_text((text, source): (&str, &str), a: &Args) -> Result<Prepared> 
         anyhow::bail!("the generated scenario is not a collective");
     };
     let ranks = u64::from(coll.ranks());
+    let roots: Vec<Option<u32>> = match (plan.test, plan.root) {
+        (Test::Broadcast, -1) => (0..coll.ranks()).map(Some).collect(),
+        (Test::Broadcast, r) if (0..ranks as i64).contains(&r) => vec![Some(r as u32)],
+        (Test::Broadcast, r) => {
+            return Err(ConfigError::new(
+                CLI,
+                "-r",
+                format!(
+                    "a rank from 0 to {} ({} ranks), or -1 for every rank in turn",
+                    ranks - 1,
+                    ranks
+                ),
+                r.to_string(),
+            )
+            .into());
+        }
+        _ => vec![None],
+    };
     let rows = row_sizes(plan.test, &plan.raw_sizes, plan.dtype.1, ranks);
     let mut simulated: Vec<u64> = rows.iter().map(|r| r.bytes).filter(|&b| b > 0).collect();
     simulated.sort_unstable();
@@ -604,11 +663,13 @@ pub fn prepare_text((text, source): (&str, &str), a: &Args) -> Result<Prepared> 
         &plan,
         &simulated,
         (Some(plan.header.gpus), explicit.then_some(channels)),
+        &roots,
     )?;
     Ok(Prepared {
         plan,
         cfg,
         rows,
+        roots: roots.iter().map(|r| r.map_or(-1, |r| r as i32)).collect(),
         channels: (channels, !explicit),
         source,
     })
@@ -621,8 +682,19 @@ pub fn work(p: &Prepared) -> study::Work {
     study::study_work(&p.cfg, &ids, study::threads(0))
 }
 
-/// Per row of the sweep, its size and what nccl-tests prints for it.
-pub type Rows = Vec<(Size, layout::Figures)>;
+/// One row of the output: its size, its root column and what nccl-tests prints for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Row {
+    /// The size and count columns.
+    pub size: Size,
+    /// The root column.
+    pub root: i32,
+    /// Time, algbw and busbw.
+    pub figures: layout::Figures,
+}
+
+/// The rows in nccl-tests' order: every size, for each root in turn.
+pub type Rows = Vec<Row>;
 
 /// One simulated size: its point and its jittered repeats (nccl-tests' time is their mean).
 pub type Simulated = (scenario::Point, scenario::workload::Repeats);
@@ -644,8 +716,11 @@ pub fn simulate(p: &Prepared, quiet: bool) -> Result<(Vec<Simulated>, Rows)> {
     let ranks = coll.ranks();
     let (num, den) = scenario::collective::busbw_factor(coll.kind, ranks);
     let factor = num as f64 / den as f64;
-    let figures = |bytes: u64| -> layout::Figures {
-        let Some((_, s)) = results.iter().find(|(pt, _)| pt.size == bytes) else {
+    let figures = |scenario: usize, bytes: u64| -> layout::Figures {
+        let found = results
+            .iter()
+            .find(|(pt, _)| pt.scenario == scenario && pt.size == bytes);
+        let Some((_, s)) = found else {
             return layout::Figures {
                 time_us: 0.0,
                 algbw: 0.0,
@@ -664,7 +739,15 @@ pub fn simulate(p: &Prepared, quiet: bool) -> Result<(Vec<Simulated>, Rows)> {
             busbw: algbw * factor,
         }
     };
-    let rows = p.rows.iter().map(|&r| (r, figures(r.bytes))).collect();
+    let rows = (p.roots.iter().enumerate())
+        .flat_map(|(sc, &root)| {
+            p.rows.iter().map(move |&size| Row {
+                size,
+                root,
+                figures: figures(sc, size.bytes),
+            })
+        })
+        .collect();
     Ok((results, rows))
 }
 
@@ -704,16 +787,20 @@ pub fn run(p: &Prepared, quiet: bool) -> Result<String> {
     out.push_str(&notes(p, &results));
     out.push_str(&layout::column_header());
     let mut sum = 0.0;
-    for (r, f) in rows {
+    // nccl-tests does not check sendrecv in place (`SendRecvInitData`).
+    let checked = plan.header.validation != 0;
+    let validated = [checked, checked && plan.test != Test::SendRecv];
+    for r in &rows {
+        let f = r.figures;
         sum += 2.0 * f.busbw;
         out.push_str(&layout::row(
-            (r.bytes, r.count),
-            (plan.dtype.0, plan.op, -1),
+            (r.size.bytes, r.size.count),
+            (plan.dtype.0, plan.op, r.root),
             [f, f],
-            plan.header.validation != 0,
+            validated,
         ));
     }
-    let avg = sum / (2 * p.rows.len()).max(1) as f64;
+    let avg = sum / (2 * rows.len()).max(1) as f64;
     out.push_str(&layout::footer(plan.test.program(), avg));
     Ok(out)
 }
@@ -726,9 +813,11 @@ fn protocol_ranges(
     results: &[Simulated],
 ) -> String {
     let mut runs: Vec<((Algorithm, Protocol), u64, u64)> = Vec::new();
-    for (r, _) in results {
+    // The first scenario's (a broadcast of every root runs one a root, alike).
+    for (r, _) in results.iter().filter(|(r, _)| r.scenario == 0) {
         let net = scenario::tuner::Net::of(cfg, r.path);
-        let p = scenario::tuner::pick(c, r.size, net);
+        let s = scenario::collective::schedule(c, r.size, net);
+        let p = (s.algorithm, s.protocol);
         match runs.last_mut() {
             Some(last) if last.0 == p => last.2 = r.size,
             _ => runs.push((p, r.size, r.size)),
@@ -780,7 +869,18 @@ fn notes(p: &Prepared, results: &[Simulated]) -> String {
     let algorithm = coll.map_or(Algorithm::Ring, |c| c.algorithm);
     let auto =
         algorithm == Algorithm::Auto && coll.is_some_and(|c| c.kind == CollectiveKind::AllReduce);
+    let p2p =
+        coll.filter(|c| matches!(c.kind, CollectiveKind::AllToAll | CollectiveKind::SendRecv));
     let protocols = match (n.protocol, coll) {
+        (_, Some(c)) if p2p.is_some() => format!(
+            "protocol by size as NCCL's p2p picks it{}: {}",
+            if n.protocol.is_some() {
+                " (NCCL_PROTO not applied)"
+            } else {
+                ""
+            },
+            protocol_ranges(&p.cfg, c, results)
+        ),
         (_, Some(c)) if auto => format!(
             "algorithm{} by size as NCCL's tuner picks {}: {}",
             if n.protocol.is_some() {
@@ -804,14 +904,23 @@ fn notes(p: &Prepared, results: &[Simulated]) -> String {
         (None, None) => "NCCL's tuner".into(),
     };
     let algo = match (algorithm, n.algorithm.is_some()) {
+        _ if p2p.is_some() => "NCCL's p2p (ncclSend/ncclRecv: NCCL_ALGO does not apply)",
         (Algorithm::Tree, _) => "NCCL_ALGO Tree",
         (Algorithm::Auto, true) if auto => "NCCL_ALGO Ring,Tree",
         (Algorithm::Auto, false) if auto => "NCCL_ALGO unset (NCCL's tuner: Ring or Tree)",
         (_, true) => "NCCL_ALGO Ring",
         (_, false) => "NCCL_ALGO unset (the ring, NCCL's only algorithm here)",
     };
+    let sendrecv = coll
+        .filter(|c| c.kind == CollectiveKind::SendRecv)
+        .map_or(String::new(), |c| {
+            format!(
+                ", a pair's bytes striped over up to {} of its {} p2p channels",
+                c.p2p.per_peer, c.p2p.channels
+            )
+        });
     s.push_str(&format!(
-        "# gdrsim: {algo}, {protocols}; {} channels ({})\n",
+        "# gdrsim: {algo}, {protocols}; {} channels ({}){sendrecv}\n",
         p.channels.0,
         if p.channels.1 {
             "NCCL's default for this machine, an estimate"
@@ -904,8 +1013,9 @@ mod tests {
         let points = scenario::plan(&p.cfg);
         let progress = crate::progress::Progress::new(points.len() as u64, true, "test");
         let full = study::simulate(&p.cfg, &points, 0, &progress).unwrap();
-        for (((pt, r), s), (size, f)) in lean.iter().zip(&full).zip(&rows) {
-            assert_eq!((pt.size, size.bytes), (s.size_bytes, s.size_bytes));
+        for (((pt, r), s), row) in lean.iter().zip(&full).zip(&rows) {
+            let f = &row.figures;
+            assert_eq!((pt.size, row.size.bytes), (s.size_bytes, s.size_bytes));
             assert_eq!(
                 r.lat.mean_us.to_bits(),
                 s.lat.mean_us.to_bits(),
@@ -1041,8 +1151,10 @@ mod tests {
     #[test]
     fn other_programs_are_refused_as_not_modelled_yet() {
         assert_eq!(Test::parse("alltoall_perf").unwrap(), Test::AllToAll);
-        let e = Test::parse("broadcast_perf").unwrap_err().to_string();
+        let e = Test::parse("reduce_perf").unwrap_err().to_string();
         assert!(e.contains("not modelled yet"), "{e}");
+        assert_eq!(Test::parse("broadcast_perf").unwrap(), Test::Broadcast);
+        assert_eq!(Test::parse("sendrecv_perf").unwrap(), Test::SendRecv);
         let e = Test::parse("foo").unwrap_err().to_string();
         assert!(e.contains("all_reduce_perf"), "{e}");
         assert_eq!(

@@ -338,10 +338,149 @@ fn collective_mistakes_are_refused_with_the_key() {
     check_refuses(
         &dir,
         "kind",
-        &with("{ kind = \"broadcast\" }"),
+        &with("{ kind = \"reduce\" }"),
         "scenarios[0].collective.kind",
         "all_reduce",
     );
+    check_refuses(
+        &dir,
+        "root-range",
+        &with("{ kind = \"broadcast\", root = 16 }"),
+        "scenarios[0].collective.root",
+        "a rank from 0 to 15",
+    );
+    check_refuses(
+        &dir,
+        "root-kind",
+        &with("{ kind = \"all_reduce\", root = 1 }"),
+        "scenarios[0].collective.root",
+        "only a broadcast has one",
+    );
+}
+
+/// The smallest broadcast, closed form: 2 ranks (GPU0 of two hosts), one channel, Simple, a 2
+/// MiB buffer from the root. The chain is one edge, root to the other rank (the ring's edge
+/// into the root carries nothing: no flow), moving the channel's 2 MiB in chunks of one 512
+/// KiB step (BROADCAST_CHUNKSTEPS 1), 8 in flight, nothing to wait for: exactly a flow of 4
+/// messages of 512 KiB written by hand (window 8). With `root = 1` the one flow runs the other
+/// way.
+#[test]
+fn the_smallest_broadcast_is_one_stream_from_the_root() {
+    let a = "{ host = \"n0\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let b = "{ host = \"n1\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let text = nodes(
+        2,
+        "\"512KiB\", \"2MiB\"",
+        &format!(
+            "[[scenarios]]\nname = \"bcast\"\ncollective = {{ kind = \"broadcast\", \
+             gpus_per_host = 1, channels = 1, protocol = \"simple\" }}\n\
+             [[scenarios]]\nname = \"bcast1\"\ncollective = {{ kind = \"broadcast\", \
+             gpus_per_host = 1, channels = 1, protocol = \"simple\", root = 1 }}\n\
+             [[scenarios]]\nname = \"by hand\"\nflows = [\n\
+             {{ name = \"x\", sender = {a}, receiver = {b}, messages = 4 }},\n]\n"
+        ),
+    )
+    .replace("[sim]\n", "[sim]\nstream_window = 8\n");
+    let cfg = parse(&text);
+    let bcast = point(&cfg, "bcast", PathKind::GpuDirect, 2 << 20).summary;
+    let hand = point(&cfg, "by hand", PathKind::GpuDirect, 512 << 10).summary;
+    assert_eq!(bcast.flows, 1);
+    assert_eq!(bcast.lat_model_ps, hand.lat_model_ps);
+    assert!(
+        bcast.flow_rows[0].sender.starts_with("n0/"),
+        "{}",
+        bcast.flow_rows[0].sender
+    );
+    // busbw = algbw (factor 1).
+    assert_eq!(bcast.busbw_gbps, Some(bcast.bw_gbps));
+    let other = point(&cfg, "bcast1", PathKind::GpuDirect, 2 << 20).summary;
+    assert_eq!(other.flows, 1);
+    assert!(
+        other.flow_rows[0].sender.starts_with("n1/"),
+        "{}",
+        other.flow_rows[0].sender
+    );
+}
+
+/// A broadcast over 2 x DGX H100 (16 ranks, 16 channels) is each channel's ring less the edge
+/// into the root: 16 x 15 = 240 flows. Every byte of the buffer reaches the other node over
+/// the network, whose 8 NICs carry at most 8 x 50 GB/s one way, and every GPU but the root
+/// takes the whole buffer in over its NVLink (at most 450 GB/s): busbw (= algbw) stays under
+/// both, and at 1 GiB on NCCL's default path (PXN relaying each ring's exit) above half of
+/// the NICs' (the chain pipelines its 512 KiB steps).
+#[test]
+fn a_broadcast_chains_every_rank_and_stays_under_the_nics() {
+    let text = nodes(
+        2,
+        "\"1GiB\"",
+        "[[scenarios]]\nname = \"b\"\ncollective = { kind = \"broadcast\", root = 3 }\n",
+    )
+    .replace("paths = [\"gpudirect\"]", "paths = [\"auto\"]");
+    let s = point(&parse(&text), "b", PathKind::Auto, 1 << 30).summary;
+    assert_eq!(s.flows, 240);
+    let busbw = s.busbw_gbps.unwrap();
+    assert!(busbw > 200.0 && busbw <= 400.0, "busbw {busbw} GB/s");
+}
+
+/// A sendrecv of two ranks (GPU0 of two hosts: p2p channels per peer max(1 NIC, ceil(48 GB/s
+/// / 14)) = 4) at 1 MiB stripes each direction over 4 channels of 256 KiB, each 2 chunks of
+/// 128 KiB (1 MiB is not under 8 chunks): exactly the 8 flows written by hand, in the same
+/// order (channel by channel, rank by rank), 2 messages each, 8 in flight. At 8 B: LL, one
+/// channel a direction, 2 flows.
+#[test]
+fn a_sendrecv_stripes_each_pair_over_its_p2p_channels() {
+    let a = "{ host = \"n0\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let b = "{ host = \"n1\", nic = \"nic0\", gpu = \"gpu0\" }";
+    let mut hand = String::from("[[scenarios]]\nname = \"by hand\"\nflows = [\n");
+    for c in 0..4 {
+        hand.push_str(&format!(
+            "{{ name = \"x{c}\", sender = {a}, receiver = {b}, messages = 2 }},\n\
+             {{ name = \"y{c}\", sender = {b}, receiver = {a}, messages = 2 }},\n"
+        ));
+    }
+    hand.push_str("]\n");
+    let text = nodes(
+        2,
+        "\"8B\", \"128KiB\", \"1MiB\"",
+        &format!(
+            "[[scenarios]]\nname = \"sr\"\ncollective = {{ kind = \"sendrecv\", \
+             gpus_per_host = 1 }}\n{hand}"
+        ),
+    )
+    .replace("[sim]\n", "[sim]\nstream_window = 8\n");
+    let cfg = parse(&text);
+    let sr = point(&cfg, "sr", PathKind::GpuDirect, 1 << 20).summary;
+    let by_hand = point(&cfg, "by hand", PathKind::GpuDirect, 128 << 10).summary;
+    assert_eq!(sr.flows, 8);
+    assert_eq!(sr.lat_model_ps, by_hand.lat_model_ps);
+    assert_eq!(sr.busbw_gbps, Some(sr.bw_gbps));
+    assert_eq!(point(&cfg, "sr", PathKind::GpuDirect, 8).summary.flows, 2);
+}
+
+/// A sendrecv over 2 x DGX H100: rank r sends to r + 1, so two pairs cross the network (GPU 7
+/// to the other node's GPU 0, both ways), each through one NIC (PXN keeps it on the
+/// receiver's rail): at 1 GiB busbw is that NIC's, under its 50 GB/s and above 45. Inside
+/// one node each pair has up to 32 channels of NVLink: busbw above 300 GB/s and under the
+/// 450 GB/s of a GPU's NVLinks.
+#[test]
+fn a_sendrecv_is_bound_by_its_slowest_pair() {
+    let text = nodes(
+        2,
+        "\"1GiB\"",
+        "[[scenarios]]\nname = \"sr\"\ncollective = { kind = \"sendrecv\" }\n\
+         [[scenarios]]\nname = \"one\"\ncollective = { kind = \"sendrecv\", hosts = [\"n0\"] }\n",
+    )
+    .replace("paths = [\"gpudirect\"]", "paths = [\"auto\"]");
+    let cfg = parse(&text);
+    let s = point(&cfg, "sr", PathKind::Auto, 1 << 30).summary;
+    let busbw = s.busbw_gbps.unwrap();
+    assert!(busbw > 45.0 && busbw <= 50.0, "busbw {busbw} GB/s");
+    let limit = s.bottleneck.to_string();
+    assert!(limit.contains("nic"), "{limit}");
+    let one = point(&cfg, "one", PathKind::Auto, 1 << 30).summary;
+    assert_eq!(one.flows, 8 * 32);
+    let busbw = one.busbw_gbps.unwrap();
+    assert!(busbw > 300.0 && busbw <= 450.0, "busbw {busbw} GB/s");
 }
 
 /// Width and height of a PNG, decoded (so the file is a whole, valid image).

@@ -298,6 +298,64 @@ fn nccl_algo_tree_runs_the_tree_and_ring_tree_lets_the_tuner_pick() {
     assert_eq!(time(&both), time(&tree));
 }
 
+/// broadcast_perf: redop `none`, the root column (`-r`, default 0), busbw = algbw; `-r -1`
+/// runs every rank as the root in turn, a sweep each, in nccl-tests' order (every size of
+/// root 0, then of root 1, ...). sendrecv_perf: the op as given, root -1, busbw = algbw, and
+/// `#wrong` N/A in place (nccl-tests does not check sendrecv in place); its note names the p2p
+/// channels a pair stripes over.
+#[test]
+fn broadcast_and_sendrecv_print_their_roots_and_checks() {
+    let cfg = small_config("bcast");
+    let cfg = cfg.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let o = nccl_tests(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let sizes = ["-b", "64K", "-e", "1M", "-f", "16", "-g", "2"];
+    let one: Vec<&str> = ["broadcast_perf", cfg]
+        .iter()
+        .chain(&sizes)
+        .copied()
+        .collect();
+    let out = run(&one);
+    assert!(
+        out.contains("# Collective test starting: broadcast_perf"),
+        "{out}"
+    );
+    let r = rows(&out);
+    assert_eq!(r.len(), 2);
+    assert_eq!(&r[0][..5], &["65536", "16384", "float", "none", "0"]);
+    for row in &r {
+        assert_eq!(row.len(), 13, "{row:?}");
+        assert_eq!(row[6], row[7], "busbw = algbw: {row:?}");
+    }
+    let mut every = one.clone();
+    every.extend(["-r", "-1"]);
+    let out = run(&every);
+    let r = rows(&out);
+    let roots: Vec<&str> = r.iter().map(|row| row[4]).collect();
+    assert_eq!(roots, ["0", "0", "1", "1", "2", "2", "3", "3"]);
+    assert_eq!(r[0][0], "65536");
+    assert_eq!(r[1][0], "1048576");
+    let mut third = one.clone();
+    third.extend(["-r", "2"]);
+    assert!(rows(&run(&third)).iter().all(|row| row[4] == "2"));
+
+    let sr: Vec<&str> = ["sendrecv_perf", cfg]
+        .iter()
+        .chain(&sizes)
+        .copied()
+        .collect();
+    let out = run(&sr);
+    assert!(out.contains("p2p channels"), "{out}");
+    for row in rows(&out) {
+        assert_eq!(&row[2..5], &["float", "sum", "-1"]);
+        assert_eq!(row[6], row[7], "busbw = algbw: {row:?}");
+        assert_eq!((row[8], row[12]), ("0", "N/A"), "{row:?}");
+    }
+}
+
 /// Bad flags and NCCL settings the model lacks exit 2 with one error naming the flag, before
 /// any output.
 #[test]
@@ -305,9 +363,11 @@ fn bad_flags_are_refused_naming_the_flag() {
     let cfg = small_config("bad");
     let cfg = cfg.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["broadcast_perf", cfg], "not modelled yet"),
-        (&["sendrecv_perf", cfg], "not modelled yet"),
-        (&["broadcast_perf", cfg], "not modelled yet"),
+        (&["reduce_perf", cfg], "not modelled yet"),
+        (&["gather_perf", cfg], "not modelled yet"),
+        (&["broadcast_perf", cfg, "-g", "2", "-r", "4"], "-r"),
+        (&["broadcast_perf", cfg, "-r", "x"], "-r"),
+        (&["broadcast_perf", cfg, "-r", "-2"], "-r"),
         (&["all_reduce_perff", cfg], "all_reduce_perf"),
         (&["all_reduce_perf", cfg, "-b", "1X"], "-b"),
         (&["all_reduce_perf", cfg, "-b", "8M", "-e", "1M"], "-b/-e"),

@@ -18,6 +18,7 @@
 
 use super::choice::choice;
 use super::convert::{Cx, R};
+use super::p2p_channels::{self, P2pChannels, Peer};
 use super::raw::{RawCollective, RawCount, RawHostList};
 use super::scenarios::gpu_endpoint;
 use super::{FlowDeps, FlowSpec};
@@ -37,15 +38,23 @@ pub enum CollectiveKind {
     /// Every rank sends size / n to every other rank: NCCL's grouped ncclSend/ncclRecv, one
     /// flow per ordered pair of ranks, no ring.
     AllToAll,
+    /// The root's buffer passed down the ring's chain from the root to every other rank (n - 1
+    /// edges a channel, no reduction).
+    Broadcast,
+    /// Every rank sends size to the next rank and receives size from the one before (NCCL's
+    /// grouped ncclSend/ncclRecv, nccl-tests' sendrecv_perf), striped over NCCL's p2p channels.
+    SendRecv,
 }
 
 impl CollectiveKind {
     /// Every value, in the order messages list their words.
-    pub const ALL: [CollectiveKind; 4] = [
+    pub const ALL: [CollectiveKind; 6] = [
         CollectiveKind::AllReduce,
         CollectiveKind::AllGather,
         CollectiveKind::ReduceScatter,
         CollectiveKind::AllToAll,
+        CollectiveKind::Broadcast,
+        CollectiveKind::SendRecv,
     ];
 
     /// The word a config writes for the value.
@@ -55,6 +64,8 @@ impl CollectiveKind {
             CollectiveKind::AllGather => "all_gather",
             CollectiveKind::ReduceScatter => "reduce_scatter",
             CollectiveKind::AllToAll => "all_to_all",
+            CollectiveKind::Broadcast => "broadcast",
+            CollectiveKind::SendRecv => "sendrecv",
         }
     }
 }
@@ -165,6 +176,12 @@ pub struct Collective {
     /// ring-only collective: the flow count; a tree-only one: 0; `auto` all-reduce has both,
     /// and each size runs the set the tuner picks).
     pub tree_start: usize,
+    /// A broadcast's root (nccl-tests' `-r`): the rank whose buffer every rank receives,
+    /// ranks numbered host by host in `hosts` order, GPU by GPU (0 for the other kinds).
+    pub root: u32,
+    /// NCCL's channels for p2p operations on this machine (a sendrecv's, which stripes each
+    /// pair's bytes over them: its flows are `per_peer` rounds of one flow a rank).
+    pub p2p: P2pChannels,
 }
 
 /// A GPU generation as NCCL's tuner tables index it (by the lowest compute capability).
@@ -422,10 +439,33 @@ pub(super) fn convert(
             format!("\"tree\" for {}", raw.kind.name()),
         ));
     }
+    let root = match raw.root {
+        None => 0,
+        Some(r) if raw.kind != CollectiveKind::Broadcast => {
+            return Err(cx.err(
+                &k("root"),
+                "no root: only a broadcast has one",
+                format!("root = {r} for {}", raw.kind.name()),
+            ));
+        }
+        Some(r) if (0..i64::from(ranks)).contains(&r) => r as u32,
+        Some(r) => {
+            return Err(cx.err(
+                &k("root"),
+                format!(
+                    "a rank from 0 to {} (ranks are numbered host by host, GPU by GPU)",
+                    ranks - 1
+                ),
+                r.to_string(),
+            ));
+        }
+    };
     let c = Collective {
         kind: raw.kind,
         algorithm,
         tree_start: 0,
+        root,
+        p2p: P2pChannels::default(),
         protocol: raw.protocol.unwrap_or(Protocol::Auto),
         graph: nccl_graph(hosts, &chosen, gpus_per_host),
         hosts: chosen,
@@ -502,35 +542,43 @@ pub(super) fn convert(
     let n = ranks as usize;
     let name =
         |(h, g): (usize, usize)| format!("{}/{}", hosts[h].name, hosts[h].machine.gpus[g].name);
+    // Every rank as (host, GPU), in rank order (host by host, GPU by GPU).
+    let rank_list: Vec<(usize, usize)> = c
+        .hosts
+        .iter()
+        .flat_map(|&h| (0..g_n).map(move |g| (h, g)))
+        .collect();
+    // A p2p send from `a` to `b` (an all-to-all's, a sendrecv's) between the two GPUs' own
+    // NICs; nothing gates it (NCCL runs a group's sends and receives together).
+    let own = |rank: (usize, usize)| at(rank, None);
+    let p2p = |(a, b): ((usize, usize), (usize, usize)), label: String| {
+        // NCCL's P2P NIC with PXN: the one local to the GPU of the receiver's index.
+        let pxn = near[a.0]
+            .get(b.1)
+            .copied()
+            .filter(|&nic| a.0 != b.0 && Some(nic) != near[a.0].get(a.1).copied());
+        let flow = FlowSpec {
+            sender: own(a),
+            receiver: own(b),
+            qp: 0,
+        };
+        let deps = FlowDeps {
+            name: label,
+            after: Vec::new(),
+            reduce: false,
+            messages: None,
+            pxn_sender: pxn.map(|nic| at(a, Some(nic))),
+        };
+        (flow, deps)
+    };
     if c.kind == CollectiveKind::AllToAll {
-        // One flow per ordered pair of ranks, each between the two GPUs' own NICs; nothing
-        // gates them (NCCL runs a group's sends and receives together).
-        let ranks: Vec<(usize, usize)> = c
-            .hosts
-            .iter()
-            .flat_map(|&h| (0..g_n).map(move |g| (h, g)))
-            .collect();
+        // One flow per ordered pair of ranks.
         let mut deps = Vec::with_capacity(n * (n - 1));
-        let own = |rank: (usize, usize)| at(rank, None);
-        for &a in &ranks {
-            for &b in ranks.iter().filter(|&&b| b != a) {
-                flows.push(FlowSpec {
-                    sender: own(a),
-                    receiver: own(b),
-                    qp: 0,
-                });
-                // NCCL's P2P NIC with PXN: the one local to the GPU of the receiver's index.
-                let pxn = near[a.0]
-                    .get(b.1)
-                    .copied()
-                    .filter(|&nic| a.0 != b.0 && Some(nic) != near[a.0].get(a.1).copied());
-                deps.push(FlowDeps {
-                    name: format!("{}->{}", name(a), name(b)),
-                    after: Vec::new(),
-                    reduce: false,
-                    messages: None,
-                    pxn_sender: pxn.map(|nic| at(a, Some(nic))),
-                });
+        for &a in &rank_list {
+            for &b in rank_list.iter().filter(|&&b| b != a) {
+                let (f, d) = p2p((a, b), format!("{}->{}", name(a), name(b)));
+                flows.push(f);
+                deps.push(d);
             }
         }
         let tree_start = deps.len();
@@ -538,6 +586,37 @@ pub(super) fn convert(
             Collective {
                 channels: 1,
                 tree_start,
+                ..c
+            },
+            deps,
+        ));
+    }
+    if c.kind == CollectiveKind::SendRecv {
+        // Rank r sends to rank r + 1, once per channel a pair may stripe over: round `p`'s
+        // flows are `p * n ..`, so a size that stripes over k channels runs the first k n.
+        let h0 = c.hosts[0];
+        let p2p_ch = sendrecv_channels(
+            &hosts[h0],
+            &classes[h0],
+            g_n,
+            c.hosts.len() as u32,
+            channels,
+        );
+        let rounds = p2p_ch.per_peer as usize;
+        let mut deps = Vec::with_capacity(n * rounds);
+        for p in 0..rounds {
+            for r in 0..n {
+                let (a, b) = (rank_list[r], rank_list[(r + 1) % n]);
+                let (f, d) = p2p((a, b), format!("c{p} {}->{}", name(a), name(b)));
+                flows.push(f);
+                deps.push(d);
+            }
+        }
+        let tree_start = deps.len();
+        return Ok((
+            Collective {
+                tree_start,
+                p2p: p2p_ch,
                 ..c
             },
             deps,
@@ -562,8 +641,19 @@ pub(super) fn convert(
                     .map(move |g| (h, g))
             })
             .collect();
-        let first = flows.len();
-        for i in 0..n {
+        // A broadcast's chain carries nothing into the root: that edge has no flow. Each
+        // edge's flow index (None for that one).
+        let root = rank_list[c.root as usize];
+        let skip = |i: usize| c.kind == CollectiveKind::Broadcast && ring[(i + 1) % n] == root;
+        let mut index = vec![None; n];
+        let mut next = flows.len();
+        for (i, slot) in index.iter_mut().enumerate() {
+            if !skip(i) {
+                *slot = Some(next);
+                next += 1;
+            }
+        }
+        for i in (0..n).filter(|&i| !skip(i)) {
             let (from, to) = (ring[i], ring[(i + 1) % n]);
             flows.push(FlowSpec {
                 sender: end(from, ch),
@@ -573,7 +663,7 @@ pub(super) fn convert(
             deps.push(FlowDeps {
                 name: format!("c{ch} {}->{}", name(from), name(to)),
                 // The edge before it in the ring; the lag (slices per chunk) is the size's.
-                after: vec![(first + (i + n - 1) % n, 1)],
+                after: index[(i + n - 1) % n].map(|j| (j, 1)).into_iter().collect(),
                 reduce: false,
                 messages: None,
                 pxn_sender: None,
@@ -620,6 +710,75 @@ pub(super) fn convert(
         }
     }
     Ok((c, deps))
+}
+
+/// NCCL's p2p channels for a sendrecv on `host` (every host taking part alike: its GPU 0
+/// stands for every rank), `gpus` GPUs of it taking part, on `nodes` nodes, the collectives
+/// running `nchannels` channels; `classes[g][nic]` is GPU g's class to each NIC.
+/// GPU 0's peers: the node's other GPUs over NVLink (the NVLinks of the path: a direct bond's,
+/// else through the NVSwitches the fewer of the two GPUs') or PCIe, and across nodes its local
+/// NICs (the nearest by class, in index order, each at its path's bandwidth: the least of its
+/// wire and the two PCIe links; the GPU's own, its PCIe link, bounds the count). nccl-tests'
+/// sendrecv sets maxP2pPeers to 2 (NCCL 2.30).
+fn sendrecv_channels(
+    host: &HostSpec,
+    classes: &[Vec<Affinity>],
+    gpus: usize,
+    nodes: u32,
+    nchannels: u32,
+) -> P2pChannels {
+    let m = &host.machine;
+    let name = |g: usize| m.gpus[g].name.as_str();
+    let switch = |x: &str| m.nvswitches.iter().any(|s| s.name == x);
+    let to_switches = |g: &str| -> u32 {
+        m.nvlinks
+            .iter()
+            .filter(|l| (l.a == g && switch(&l.b)) || (l.b == g && switch(&l.a)))
+            .map(|l| l.links)
+            .sum()
+    };
+    let links = |a: &str, b: &str| -> u32 {
+        let direct: u32 = m
+            .nvlinks
+            .iter()
+            .filter(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+            .map(|l| l.links)
+            .sum();
+        if direct > 0 {
+            direct
+        } else {
+            to_switches(a).min(to_switches(b))
+        }
+    };
+    let pcie = |dev: &str| {
+        m.links
+            .iter()
+            .find(|l| l.down == dev)
+            .map(|l| p2p_channels::pcie_mbps(l.generation, l.width))
+    };
+    let mut peers: Vec<Peer> = (1..gpus)
+        .map(|g| match links(name(0), name(g)) {
+            0 => Peer::Pcie,
+            l => Peer::NvLink { links: l },
+        })
+        .collect();
+    if nodes > 1 {
+        let gpu_mbps = pcie(name(0)).unwrap_or(u64::MAX);
+        let mine = classes.first().map(Vec::as_slice).unwrap_or(&[]);
+        let best = mine.iter().min().copied();
+        let nics: Vec<u64> = m
+            .nics
+            .iter()
+            .zip(mine)
+            .filter(|(_, c)| Some(**c) == best)
+            .map(|(nic, _)| {
+                let wire = nic.wire_rate.bps() / 8_000_000;
+                wire.min(pcie(&nic.name).unwrap_or(u64::MAX)).min(gpu_mbps)
+            })
+            .collect();
+        peers.push(p2p_channels::local_nets(&nics, gpu_mbps));
+    }
+    P2pChannels::of(&peers, nodes, nchannels, 2)
 }
 
 /// A built-in default of NCCL's channel count, as `gdrsim params` lists it for a study with

@@ -13,6 +13,7 @@ mod error;
 pub mod limits;
 pub mod network_preset;
 mod options;
+pub mod p2p_channels;
 pub mod params;
 pub mod plausible;
 pub mod preset;

@@ -502,6 +502,7 @@ pub struct RawCollective {
     pub hosts: Option<RawHostList>,
     pub gpus_per_host: Option<u32>,
     pub channels: Option<RawCount>,
+    pub root: Option<i64>,
 }
 
 /// `"auto"` or a count.

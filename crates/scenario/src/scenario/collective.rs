@@ -25,6 +25,7 @@
 
 use crate::components::ReduceRule;
 use crate::config::collective::{Algorithm, Collective, CollectiveKind, Protocol};
+use crate::config::p2p_channels::LL_THRESHOLD;
 
 /// NCCL_BUFFSIZE's default: 4 MiB per connection for the Simple protocol.
 pub const BUFF_BYTES: u64 = 4 << 20;
@@ -90,21 +91,43 @@ pub struct Schedule {
     pub window: u32,
     /// Which messages reduce first (the delay is set per machine: `ReduceRule::delay` 0 here).
     pub reduce: ReduceRule,
+    /// A sendrecv's channels at this size (NCCL stripes each pair's bytes over them): only
+    /// its first `parts` rounds of flows run ([`running`]). None for the other kinds.
+    pub parts: Option<u32>,
+}
+
+/// The flows of `c` (`flows` in all) that carry messages at a size whose schedule is `s`:
+/// the edges of the algorithm the size runs ([`Collective::flows_of`]), of a sendrecv the
+/// rounds of the channels its pairs stripe over.
+pub fn running(c: &Collective, s: &Schedule, flows: usize) -> std::ops::Range<usize> {
+    let r = c.flows_of(s.algorithm, flows);
+    match s.parts {
+        Some(p) => {
+            let n = (p as usize).saturating_mul(c.ranks() as usize);
+            r.start..r.end.min(r.start.saturating_add(n))
+        }
+        None => r,
+    }
 }
 
 /// The schedule of `c` over a buffer of `size` bytes (nccl-tests' size: each rank's buffer for
 /// all-reduce and reduce-scatter's input, the gathered output for all-gather).
 pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
     let n = u64::from(c.ranks());
-    if c.kind == CollectiveKind::AllToAll {
-        return pairwise(c, size);
+    match c.kind {
+        CollectiveKind::AllToAll => return pairwise(c, size),
+        CollectiveKind::SendRecv => return sendrecv(c, size),
+        _ => {}
     }
     let (algorithm, protocol) = super::tuner::pick(c, size, net);
     if algorithm == Algorithm::Tree {
         return tree(c, size, protocol);
     }
-    let share = size.div_ceil(n * u64::from(c.channels)).max(1);
-    let (loops, slices) = if protocol == Protocol::Simple {
+    // A broadcast moves the whole buffer down the chain; the others a rank's share.
+    let broadcast = c.kind == CollectiveKind::Broadcast;
+    let owners = if broadcast { 1 } else { n };
+    let share = size.div_ceil(owners * u64::from(c.channels)).max(1);
+    let (loops, slices) = if protocol == Protocol::Simple && !broadcast {
         let chunk_max = step_bytes() * u64::from(CHUNK_STEPS);
         let slice_max = step_bytes() * u64::from(SLICE_STEPS);
         let loops = share.div_ceil(chunk_max);
@@ -139,11 +162,15 @@ pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
             to: 1,
             first: slices as u32,
         },
-        CollectiveKind::AllGather | CollectiveKind::AllToAll => ReduceRule::NONE,
+        CollectiveKind::AllGather
+        | CollectiveKind::AllToAll
+        | CollectiveKind::Broadcast
+        | CollectiveKind::SendRecv => ReduceRule::NONE,
     };
     let window = match protocol {
-        Protocol::Simple | Protocol::Auto => STEPS / SLICE_STEPS,
-        Protocol::Ll | Protocol::Ll128 => STEPS,
+        // A broadcast's slice is one step (BROADCAST_SLICESTEPS 1).
+        Protocol::Simple | Protocol::Auto if !broadcast => STEPS / SLICE_STEPS,
+        _ => STEPS,
     };
     Schedule {
         algorithm: Algorithm::Ring,
@@ -151,9 +178,12 @@ pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
         message_bytes: line_bytes(protocol, data_bytes),
         data_bytes,
         messages: u32::try_from(messages).unwrap_or(u32::MAX),
-        lag: slices as u32,
+        // A broadcast's chunk k leaves a rank once chunk k has arrived: the same message of
+        // the edge before; the others wait for the previous send's slice.
+        lag: if broadcast { 0 } else { slices as u32 },
         window: window.max(1),
         reduce,
+        parts: None,
     }
 }
 
@@ -203,6 +233,7 @@ fn tree(c: &Collective, size: u64, protocol: Protocol) -> Schedule {
         lag: 0,
         window: STEPS,
         reduce: ReduceRule::NONE,
+        parts: None,
     }
 }
 
@@ -237,6 +268,62 @@ fn pairwise(c: &Collective, size: u64) -> Schedule {
         lag: 1,
         window: STEPS,
         reduce: ReduceRule::NONE,
+        parts: None,
+    }
+}
+
+/// NCCL_P2P_PCI_CHUNKSIZE's default: 128 KiB where a node's GPUs talk over PCIe.
+pub const P2P_PCI_CHUNK: u64 = 128 << 10;
+
+/// A sendrecv's schedule: each pair moves the whole size, striped over the channels NCCL
+/// gives one operation of that size ([`P2pChannels::op_channels`]), each channel's part in
+/// chunks of NCCL's p2p chunk size (the communicator's: 128 KiB across nodes, 512 KiB
+/// within one over NVLink, 128 KiB over PCIe; across nodes a quarter of it where the pair's
+/// bytes are under one chunk, half under eight), NCCL_STEPS chunks in flight per channel; in
+/// LL (NCCL_P2P_LL_THRESHOLD: at most 16 KiB a channel) in LL's steps, their lines on the
+/// links. Simplification: across nodes every pair takes the network pairs' chunk (NCCL halves
+/// or quarters only the chunks of a pair that crosses the network, at sizes under 1 MiB).
+///
+/// [`P2pChannels::op_channels`]: crate::config::p2p_channels::P2pChannels::op_channels
+fn sendrecv(c: &Collective, size: u64) -> Schedule {
+    let nodes = c.hosts.len() as u32;
+    let bytes = size.max(1);
+    let step = if nodes > 1 {
+        P2P_NET_CHUNK
+    } else if c.graph.nvlink {
+        P2P_NVL_CHUNK
+    } else {
+        P2P_PCI_CHUNK
+    };
+    let parts = c.p2p.op_channels(c.ranks(), nodes, bytes, step);
+    let ll = bytes <= u64::from(parts) * LL_THRESHOLD;
+    let (protocol, step) = if ll {
+        (Protocol::Ll, LL_BUFF_BYTES / u64::from(STEPS))
+    } else {
+        (Protocol::Simple, step)
+    };
+    let mut chunk = step;
+    if nodes > 1 {
+        if !ll && bytes < step {
+            chunk /= 4;
+        } else if bytes < 8 * step {
+            chunk /= 2;
+        }
+    }
+    let chunk_data = if ll { chunk / 2 } else { chunk };
+    let part = bytes.div_ceil(u64::from(parts));
+    let messages = part.div_ceil(chunk_data.max(1)).max(1);
+    let data_bytes = part.div_ceil(messages);
+    Schedule {
+        algorithm: Algorithm::Ring,
+        protocol,
+        message_bytes: line_bytes(protocol, data_bytes),
+        data_bytes,
+        messages: u32::try_from(messages).unwrap_or(u32::MAX),
+        lag: 0,
+        window: STEPS,
+        reduce: ReduceRule::NONE,
+        parts: Some(parts),
     }
 }
 
@@ -247,11 +334,14 @@ fn sends(kind: CollectiveKind, n: u64) -> u64 {
         CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => {
             n - 1
         }
+        // Each edge of the chain passes each chunk on once.
+        CollectiveKind::Broadcast | CollectiveKind::SendRecv => 1,
     }
 }
 
 /// nccl-tests' bus bandwidth factor (`GetBw` in its `src/*.cu`): all-reduce 2(n-1)/n,
-/// all-gather, reduce-scatter and all-to-all (n-1)/n, as (numerator, denominator).
+/// all-gather, reduce-scatter and all-to-all (n-1)/n, broadcast and sendrecv 1, as
+/// (numerator, denominator).
 pub fn busbw_factor(kind: CollectiveKind, ranks: u32) -> (u64, u64) {
     let n = u64::from(ranks);
     match kind {
@@ -259,6 +349,7 @@ pub fn busbw_factor(kind: CollectiveKind, ranks: u32) -> (u64, u64) {
         CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => {
             (n - 1, n)
         }
+        CollectiveKind::Broadcast | CollectiveKind::SendRecv => (1, 1),
     }
 }
 
@@ -279,6 +370,8 @@ mod tests {
             protocol: Protocol::Simple,
             graph: crate::config::collective::NcclGraph::default(),
             tree_start: usize::MAX,
+            root: 0,
+            p2p: Default::default(),
             hosts: (0..hosts).collect(),
             gpus_per_host: gpus,
             channels,
@@ -401,5 +494,78 @@ mod tests {
     fn busbw_factors_are_nccl_tests() {
         assert_eq!(busbw_factor(CollectiveKind::AllReduce, 8), (14, 8));
         assert_eq!(busbw_factor(CollectiveKind::AllGather, 16), (15, 16));
+        assert_eq!(busbw_factor(CollectiveKind::Broadcast, 16), (1, 1));
+        assert_eq!(busbw_factor(CollectiveKind::SendRecv, 16), (1, 1));
+    }
+
+    /// A broadcast moves the whole buffer down the chain: each channel's size / channels in
+    /// chunks of one step (BROADCAST_CHUNKSTEPS = SLICESTEPS = 1: 512 KiB in Simple), chunk k
+    /// of an edge waiting for chunk k of the edge before (lag 0), 8 in flight, no reduction.
+    #[test]
+    fn a_broadcast_passes_each_channels_buffer_on_in_steps() {
+        let c = ring(CollectiveKind::Broadcast, 2, 8, 16);
+        let s = schedule(&c, 64 << 20, NET);
+        assert_eq!(
+            (s.message_bytes, s.messages, s.lag, s.window),
+            (512 << 10, 8, 0, 8)
+        );
+        assert_eq!((s.reduce, s.parts), (ReduceRule::NONE, None));
+        // A small buffer: one message of the channel's share.
+        let s = schedule(&c, 64 << 10, NET);
+        assert_eq!((s.message_bytes, s.messages), (4 << 10, 1));
+        // LL: 32 KiB of data a step, twice that on the links.
+        let mut ll = c.clone();
+        ll.protocol = Protocol::Ll;
+        let s = schedule(&ll, 1 << 20, NET);
+        assert_eq!(
+            (s.data_bytes, s.message_bytes, s.messages),
+            (32 << 10, 64 << 10, 2)
+        );
+    }
+
+    /// A sendrecv on two DGX H100 (p2p: 4 channels a peer of 16): 8 B in LL on one channel (a
+    /// 16-byte line); 1 MiB in Simple over 4 channels of 256 KiB, each in 128 KiB chunks (the
+    /// pair's bytes are not under 8 chunks); 256 KiB over 2 channels in 64 KiB chunks (under 8
+    /// chunks: half). In one node (32 of 32 channels, NVLink): 1 GiB over 32 channels in 512
+    /// KiB chunks. Only the rounds of the channels used run.
+    #[test]
+    fn a_sendrecv_stripes_each_pair_over_nccls_p2p_channels() {
+        use crate::config::p2p_channels::P2pChannels;
+        let mut c = ring(CollectiveKind::SendRecv, 2, 8, 16);
+        c.p2p = P2pChannels {
+            per_peer: 4,
+            channels: 16,
+        };
+        let s = schedule(&c, 8, NET);
+        assert_eq!(s.protocol, Protocol::Ll);
+        assert_eq!(
+            (s.parts, s.messages, s.data_bytes, s.message_bytes),
+            (Some(1), 1, 8, 16)
+        );
+        assert_eq!(running(&c, &s, 64), 0..16);
+        let s = schedule(&c, 1 << 20, NET);
+        assert_eq!(s.protocol, Protocol::Simple);
+        assert_eq!(
+            (s.parts, s.messages, s.message_bytes),
+            (Some(4), 2, 128 << 10)
+        );
+        assert_eq!(running(&c, &s, 64), 0..64);
+        let s = schedule(&c, 256 << 10, NET);
+        assert_eq!(
+            (s.parts, s.messages, s.message_bytes),
+            (Some(2), 2, 64 << 10)
+        );
+        assert_eq!((s.lag, s.window, s.reduce), (0, 8, ReduceRule::NONE));
+        let mut one = ring(CollectiveKind::SendRecv, 1, 8, 24);
+        one.graph.nvlink = true;
+        one.p2p = P2pChannels {
+            per_peer: 32,
+            channels: 32,
+        };
+        let s = schedule(&one, 1 << 30, NET);
+        assert_eq!(
+            (s.parts, s.messages, s.message_bytes),
+            (Some(32), 64, 512 << 10)
+        );
     }
 }

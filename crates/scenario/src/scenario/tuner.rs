@@ -112,7 +112,8 @@ pub fn choose(c: &Collective, size: u64, net: Net) -> Protocol {
 /// tree for all-reduce (the other kinds run the ring, as NCCL's tuner skips its tree for
 /// them), in LL, LL128 (where NCCL leaves it on) and Simple.
 pub fn pick(c: &Collective, size: u64, net: Net) -> (Algorithm, Protocol) {
-    if c.kind == CollectiveKind::AllToAll {
+    if matches!(c.kind, CollectiveKind::AllToAll | CollectiveKind::SendRecv) {
+        // NCCL's p2p: no tuner (its protocol is the schedule's, `collective::schedule`).
         return (Algorithm::Ring, Protocol::Simple);
     }
     let algorithms: &[Algorithm] = match (c.algorithm, c.kind) {
@@ -249,8 +250,10 @@ pub fn time_us(c: &Collective, p: Protocol, size: u64) -> Option<f64> {
     let g: &NcclGraph = &c.graph;
     let ranks = f64::from(c.ranks());
     let nodes = g.nodes.max(1);
+    let broadcast = c.kind == CollectiveKind::Broadcast;
     let steps = match c.kind {
         CollectiveKind::AllReduce => 2.0 * (ranks - 1.0),
+        CollectiveKind::Broadcast => ranks,
         _ => ranks - 1.0,
     };
     if p == Protocol::Ll128 && !g.nvlink {
@@ -271,7 +274,20 @@ pub fn time_us(c: &Collective, p: Protocol, size: u64) -> Option<f64> {
     let ppn_one = c.gpus_per_host == 1;
     let inter = if ppn_one { NET_TREE_US[pi] } else { NET_US[pi] };
     let mut lat = BASE_US[pi];
-    if nodes == 1 {
+    if broadcast {
+        // NCCL's broadcast ring: a latency per step at the ring's hardware (the network's
+        // across nodes), Simple at the tree's, "waiting for proper chunk modeling"; its
+        // channels differ by NIC or entry GPU (not `sameChannels`), so every step pays it.
+        let hw = match (nodes > 1, g.nvlink, p == Protocol::Simple) {
+            (true, _, false) => NET_US[pi],
+            (true, _, true) => NET_TREE_US[pi],
+            (false, true, false) => NVLINK_US[pi],
+            (false, true, true) => TREE_NVLINK_US[pi],
+            (false, false, false) => PCI_US[pi],
+            (false, false, true) => TREE_PCI_US[pi],
+        };
+        lat += steps * hw;
+    } else if nodes == 1 {
         lat += steps * intra;
     } else {
         // Every step launches a network operation: 1 µs each (2 on AMD), 3 x for Simple.
@@ -318,6 +334,8 @@ mod tests {
                 exit_class: Affinity::Sys,
             },
             tree_start: usize::MAX,
+            root: 0,
+            p2p: Default::default(),
         }
     }
 
@@ -346,6 +364,30 @@ mod tests {
         assert_eq!(choose(&c, 1 << 20, AUTO), Protocol::Ll128);
         assert_eq!(choose(&c, 64 << 20, AUTO), Protocol::Ll128);
         assert_eq!(choose(&c, 128 << 20, AUTO), Protocol::Simple);
+    }
+
+    /// NCCL's broadcast ring on two DGX H100: n = 16 steps, each at the network's ring latency
+    /// (LL 2.7, LL128 4.0 µs) and Simple at the tree's (14 µs, "waiting for proper chunk
+    /// modeling"): LL 6.6 + 16 x 2.7 = 49.8 µs, LL128 14 + 16 x 4 = 78, Simple 8.4 + 16 x 14
+    /// = 232.4; bus bandwidth as the ring's (LL 39, LL128 293.6, Simple 384 GB/s), algbw the
+    /// same (16 ranks over 16 steps). So LL up to about 1.27 MB, LL128 up to about 192 MB.
+    #[test]
+    fn a_broadcast_pays_a_latency_per_rank_and_its_bus_bandwidth_whole() {
+        let c = dgx_h100(2, CollectiveKind::Broadcast);
+        let t = |p, s| time_us(&c, p, s).unwrap();
+        assert!((t(Protocol::Ll, 0) - 49.8).abs() < 1e-9);
+        assert!((t(Protocol::Ll128, 0) - 78.0).abs() < 1e-9);
+        assert!((t(Protocol::Simple, 0) - 232.4).abs() < 1e-9);
+        assert!((t(Protocol::Simple, 384_000) - 233.4).abs() < 1e-9);
+        assert_eq!(choose(&c, 1 << 20, AUTO), Protocol::Ll);
+        assert_eq!(choose(&c, 2 << 20, AUTO), Protocol::Ll128);
+        assert_eq!(choose(&c, 128 << 20, AUTO), Protocol::Ll128);
+        assert_eq!(choose(&c, 256 << 20, AUTO), Protocol::Simple);
+        // One node: NVLink's ring latencies (LL 0.6) and the tree's for Simple (4.0).
+        let one = dgx_h100(1, CollectiveKind::Broadcast);
+        assert!((time_us(&one, Protocol::Ll, 0).unwrap() - (6.6 + 8.0 * 0.6)).abs() < 1e-9);
+        let simple = time_us(&one, Protocol::Simple, 0).unwrap();
+        assert!((simple - (8.4 + 8.0 * 4.0)).abs() < 1e-9);
     }
 
     #[test]

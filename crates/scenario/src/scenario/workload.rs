@@ -197,7 +197,7 @@ fn schedule(cfg: &Config, w: &Workload, (size, path): (u64, PathKind)) -> Option
 fn active(w: &Workload, s: Schedule, i: usize) -> bool {
     w.collective
         .as_ref()
-        .is_none_or(|c| c.flows_of(s.algorithm, w.flows.len()).contains(&i))
+        .is_none_or(|c| collective::running(c, &s, w.flows.len()).contains(&i))
 }
 
 /// Messages flow `i` carries: its `messages`, or the sweep's iterations for the size.
@@ -227,7 +227,7 @@ pub fn run_messages(cfg: &Config, w: &Workload, at: (u64, PathKind)) -> u64 {
     match schedule(cfg, w, at) {
         Some(s) => {
             let running = match &w.collective {
-                Some(c) => c.flows_of(s.algorithm, w.flows.len()).len(),
+                Some(c) => collective::running(c, &s, w.flows.len()).len(),
                 None => w.flows.len(),
             };
             u64::from(s.messages).saturating_mul(running as u64)
@@ -351,7 +351,7 @@ fn as_run<R>(
 ) -> R {
     let sc = &cfg.scenarios[p.scenario];
     if let (Some(c), Some(s)) = (&w.collective, schedule(cfg, w, (p.size, p.path))) {
-        let run = c.flows_of(s.algorithm, w.flows.len());
+        let run = collective::running(c, &s, w.flows.len());
         if run.len() < w.flows.len() {
             let (sc, w) = narrowed(sc, w, c, run);
             return f(&sc, &w);
