@@ -571,6 +571,16 @@ pub(super) fn convert(
         };
         (flow, deps)
     };
+    // NCCL's p2p channels (a sendrecv's and an all-to-all's): GPU 0 of the first host stands
+    // for every rank; maxP2pPeers is 2 for nccl-tests' sendrecv, the ranks for an all-to-all.
+    let h0 = c.hosts[0];
+    let max_peers = if c.kind == CollectiveKind::SendRecv {
+        2
+    } else {
+        ranks
+    };
+    let nodes = c.hosts.len() as u32;
+    let p2p_ch = p2p_channels_of(&hosts[h0], &classes[h0], g_n, (nodes, channels), max_peers);
     if c.kind == CollectiveKind::AllToAll {
         // One flow per ordered pair of ranks.
         let mut deps = Vec::with_capacity(n * (n - 1));
@@ -584,8 +594,8 @@ pub(super) fn convert(
         let tree_start = deps.len();
         return Ok((
             Collective {
-                channels: 1,
                 tree_start,
+                p2p: p2p_ch,
                 ..c
             },
             deps,
@@ -594,14 +604,6 @@ pub(super) fn convert(
     if c.kind == CollectiveKind::SendRecv {
         // Rank r sends to rank r + 1, once per channel a pair may stripe over: round `p`'s
         // flows are `p * n ..`, so a size that stripes over k channels runs the first k n.
-        let h0 = c.hosts[0];
-        let p2p_ch = sendrecv_channels(
-            &hosts[h0],
-            &classes[h0],
-            g_n,
-            c.hosts.len() as u32,
-            channels,
-        );
         let rounds = p2p_ch.per_peer as usize;
         let mut deps = Vec::with_capacity(n * rounds);
         for p in 0..rounds {
@@ -712,20 +714,20 @@ pub(super) fn convert(
     Ok((c, deps))
 }
 
-/// NCCL's p2p channels for a sendrecv on `host` (every host taking part alike: its GPU 0
-/// stands for every rank), `gpus` GPUs of it taking part, on `nodes` nodes, the collectives
-/// running `nchannels` channels; `classes[g][nic]` is GPU g's class to each NIC.
+/// NCCL's p2p channels on `host` (every host taking part alike: its GPU 0 stands for every
+/// rank), `gpus` GPUs of it taking part, on `nodes` nodes, the collectives running `nchannels`
+/// channels, at most `max_peers` peers an operation group; `classes[g][nic]` is GPU g's class
+/// to each NIC.
 /// GPU 0's peers: the node's other GPUs over NVLink (the NVLinks of the path: a direct bond's,
 /// else through the NVSwitches the fewer of the two GPUs') or PCIe, and across nodes its local
 /// NICs (the nearest by class, in index order, each at its path's bandwidth: the least of its
-/// wire and the two PCIe links; the GPU's own, its PCIe link, bounds the count). nccl-tests'
-/// sendrecv sets maxP2pPeers to 2 (NCCL 2.30).
-fn sendrecv_channels(
+/// wire and the two PCIe links; the GPU's own, its PCIe link, bounds the count).
+fn p2p_channels_of(
     host: &HostSpec,
     classes: &[Vec<Affinity>],
     gpus: usize,
-    nodes: u32,
-    nchannels: u32,
+    (nodes, nchannels): (u32, u32),
+    max_peers: u32,
 ) -> P2pChannels {
     let m = &host.machine;
     let name = |g: usize| m.gpus[g].name.as_str();
@@ -778,7 +780,7 @@ fn sendrecv_channels(
             .collect();
         peers.push(p2p_channels::local_nets(&nics, gpu_mbps));
     }
-    P2pChannels::of(&peers, nodes, nchannels, 2)
+    P2pChannels::of(&peers, nodes, nchannels, max_peers)
 }
 
 /// A built-in default of NCCL's channel count, as `gdrsim params` lists it for a study with

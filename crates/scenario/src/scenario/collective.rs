@@ -242,28 +242,22 @@ pub const P2P_NET_CHUNK: u64 = 128 << 10;
 /// NCCL_P2P_NVL_CHUNKSIZE's default: 512 KiB where every peer is over NVLink (one node).
 pub const P2P_NVL_CHUNK: u64 = 512 << 10;
 
-/// An all-to-all's schedule: each ordered pair of ranks moves size / n in NCCL's p2p chunks
-/// (`src/enqueue.cc`: 128 KiB across nodes, 512 KiB within one; across nodes a quarter of it
-/// where the pair's bytes are under one chunk, half under eight), NCCL_STEPS chunks in flight
-/// per connection.
+/// An all-to-all's schedule: each ordered pair of ranks moves size / n ([`p2p_chunks`]: in
+/// NCCL's p2p chunks, or in LL where the pair's share is at most 16 KiB a channel), NCCL_STEPS
+/// chunks in flight per connection. One flow a pair: where NCCL would stripe a pair's share
+/// over several channels (a share over a chunk across nodes), its chunks go one flow's way
+/// (an all-to-all's other pairs run side by side).
 fn pairwise(c: &Collective, size: u64) -> Schedule {
     let n = u64::from(c.ranks());
     let bytes = (size / n).max(1);
-    let chunk = if c.hosts.len() > 1 {
-        match bytes {
-            b if b < P2P_NET_CHUNK => P2P_NET_CHUNK / 4,
-            b if b < 8 * P2P_NET_CHUNK => P2P_NET_CHUNK / 2,
-            _ => P2P_NET_CHUNK,
-        }
-    } else {
-        P2P_NVL_CHUNK
-    };
+    let (protocol, _, chunk) = p2p_chunks(c, bytes);
     let messages = bytes.div_ceil(chunk);
+    let data_bytes = bytes.div_ceil(messages);
     Schedule {
         algorithm: Algorithm::Ring,
-        protocol: Protocol::Simple,
-        message_bytes: bytes.div_ceil(messages),
-        data_bytes: bytes.div_ceil(messages),
+        protocol,
+        message_bytes: line_bytes(protocol, data_bytes),
+        data_bytes,
         messages: u32::try_from(messages).unwrap_or(u32::MAX),
         lag: 1,
         window: STEPS,
@@ -275,19 +269,19 @@ fn pairwise(c: &Collective, size: u64) -> Schedule {
 /// NCCL_P2P_PCI_CHUNKSIZE's default: 128 KiB where a node's GPUs talk over PCIe.
 pub const P2P_PCI_CHUNK: u64 = 128 << 10;
 
-/// A sendrecv's schedule: each pair moves the whole size, striped over the channels NCCL
-/// gives one operation of that size ([`P2pChannels::op_channels`]), each channel's part in
-/// chunks of NCCL's p2p chunk size (the communicator's: 128 KiB across nodes, 512 KiB
-/// within one over NVLink, 128 KiB over PCIe; across nodes a quarter of it where the pair's
-/// bytes are under one chunk, half under eight), NCCL_STEPS chunks in flight per channel; in
-/// LL (NCCL_P2P_LL_THRESHOLD: at most 16 KiB a channel) in LL's steps, their lines on the
-/// links. Simplification: across nodes every pair takes the network pairs' chunk (NCCL halves
-/// or quarters only the chunks of a pair that crosses the network, at sizes under 1 MiB).
+/// How NCCL moves one p2p operation of `bytes` with one peer (`src/enqueue.cc`,
+/// `addP2pToPlan`): the protocol, the channels it stripes over
+/// ([`P2pChannels::op_channels`]) and the data bytes of each chunk. The chunk is the
+/// communicator's p2p chunk size (128 KiB across nodes, 512 KiB within one over NVLink, 128 KiB
+/// over PCIe), across nodes a quarter of it where the bytes are under one chunk, half under
+/// eight; LL (NCCL_P2P_LL_THRESHOLD: at most 16 KiB a channel) moves LL's steps (64 KiB of
+/// lines, 32 KiB of data; across nodes halved under eight steps). Simplification: across
+/// nodes every pair takes the network pairs' chunk (NCCL halves or quarters only the chunks
+/// of a pair that crosses the network, at sizes under 1 MiB).
 ///
 /// [`P2pChannels::op_channels`]: crate::config::p2p_channels::P2pChannels::op_channels
-fn sendrecv(c: &Collective, size: u64) -> Schedule {
+fn p2p_chunks(c: &Collective, bytes: u64) -> (Protocol, u32, u64) {
     let nodes = c.hosts.len() as u32;
-    let bytes = size.max(1);
     let step = if nodes > 1 {
         P2P_NET_CHUNK
     } else if c.graph.nvlink {
@@ -310,9 +304,18 @@ fn sendrecv(c: &Collective, size: u64) -> Schedule {
             chunk /= 2;
         }
     }
-    let chunk_data = if ll { chunk / 2 } else { chunk };
+    let data = if ll { chunk / 2 } else { chunk };
+    (protocol, parts, data.max(1))
+}
+
+/// A sendrecv's schedule: each pair moves the whole size, striped over the channels NCCL
+/// gives one operation of that size, each channel's part in the chunks of [`p2p_chunks`],
+/// NCCL_STEPS chunks in flight per channel.
+fn sendrecv(c: &Collective, size: u64) -> Schedule {
+    let bytes = size.max(1);
+    let (protocol, parts, chunk) = p2p_chunks(c, bytes);
     let part = bytes.div_ceil(u64::from(parts));
-    let messages = part.div_ceil(chunk_data.max(1)).max(1);
+    let messages = part.div_ceil(chunk).max(1);
     let data_bytes = part.div_ceil(messages);
     Schedule {
         algorithm: Algorithm::Ring,
@@ -446,11 +449,26 @@ mod tests {
         // 512 KiB a pair (under 8 chunks): 64 KiB chunks; 16 KiB a pair: one of 16 KiB.
         let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 8 << 20, NET);
         assert_eq!((s.message_bytes, s.messages), (64 << 10, 8));
+        // 16 KiB a pair: NCCL's p2p LL (at most 16 KiB a channel), one step of lines.
         let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 256 << 10, NET);
-        assert_eq!((s.message_bytes, s.messages), (16 << 10, 1));
-        // One node: NVLink chunks of 512 KiB.
-        let s = schedule(&ring(CollectiveKind::AllToAll, 1, 8, 1), 64 << 20, NET);
+        assert_eq!(s.protocol, Protocol::Ll);
+        assert_eq!(
+            (s.data_bytes, s.message_bytes, s.messages),
+            (16 << 10, 32 << 10, 1)
+        );
+        let s = schedule(&ring(CollectiveKind::AllToAll, 2, 8, 1), 512 << 10, NET);
+        assert_eq!(
+            (s.protocol, s.message_bytes, s.messages),
+            (Protocol::Simple, 32 << 10, 1)
+        );
+        // One node: NVLink chunks of 512 KiB; over PCIe 128 KiB.
+        let mut one = ring(CollectiveKind::AllToAll, 1, 8, 1);
+        one.graph.nvlink = true;
+        let s = schedule(&one, 64 << 20, NET);
         assert_eq!((s.message_bytes, s.messages), (512 << 10, 16));
+        one.graph.nvlink = false;
+        let s = schedule(&one, 64 << 20, NET);
+        assert_eq!((s.message_bytes, s.messages), (128 << 10, 64));
         assert_eq!(s.reduce, ReduceRule::NONE);
     }
 
