@@ -411,3 +411,20 @@ fn ring_all_reduce_on_the_rail_fabric(b: Bencher, nodes: usize) {
     let p = Point::at(cfg.seed, 1, PathKind::GpuDirect, Op::WriteImm, 1 << 30);
     b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
 }
+
+/// configs/cluster-rail-optimized.toml's all-reduce scenario run as a broadcast (root 0: each
+/// of the 16 channels a chain through the 128 ranks, 2,032 flows of 128 steps of 512 KiB in
+/// Simple) or a sendrecv (each rank to the next, 4 p2p channels a pair at 1 GiB: 512 flows of
+/// 2,048 chunks of 128 KiB), 1 GiB on 16 DGX H100 nodes, NCCL's default path (PXN on): one
+/// point, the noise-free run and its jittered repeat.
+#[divan::bench(args = ["broadcast", "sendrecv"], sample_count = 1, sample_size = 1)]
+fn chain_and_p2p_collectives_on_the_rail_fabric(b: Bencher, kind: &str) {
+    let text = rail_unit_of(16).replace(
+        "collective = { kind = \"all_reduce\" }",
+        &format!("collective = {{ kind = \"{kind}\" }}"),
+    );
+    let cfg = config::parse(&text, "cluster-rail-optimized.toml").unwrap();
+    let topo = scenario::topology(&cfg);
+    let p = Point::at(cfg.seed, 1, PathKind::Auto, Op::WriteImm, 1 << 30);
+    b.bench(|| black_box(scenario::simulate_point(&cfg, &topo, &p).events));
+}

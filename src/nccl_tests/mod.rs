@@ -1,5 +1,6 @@
-//! `gdrsim nccl-tests all_reduce_perf [CONFIG] -b 8 -e 8G -f 2 -g 8`: NVIDIA nccl-tests' ring
-//! collectives run on the simulated machine and printed in nccl-tests' layout (2.19.6), so a
+//! `gdrsim nccl-tests all_reduce_perf [CONFIG] -b 8 -e 8G -f 2 -g 8`: NVIDIA nccl-tests'
+//! collectives (all-reduce, all-gather, reduce-scatter, all-to-all, broadcast, sendrecv) run on
+//! the simulated machine and printed in nccl-tests' layout (2.19.6), so a
 //! simulated sweep and a measured one can be put side by side or read by the same scripts.
 //!
 //! What is nccl-tests' (`src/common.cu`, `src/*.cu`):
@@ -7,19 +8,22 @@
 //!   each), `-f` (step factor: sizes multiply while it is above 1) or `-i` (step bytes, added;
 //!   default 1M), `-g` (GPUs per process, default 1), `-n` iterations (20), `-w` warm-up
 //!   iterations (1), `-d` type (float), `-o` reduction (sum), `-c` validation (1: `#wrong` is
-//!   printed, 0: `N/A`).
-//! - Sizes: from `-b` while at most `-e`; per size, count = size / type size; all-reduce prints
-//!   count x type size; all-gather and reduce-scatter a per-rank count rounded down to a
-//!   multiple of 16 bytes' worth of elements, (count / ranks) & ~(16 / type size - 1), and the
-//!   whole buffer, that count x ranks x type size.
-//! - Figures: time in µs per collective, algbw = bytes / time / 1e9 (all-reduce: the buffer;
-//!   the others: count x type size x ranks), busbw = algbw x 2(n-1)/n (all-reduce) or (n-1)/n;
-//!   the average bus bandwidth is the mean busbw over every size and both placements.
+//!   printed, 0: `N/A`; sendrecv's in-place is never checked: `N/A`), `-r` a broadcast's root
+//!   (0; -1: every rank in turn, a whole sweep each; the other tests print root -1).
+//! - Sizes: from `-b` while at most `-e`; per size, count = size / type size; all-reduce,
+//!   broadcast and sendrecv print count x type size; all-gather, reduce-scatter and all-to-all
+//!   a per-rank count rounded down to a multiple of 16 bytes' worth of elements, (count /
+//!   ranks) & ~(16 / type size - 1), and the whole buffer, that count x ranks x type size.
+//! - Figures: time in µs per collective, algbw = bytes / time / 1e9 (the size printed),
+//!   busbw = algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all)
+//!   or 1 (broadcast, sendrecv); the average bus bandwidth is the mean busbw over every row
+//!   and both placements.
 //!
 //! What is the model's: one process per host of the config, `-g` GPUs each (GPUs 0..g-1), every
-//! host taking part; each size is one point of a generated study whose only scenario is the
+//! host taking part; each size is one point of a generated study whose scenario is the
 //! collective (`collective = { kind, hosts = "all", gpus_per_host, channels, protocol }`,
-//! NCCL's ring, in the protocol NCCL_PROTO names or else NCCL's tuner picks per size), on path
+//! NCCL's ring or tree, in the protocol NCCL_PROTO names or else NCCL's tuner picks per size;
+//! NCCL's p2p for all-to-all and sendrecv; a broadcast's `-r -1` one scenario a root), on path
 //! `auto` (NCCL's choice per GPU-NIC pair, PXN as
 //! `NCCL_PXN_DISABLE` says, GPUDirect up to `NCCL_NET_GDR_LEVEL`). The time printed is the
 //! point's mean completion time over its jittered repeats (`[sim]` of the config), which are
