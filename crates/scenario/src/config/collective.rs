@@ -581,38 +581,34 @@ pub(super) fn convert(
     };
     let nodes = c.hosts.len() as u32;
     let p2p_ch = p2p_channels_of(&hosts[h0], &classes[h0], g_n, (nodes, channels), max_peers);
-    if c.kind == CollectiveKind::AllToAll {
-        // One flow per ordered pair of ranks.
-        let mut deps = Vec::with_capacity(n * (n - 1));
-        for &a in &rank_list {
-            for &b in rank_list.iter().filter(|&&b| b != a) {
-                let (f, d) = p2p((a, b), format!("{}->{}", name(a), name(b)));
-                flows.push(f);
-                deps.push(d);
-            }
-        }
-        let tree_start = deps.len();
-        return Ok((
-            Collective {
-                tree_start,
-                p2p: p2p_ch,
-                ..c
-            },
-            deps,
-        ));
-    }
-    if c.kind == CollectiveKind::SendRecv {
-        // Rank r sends to rank r + 1, once per channel a pair may stripe over: round `p`'s
-        // flows are `p * n ..`, so a size that stripes over k channels runs the first k n.
-        let rounds = p2p_ch.per_peer as usize;
-        let mut deps = Vec::with_capacity(n * rounds);
-        for p in 0..rounds {
-            for r in 0..n {
-                let (a, b) = (rank_list[r], rank_list[(r + 1) % n]);
-                let (f, d) = p2p((a, b), format!("c{p} {}->{}", name(a), name(b)));
-                flows.push(f);
-                deps.push(d);
-            }
+    if matches!(c.kind, CollectiveKind::AllToAll | CollectiveKind::SendRecv) {
+        // An all-to-all: one flow per ordered pair of ranks. A sendrecv: rank r to rank r + 1,
+        // once per channel a pair may stripe over: round `p`'s flows are `p * n ..`, so a
+        // size that stripes over k channels runs the first k n.
+        let pairs: Vec<_> = if c.kind == CollectiveKind::AllToAll {
+            (rank_list.iter())
+                .flat_map(|&a| {
+                    rank_list
+                        .iter()
+                        .filter(move |&&b| b != a)
+                        .map(move |&b| (a, b))
+                })
+                .map(|(a, b)| ((a, b), format!("{}->{}", name(a), name(b))))
+                .collect()
+        } else {
+            (0..p2p_ch.per_peer as usize)
+                .flat_map(|p| (0..n).map(move |r| (p, r)))
+                .map(|(p, r)| {
+                    let (a, b) = (rank_list[r], rank_list[(r + 1) % n]);
+                    ((a, b), format!("c{p} {}->{}", name(a), name(b)))
+                })
+                .collect()
+        };
+        let mut deps = Vec::with_capacity(pairs.len());
+        for (pair, label) in pairs {
+            let (f, d) = p2p(pair, label);
+            flows.push(f);
+            deps.push(d);
         }
         let tree_start = deps.len();
         return Ok((

@@ -251,7 +251,14 @@ fn pairwise(c: &Collective, size: u64) -> Schedule {
     let n = u64::from(c.ranks());
     let bytes = (size / n).max(1);
     let (protocol, _, chunk) = p2p_chunks(c, bytes);
-    let messages = bytes.div_ceil(chunk);
+    p2p_schedule(protocol, bytes, chunk, None)
+}
+
+/// A p2p flow's schedule: `bytes` in `protocol`, in messages of at most `chunk` data bytes
+/// (one size: the bytes over the chunks, rounded up to a byte), NCCL_STEPS in flight, nothing
+/// gating it (lag 0), no reduction; `parts` a sendrecv's channels.
+fn p2p_schedule(protocol: Protocol, bytes: u64, chunk: u64, parts: Option<u32>) -> Schedule {
+    let messages = bytes.div_ceil(chunk.max(1)).max(1);
     let data_bytes = bytes.div_ceil(messages);
     Schedule {
         algorithm: Algorithm::Ring,
@@ -259,10 +266,10 @@ fn pairwise(c: &Collective, size: u64) -> Schedule {
         message_bytes: line_bytes(protocol, data_bytes),
         data_bytes,
         messages: u32::try_from(messages).unwrap_or(u32::MAX),
-        lag: 1,
+        lag: 0,
         window: STEPS,
         reduce: ReduceRule::NONE,
-        parts: None,
+        parts,
     }
 }
 
@@ -315,19 +322,7 @@ fn sendrecv(c: &Collective, size: u64) -> Schedule {
     let bytes = size.max(1);
     let (protocol, parts, chunk) = p2p_chunks(c, bytes);
     let part = bytes.div_ceil(u64::from(parts));
-    let messages = part.div_ceil(chunk).max(1);
-    let data_bytes = part.div_ceil(messages);
-    Schedule {
-        algorithm: Algorithm::Ring,
-        protocol,
-        message_bytes: line_bytes(protocol, data_bytes),
-        data_bytes,
-        messages: u32::try_from(messages).unwrap_or(u32::MAX),
-        lag: 0,
-        window: STEPS,
-        reduce: ReduceRule::NONE,
-        parts: Some(parts),
-    }
+    p2p_schedule(protocol, part, chunk, Some(parts))
 }
 
 /// Chunks each rank sends per loop: all-reduce 2(n-1), the others n-1.
