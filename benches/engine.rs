@@ -413,8 +413,8 @@ fn ring_all_reduce_on_the_rail_fabric(b: Bencher, nodes: usize) {
 }
 
 /// configs/cluster-rail-optimized.toml's all-reduce scenario run as a broadcast (root 0: each
-/// of the 16 channels a chain through the 128 ranks, 2,032 flows of 128 steps of 512 KiB in
-/// Simple) or a sendrecv (each rank to the next, 4 p2p channels a pair at 1 GiB: 512 flows of
+/// of the 16 channels a chain through the 128 ranks, 2,032 flows of 117 LL128 steps, NCCL's
+/// tuner's choice at 1 GiB) or a sendrecv (each rank to the next, 4 p2p channels a pair at 1 GiB: 512 flows of
 /// 2,048 chunks of 128 KiB), 1 GiB on 16 DGX H100 nodes, NCCL's default path (PXN on): one
 /// point, the noise-free run and its jittered repeat.
 #[divan::bench(args = ["broadcast", "sendrecv"], sample_count = 1, sample_size = 1)]
