@@ -148,10 +148,12 @@ fn collectives(m: &Model, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "**Collectives**: NCCL's collectives run as flows that wait on flows (rings of NCCL's \
-         steps; all-to-all as every pair's sends); their bandwidth is nccl-tests' **algbw** (the \
-         buffer over the mean completion time) and **busbw** is algbw times all-reduce's \
-         2(n-1)/n or the others' (n-1)/n (results.csv's `busbw_GBps`). What limits busbw:\n"
+        "**Collectives**: NCCL's collectives run as flows that wait on flows (rings and trees \
+         of NCCL's steps, a broadcast's chains; all-to-all and sendrecv as p2p sends); their \
+         bandwidth is nccl-tests' **algbw** (the buffer over the mean completion time) and \
+         **busbw** is algbw times all-reduce's 2(n-1)/n, all-gather's, reduce-scatter's and \
+         all-to-all's (n-1)/n, broadcast's and sendrecv's 1 (results.csv's `busbw_GBps`). What \
+         limits busbw:\n"
     );
     let _ = writeln!(
         out,

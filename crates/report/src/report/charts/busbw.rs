@@ -5,7 +5,8 @@
 //! other chart of the run (the scenario keeps its colour index among all of the run's scenarios,
 //! so a study that mixes collectives with point-to-point scenarios colours them alike on every
 //! chart). busbw is the figure nccl-tests reads across sizes and GPU counts: algbw (the buffer
-//! over the mean completion time) times all-reduce's 2(n-1)/n or the others' (n-1)/n, so a line
+//! over the mean completion time) times all-reduce's 2(n-1)/n, all-gather's, reduce-scatter's
+//! and all-to-all's (n-1)/n, broadcast's and sendrecv's 1, so a line
 //! that flattens at a link's rate shows where that link binds.
 
 use anyhow::Result;
