@@ -356,7 +356,7 @@ pub fn to_toml(c: &Config) -> String {
 }
 
 /// `collective = { kind, algorithm, protocol, hosts, gpus_per_host, channels }`, every key
-/// filled in.
+/// filled in, and a broadcast's `root`.
 fn collective_table(c: &Config, col: &crate::config::collective::Collective) -> Value {
     let mut x = Table::new();
     x.insert("kind".into(), Value::String(col.kind.name().into()));
@@ -376,6 +376,9 @@ fn collective_table(c: &Config, col: &crate::config::collective::Collective) -> 
         Value::Integer(i64::from(col.gpus_per_host)),
     );
     x.insert("channels".into(), Value::Integer(i64::from(col.channels)));
+    if col.kind == crate::config::collective::CollectiveKind::Broadcast {
+        x.insert("root".into(), Value::Integer(i64::from(col.root)));
+    }
     Value::Table(x)
 }
 
@@ -409,6 +412,29 @@ fn workload_keys(deps: &[crate::config::FlowDeps], i: usize) -> Vec<(&'static st
 mod tests {
     use super::to_toml;
     use crate::config::parse;
+
+    /// A broadcast's root and a sendrecv come back from the resolved form (no shipped config
+    /// has either).
+    #[test]
+    fn a_broadcasts_root_round_trips() {
+        let text = "name = \"b\"\n[sweep]\nsizes = [1024]\npaths = [\"auto\"]\n\
+                    [[machines]]\nname = \"dgx\"\npreset = \"dgx-h100\"\n\
+                    [[hosts]]\nname = \"a\"\nmachine = \"dgx\"\n\
+                    [[hosts]]\nname = \"b\"\nmachine = \"dgx\"\n\
+                    [[scenarios]]\nname = \"bc\"\ncollective = { kind = \"broadcast\", root = 3 }\n\
+                    [[scenarios]]\nname = \"sr\"\ncollective = { kind = \"sendrecv\" }\n";
+        let cfg = parse(text, "b.toml").unwrap_or_else(|e| panic!("{e}"));
+        let again = parse(&to_toml(&cfg), "resolved").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cfg, again);
+        let root = |c: &crate::config::Config| {
+            c.scenarios[0]
+                .workload
+                .as_ref()
+                .and_then(|w| w.collective.as_ref())
+                .map(|c| c.root)
+        };
+        assert_eq!(root(&again), Some(3));
+    }
 
     /// The resolved config of every shipped config loads back to the same [`Config`]: a run
     /// reproduced from its output folder simulates the same hardware and workload.
