@@ -52,7 +52,8 @@ pub struct Args {
     #[arg(short = 'r', long = "root", allow_hyphen_values = true)]
     pub root: Option<String>,
     /// An NCCL variable, NAME=VALUE, over the environment's (NCCL_ALGO, NCCL_PROTO,
-    /// NCCL_NET_GDR_LEVEL, NCCL_PXN_DISABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS); repeatable.
+    /// NCCL_NET_GDR_LEVEL, NCCL_NET_GDR_READ, NCCL_PXN_DISABLE, NCCL_MIN_NCHANNELS,
+    /// NCCL_MAX_NCHANNELS, NCCL_IB_QPS_PER_CONNECTION); repeatable.
     #[arg(long = "env", value_name = "NAME=VALUE")]
     pub env: Vec<String>,
     /// No progress on stderr.

@@ -8,10 +8,11 @@ use crate::config::ConfigError;
 use crate::config::collective::{Algorithm, Protocol};
 
 /// The NCCL environment variables the command reads, from the environment and `--env`.
-pub const NCCL_VARS: [&str; 7] = [
+pub const NCCL_VARS: [&str; 8] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_NET_GDR_LEVEL",
+    "NCCL_NET_GDR_READ",
     "NCCL_PXN_DISABLE",
     "NCCL_MIN_NCHANNELS",
     "NCCL_MAX_NCHANNELS",
@@ -28,6 +29,9 @@ pub struct Nccl {
     /// GPUDirect off, NCCL's host path for every GPU), with whether NCCL's P2C (NVLink-C2C) is
     /// allowed too.
     pub gdr_level: Option<(String, Option<crate::topology::Affinity>, bool)>,
+    /// NCCL_NET_GDR_READ where set: 0 no GPUDirect reads on the send side, a positive value
+    /// always, a negative one NCCL's default (`[sim] net_gdr_read`).
+    pub gdr_read: Option<crate::config::GdrRead>,
     /// NCCL_MIN_NCHANNELS.
     pub min_channels: Option<u32>,
     /// NCCL_MAX_NCHANNELS.
@@ -79,6 +83,22 @@ impl Nccl {
         let gdr_level = get("NCCL_NET_GDR_LEVEL")
             .map(|v| gdr_level(&v).map(|(a, c2c)| (v, a, c2c)))
             .transpose()?;
+        let gdr_read = get("NCCL_NET_GDR_READ")
+            .map(|v| {
+                parse_int(
+                    "NCCL_NET_GDR_READ",
+                    &v,
+                    i64::from(i32::MIN),
+                    i64::from(i32::MAX),
+                    "an integer (0: no GPUDirect reads, 1: always, negative: NCCL's default)",
+                )
+                .map(|r| match r {
+                    0 => crate::config::GdrRead::Off,
+                    r if r > 0 => crate::config::GdrRead::On,
+                    _ => crate::config::GdrRead::Auto,
+                })
+            })
+            .transpose()?;
         let channels = |name: &str| {
             get(name)
                 .map(|v| {
@@ -117,6 +137,7 @@ impl Nccl {
         Ok(Nccl {
             pxn,
             gdr_level,
+            gdr_read,
             min_channels,
             max_channels,
             protocol,

@@ -460,6 +460,9 @@ fn study_config(
             sim.insert("net_gdr_level".into(), level.name().into());
             sim.insert("net_gdr_c2c".into(), (*c2c).into());
         }
+        if let Some(read) = plan.nccl.gdr_read {
+            sim.insert("net_gdr_read".into(), read.name().into());
+        }
     }
     // NCCL_IB_QPS_PER_CONNECTION: read where the fabric has shared spines (the single-switch
     // fabric refuses the key: its paths are private, so QPs change nothing there).
@@ -932,13 +935,19 @@ fn notes(p: &Prepared, results: &[Simulated]) -> String {
             "NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS"
         }
     ));
-    let level = match &n.gdr_level {
+    let mut level = match &n.gdr_level {
         Some((v, _, _)) => format!("NCCL_NET_GDR_LEVEL {v}"),
         None => format!(
             "GPUDirect up to {} (NCCL_NET_GDR_LEVEL default)",
             p.cfg.sim.net_gdr_level.name()
         ),
     };
+    if n.gdr_read.is_some() {
+        level.push_str(&format!(
+            ", GPUDirect reads {} (NCCL_NET_GDR_READ)",
+            p.cfg.sim.net_gdr_read.name()
+        ));
+    }
     // The paths of the flows between hosts at the largest size (results.csv's
     // `effective_path` of those rows).
     let crossing: Vec<String> = match (results.last(), coll_workload(p)) {
@@ -1141,6 +1150,16 @@ mod tests {
         assert_eq!(n.ignored, vec!["NCCL_DEBUG=INFO".to_string()]);
         let n = Nccl::from_vars(&v(&[("NCCL_MIN_NCHANNELS", "32")])).unwrap();
         assert_eq!(n.channels(16), 32);
+        for (value, read) in [
+            ("0", crate::config::GdrRead::Off),
+            ("1", crate::config::GdrRead::On),
+            ("-2", crate::config::GdrRead::Auto),
+        ] {
+            let n = Nccl::from_vars(&v(&[("NCCL_NET_GDR_READ", value)])).unwrap();
+            assert_eq!(n.gdr_read, Some(read));
+        }
+        let e = Nccl::from_vars(&v(&[("NCCL_NET_GDR_READ", "yes")])).unwrap_err();
+        assert!(e.to_string().contains("NCCL_NET_GDR_READ"), "{e}");
         let off = Nccl::from_vars(&v(&[("NCCL_NET_GDR_LEVEL", "LOC")])).unwrap();
         assert_eq!(off.path(), "nccl_host");
         assert_eq!(n.path(), "auto");

@@ -208,7 +208,8 @@ fn all_gather_rounds_sizes_and_honours_channels() {
 
 /// alltoall_perf: every pair's sends, redop none, the per-peer count rounded as nccl-tests'
 /// `AlltoAllGetCollByteCount` does, busbw = algbw x (n-1)/n; NCCL_NET_GDR_LEVEL=LOC runs NCCL's
-/// host path and says so, slower than GPUDirect.
+/// host path and says so, slower than GPUDirect; NCCL_NET_GDR_READ=0 the host path on the
+/// send side only, slower too.
 #[test]
 fn alltoall_runs_every_pair_and_gdr_off_is_the_host_path() {
     let cfg = small_config("alltoall");
@@ -231,6 +232,14 @@ fn alltoall_runs_every_pair_and_gdr_off_is_the_host_path() {
     let on = run("NCCL_NET_GDR_LEVEL=PXB");
     let off = run("NCCL_NET_GDR_LEVEL=LOC");
     assert!(off.contains("# gdrsim: path nccl_host"), "{off}");
+    // NCCL_NET_GDR_READ=0: the senders store into host memory, the receivers keep GPUDirect.
+    let no_read = run("NCCL_NET_GDR_READ=0");
+    assert!(
+        no_read.contains("GPUDirect reads off (NCCL_NET_GDR_READ)")
+            && no_read.contains("ran as nccl_host_send_gpudirect_recv"),
+        "{no_read}"
+    );
+    assert!(figure(rows(&no_read)[0][5]) > figure(rows(&on)[0][5]));
     let (on_rows, off_rows) = (rows(&on), rows(&off));
     let (a, b) = (&on_rows[0], &off_rows[0]);
     // 262144 floats / 4 ranks = 65536 a peer (already a multiple of 4); 1 MiB in all.

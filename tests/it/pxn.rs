@@ -434,3 +434,58 @@ fn nccls_gpudirect_sender_hands_each_chunk_to_its_proxy_and_perftests_does_not()
         "auto - gpudirect {extra} ps, stages {got} + {load} ps"
     );
 }
+
+/// `net_gdr_read = "off"` (NCCL_NET_GDR_READ=0): the `auto` path's senders may not read GPU
+/// memory by GPUDirect, so a GPU next to its NIC sends by NCCL's host path while its receiver
+/// keeps GPUDirect, and no GPU relays (PXN needs GPUDirect reads of the relay); NCCL's default
+/// reads a Hopper GPU and relays. A GPU below compute capability 8.0 is read by default only
+/// beside NVLink (a DGX's GPUs all have NVLink peers: read).
+#[test]
+fn gdr_read_off_sends_by_the_host_path_and_stops_the_relay() {
+    let flow = |n: &str, g: &str, rn: &str, rg: &str| {
+        format!(
+            "sender = {{ host = \"a\", nic = \"{n}\", gpu = \"{g}\" }}\nreceiver = {{ host = \
+             \"b\", nic = \"{rn}\", gpu = \"{rg}\" }}\n"
+        )
+    };
+    let text = |sim: &str| {
+        format!(
+            "name = \"gdr-read\"\n[sim]\njitter = false\niterations = 2\n{sim}\
+             [sweep]\nsizes = [\"64KiB\"]\npaths = [\"auto\"]\n\
+             [[machines]]\nname = \"m\"\npreset = \"dgx-h100\"\n\
+             [[hosts]]\nname = \"a\"\nmachine = \"m\"\n[[hosts]]\nname = \"b\"\nmachine = \"m\"\n\
+             [[scenarios]]\nname = \"near\"\n{}[[scenarios]]\nname = \"far\"\n{}",
+            flow("nic0", "gpu0", "nic0", "gpu0"),
+            flow("nic4", "gpu0", "nic4", "gpu4")
+        )
+    };
+    let (rows, _, _) = run("gdr-read-default", &text(""));
+    assert_eq!(
+        row(&rows, "near", "auto", "65536")["effective_path"],
+        "gpudirect"
+    );
+    assert_eq!(row(&rows, "far", "auto", "65536")["effective_path"], "pxn");
+    let (rows, _, _) = run("gdr-read-off", &text("net_gdr_read = \"off\"\n"));
+    for name in ["near", "far"] {
+        let r = row(&rows, name, "auto", "65536");
+        assert_eq!(
+            r["effective_path"], "nccl_host_send_gpudirect_recv",
+            "{name}: {r:?}"
+        );
+        assert!(
+            r["reason"].contains("sender: NET_GDR_READ 0 (no GPUDirect reads) -> nccl_host"),
+            "{name}: {r:?}"
+        );
+    }
+    // Volta on a DGX: NVLink peers, so NCCL's default still reads it.
+    let volta = text("").replace(
+        "[[hosts]]\nname = \"a\"",
+        "[[machines.gpus]]\nname = \"gpu0\"\ncompute_capability = \"7.0\"\n[[hosts]]\nname = \"a\"",
+    );
+    let (rows, _, cfg) = run("gdr-read-volta", &volta);
+    assert_eq!(cfg.hosts[0].machine.gpus[0].compute_capability, (7, 0));
+    assert_eq!(
+        row(&rows, "near", "auto", "65536")["effective_path"],
+        "gpudirect"
+    );
+}

@@ -6,7 +6,9 @@
 //! `config/raw.rs` binds each key to its default here; configs/default.toml spells them out
 //! (a test checks the two agree).
 
-use super::options::{Affinity, ChartKind, FlushMode, Granularity, ImageFormat, Registration};
+use super::options::{
+    Affinity, ChartKind, FlushMode, GdrRead, Granularity, ImageFormat, Registration,
+};
 use crate::topology::spec::{Fabric, Routing, WqeDelivery};
 use crate::units::{Ps, Rate, ns};
 
@@ -54,6 +56,9 @@ pub const NET_GDR_LEVEL: Affinity = Affinity::Pxb;
 /// Row G3: NCCL's `NCCL_NET_GDR_C2C` (default 1) also uses GPUDirect where the GPU reaches a
 /// NIC of its own CPU over NVLink-C2C and PCIe (path P2C, Grace Hopper).
 pub const NET_GDR_C2C: bool = true;
+/// NCCL's `NCCL_NET_GDR_READ` unset (-2): GPUDirect reads from compute capability 8.0 up,
+/// below it only beside NVLink (`ncclTopoCheckGdr`, src/graph/paths.cc).
+pub const NET_GDR_READ: GdrRead = GdrRead::Auto;
 /// NCCL relays sends through the NIC's nearest GPU over NVLink (PXN) unless
 /// `NCCL_PXN_DISABLE=1` (default 0, NCCL 2.12 and later: src/graph/paths.cc).
 pub const PXN: bool = true;

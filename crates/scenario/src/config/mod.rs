@@ -103,6 +103,9 @@ pub struct SimConfig {
     /// Whether the `auto` path also uses GPUDirect where the GPU reaches its NIC over
     /// NVLink-C2C and then PCIe on its own socket (NCCL's P2C path, `NCCL_NET_GDR_C2C`).
     pub net_gdr_c2c: bool,
+    /// Whether the `auto` path's sending side reads GPU memory by GPUDirect (NCCL's
+    /// `NCCL_NET_GDR_READ`).
+    pub net_gdr_read: GdrRead,
     /// Whether the `auto` path relays a sending GPU's data through the NIC's nearest GPU over
     /// NVLink where NCCL's PXN would (`NCCL_PXN_DISABLE=0`, NCCL's default).
     pub pxn: bool,

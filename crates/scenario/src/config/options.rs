@@ -188,6 +188,47 @@ impl FlushMode {
     }
 }
 
+/// Whether the `auto` path's sending side reads GPU memory by GPUDirect, as NCCL's
+/// `NCCL_NET_GDR_READ` (`ncclTopoCheckGdr`, `src/graph/paths.cc`): within `net_gdr_level`, a
+/// send that may not read its GPU takes NCCL's host path on the send side (the kernel stores
+/// into mapped host memory, the NIC reads that) while the receive side keeps its own choice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GdrRead {
+    /// NCCL's default (the variable unset): GPUDirect reads from compute capability 8.0 up;
+    /// below it only where the GPU has an NVLink peer (or is its node's only GPU), as NCCL
+    /// keeps a pre-Ampere GPU's reads off a PCIe shared with other flows.
+    #[default]
+    Auto,
+    /// `NCCL_NET_GDR_READ=1`: GPUDirect reads wherever the level allows.
+    On,
+    /// `NCCL_NET_GDR_READ=0`: never; every send from GPU memory goes by NCCL's host path.
+    Off,
+}
+
+impl GdrRead {
+    /// Every value, in the order messages list their words.
+    pub const ALL: [GdrRead; 3] = [GdrRead::Auto, GdrRead::On, GdrRead::Off];
+
+    /// The word a config writes for the value.
+    pub fn name(self) -> &'static str {
+        match self {
+            GdrRead::Auto => "auto",
+            GdrRead::On => "on",
+            GdrRead::Off => "off",
+        }
+    }
+
+    /// Whether NCCL reads a GPU of compute capability `cc` by GPUDirect, where `nvlink` says
+    /// the GPU has an NVLink peer or is its node's only GPU.
+    pub fn reads(self, cc: (u32, u32), nvlink: bool) -> bool {
+        match self {
+            GdrRead::Auto => cc >= (8, 0) || nvlink,
+            GdrRead::On => true,
+            GdrRead::Off => false,
+        }
+    }
+}
+
 /// How finely transfers are simulated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Granularity {
@@ -335,6 +376,7 @@ choice!(
     PathKind,
     Registration,
     FlushMode,
+    GdrRead,
     Granularity,
     BufferPlace,
     BounceKind,
@@ -355,3 +397,20 @@ impl Choice for Op {
     }
 }
 choice!(@serde Op);
+
+#[cfg(test)]
+mod tests {
+    use super::GdrRead;
+
+    /// NCCL_NET_GDR_READ (`ncclTopoCheckGdr`): unset, reads from compute capability 8.0 up and
+    /// below it only beside NVLink; 1 always; 0 never.
+    #[test]
+    fn gdr_reads_follow_nccls_rule() {
+        let volta = (7, 0);
+        assert!(GdrRead::Auto.reads((8, 0), false));
+        assert!(!GdrRead::Auto.reads(volta, false));
+        assert!(GdrRead::Auto.reads(volta, true));
+        assert!(GdrRead::On.reads(volta, false));
+        assert!(!GdrRead::Off.reads((9, 0), true));
+    }
+}

@@ -14,7 +14,7 @@ use super::limits::{
 };
 use super::section::{ParamDoc, section};
 use super::{
-    Affinity, BounceKind, BufferPlace, ChartKind, FlushMode, Granularity, ImageFormat, Op,
+    Affinity, BounceKind, BufferPlace, ChartKind, FlushMode, GdrRead, Granularity, ImageFormat, Op,
     OutputOptions, PathKind, Registration, SimConfig,
 };
 use crate::topology::spec::*;
@@ -70,6 +70,8 @@ section! {
         flush: pick<FlushMode> = d::FLUSH => flush; "NCCL 2.19 ncclTopoNeedFlush",
         net_gdr_level: pick<Affinity> = d::NET_GDR_LEVEL => net_gdr_level; "row B3",
         net_gdr_c2c: flag = d::NET_GDR_C2C => net_gdr_c2c; "row G3",
+        net_gdr_read: pick<GdrRead> = d::NET_GDR_READ => net_gdr_read;
+            "row B4 (NCCL_NET_GDR_READ, src/graph/paths.cc ncclTopoCheckGdr)",
         pxn: flag = d::PXN => pxn; "NCCL NCCL_PXN_DISABLE (src/graph/paths.cc)",
         registration_cache_entries: count[1, MAX_COUNT, "a number of registrations"]
             = d::REGISTRATION_CACHE_ENTRIES => registration_cache_entries; "estimate",

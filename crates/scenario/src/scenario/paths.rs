@@ -3,7 +3,7 @@
 //! sides into a plan of steps.
 
 use super::build::Receive;
-use crate::config::{Config, Endpoint, FlowSpec, Op, PathKind, Registration};
+use crate::config::{Config, Endpoint, FlowSpec, GdrRead, Op, PathKind, Registration};
 use crate::effective::{EffectivePath, SideMode};
 use crate::plan::Buffer;
 use crate::topology::{Affinity, Flow, NodeKind, Place, RouteError, Topology};
@@ -583,12 +583,20 @@ fn relay_reason(topo: &Topology, host: usize, (g, via, nic): (usize, usize, usiz
     )
 }
 
+/// Whether GPU `g` of host `host` has an NVLink peer (a bond to another GPU or to an NVSwitch)
+/// or is its machine's only GPU: NCCL's exception to its pre-Ampere rule for GPUDirect reads.
+fn nvlink_peer(cfg: &Config, host: usize, g: usize) -> bool {
+    let m = &cfg.hosts[host].machine;
+    let name = m.gpus[g].name.as_str();
+    m.gpus.len() == 1 || m.nvlinks.iter().any(|l| l.a == name || l.b == name)
+}
+
 /// What NCCL would do on one side (`ncclTopoCheckGdr`): GPUDirect when the GPU-NIC class is at
 /// most `net_gdr_level` (row B3, default PXB) or, with `net_gdr_c2c`, the path is NCCL's P2C
-/// (NVLink-C2C, then PCIe on the GPU's own socket: row G3, which ranks P2C just above PXB), never
-/// for reading a GPU of compute capability
-/// below 8.0 on the sending side (row B4: no NVLink peers are modelled), and only where the
-/// route allows P2P; otherwise NCCL's host path (`net.cc`'s host-memory buffers: the kernel
+/// (NVLink-C2C, then PCIe on the GPU's own socket: row G3, which ranks P2C just above PXB); on
+/// the sending side only where `net_gdr_read` lets it read the GPU (NCCL_NET_GDR_READ: by
+/// default not below compute capability 8.0 without an NVLink peer, row B4); and only where
+/// the route allows P2P; otherwise NCCL's host path (`net.cc`'s host-memory buffers: the kernel
 /// stores into, or loads from, pinned mapped host memory; no cudaMemcpy). Returns the mode
 /// and why.
 fn auto_side(
@@ -612,7 +620,16 @@ fn auto_side(
     let p2c = p2c_within_level(cfg, h, gpu, nic);
 
     let cc = cfg.hosts[e.host].machine.gpus[g].compute_capability;
-    if p2c && p2p() {
+    if sender && !cfg.sim.net_gdr_read.reads(cc, nvlink_peer(cfg, e.host, g)) {
+        let why = match cfg.sim.net_gdr_read {
+            GdrRead::Off => "NET_GDR_READ 0 (no GPUDirect reads)".to_string(),
+            _ => format!(
+                "compute capability {}.{} below 8.0 without NVLink (no GPUDirect reads)",
+                cc.0, cc.1
+            ),
+        };
+        (SideMode::Mapped, format!("{who}: {why} -> nccl_host"))
+    } else if p2c && p2p() {
         (
             SideMode::Direct,
             format!("{who}: {class} over NVLink-C2C (P2C) within NET_GDR_C2C -> GPUDirect"),
@@ -621,14 +638,6 @@ fn auto_side(
         (
             SideMode::Mapped,
             format!("{who}: {class} beyond NET_GDR_LEVEL {level} -> nccl_host"),
-        )
-    } else if sender && cc < (8, 0) {
-        (
-            SideMode::Mapped,
-            format!(
-                "{who}: compute capability {}.{} below 8.0 (no GPUDirect reads) -> nccl_host",
-                cc.0, cc.1
-            ),
         )
     } else if !p2p() {
         (

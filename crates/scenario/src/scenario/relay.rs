@@ -62,11 +62,22 @@ pub fn relay_gpu(
     let reads = h.route(nic_at, gpu_at(local), Flow::ReadRequest).is_ok()
         && h.route(gpu_at(local), nic_at, Flow::ReadCompletion).is_ok();
     let within = (via_class <= Affinity::Pxb && via_class <= cfg.sim.net_gdr_level) || p2c;
+    // The relay has an NVLink peer (this GPU), so only NET_GDR_READ=0 keeps it from reading.
     if !within || !reads {
         return Err(format!(
             "{vname}, {nname}'s nearest GPU, has no GPUDirect reads to it ({via_class}, \
              NET_GDR_LEVEL {})",
             cfg.sim.net_gdr_level
+        ));
+    }
+    if !cfg
+        .sim
+        .net_gdr_read
+        .reads(m.gpus[local].compute_capability, true)
+    {
+        return Err(format!(
+            "{vname}, {nname}'s nearest GPU, may not be read by GPUDirect (NET_GDR_READ {})",
+            cfg.sim.net_gdr_read.name()
         ));
     }
     // Through the CPU (beyond NCCL's PXN rank), or a slower way to the NIC.
