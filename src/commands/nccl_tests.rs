@@ -53,7 +53,7 @@ pub struct Args {
     pub root: Option<String>,
     /// An NCCL variable, NAME=VALUE, over the environment's (NCCL_ALGO, NCCL_PROTO,
     /// NCCL_NET_GDR_LEVEL, NCCL_NET_GDR_READ, NCCL_PXN_DISABLE, NCCL_MIN_NCHANNELS,
-    /// NCCL_MAX_NCHANNELS, NCCL_IB_QPS_PER_CONNECTION); repeatable.
+    /// NCCL_MAX_NCHANNELS, NCCL_IB_QPS_PER_CONNECTION, NCCL_BUFFSIZE); repeatable.
     #[arg(long = "env", value_name = "NAME=VALUE")]
     pub env: Vec<String>,
     /// No progress on stderr.

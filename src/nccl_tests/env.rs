@@ -8,7 +8,7 @@ use crate::config::ConfigError;
 use crate::config::collective::{Algorithm, Protocol};
 
 /// The NCCL environment variables the command reads, from the environment and `--env`.
-pub const NCCL_VARS: [&str; 8] = [
+pub const NCCL_VARS: [&str; 9] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_NET_GDR_LEVEL",
@@ -17,6 +17,7 @@ pub const NCCL_VARS: [&str; 8] = [
     "NCCL_MIN_NCHANNELS",
     "NCCL_MAX_NCHANNELS",
     "NCCL_IB_QPS_PER_CONNECTION",
+    "NCCL_BUFFSIZE",
 ];
 
 /// NCCL's settings the run uses, from the environment and `--env`.
@@ -42,6 +43,9 @@ pub struct Nccl {
     /// two-tier fabric (on the single-switch fabric every path is private and QPs change
     /// nothing).
     pub qps_per_connection: Option<u32>,
+    /// NCCL_BUFFSIZE where set: the Simple protocol's buffer per connection, bytes (the
+    /// collective's `buffsize`).
+    pub buffsize: Option<u64>,
     /// NCCL_ALGO where set: Ring, Tree, or `Auto` for a list of both (NCCL's tuner chooses
     /// between them per size); unset: as both, NCCL's default.
     pub algorithm: Option<Algorithm>,
@@ -128,6 +132,19 @@ impl Nccl {
                 .map(|q| q as u32)
             })
             .transpose()?;
+        let buffsize = get("NCCL_BUFFSIZE")
+            .map(|v| {
+                let (lo, hi) = crate::config::collective::BUFFSIZE_RANGE;
+                parse_int(
+                    "NCCL_BUFFSIZE",
+                    &v,
+                    lo as i64,
+                    hi as i64,
+                    "bytes of the Simple protocol's buffer per connection",
+                )
+                .map(|b| b as u64)
+            })
+            .transpose()?;
         let mut ignored: Vec<String> = vars
             .iter()
             .filter(|(n, _)| !NCCL_VARS.contains(&n.as_str()))
@@ -142,6 +159,7 @@ impl Nccl {
             max_channels,
             protocol,
             qps_per_connection,
+            buffsize,
             algorithm,
             ignored,
         })

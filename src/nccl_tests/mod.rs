@@ -501,6 +501,9 @@ fn study_config(
     if let Some(a) = plan.nccl.algorithm {
         coll.insert("algorithm".into(), a.name().into());
     }
+    if let Some(b) = plan.nccl.buffsize {
+        coll.insert("buffsize".into(), (b as i64).into());
+    }
     if let Some(g) = gpus {
         coll.insert("gpus_per_host".into(), i64::from(g).into());
     }
@@ -926,8 +929,11 @@ fn notes(p: &Prepared, results: &[Simulated]) -> String {
                 c.p2p.per_peer, c.p2p.channels
             )
         });
+    let buffsize = n.buffsize.map_or(String::new(), |b| {
+        format!(", NCCL_BUFFSIZE {b} (Simple steps of {} bytes)", b / 8)
+    });
     s.push_str(&format!(
-        "# gdrsim: {algo}, {protocols}; {} channels ({}){sendrecv}\n",
+        "# gdrsim: {algo}, {protocols}; {} channels ({}){sendrecv}{buffsize}\n",
         p.channels.0,
         if p.channels.1 {
             "NCCL's default for this machine, an estimate"
@@ -1158,6 +1164,10 @@ mod tests {
             let n = Nccl::from_vars(&v(&[("NCCL_NET_GDR_READ", value)])).unwrap();
             assert_eq!(n.gdr_read, Some(read));
         }
+        let n = Nccl::from_vars(&v(&[("NCCL_BUFFSIZE", "1048576")])).unwrap();
+        assert_eq!(n.buffsize, Some(1 << 20));
+        let e = Nccl::from_vars(&v(&[("NCCL_BUFFSIZE", "4096")])).unwrap_err();
+        assert!(e.to_string().contains("NCCL_BUFFSIZE"), "{e}");
         let e = Nccl::from_vars(&v(&[("NCCL_NET_GDR_READ", "yes")])).unwrap_err();
         assert!(e.to_string().contains("NCCL_NET_GDR_READ"), "{e}");
         let off = Nccl::from_vars(&v(&[("NCCL_NET_GDR_LEVEL", "LOC")])).unwrap();

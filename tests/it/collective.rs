@@ -351,6 +351,13 @@ fn collective_mistakes_are_refused_with_the_key() {
     );
     check_refuses(
         &dir,
+        "buffsize",
+        &with("{ kind = \"all_reduce\", buffsize = \"1KiB\" }"),
+        "scenarios[0].collective.buffsize",
+        "a size from 65536 to 1073741824 bytes",
+    );
+    check_refuses(
+        &dir,
         "root-kind",
         &with("{ kind = \"all_reduce\", root = 1 }"),
         "scenarios[0].collective.root",

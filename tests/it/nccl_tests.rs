@@ -404,6 +404,14 @@ fn bad_flags_are_refused_naming_the_flag() {
             "NCCL_NET_GDR_LEVEL",
         ),
         (&["all_reduce_perf", cfg, "--env", "NCCL_FOO=1"], "--env"),
+        (
+            &["all_reduce_perf", cfg, "--env", "NCCL_BUFFSIZE=1"],
+            "NCCL_BUFFSIZE",
+        ),
+        (
+            &["all_reduce_perf", cfg, "--env", "NCCL_NET_GDR_READ=on"],
+            "NCCL_NET_GDR_READ",
+        ),
         (&["all_reduce_perf", cfg, "-x", "1"], "-x"),
     ];
     for (args, says) in cases {

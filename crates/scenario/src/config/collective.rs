@@ -182,7 +182,16 @@ pub struct Collective {
     /// NCCL's channels for p2p operations on this machine (a sendrecv's, which stripes each
     /// pair's bytes over them: its flows are `per_peer` rounds of one flow a rank).
     pub p2p: P2pChannels,
+    /// NCCL_BUFFSIZE: the Simple protocol's buffer per connection, NCCL_STEPS steps of it
+    /// (`buffsize`, default [`DEFAULT_BUFFSIZE`]).
+    pub buff_bytes: u64,
 }
+
+/// NCCL_BUFFSIZE's default (`src/init.cc` DEFAULT_BUFFSIZE): 4 MiB per connection for the
+/// Simple protocol, 8 steps of 512 KiB.
+pub const DEFAULT_BUFFSIZE: u64 = 4 << 20;
+/// The smallest and largest `buffsize` a collective takes (64 KiB: 8 steps of 8 KiB).
+pub const BUFFSIZE_RANGE: (u64, u64) = (64 << 10, 1 << 30);
 
 /// A GPU generation as NCCL's tuner tables index it (by the lowest compute capability).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -460,12 +469,15 @@ pub(super) fn convert(
             ));
         }
     };
+    let (lo, hi) = BUFFSIZE_RANGE;
+    let buff_bytes = cx.bytes_in(&raw.buffsize, &k("buffsize"), DEFAULT_BUFFSIZE, lo, hi)?;
     let c = Collective {
         kind: raw.kind,
         algorithm,
         tree_start: 0,
         root,
         p2p: P2pChannels::default(),
+        buff_bytes,
         protocol: raw.protocol.unwrap_or(Protocol::Auto),
         graph: nccl_graph(hosts, &chosen, gpus_per_host),
         hosts: chosen,

@@ -505,6 +505,7 @@ pub struct RawCollective {
     pub gpus_per_host: Option<u32>,
     pub channels: Option<RawCount>,
     pub root: Option<i64>,
+    pub buffsize: Option<Q>,
 }
 
 /// `"auto"` or a count.

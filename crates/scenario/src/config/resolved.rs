@@ -355,8 +355,8 @@ pub fn to_toml(c: &Config) -> String {
     )
 }
 
-/// `collective = { kind, algorithm, protocol, hosts, gpus_per_host, channels }`, every key
-/// filled in, and a broadcast's `root`.
+/// `collective = { kind, algorithm, protocol, hosts, gpus_per_host, channels, buffsize }`,
+/// every key filled in, and a broadcast's `root`.
 fn collective_table(c: &Config, col: &crate::config::collective::Collective) -> Value {
     let mut x = Table::new();
     x.insert("kind".into(), Value::String(col.kind.name().into()));
@@ -376,6 +376,7 @@ fn collective_table(c: &Config, col: &crate::config::collective::Collective) -> 
         Value::Integer(i64::from(col.gpus_per_host)),
     );
     x.insert("channels".into(), Value::Integer(i64::from(col.channels)));
+    x.insert("buffsize".into(), Value::Integer(col.buff_bytes as i64));
     if col.kind == crate::config::collective::CollectiveKind::Broadcast {
         x.insert("root".into(), Value::Integer(i64::from(col.root)));
     }
@@ -413,15 +414,15 @@ mod tests {
     use super::to_toml;
     use crate::config::parse;
 
-    /// A broadcast's root and a sendrecv come back from the resolved form (no shipped config
-    /// has either).
+    /// A broadcast's root, a collective's buffsize and a sendrecv come back from the resolved
+    /// form (no shipped config has any of them).
     #[test]
     fn a_broadcasts_root_round_trips() {
         let text = "name = \"b\"\n[sweep]\nsizes = [1024]\npaths = [\"auto\"]\n\
                     [[machines]]\nname = \"dgx\"\npreset = \"dgx-h100\"\n\
                     [[hosts]]\nname = \"a\"\nmachine = \"dgx\"\n\
                     [[hosts]]\nname = \"b\"\nmachine = \"dgx\"\n\
-                    [[scenarios]]\nname = \"bc\"\ncollective = { kind = \"broadcast\", root = 3 }\n\
+                    [[scenarios]]\nname = \"bc\"\ncollective = { kind = \"broadcast\", root = 3, buffsize = \"1MiB\" }\n\
                     [[scenarios]]\nname = \"sr\"\ncollective = { kind = \"sendrecv\" }\n";
         let cfg = parse(text, "b.toml").unwrap_or_else(|e| panic!("{e}"));
         let again = parse(&to_toml(&cfg), "resolved").unwrap_or_else(|e| panic!("{e}"));
@@ -434,6 +435,11 @@ mod tests {
                 .map(|c| c.root)
         };
         assert_eq!(root(&again), Some(3));
+        let buff = again.scenarios[0]
+            .workload
+            .as_ref()
+            .and_then(|w| w.collective.as_ref());
+        assert_eq!(buff.map(|c| c.buff_bytes), Some(1 << 20));
     }
 
     /// The resolved config of every shipped config loads back to the same [`Config`]: a run

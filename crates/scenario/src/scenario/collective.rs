@@ -27,8 +27,9 @@ use crate::components::ReduceRule;
 use crate::config::collective::{Algorithm, Collective, CollectiveKind, Protocol};
 use crate::config::p2p_channels::LL_THRESHOLD;
 
-/// NCCL_BUFFSIZE's default: 4 MiB per connection for the Simple protocol.
-pub const BUFF_BYTES: u64 = 4 << 20;
+/// NCCL_BUFFSIZE's default: 4 MiB per connection for the Simple protocol (a collective's
+/// `buffsize` sets its own: [`Collective::buff_bytes`]).
+pub const BUFF_BYTES: u64 = crate::config::collective::DEFAULT_BUFFSIZE;
 /// NCCL_STEPS: slots of the connection's FIFO.
 pub const STEPS: u32 = 8;
 /// Steps of one slice (NCCL's `*_SLICESTEPS` = NCCL_STEPS / 4 for the ring collectives).
@@ -39,9 +40,14 @@ pub const CHUNK_STEPS: u32 = STEPS / 2;
 /// are max(chunk / 2, 1 MiB / 32)).
 pub const MIN_SLICE_DIVISOR: u64 = 32;
 
-/// One step's bytes: NCCL_BUFFSIZE / NCCL_STEPS.
+/// One step's bytes at NCCL_BUFFSIZE's default: NCCL_BUFFSIZE / NCCL_STEPS.
 pub const fn step_bytes() -> u64 {
     BUFF_BYTES / STEPS as u64
+}
+
+/// One Simple step's bytes of collective `c`: its NCCL_BUFFSIZE / NCCL_STEPS.
+fn simple_step(c: &Collective) -> u64 {
+    (c.buff_bytes / u64::from(STEPS)).max(1)
 }
 
 /// LL's buffer per connection: 8 lines per thread x 512 threads x NCCL_STEPS x 16-byte lines
@@ -52,10 +58,11 @@ pub const LL_BUFF_BYTES: u64 = 8 * 512 * STEPS as u64 * 16;
 pub const LL128_BUFF_BYTES: u64 = 120 * 640 * STEPS as u64 * 8;
 
 /// Data bytes of one step of `protocol` (`src/enqueue.cc`: the step's bytes, halved for LL's
-/// flags, 120/128 of it for LL128's).
-pub fn step_data_bytes(protocol: Protocol) -> u64 {
+/// flags, 120/128 of it for LL128's), where a Simple step is `simple` bytes (NCCL_BUFFSIZE /
+/// NCCL_STEPS).
+pub fn step_data_bytes(protocol: Protocol, simple: u64) -> u64 {
     match protocol {
-        Protocol::Simple | Protocol::Auto => step_bytes(),
+        Protocol::Simple | Protocol::Auto => simple,
         Protocol::Ll => LL_BUFF_BYTES / STEPS as u64 / 2,
         Protocol::Ll128 => LL128_BUFF_BYTES / STEPS as u64 / 128 * 120,
     }
@@ -128,8 +135,8 @@ pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
     let owners = if broadcast { 1 } else { n };
     let share = size.div_ceil(owners * u64::from(c.channels)).max(1);
     let (loops, slices) = if protocol == Protocol::Simple && !broadcast {
-        let chunk_max = step_bytes() * u64::from(CHUNK_STEPS);
-        let slice_max = step_bytes() * u64::from(SLICE_STEPS);
+        let chunk_max = simple_step(c) * u64::from(CHUNK_STEPS);
+        let slice_max = simple_step(c) * u64::from(SLICE_STEPS);
         let loops = share.div_ceil(chunk_max);
         let per_loop = share.div_ceil(loops);
         let per_chunk = u64::from(CHUNK_STEPS / SLICE_STEPS);
@@ -139,7 +146,7 @@ pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
         (loops, slices)
     } else {
         // One step per chunk and per slice.
-        (share.div_ceil(step_data_bytes(protocol)), 1)
+        (share.div_ceil(step_data_bytes(protocol, simple_step(c))), 1)
     };
     let data_bytes = share.div_ceil(loops * slices);
     let sends = sends(c.kind, n);
@@ -203,7 +210,7 @@ pub fn schedule(c: &Collective, size: u64, net: super::tuner::Net) -> Schedule {
 fn tree(c: &Collective, size: u64, protocol: Protocol) -> Schedule {
     let channels = u64::from(c.channels).max(1);
     let share = size.div_ceil(channels).max(1);
-    let mut chunk = step_data_bytes(protocol);
+    let mut chunk = step_data_bytes(protocol, simple_step(c));
     if protocol == Protocol::Ll128 {
         // NCCL: nstepsLL128 = 1 + log2i(nNodes) + 0.1 ppn; halve the chunk (not under 128
         // KiB) while nBytes / (nChannels chunk) < nstepsLL128 x 64 / ppn, then (not under 32
@@ -296,6 +303,8 @@ fn p2p_chunks(c: &Collective, bytes: u64) -> (Protocol, u32, u64) {
     } else {
         P2P_PCI_CHUNK
     };
+    // NCCL keeps the p2p chunk within a Simple step (`src/init.cc`).
+    let step = step.min(simple_step(c));
     let parts = c.p2p.op_channels(c.ranks(), nodes, bytes, step);
     let ll = bytes <= u64::from(parts) * LL_THRESHOLD;
     let (protocol, step) = if ll {
@@ -370,6 +379,7 @@ mod tests {
             tree_start: usize::MAX,
             root: 0,
             p2p: Default::default(),
+            buff_bytes: BUFF_BYTES,
             hosts: (0..hosts).collect(),
             gpus_per_host: gpus,
             channels,
@@ -408,6 +418,26 @@ mod tests {
         // The bytes a flow moves are the share each send, to within a byte per slice.
         let moved = u64::from(s.messages) * s.message_bytes;
         assert_eq!(moved, 4 << 20);
+    }
+
+    /// NCCL_BUFFSIZE (`buffsize`) sets the Simple step: 1 MiB gives steps of 128 KiB, so the
+    /// 8 MiB all-gather above goes in 8 loops of 512 KiB chunks, two 256 KiB slices each; the
+    /// tree's Simple chunk is one step; a p2p chunk stays within a step (64 KiB at 512 KiB).
+    #[test]
+    fn the_buffsize_sets_the_simple_step() {
+        let mut c = ring(CollectiveKind::AllGather, 2, 1, 1);
+        c.buff_bytes = 1 << 20;
+        let s = schedule(&c, 8 << 20, NET);
+        assert_eq!((s.message_bytes, s.messages, s.lag), (256 << 10, 16, 2));
+        let mut t = ring(CollectiveKind::AllReduce, 2, 1, 1);
+        t.algorithm = Algorithm::Tree;
+        t.buff_bytes = 1 << 20;
+        let s = schedule(&t, 2 << 20, NET);
+        assert_eq!((s.message_bytes, s.messages), (128 << 10, 16));
+        let mut a = ring(CollectiveKind::AllToAll, 2, 8, 1);
+        a.buff_bytes = 512 << 10;
+        let s = schedule(&a, 64 << 20, NET);
+        assert_eq!((s.message_bytes, s.messages), (64 << 10, 64));
     }
 
     #[test]

@@ -336,6 +336,7 @@ mod tests {
             tree_start: usize::MAX,
             root: 0,
             p2p: Default::default(),
+            buff_bytes: crate::config::collective::DEFAULT_BUFFSIZE,
         }
     }
 
