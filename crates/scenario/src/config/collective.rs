@@ -583,17 +583,17 @@ pub(super) fn convert(
         };
         (flow, deps)
     };
-    // NCCL's p2p channels (a sendrecv's and an all-to-all's): GPU 0 of the first host stands
-    // for every rank; maxP2pPeers is 2 for nccl-tests' sendrecv, the ranks for an all-to-all.
-    let h0 = c.hosts[0];
-    let max_peers = if c.kind == CollectiveKind::SendRecv {
-        2
-    } else {
-        ranks
-    };
-    let nodes = c.hosts.len() as u32;
-    let p2p_ch = p2p_channels_of(&hosts[h0], &classes[h0], g_n, (nodes, channels), max_peers);
     if matches!(c.kind, CollectiveKind::AllToAll | CollectiveKind::SendRecv) {
+        // NCCL's p2p channels: GPU 0 of the first host stands for every rank; maxP2pPeers is
+        // 2 for nccl-tests' sendrecv, the ranks for an all-to-all.
+        let h0 = c.hosts[0];
+        let max_peers = if c.kind == CollectiveKind::SendRecv {
+            2
+        } else {
+            ranks
+        };
+        let nodes = c.hosts.len() as u32;
+        let p2p_ch = p2p_channels_of(&hosts[h0], &classes[h0], g_n, (nodes, channels), max_peers);
         // An all-to-all: one flow per ordered pair of ranks. A sendrecv: rank r to rank r + 1,
         // once per channel a pair may stripe over: round `p`'s flows are `p * n ..`, so a
         // size that stripes over k channels runs the first k n.

@@ -40,11 +40,6 @@ pub const CHUNK_STEPS: u32 = STEPS / 2;
 /// are max(chunk / 2, 1 MiB / 32)).
 pub const MIN_SLICE_DIVISOR: u64 = 32;
 
-/// One step's bytes at NCCL_BUFFSIZE's default: NCCL_BUFFSIZE / NCCL_STEPS.
-pub const fn step_bytes() -> u64 {
-    BUFF_BYTES / STEPS as u64
-}
-
 /// One Simple step's bytes of collective `c`: its NCCL_BUFFSIZE / NCCL_STEPS.
 fn simple_step(c: &Collective) -> u64 {
     (c.buff_bytes / u64::from(STEPS)).max(1)
@@ -462,7 +457,7 @@ mod tests {
             let per_send = u64::from(s.messages) / sends(c.kind, 3) * s.message_bytes;
             let slices = u64::from(s.messages) / sends(c.kind, 3);
             assert!(per_send >= share && per_send < share + slices, "{size}");
-            assert!(s.message_bytes <= step_bytes() * u64::from(SLICE_STEPS));
+            assert!(s.message_bytes <= simple_step(&c) * u64::from(SLICE_STEPS));
         }
     }
 
