@@ -363,8 +363,8 @@ proptest! {
 
     /// Issue #27 item 1 on generated machines and flows: a larger message never arrives
     /// sooner, for one flow (a mix's first) across the bulk threshold (512 B to 64 KiB),
-    /// packet, TLP and chunk boundaries and sizes between, every path and op. A mix of flows
-    /// sending at once does not keep this yet: [`many_flows_never_finish_sooner_past_the_bulk_threshold`].
+    /// packet, TLP and chunk boundaries and sizes between, every path and op. Many flows at
+    /// once: [`latency_never_falls_past_the_bulk_threshold_for_many_flows`].
     #[test]
     fn latency_never_falls_as_size_grows_for_one_flow(
         m in mix(),
@@ -390,29 +390,52 @@ proptest! {
             a, size, b, size + step, path.name(), op.name(), one.coalesce, one
         );
     }
+
+    /// Issue #27 item 1 over generated mixes of many flows at once: one message a flow, the
+    /// last delivery never comes sooner one step past the bulk threshold than at it, where the
+    /// NIC moves a message of one packet (the threshold at most an MTU) and nothing else crosses
+    /// the threshold (host and GPUDirect paths; the head of a bulk transfer,
+    /// [`many_flows_never_finish_sooner_past_the_bulk_threshold`]). Within 2%: the head
+    /// stands for the round robin of the first packets' completions on one link (the slowest)
+    /// and the sharing decides the rest, so TLP by TLP still comes out later here and there
+    /// (64 seeds of this test: 5 past 0.5%, one past 1%, at most 1.01%: twelve GPUDirect Sends
+    /// at 960 and 968 B). Without the head every one of 24 seeds found a mix sooner past the
+    /// threshold by over 1% (host write_imm 2.514 us at 960 B, 2.486 at 961). A staged path's
+    /// copies cross the threshold too and still come up to 0.1% sooner with several flows on
+    /// one copy engine (8.188 against 8.179 us, two flows from one GPU), as before.
+    #[test]
+    fn latency_never_falls_past_the_bulk_threshold_for_many_flows(
+        m in mix(),
+        path in prop::sample::select(vec![PathKind::Host, PathKind::GpuDirect]),
+        op in prop::sample::select(Op::ALL.to_vec()),
+        coalesce in prop::sample::select(vec![512u64, 768, 960]),
+        step in prop::sample::select(vec![1u64, 8, 64]),
+    ) {
+        let m = Mix { coalesce, ..m };
+        let (a, b) = (completion(&m, path, op, coalesce)?, completion(&m, path, op, coalesce + step)?);
+        prop_assert!(
+            b + a / 50 >= a,
+            "{} ps at {} B, {} ps at {} B ({} {}): {:?}",
+            a, coalesce, b, coalesce + step, path.name(), op.name(), m
+        );
+    }
 }
 
-/// Issue #27 item 1 over many flows, open (ignored until fixed): flows that send at once on one
-/// port finish sooner one byte past the bulk threshold than at it. Host write_imm, the default
-/// machine, flows on nic0 in both directions (the generator's case), one message each; the last
-/// delivery (default threshold 512 B, 511 / 512 / 513 B):
-///   1 flow 2.4001 / 2.4002 / 2.4010 us; 4 flows 2.4423 / 2.4424 / 2.4333 (-0.4%);
-///   8 flows 2.4701 / 2.4701 / 2.4549 (-0.6%); 20 flows 2.6144 / 2.6144 / 2.5744 (-1.5%);
-/// and with the threshold at 4 KiB (4095 / 4096 / 4097 B) 2 flows -2.4%, 8 flows -9.7%,
-/// 20 flows 4.885 / 4.885 / 3.985 us (-18.4%). Bulk transfers of a few packets under contention
-/// are faster than the TLP-by-TLP reference. The cause, measured (8 flows from gpu0 through
-/// nic0 one way, threshold 4 KiB, host write_imm): TLP by TLP the last delivery comes 1.02 µs
-/// after a lone flow's, bulk 0.58 µs after. TLP by TLP the NIC's reads of the flows' first
-/// packets interleave on PCIe (the first flow's packet is whole 0.44 µs late), and then every
-/// packet queues on the wire (82 ns apart): about N x P x (1/C_pcie + 1/C_wire). A bulk
-/// transfer's latency phase carries its first packet at idle rate and the sharing pipelines
-/// the rest: about N x P / C. A fix is a model change, either the first packet as its own
-/// sharing job on the channels before the reference, or QPs' reads served in order TLP by
-/// TLP; which one real NICs do is not published. Generated mixes also fall on one side of the threshold (a TLP-by-TLP GPUDirect
-/// Send mix 1.2% sooner at 8256 B than at 8192 B; staged_pipelined 1 MiB + 64 B 0.07%).
-/// `cargo test --release --test it capacity:: -- --ignored` runs it.
+/// Issue #27 item 1 over many flows: flows that send at once on one port must not finish
+/// sooner one byte past the bulk threshold than at it. Host write_imm, the default machine,
+/// flows on nic0 in both directions (the generator's case), one message each; the last
+/// delivery. Before a NIC transfer had a head, with the default threshold (511 / 512 / 513 B): 1 flow 2.4001 /
+/// 2.4002 / 2.4010 us; 4 flows 2.4423 / 2.4424 / 2.4333 (-0.4%); 8 flows 2.4701 / 2.4701 /
+/// 2.4549 (-0.6%); 20 flows 2.6144 / 2.6144 / 2.5744 (-1.5%); with the threshold at 4 KiB
+/// (4095 / 4096 / 4097 B) 2 flows -2.4%, 8 flows -9.7%, 20 flows 4.885 / 4.885 / 3.985 us
+/// (-18.4%). TLP by TLP the NIC's reads of the flows' first packets interleave on PCIe, then
+/// every packet queues on the wire: about N x P x (1/C_pcie + 1/C_wire); a bulk transfer
+/// carried its first packet in its latency at idle rate and pipelined the rest, about
+/// N x P / C. Now the first packet's wait to be whole on its completion links moves in the
+/// sharing (the head, `Job::head` in `components::bulk`): 20 flows at 512 B 2.6140 / 2.6144 /
+/// 2.7370 us, at 4 KiB 4.8841 / 4.8844 / 5.2451 us (bulk 5-7% above TLP by TLP here: the head
+/// holds its share of the wire too while the packet is still on PCIe).
 #[test]
-#[ignore = "open: #27 item 1 over many flows (see the comment)"]
 fn many_flows_never_finish_sooner_past_the_bulk_threshold() {
     let flows = vec![
         (3, 0, false, true),

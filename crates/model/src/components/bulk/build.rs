@@ -24,6 +24,16 @@ pub(super) struct Shape {
     /// Its first packet's bytes (or TLP's): its latency is the reference's first byte out less
     /// their time at its idle rate.
     first_bytes: u64,
+    /// A NIC transfer's first packet, whole, on the slowest link of its read completions and
+    /// on the slowest of the packet links after (the wire, the switches' ports): the shorter
+    /// of the two. TLP by TLP the round robin of N flows' completions makes every first packet
+    /// whole only about N times that first, and the packets then queue whole on the packet
+    /// links: the longer of the two is the sharing's (the first packet's bytes move there at
+    /// the transfer's rate), this one the head's ([`Job::head`]). A copy has none.
+    first_serial: Ps,
+    /// The slowest link of its read completions: the transfers there are those its first
+    /// packet's completions interleave with ([`Fabric::share_head`]).
+    pub(super) head_link: Option<ChannelId>,
     /// Under a read window: the bytes of its first round after the first packet, which come
     /// back at the links' rate ([`Fabric::first_round`]).
     round: Option<u64>,
@@ -195,6 +205,14 @@ impl Fabric<'_> {
         let arrival =
             (shape.first_bytes as u128 * SCALE / idle_rate(&self.bulk.fluid, &shape.demand)) as Ps;
         let latency = stages[shape.reference].first_out.saturating_sub(arrival);
+        // Under load its first packet's wait to be whole takes its share ([`Shape::first_serial`]):
+        // that part of its latency moves in the sharing, at the transfer's rate, as the bytes its
+        // idle rate moves in that time.
+        let head = match idle_rate(&self.bulk.fluid, &shape.demand) {
+            u128::MAX => 0,
+            _ => shape.first_serial.min(latency),
+        };
+        let latency = latency - head;
         let early = match (&shape.read, shape.round) {
             (Some(rw), Some(round)) => self.first_round(&shape.demand, rw.at, round).min(latency),
             _ => 0,
@@ -211,6 +229,7 @@ impl Fabric<'_> {
             t0,
             latency,
             early,
+            head,
             queue: 0,
             state: State::Queued,
             remaining: shape.bytes as u128 * SCALE,
@@ -227,6 +246,30 @@ impl Fabric<'_> {
             rtt: 0,
         };
         (job, shape.key)
+    }
+
+    /// The server channel of `route` where `packet` bytes in units of at most `size` take
+    /// longest to serialise, one unit after another, and that time (0 and none without one).
+    fn slowest_link(
+        &self,
+        route: crate::components::fabric::RouteId,
+        unit: Unit,
+        (packet, size): (u64, u64),
+    ) -> (Ps, Option<ChannelId>) {
+        let size = size.max(1);
+        let (full, rest) = (packet / size, packet % size);
+        (self.routes[route.index()].iter())
+            .filter(|&&c| self.channels[c.index()].is_server())
+            .map(|&c| {
+                let spec = &self.channels[c.index()];
+                let mut t = full * channel::service(spec, unit, size).0;
+                if rest > 0 {
+                    t += channel::service(spec, unit, rest).0;
+                }
+                (t, Some(c))
+            })
+            .max_by_key(|&(t, _)| t)
+            .unwrap_or((0, None))
     }
 
     /// What a transfer of `flow`'s chain that begins with step `first` is, whatever the
@@ -250,8 +293,11 @@ impl Fabric<'_> {
         let reference;
         let key;
         let mut jitter = None;
-        // The first packet (or TLP): what its latency carries to the reference point.
+        // The first packet (or TLP): what its latency carries to the reference point, and the
+        // part of that which grows with its size ([`Shape::first_serial`]).
         let first_bytes;
+        let serial: Ps;
+        let mut head_link = None;
         match step.kind {
             StepKind::DmaRead { nic, read, .. } => {
                 let (req, cpl, c) = self.charge_read(&mut uses, (flow, first), set, read, bytes);
@@ -263,6 +309,9 @@ impl Fabric<'_> {
                 // The first packet's bytes at the NIC: its requests out, its completions back.
                 let first_data = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
                     + idle_transit_of(&self.specs(cpl), Unit::Completion, packet, c).1;
+                let completions;
+                (completions, head_link) = self.slowest_link(cpl, Unit::Completion, (packet, c));
+                let mut packets = 0;
                 let mut at = first_data;
                 jitter = Some(read);
                 stages.push(Stage {
@@ -282,6 +331,8 @@ impl Fabric<'_> {
                     match s.kind {
                         StepKind::NicTx { .. } | StepKind::NicRx { .. } => {
                             at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
+                            packets =
+                                packets.max(self.slowest_link(r, Unit::Packet, (packet, packet)).0);
                         }
                         StepKind::Wire { .. } => {
                             self.charge(
@@ -293,6 +344,8 @@ impl Fabric<'_> {
                                 bytes,
                             );
                             at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
+                            packets =
+                                packets.max(self.slowest_link(r, Unit::Packet, (packet, packet)).0);
                         }
                         StepKind::DmaWrite { mps, .. } => {
                             write = Some((next, r, mps));
@@ -309,6 +362,7 @@ impl Fabric<'_> {
                     });
                     cur = next;
                 }
+                serial = completions.min(packets);
                 reference = stages.len() - 1;
                 // Offsets of the steps up to the reference from its end.
                 let ref_out = stages[reference].first_out as i64;
@@ -382,6 +436,14 @@ impl Fabric<'_> {
                     }
                 };
                 first_bytes = tlp.min(bytes);
+                // A copy's first unit moves in its latency at its idle rate, as before the
+                // head existed: a copy engine serves its copies in order, one queue (TLP by
+                // TLP too: its units are of one source), and a kernel's NVLink stores cross
+                // as flits, so the whole-unit store and forward `idle_transit` charges at an
+                // NVSwitch (a 4 KiB unit: NVLink sets no MPS) is no packet a NIC holds.
+                // Multiplied by the sharing it made an 8-GPU ring all-reduce of LL128 steps
+                // 20% slower at 1 MiB, away from the TLP-by-TLP run.
+                serial = 0;
                 stages.push(Stage {
                     step: first,
                     first_in: 0,
@@ -459,6 +521,8 @@ impl Fabric<'_> {
             dram_crossings: dram,
             payload,
             first_bytes,
+            first_serial: serial,
+            head_link,
             round,
             read: read_weight,
             jitter,

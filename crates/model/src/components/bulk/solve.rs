@@ -120,6 +120,7 @@ impl Fabric<'_> {
         for (k, s) in shares.into_iter().enumerate() {
             let id = group[k];
             let limit = s.bound.map_or(Limit::None, |r| self.bulk.limit_of(r));
+            self.share_head(id, s.rate.max(1));
             self.rerate(id, s.rate.max(1), limit, now);
             let rtt = rtts.get(k).copied().unwrap_or(0);
             self.bulk.jobs[id].rtt = u64::try_from(rtt).unwrap_or(u64::MAX);
