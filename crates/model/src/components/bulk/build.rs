@@ -24,16 +24,15 @@ pub(super) struct Shape {
     /// Its first packet's bytes (or TLP's): its latency is the reference's first byte out less
     /// their time at its idle rate.
     first_bytes: u64,
-    /// A NIC transfer's first packet, whole, on the slowest link of its read completions and
-    /// on the slowest of the packet links after (the wire, the switches' ports): the shorter
-    /// of the two. TLP by TLP the round robin of N flows' completions makes every first packet
-    /// whole only about N times that first, and the packets then queue whole on the packet
-    /// links: the longer of the two is the sharing's (the first packet's bytes move there at
-    /// the transfer's rate), this one the head's ([`Job::head`]). A copy has none.
-    first_serial: Ps,
-    /// The slowest link of its read completions: the transfers there are those its first
-    /// packet's completions interleave with ([`Fabric::share_head`]).
-    pub(super) head_link: Option<ChannelId>,
+    /// A NIC transfer's head ([`Job::head`]) on idle links, and the slowest link of its read
+    /// completions, where the transfers it shares are those its first packet's completions
+    /// interleave with ([`Fabric::share_head`]). The time is its first packet's, whole, on
+    /// that link or on the slowest of the packet links after it (the wire, the switches'
+    /// ports), the shorter of the two: TLP by TLP the round robin of N flows' completions makes
+    /// every first packet whole only about N times that first, and the packets then queue
+    /// whole on the packet links; the longer of the two is the sharing's (the first packet's
+    /// bytes move there at the transfer's rate). A copy has none.
+    pub(super) head: Option<(Ps, ChannelId)>,
     /// Under a read window: the bytes of its first round after the first packet, which come
     /// back at the links' rate ([`Fabric::first_round`]).
     round: Option<u64>,
@@ -202,15 +201,15 @@ impl Fabric<'_> {
         // would start to arrive at its idle rate, and on idle links ends when it did.
         // (Its idle rate is read from the capacities now, less what units beside other
         // transfers hold of them at this instant.)
-        let arrival =
-            (shape.first_bytes as u128 * SCALE / idle_rate(&self.bulk.fluid, &shape.demand)) as Ps;
+        let rate = idle_rate(&self.bulk.fluid, &shape.demand);
+        let arrival = (shape.first_bytes as u128 * SCALE / rate) as Ps;
         let latency = stages[shape.reference].first_out.saturating_sub(arrival);
-        // Under load its first packet's wait to be whole takes its share ([`Shape::first_serial`]):
+        // Under load its first packet's wait to be whole takes its share ([`Shape::head`]):
         // that part of its latency moves in the sharing, at the transfer's rate, as the bytes its
         // idle rate moves in that time.
-        let head = match idle_rate(&self.bulk.fluid, &shape.demand) {
-            u128::MAX => 0,
-            _ => shape.first_serial.min(latency),
+        let head = match (rate, shape.head) {
+            (u128::MAX, _) | (_, None) => 0,
+            (_, Some((t, _))) => t.min(latency),
         };
         let latency = latency - head;
         let early = match (&shape.read, shape.round) {
@@ -293,11 +292,10 @@ impl Fabric<'_> {
         let reference;
         let key;
         let mut jitter = None;
-        // The first packet (or TLP): what its latency carries to the reference point, and the
-        // part of that which grows with its size ([`Shape::first_serial`]).
+        // The first packet (or TLP): what its latency carries to the reference point, and (a
+        // NIC's) its head ([`Shape::head`]).
         let first_bytes;
-        let serial: Ps;
-        let mut head_link = None;
+        let head;
         match step.kind {
             StepKind::DmaRead { nic, read, .. } => {
                 let (req, cpl, c) = self.charge_read(&mut uses, (flow, first), set, read, bytes);
@@ -309,8 +307,8 @@ impl Fabric<'_> {
                 // The first packet's bytes at the NIC: its requests out, its completions back.
                 let first_data = idle_transit(&self.specs(req), Unit::ReadRequest, 0, 1).0
                     + idle_transit_of(&self.specs(cpl), Unit::Completion, packet, c).1;
-                let completions;
-                (completions, head_link) = self.slowest_link(cpl, Unit::Completion, (packet, c));
+                let (completions, head_link) =
+                    self.slowest_link(cpl, Unit::Completion, (packet, c));
                 let mut packets = 0;
                 let mut at = first_data;
                 jitter = Some(read);
@@ -362,7 +360,7 @@ impl Fabric<'_> {
                     });
                     cur = next;
                 }
-                serial = completions.min(packets);
+                head = head_link.map(|link| (completions.min(packets), link));
                 reference = stages.len() - 1;
                 // Offsets of the steps up to the reference from its end.
                 let ref_out = stages[reference].first_out as i64;
@@ -436,14 +434,14 @@ impl Fabric<'_> {
                     }
                 };
                 first_bytes = tlp.min(bytes);
-                // A copy's first unit moves in its latency at its idle rate, as before the
-                // head existed: a copy engine serves its copies in order, one queue (TLP by
-                // TLP too: its units are of one source), and a kernel's NVLink stores cross
-                // as flits, so the whole-unit store and forward `idle_transit` charges at an
-                // NVSwitch (a 4 KiB unit: NVLink sets no MPS) is no packet a NIC holds.
-                // Multiplied by the sharing it made an 8-GPU ring all-reduce of LL128 steps
-                // 20% slower at 1 MiB, away from the TLP-by-TLP run.
-                serial = 0;
+                // No head: a copy's first unit moves in its latency at its idle rate. A copy
+                // engine serves its copies in order, one queue (TLP by TLP too: its units are
+                // of one source), and a kernel's NVLink stores cross as flits, so the
+                // whole-unit store and forward `idle_transit` charges at an NVSwitch (a 4 KiB
+                // unit: NVLink sets no MPS) is no packet a NIC holds; multiplied by the sharing
+                // it made an 8-GPU ring all-reduce of LL128 steps 20% slower at 1 MiB, away
+                // from the TLP-by-TLP run.
+                head = None;
                 stages.push(Stage {
                     step: first,
                     first_in: 0,
@@ -521,8 +519,7 @@ impl Fabric<'_> {
             dram_crossings: dram,
             payload,
             first_bytes,
-            first_serial: serial,
-            head_link,
+            head,
             round,
             read: read_weight,
             jitter,

@@ -142,7 +142,7 @@ pub struct Job {
     /// bytes come back at the links' rate, not the window's ([`Fabric::first_round`]).
     early: Ps,
     /// A NIC transfer's head: the wait of its first packet to be whole at the NIC
-    /// ([`build::Shape`]'s `first_serial`), taken out of `latency` and moved in the sharing
+    /// ([`build::Shape`]'s `head`), taken out of `latency` and moved in the sharing
     /// ahead of its bytes, as bytes that count on no link's traffic. Alone on its links it ends
     /// when it did; beside others it takes as many times longer as the transfers its first
     /// packet's completions interleave with ([`Fabric::share_head`]), as TLP by TLP (issue
@@ -764,8 +764,8 @@ impl Fabric<'_> {
         }
         let Instance { flow, step, msg } = job.inst;
         let set = self.qp_set(flow, msg);
-        let link = (self.bulk.shapes.get(&(flow, step, set))).and_then(|s| s.head_link);
-        let beside = link.map_or(1, |c| self.bulk.users(c).len().max(1) as u128);
+        let link = (self.bulk.shapes.get(&(flow, step, set))).and_then(|s| s.head);
+        let beside = link.map_or(1, |(_, c)| self.bulk.users(c).len().max(1) as u128);
         let job = &mut self.bulk.jobs[id];
         job.remaining += std::mem::take(&mut job.head) as u128 * beside * u128::from(rate);
     }
