@@ -930,7 +930,8 @@ fn notes(p: &Prepared, results: &[Simulated]) -> String {
             )
         });
     let buffsize = n.buffsize.map_or(String::new(), |b| {
-        format!(", NCCL_BUFFSIZE {b} (Simple steps of {} bytes)", b / 8)
+        let steps = u64::from(scenario::collective::STEPS);
+        format!(", NCCL_BUFFSIZE {b} (Simple steps of {} bytes)", b / steps)
     });
     s.push_str(&format!(
         "# gdrsim: {algo}, {protocols}; {} channels ({}){sendrecv}{buffsize}\n",

@@ -27,9 +27,6 @@ use crate::components::ReduceRule;
 use crate::config::collective::{Algorithm, Collective, CollectiveKind, Protocol};
 use crate::config::p2p_channels::LL_THRESHOLD;
 
-/// NCCL_BUFFSIZE's default: 4 MiB per connection for the Simple protocol (a collective's
-/// `buffsize` sets its own: [`Collective::buff_bytes`]).
-pub const BUFF_BYTES: u64 = crate::config::collective::DEFAULT_BUFFSIZE;
 /// NCCL_STEPS: slots of the connection's FIFO.
 pub const STEPS: u32 = 8;
 /// Steps of one slice (NCCL's `*_SLICESTEPS` = NCCL_STEPS / 4 for the ring collectives).
@@ -374,7 +371,7 @@ mod tests {
             tree_start: usize::MAX,
             root: 0,
             p2p: Default::default(),
-            buff_bytes: BUFF_BYTES,
+            buff_bytes: crate::config::collective::DEFAULT_BUFFSIZE,
             hosts: (0..hosts).collect(),
             gpus_per_host: gpus,
             channels,
