@@ -50,6 +50,10 @@ pub const CONFIGS: &[(&str, &str)] = &[
         "configs/collectives-a100.toml",
         include_str!("../configs/collectives-a100.toml"),
     ),
+    (
+        "configs/client-cpu.toml",
+        include_str!("../configs/client-cpu.toml"),
+    ),
 ];
 
 /// The embedded validation set.
