@@ -11,11 +11,15 @@ use super::args::LimitArgs;
 // No doc comment: the command's help is its variant's in `Command` (commands/mod.rs).
 #[derive(clap::Args)]
 pub struct Args {
-    /// The testcase, by nvbandwidth's name or index (required unless --list).
-    #[arg(required_unless_present = "list")]
+    /// The testcase, by nvbandwidth's name or index (required unless --list or -t).
+    #[arg(required_unless_present_any = ["list", "testcase_flag"])]
     pub testcase: Option<String>,
     /// Config file (default: the embedded configs/default.toml).
     pub config: Option<PathBuf>,
+    /// The testcase as nvbandwidth takes it (`-t host_to_device_memcpy_ce`); the first
+    /// argument is then the config.
+    #[arg(short = 't', long = "testcase", value_name = "TESTCASE")]
+    pub testcase_flag: Option<String>,
     /// List the testcases.
     #[arg(short = 'l', long = "list")]
     pub list: bool,
@@ -57,6 +61,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let Args {
         testcase,
+        testcase_flag,
         config,
         list,
         buffer_size,
@@ -66,6 +71,26 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         host,
         limits,
     } = a;
+    // nvbandwidth's own `-t NAME` moves the positional arguments up by one: the first is the
+    // config.
+    let (testcase, config) = match (testcase_flag, testcase, config) {
+        (None, t, c) => (t, c),
+        (Some(t), c, None) => (Some(t), c.map(PathBuf::from)),
+        // Not reachable from the command line (the config is the second positional).
+        (Some(t), None, c) => (Some(t), c),
+        (Some(t), Some(p), Some(c)) => {
+            return Err(gdrsim::config::ConfigError::new(
+                "command line",
+                "-t",
+                format!(
+                    "one testcase (with -t, the one argument after it is the config, here {})",
+                    c.display()
+                ),
+                format!("-t {t} and {p}"),
+            )
+            .into());
+        }
+    };
     match (list, testcase) {
         (true, _) | (false, None) => report::emit(&gdrsim::nvbandwidth::list()),
         (false, Some(t)) => gdrsim::nvbandwidth::Testcase::parse(&t)

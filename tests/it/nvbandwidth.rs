@@ -428,3 +428,33 @@ fn help_says_what_list_lists() {
         assert!(help.contains(word), "{word}: {help}");
     }
 }
+
+/// nvbandwidth's own `-t TESTCASE` (by name or index) runs the same testcase as the positional
+/// form, byte for byte, and its one argument is then the config; a testcase given both ways
+/// exits 2 naming `-t`, before any output.
+#[test]
+fn t_flag_names_the_testcase_as_nvbandwidth_does() {
+    let dgx = config_path("dgx-a100.toml");
+    let dgx = dgx.to_str().expect("utf-8 path");
+    let small = ["-b", "8", "-i", "1", "--loopCount", "2"];
+    let run = |args: &[&str]| {
+        let mut all = vec!["nvbandwidth"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&small);
+        stdout(&gdrsim(&all))
+    };
+    let positional = run(&["device_to_host_memcpy_ce", dgx]);
+    assert_eq!(run(&["-t", "device_to_host_memcpy_ce", dgx]), positional);
+    assert_eq!(run(&["--testcase", "1", dgx]), positional);
+    assert!(
+        positional.contains("Running device_to_host_memcpy_ce."),
+        "{positional}"
+    );
+    // Without a config, the embedded default machine, as without -t.
+    assert_eq!(run(&["-t", "0"]), run(&["0"]));
+    let both = gdrsim(&["nvbandwidth", "-t", "0", "1", dgx]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(both.stdout.is_empty());
+    let err = String::from_utf8_lossy(&both.stderr);
+    assert!(err.contains("`-t`") && err.contains("-t 0 and 1"), "{err}");
+}
