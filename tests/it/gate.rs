@@ -217,7 +217,7 @@ fn validate_is_gated() {
         &gdrsim_within(30, &["validate", "--set", s(&set), "--max-memory", "64GiB"]),
         "expected a validation set of at most 64 GiB of memory at its peak (raise the limit \
          with --max-memory, or fewer rows, or rows of fewer iterations or smaller sizes), found \
-         about 1.9 TiB over 1 row on 1 thread; the largest: row X1 h2d (1.9 TiB)",
+         about 834.5 GiB over 1 row on 1 thread; the largest: row X1 h2d (834.5 GiB)",
     );
 }
 

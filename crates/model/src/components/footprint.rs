@@ -39,13 +39,11 @@ fn bytes_of<T>() -> u64 {
     size_of::<T>() as u64
 }
 
-/// Bytes one message of `plan` keeps until its run ends, run with `opts`: its state, a
-/// bulk transfer per chain of streaming steps above the coalescing threshold (a staged message
-/// has three, a chunked one three per chunk), and with recording on, a span per reported step
-/// (in an array of its own). A run gives a message's step records back when it ends
-/// ([`steps_in_flight`]).
+/// Bytes one message of `plan` keeps until its run ends, run with `opts`: its state, and with
+/// recording on, a span per reported step (in an array of its own). A run gives a message's
+/// step records back when it ends ([`steps_in_flight`]), and its bulk transfers' slots to the
+/// next transfers ([`jobs_in_flight`]).
 pub fn message_bytes(plan: &Plan, opts: &SimOptions) -> u64 {
-    let bulks = bulk_chains(plan, opts);
     let spans = match opts.record {
         true => {
             let reported = plan.steps.iter().filter(|s| s.stage.is_some()).count() as u64;
@@ -53,7 +51,16 @@ pub fn message_bytes(plan: &Plan, opts: &SimOptions) -> u64 {
         }
         false => 0,
     };
-    bytes_of::<Msg>() + bulks * (bytes_of::<Job>() + BULK_MARK) + OUTCOME + spans
+    bytes_of::<Msg>() + OUTCOME + spans
+}
+
+/// Bytes of bulk transfers a flow of `plan` holds at once with at most `window` messages in
+/// flight: a transfer per chain of streaming steps above the coalescing threshold (a staged
+/// message has three, a chunked one three per chunk) of each message in flight, and of each
+/// ending (a done transfer's slot goes to the next transfer, `Bulks::free_jobs`, so a run
+/// holds the slots of the most it ever had in motion, not one per message).
+pub fn jobs_in_flight(plan: &Plan, opts: &SimOptions, window: u64) -> u64 {
+    2 * window.max(1) * bulk_chains(plan, opts) * (bytes_of::<Job>() + BULK_MARK)
 }
 
 /// One message's step records, with the allocator's header.
@@ -87,7 +94,8 @@ pub fn run_bytes<'p>(
 ) -> u64 {
     flows.into_iter().fold(0u64, |sum, (plan, messages)| {
         let each = message_bytes(plan, opts);
-        let pooled = steps_in_flight(plan, window.min(messages));
+        let in_flight = window.min(messages);
+        let pooled = steps_in_flight(plan, in_flight) + jobs_in_flight(plan, opts, in_flight);
         let flow = FLOW_SETUP.saturating_add(pooled);
         sum.saturating_add(flow.saturating_add(messages.saturating_mul(each)))
     })
