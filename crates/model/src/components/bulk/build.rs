@@ -327,23 +327,9 @@ impl Fabric<'_> {
                     let r = self.step_route(flow, set, next);
                     let from = at;
                     match s.kind {
-                        StepKind::NicTx { .. } | StepKind::NicRx { .. } => {
-                            at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
-                            packets =
-                                packets.max(self.slowest_link(r, Unit::Packet, (packet, packet)).0);
-                        }
+                        StepKind::NicTx { .. } | StepKind::NicRx { .. } => {}
                         StepKind::Wire { .. } => {
-                            self.charge(
-                                &mut uses,
-                                (flow, next),
-                                r,
-                                Unit::Packet,
-                                (mtu, mtu),
-                                bytes,
-                            );
-                            at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
-                            packets =
-                                packets.max(self.slowest_link(r, Unit::Packet, (packet, packet)).0);
+                            self.charge(&mut uses, (flow, next), r, Unit::Packet, (mtu, mtu), bytes)
                         }
                         StepKind::DmaWrite { mps, .. } => {
                             write = Some((next, r, mps));
@@ -351,6 +337,10 @@ impl Fabric<'_> {
                         }
                         ref k => unreachable!("{k:?} does not stream"),
                     }
+                    // A packet step: the first packet crosses it, and its slowest link may
+                    // hold the head.
+                    at += idle_transit(&self.specs(r), Unit::Packet, packet, 1).0;
+                    packets = packets.max(self.slowest_link(r, Unit::Packet, (packet, packet)).0);
                     stages.push(Stage {
                         step: next,
                         first_in: from,
