@@ -75,9 +75,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // config.
     let (testcase, config) = match (testcase_flag, testcase, config) {
         (None, t, c) => (t, c),
-        (Some(t), c, None) => (Some(t), c.map(PathBuf::from)),
-        // Not reachable from the command line (the config is the second positional).
-        (Some(t), None, c) => (Some(t), c),
         (Some(t), Some(p), Some(c)) => {
             return Err(gdrsim::config::ConfigError::new(
                 "command line",
@@ -90,6 +87,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             )
             .into());
         }
+        (Some(t), p, c) => (Some(t), c.or(p.map(PathBuf::from))),
     };
     match (list, testcase) {
         (true, _) | (false, None) => report::emit(&gdrsim::nvbandwidth::list()),
